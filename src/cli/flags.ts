@@ -1,0 +1,216 @@
+import { Command, CommanderError, Option } from "commander";
+import { HELP_TOKEN, normalizeArgv, parseGoBool } from "./argv.ts";
+import { formatDuration, parseDuration } from "./duration.ts";
+import { UsageError } from "./usage-error.ts";
+
+interface FlagCommon {
+  /** Go-style name, used as `-name`; also the key of the parsed value. */
+  readonly name: string;
+  readonly description: string;
+  /** Word shown in help after the flag, e.g. `-clients n`. */
+  readonly placeholder?: string;
+}
+
+export interface BooleanFlag extends FlagCommon {
+  readonly kind: "boolean";
+  readonly default: boolean;
+}
+export interface IntegerFlag extends FlagCommon {
+  readonly kind: "integer";
+  readonly default: number | undefined;
+  readonly min?: number;
+  readonly max?: number;
+}
+export interface NumberFlag extends FlagCommon {
+  readonly kind: "number";
+  readonly default: number | undefined;
+  readonly min?: number;
+  readonly max?: number;
+  /** When true, `min` itself is not allowed. */
+  readonly minExclusive?: boolean;
+}
+/** Go duration syntax on the command line, milliseconds inside. */
+export interface DurationFlag extends FlagCommon {
+  readonly kind: "duration";
+  readonly default: number | undefined;
+  readonly minMs?: number;
+  readonly minExclusive?: boolean;
+}
+export interface StringFlag extends FlagCommon {
+  readonly kind: "string";
+  readonly default: string | undefined;
+  readonly choices?: readonly string[];
+  /** Returns what is wrong with the value, or undefined when it is fine. */
+  readonly check?: (value: string) => string | undefined;
+}
+
+export type FlagSpec = BooleanFlag | IntegerFlag | NumberFlag | DurationFlag | StringFlag;
+
+type BaseValue<S> = S extends { kind: "boolean" } ? boolean : S extends { kind: "string" } ? string : number;
+type ValueOf<S extends FlagSpec> = undefined extends S["default"] ? BaseValue<S> | undefined : BaseValue<S>;
+
+/** The parsed values of a flag table, keyed by flag name. */
+export type FlagValues<T extends readonly FlagSpec[]> = {
+  -readonly [S in T[number] as S["name"]]: ValueOf<S>;
+};
+
+export interface ProgramDescription<T extends readonly FlagSpec[]> {
+  readonly name: string;
+  readonly summary: string;
+  readonly flags: T;
+}
+
+export type ParseOutcome<T extends readonly FlagSpec[]> =
+  | { readonly kind: "run"; readonly values: FlagValues<T> }
+  | { readonly kind: "help"; readonly text: string };
+
+/**
+ * Parses Go-style arguments against a flag table. Help (`-h`, `-help`, `--help`) comes
+ * back as text for the caller to print; every mistake throws a UsageError naming the
+ * flag, the value and the rule.
+ */
+export function parseFlags<T extends readonly FlagSpec[]>(
+  program: ProgramDescription<T>,
+  args: readonly string[],
+): ParseOutcome<T> {
+  const normalized = normalizeArgv(args, program.flags);
+  const command = buildCommand(program);
+  let helpText = "";
+  command.configureOutput({
+    writeOut: (text) => {
+      helpText += text;
+    },
+    writeErr: () => {},
+    outputError: () => {},
+  });
+  try {
+    command.parse(normalized, { from: "user" });
+  } catch (error) {
+    if (error instanceof CommanderError && error.code === "commander.helpDisplayed") {
+      return { kind: "help", text: helpText };
+    }
+    if (error instanceof CommanderError) throw new UsageError(error.message.replace(/^error: /, ""));
+    throw error;
+  }
+  if (normalized.includes(HELP_TOKEN)) return { kind: "help", text: helpText };
+  const parsed = command.opts();
+  const values: Record<string, unknown> = {};
+  for (const flag of program.flags) values[flag.name] = parsed[attributeName(flag.name)];
+  return { kind: "run", values: values as FlagValues<T> };
+}
+
+/** The help text of a program, as `-h` prints it. */
+export function helpText<T extends readonly FlagSpec[]>(program: ProgramDescription<T>): string {
+  const outcome = parseFlags(program, ["-h"]);
+  return outcome.kind === "help" ? outcome.text : "";
+}
+
+function buildCommand(program: ProgramDescription<readonly FlagSpec[]>): Command {
+  const command = new Command(program.name)
+    .description(program.summary)
+    .usage("[flags]")
+    .helpOption("-h, --help", "print this help and exit")
+    .exitOverride()
+    .allowExcessArguments(false)
+    .configureHelp({ helpWidth: 100, optionTerm: goStyleTerm });
+  for (const flag of program.flags) {
+    const valuePart = flag.kind === "boolean" ? "[bool]" : `<${flag.placeholder ?? defaultPlaceholder(flag)}>`;
+    const option = new Option(`--${flag.name} ${valuePart}`, flag.description).argParser((raw: string) =>
+      parseValue(flag, raw),
+    );
+    if (flag.default !== undefined) option.default(flag.default, describeDefault(flag));
+    command.addOption(option);
+  }
+  return command;
+}
+
+/** Help shows flags as a Go user types them: `-clients n`. */
+function goStyleTerm(option: Option): string {
+  if (option.long === "--help") return "-h, -help";
+  const name = (option.long ?? "").replace(/^--/, "");
+  const placeholder = /<(.+)>/.exec(option.flags)?.[1];
+  return placeholder === undefined ? `-${name}` : `-${name} ${placeholder}`;
+}
+
+function attributeName(flagName: string): string {
+  return new Option(`--${flagName}`).attributeName();
+}
+
+function defaultPlaceholder(flag: FlagSpec): string {
+  switch (flag.kind) {
+    case "integer":
+      return "int";
+    case "number":
+      return "float";
+    case "duration":
+      return "duration";
+    default:
+      return "string";
+  }
+}
+
+function describeDefault(flag: FlagSpec): string {
+  if (flag.kind === "duration" && flag.default !== undefined) return formatDuration(flag.default);
+  if (flag.kind === "string") return JSON.stringify(flag.default);
+  return String(flag.default);
+}
+
+function invalid(flag: FlagSpec, raw: string, rule: string): UsageError {
+  return new UsageError(`invalid value "${raw}" for flag -${flag.name}: ${rule}`);
+}
+
+/** Converts one raw value, enforcing the flag's rule. Exported for tests. */
+export function parseValue(flag: FlagSpec, raw: string): boolean | number | string {
+  switch (flag.kind) {
+    case "boolean": {
+      const value = parseGoBool(raw);
+      if (value === undefined) throw invalid(flag, raw, "must be true or false");
+      return value;
+    }
+    case "integer": {
+      if (!/^[-+]?\d+$/.test(raw)) throw invalid(flag, raw, "must be an integer");
+      const value = Number(raw);
+      checkRange(flag, raw, value, flag.min, flag.max, false, String);
+      return value;
+    }
+    case "number": {
+      const value = raw.trim() === "" ? Number.NaN : Number(raw);
+      if (!Number.isFinite(value)) throw invalid(flag, raw, "must be a finite number");
+      checkRange(flag, raw, value, flag.min, flag.max, flag.minExclusive ?? false, String);
+      return value;
+    }
+    case "duration": {
+      let value: number;
+      try {
+        value = parseDuration(raw);
+      } catch {
+        throw invalid(flag, raw, "must be a duration such as 300ms, 1.5s, 2m or 1h2m3s");
+      }
+      checkRange(flag, raw, value, flag.minMs, undefined, flag.minExclusive ?? false, formatDuration);
+      return value;
+    }
+    case "string": {
+      if (flag.choices !== undefined && !flag.choices.includes(raw)) {
+        throw invalid(flag, raw, `must be one of ${flag.choices.join(", ")}`);
+      }
+      const problem = flag.check?.(raw);
+      if (problem !== undefined) throw invalid(flag, raw, problem);
+      return raw;
+    }
+  }
+}
+
+function checkRange(
+  flag: FlagSpec,
+  raw: string,
+  value: number,
+  min: number | undefined,
+  max: number | undefined,
+  minExclusive: boolean,
+  show: (value: number) => string,
+): void {
+  if (min !== undefined && (minExclusive ? value <= min : value < min)) {
+    throw invalid(flag, raw, `must be ${minExclusive ? ">" : ">="} ${show(min)}`);
+  }
+  if (max !== undefined && value > max) throw invalid(flag, raw, `must be <= ${show(max)}`);
+}

@@ -1,0 +1,122 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { FatalError } from "../cli/usage-error.ts";
+import { formatListenAddress, type ListenAddress } from "../cli/listen-address.ts";
+import type { Clock } from "../model/clock.ts";
+import { ServiceQueue } from "../model/service-queue.ts";
+import type { ServerOptions } from "./options.ts";
+import { serverReport } from "./reporter.ts";
+
+export interface RunningServer {
+  readonly address: ListenAddress;
+  readonly queue: ServiceQueue;
+  /** Stops accepting, drops every connection and the model's timer. */
+  close(): Promise<void>;
+}
+
+export interface ServerHooks {
+  /** Called with a one-line description of a server-level problem (EMFILE, …). */
+  onProblem?: (message: string) => void;
+  now?: () => number;
+}
+
+/** Connection-level errors that only mean a peer went away; never worth a report. */
+const PEER_GONE_CODES = new Set(["ECONNRESET", "EPIPE", "ECANCELED", "ERR_STREAM_DESTROYED"]);
+
+/**
+ * The HTTP shell around the service model: routes, the listen backlog, and wiring each
+ * GET /api to a ServiceQueue ticket. Nothing here decides latency.
+ */
+export async function startHttpServer(options: ServerOptions, clock: Clock, hooks: ServerHooks = {}): Promise<RunningServer> {
+  const queue = new ServiceQueue(clock, {
+    latency: options.latency,
+    cancelOnDisconnect: options.cancelOnDisconnect,
+    maxConcurrency: options.maxConcurrency,
+  });
+  const now = hooks.now ?? Date.now;
+  // Requests in service may wait for hours or forever; only the time to receive a request is bounded.
+  const server = createServer({ requestTimeout: 0, keepAliveTimeout: 5_000 }, (request, response) =>
+    handleRequest(request, response, queue, now),
+  );
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
+    if (!PEER_GONE_CODES.has(error.code ?? "") && socket.writable) {
+      socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    } else {
+      socket.destroy();
+    }
+  });
+  await listen(server, options.listen, options.backlog);
+  // After listening, accept errors (EMFILE, ENFILE) are reported; the server keeps listening.
+  server.on("error", (error: NodeJS.ErrnoException) => {
+    hooks.onProblem?.(`accept: ${describeSystemError(error)}`);
+  });
+  const bound = server.address();
+  const port = typeof bound === "object" && bound !== null ? bound.port : options.listen.port;
+  return {
+    address: { host: options.listen.host, port },
+    queue,
+    close: () =>
+      new Promise<void>((resolve) => {
+        queue.stop();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function handleRequest(request: IncomingMessage, response: ServerResponse, queue: ServiceQueue, now: () => number): void {
+  const path = (request.url ?? "/").split("?", 1)[0];
+  if (path === "/api" || path === "/stats") {
+    if (request.method !== "GET") {
+      response.writeHead(405, { allow: "GET", "content-type": "text/plain" }).end("method not allowed\n");
+      return;
+    }
+    if (path === "/stats") {
+      const body = JSON.stringify(serverReport(now(), queue.snapshot()));
+      response.writeHead(200, { "content-type": "application/json" }).end(body);
+      return;
+    }
+    const ticket = queue.admit(() => {
+      response.writeHead(200, { "content-type": "text/plain", "content-length": "2" }).end("OK");
+    });
+    if (ticket === undefined) {
+      response.writeHead(503, { "content-type": "text/plain", "retry-after": "1" }).end("overloaded\n");
+      return;
+    }
+    response.on("close", () => {
+      if (!response.writableEnded) queue.abandon(ticket);
+    });
+    return;
+  }
+  response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+}
+
+function listen(server: Server, address: ListenAddress, backlog: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      reject(new FatalError(`listen ${formatListenAddress(address)}: ${describeSystemError(error)}`));
+    };
+    server.once("error", onError);
+    const listenOptions = address.host === undefined
+      ? { port: address.port, backlog }
+      : { port: address.port, host: address.host, backlog };
+    server.listen(listenOptions, () => {
+      server.off("error", onError);
+      resolve();
+    });
+  });
+}
+
+const SYSTEM_ERROR_TEXT: Record<string, string> = {
+  EADDRINUSE: "address already in use",
+  EACCES: "permission denied",
+  EADDRNOTAVAIL: "cannot assign requested address",
+  EMFILE: "too many open files",
+  ENFILE: "file table overflow",
+  ENOTFOUND: "no such host",
+};
+
+export function describeSystemError(error: NodeJS.ErrnoException): string {
+  const code = error.code ?? "";
+  return SYSTEM_ERROR_TEXT[code] ?? error.message;
+}

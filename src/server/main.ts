@@ -1,0 +1,93 @@
+import { describeFailure } from "../cli/usage-error.ts";
+import { formatListenAddress } from "../cli/listen-address.ts";
+import { readFdLimit, readFdUsage } from "../runtime/fd-usage.ts";
+import { realClock } from "../runtime/real-clock.ts";
+import { startHttpServer } from "./http-server.ts";
+import { parseServerArgs, resolveServerOptions } from "./options.ts";
+import { formatServerJson, formatServerLine } from "./reporter.ts";
+
+/** Server-level problems (EMFILE storms) are reported at most this often. */
+const PROBLEM_REPORT_INTERVAL_MS = 1_000;
+
+async function main(): Promise<void> {
+  const parsed = parseServerArgs(process.argv.slice(2));
+  if (parsed.kind === "help") {
+    process.stdout.write(parsed.text);
+    return;
+  }
+  const options = resolveServerOptions(parsed.values);
+  let lastProblemAt = -Infinity;
+  let suppressed = 0;
+  const server = await startHttpServer(options, realClock, {
+    onProblem: (message) => {
+      const now = Date.now();
+      if (now - lastProblemAt < PROBLEM_REPORT_INTERVAL_MS) {
+        suppressed++;
+        return;
+      }
+      const more = suppressed > 0 ? ` (and ${suppressed} more since the last report)` : "";
+      process.stderr.write(`server: ${message}${more}\n`);
+      lastProblemAt = now;
+      suppressed = 0;
+    },
+  });
+  process.stderr.write(
+    `server: listening on http://${formatListenAddress({ ...server.address, host: server.address.host ?? "" })}/api (pid ${process.pid})\n`,
+  );
+
+  const report = () => {
+    const snapshot = server.queue.snapshot();
+    const now = Date.now();
+    process.stdout.write(`${options.json ? formatServerJson(now, snapshot) : formatServerLine(now, snapshot)}\n`);
+    server.queue.resetPeak();
+  };
+  const fdWatch = watchFileDescriptors((message) => process.stderr.write(`server: ${message}\n`));
+  // A repeating Node timer that fires late (after SIGSTOP) fires once and re-arms from now:
+  // one line on resume, never a burst of stale ones.
+  const reportTimer = setInterval(report, options.reportIntervalMs);
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    clearInterval(reportTimer);
+    clearInterval(fdWatch);
+    report();
+    const totals = server.queue.snapshot();
+    process.stderr.write(
+      `server: ${signal}: stopped; served ${totals.served}, abandoned ${totals.abandoned}, ` +
+        `cancelled ${totals.cancelled}, shed ${totals.shed}, still in service ${totals.concurrency}\n`,
+    );
+    void server.close();
+    // Thousands of requests may be in service for hours: do not wait for them.
+    setTimeout(() => process.exit(0), 50).unref();
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
+
+/**
+ * Says when the process runs out of descriptors (new connections are being dropped) and
+ * when it has recovered: at most one line a second, only on a change.
+ */
+function watchFileDescriptors(say: (message: string) => void): NodeJS.Timeout | undefined {
+  const limit = readFdLimit();
+  if (limit === undefined) return undefined;
+  let exhausted = false;
+  return setInterval(() => {
+    const usage = readFdUsage(limit);
+    if (usage === undefined || usage.exhausted === exhausted) return;
+    exhausted = usage.exhausted;
+    say(
+      exhausted
+        ? `out of file descriptors (${usage.open} of ${usage.limit} open): new connections are dropped until some close`
+        : `file descriptors available again (${usage.open} of ${usage.limit} open)`,
+    );
+  }, PROBLEM_REPORT_INTERVAL_MS).unref();
+}
+
+main().catch((error: unknown) => {
+  const failure = describeFailure("server", error);
+  process.stderr.write(failure.text);
+  process.exit(failure.exitCode);
+});
