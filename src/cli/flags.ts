@@ -109,10 +109,12 @@ function buildCommand(program: ProgramDescription<readonly FlagSpec[]>): Command
   const command = new Command(program.name)
     .description(program.summary)
     .usage("[flags]")
+    .optionsGroup("Flags:")
     .helpOption("-h, --help", "print this help and exit")
     .exitOverride()
     .allowExcessArguments(false)
-    .configureHelp({ helpWidth: 100, optionTerm: goStyleTerm });
+    // Wide enough that a flag's description and default never wrap apart.
+    .configureHelp({ helpWidth: 200, optionTerm: goStyleTerm });
   for (const flag of program.flags) {
     const valuePart = flag.kind === "boolean" ? "[bool]" : `<${flag.placeholder ?? defaultPlaceholder(flag)}>`;
     const option = new Option(`--${flag.name} ${valuePart}`, flag.description).argParser((raw: string) =>

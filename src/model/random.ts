@@ -16,13 +16,25 @@ export interface Random {
 }
 
 const TWO_POW_53 = 2 ** 53;
+const WARM_UP_OUTPUTS = 16;
+
+/** murmur3's 32-bit finalizer: nearby seeds (1, 2, 3…) become unrelated generator states. */
+function scrambleSeed(seed: number): number {
+  let hash = seed | 0;
+  hash = Math.imul(hash ^ (hash >>> 16), 0x85eb_ca6b);
+  hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2_ae35);
+  return (hash ^ (hash >>> 16)) | 0;
+}
 
 /**
  * A seeded Random on pure-rand's xoroshiro128+; the same seed gives the same sequence.
  * Seeds are 32-bit integers (callers validate them at the edge).
  */
 export function seededRandom(seed: number): Random {
-  const generator = xoroshiro128plus(seed | 0);
+  const generator = xoroshiro128plus(scrambleSeed(seed));
+  // xoroshiro128+ seeded from 32 bits starts from a sparse state; its first outputs are
+  // poorly mixed (seed 5 gave 0.99999999985). Discard a warm-up before the first draw.
+  for (let index = 0; index < WARM_UP_OUTPUTS; index++) generator.unsafeNext();
   let spareNormal: number | undefined;
 
   const uniform = (): number => {

@@ -1,0 +1,63 @@
+// Public surface of thundering-herd/backoff: re-exports only.
+export type {
+  BackoffPolicy,
+  ConstantPolicy,
+  DecorrelatedJitterPolicy,
+  EqualJitterPolicy,
+  ExponentialPolicy,
+  FullJitterPolicy,
+  GooglePolicy,
+  GrpcPolicy,
+  PolicyKind,
+  PolicyOf,
+  PolicyOptions,
+  ReferencePolicy,
+  TablePolicy,
+} from "./policy.ts";
+export {
+  POLICY_DEFAULTS,
+  POLICY_KINDS,
+  constantPolicy,
+  decorrelatedJitterPolicy,
+  equalJitterPolicy,
+  exponentialPolicy,
+  fullJitterPolicy,
+  googlePolicy,
+  grpcPolicy,
+  isPolicyKind,
+  referencePolicy,
+  tablePolicy,
+} from "./policy.ts";
+export { nextDelay } from "./delay.ts";
+export {
+  GOOGLE_MAX_RETRIES_LIMIT,
+  RETRY_BUDGET_MAX_TOKENS_LIMIT,
+  validateMaxAttempts,
+  validatePolicy,
+} from "./validate.ts";
+export type {
+  RetryBudget,
+  RetryBudgetOptions,
+  RetryBudgetState,
+  TokenBucket,
+  TokenBucketOptions,
+  TokenBucketState,
+  TokenTake,
+} from "./budget.ts";
+export {
+  RETRY_BUDGET_DEFAULTS,
+  attemptAllowed,
+  budgetAfterFailure,
+  budgetAfterSuccess,
+  budgetAllowsRetry,
+  initialBucketState,
+  initialBudgetState,
+  retryBudget,
+  takeToken,
+  tokenBucket,
+  tokensAt,
+} from "./budget.ts";
+export type { RetryInfo, RetryOptions } from "./retry.ts";
+export { retry, sleep } from "./retry.ts";
+export type { Random } from "../model/random.ts";
+export { seededRandom } from "../model/random.ts";

@@ -1,0 +1,166 @@
+import type { BackoffPolicy } from "./policy.ts";
+
+/*
+ * Checks run once, when a policy or limit is built; after that the hot path trusts its
+ * inputs. Every message names the field, the rule and the value received, e.g.
+ * `factor must be >= 1 (got 0.5)`.
+ */
+
+/**
+ * Google's waits double per retry; past ~1023 retries 2^(n-1) s overflows to Infinity.
+ * 1000 retries already means waits of 10^290 years, so the limit costs nothing.
+ */
+export const GOOGLE_MAX_RETRIES_LIMIT = 1000;
+
+/** gRPC A6 `retryThrottling.maxTokens` must lie in (0, 1000]. */
+export const RETRY_BUDGET_MAX_TOKENS_LIMIT = 1000;
+
+export interface NumberRule {
+  /** Inclusive lower bound. */
+  readonly min?: number;
+  /** Exclusive lower bound. */
+  readonly above?: number;
+  /** Inclusive upper bound. */
+  readonly max?: number;
+  readonly integer?: boolean;
+  /** Accept +Infinity (as "no limit"); otherwise the value must be finite. */
+  readonly allowInfinity?: boolean;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "number") return String(value);
+  if (typeof value === "string") return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(describe).join(", ")}]`;
+  return String(value);
+}
+
+/** Throws a RangeError unless `value` is a number obeying `rule`; returns it otherwise. */
+export function checkNumber(field: string, value: unknown, rule: NumberRule = {}): number {
+  if (typeof value !== "number" || Number.isNaN(value)) {
+    throw new RangeError(`${field} must be a number (got ${describe(value)})`);
+  }
+  const infinityAllowed = rule.allowInfinity === true && value === Infinity;
+  if (!Number.isFinite(value) && !infinityAllowed) {
+    throw new RangeError(`${field} must be finite (got ${describe(value)})`);
+  }
+  if (rule.integer === true && !Number.isInteger(value) && !infinityAllowed) {
+    throw new RangeError(`${field} must be an integer (got ${describe(value)})`);
+  }
+  if (rule.min !== undefined && value < rule.min) {
+    throw new RangeError(`${field} must be >= ${rule.min} (got ${describe(value)})`);
+  }
+  if (rule.above !== undefined && value <= rule.above) {
+    throw new RangeError(`${field} must be > ${rule.above} (got ${describe(value)})`);
+  }
+  if (rule.max !== undefined && value > rule.max) {
+    throw new RangeError(`${field} must be <= ${rule.max} (got ${describe(value)})`);
+  }
+  return value;
+}
+
+/** Throws unless `lowField <= highField`. */
+export function checkOrdered(lowField: string, low: number, highField: string, high: number): void {
+  if (low > high) {
+    throw new RangeError(`${lowField} must be <= ${highField} (got ${low} > ${high})`);
+  }
+}
+
+const NON_NEGATIVE: NumberRule = { min: 0 };
+const AT_LEAST_ONE: NumberRule = { min: 1 };
+const FRACTION: NumberRule = { min: 0, max: 1 };
+
+function checkTable(field: string, table: unknown): void {
+  if (!Array.isArray(table)) {
+    throw new RangeError(`${field} must be an array of numbers (got ${describe(table)})`);
+  }
+  if (table.length === 0) {
+    throw new RangeError(`${field} must not be empty (got [])`);
+  }
+  table.forEach((entry: unknown, index) => checkNumber(`${field}[${index}]`, entry, NON_NEGATIVE));
+}
+
+/**
+ * Throws a RangeError naming the first bad field of `policy`; returns the policy unchanged.
+ * The factories call it; call it yourself for policies written as literals or parsed from
+ * configuration.
+ */
+/** The parameters the article's exponential formula and the reference program's share. */
+function checkGrowth(policy: { minDelayMs: number; maxDelayMs: number; factor: number }): void {
+  checkNumber("minDelayMs", policy.minDelayMs, NON_NEGATIVE);
+  checkNumber("maxDelayMs", policy.maxDelayMs, NON_NEGATIVE);
+  checkOrdered("minDelayMs", policy.minDelayMs, "maxDelayMs", policy.maxDelayMs);
+  checkNumber("factor", policy.factor, AT_LEAST_ONE);
+}
+
+export function validatePolicy<P extends BackoffPolicy>(policy: P): P {
+  // `policy` is typed, but it may come from JavaScript or JSON: check the kind too.
+  const candidate: BackoffPolicy = policy;
+  switch (candidate.kind) {
+    case "constant":
+      checkNumber("delayMs", candidate.delayMs, NON_NEGATIVE);
+      break;
+    case "exponential":
+      checkGrowth(candidate);
+      checkNumber("jitter", candidate.jitter, FRACTION);
+      break;
+    case "reference":
+      checkGrowth(candidate);
+      checkNumber("jitterMs", candidate.jitterMs, NON_NEGATIVE);
+      break;
+    case "table":
+      checkTable("delaysMs", candidate.delaysMs);
+      break;
+    case "google":
+      checkNumber("maxRetries", candidate.maxRetries, {
+        min: 0,
+        max: GOOGLE_MAX_RETRIES_LIMIT,
+        integer: true,
+      });
+      break;
+    case "full-jitter":
+    case "equal-jitter":
+      checkNumber("baseMs", candidate.baseMs, NON_NEGATIVE);
+      checkNumber("capMs", candidate.capMs, NON_NEGATIVE);
+      checkOrdered("baseMs", candidate.baseMs, "capMs", candidate.capMs);
+      break;
+    case "decorrelated-jitter":
+      // With baseMs 0 every wait would be uniform(0, 3 * 0) = 0 forever.
+      checkNumber("baseMs", candidate.baseMs, { above: 0 });
+      checkNumber("capMs", candidate.capMs, NON_NEGATIVE);
+      checkOrdered("baseMs", candidate.baseMs, "capMs", candidate.capMs);
+      break;
+    case "grpc":
+      checkNumber("initialMs", candidate.initialMs, NON_NEGATIVE);
+      checkNumber("maxMs", candidate.maxMs, NON_NEGATIVE);
+      checkOrdered("initialMs", candidate.initialMs, "maxMs", candidate.maxMs);
+      checkNumber("multiplier", candidate.multiplier, AT_LEAST_ONE);
+      checkNumber("jitter", candidate.jitter, FRACTION);
+      break;
+    default: {
+      const kind: unknown = (candidate as { kind: unknown }).kind;
+      throw new RangeError(`kind must be a known policy kind (got ${describe(kind)})`);
+    }
+  }
+  return policy;
+}
+
+/** `maxAttempts` counts every attempt including the first: an integer >= 1, or Infinity. */
+export function validateMaxAttempts(maxAttempts: number): number {
+  return checkNumber("maxAttempts", maxAttempts, { min: 1, integer: true, allowInfinity: true });
+}
+
+/**
+ * gRPC A6 retryThrottling: maxTokens in (0, 1000], tokenRatio > 0, both with up to 3
+ * decimal places, so the smallest usable value is 0.001 (anything smaller would round
+ * to 0 and the budget would never refill).
+ */
+export function validateRetryBudget(maxTokens: number, tokenRatio: number): void {
+  checkNumber("maxTokens", maxTokens, { min: 0.001, max: RETRY_BUDGET_MAX_TOKENS_LIMIT });
+  checkNumber("tokenRatio", tokenRatio, { min: 0.001 });
+}
+
+/** A bucket smaller than one token could never grant a request. */
+export function validateTokenBucket(capacity: number, refillPerSecond: number): void {
+  checkNumber("capacity", capacity, AT_LEAST_ONE);
+  checkNumber("refillPerSecond", refillPerSecond, NON_NEGATIVE);
+}

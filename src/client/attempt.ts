@@ -1,0 +1,51 @@
+import { Agent } from "undici";
+import type { Transport } from "../model/herd.ts";
+import { classifyError, classifyStatus } from "../model/outcome.ts";
+
+export interface HttpTransport extends Transport {
+  /** Destroys every connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * One undici GET per attempt. No connection cap (each attempt in flight may hold its own
+ * connection, as the reference client's net/http does); idle connections are reused.
+ * Our own deadline (the herd's timeout) aborts the request, which makes undici destroy
+ * its connection. undici's own timeouts are set past our deadline so they never decide,
+ * except the connect timeout, which bounds a connect that the server's full accept queue
+ * leaves hanging.
+ */
+export function createHttpTransport(url: string, timeoutMs: number): HttpTransport {
+  const target = new URL(url);
+  const agent = new Agent({
+    connections: null,
+    pipelining: 1,
+    keepAliveTimeout: 4_000,
+    connect: { timeout: Math.max(timeoutMs, 1) },
+    headersTimeout: 0,
+    bodyTimeout: 0,
+  });
+  const path = `${target.pathname}${target.search}`;
+  return {
+    send(done) {
+      const controller = new AbortController();
+      agent
+        .request({ origin: target.origin, path, method: "GET", signal: controller.signal })
+        .then(
+          async (response) => {
+            try {
+              await response.body.dump();
+            } catch {
+              // The answer's status is known; a body cut short does not change it.
+            }
+            done(classifyStatus(response.statusCode));
+          },
+          (error: unknown) => done(classifyError(error)),
+        );
+      return () => controller.abort();
+    },
+    close: async () => {
+      await agent.destroy().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import { formatDuration } from "../cli/duration.ts";
+import { describeFailure } from "../cli/usage-error.ts";
+import { Herd } from "../model/herd.ts";
+import { seededRandom } from "../model/random.ts";
+import { nextWindowEnd, WindowStats } from "../model/window-stats.ts";
+import { randomSeed } from "../runtime/random-seed.ts";
+import { realClock } from "../runtime/real-clock.ts";
+import { createHttpTransport } from "./attempt.ts";
+import { describeStrategy, parseClientArgs, resolveClientOptions } from "./options.ts";
+import { clientReport, formatClientLine, formatClientSummary } from "./reporter.ts";
+
+/** A final window shorter than this is folded into the summary instead of printed. */
+const MIN_FINAL_WINDOW_MS = 100;
+const PROBLEM_REPORT_INTERVAL_MS = 1_000;
+
+function main(): void {
+  const parsed = parseClientArgs(process.argv.slice(2));
+  if (parsed.kind === "help") {
+    process.stdout.write(parsed.text);
+    return;
+  }
+  const options = resolveClientOptions(parsed.values);
+  const seed = options.seed ?? randomSeed();
+  guardAgainstStrayErrors();
+  process.stderr.write(
+    `client: ${options.clients} clients, lambda ${formatDuration(options.retry.thinkTimeMeanMs)}, ` +
+      `timeout ${formatDuration(options.timeoutMs)}, strategy ${describeStrategy(options)}, seed ${seed}, target ${options.url}\n`,
+  );
+
+  const clock = realClock;
+  const startMs = clock.now();
+  const stats = new WindowStats(startMs);
+  const transport = createHttpTransport(options.url, options.timeoutMs);
+  const herd = new Herd(clock, seededRandom(seed), transport, stats, {
+    users: options.clients,
+    timeoutMs: options.timeoutMs,
+    retry: options.retry,
+  });
+
+  const emit = (report: ReturnType<WindowStats["closeWindow"]>, extra: Record<string, unknown> = {}) => {
+    const line = options.json
+      ? JSON.stringify({ ...clientReport(report, herd.inFlight, Date.now()), ...extra })
+      : formatClientLine(report, herd.inFlight);
+    process.stdout.write(`${line}\n`);
+  };
+
+  let windowTimer = clock.schedule(nextWindowEnd(startMs, options.intervalMs, startMs) - startMs, function closeWindow() {
+    const now = clock.now();
+    emit(stats.closeWindow(now));
+    windowTimer = clock.schedule(nextWindowEnd(startMs, options.intervalMs, now) - now, closeWindow);
+  });
+
+  let stopping = false;
+  const stop = (reason: string) => {
+    if (stopping) return;
+    stopping = true;
+    clock.cancel(windowTimer);
+    const now = clock.now();
+    const finalWindow = stats.closeWindow(now);
+    if (finalWindow.endMs - finalWindow.startMs >= MIN_FINAL_WINDOW_MS) emit(finalWindow, { partial: true });
+    herd.stop();
+    const totals = stats.totals(now);
+    process.stdout.write(
+      options.json ? `${JSON.stringify({ summary: true, reason, ...clientReport(totals, 0, Date.now()) })}\n` : `${formatClientSummary(totals)}\n`,
+    );
+    void transport.close().finally(() => process.exit(0));
+    // Do not let a slow socket teardown hold the exit.
+    setTimeout(() => process.exit(0), 500).unref();
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  if (options.durationMs > 0) clock.schedule(options.durationMs, () => stop("duration"));
+  herd.start();
+}
+
+/**
+ * The client must outlive anything one request does to it. Every attempt's errors are
+ * handled where they occur; this is the last line of defence, and it says what it caught
+ * (at most once a second) instead of crashing the herd.
+ */
+function guardAgainstStrayErrors(): void {
+  let lastReportAt = -Infinity;
+  const report = (kind: string, error: unknown) => {
+    const now = Date.now();
+    if (now - lastReportAt < PROBLEM_REPORT_INTERVAL_MS) return;
+    lastReportAt = now;
+    const code = (error as { code?: unknown } | null)?.code;
+    process.stderr.write(`client: ${kind}: ${code ?? (error instanceof Error ? error.message : String(error))}\n`);
+  };
+  process.on("unhandledRejection", (error) => report("unhandled rejection", error));
+  process.on("uncaughtException", (error) => report("uncaught exception", error));
+}
+
+try {
+  main();
+} catch (error) {
+  const failure = describeFailure("client", error);
+  process.stderr.write(failure.text);
+  process.exit(failure.exitCode);
+}

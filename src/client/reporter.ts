@@ -1,0 +1,58 @@
+import { formatDuration } from "../cli/duration.ts";
+import { perSecond, type WindowReport } from "../model/window-stats.ts";
+
+const rate = (count: number, report: WindowReport) => perSecond(count, report).toFixed(2);
+
+/** Latencies shown to the microsecond, in Go notation. */
+const latency = (ms: number) => formatDuration(Math.round(ms * 1000) / 1000);
+
+/**
+ * The reference client's line, exactly, then our extra fields:
+ * `OK: 98.00 req/sec, errors: 0.00 req/sec, timedout: 0.00 req/sec, gave up: …`
+ */
+export function formatClientLine(report: WindowReport, inFlight: number): string {
+  const { counts } = report;
+  const head =
+    `OK: ${rate(counts.ok, report)} req/sec, errors: ${rate(counts.errors, report)} req/sec, ` +
+    `timedout: ${rate(counts.timedout, report)} req/sec`;
+  const percentiles =
+    report.latency === undefined ? "p50: -, p99: -" : `p50: ${latency(report.latency.p50Ms)}, p99: ${latency(report.latency.p99Ms)}`;
+  return `${head}, gave up: ${rate(counts.gaveUp, report)} req/sec, in flight: ${inFlight}, ${percentiles}`;
+}
+
+/** One JSON object per window: every counter, rates, error kinds and latency percentiles. */
+export function clientReport(report: WindowReport, inFlight: number, epochMs: number) {
+  const { counts } = report;
+  return {
+    time: new Date(epochMs).toISOString(),
+    epochMs,
+    windowMs: report.endMs - report.startMs,
+    ok: counts.ok,
+    errors: counts.errors,
+    timedout: counts.timedout,
+    gaveUp: counts.gaveUp,
+    attempts: counts.attempts,
+    retries: counts.retries,
+    okPerSec: perSecond(counts.ok, report),
+    errorsPerSec: perSecond(counts.errors, report),
+    timedoutPerSec: perSecond(counts.timedout, report),
+    gaveUpPerSec: perSecond(counts.gaveUp, report),
+    attemptsPerSec: perSecond(counts.attempts, report),
+    inFlight,
+    errorKinds: counts.errorKinds,
+    latencyMs: report.latency === undefined ? null : { p50: report.latency.p50Ms, p99: report.latency.p99Ms, max: report.latency.maxMs },
+  };
+}
+
+/** The end-of-run summary: totals and rates over the whole run. */
+export function formatClientSummary(totals: WindowReport): string {
+  const { counts } = totals;
+  const seconds = ((totals.endMs - totals.startMs) / 1000).toFixed(1);
+  const part = (label: string, count: number) => `${label} ${count} (${rate(count, totals)} req/sec)`;
+  const latencyPart =
+    totals.latency === undefined ? "" : `, OK latency p50 ${latency(totals.latency.p50Ms)} p99 ${latency(totals.latency.p99Ms)} max ${latency(totals.latency.maxMs)}`;
+  return (
+    `summary: ${seconds}s, ${part("attempts", counts.attempts)}, ${part("OK", counts.ok)}, ` +
+    `${part("errors", counts.errors)}, ${part("timedout", counts.timedout)}, ${part("gave up", counts.gaveUp)}${latencyPart}`
+  );
+}

@@ -1,0 +1,94 @@
+import { nextDelay } from "../backoff/delay.ts";
+import type { BackoffPolicy } from "../backoff/policy.ts";
+import {
+  attemptAllowed,
+  budgetAfterFailure,
+  budgetAfterSuccess,
+  budgetAllowsRetry,
+  initialBudgetState,
+  type RetryBudget,
+  type RetryBudgetState,
+} from "../backoff/budget.ts";
+import type { Outcome } from "./outcome.ts";
+import type { Random } from "./random.ts";
+
+/**
+ * One simulated user, as the reference client's goroutine: wait, send, classify; after an
+ * OK wait an exponentially distributed think time; after a failure wait what the retry
+ * policy says for the n-th consecutive failure; a success resets n. A refused retry
+ * (attempt limit, budget, or a policy that gives up) abandons the request: the user goes
+ * back to its think time.
+ */
+export interface RetryConfig {
+  readonly backoff: BackoffPolicy;
+  /** Mean think time between a user's requests, ms (the reference's lambda, in seconds there). */
+  readonly thinkTimeMeanMs: number;
+  /** Attempts per request including the first; Infinity for no limit. */
+  readonly maxAttempts: number;
+  /** gRPC-style retry throttling for each user, or undefined for none. */
+  readonly budget: RetryBudget | undefined;
+}
+
+export interface UserState {
+  /** Consecutive failures of the current request. */
+  failures: number;
+  /** The wait that preceded the last attempt, ms (the reference policy grows from it). */
+  lastWaitMs: number;
+  budget: RetryBudgetState | undefined;
+}
+
+export type Decision = "think" | "retry" | "give-up";
+
+export interface NextStep {
+  readonly decision: Decision;
+  readonly waitMs: number;
+}
+
+export function initialUserState(config: RetryConfig): UserState {
+  return {
+    failures: 0,
+    lastWaitMs: 0,
+    budget: config.budget === undefined ? undefined : initialBudgetState(config.budget),
+  };
+}
+
+/** The first wait of a user, before its first request. */
+export function firstWait(config: RetryConfig, state: UserState, random: Random): number {
+  state.lastWaitMs = random.exponential(config.thinkTimeMeanMs);
+  return state.lastWaitMs;
+}
+
+/** Updates `state` for an attempt's outcome and says how long to wait before the next one. */
+export function afterAttempt(config: RetryConfig, state: UserState, outcome: Outcome, random: Random): NextStep {
+  if (outcome === "ok") {
+    state.failures = 0;
+    if (config.budget !== undefined && state.budget !== undefined) {
+      state.budget = budgetAfterSuccess(config.budget, state.budget);
+    }
+    return think(config, state, random, "think");
+  }
+  state.failures++;
+  if (config.budget !== undefined && state.budget !== undefined) {
+    state.budget = budgetAfterFailure(config.budget, state.budget);
+    if (!budgetAllowsRetry(config.budget, state.budget)) return giveUp(config, state, random);
+  }
+  if (!attemptAllowed(config.maxAttempts, state.failures + 1)) return giveUp(config, state, random);
+  // Only the reference policy grows from the think time; decorrelated jitter grows from its
+  // own previous retry wait, and starts from its base.
+  const previousWaitMs =
+    state.failures > 1 || config.backoff.kind === "reference" ? state.lastWaitMs : undefined;
+  const delay = nextDelay(config.backoff, state.failures, previousWaitMs, random);
+  if (delay === undefined) return giveUp(config, state, random);
+  state.lastWaitMs = delay;
+  return { decision: "retry", waitMs: delay };
+}
+
+function giveUp(config: RetryConfig, state: UserState, random: Random): NextStep {
+  state.failures = 0;
+  return think(config, state, random, "give-up");
+}
+
+function think(config: RetryConfig, state: UserState, random: Random, decision: Decision): NextStep {
+  state.lastWaitMs = random.exponential(config.thinkTimeMeanMs);
+  return { decision, waitMs: state.lastWaitMs };
+}

@@ -1,0 +1,143 @@
+import * as hdr from "hdr-histogram-js";
+import type { HerdObserver } from "./herd.ts";
+import type { AttemptResult, ErrorKind } from "./outcome.ts";
+
+/** Latencies are recorded in microseconds, from 1 µs to an hour, to 3 significant digits. */
+const HISTOGRAM_MAX_US = 3_600_000_000;
+
+export interface Counts {
+  ok: number;
+  errors: number;
+  timedout: number;
+  gaveUp: number;
+  attempts: number;
+  retries: number;
+  errorKinds: Partial<Record<ErrorKind, number>>;
+}
+
+export interface LatencySummary {
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+}
+
+/** One closed window: counts over [startMs, endMs) on the herd's clock. */
+export interface WindowReport {
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly counts: Counts;
+  /** Of the OK responses that ended in the window; undefined when there were none. */
+  readonly latency: LatencySummary | undefined;
+}
+
+export function emptyCounts(): Counts {
+  return { ok: 0, errors: 0, timedout: 0, gaveUp: 0, attempts: 0, retries: 0, errorKinds: {} };
+}
+
+/** Per second over the window's real length (a window closed late is not over-counted). */
+export function perSecond(count: number, report: { startMs: number; endMs: number }): number {
+  const seconds = (report.endMs - report.startMs) / 1000;
+  return seconds > 0 ? count / seconds : 0;
+}
+
+/**
+ * Counters for the current window and for the whole run. Every attempt lands in exactly one
+ * window: closing a window swaps in fresh counters, so none is lost or counted twice.
+ */
+export class WindowStats implements HerdObserver {
+  private window = emptyCounts();
+  private readonly total = emptyCounts();
+  private windowStartMs: number;
+  private readonly runStartMs: number;
+  private readonly windowLatency = newHistogram();
+  private readonly totalLatency = newHistogram();
+
+  constructor(startMs: number) {
+    this.windowStartMs = startMs;
+    this.runStartMs = startMs;
+  }
+
+  attemptStarted(isRetry: boolean): void {
+    this.window.attempts++;
+    this.total.attempts++;
+    if (isRetry) {
+      this.window.retries++;
+      this.total.retries++;
+    }
+  }
+
+  attemptEnded(result: AttemptResult, latencyMs: number): void {
+    for (const counts of [this.window, this.total]) {
+      if (result.outcome === "ok") counts.ok++;
+      else if (result.outcome === "timedout") counts.timedout++;
+      else {
+        counts.errors++;
+        const kind = result.errorKind ?? "other";
+        counts.errorKinds[kind] = (counts.errorKinds[kind] ?? 0) + 1;
+      }
+    }
+    if (result.outcome === "ok") {
+      const micros = Math.min(HISTOGRAM_MAX_US, Math.max(1, Math.round(latencyMs * 1000)));
+      this.windowLatency.recordValue(micros);
+      this.totalLatency.recordValue(micros);
+    }
+  }
+
+  gaveUp(): void {
+    this.window.gaveUp++;
+    this.total.gaveUp++;
+  }
+
+  /** Closes the current window at `nowMs` and starts the next one there. */
+  closeWindow(nowMs: number): WindowReport {
+    const report: WindowReport = {
+      startMs: this.windowStartMs,
+      endMs: nowMs,
+      counts: this.window,
+      latency: summarize(this.windowLatency),
+    };
+    this.window = emptyCounts();
+    this.windowLatency.reset();
+    this.windowStartMs = nowMs;
+    return report;
+  }
+
+  /** Totals of the whole run up to `nowMs` (the open window included). */
+  totals(nowMs: number): WindowReport {
+    return {
+      startMs: this.runStartMs,
+      endMs: nowMs,
+      counts: structuredClone(this.total),
+      latency: summarize(this.totalLatency),
+    };
+  }
+}
+
+function newHistogram(): hdr.Histogram {
+  return hdr.build({
+    bitBucketSize: 64,
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: HISTOGRAM_MAX_US,
+    numberOfSignificantValueDigits: 3,
+    useWebAssembly: false,
+  });
+}
+
+function summarize(histogram: hdr.Histogram): LatencySummary | undefined {
+  if (histogram.totalCount === 0) return undefined;
+  return {
+    p50Ms: histogram.getValueAtPercentile(50) / 1000,
+    p99Ms: histogram.getValueAtPercentile(99) / 1000,
+    maxMs: histogram.maxValue / 1000,
+  };
+}
+
+/**
+ * When the next window should close: windows end on a fixed grid from the start, so timer
+ * lateness never accumulates; a window that closed late (a stopped process) is followed
+ * by the next grid point still ahead.
+ */
+export function nextWindowEnd(runStartMs: number, intervalMs: number, nowMs: number): number {
+  const elapsedWindows = Math.floor((nowMs - runStartMs) / intervalMs);
+  return runStartMs + (elapsedWindows + 1) * intervalMs;
+}

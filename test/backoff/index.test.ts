@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import * as backoff from "thundering-herd/backoff";
+
+describe("public surface (thundering-herd/backoff)", () => {
+  it("exports exactly the documented values", () => {
+    expect(Object.keys(backoff).sort()).toEqual(
+      [
+        "GOOGLE_MAX_RETRIES_LIMIT",
+        "POLICY_DEFAULTS",
+        "POLICY_KINDS",
+        "RETRY_BUDGET_DEFAULTS",
+        "RETRY_BUDGET_MAX_TOKENS_LIMIT",
+        "attemptAllowed",
+        "budgetAfterFailure",
+        "budgetAfterSuccess",
+        "budgetAllowsRetry",
+        "constantPolicy",
+        "decorrelatedJitterPolicy",
+        "equalJitterPolicy",
+        "exponentialPolicy",
+        "fullJitterPolicy",
+        "googlePolicy",
+        "grpcPolicy",
+        "initialBucketState",
+        "initialBudgetState",
+        "isPolicyKind",
+        "nextDelay",
+        "referencePolicy",
+        "retry",
+        "retryBudget",
+        "seededRandom",
+        "sleep",
+        "tablePolicy",
+        "takeToken",
+        "tokenBucket",
+        "tokensAt",
+        "validateMaxAttempts",
+        "validatePolicy",
+      ].sort(),
+    );
+  });
+
+  it("runs the documented reconnect loop", async () => {
+    const policy = backoff.tablePolicy({ delaysMs: [0, 10, 20] });
+    const random = backoff.seededRandom(42);
+    const outcomes = [false, false, true]; // two refused connections, then one that works
+    let attempt = 0;
+    const waits: number[] = [];
+    for (const connected of outcomes) {
+      const wait = backoff.nextDelay(policy, attempt, undefined, random) ?? 0;
+      waits.push(wait);
+      await backoff.sleep(wait);
+      if (!connected) attempt++;
+      else attempt = 0;
+    }
+    expect(attempt).toBe(0);
+    const [first = -1, second = -1, third = -1] = waits;
+    expect(first).toBe(0); // entry 0: no failure yet
+    expect(second).toBeGreaterThanOrEqual(5); // entry 1: [5, 15)
+    expect(second).toBeLessThan(15);
+    expect(third).toBeGreaterThanOrEqual(10); // entry 2: [10, 30)
+    expect(third).toBeLessThan(30);
+  });
+});

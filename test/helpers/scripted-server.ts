@@ -1,0 +1,47 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { afterEach } from "vitest";
+
+export interface ScriptedServer {
+  readonly url: string;
+  readonly port: number;
+  /** performance.now() of every request's arrival. */
+  readonly arrivals: number[];
+  /** Connections the server saw closed by the client. */
+  readonly closedByClient: () => number;
+}
+
+const servers = new Set<() => Promise<void>>();
+afterEach(async () => {
+  const closers = [...servers];
+  servers.clear();
+  await Promise.all(closers.map((close) => close()));
+});
+
+/**
+ * A small HTTP server on an ephemeral loopback port that answers as `respond` says (or
+ * never, when respond does nothing), recording arrivals. Closed after each test.
+ */
+export async function startScriptedServer(
+  respond: (request: IncomingMessage, response: ServerResponse) => void,
+): Promise<ScriptedServer> {
+  const arrivals: number[] = [];
+  let closedByClient = 0;
+  const server = createServer((request, response) => {
+    arrivals.push(performance.now());
+    response.on("close", () => {
+      if (!response.writableEnded) closedByClient++;
+    });
+    respond(request, response);
+  });
+  await new Promise<void>((resolve) => server.listen({ host: "127.0.0.1", port: 0 }, resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : 0;
+  servers.add(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
+  return { url: `http://127.0.0.1:${port}/api`, port, arrivals, closedByClient: () => closedByClient };
+}
