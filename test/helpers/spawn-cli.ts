@@ -1,115 +1,65 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { afterEach } from "vitest";
+import { ChildProgram } from "../../src/runtime/child-program.ts";
 
 export const REPO_ROOT = resolve(import.meta.dirname, "../..");
 
 export interface SpawnedCli {
-  readonly child: ChildProcess;
+  readonly program: ChildProgram;
   readonly pid: number;
   readonly stdoutLines: string[];
   readonly stderrLines: string[];
-  /** Resolves with the first line (stdout or stderr) matching `pattern` from `fromIndex` on. */
+  readonly exited: Promise<number | string>;
+  readonly exitCode: number | null;
   waitForLine(pattern: RegExp, options?: { stream?: "stdout" | "stderr"; timeoutMs?: number; fromIndex?: number }): Promise<string>;
-  /** Resolves with the exit code (or signal name) once the process has ended. */
-  exited: Promise<number | string>;
   signal(signal: NodeJS.Signals): void;
 }
 
-const running = new Set<SpawnedCli>();
+const running = new Set<ChildProgram>();
 
-/** Every process a test starts is stopped by its own process group, also when the test fails. */
+/** Every process a test starts is killed by its own process group, also when the test fails. */
 afterEach(async () => {
-  const stillRunning = [...running];
+  const programs = [...running];
   running.clear();
-  for (const cli of stillRunning) {
-    try {
-      process.kill(-cli.pid, "SIGCONT");
-      process.kill(-cli.pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-  await Promise.all(stillRunning.map((cli) => cli.exited));
+  for (const program of programs) program.kill();
+  await Promise.all(programs.map((program) => program.exited));
 });
 
-/** Spawns a root executable (`server`, `client`, …) in its own process group. */
-export function spawnCli(executable: string, args: readonly string[], options: { shell?: string } = {}): SpawnedCli {
-  const command = resolve(REPO_ROOT, executable);
-  const child =
+/**
+ * Spawns a root executable (`server`, `client`) or any command, in its own process group.
+ * `shell` runs first in a bash that then execs the program (e.g. "ulimit -n 64").
+ */
+export function spawnCli(executable: string, args: readonly string[], options: { shell?: string; command?: string } = {}): SpawnedCli {
+  const command = options.command ?? resolve(REPO_ROOT, executable);
+  const program =
     options.shell === undefined
-      ? spawn(command, args, { cwd: REPO_ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"] })
-      : spawn("bash", ["-c", `${options.shell}; exec "$0" "$@"`, command, ...args], {
-          cwd: REPO_ROOT,
-          detached: true,
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-  if (child.pid === undefined) throw new Error(`could not start ${executable}`);
-  const stdoutLines: string[] = [];
-  const stderrLines: string[] = [];
-  const waiters = new Set<() => void>();
-  const collect = (stream: NodeJS.ReadableStream | null, lines: string[]) => {
-    let partial = "";
-    stream?.setEncoding("utf8");
-    stream?.on("data", (chunk: string) => {
-      const pieces = (partial + chunk).split("\n");
-      partial = pieces.pop() ?? "";
-      lines.push(...pieces);
-      for (const wake of waiters) wake();
-    });
-  };
-  collect(child.stdout, stdoutLines);
-  collect(child.stderr, stderrLines);
-  const exited = new Promise<number | string>((resolveExit) => {
-    child.on("exit", (code, signal) => {
-      for (const wake of waiters) wake();
-      resolveExit(code ?? signal ?? "unknown");
-    });
-  });
-  let hasExited = false;
-  void exited.then(() => {
-    hasExited = true;
-    running.delete(cli);
-  });
-  const cli: SpawnedCli = {
-    child,
-    pid: child.pid,
-    stdoutLines,
-    stderrLines,
-    exited,
-    signal: (signal) => process.kill(child.pid!, signal),
-    waitForLine(pattern, { stream, timeoutMs = 10_000, fromIndex = 0 } = {}) {
-      return new Promise((resolveLine, reject) => {
-        const check = () => {
-          const sources = stream === "stdout" ? [stdoutLines] : stream === "stderr" ? [stderrLines] : [stdoutLines, stderrLines];
-          for (const lines of sources) {
-            const found = lines.slice(fromIndex).find((line) => pattern.test(line));
-            if (found !== undefined) {
-              finish();
-              resolveLine(found);
-              return;
-            }
-          }
-          if (hasExited) {
-            finish();
-            reject(new Error(`${executable} exited before printing ${pattern}; stderr: ${stderrLines.join(" | ")}`));
-          }
-        };
-        const timer = setTimeout(() => {
-          finish();
-          reject(new Error(`timed out waiting for ${pattern}; stdout: ${stdoutLines.slice(-5).join(" | ")}; stderr: ${stderrLines.join(" | ")}`));
-        }, timeoutMs);
-        const finish = () => {
-          clearTimeout(timer);
-          waiters.delete(check);
-        };
-        waiters.add(check);
-        check();
-      });
+      ? new ChildProgram(executable, command, args, { cwd: REPO_ROOT })
+      : new ChildProgram(executable, "bash", ["-c", `${options.shell}; exec "$0" "$@"`, command, ...args], { cwd: REPO_ROOT });
+  running.add(program);
+  void program.exited.then(() => running.delete(program));
+  return {
+    program,
+    pid: program.pid,
+    get stdoutLines() {
+      return program.stdout.map((line) => line.text);
+    },
+    get stderrLines() {
+      return program.stderr.map((line) => line.text);
+    },
+    exited: program.exited,
+    get exitCode() {
+      return program.child.exitCode;
+    },
+    waitForLine: (pattern, { stream, timeoutMs = 10_000, fromIndex } = {}) =>
+      program.waitForLine(pattern, {
+        timeoutMs,
+        ...(stream === undefined ? {} : { stream }),
+        ...(fromIndex === undefined ? {} : { fromIndex }),
+      }),
+    signal: (signal) => {
+      program.signal(signal);
     },
   };
-  running.add(cli);
-  return cli;
 }
 
 /** Starts ./server on an ephemeral loopback port and returns it with its port. */

@@ -123,6 +123,6 @@ describe("./server", () => {
       }
     }
     expect(stats).toBeDefined();
-    expect(server.child.exitCode).toBeNull();
+    expect(server.exitCode).toBeNull();
   });
 });

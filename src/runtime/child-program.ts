@@ -1,0 +1,153 @@
+import { type ChildProcess, spawn } from "node:child_process";
+
+export interface ReceivedLine {
+  readonly text: string;
+  /** Date.now() when the line arrived. */
+  readonly receivedAtEpochMs: number;
+}
+
+/**
+ * A program started in its own process group, its output collected line by line. It is
+ * stopped by its own pid (and group), never by name.
+ */
+export class ChildProgram {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly pid: number;
+  readonly stdout: ReceivedLine[] = [];
+  readonly stderr: ReceivedLine[] = [];
+  /** Resolves with the exit code, or the signal's name, once the process has ended. */
+  readonly exited: Promise<number | string>;
+  private hasExited = false;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(name: string, command: string, args: readonly string[], options: { cwd: string }) {
+    this.name = name;
+    this.child = spawn(command, args, { cwd: options.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    if (this.child.pid === undefined) throw new Error(`could not start ${name}`);
+    this.pid = this.child.pid;
+    this.collect(this.child.stdout, this.stdout);
+    this.collect(this.child.stderr, this.stderr);
+    this.exited = new Promise((resolve) => {
+      this.child.on("exit", (code, signal) => {
+        this.hasExited = true;
+        this.notify();
+        resolve(code ?? signal ?? "unknown");
+      });
+      this.child.on("error", () => {
+        this.hasExited = true;
+        this.notify();
+        resolve("spawn error");
+      });
+    });
+  }
+
+  get running(): boolean {
+    return !this.hasExited;
+  }
+
+  /** Calls `listener` after every new line and on exit; returns an unsubscribe function. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Sends a signal to the program itself; false when it is already gone. */
+  signal(signal: NodeJS.Signals): boolean {
+    if (this.hasExited) return false;
+    try {
+      process.kill(this.pid, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Resolves with the first line matching `pattern` (in one stream or either, from line
+   * `fromIndex` on), or rejects when the program exits first or the time is up.
+   */
+  waitForLine(
+    pattern: RegExp,
+    options: { stream?: "stdout" | "stderr"; timeoutMs: number; fromIndex?: number },
+  ): Promise<string> {
+    const { stream, timeoutMs, fromIndex = 0 } = options;
+    const sources = stream === "stdout" ? [this.stdout] : stream === "stderr" ? [this.stderr] : [this.stdout, this.stderr];
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        for (const lines of sources) {
+          const found = lines.slice(fromIndex).find((line) => pattern.test(line.text));
+          if (found !== undefined) return done(() => resolve(found.text));
+        }
+        if (this.hasExited) {
+          return done(() => reject(new Error(`${this.name} exited before printing ${pattern}${this.said()}`)));
+        }
+      };
+      const timer = setTimeout(
+        () => done(() => reject(new Error(`${this.name} did not print ${pattern} within ${timeoutMs} ms${this.said()}`))),
+        timeoutMs,
+      );
+      const unsubscribe = this.onChange(check);
+      const done = (finish: () => void) => {
+        clearTimeout(timer);
+        unsubscribe();
+        finish();
+      };
+      check();
+    });
+  }
+
+  /** The last lines the program wrote to stderr, for error messages. */
+  said(): string {
+    const lines = this.stderr.map((line) => line.text).filter((line) => line !== "").slice(-3);
+    return lines.length === 0 ? "" : `: ${lines.join(" | ")}`;
+  }
+
+  /**
+   * Stops the program: resumes it if it was stopped (a stopped process cannot act on
+   * SIGTERM), asks it to end, and kills its whole group if it has not ended in time.
+   */
+  async stop(graceMs = 3_000): Promise<number | string> {
+    if (this.hasExited) return this.exited;
+    this.signal("SIGCONT");
+    this.signal("SIGTERM");
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-this.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }, graceMs);
+    const result = await this.exited;
+    clearTimeout(timer);
+    return result;
+  }
+
+  /** Kills the program's whole process group at once (for interrupts and failed runs). */
+  kill(): void {
+    for (const signal of ["SIGCONT", "SIGKILL"] as const) {
+      try {
+        process.kill(-this.pid, signal);
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  private collect(stream: NodeJS.ReadableStream | null, lines: ReceivedLine[]): void {
+    if (stream === null) return;
+    let partial = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => {
+      const pieces = (partial + chunk).split("\n");
+      partial = pieces.pop() ?? "";
+      const receivedAtEpochMs = Date.now();
+      for (const text of pieces) lines.push({ text, receivedAtEpochMs });
+      this.notify();
+    });
+  }
+
+  private notify(): void {
+    for (const listener of this.listeners) listener();
+  }
+}

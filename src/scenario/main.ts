@@ -1,0 +1,179 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { formatDuration } from "../cli/duration.ts";
+import { type FlagSpec, parseFlags, type ProgramDescription } from "../cli/flags.ts";
+import { describeFailure, UsageError } from "../cli/usage-error.ts";
+import { parseClientArgs, resolveClientOptions, STRATEGIES } from "../client/options.ts";
+import { parseServerArgs, resolveServerOptions } from "../server/options.ts";
+import { computeMetrics } from "./metrics.ts";
+import { chartSpec, comparisonTable, renderSvg, reportHtml, type StrategyResult } from "./report.ts";
+import { type Progress, runExperiment, type StrategyRun } from "./run.ts";
+
+/** `exponential-backoff` is the reference client's flag; every other name is a -strategy. */
+const STRATEGY_NAMES = ["fixed", "exponential-backoff", ...STRATEGIES.filter((name) => name !== "reference" && name !== "fixed")];
+const DEFAULT_STRATEGIES = "fixed,exponential-backoff";
+
+const DEMO_FLAGS = [
+  { name: "strategies", kind: "string", default: DEFAULT_STRATEGIES, placeholder: "list",
+    description: `comma-separated strategies to compare, or 'all': ${STRATEGY_NAMES.join(", ")}`,
+    check: (value) => { try { parseStrategies(value); return undefined; } catch (error) { return (error as Error).message; } } },
+  { name: "steady", kind: "duration", default: 15_000, minMs: 0, minExclusive: true, description: "steady state before the outage" },
+  { name: "outage", kind: "duration", default: 20_000, minMs: 0, minExclusive: true, description: "how long the server stays stopped (SIGSTOP)" },
+  { name: "observe", kind: "duration", default: 60_000, minMs: 0, minExclusive: true, description: "observation after resuming it (SIGCONT)" },
+  { name: "server-args", kind: "string", default: "", placeholder: "flags", description: "flags passed to ./server, e.g. \"-backlog 1024\"" },
+  { name: "client-args", kind: "string", default: "", placeholder: "flags", description: "flags passed to ./client, e.g. \"-clients 500 -timeout 1s\"" },
+  { name: "out", kind: "string", default: "results", placeholder: "dir", description: "where results/<timestamp>/ is written" },
+] as const satisfies readonly FlagSpec[];
+
+const DEMO_PROGRAM: ProgramDescription<typeof DEMO_FLAGS> = {
+  name: "demo",
+  summary:
+    "The crash experiment, by itself: for each strategy start ./server and ./client, SIGSTOP the server,\n" +
+    "SIGCONT it, observe, and report with charts (results/<timestamp>/report.html).",
+  flags: DEMO_FLAGS,
+};
+
+function parseStrategies(text: string): StrategyRun[] {
+  const names = text === "all" ? STRATEGY_NAMES : text.split(",").map((name) => name.trim());
+  return names.map((name) => {
+    if (name === "exponential-backoff" || name === "reference") return { name: "exponential-backoff", clientArgs: ["-exponential-backoff"] };
+    if ((STRATEGIES as readonly string[]).includes(name)) return { name, clientArgs: ["-strategy", name] };
+    throw new Error(`unknown strategy "${name}"; one of ${STRATEGY_NAMES.join(", ")}, or all`);
+  });
+}
+
+const splitArgs = (text: string) => text.split(/\s+/).filter((part) => part !== "");
+
+async function main(): Promise<number> {
+  const parsed = parseFlags(DEMO_PROGRAM, process.argv.slice(2));
+  if (parsed.kind === "help") {
+    process.stdout.write(parsed.text);
+    return 0;
+  }
+  const values = parsed.values;
+  const strategies = parseStrategies(values.strategies);
+  const serverArgs = splitArgs(values["server-args"]);
+  const clientArgs = splitArgs(values["client-args"]);
+  // Check pass-through flags with the programs' own tables before starting anything.
+  const serverFlags = passThrough("server-args", () => parseServerArgs(serverArgs));
+  for (const strategy of strategies) passThrough("client-args", () => parseClientArgs([...strategy.clientArgs, ...clientArgs]));
+  const concurrencyLimit = resolveServerOptions(serverFlags).latency.limit;
+
+  const controller = new AbortController();
+  let interrupted = false;
+  const onInterrupt = () => {
+    interrupted = true;
+    controller.abort();
+  };
+  process.on("SIGINT", onInterrupt);
+  process.on("SIGTERM", onInterrupt);
+
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const outDir = resolve(values.out, stamp);
+  const perRunMs = values.steady + values.outage + values.observe;
+  process.stderr.write(
+    `demo: ${strategies.length} strategies x ${formatDuration(perRunMs)} (steady ${formatDuration(values.steady)}, ` +
+      `outage ${formatDuration(values.outage)}, observe ${formatDuration(values.observe)}); results in ${outDir}\n`,
+  );
+  const progress = progressPrinter();
+  const results: StrategyResult[] = [];
+  const recordedLines: { strategy: string; server: string[]; client: string[] }[] = [];
+  try {
+    for (const strategy of strategies) {
+      const record = await runExperiment(
+        { strategy, steadyMs: values.steady, outageMs: values.outage, observeMs: values.observe, serverArgs, clientArgs },
+        {
+          signal: controller.signal,
+          onProgress: progress.update,
+          onStarted: (pids) => {
+            progress.done();
+            process.stderr.write(`demo: ${strategy.name}: server pid ${pids.server}, client pid ${pids.client}\n`);
+          },
+        },
+      );
+      progress.done();
+      const metrics = computeMetrics(record.server, record.client, record.phases, concurrencyLimit);
+      results.push({ strategy: strategy.name, phases: record.phases, server: record.server, client: record.client, metrics, concurrencyLimit });
+      recordedLines.push({ strategy: strategy.name, server: record.serverLines, client: record.clientLines });
+      process.stderr.write(`demo: ${strategy.name}: ${metrics.verdict}; server and client stopped\n`);
+    }
+  } catch (error) {
+    progress.done();
+    if (interrupted) {
+      process.stderr.write("demo: interrupted; the server and client of the current run were stopped\n");
+      return 130;
+    }
+    throw error;
+  }
+
+  mkdirSync(outDir, { recursive: true });
+  const svgs: string[] = [];
+  for (const [index, result] of results.entries()) {
+    const svg = await renderSvg(chartSpec(result));
+    svgs.push(svg);
+    writeFileSync(join(outDir, `${result.strategy}.svg`), svg);
+    writeFileSync(join(outDir, `${result.strategy}.server.jsonl`), `${recordedLines[index]!.server.join("\n")}\n`);
+    writeFileSync(join(outDir, `${result.strategy}.client.jsonl`), `${recordedLines[index]!.client.join("\n")}\n`);
+  }
+  const settings = { steadyMs: values.steady, outageMs: values.outage, observeMs: values.observe, serverArgs, clientArgs, concurrencyLimit };
+  writeFileSync(
+    join(outDir, "summary.json"),
+    `${JSON.stringify({ settings, results: results.map((result) => ({ strategy: result.strategy, phases: result.phases, metrics: result.metrics })) }, jsonNumbers, 2)}\n`,
+  );
+  const notes = [`Settings: ${JSON.stringify(settings)}`];
+  writeFileSync(join(outDir, "report.html"), reportHtml("thundering-herd: the crash experiment", results, svgs, notes));
+  process.stdout.write(`\n${comparisonTable(results)}\n\nreport: ${join(outDir, "report.html")}\n`);
+  return 0;
+}
+
+/** JSON has no Infinity: an unbounded delay is written as "Infinity"; "never recovered" as null. */
+function jsonNumbers(_key: string, value: unknown): unknown {
+  if (value === undefined) return null;
+  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
+}
+
+function passThrough<T>(flag: string, parse: () => { kind: "run"; values: T } | { kind: "help" }): T {
+  try {
+    const outcome = parse();
+    if (outcome.kind === "help") throw new UsageError(`-${flag} must not ask for help`);
+    if (flag === "client-args") resolveClientOptions(outcome.values as Parameters<typeof resolveClientOptions>[0]);
+    return outcome.values;
+  } catch (error) {
+    if (error instanceof UsageError) throw new UsageError(`in -${flag}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** Live status: one line rewritten in place on a terminal, a line every 5 s otherwise. */
+function progressPrinter() {
+  const tty = process.stderr.isTTY === true;
+  let lastPrintedAt = 0;
+  let shown = false;
+  return {
+    update(progress: Progress) {
+      const now = Date.now();
+      if (!tty && now - lastPrintedAt < 5_000) return;
+      lastPrintedAt = now;
+      const client = progress.client === undefined ? "client -"
+        : `client OK ${progress.client.okPerSec.toFixed(1)}/s, errors ${progress.client.errorsPerSec.toFixed(1)}/s, timedout ${progress.client.timedoutPerSec.toFixed(1)}/s`;
+      const server = progress.server === undefined ? "server -"
+        : `server concurrency ${progress.server.concurrency}, delay ${formatDuration(progress.server.lastDelayMs)}`;
+      const line = `[${progress.strategy}] ${progress.phase.padEnd(8)} ${String(Math.ceil(progress.phaseLeftMs / 1000)).padStart(3)}s left | ${client} | ${server}`;
+      process.stderr.write(tty ? `\r\x1b[K${line.slice(0, (process.stderr.columns ?? 160) - 1)}` : `${line}\n`);
+      shown = true;
+    },
+    done() {
+      if (tty && shown) process.stderr.write("\r\x1b[K");
+      shown = false;
+    },
+  };
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    const failure = describeFailure("demo", error);
+    process.stderr.write(failure.text);
+    process.exit(failure.exitCode);
+  },
+);

@@ -1,0 +1,107 @@
+/**
+ * The crash experiment's figures, computed from the two programs' timelines. Pure: the
+ * scenario runner and the simulator feed it the same shapes. Times are ms from the start
+ * of the run; rates are per second.
+ */
+export interface ServerSample {
+  readonly atMs: number;
+  readonly concurrency: number;
+  /** Infinity where the delay outgrew every number. */
+  readonly lastDelayMs: number;
+}
+
+export interface ClientWindow {
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly okPerSec: number;
+  readonly errorsPerSec: number;
+  readonly timedoutPerSec: number;
+  readonly attemptsPerSec: number;
+}
+
+export interface Phases {
+  /** When the server was stopped (SIGSTOP). */
+  readonly stopAtMs: number;
+  /** When it was resumed (SIGCONT). */
+  readonly resumeAtMs: number;
+  /** End of the observation. */
+  readonly endMs: number;
+}
+
+export interface ScenarioMetrics {
+  /** Mean OK rate of the steady-state windows before the outage (the first, warm-up window left out). */
+  readonly baselineOkPerSec: number;
+  /** Mean attempts per second during the outage ÷ baseline. */
+  readonly outageAmplification: number;
+  /** The worst window of the outage, ÷ baseline. */
+  readonly peakAmplification: number;
+  readonly peakConcurrencyAfterResume: number;
+  readonly peakDelayAfterResumeMs: number;
+  /** From resume until concurrency stays at or below the limit; undefined if it never did. */
+  readonly serverRecoveryMs: number | undefined;
+  /** From resume to the end of the first of two good windows in a row; undefined if none. */
+  readonly clientRecoveryMs: number | undefined;
+  readonly verdict: "recovered" | "collapsed";
+}
+
+/** A window is good when OK is back to this share of the baseline… */
+export const GOOD_OK_SHARE = 0.9;
+/** …and errors plus timeouts are at most this share of it. */
+export const GOOD_FAILURE_SHARE = 0.05;
+/** Good windows in a row that mark the client's recovery. */
+export const GOOD_WINDOWS_IN_A_ROW = 2;
+
+export function computeMetrics(
+  server: readonly ServerSample[],
+  client: readonly ClientWindow[],
+  phases: Phases,
+  concurrencyLimit: number,
+): ScenarioMetrics {
+  const steady = client.filter((window) => window.endMs <= phases.stopAtMs).slice(1);
+  const baselineOkPerSec = mean(steady.map((window) => window.okPerSec));
+  const outage = client.filter((window) => window.startMs >= phases.stopAtMs && window.endMs <= phases.resumeAtMs);
+  const outageAttempts = outage.map((window) => window.attemptsPerSec);
+  const ratio = (value: number) => (baselineOkPerSec > 0 ? value / baselineOkPerSec : 0);
+
+  const afterResume = server.filter((sample) => sample.atMs >= phases.resumeAtMs && sample.atMs <= phases.endMs);
+  const serverRecoveryMs = recoveryOfServer(afterResume, phases.resumeAtMs, concurrencyLimit);
+  const clientRecoveryMs = recoveryOfClient(client, phases, baselineOkPerSec);
+  return {
+    baselineOkPerSec,
+    outageAmplification: ratio(mean(outageAttempts)),
+    peakAmplification: ratio(Math.max(0, ...outageAttempts)),
+    peakConcurrencyAfterResume: Math.max(0, ...afterResume.map((sample) => sample.concurrency)),
+    peakDelayAfterResumeMs: afterResume.reduce((peak, sample) => Math.max(peak, sample.lastDelayMs), 0),
+    serverRecoveryMs,
+    clientRecoveryMs,
+    verdict: serverRecoveryMs !== undefined && clientRecoveryMs !== undefined ? "recovered" : "collapsed",
+  };
+}
+
+function recoveryOfServer(afterResume: readonly ServerSample[], resumeAtMs: number, limit: number): number | undefined {
+  if (afterResume.length === 0) return undefined;
+  let index = afterResume.length;
+  while (index > 0 && afterResume[index - 1]!.concurrency <= limit) index--;
+  if (index === afterResume.length) return undefined; // still above the limit at the end
+  // Recovered from the first sample of the final run at or below the limit; 0 if it never rose.
+  return index === 0 ? 0 : afterResume[index]!.atMs - resumeAtMs;
+}
+
+function recoveryOfClient(client: readonly ClientWindow[], phases: Phases, baseline: number): number | undefined {
+  if (baseline <= 0) return undefined;
+  const candidates = client.filter((window) => window.startMs >= phases.resumeAtMs && window.endMs <= phases.endMs);
+  let inARow = 0;
+  for (let index = 0; index < candidates.length; index++) {
+    const window = candidates[index]!;
+    const good =
+      window.okPerSec >= GOOD_OK_SHARE * baseline &&
+      window.errorsPerSec + window.timedoutPerSec <= GOOD_FAILURE_SHARE * baseline;
+    inARow = good ? inARow + 1 : 0;
+    if (inARow === GOOD_WINDOWS_IN_A_ROW) return candidates[index - GOOD_WINDOWS_IN_A_ROW + 1]!.endMs - phases.resumeAtMs;
+  }
+  return undefined;
+}
+
+function mean(values: readonly number[]): number {
+  return values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length;
+}

@@ -1,0 +1,200 @@
+import { createServer } from "node:net";
+import { resolve } from "node:path";
+import { ChildProgram } from "../runtime/child-program.ts";
+import type { ClientWindow, Phases, ServerSample } from "./metrics.ts";
+
+export const REPO_ROOT = resolve(import.meta.dirname, "../..");
+
+export interface StrategyRun {
+  /** Name in reports: `fixed`, `exponential-backoff`, or a client -strategy name. */
+  readonly name: string;
+  /** What ./client is given to select it. */
+  readonly clientArgs: readonly string[];
+}
+
+export interface ExperimentPlan {
+  readonly strategy: StrategyRun;
+  readonly steadyMs: number;
+  readonly outageMs: number;
+  readonly observeMs: number;
+  readonly serverArgs: readonly string[];
+  readonly clientArgs: readonly string[];
+}
+
+export type Phase = "starting" | "steady" | "outage" | "observe" | "stopping";
+
+export interface Progress {
+  readonly strategy: string;
+  readonly phase: Phase;
+  readonly phaseLeftMs: number;
+  readonly client: ClientWindow | undefined;
+  readonly server: ServerSample | undefined;
+}
+
+/** Everything one experiment recorded; times in ms from `startEpochMs`. */
+export interface ExperimentRecord {
+  readonly strategy: string;
+  readonly startEpochMs: number;
+  readonly phases: Phases;
+  readonly server: ServerSample[];
+  readonly client: ClientWindow[];
+  /** The raw JSON lines of both programs, as they printed them. */
+  readonly serverLines: string[];
+  readonly clientLines: string[];
+  readonly serverPid: number;
+  readonly clientPid: number;
+}
+
+/**
+ * Runs the article's experiment once, by itself: start ./server and ./client as a user
+ * would (with -json), wait for steady state, SIGSTOP the server's pid, wait, SIGCONT it,
+ * observe, then stop both by pid and check that nothing is left running or listening.
+ */
+export async function runExperiment(
+  plan: ExperimentPlan,
+  options: {
+    signal: AbortSignal;
+    onProgress: (progress: Progress) => void;
+    onStarted: (pids: { server: number; client: number }) => void;
+  },
+): Promise<ExperimentRecord> {
+  const startEpochMs = Date.now();
+  const server = new ChildProgram("server", resolve(REPO_ROOT, "server"), ["-listen", "127.0.0.1:0", "-json", ...plan.serverArgs], {
+    cwd: REPO_ROOT,
+  });
+  let client: ChildProgram | undefined;
+  const abandon = () => {
+    server.kill();
+    client?.kill();
+  };
+  options.signal.addEventListener("abort", abandon, { once: true });
+  try {
+    const listening = await server.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 });
+    const port = Number(/:(\d+)\/api/.exec(listening)![1]);
+    client = new ChildProgram(
+      "client",
+      resolve(REPO_ROOT, "client"),
+      ["-url", `http://127.0.0.1:${port}/api`, "-json", ...plan.strategy.clientArgs, ...plan.clientArgs],
+      { cwd: REPO_ROOT },
+    );
+    const programs = [server, client];
+    const clientStarted = client;
+    await clientStarted.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 });
+    options.onStarted({ server: server.pid, client: clientStarted.pid });
+
+    const runStartEpochMs = Date.now();
+    const phases: Phases = {
+      stopAtMs: runStartEpochMs - startEpochMs + plan.steadyMs,
+      resumeAtMs: runStartEpochMs - startEpochMs + plan.steadyMs + plan.outageMs,
+      endMs: runStartEpochMs - startEpochMs + plan.steadyMs + plan.outageMs + plan.observeMs,
+    };
+    const report = (phase: Phase, phaseEndsAtMs: number) =>
+      options.onProgress({
+        strategy: plan.strategy.name,
+        phase,
+        phaseLeftMs: Math.max(0, startEpochMs + phaseEndsAtMs - Date.now()),
+        client: parseClientWindows(clientStarted.stdout.map((line) => line.text), startEpochMs).at(-1),
+        server: parseServerSamples(server.stdout.map((line) => line.text), startEpochMs).at(-1),
+      });
+
+    await phase("steady", phases.stopAtMs);
+    if (!server.signal("SIGSTOP")) throw diedEarly(server);
+    await phase("outage", phases.resumeAtMs);
+    if (!server.signal("SIGCONT")) throw diedEarly(server);
+    await phase("observe", phases.endMs);
+    report("stopping", phases.endMs);
+
+    await clientStarted.stop();
+    await server.stop();
+    await ensureGone(programs, port);
+    const serverLines = server.stdout.map((line) => line.text).filter((line) => line.startsWith("{"));
+    const clientLines = clientStarted.stdout.map((line) => line.text).filter((line) => line.startsWith("{"));
+    return {
+      strategy: plan.strategy.name,
+      startEpochMs,
+      phases,
+      server: parseServerSamples(serverLines, startEpochMs),
+      client: parseClientWindows(clientLines, startEpochMs),
+      serverLines,
+      clientLines,
+      serverPid: server.pid,
+      clientPid: clientStarted.pid,
+    };
+
+    /** Waits until `endsAtMs`, reporting progress, and fails if a program dies meanwhile. */
+    async function phase(name: Phase, endsAtMs: number): Promise<void> {
+      while (Date.now() < startEpochMs + endsAtMs) {
+        if (options.signal.aborted) throw new Error("interrupted");
+        for (const program of programs) if (!program.running) throw diedEarly(program);
+        report(name, endsAtMs);
+        await new Promise((wake) => setTimeout(wake, Math.min(250, startEpochMs + endsAtMs - Date.now())));
+      }
+    }
+  } catch (error) {
+    abandon();
+    await Promise.all([server.exited, client?.exited]);
+    throw error;
+  } finally {
+    options.signal.removeEventListener("abort", abandon);
+  }
+}
+
+function diedEarly(program: ChildProgram): Error {
+  return new Error(`${program.name} (pid ${program.pid}) ended early${program.said()}`);
+}
+
+/** Both pids gone and the port free again, or an error saying what is left. */
+async function ensureGone(programs: readonly ChildProgram[], port: number): Promise<void> {
+  for (const program of programs) {
+    try {
+      process.kill(program.pid, 0);
+      throw new Error(`${program.name} (pid ${program.pid}) is still running`);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+    }
+  }
+  await new Promise<void>((resolveFree, reject) => {
+    const probe = createServer();
+    probe.once("error", () => reject(new Error(`port ${port} is still in use after the run`)));
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolveFree()));
+  });
+}
+
+interface ServerJson {
+  epochMs: number;
+  concurrency: number;
+  lastDelayMs: number | null;
+}
+
+export function parseServerSamples(lines: readonly string[], startEpochMs: number): ServerSample[] {
+  return lines.filter((line) => line.startsWith("{")).map((line) => {
+    const json = JSON.parse(line) as ServerJson;
+    return { atMs: json.epochMs - startEpochMs, concurrency: json.concurrency, lastDelayMs: json.lastDelayMs ?? Infinity };
+  });
+}
+
+interface ClientJson {
+  epochMs: number;
+  windowMs: number;
+  okPerSec: number;
+  errorsPerSec: number;
+  timedoutPerSec: number;
+  attemptsPerSec: number;
+  summary?: boolean;
+}
+
+/** The client's windows (its final summary object left out). */
+export function parseClientWindows(lines: readonly string[], startEpochMs: number): ClientWindow[] {
+  return lines
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as ClientJson)
+    .filter((json) => json.summary !== true)
+    .map((json) => ({
+      startMs: json.epochMs - json.windowMs - startEpochMs,
+      endMs: json.epochMs - startEpochMs,
+      okPerSec: json.okPerSec,
+      errorsPerSec: json.errorsPerSec,
+      timedoutPerSec: json.timedoutPerSec,
+      attemptsPerSec: json.attemptsPerSec,
+    }));
+}

@@ -1,0 +1,90 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { spawnCli } from "../helpers/spawn-cli.ts";
+
+/**
+ * The experiment scaled down with the model in mind: 200 clients at lambda 2 s offer the
+ * same ~100 req/s as the real demo, and a 400 ms timeout keeps fixed retry's outage load at
+ * ~4x, so six seconds of outage queue ~2 000 requests, far past the ~460 in service at
+ * which the delay reaches the timeout. The reference backoff queues a few dozen.
+ */
+const SCALED = ["-steady", "5s", "-outage", "6s", "-observe", "25s", "-client-args", "-clients 200 -lambda 2 -timeout 400ms -interval 1s"];
+
+const demo = (args: readonly string[]) =>
+  spawnCli("demo", ["--import", "./src/register-tsx.mjs", "src/scenario/main.ts", ...args], { command: process.execPath });
+
+const outDirs: string[] = [];
+afterEach(() => {
+  for (const dir of outDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface Summary {
+  results: { strategy: string; metrics: { verdict: string; peakConcurrencyAfterResume: number; serverRecoveryMs: number | null; clientRecoveryMs: number | null; outageAmplification: number } }[];
+}
+
+describe("npm run demo", () => {
+  it("shows fixed retry collapsing and -exponential-backoff recovering, with a report", { timeout: 170_000 }, async () => {
+    const out = mkdtempSync(join(tmpdir(), "thundering-herd-demo-"));
+    outDirs.push(out);
+    const run = demo([...SCALED, "-out", out]);
+    expect(await run.exited).toBe(0);
+    const reportLine = run.stdoutLines.find((line) => line.startsWith("report: "))!;
+    const dir = reportLine.replace("report: ", "").replace(/\/report\.html$/, "");
+    const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8")) as Summary;
+    const [fixed, backoff] = summary.results;
+    expect(fixed?.strategy).toBe("fixed");
+    expect(fixed?.metrics.verdict).toBe("collapsed");
+    expect(fixed?.metrics.peakConcurrencyAfterResume).toBeGreaterThan(1_000);
+    expect(fixed?.metrics.serverRecoveryMs).toBeNull();
+    expect(fixed?.metrics.outageAmplification).toBeGreaterThan(2);
+    expect(backoff?.strategy).toBe("exponential-backoff");
+    expect(backoff?.metrics.verdict).toBe("recovered");
+    expect(backoff?.metrics.clientRecoveryMs).toBeGreaterThan(0);
+    for (const file of ["report.html", "fixed.svg", "exponential-backoff.svg", "fixed.server.jsonl", "exponential-backoff.client.jsonl"]) {
+      expect(existsSync(join(dir, file))).toBe(true);
+    }
+    const html = readFileSync(join(dir, "report.html"), "utf8");
+    expect(html).toContain("<svg");
+    expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/);
+    expect(run.stdoutLines.join("\n")).toMatch(/fixed\s+collapsed/);
+    expect(run.stdoutLines.join("\n")).toMatch(/exponential-backoff\s+recovered/);
+    // Every program the runner started is gone.
+    const pids = run.stderrLines.flatMap((line) => [...line.matchAll(/pid (\d+)/g)].map((match) => Number(match[1])));
+    expect(pids).toHaveLength(4);
+    for (const pid of pids) expect(isRunning(pid)).toBe(false);
+  });
+
+  it("stops the server and client it started when interrupted, and exits 130", { timeout: 60_000 }, async () => {
+    const out = mkdtempSync(join(tmpdir(), "thundering-herd-demo-"));
+    outDirs.push(out);
+    const run = demo(["-steady", "30s", "-client-args", "-clients 50", "-out", out]);
+    const started = await run.waitForLine(/server pid \d+, client pid \d+/, { stream: "stderr", timeoutMs: 30_000 });
+    const [serverPid, clientPid] = [...started.matchAll(/pid (\d+)/g)].map((match) => Number(match[1]));
+    expect(isRunning(serverPid!)).toBe(true);
+    run.signal("SIGINT");
+    expect(await run.exited).toBe(130);
+    expect(isRunning(serverPid!)).toBe(false);
+    expect(isRunning(clientPid!)).toBe(false);
+    expect(run.stderrLines.join("\n")).toContain("interrupted");
+  });
+
+  it("rejects a bad pass-through flag before starting anything", async () => {
+    const run = demo(["-server-args", "-limit many"]);
+    expect(await run.exited).toBe(2);
+    expect(run.stderrLines.filter((line) => line !== "")).toEqual([
+      'demo: in -server-args: invalid value "many" for flag -limit: must be an integer',
+      "Run 'demo -h' for usage.",
+    ]);
+  });
+});
