@@ -216,3 +216,11 @@ function checkRange(
   }
   if (max !== undefined && value > max) throw invalid(flag, raw, `must be <= ${show(max)}`);
 }
+
+/** A flag table without some of its flags, keeping the types of the rest (for programs that combine tables). */
+export function withoutFlags<T extends readonly FlagSpec[], N extends T[number]["name"]>(
+  flags: T,
+  names: readonly N[],
+): Exclude<T[number], { name: N }>[] {
+  return flags.filter((flag) => !(names as readonly string[]).includes(flag.name)) as Exclude<T[number], { name: N }>[];
+}

@@ -54,7 +54,7 @@ export const CLIENT_FLAGS = [
     description: "first/base retry delay (exponential, jitter strategies: 100ms; grpc: 1s)" },
   { name: "max-delay", kind: "duration", default: undefined, minMs: 0,
     description: "cap on the retry delay (default 5m; grpc: 2m)" },
-  { name: "factor", kind: "number", default: undefined, min: 1, placeholder: "f",
+  { name: "backoff-factor", kind: "number", default: undefined, min: 1, placeholder: "f",
     description: "growth per failure (reference, exponential: 2.71828; grpc: 1.6)" },
   { name: "jitter", kind: "number", default: undefined, min: 0, placeholder: "f",
     description: "jitter: exponential: sd as a fraction of the delay (0.1); reference: sd in seconds (0.1); grpc: ± fraction (0.2)" },
@@ -149,11 +149,11 @@ export function buildPolicy(strategy: StrategyName, values: ClientFlagValues): B
       return referencePolicy({
         minDelayMs,
         maxDelayMs,
-        factor: values.factor ?? REFERENCE_FACTOR,
+        factor: values["backoff-factor"] ?? REFERENCE_FACTOR,
         jitterMs: values.jitter === undefined ? undefined : values.jitter * 1000,
       });
     case "exponential":
-      return exponentialPolicy({ minDelayMs, maxDelayMs, factor: values.factor ?? REFERENCE_FACTOR, jitter: values.jitter });
+      return exponentialPolicy({ minDelayMs, maxDelayMs, factor: values["backoff-factor"] ?? REFERENCE_FACTOR, jitter: values.jitter });
     case "full-jitter":
       return fullJitterPolicy({ baseMs: minDelayMs, capMs: maxDelayMs });
     case "equal-jitter":
@@ -165,7 +165,7 @@ export function buildPolicy(strategy: StrategyName, values: ClientFlagValues): B
     case "google":
       return googlePolicy();
     case "grpc":
-      return grpcPolicy({ initialMs: minDelayMs, maxMs: maxDelayMs, multiplier: values.factor, jitter: values.jitter });
+      return grpcPolicy({ initialMs: minDelayMs, maxMs: maxDelayMs, multiplier: values["backoff-factor"], jitter: values.jitter });
   }
 }
 

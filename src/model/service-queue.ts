@@ -34,7 +34,10 @@ export interface ServiceTicket {
 export interface ServiceSnapshot {
   readonly concurrency: number;
   readonly lastDelayMs: number;
+  /** The most requests in service since the last resetPeak(). */
   readonly peakConcurrency: number;
+  /** delay(peakConcurrency): the longest delay since the last resetPeak(), in ms. */
+  readonly peakDelayMs: number;
   readonly admitted: number;
   /** Completed with the client still waiting. */
   readonly served: number;
@@ -123,6 +126,7 @@ export class ServiceQueue {
       concurrency: this.inService,
       lastDelayMs: this.lastDelay,
       peakConcurrency: this.peak,
+      peakDelayMs: modelledDelayMs(this.options.latency, this.peak),
       admitted: this.admittedTotal,
       served: this.servedTotal,
       abandoned: this.abandonedTotal,

@@ -3,23 +3,23 @@ import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { type FlagSpec, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { describeFailure, UsageError } from "../cli/usage-error.ts";
-import { parseClientArgs, resolveClientOptions, STRATEGIES } from "../client/options.ts";
+import { parseClientArgs, resolveClientOptions } from "../client/options.ts";
 import { parseServerArgs, resolveServerOptions } from "../server/options.ts";
 import { computeMetrics } from "./metrics.ts";
 import { chartSpec, comparisonTable, renderSvg, reportHtml, type StrategyResult } from "./report.ts";
-import { type Progress, runExperiment, type StrategyRun } from "./run.ts";
+import { type Progress, runExperiment } from "./run.ts";
+import { parseStrategies, STRATEGY_NAMES, strategiesProblem } from "./strategies.ts";
 
-/** `exponential-backoff` is the reference client's flag; every other name is a -strategy. */
-const STRATEGY_NAMES = ["fixed", "exponential-backoff", ...STRATEGIES.filter((name) => name !== "reference" && name !== "fixed")];
 const DEFAULT_STRATEGIES = "fixed,exponential-backoff";
 
 const DEMO_FLAGS = [
   { name: "strategies", kind: "string", default: DEFAULT_STRATEGIES, placeholder: "list",
     description: `comma-separated strategies to compare, or 'all': ${STRATEGY_NAMES.join(", ")}`,
-    check: (value) => { try { parseStrategies(value); return undefined; } catch (error) { return (error as Error).message; } } },
+    check: strategiesProblem },
   { name: "steady", kind: "duration", default: 15_000, minMs: 0, minExclusive: true, description: "steady state before the outage" },
   { name: "outage", kind: "duration", default: 20_000, minMs: 0, minExclusive: true, description: "how long the server stays stopped (SIGSTOP)" },
-  { name: "observe", kind: "duration", default: 60_000, minMs: 0, minExclusive: true, description: "observation after resuming it (SIGCONT)" },
+  { name: "observe", kind: "duration", default: 90_000, minMs: 0, minExclusive: true,
+    description: "observation after resuming it (SIGCONT); clients using the reference backoff need 45-70 s to come back" },
   { name: "server-args", kind: "string", default: "", placeholder: "flags", description: "flags passed to ./server, e.g. \"-backlog 1024\"" },
   { name: "client-args", kind: "string", default: "", placeholder: "flags", description: "flags passed to ./client, e.g. \"-clients 500 -timeout 1s\"" },
   { name: "out", kind: "string", default: "results", placeholder: "dir", description: "where results/<timestamp>/ is written" },
@@ -32,15 +32,6 @@ const DEMO_PROGRAM: ProgramDescription<typeof DEMO_FLAGS> = {
     "SIGCONT it, observe, and report with charts (results/<timestamp>/report.html).",
   flags: DEMO_FLAGS,
 };
-
-function parseStrategies(text: string): StrategyRun[] {
-  const names = text === "all" ? STRATEGY_NAMES : text.split(",").map((name) => name.trim());
-  return names.map((name) => {
-    if (name === "exponential-backoff" || name === "reference") return { name: "exponential-backoff", clientArgs: ["-exponential-backoff"] };
-    if ((STRATEGIES as readonly string[]).includes(name)) return { name, clientArgs: ["-strategy", name] };
-    throw new Error(`unknown strategy "${name}"; one of ${STRATEGY_NAMES.join(", ")}, or all`);
-  });
-}
 
 const splitArgs = (text: string) => text.split(/\s+/).filter((part) => part !== "");
 

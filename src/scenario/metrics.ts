@@ -8,6 +8,12 @@ export interface ServerSample {
   readonly concurrency: number;
   /** Infinity where the delay outgrew every number. */
   readonly lastDelayMs: number;
+  /**
+   * The most in service since the previous sample, and its delay: a burst that drains
+   * between two reports (stale requests on resume) still counts.
+   */
+  readonly peakConcurrency: number;
+  readonly peakDelayMs: number;
 }
 
 export interface ClientWindow {
@@ -70,21 +76,28 @@ export function computeMetrics(
     baselineOkPerSec,
     outageAmplification: ratio(mean(outageAttempts)),
     peakAmplification: ratio(Math.max(0, ...outageAttempts)),
-    peakConcurrencyAfterResume: Math.max(0, ...afterResume.map((sample) => sample.concurrency)),
-    peakDelayAfterResumeMs: afterResume.reduce((peak, sample) => Math.max(peak, sample.lastDelayMs), 0),
+    peakConcurrencyAfterResume: afterResume.reduce((peak, sample) => Math.max(peak, sample.peakConcurrency), 0),
+    peakDelayAfterResumeMs: afterResume.reduce((peak, sample) => Math.max(peak, sample.peakDelayMs), 0),
     serverRecoveryMs,
     clientRecoveryMs,
     verdict: serverRecoveryMs !== undefined && clientRecoveryMs !== undefined ? "recovered" : "collapsed",
   };
 }
 
+/**
+ * The first report from which concurrency stays at or below the limit, at report
+ * resolution: a report whose interval peaked above the limit but ends below it is the
+ * moment of recovery (the drop happened within that interval).
+ */
 function recoveryOfServer(afterResume: readonly ServerSample[], resumeAtMs: number, limit: number): number | undefined {
-  if (afterResume.length === 0) return undefined;
-  let index = afterResume.length;
-  while (index > 0 && afterResume[index - 1]!.concurrency <= limit) index--;
-  if (index === afterResume.length) return undefined; // still above the limit at the end
-  // Recovered from the first sample of the final run at or below the limit; 0 if it never rose.
-  return index === 0 ? 0 : afterResume[index]!.atMs - resumeAtMs;
+  let recoveredFrom: number | undefined;
+  for (let index = afterResume.length - 1; index >= 0; index--) {
+    const sample = afterResume[index]!;
+    if (sample.concurrency > limit) break;
+    recoveredFrom = index;
+    if (sample.peakConcurrency > limit) break;
+  }
+  return recoveredFrom === undefined ? undefined : afterResume[recoveredFrom]!.atMs - resumeAtMs;
 }
 
 function recoveryOfClient(client: readonly ClientWindow[], phases: Phases, baseline: number): number | undefined {

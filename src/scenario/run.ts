@@ -2,15 +2,9 @@ import { createServer } from "node:net";
 import { resolve } from "node:path";
 import { ChildProgram } from "../runtime/child-program.ts";
 import type { ClientWindow, Phases, ServerSample } from "./metrics.ts";
+import type { StrategyRun } from "./strategies.ts";
 
 export const REPO_ROOT = resolve(import.meta.dirname, "../..");
-
-export interface StrategyRun {
-  /** Name in reports: `fixed`, `exponential-backoff`, or a client -strategy name. */
-  readonly name: string;
-  /** What ./client is given to select it. */
-  readonly clientArgs: readonly string[];
-}
 
 export interface ExperimentPlan {
   readonly strategy: StrategyRun;
@@ -164,12 +158,20 @@ interface ServerJson {
   epochMs: number;
   concurrency: number;
   lastDelayMs: number | null;
+  peakConcurrency: number;
+  peakDelayMs: number | null;
 }
 
 export function parseServerSamples(lines: readonly string[], startEpochMs: number): ServerSample[] {
   return lines.filter((line) => line.startsWith("{")).map((line) => {
     const json = JSON.parse(line) as ServerJson;
-    return { atMs: json.epochMs - startEpochMs, concurrency: json.concurrency, lastDelayMs: json.lastDelayMs ?? Infinity };
+    return {
+      atMs: json.epochMs - startEpochMs,
+      concurrency: json.concurrency,
+      lastDelayMs: json.lastDelayMs ?? Infinity,
+      peakConcurrency: json.peakConcurrency,
+      peakDelayMs: json.peakDelayMs ?? Infinity,
+    };
   });
 }
 

@@ -6,9 +6,9 @@ import type { ServiceSnapshot } from "../model/service-queue.ts";
  * The reference server's once-a-second line:
  * `Jun 21 22:11:08.519: concurrency:    8, last delay: 100ms`
  */
-export function formatServerLine(epochMs: number, snapshot: ServiceSnapshot): string {
+export function formatServerLine(epochMs: number, snapshot: ServiceSnapshot, timeZone: "local" | "utc" = "local"): string {
   const concurrency = String(snapshot.concurrency).padStart(4, " ");
-  return `${formatStampMilli(epochMs)}: concurrency: ${concurrency}, last delay: ${formatDuration(snapshot.lastDelayMs)}`;
+  return `${formatStampMilli(epochMs, timeZone)}: concurrency: ${concurrency}, last delay: ${formatDuration(snapshot.lastDelayMs)}`;
 }
 
 /** The same report as one JSON object; an infinite delay is written as null. */
@@ -24,6 +24,7 @@ export function serverReport(epochMs: number, snapshot: ServiceSnapshot) {
     lastDelayMs: Number.isFinite(snapshot.lastDelayMs) ? snapshot.lastDelayMs : null,
     lastDelay: formatDuration(snapshot.lastDelayMs),
     peakConcurrency: snapshot.peakConcurrency,
+    peakDelayMs: Number.isFinite(snapshot.peakDelayMs) ? snapshot.peakDelayMs : null,
     admitted: snapshot.admitted,
     served: snapshot.served,
     abandoned: snapshot.abandoned,

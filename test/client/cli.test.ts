@@ -74,7 +74,7 @@ describe("./client", () => {
   it("retries on the wire exactly as the policy says: exponential growth without jitter", async () => {
     const server = await startScriptedServer((_request, response) => response.writeHead(503).end());
     const cli = spawnCli("client", ["-url", server.url, "-clients", "1", "-lambda", "0.01", "-strategy", "exponential",
-      "-min-delay", "10ms", "-factor", "2", "-jitter", "0", "-duration", "1.4s", "-seed", "3"]);
+      "-min-delay", "10ms", "-backoff-factor", "2", "-jitter", "0", "-duration", "1.4s", "-seed", "3"]);
     expect(await cli.exited).toBe(0);
     const gaps = server.arrivals.slice(1).map((time, index) => time - server.arrivals[index]!);
     // min(10ms * 2^n): 20, 40, 80, 160, 320 ms after each 503 (which takes a millisecond or so).

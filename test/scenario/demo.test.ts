@@ -10,7 +10,8 @@ import { spawnCli } from "../helpers/spawn-cli.ts";
  * ~4x, so six seconds of outage queue ~2 000 requests, far past the ~460 in service at
  * which the delay reaches the timeout. The reference backoff queues a few dozen.
  */
-const SCALED = ["-steady", "5s", "-outage", "6s", "-observe", "25s", "-client-args", "-clients 200 -lambda 2 -timeout 400ms -interval 1s"];
+const SCALED_CLIENT = ["-clients", "200", "-lambda", "2", "-timeout", "400ms", "-interval", "1s"];
+const SCALED = ["-steady", "5s", "-outage", "6s", "-observe", "20s", "-client-args", SCALED_CLIENT.join(" ")];
 
 const demo = (args: readonly string[]) =>
   spawnCli("demo", ["--import", "./src/register-tsx.mjs", "src/scenario/main.ts", ...args], { command: process.execPath });
@@ -29,20 +30,36 @@ function isRunning(pid: number): boolean {
   }
 }
 
+interface Metrics {
+  verdict: string;
+  peakConcurrencyAfterResume: number;
+  serverRecoveryMs: number | null;
+  clientRecoveryMs: number | null;
+  outageAmplification: number;
+}
+
 interface Summary {
-  results: { strategy: string; metrics: { verdict: string; peakConcurrencyAfterResume: number; serverRecoveryMs: number | null; clientRecoveryMs: number | null; outageAmplification: number } }[];
+  results: { strategy: string; metrics: Metrics }[];
+}
+
+/** The simulator on the same scenario: its metrics per strategy, from its JSON summaries. */
+async function simulated(strategies: string): Promise<Map<string, Metrics>> {
+  const sim = spawnCli("sim", ["-strategies", strategies, ...SCALED_CLIENT, "-outage-at", "5s", "-outage", "6s", "-duration", "31s", "-json", "-quiet"]);
+  expect(await sim.exited).toBe(0);
+  const summaries = sim.stdoutLines.filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as { strategy: string; metrics: Metrics });
+  return new Map(summaries.map((summary) => [summary.strategy, summary.metrics]));
 }
 
 describe("npm run demo", () => {
-  it("shows fixed retry collapsing and -exponential-backoff recovering, with a report", { timeout: 170_000 }, async () => {
+  it("shows fixed retry collapsing and -exponential-backoff recovering, with a report, as the simulator predicts", { timeout: 175_000 }, async () => {
     const out = mkdtempSync(join(tmpdir(), "thundering-herd-demo-"));
     outDirs.push(out);
-    const run = demo([...SCALED, "-out", out]);
+    const run = demo([...SCALED, "-strategies", "fixed,exponential-backoff,exponential", "-out", out]);
     expect(await run.exited).toBe(0);
     const reportLine = run.stdoutLines.find((line) => line.startsWith("report: "))!;
     const dir = reportLine.replace("report: ", "").replace(/\/report\.html$/, "");
     const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8")) as Summary;
-    const [fixed, backoff] = summary.results;
+    const [fixed, backoff, formula] = summary.results;
     expect(fixed?.strategy).toBe("fixed");
     expect(fixed?.metrics.verdict).toBe("collapsed");
     expect(fixed?.metrics.peakConcurrencyAfterResume).toBeGreaterThan(1_000);
@@ -51,7 +68,18 @@ describe("npm run demo", () => {
     expect(backoff?.strategy).toBe("exponential-backoff");
     expect(backoff?.metrics.verdict).toBe("recovered");
     expect(backoff?.metrics.clientRecoveryMs).toBeGreaterThan(0);
-    for (const file of ["report.html", "fixed.svg", "exponential-backoff.svg", "fixed.server.jsonl", "exponential-backoff.client.jsonl"]) {
+    expect(formula?.strategy).toBe("exponential");
+
+    // The simulator, run on the same scenario, agrees with what the real programs did.
+    const predicted = await simulated("fixed,exponential-backoff,exponential");
+    for (const measured of summary.results) {
+      const simulatedMetrics = predicted.get(measured.strategy)!;
+      expect(simulatedMetrics.verdict, measured.strategy).toBe(measured.metrics.verdict);
+      const ratio = simulatedMetrics.peakConcurrencyAfterResume / measured.metrics.peakConcurrencyAfterResume;
+      expect(ratio, `${measured.strategy}: simulated ${simulatedMetrics.peakConcurrencyAfterResume}, measured ${measured.metrics.peakConcurrencyAfterResume}`).toBeGreaterThan(0.7);
+      expect(ratio).toBeLessThan(1.3);
+    }
+    for (const file of ["report.html", "fixed.svg", "exponential-backoff.svg", "exponential.svg", "fixed.server.jsonl", "exponential-backoff.client.jsonl"]) {
       expect(existsSync(join(dir, file))).toBe(true);
     }
     const html = readFileSync(join(dir, "report.html"), "utf8");
@@ -61,7 +89,7 @@ describe("npm run demo", () => {
     expect(run.stdoutLines.join("\n")).toMatch(/exponential-backoff\s+recovered/);
     // Every program the runner started is gone.
     const pids = run.stderrLines.flatMap((line) => [...line.matchAll(/pid (\d+)/g)].map((match) => Number(match[1])));
-    expect(pids).toHaveLength(4);
+    expect(pids).toHaveLength(6);
     for (const pid of pids) expect(isRunning(pid)).toBe(false);
   });
 

@@ -15,8 +15,15 @@ function windows(rates: [number, number, number, number][]): ClientWindow[] {
   }));
 }
 
+const delay = (concurrency: number) => (concurrency > 30 ? 100 * 1.05 ** ((concurrency - 30) / 15) : 100);
 const samples = (concurrencies: number[], startMs: number): ServerSample[] =>
-  concurrencies.map((concurrency, index) => ({ atMs: startMs + index * 1_000, concurrency, lastDelayMs: concurrency > 30 ? 100 * 1.05 ** ((concurrency - 30) / 15) : 100 }));
+  concurrencies.map((concurrency, index) => ({
+    atMs: startMs + index * 1_000,
+    concurrency,
+    lastDelayMs: delay(concurrency),
+    peakConcurrency: concurrency,
+    peakDelayMs: delay(concurrency),
+  }));
 
 const steady: [number, number, number, number][] = [[80, 0, 0, 80], [100, 0, 0, 100], [100, 0, 0, 100]];
 const outage: [number, number, number, number][] = [[0, 0, 200, 300], [0, 0, 300, 400], [0, 0, 380, 500], [0, 0, 400, 600]];
@@ -57,8 +64,22 @@ describe("computeMetrics", () => {
     expect(metrics.verdict).toBe("collapsed");
   });
 
+  it("counts a burst that drained between two reports in the peaks", () => {
+    // Stale requests enter service on resume and leave within a second: the instantaneous
+    // samples show 0 and 12, the interval's peak shows the 250.
+    const server: ServerSample[] = [
+      { atMs: 35_000, concurrency: 0, lastDelayMs: 100, peakConcurrency: 0, peakDelayMs: 100 },
+      { atMs: 36_000, concurrency: 12, lastDelayMs: 100, peakConcurrency: 250, peakDelayMs: delay(250) },
+      { atMs: 37_000, concurrency: 10, lastDelayMs: 100, peakConcurrency: 14, peakDelayMs: 100 },
+    ];
+    const metrics = computeMetrics(server, windows(steady), phases, 30);
+    expect(metrics.peakConcurrencyAfterResume).toBe(250);
+    expect(metrics.peakDelayAfterResumeMs).toBe(delay(250));
+    expect(metrics.serverRecoveryMs).toBe(1_000); // below the limit again by the report at +1 s
+  });
+
   it("treats an infinite delay as the peak without producing NaN", () => {
-    const server: ServerSample[] = [{ atMs: 36_000, concurrency: 300_000, lastDelayMs: Infinity }];
+    const server: ServerSample[] = [{ atMs: 36_000, concurrency: 300_000, lastDelayMs: Infinity, peakConcurrency: 300_000, peakDelayMs: Infinity }];
     const metrics = computeMetrics(server, windows(steady), phases, 30);
     expect(metrics.peakDelayAfterResumeMs).toBe(Infinity);
     expect(metrics.outageAmplification).toBe(0);

@@ -1,0 +1,95 @@
+import { parseDuration } from "../cli/duration.ts";
+import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
+import { CLIENT_FLAGS, type ClientFlagValues, type ClientOptions, resolveClientOptions } from "../client/options.ts";
+import { resolveServerOptions, SERVER_FLAGS, type ServerOptions } from "../server/options.ts";
+import { STRATEGY_NAMES, strategiesProblem } from "../scenario/strategies.ts";
+import type { Outage } from "./simulate.ts";
+
+/** Parameters a sweep can vary, each a flag of the simulator. */
+export const SWEEPABLE = ["outage", "clients", "lambda", "timeout", "backlog", "limit", "baseDelay", "simple-backoff-delay"] as const;
+
+const durationList = (text: string) => text.split(",").map((part) => parseDuration(part.trim()));
+const durationListProblem = (text: string) => {
+  try {
+    return durationList(text).every((value) => value >= 0) ? undefined : "must not be negative";
+  } catch {
+    return "must be one or more comma-separated durations, e.g. 15s or 15s,60s";
+  }
+};
+
+const SIM_ONLY_FLAGS = [
+  { name: "outage-at", kind: "string", default: "15s", placeholder: "durations",
+    description: "when the server is stopped (SIGSTOP), virtual time; a comma-separated list for several outages", check: durationListProblem },
+  { name: "outage", kind: "string", default: "20s", placeholder: "durations",
+    description: "how long each outage lasts; one value for all, or one per -outage-at", check: durationListProblem },
+  { name: "duration", kind: "duration", default: 125_000, minMs: 0, minExclusive: true,
+    description: "length of the run, virtual time (default: the demo's 15s steady + 20s outage + 90s observation)" },
+  { name: "seed", kind: "integer", default: 1, min: 0, max: 2 ** 31 - 1, placeholder: "n", description: "random seed: the same flags and seed give byte-identical output" },
+  { name: "json", kind: "boolean", default: false, description: "one JSON object per report (with a \"source\" field) instead of the text lines" },
+  { name: "quiet", kind: "boolean", default: false, description: "print only the analysis and the summary, not every report line" },
+  { name: "strategies", kind: "string", default: undefined, placeholder: "list",
+    description: `for -find-critical-outage and -sweep: strategies to compare, or 'all' (default: the one selected): ${STRATEGY_NAMES.join(", ")}`,
+    check: strategiesProblem },
+  { name: "find-critical-outage", kind: "boolean", default: false,
+    description: "find by bisection the longest outage after which the server still recovers, per strategy" },
+  { name: "sweep", kind: "string", default: undefined, placeholder: "param=values",
+    description: `run once per value and strategy and print a table, e.g. outage=5s,10s,20s; one of ${SWEEPABLE.join(", ")}`,
+    check: (value) => sweepProblem(value) },
+  { name: "out", kind: "string", default: undefined, placeholder: "dir", description: "with -sweep: also write sweep.csv and sweep.svg (a phase diagram) there" },
+] as const satisfies readonly FlagSpec[];
+
+export const SIM_FLAGS = [
+  ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed"]),
+  ...withoutFlags(SERVER_FLAGS, ["listen", "json"]),
+  ...SIM_ONLY_FLAGS,
+];
+
+export type SimFlagValues = FlagValues<typeof SIM_FLAGS>;
+
+export const SIM_PROGRAM: ProgramDescription<typeof SIM_FLAGS> = {
+  name: "sim",
+  summary:
+    "The crash experiment in virtual time: the server model and client strategies the real programs run,\n" +
+    "on a virtual clock, for up to millions of clients. Takes the client's and the server's flags.",
+  flags: SIM_FLAGS,
+};
+
+export interface SimOptions {
+  readonly client: ClientOptions;
+  readonly server: ServerOptions;
+  readonly outages: Outage[];
+}
+
+export function parseSimArgs(args: readonly string[]) {
+  return parseFlags(SIM_PROGRAM, args);
+}
+
+export function resolveSimOptions(values: SimFlagValues): SimOptions {
+  const clientValues: ClientFlagValues = { ...values, url: "http://127.0.0.1/api", json: false, duration: 0, seed: values.seed };
+  const client = resolveClientOptions(clientValues);
+  const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false });
+  const starts = durationList(values["outage-at"]);
+  const lengths = durationList(values.outage);
+  if (lengths.length !== 1 && lengths.length !== starts.length) {
+    throw new Error(`-outage lists ${lengths.length} durations for ${starts.length} outages`);
+  }
+  const outages = starts.map((atMs, index) => ({ atMs, durationMs: lengths.length === 1 ? lengths[0]! : lengths[index]! }));
+  return { client, server, outages };
+}
+
+export function parseSweep(text: string): { param: (typeof SWEEPABLE)[number]; values: string[] } {
+  const match = /^([a-zA-Z-]+)=(.+)$/.exec(text);
+  if (match === null) throw new Error("must be param=value,value,…");
+  const param = match[1] as (typeof SWEEPABLE)[number];
+  if (!SWEEPABLE.includes(param)) throw new Error(`cannot sweep ${match[1]}; one of ${SWEEPABLE.join(", ")}`);
+  return { param, values: match[2]!.split(",").map((value) => value.trim()) };
+}
+
+function sweepProblem(text: string): string | undefined {
+  try {
+    parseSweep(text);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
