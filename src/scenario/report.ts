@@ -13,6 +13,13 @@ export interface StrategyResult {
 }
 
 const seconds = (ms: number) => ms / 1000;
+const MS_PER_YEAR = 365.25 * 24 * 3600 * 1000;
+
+/** Go notation up to a year; beyond, years in scientific notation (Go's hours grow to 60 digits). */
+export function readableDelay(ms: number): string {
+  if (!Number.isFinite(ms)) return "forever";
+  return ms < MS_PER_YEAR ? formatDuration(ms) : `${(ms / MS_PER_YEAR).toPrecision(3)} years`;
+}
 const orDash = (ms: number | undefined) => (ms === undefined ? "never" : formatDuration(Math.round(ms)));
 
 /** One row per strategy: what a reader compares first. */
@@ -24,7 +31,7 @@ export function comparisonTable(results: readonly StrategyResult[]): string {
     metrics.baselineOkPerSec.toFixed(1),
     `${metrics.outageAmplification.toFixed(2)}x (peak ${metrics.peakAmplification.toFixed(2)}x)`,
     String(metrics.peakConcurrencyAfterResume),
-    formatDuration(metrics.peakDelayAfterResumeMs),
+    readableDelay(metrics.peakDelayAfterResumeMs),
     orDash(metrics.serverRecoveryMs),
     orDash(metrics.clientRecoveryMs),
   ]);

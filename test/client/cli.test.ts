@@ -152,4 +152,15 @@ describe("./client", () => {
     expect(summary.errors).toBeGreaterThan(100);
     expect(cli.stderrLines.join("\n")).not.toMatch(/unhandled|uncaught|at .*\.ts:\d+/);
   });
+
+  it("counts running out of file descriptors as errors and keeps going", async () => {
+    const server = await startScriptedServer(() => {}); // holds every request: each needs its own socket
+    const cli = spawnCli("client", ["-url", server.url, "-clients", "150", "-lambda", "0.05", "-timeout", "1s",
+      "-interval", "500ms", "-duration", "3s", "-json"], { shell: "ulimit -n 64" });
+    expect(await cli.exited).toBe(0);
+    const summary = jsonLines(cli.stdoutLines).find((line) => line.summary)!;
+    expect(summary.errorKinds["no-file-descriptor"]).toBeGreaterThan(0);
+    expect(summary.timedout).toBeGreaterThan(0); // the sockets it did get were used
+    expect(cli.stderrLines.join("\n")).not.toMatch(/uncaught|unhandled|\n\s+at /);
+  });
 });

@@ -1,0 +1,145 @@
+/**
+ * `npm run bench -- client`: what the client costs and how many simulated users it keeps
+ * on schedule, against the project's server on the same 2-core machine. Prints figures;
+ * asserts nothing. Every process is stopped by its own pid, also on failure or Ctrl-C.
+ *
+ * The server runs with a limit far above the load (-limit 1000000), so its delay stays
+ * 100 ms and the client alone is measured. A user sends, waits ~100 ms for the answer,
+ * then thinks for lambda on average, so N users should achieve N / (lambda + 0.1 s).
+ */
+import { resolve } from "node:path";
+import { ChildProgram } from "../src/runtime/child-program.ts";
+import { cpuSeconds, memoryMb } from "./proc-usage.ts";
+
+const REPO_ROOT = resolve(import.meta.dirname, "..");
+const LAMBDA_S = 10;
+const SERVICE_S = 0.1;
+const WARM_UP_S = 10;
+const MEASURE_S = 30;
+const CAPACITY_TOLERANCE = 0.02;
+
+const running = new Set<ChildProgram>();
+const stopAll = () => {
+  for (const program of running) program.kill();
+};
+process.on("SIGINT", () => {
+  stopAll();
+  process.exit(130);
+});
+
+function start(name: string, args: readonly string[]): ChildProgram {
+  const program = new ChildProgram(name, resolve(REPO_ROOT, name), args, { cwd: REPO_ROOT });
+  running.add(program);
+  void program.exited.then(() => running.delete(program));
+  return program;
+}
+
+const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
+
+interface ClientRun {
+  clients: number;
+  expectedPerSec: number;
+  achievedPerSec: number;
+  clientCores: number;
+  cpuMsPer1000: number;
+  rssMb: number;
+  peakMb: number;
+  failures: number;
+}
+
+async function measure(url: string, clients: number): Promise<ClientRun> {
+  const client = start("client", ["-url", url, "-clients", String(clients), "-lambda", String(LAMBDA_S), "-json", "-interval", "5s",
+    "-duration", `${WARM_UP_S + MEASURE_S + 1}s`, "-seed", "1"]);
+  try {
+    await client.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 });
+    await sleep(WARM_UP_S * 1000);
+    const linesBefore = client.stdout.length;
+    const cpuBefore = cpuSeconds(client.pid);
+    await sleep(MEASURE_S * 1000);
+    const cpuAfter = cpuSeconds(client.pid);
+    const memory = memoryMb(client.pid);
+    await client.exited;
+    const windows = client.stdout
+      .slice(linesBefore)
+      .map((line) => JSON.parse(line.text) as { ok: number; errors: number; timedout: number; windowMs: number; summary?: boolean; partial?: boolean })
+      .filter((window) => window.summary !== true && window.partial !== true);
+    const ok = windows.reduce((sum, window) => sum + window.ok, 0);
+    const seconds = windows.reduce((sum, window) => sum + window.windowMs, 0) / 1000;
+    const failures = windows.reduce((sum, window) => sum + window.errors + window.timedout, 0);
+    const cpu = cpuAfter - cpuBefore;
+    return {
+      clients,
+      expectedPerSec: clients / (LAMBDA_S + SERVICE_S),
+      achievedPerSec: ok / seconds,
+      clientCores: cpu / MEASURE_S,
+      cpuMsPer1000: (cpu * 1000 * 1000) / Math.max(1, ok),
+      rssMb: memory.rssMb,
+      peakMb: memory.peakMb,
+      failures,
+    };
+  } finally {
+    await client.stop();
+  }
+}
+
+/**
+ * A long retry storm: the server is stopped (SIGSTOP) and 2 000 users retry every 100 ms
+ * after a 200 ms timeout, ~6 500 timeouts a second. RSS every 10 s should stay flat.
+ */
+async function storm(): Promise<void> {
+  const server = start("server", ["-listen", "127.0.0.1:0", "-report-interval", "1h", "-backlog", "64"]);
+  try {
+    const line = await server.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 });
+    const url = `http://127.0.0.1:${/:(\d+)\/api/.exec(line)![1]}/api`;
+    server.signal("SIGSTOP");
+    const client = start("client", ["-url", url, "-clients", "2000", "-lambda", "1", "-timeout", "200ms", "-json", "-interval", "10s", "-duration", "71s"]);
+    try {
+      await client.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 });
+      const samples: string[] = [];
+      for (let second = 10; second <= 70; second += 10) {
+        await sleep(10_000);
+        samples.push(`${second}s ${memoryMb(client.pid).rssMb.toFixed(0)} MB`);
+      }
+      await client.exited;
+      const summary = JSON.parse(client.stdout.at(-1)?.text ?? "{}") as { timedout?: number };
+      process.stdout.write(`\nstorm (server stopped, 2000 users, 200 ms timeout): ${summary.timedout ?? "?"} timeouts in 70 s; client RSS ${samples.join(", ")}\n`);
+    } finally {
+      await client.stop();
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const server = start("server", ["-listen", "127.0.0.1:0", "-limit", "1000000", "-report-interval", "1h"]);
+  try {
+    const line = await server.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 });
+    const url = `http://127.0.0.1:${/:(\d+)\/api/.exec(line)![1]}/api`;
+    process.stdout.write(
+      `client benchmark: lambda ${LAMBDA_S}s, ${WARM_UP_S}s warm-up, ${MEASURE_S}s measured per run; expected rate N / (lambda + ${SERVICE_S}s)\n\n` +
+        "clients  expected/s  achieved/s  deviation  client cores  CPU ms/1000 req  RSS MB  peak MB  failures\n",
+    );
+    let capacity = 0;
+    for (const clients of [1_000, 5_000, 10_000, 20_000, 30_000, 40_000]) {
+      const result = await measure(url, clients);
+      const deviation = result.achievedPerSec / result.expectedPerSec - 1;
+      process.stdout.write(
+        `${String(clients).padStart(7)}  ${result.expectedPerSec.toFixed(1).padStart(10)}  ${result.achievedPerSec.toFixed(1).padStart(10)}  ` +
+          `${(deviation * 100).toFixed(2).padStart(8)}%  ${result.clientCores.toFixed(3).padStart(12)}  ${result.cpuMsPer1000.toFixed(1).padStart(15)}  ` +
+          `${result.rssMb.toFixed(0).padStart(6)}  ${result.peakMb.toFixed(0).padStart(7)}  ${String(result.failures).padStart(8)}\n`,
+      );
+      if (Math.abs(deviation) > CAPACITY_TOLERANCE || result.failures > 0) break;
+      capacity = clients;
+    }
+    process.stdout.write(
+      `\ncapacity: ${capacity} clients keep the achieved rate within ${CAPACITY_TOLERANCE * 100}% of expected (target >= 20000)\n`,
+    );
+  } finally {
+    await server.stop();
+    stopAll();
+  }
+}
+
+await main();
+await storm();
