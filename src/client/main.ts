@@ -1,5 +1,5 @@
 import { formatDuration } from "../cli/duration.ts";
-import { describeFailure } from "../cli/usage-error.ts";
+import { runProgram } from "../runtime/run-program.ts";
 import { Herd } from "../model/herd.ts";
 import { seededRandom } from "../model/random.ts";
 import { nextWindowEnd, WindowStats } from "../model/window-stats.ts";
@@ -91,10 +91,4 @@ function guardAgainstStrayErrors(): void {
   process.on("uncaughtException", (error) => report("uncaught exception", error));
 }
 
-try {
-  main();
-} catch (error) {
-  const failure = describeFailure("client", error);
-  process.stderr.write(failure.text);
-  process.exit(failure.exitCode);
-}
+runProgram("client", main);

@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { type FlagSpec, parseFlags, type ProgramDescription } from "../cli/flags.ts";
-import { describeFailure, UsageError } from "../cli/usage-error.ts";
+import { UsageError } from "../cli/usage-error.ts";
+import { runProgram } from "../runtime/run-program.ts";
 import { parseClientArgs, resolveClientOptions } from "../client/options.ts";
 import { parseServerArgs, resolveServerOptions } from "../server/options.ts";
 import { computeMetrics } from "./metrics.ts";
@@ -160,11 +161,4 @@ function progressPrinter() {
   };
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    const failure = describeFailure("demo", error);
-    process.stderr.write(failure.text);
-    process.exit(failure.exitCode);
-  },
-);
+runProgram("demo", main);

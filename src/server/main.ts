@@ -1,4 +1,4 @@
-import { describeFailure } from "../cli/usage-error.ts";
+import { runProgram } from "../runtime/run-program.ts";
 import { formatListenAddress } from "../cli/listen-address.ts";
 import { readFdLimit, readFdUsage } from "../runtime/fd-usage.ts";
 import { realClock } from "../runtime/real-clock.ts";
@@ -86,8 +86,4 @@ function watchFileDescriptors(say: (message: string) => void): NodeJS.Timeout | 
   }, PROBLEM_REPORT_INTERVAL_MS).unref();
 }
 
-main().catch((error: unknown) => {
-  const failure = describeFailure("server", error);
-  process.stderr.write(failure.text);
-  process.exit(failure.exitCode);
-});
+runProgram("server", main);

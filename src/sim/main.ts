@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { parseValue } from "../cli/flags.ts";
-import { describeFailure, UsageError } from "../cli/usage-error.ts";
+import { UsageError } from "../cli/usage-error.ts";
+import { runProgram } from "../runtime/run-program.ts";
 import { clientReport, formatClientLine, formatClientSummary } from "../client/reporter.ts";
 import { concurrencyForDelay } from "../model/latency.ts";
 import { computeMetrics, type ScenarioMetrics } from "../scenario/metrics.ts";
@@ -219,12 +220,5 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    const failure = describeFailure("sim", error);
-    process.stderr.write(failure.text);
-    process.exit(failure.exitCode);
-  },
-);
+runProgram("sim", main);
 
