@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Starts one of the programs (server, client, sim) for its root shim. It runs a bundle of
+# the TypeScript sources, rebuilt when any source is newer, and `exec`s Node so the pid a
+# user sees (for kill -STOP, Ctrl-Z, fg) is the program itself.
+set -u
+name="$1"
+shift
+root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
+if [ ! -d "$root/node_modules/esbuild" ]; then
+  echo "$name: dependencies are not installed; run 'npm ci' in $root first" >&2
+  exit 1
+fi
+bundle="$root/node_modules/.cache/thundering-herd/$name.mjs"
+if [ ! -f "$bundle" ] || [ -n "$(find "$root/src" "$root/package-lock.json" -newer "$bundle" -print -quit)" ]; then
+  node "$root/scripts/bundle.mjs" "$name" || exit 1
+fi
+exec node "$bundle" "$@"
