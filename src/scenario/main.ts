@@ -7,7 +7,7 @@ import { runProgram } from "../runtime/run-program.ts";
 import { parseClientArgs, resolveClientOptions } from "../client/options.ts";
 import { parseServerArgs, resolveServerOptions } from "../server/options.ts";
 import { computeMetrics } from "./metrics.ts";
-import { chartSpec, comparisonTable, renderSvg, reportHtml, type StrategyResult } from "./report.ts";
+import { chartSpec, comparisonTable, readableDelay, renderSvg, reportHtml, type StrategyResult } from "./report.ts";
 import { type Progress, runExperiment } from "./run.ts";
 import { parseStrategies, STRATEGY_NAMES, strategiesProblem } from "./strategies.ts";
 
@@ -149,7 +149,7 @@ function progressPrinter() {
       const client = progress.client === undefined ? "client -"
         : `client OK ${progress.client.okPerSec.toFixed(1)}/s, errors ${progress.client.errorsPerSec.toFixed(1)}/s, timedout ${progress.client.timedoutPerSec.toFixed(1)}/s`;
       const server = progress.server === undefined ? "server -"
-        : `server concurrency ${progress.server.concurrency}, delay ${formatDuration(progress.server.lastDelayMs)}`;
+        : `server concurrency ${progress.server.concurrency}, delay ${readableDelay(progress.server.lastDelayMs)}`;
       const line = `[${progress.strategy}] ${progress.phase.padEnd(8)} ${String(Math.ceil(progress.phaseLeftMs / 1000)).padStart(3)}s left | ${client} | ${server}`;
       process.stderr.write(tty ? `\r\x1b[K${line.slice(0, (process.stderr.columns ?? 160) - 1)}` : `${line}\n`);
       shown = true;
