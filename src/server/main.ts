@@ -31,9 +31,10 @@ async function main(): Promise<void> {
       suppressed = 0;
     },
   });
-  process.stderr.write(
-    `server: listening on http://${formatListenAddress({ ...server.address, host: server.address.host ?? "" })}/api (pid ${process.pid})\n`,
-  );
+  // Listening on every interface: show an address a local client can use.
+  const everywhere = server.address.host === undefined;
+  const shown = formatListenAddress(everywhere ? { ...server.address, host: "localhost" } : server.address);
+  process.stderr.write(`server: listening on http://${shown}/api (${everywhere ? "all interfaces, " : ""}pid ${process.pid})\n`);
 
   const report = () => {
     const snapshot = server.queue.snapshot();
