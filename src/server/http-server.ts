@@ -10,6 +10,8 @@ import { serverReport } from "./reporter.ts";
 export interface RunningServer {
   readonly address: ListenAddress;
   readonly queue: ServiceQueue;
+  /** Client connections open now. */
+  readonly openConnections: () => number;
   /** Stops accepting, drops every connection and the model's timer. */
   close(): Promise<void>;
 }
@@ -45,6 +47,11 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
       socket.destroy();
     }
   });
+  let openConnections = 0;
+  server.on("connection", (socket: Socket) => {
+    openConnections++;
+    socket.once("close", () => openConnections--);
+  });
   await listen(server, options.listen, options.backlog);
   // After listening, accept errors (EMFILE, ENFILE) are reported; the server keeps listening.
   server.on("error", (error: NodeJS.ErrnoException) => {
@@ -55,6 +62,7 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
   return {
     address: { host: options.listen.host, port },
     queue,
+    openConnections: () => openConnections,
     close: () =>
       new Promise<void>((resolve) => {
         queue.stop();
