@@ -8,10 +8,13 @@ import { spawnCli } from "../helpers/spawn-cli.ts";
  * The experiment scaled down with the model in mind: 200 clients at lambda 2 s offer the
  * same ~100 req/s as the real demo, and a 400 ms timeout keeps fixed retry's outage load at
  * ~4x, so six seconds of outage queue ~2 000 requests, far past the ~460 in service at
- * which the delay reaches the timeout. The reference backoff queues a few dozen.
+ * which the delay reaches the timeout. The reference backoff queues a couple of hundred.
+ * Its clients come back 9–22 s after the resume depending on the seed (simulated, seeds
+ * 1–30); the seed is pinned (14 s in the simulator) and 25 s observed, for a wide margin
+ * on a loaded machine.
  */
-const SCALED_CLIENT = ["-clients", "200", "-lambda", "2", "-timeout", "400ms", "-interval", "1s"];
-const SCALED = ["-steady", "5s", "-outage", "6s", "-observe", "20s", "-client-args", SCALED_CLIENT.join(" ")];
+const SCALED_CLIENT = ["-clients", "200", "-lambda", "2", "-timeout", "400ms", "-interval", "1s", "-seed", "1"];
+const SCALED = ["-steady", "5s", "-outage", "6s", "-observe", "25s", "-client-args", SCALED_CLIENT.join(" ")];
 
 const demo = (args: readonly string[]) =>
   spawnCli("demo", ["--import", "./src/register-tsx.mjs", "src/scenario/main.ts", ...args], { command: process.execPath });
@@ -44,7 +47,7 @@ interface Summary {
 
 /** The simulator on the same scenario: its metrics per strategy, from its JSON summaries. */
 async function simulated(strategies: string): Promise<Map<string, Metrics>> {
-  const sim = spawnCli("sim", ["-strategies", strategies, ...SCALED_CLIENT, "-outage-at", "5s", "-outage", "6s", "-duration", "31s", "-json", "-quiet"]);
+  const sim = spawnCli("sim", ["-strategies", strategies, ...SCALED_CLIENT, "-outage-at", "5s", "-outage", "6s", "-duration", "36s", "-json", "-quiet"]);
   expect(await sim.exited).toBe(0);
   const summaries = sim.stdoutLines.filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as { strategy: string; metrics: Metrics });
   return new Map(summaries.map((summary) => [summary.strategy, summary.metrics]));
@@ -60,13 +63,14 @@ describe("npm run demo", () => {
     const dir = reportLine.replace("report: ", "").replace(/\/report\.html$/, "");
     const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8")) as Summary;
     const [fixed, backoff, formula] = summary.results;
+    const allMeasured = JSON.stringify(summary.results);
     expect(fixed?.strategy).toBe("fixed");
-    expect(fixed?.metrics.verdict).toBe("collapsed");
+    expect(fixed?.metrics.verdict, allMeasured).toBe("collapsed");
     expect(fixed?.metrics.peakConcurrencyAfterResume).toBeGreaterThan(1_000);
     expect(fixed?.metrics.serverRecoveryMs).toBeNull();
     expect(fixed?.metrics.outageAmplification).toBeGreaterThan(2);
     expect(backoff?.strategy).toBe("exponential-backoff");
-    expect(backoff?.metrics.verdict).toBe("recovered");
+    expect(backoff?.metrics.verdict, allMeasured).toBe("recovered");
     expect(backoff?.metrics.clientRecoveryMs).toBeGreaterThan(0);
     expect(formula?.strategy).toBe("exponential");
 
@@ -74,7 +78,7 @@ describe("npm run demo", () => {
     const predicted = await simulated("fixed,exponential-backoff,exponential");
     for (const measured of summary.results) {
       const simulatedMetrics = predicted.get(measured.strategy)!;
-      expect(simulatedMetrics.verdict, measured.strategy).toBe(measured.metrics.verdict);
+      expect(simulatedMetrics.verdict, `${measured.strategy}: ${JSON.stringify(simulatedMetrics)} vs ${JSON.stringify(measured.metrics)}`).toBe(measured.metrics.verdict);
       const ratio = simulatedMetrics.peakConcurrencyAfterResume / measured.metrics.peakConcurrencyAfterResume;
       expect(ratio, `${measured.strategy}: simulated ${simulatedMetrics.peakConcurrencyAfterResume}, measured ${measured.metrics.peakConcurrencyAfterResume}`).toBeGreaterThan(0.7);
       expect(ratio).toBeLessThan(1.3);
