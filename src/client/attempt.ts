@@ -1,8 +1,8 @@
 import { Agent } from "undici";
 import type { Transport } from "../model/herd.ts";
-import { classifyError, classifyStatus } from "../model/outcome.ts";
+import { type AttemptResult, classifyError, classifyStatus } from "../model/outcome.ts";
 
-export interface HttpTransport extends Transport {
+export interface HttpTransport extends Transport<AbortController> {
   /** Destroys every connection. */
   close(): Promise<void>;
 }
@@ -27,8 +27,12 @@ export function createHttpTransport(url: string, timeoutMs: number): HttpTranspo
   });
   const path = `${target.pathname}${target.search}`;
   return {
-    send(done) {
+    send(sink) {
       const controller = new AbortController();
+      // Once aborted, the attempt is over for the herd: the rejection that follows is not reported.
+      const done = (result: AttemptResult) => {
+        if (!controller.signal.aborted) sink.done(result);
+      };
       agent
         .request({ origin: target.origin, path, method: "GET", signal: controller.signal })
         .then(
@@ -42,7 +46,10 @@ export function createHttpTransport(url: string, timeoutMs: number): HttpTranspo
           },
           (error: unknown) => done(classifyError(error)),
         );
-      return () => controller.abort();
+      return controller;
+    },
+    abort(controller) {
+      controller.abort();
     },
     close: async () => {
       await agent.destroy().catch(() => {});

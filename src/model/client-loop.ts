@@ -60,6 +60,15 @@ export function firstWait(config: RetryConfig, state: UserState, random: Random)
 
 /** Updates `state` for an attempt's outcome and says how long to wait before the next one. */
 export function afterAttempt(config: RetryConfig, state: UserState, outcome: Outcome, random: Random): NextStep {
+  const decision = decideAfterAttempt(config, state, outcome, random);
+  return { decision, waitMs: state.lastWaitMs };
+}
+
+/**
+ * `afterAttempt` without the object, for the herd's hot path: returns the decision; the
+ * wait before the next attempt is the new `state.lastWaitMs`.
+ */
+export function decideAfterAttempt(config: RetryConfig, state: UserState, outcome: Outcome, random: Random): Decision {
   if (outcome === "ok") {
     state.failures = 0;
     if (config.budget !== undefined && state.budget !== undefined) {
@@ -80,15 +89,15 @@ export function afterAttempt(config: RetryConfig, state: UserState, outcome: Out
   const delay = nextDelay(config.backoff, state.failures, previousWaitMs, random);
   if (delay === undefined) return giveUp(config, state, random);
   state.lastWaitMs = delay;
-  return { decision: "retry", waitMs: delay };
+  return "retry";
 }
 
-function giveUp(config: RetryConfig, state: UserState, random: Random): NextStep {
+function giveUp(config: RetryConfig, state: UserState, random: Random): Decision {
   state.failures = 0;
   return think(config, state, random, "give-up");
 }
 
-function think(config: RetryConfig, state: UserState, random: Random, decision: Decision): NextStep {
+function think(config: RetryConfig, state: UserState, random: Random, decision: Decision): Decision {
   state.lastWaitMs = random.exponential(config.thinkTimeMeanMs);
-  return { decision, waitMs: state.lastWaitMs };
+  return decision;
 }

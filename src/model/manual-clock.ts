@@ -1,40 +1,153 @@
-import type { Clock, Timer } from "./clock.ts";
-import { EventHeap } from "./event-heap.ts";
+import { CallbackTimer, type Clock, type Timer, type TimerOwner, timerOwner } from "./clock.ts";
+import { EventQueue } from "./event-queue.ts";
 
-interface ManualTimer extends Timer {
-  readonly sequence: number;
-  callback: (() => void) | undefined;
+/*
+ * A timer owner's clockSlot says where its pending arming is:
+ * - DISARMED: none;
+ * - a number >= 0: in the queue, with that sequence number. Cancelling or re-arming
+ *   leaves the entry there; an entry whose sequence number is not its owner's is stale
+ *   and skipped when it comes up, so neither needs a search;
+ * - a number <= LANE_SLOT_BASE: in a lane, at a slot encoded by `laneSlot`. Cancelling
+ *   marks that slot dead, so a lane skips dead entries without reading their owners:
+ *   most client deadlines are cancelled, and reading a million users' objects again when
+ *   their deadlines come up would cost a cache miss each.
+ */
+const DISARMED = -1;
+const LANE_SLOT_BASE = -2;
+/** Lanes beyond this many are not made (their delays use the queue): lane numbers fit in the slot code. */
+const MAX_LANES = 8;
+
+/** The clockSlot of an arming at `index` of lane `lane` (a small integer, as V8 stores best). */
+function laneSlot(lane: number, index: number): number {
+  return LANE_SLOT_BASE - (index * MAX_LANES + lane);
 }
 
-/** Timers of one fixed delay: scheduled in time order, so a FIFO keeps them sorted. */
-interface FifoLane {
-  items: ManualTimer[];
-  head: number;
+/**
+ * Timers of one fixed delay: armed in time order, so a FIFO keeps them sorted. A ring
+ * buffer, keys in typed arrays as in the queue.
+ */
+class FifoLane {
+  readonly delayMs: number;
+  private readonly number: number;
+  private dueAts = new Float64Array(1024);
+  private sequences = new Float64Array(1024);
+  private owners: (TimerOwner | undefined)[] = new Array<TimerOwner | undefined>(1024).fill(undefined);
+  /** 1 for an entry still armed, 0 once cancelled or replaced. */
+  private live = new Uint8Array(1024);
+  /** Index of the front entry; capacity is a power of two, so indices wrap with a mask. */
+  private head = 0;
+  size = 0;
+
+  constructor(delayMs: number, number: number) {
+    this.delayMs = delayMs;
+    this.number = number;
+  }
+
+  /** Adds an entry at the back; true when it is also the front (the lane was empty). */
+  push(dueAt: number, sequence: number, owner: TimerOwner): boolean {
+    if (this.size === this.dueAts.length) this.grow();
+    const index = (this.head + this.size) & (this.dueAts.length - 1);
+    this.dueAts[index] = dueAt;
+    this.sequences[index] = sequence;
+    this.owners[index] = owner;
+    this.live[index] = 1;
+    this.size++;
+    owner.clockSlot = laneSlot(this.number, index);
+    return this.size === 1;
+  }
+
+  /** Marks the entry at `index` dead (its owner was cancelled or re-armed); true when it was the front. */
+  kill(index: number): boolean {
+    this.live[index] = 0;
+    return index === this.head;
+  }
+
+  /** Drops dead entries from the front. */
+  dropStale(): void {
+    while (this.size > 0 && this.live[this.head] === 0) this.shift();
+  }
+
+  frontDueAt(): number {
+    return this.dueAts[this.head]!;
+  }
+
+  frontSequence(): number {
+    return this.sequences[this.head]!;
+  }
+
+  frontOwner(): TimerOwner {
+    return this.owners[this.head]!;
+  }
+
+  shift(): void {
+    this.owners[this.head] = undefined;
+    this.live[this.head] = 0;
+    this.head = (this.head + 1) & (this.dueAts.length - 1);
+    this.size--;
+  }
+
+  /** Doubles the ring; live entries move, so their owners learn their new slots. */
+  private grow(): void {
+    const capacity = this.dueAts.length;
+    const dueAts = new Float64Array(capacity * 2);
+    const sequences = new Float64Array(capacity * 2);
+    const owners = new Array<TimerOwner | undefined>(capacity * 2).fill(undefined);
+    const live = new Uint8Array(capacity * 2);
+    for (let offset = 0; offset < this.size; offset++) {
+      const from = (this.head + offset) & (capacity - 1);
+      dueAts[offset] = this.dueAts[from]!;
+      sequences[offset] = this.sequences[from]!;
+      owners[offset] = this.owners[from];
+      live[offset] = this.live[from]!;
+      if (live[offset] === 1) this.owners[from]!.clockSlot = laneSlot(this.number, offset);
+    }
+    this.dueAts = dueAts;
+    this.sequences = sequences;
+    this.owners = owners;
+    this.live = live;
+    this.head = 0;
+  }
 }
 
-/** Compact a lane once this many fired slots have piled up at its front. */
-const LANE_COMPACT_THRESHOLD = 4096;
+/** Where the earliest live timer is: a lane's index, or one of these. */
+const IN_QUEUE = -1;
+const NOWHERE = -2;
 
 /**
  * A Clock whose time moves only when told to. Tests advance it step by step; the
  * simulator runs it as a discrete-event loop (`runUntil`), jumping from event to event.
- * Timers due at the same instant fire in the order they were scheduled.
+ * Timers due at the same instant fire in the order they were scheduled (or armed).
  *
- * Delays listed in `fifoDelaysMs` (the client timeout, which every attempt schedules) go
- * to a FIFO lane instead of the heap, as Node keeps one list per timer duration: O(1)
- * instead of O(log n) for the most frequent timer of a large simulation.
+ * Delays listed in `fifoDelaysMs` (the client timeout, which every attempt arms, and a
+ * fixed retry wait) go to a FIFO lane instead of the queue, as Node keeps one list per
+ * timer duration: the cheapest structure for the most frequent timers of a large
+ * simulation.
  */
 export class ManualClock implements Clock {
   private currentMs: number;
   private sequence = 0;
-  private readonly heap = new EventHeap<ManualTimer>();
-  private readonly lanes = new Map<number, FifoLane>();
+  private readonly queue: EventQueue<TimerOwner>;
+  private readonly lanes: FifoLane[] = [];
+  /**
+   * The earliest live lane entry (lane number, or NOWHERE), kept between events: a lane's
+   * front changes only when an empty lane gets an entry, when its front fires, or when
+   * its front is cancelled, so most events need not look at the lanes at all.
+   */
+  private laneNext = NOWHERE;
+  private laneNextDueAt = 0;
+  private laneNextSequence = 0;
+  private laneNextStale = false;
   /** Events fired so far; the simulator reports it as its measure of work. */
   firedCount = 0;
 
   constructor(startMs = 0, fifoDelaysMs: readonly number[] = []) {
     this.currentMs = startMs;
-    for (const delay of fifoDelaysMs) this.lanes.set(delay, { items: [], head: 0 });
+    this.queue = new EventQueue(startMs);
+    for (const delay of fifoDelaysMs) {
+      if (this.lanes.length < MAX_LANES && !this.lanes.some((lane) => lane.delayMs === delay)) {
+        this.lanes.push(new FifoLane(delay, this.lanes.length));
+      }
+    }
   }
 
   now(): number {
@@ -42,39 +155,73 @@ export class ManualClock implements Clock {
   }
 
   schedule(delayMs: number, callback: () => void): Timer {
-    const safeDelay = delayMs > 0 ? delayMs : 0; // also maps NaN to 0
-    const timer: ManualTimer = {
-      dueAt: this.currentMs + safeDelay,
-      sequence: this.sequence++,
-      callback,
-    };
-    if (timer.dueAt === Infinity) return timer;
-    const lane = this.lanes.get(safeDelay);
-    if (lane === undefined) this.heap.push(timer);
-    else lane.items.push(timer);
-    return timer;
+    const timer = new CallbackTimer(callback);
+    this.arm(timer, delayMs);
+    return timer.asTimer();
   }
 
-  cancel(timer: Timer): void {
-    (timer as ManualTimer).callback = undefined;
+  arm(owner: TimerOwner, delayMs: number): void {
+    this.cancel(owner);
+    const safeDelay = delayMs > 0 ? delayMs : 0; // also maps NaN to 0
+    const dueAt = this.currentMs + safeDelay;
+    const sequence = this.sequence++;
+    owner.clockSlot = sequence;
+    if (dueAt === Infinity) return;
+    const lanes = this.lanes;
+    for (let index = 0; index < lanes.length; index++) {
+      const lane = lanes[index]!;
+      if (lane.delayMs === safeDelay) {
+        if (lane.push(dueAt, sequence, owner)) this.laneNextStale = true;
+        return;
+      }
+    }
+    this.queue.push(dueAt, sequence, owner);
+  }
+
+  cancel(timer: Timer | TimerOwner): void {
+    const owner = timerOwner(timer);
+    const slot = owner.clockSlot as number;
+    if (slot <= LANE_SLOT_BASE) {
+      const code = LANE_SLOT_BASE - slot;
+      if (this.lanes[code % MAX_LANES]!.kill(Math.floor(code / MAX_LANES))) this.laneNextStale = true;
+    }
+    owner.clockSlot = DISARMED;
   }
 
   /** Time of the next live timer, or undefined when none is pending. */
   nextDueAt(): number | undefined {
-    return this.takeNext(false)?.dueAt;
+    const source = this.findNext();
+    if (source === NOWHERE) return undefined;
+    return source === IN_QUEUE ? this.queue.topDueAt() : this.lanes[source]!.frontDueAt();
   }
 
   /** Fires every timer due at or before `targetMs` in order, then sets the time to it. */
   runUntil(targetMs: number): void {
+    const queue = this.queue;
+    const lanes = this.lanes;
     for (;;) {
-      const next = this.takeNext(false);
-      if (next === undefined || next.dueAt > targetMs) break;
-      this.takeNext(true);
-      const callback = next.callback;
-      next.callback = undefined;
-      if (next.dueAt > this.currentMs) this.currentMs = next.dueAt;
+      const source = this.findNext();
+      if (source === NOWHERE) break;
+      let owner: TimerOwner;
+      let dueAt: number;
+      if (source === IN_QUEUE) {
+        dueAt = queue.topDueAt();
+        if (dueAt > targetMs) break;
+        owner = queue.topItem()!;
+        queue.pop();
+      } else {
+        const lane = lanes[source]!;
+        dueAt = lane.frontDueAt();
+        if (dueAt > targetMs) break;
+        owner = lane.frontOwner();
+        lane.shift();
+        this.laneNextStale = true;
+      }
+      // Disarmed before it runs, which may arm it again.
+      owner.clockSlot = DISARMED;
+      if (dueAt > this.currentMs) this.currentMs = dueAt;
       this.firedCount++;
-      callback?.();
+      owner.onTimer();
     }
     if (targetMs > this.currentMs) this.currentMs = targetMs;
   }
@@ -92,28 +239,42 @@ export class ManualClock implements Clock {
     }
   }
 
-  /** The earliest live timer of the heap and the lanes; with `remove`, also takes it out. */
-  private takeNext(remove: boolean): ManualTimer | undefined {
-    while (this.heap.size > 0 && this.heap.peek()!.callback === undefined) this.heap.pop();
-    let best = this.heap.peek();
-    let bestLane: FifoLane | undefined;
-    for (const lane of this.lanes.values()) {
-      while (lane.head < lane.items.length && lane.items[lane.head]!.callback === undefined) lane.head++;
-      if (lane.head >= LANE_COMPACT_THRESHOLD && lane.head * 2 >= lane.items.length) {
-        lane.items.splice(0, lane.head);
-        lane.head = 0;
-      }
-      const candidate = lane.items[lane.head];
-      if (candidate === undefined) continue;
-      if (best === undefined || candidate.dueAt < best.dueAt || (candidate.dueAt === best.dueAt && candidate.sequence < best.sequence)) {
-        best = candidate;
-        bestLane = lane;
+  /**
+   * Drops stale entries from the top of the queue, and says where the earliest live timer
+   * is (by time, then by sequence number).
+   */
+  private findNext(): number {
+    const queue = this.queue;
+    let live = queue.ready();
+    while (live && queue.topItem()!.clockSlot !== queue.topSequence()) {
+      queue.pop();
+      live = queue.ready();
+    }
+    if (this.laneNextStale) this.findLaneNext();
+    const lane = this.laneNext;
+    if (!live) return lane;
+    if (lane === NOWHERE) return IN_QUEUE;
+    const dueAt = queue.topDueAt();
+    if (this.laneNextDueAt < dueAt || (this.laneNextDueAt === dueAt && this.laneNextSequence < queue.topSequence())) return lane;
+    return IN_QUEUE;
+  }
+
+  /** Drops dead entries from the front of every lane and finds the earliest live one. */
+  private findLaneNext(): void {
+    this.laneNextStale = false;
+    this.laneNext = NOWHERE;
+    const lanes = this.lanes;
+    for (let index = 0; index < lanes.length; index++) {
+      const lane = lanes[index]!;
+      lane.dropStale();
+      if (lane.size === 0) continue;
+      const dueAt = lane.frontDueAt();
+      const sequence = lane.frontSequence();
+      if (this.laneNext === NOWHERE || dueAt < this.laneNextDueAt || (dueAt === this.laneNextDueAt && sequence < this.laneNextSequence)) {
+        this.laneNext = index;
+        this.laneNextDueAt = dueAt;
+        this.laneNextSequence = sequence;
       }
     }
-    if (remove && best !== undefined) {
-      if (bestLane === undefined) this.heap.pop();
-      else bestLane.head++;
-    }
-    return best;
   }
 }

@@ -1,4 +1,4 @@
-import type { Clock, Timer } from "./clock.ts";
+import { CallbackTimer, type Clock } from "./clock.ts";
 import { type LatencyModel, modelledDelayMs } from "./latency.ts";
 
 /**
@@ -19,17 +19,16 @@ export interface ServiceQueueOptions {
   readonly maxConcurrency: number;
 }
 
-export type Admission = "admitted" | "shed";
+/**
+ * A request taken into service: its number in the order of arrival. Numbers, not objects,
+ * so that admitting a request allocates nothing.
+ */
+export type ServiceTicket = number;
 
-export type TicketState = "in-service" | "completed" | "cancelled";
-
-export interface ServiceTicket {
-  readonly arrivedAtMs: number;
-  state: TicketState;
-  /** Set when the client went away before its answer. */
-  abandoned: boolean;
-  readonly onComplete: ((ticket: ServiceTicket) => void) | undefined;
-}
+/** A slot's state: in service, possibly abandoned by its client, or cancelled. */
+const IN_SERVICE = 0;
+const ABANDONED = 1;
+const CANCELLED = 2;
 
 export interface ServiceSnapshot {
   readonly concurrency: number;
@@ -50,15 +49,24 @@ export interface ServiceSnapshot {
 
 /** Two requests whose ages differ by less than a nanosecond complete together. */
 const DUE_TOLERANCE_MS = 1e-6;
-/** Compact the FIFO array once this many finished slots have piled up at its front. */
-const COMPACT_THRESHOLD = 4096;
 
 export class ServiceQueue {
-  private readonly fifo: ServiceTicket[] = [];
-  private headIndex = 0;
+  // The requests in service, oldest first, in a ring buffer of parallel arrays indexed by
+  // ticket number modulo the capacity (a power of two): tickets [head, tail) are in it.
+  private arrivals = new Float64Array(1024);
+  private states = new Uint8Array(1024);
+  private callbacks: (((context: unknown) => void) | undefined)[] = new Array<((context: unknown) => void) | undefined>(1024).fill(undefined);
+  private contexts: unknown[] = new Array<unknown>(1024).fill(undefined);
+  private headTicket = 0;
+  private tailTicket = 0;
   private inService = 0;
-  private timer: Timer | undefined;
+  /** One timer for the head, re-armed for each new head rather than made anew. */
+  private readonly timer = new CallbackTimer(() => this.headDue());
+  private timerArmed = false;
   private lastDelay = 0;
+  /** delay(c) for the concurrency it was last computed for (pow is costly; c often repeats). */
+  private delayConcurrency = -1;
+  private delayForConcurrency = 0;
   private peak = 0;
   private admittedTotal = 0;
   private servedTotal = 0;
@@ -85,25 +93,29 @@ export class ServiceQueue {
 
   /**
    * Takes a request into service, or sheds it when load shedding is on and the server is
-   * full. `onComplete` runs when its delay has passed (not for a cancelled request).
+   * full. `onComplete` runs when its delay has passed (not for a cancelled or abandoned
+   * request), with `context` as its argument: a caller admitting many requests passes one
+   * function and a context per request rather than a closure per request.
    */
-  admit(onComplete?: (ticket: ServiceTicket) => void): ServiceTicket | undefined {
+  admit(onComplete?: () => void): ServiceTicket | undefined;
+  admit<C>(onComplete: (context: C) => void, context: C): ServiceTicket | undefined;
+  admit(onComplete?: (context: unknown) => void, context?: unknown): ServiceTicket | undefined {
     if (this.inService >= this.options.maxConcurrency) {
       this.shedTotal++;
       return undefined;
     }
-    const ticket: ServiceTicket = {
-      arrivedAtMs: this.clock.now(),
-      state: "in-service",
-      abandoned: false,
-      onComplete,
-    };
-    this.fifo.push(ticket);
+    if (this.tailTicket - this.headTicket === this.arrivals.length) this.grow();
+    const ticket = this.tailTicket++;
+    const slot = ticket & (this.arrivals.length - 1);
+    this.arrivals[slot] = this.clock.now();
+    this.states[slot] = IN_SERVICE;
+    this.callbacks[slot] = onComplete;
+    this.contexts[slot] = context;
     this.inService++;
     this.admittedTotal++;
     if (this.inService > this.peak) this.peak = this.inService;
-    this.lastDelay = modelledDelayMs(this.options.latency, this.inService);
-    if (this.timer === undefined) this.armForHead();
+    this.lastDelay = this.currentDelay();
+    if (!this.timerArmed) this.armForHead();
     return ticket;
   }
 
@@ -112,10 +124,15 @@ export class ServiceQueue {
    * its slot until its delay has passed, which is what makes the failure metastable.
    */
   abandon(ticket: ServiceTicket): void {
-    if (ticket.abandoned || ticket.state !== "in-service") return;
-    ticket.abandoned = true;
+    // Tickets before the head have completed or been cancelled already.
+    if (ticket < this.headTicket || ticket >= this.tailTicket) return;
+    const slot = ticket & (this.arrivals.length - 1);
+    if (this.states[slot] !== IN_SERVICE) return;
+    this.states[slot] = ABANDONED;
     if (!this.options.cancelOnDisconnect) return;
-    ticket.state = "cancelled";
+    this.states[slot] = CANCELLED;
+    this.callbacks[slot] = undefined;
+    this.contexts[slot] = undefined;
     this.inService--;
     this.cancelledTotal++;
     this.rearm();
@@ -142,60 +159,90 @@ export class ServiceQueue {
 
   /** Stops the timer; requests still in service never complete. */
   stop(): void {
-    if (this.timer !== undefined) this.clock.cancel(this.timer);
-    this.timer = undefined;
+    this.clock.cancel(this.timer);
+    this.timerArmed = false;
   }
 
-  private head(): ServiceTicket | undefined {
-    const fifo = this.fifo;
-    while (this.headIndex < fifo.length && fifo[this.headIndex]!.state === "cancelled") this.headIndex++;
-    if (this.headIndex >= COMPACT_THRESHOLD && this.headIndex * 2 >= fifo.length) {
-      fifo.splice(0, this.headIndex);
-      this.headIndex = 0;
+  /** delay(c) for the current concurrency c. */
+  private currentDelay(): number {
+    if (this.inService !== this.delayConcurrency) {
+      this.delayConcurrency = this.inService;
+      this.delayForConcurrency = modelledDelayMs(this.options.latency, this.inService);
     }
-    return fifo[this.headIndex];
+    return this.delayForConcurrency;
+  }
+
+  /** Skips cancelled requests at the head; false when none is in service. */
+  private findHead(): boolean {
+    const mask = this.arrivals.length - 1;
+    while (this.headTicket < this.tailTicket && this.states[this.headTicket & mask] === CANCELLED) this.headTicket++;
+    return this.headTicket < this.tailTicket;
   }
 
   private rearm(): void {
-    if (this.timer !== undefined) this.clock.cancel(this.timer);
-    this.timer = undefined;
+    this.clock.cancel(this.timer);
+    this.timerArmed = false;
     this.releaseDue();
     this.armForHead();
   }
 
   private armForHead(): void {
-    const head = this.head();
-    if (head === undefined) return;
-    const delay = modelledDelayMs(this.options.latency, this.inService);
+    if (!this.findHead()) return;
+    const delay = this.currentDelay();
     this.lastDelay = delay;
-    const remaining = head.arrivedAtMs + delay - this.clock.now();
-    this.timer = this.clock.schedule(remaining, this.onTimer);
+    const remaining = this.arrivals[this.headTicket & (this.arrivals.length - 1)]! + delay - this.clock.now();
+    this.clock.arm(this.timer, remaining);
+    this.timerArmed = true;
   }
 
-  private readonly onTimer = (): void => {
-    this.timer = undefined;
+  private headDue(): void {
+    this.timerArmed = false;
     this.releaseDue();
     this.armForHead();
-  };
+  }
 
   /** Completes, oldest first, every request whose age has reached delay(c) at this instant. */
   private releaseDue(): void {
     const now = this.clock.now();
     for (;;) {
-      const head = this.head();
-      if (head === undefined) return;
-      const delay = modelledDelayMs(this.options.latency, this.inService);
+      if (!this.findHead()) return;
+      const delay = this.currentDelay();
       this.lastDelay = delay;
-      if (now - head.arrivedAtMs < delay - DUE_TOLERANCE_MS) return;
-      this.headIndex++;
+      const slot = this.headTicket & (this.arrivals.length - 1);
+      if (now - this.arrivals[slot]! < delay - DUE_TOLERANCE_MS) return;
+      this.headTicket++;
       this.inService--;
-      head.state = "completed";
-      if (head.abandoned) {
+      const callback = this.callbacks[slot];
+      const context = this.contexts[slot];
+      this.callbacks[slot] = undefined;
+      this.contexts[slot] = undefined;
+      if (this.states[slot] === ABANDONED) {
         this.abandonedTotal++;
       } else {
         this.servedTotal++;
-        head.onComplete?.(head);
+        callback?.(context);
       }
     }
+  }
+
+  private grow(): void {
+    const capacity = this.arrivals.length;
+    const arrivals = new Float64Array(capacity * 2);
+    const states = new Uint8Array(capacity * 2);
+    const callbacks = new Array<((context: unknown) => void) | undefined>(capacity * 2).fill(undefined);
+    const contexts = new Array<unknown>(capacity * 2).fill(undefined);
+    // Tickets keep their numbers: each moves to its slot in the larger ring.
+    for (let ticket = this.headTicket; ticket < this.tailTicket; ticket++) {
+      const from = ticket & (capacity - 1);
+      const to = ticket & (capacity * 2 - 1);
+      arrivals[to] = this.arrivals[from]!;
+      states[to] = this.states[from]!;
+      callbacks[to] = this.callbacks[from];
+      contexts[to] = this.contexts[from];
+    }
+    this.arrivals = arrivals;
+    this.states = states;
+    this.callbacks = callbacks;
+    this.contexts = contexts;
   }
 }

@@ -1,4 +1,4 @@
-import type { Clock, Timer } from "../model/clock.ts";
+import { CallbackTimer, type Clock, type Timer, type TimerOwner, timerOwner } from "../model/clock.ts";
 
 /**
  * Node's setTimeout fires after 1 ms for any delay above 2^31-1 ms, and libuv's cached
@@ -7,8 +7,28 @@ import type { Clock, Timer } from "../model/clock.ts";
  */
 export const MAX_TIMER_CHUNK_MS = 2 ** 31 - 1;
 
-interface RealTimer extends Timer {
-  handle: NodeJS.Timeout | undefined;
+/** The real clock's state for one timer owner, made at its first arming and kept in its clockSlot. */
+class RealTimer {
+  dueAt = Number.NaN;
+  handle: NodeJS.Timeout | undefined = undefined;
+  private readonly clock: RealClock;
+  private readonly owner: TimerOwner;
+
+  constructor(clock: RealClock, owner: TimerOwner) {
+    this.clock = clock;
+    this.owner = owner;
+  }
+
+  /** A setTimeout callback made once per owner, not once per wake. */
+  readonly wake = (): void => {
+    const remaining = this.dueAt - this.clock.now();
+    if (remaining <= 0) {
+      this.handle = undefined;
+      this.owner.onTimer();
+      return;
+    }
+    this.handle = setTimeout(this.wake, Math.min(Math.ceil(remaining), MAX_TIMER_CHUNK_MS));
+  };
 }
 
 export class RealClock implements Clock {
@@ -17,26 +37,25 @@ export class RealClock implements Clock {
   }
 
   schedule(delayMs: number, callback: () => void): Timer {
-    const safeDelay = delayMs > 0 ? delayMs : 0;
-    const timer: RealTimer = { dueAt: this.now() + safeDelay, handle: undefined };
-    if (timer.dueAt === Infinity) return timer;
-    const arm = (): void => {
-      const remaining = timer.dueAt - this.now();
-      if (remaining <= 0) {
-        timer.handle = undefined;
-        callback();
-        return;
-      }
-      timer.handle = setTimeout(arm, Math.min(Math.ceil(remaining), MAX_TIMER_CHUNK_MS));
-    };
-    timer.handle = setTimeout(arm, Math.min(Math.ceil(safeDelay), MAX_TIMER_CHUNK_MS));
-    return timer;
+    const timer = new CallbackTimer(callback);
+    this.arm(timer, delayMs);
+    return timer.asTimer();
   }
 
-  cancel(timer: Timer): void {
-    const realTimer = timer as RealTimer;
-    if (realTimer.handle !== undefined) clearTimeout(realTimer.handle);
-    realTimer.handle = undefined;
+  arm(owner: TimerOwner, delayMs: number): void {
+    this.cancel(owner);
+    const timer = (owner.clockSlot as RealTimer | undefined) ?? new RealTimer(this, owner);
+    owner.clockSlot = timer;
+    const safeDelay = delayMs > 0 ? delayMs : 0;
+    timer.dueAt = this.now() + safeDelay;
+    if (timer.dueAt === Infinity) return;
+    timer.handle = setTimeout(timer.wake, Math.min(Math.ceil(safeDelay), MAX_TIMER_CHUNK_MS));
+  }
+
+  cancel(timer: Timer | TimerOwner): void {
+    const realTimer = timerOwner(timer).clockSlot as RealTimer | undefined;
+    if (realTimer?.handle !== undefined) clearTimeout(realTimer.handle);
+    if (realTimer !== undefined) realTimer.handle = undefined;
   }
 }
 

@@ -1,16 +1,30 @@
-import type { Transport } from "../model/herd.ts";
+import type { AttemptSink, Transport } from "../model/herd.ts";
 import { OK_RESULT, type AttemptResult } from "../model/outcome.ts";
 import type { ServiceQueue, ServiceTicket } from "../model/service-queue.ts";
 
 const SHED_RESULT: AttemptResult = Object.freeze({ outcome: "error", errorKind: "http-5xx" });
 
 /** One attempt waiting in the kernel's accept queue of a stopped server. */
-interface QueuedConnection {
-  done: ((result: AttemptResult) => void) | undefined;
-  ticket: ServiceTicket | undefined;
+class QueuedConnection {
+  sink: AttemptSink | undefined;
+  ticket: ServiceTicket | undefined = undefined;
   /** The client gave up and closed its end; the kernel still holds the connection. */
-  closed: boolean;
+  closed = false;
+
+  constructor(sink: AttemptSink) {
+    this.sink = sink;
+  }
 }
+
+/**
+ * What the network's send returns for `abort`: the ticket of a request in service, a
+ * queued connection, or undefined when there is nothing to abort (no answer to the SYN,
+ * or already answered). A request that enters service at once costs no object.
+ */
+type NetworkAttempt = ServiceTicket | QueuedConnection | undefined;
+
+/** The server answered a request: one function for every request, its client's sink the argument. */
+const answer = (sink: AttemptSink | undefined): void => sink?.done(OK_RESULT);
 
 /**
  * What a stopped server does to the network, on loopback, in virtual time. While the
@@ -56,38 +70,38 @@ export class SimulatedNetwork {
     const queued = this.acceptQueue;
     this.acceptQueue = [];
     for (const connection of queued) {
-      this.admit(connection);
+      connection.ticket = this.admit(connection.sink);
       if (connection.closed && connection.ticket !== undefined) this.queue.abandon(connection.ticket);
     }
   }
 
-  readonly transport: Transport = {
-    send: (done) => {
-      const connection: QueuedConnection = { done, ticket: undefined, closed: false };
-      if (!this.stopped) {
-        this.admit(connection);
-      } else if (this.acceptQueue.length < this.backlog) {
-        this.acceptQueue.push(connection);
-      } else {
+  readonly transport: Transport<NetworkAttempt> = {
+    send: (sink) => {
+      if (!this.stopped) return this.admit(sink);
+      if (this.acceptQueue.length >= this.backlog) {
         this.droppedConnections++; // no SYN-ACK: the client can only time out
-        return noop;
+        return undefined;
       }
-      return () => {
-        connection.done = undefined;
-        connection.closed = true;
-        if (connection.ticket !== undefined) this.queue.abandon(connection.ticket);
-      };
+      const connection = new QueuedConnection(sink);
+      this.acceptQueue.push(connection);
+      return connection;
+    },
+    abort: (attempt) => {
+      if (attempt === undefined) return;
+      if (typeof attempt === "number") {
+        this.queue.abandon(attempt);
+        return;
+      }
+      attempt.sink = undefined;
+      attempt.closed = true;
+      if (attempt.ticket !== undefined) this.queue.abandon(attempt.ticket);
     },
   };
 
-  private admit(connection: QueuedConnection): void {
-    const ticket = this.queue.admit(() => connection.done?.(OK_RESULT));
-    if (ticket === undefined) {
-      connection.done?.(SHED_RESULT);
-      return;
-    }
-    connection.ticket = ticket;
+  /** Takes a request into service, or answers 503 when the server sheds it. */
+  private admit(sink: AttemptSink | undefined): ServiceTicket | undefined {
+    const ticket = this.queue.admit(answer, sink);
+    if (ticket === undefined) sink?.done(SHED_RESULT);
+    return ticket;
   }
 }
-
-function noop(): void {}

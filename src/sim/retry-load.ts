@@ -2,14 +2,14 @@ import { Herd, type Transport } from "../model/herd.ts";
 import { ManualClock } from "../model/manual-clock.ts";
 import { seededRandom } from "../model/random.ts";
 import { WindowStats } from "../model/window-stats.ts";
-import type { SimulationConfig } from "./simulate.ts";
+import { fifoDelays, type SimulationConfig } from "./simulate.ts";
 
 /** Users simulated to estimate a herd's load; larger herds are scaled from this many. */
 const SAMPLE_USERS = 20_000;
 const MEASURE_WINDOW_MS = 5_000;
 
 /** A server that never answers: every attempt can only time out. */
-const DEAD_SERVER: Transport = { send: () => () => {} };
+const DEAD_SERVER: Transport = { send: () => undefined, abort: () => {} };
 
 /**
  * The attempts per second a strategy's herd sends at a server that has been down for
@@ -17,7 +17,7 @@ const DEAD_SERVER: Transport = { send: () => () => {} };
  */
 export function retryLoadWhileDown(config: SimulationConfig, outageMs: number): number {
   const users = Math.min(config.users, SAMPLE_USERS);
-  const clock = new ManualClock(0, [config.timeoutMs]);
+  const clock = new ManualClock(0, fifoDelays(config));
   const stats = new WindowStats(0);
   const herd = new Herd(clock, seededRandom(config.seed), DEAD_SERVER, stats, {
     users,

@@ -44,12 +44,21 @@ export interface SimulationResult {
 }
 
 /**
+ * The delays armed over and over, for the clock's FIFO lanes: the client timeout (every
+ * attempt) and, with the fixed strategy, the retry wait.
+ */
+export function fifoDelays(config: Pick<SimulationConfig, "timeoutMs" | "retry">): number[] {
+  const backoff = config.retry.backoff;
+  return backoff.kind === "constant" ? [config.timeoutMs, backoff.delayMs] : [config.timeoutMs];
+}
+
+/**
  * The crash experiment in virtual time: the very Herd, ServiceQueue and statistics the real
  * programs run, on a manual clock, with a modelled network in between. Deterministic: the
  * same config gives the same events.
  */
 export function simulate(config: SimulationConfig, onEvent: (event: SimulationEvent) => void = () => {}): SimulationResult {
-  const clock = new ManualClock(0, [config.timeoutMs]);
+  const clock = new ManualClock(0, fifoDelays(config));
   const queue = new ServiceQueue(clock, {
     latency: config.latency,
     cancelOnDisconnect: config.cancelOnDisconnect,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { tablePolicy } from "../../src/backoff/index.ts";
+import type { Timer } from "../../src/model/clock.ts";
 import { Herd, type Transport } from "../../src/model/herd.ts";
 import { ManualClock } from "../../src/model/manual-clock.ts";
 import { type AttemptResult, OK_RESULT } from "../../src/model/outcome.ts";
@@ -13,14 +14,14 @@ const REFUSED: AttemptResult = { outcome: "error", errorKind: "refused" };
 function scriptedTransport(clock: ManualClock, latencyMs: number, result: AttemptResult | undefined) {
   const sentAt: number[] = [];
   let aborted = 0;
-  const transport: Transport = {
-    send(done) {
+  const transport: Transport<Timer | undefined> = {
+    send(sink) {
       sentAt.push(clock.now());
-      const timer = result === undefined ? undefined : clock.schedule(latencyMs, () => done(result));
-      return () => {
-        aborted++;
-        if (timer !== undefined) clock.cancel(timer);
-      };
+      return result === undefined ? undefined : clock.schedule(latencyMs, () => sink.done(result));
+    },
+    abort(timer: Timer | undefined) {
+      aborted++;
+      if (timer !== undefined) clock.cancel(timer);
     },
   };
   return { transport, sentAt, aborted: () => aborted };

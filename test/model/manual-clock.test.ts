@@ -1,5 +1,17 @@
 import { describe, expect, it } from "vitest";
+import type { TimerOwner } from "../../src/model/clock.ts";
 import { ManualClock } from "../../src/model/manual-clock.ts";
+
+/** An object that is its own timer and logs when it fires. */
+function owner(name: string, clock: ManualClock, fired: string[], onFire?: () => void): TimerOwner {
+  return {
+    clockSlot: undefined,
+    onTimer() {
+      fired.push(`${name}@${clock.now()}`);
+      onFire?.();
+    },
+  };
+}
 
 describe("ManualClock", () => {
   it("fires timers in time order, same-time timers in scheduling order", () => {
@@ -48,5 +60,59 @@ describe("ManualClock", () => {
     clock.runAll();
     expect(due).toHaveLength(5000);
     for (let index = 1; index < due.length; index++) expect(due[index]!).toBeGreaterThanOrEqual(due[index - 1]!);
+  });
+
+  it("re-arms an owner: the new arming replaces the pending one, also when it fires", () => {
+    const clock = new ManualClock();
+    const fired: string[] = [];
+    let rounds = 0;
+    const ticker: TimerOwner = owner("tick", clock, fired, () => {
+      if (++rounds < 3) clock.arm(ticker, 10);
+    });
+    clock.arm(ticker, 50);
+    clock.arm(ticker, 5); // replaces the arming at 50
+    clock.runAll();
+    expect(fired).toEqual(["tick@5", "tick@15", "tick@25"]);
+    clock.arm(ticker, 1);
+    clock.cancel(ticker);
+    clock.cancel(ticker);
+    clock.runAll();
+    expect(fired).toHaveLength(3);
+    expect(clock.firedCount).toBe(3);
+  });
+
+  it("merges its FIFO lanes with the other timers by time, then by the order of arming", () => {
+    const clock = new ManualClock(0, [100, 7]);
+    const fired: string[] = [];
+    const a = owner("a", clock, fired);
+    const b = owner("b", clock, fired);
+    const c = owner("c", clock, fired);
+    clock.arm(a, 100); // lane, due 100
+    clock.schedule(100, () => fired.push(`s@${clock.now()}`)); // queue, due 100, armed after a
+    clock.advanceBy(93);
+    clock.arm(b, 7); // lane, due 100, armed after both
+    clock.arm(c, 3); // queue, due 96
+    clock.runAll();
+    expect(fired).toEqual(["c@96", "a@100", "s@100", "b@100"]);
+  });
+
+  it("moves an owner between a lane and the queue, and skips cancelled lane entries as the lane grows", () => {
+    const clock = new ManualClock(0, [2_000]);
+    const fired: string[] = [];
+    const owners = Array.from({ length: 5_000 }, (_, index) => owner(`o${index}`, clock, fired));
+    for (const [index, each] of owners.entries()) {
+      clock.arm(each, 2_000); // all in the lane, which grows past its first capacity
+      if (index % 3 === 0) clock.cancel(each);
+      if (index % 3 === 1) clock.arm(each, 1_000 + index / 10); // moved to the queue
+      clock.advanceBy(0.1);
+    }
+    clock.arm(owners[2]!, 1); // moved out of the lane, which holds it at 2000.2
+    clock.runAll();
+    const expected = owners
+      .map((_, index) => ({ index, dueAt: index === 2 ? 501 : index % 3 === 1 ? index * 0.1 + 1_000 + index / 10 : index * 0.1 + 2_000 }))
+      .filter(({ index }) => index % 3 !== 0)
+      .sort((x, y) => x.dueAt - y.dueAt || x.index - y.index)
+      .map(({ index }) => `o${index}`);
+    expect(fired.map((entry) => entry.split("@")[0])).toEqual(expected);
   });
 });

@@ -58,4 +58,22 @@ describe("RealClock", () => {
     });
     expect(vi.getTimerCount()).toBe(0);
   });
+
+  it("arms an object that is its own timer: re-arming replaces the pending arming, cancel stops it", () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+    const clock = new RealClock();
+    const fired: number[] = [];
+    const owner = { clockSlot: undefined as unknown, onTimer: () => fired.push(performance.now()) };
+    const start = performance.now();
+    clock.arm(owner, 50);
+    clock.arm(owner, 20);
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(100);
+    expect(fired).toEqual([start + 20]);
+    clock.arm(owner, 10);
+    clock.cancel(owner);
+    vi.advanceTimersByTime(100);
+    expect(fired).toHaveLength(1);
+    expect(vi.getTimerCount()).toBe(0);
+  });
 });

@@ -13,8 +13,9 @@ function setUp(backlog: number, cancelOnDisconnect = false) {
   });
   const network = new SimulatedNetwork(queue, backlog);
   const results: AttemptResult[] = [];
-  const send = () => network.transport.send((result) => results.push(result));
-  return { clock, queue, network, results, send };
+  const send = () => network.transport.send({ done: (result) => results.push(result) });
+  const abort = network.transport.abort;
+  return { clock, queue, network, results, send, abort };
 }
 
 describe("SimulatedNetwork", () => {
@@ -27,13 +28,13 @@ describe("SimulatedNetwork", () => {
   });
 
   it("queues connections up to the backlog while stopped, drops the rest, and admits the queue on resume", () => {
-    const { clock, queue, network, results, send } = setUp(3);
+    const { clock, queue, network, results, send, abort } = setUp(3);
     network.stop();
-    const aborts = [send(), send(), send(), send(), send()];
+    const handles = [send(), send(), send(), send(), send()];
     expect(network.queuedConnections).toBe(3);
     expect(network.droppedConnections).toBe(2);
     expect(queue.concurrency).toBe(0);
-    aborts[0]!(); // this client gave up, but its connection stays queued
+    abort(handles[0]); // this client gave up, but its connection stays queued
     let concurrencyBeforeAccepting = -1;
     network.resume(() => (concurrencyBeforeAccepting = queue.concurrency));
     expect(concurrencyBeforeAccepting).toBe(0);
@@ -44,11 +45,11 @@ describe("SimulatedNetwork", () => {
   });
 
   it("with cancel-on-disconnect, stale requests leave service as soon as they are accepted", () => {
-    const { clock, queue, network, results, send } = setUp(10, true);
+    const { clock, queue, network, results, send, abort } = setUp(10, true);
     network.stop();
-    const abort = send();
+    const handle = send();
     send();
-    abort();
+    abort(handle);
     network.resume();
     expect(queue.concurrency).toBe(1);
     clock.runAll();
@@ -57,9 +58,9 @@ describe("SimulatedNetwork", () => {
   });
 
   it("abandons a request in service when its client gives up", () => {
-    const { queue, send } = setUp(10);
-    const abort = send();
-    abort();
+    const { queue, send, abort } = setUp(10);
+    const handle = send();
+    abort(handle);
     expect(queue.concurrency).toBe(1); // the reference behaviour: the work goes on
   });
 });
