@@ -11,15 +11,14 @@
  * Server CPU is utime+stime of /proc/<pid>/stat over the measured window. The load is
  * generated from this process, which shares the machine's cores with the server.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
 import { connect, type Socket } from "node:net";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, request } from "undici";
+import { CLOCK_TICKS_PER_SECOND, cpuSeconds, machineBusySeconds, memoryMb } from "./proc-usage.ts";
 
 const REPO_ROOT = resolve(import.meta.dirname, "..");
-const CLK_TCK = readClockTicks();
 
 const WARMUP_MS = 2_000;
 const MEASURE_MS = 10_000;
@@ -106,29 +105,14 @@ async function startServer(args: readonly string[]): Promise<BenchServer> {
 
 // ---------------------------------------------------------------- /proc
 
-function readClockTicks(): number {
-  try {
-    const ticks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
-    return Number.isFinite(ticks) && ticks > 0 ? ticks : 100;
-  } catch {
-    return 100;
-  }
-}
-
 interface CpuSample {
-  readonly ticks: number;
+  readonly cpuSeconds: number;
   readonly atMs: number;
 }
 
-/** utime+stime of a process, in clock ticks, with the time it was read. */
+/** CPU time of a process so far, with the time it was read. */
 function sampleCpu(pid: number): CpuSample {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  // Fields after the command name "(...)": state is field 3, utime 14, stime 15.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const utime = Number(fields[14 - 3]);
-  const stime = Number(fields[15 - 3]);
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`cannot parse /proc/${pid}/stat`);
-  return { ticks: utime + stime, atMs: performance.now() };
+  return { cpuSeconds: cpuSeconds(pid), atMs: performance.now() };
 }
 
 interface CpuWindow {
@@ -138,18 +122,9 @@ interface CpuWindow {
 }
 
 function cpuBetween(from: CpuSample, to: CpuSample): CpuWindow {
-  const cpuSeconds = (to.ticks - from.ticks) / CLK_TCK;
+  const used = to.cpuSeconds - from.cpuSeconds;
   const wallSeconds = (to.atMs - from.atMs) / 1000;
-  return { cpuSeconds, wallSeconds, cores: cpuSeconds / wallSeconds };
-}
-
-/** Busy time of the whole machine (all CPUs, everything but idle and iowait), in ticks. */
-function readMachineBusyTicks(): number {
-  const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "";
-  // cpu user nice system idle iowait irq softirq steal (guest time is inside user already)
-  const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
-  const total = ticks.reduce((sum, value) => sum + value, 0);
-  return total - (ticks[3] ?? 0) - (ticks[4] ?? 0);
+  return { cpuSeconds: used, wallSeconds, cores: used / wallSeconds };
 }
 
 interface WindowFigures {
@@ -165,11 +140,11 @@ interface WindowFigures {
 function openWindow(pid: number): () => WindowFigures {
   const serverFrom = sampleCpu(pid);
   const benchFrom = process.cpuUsage();
-  const machineFrom = readMachineBusyTicks();
+  const machineFrom = machineBusySeconds();
   return () => {
     const server = cpuBetween(serverFrom, sampleCpu(pid));
     const bench = process.cpuUsage(benchFrom);
-    const machineCores = (readMachineBusyTicks() - machineFrom) / CLK_TCK / server.wallSeconds;
+    const machineCores = (machineBusySeconds() - machineFrom) / server.wallSeconds;
     const benchCores = (bench.user + bench.system) / 1e6 / server.wallSeconds;
     return { server, benchCores, otherCores: Math.max(0, machineCores - server.cores - benchCores) };
   };
@@ -181,13 +156,6 @@ const BUSY_MACHINE_CORES = 0.1;
 function describeWindow(figures: WindowFigures): string {
   const busy = figures.otherCores > BUSY_MACHINE_CORES ? " (WARNING: machine busy, figures disturbed)" : "";
   return `this process ${fmt(figures.benchCores, 3)} cores, other processes ${fmt(figures.otherCores, 3)} cores${busy}`;
-}
-
-function readRssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
-  if (match === null) throw new Error(`no VmRSS in /proc/${pid}/status`);
-  return Number(match[1]) / 1024;
 }
 
 // ---------------------------------------------------------------- load
@@ -493,7 +461,7 @@ async function benchIdleInService(): Promise<void> {
     const closeWindow = openWindow(server.pid);
     await sleep(MEASURE_MS);
     const figures = closeWindow();
-    const rssMb = readRssMb(server.pid);
+    const rssMb = memoryMb(server.pid).rssMb;
     const after = await getStats(server, statsAgent);
     const cpu = figures.server;
     say(
@@ -597,7 +565,7 @@ process.on("SIGTERM", () => {
 process.on("exit", killAllNow);
 
 async function main(): Promise<void> {
-  say(`server benchmark: ${process.version}, CLK_TCK ${CLK_TCK}, loopback, load generated from this process`);
+  say(`server benchmark: ${process.version}, CLK_TCK ${CLOCK_TICKS_PER_SECOND}, loopback, load generated from this process`);
   const began = performance.now();
   setTimeout(() => {
     process.stderr.write(`bench-server: still running after ${WATCHDOG_MS / 1000} s; stopping servers\n`);
