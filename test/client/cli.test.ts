@@ -19,6 +19,22 @@ interface WindowJson {
   partial?: boolean;
 }
 
+/**
+ * Observed gaps between attempts against the policy's waits: never shorter (a gap is the wait
+ * plus a round trip), typically a few ms longer; a loaded machine may delay one timer a lot,
+ * so single gaps get a wide bound and the median lateness a tight one.
+ */
+function expectGapsFollow(gaps: readonly number[], waits: readonly number[]): void {
+  expect(gaps.length).toBeGreaterThanOrEqual(waits.length);
+  const lateness = waits.map((wait, index) => gaps[index]! - wait);
+  for (const late of lateness) {
+    expect(late).toBeGreaterThanOrEqual(0);
+    expect(late).toBeLessThan(250);
+  }
+  const sorted = [...lateness].sort((a, b) => a - b);
+  expect(sorted[Math.floor(sorted.length / 2)]!, `lateness ${lateness.join(", ")} ms`).toBeLessThan(40);
+}
+
 const jsonLines = (lines: string[]) => lines.filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as WindowJson);
 const REFERENCE_PREFIX = /^OK: \d+\.\d\d req\/sec, errors: \d+\.\d\d req\/sec, timedout: \d+\.\d\d req\/sec/;
 
@@ -78,11 +94,7 @@ describe("./client", () => {
     expect(await cli.exited).toBe(0);
     const gaps = server.arrivals.slice(1).map((time, index) => time - server.arrivals[index]!);
     // min(10ms * 2^n): 20, 40, 80, 160, 320 ms after each 503 (which takes a millisecond or so).
-    expect(gaps.length).toBeGreaterThanOrEqual(5);
-    [20, 40, 80, 160, 320].forEach((expected, index) => {
-      expect(gaps[index]!).toBeGreaterThanOrEqual(expected);
-      expect(gaps[index]!).toBeLessThan(expected + 40);
-    });
+    expectGapsFollow(gaps, [20, 40, 80, 160, 320]);
   });
 
   it("retries on the wire in the seeded schedule of decorrelated jitter", async () => {
@@ -98,11 +110,7 @@ describe("./client", () => {
     firstWait(retry, state, random);
     const expectedWaits = Array.from({ length: 6 }, () => afterAttempt(retry, state, "error", random).waitMs);
     const gaps = server.arrivals.slice(1, 7).map((time, index) => time - server.arrivals[index]!);
-    expect(gaps).toHaveLength(6);
-    gaps.forEach((gap, index) => {
-      expect(gap).toBeGreaterThanOrEqual(expectedWaits[index]!);
-      expect(gap).toBeLessThan(expectedWaits[index]! + 40);
-    });
+    expectGapsFollow(gaps, expectedWaits);
   });
 
   it("gives up when the retry budget refuses a retry, and counts it", async () => {
