@@ -1,3 +1,5 @@
+// Go's own tables name int64 nanosecond counts that a double cannot hold exactly; the literals stay as Go wrote them.
+/* eslint-disable no-loss-of-precision */
 import { describe, it, expect } from "vitest";
 import { DurationSyntaxError, formatDuration, parseDuration } from "../../src/cli/duration.ts";
 

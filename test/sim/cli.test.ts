@@ -18,8 +18,8 @@ describe("./sim", () => {
     expect(second.stdout).toBe(first.stdout);
     expect(other.stdout).not.toBe(first.stdout);
     const lines = first.stdout.split("\n");
-    expect(lines[0]).toMatch(/^Jan  1 00:00:01\.000: concurrency: +\d+, last delay: (0s|100ms)$/);
-    expect(lines.filter((line) => /^Jan  1 00:00:\d\d\.\d{3}: concurrency: +\d+, last delay: \S+$/.test(line)).length).toBeGreaterThanOrEqual(19);
+    expect(lines[0]).toMatch(/^Jan {2}1 00:00:01\.000: concurrency: +\d+, last delay: (0s|100ms)$/);
+    expect(lines.filter((line) => /^Jan {2}1 00:00:\d\d\.\d{3}: concurrency: +\d+, last delay: \S+$/.test(line)).length).toBeGreaterThanOrEqual(19);
     expect(lines.filter((line) => /^OK: \d+\.\d\d req\/sec, errors: \d+\.\d\d req\/sec, timedout: \d+\.\d\d req\/sec/.test(line))).toHaveLength(12);
     expect(lines.some((line) => line.startsWith("summary: 24.0s"))).toBe(true);
     expect(first.stdout).toMatch(/^fixed +collapsed/m);
