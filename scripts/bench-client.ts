@@ -48,8 +48,21 @@ interface ClientRun {
 }
 
 async function measure(url: string, clients: number): Promise<ClientRun> {
-  const client = start("client", ["-url", url, "-clients", String(clients), "-lambda", String(LAMBDA_S), "-json", "-interval", "5s",
-    "-duration", `${WARM_UP_S + MEASURE_S + 1}s`, "-seed", "1"]);
+  const client = start("client", [
+    "-url",
+    url,
+    "-clients",
+    String(clients),
+    "-lambda",
+    String(LAMBDA_S),
+    "-json",
+    "-interval",
+    "5s",
+    "-duration",
+    `${WARM_UP_S + MEASURE_S + 1}s`,
+    "-seed",
+    "1",
+  ]);
   try {
     await client.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 });
     await sleep(WARM_UP_S * 1000);
@@ -61,7 +74,10 @@ async function measure(url: string, clients: number): Promise<ClientRun> {
     await client.exited;
     const windows = client.stdout
       .slice(linesBefore)
-      .map((line) => JSON.parse(line.text) as { ok: number; errors: number; timedout: number; windowMs: number; summary?: boolean; partial?: boolean })
+      .map(
+        (line) =>
+          JSON.parse(line.text) as { ok: number; errors: number; timedout: number; windowMs: number; summary?: boolean; partial?: boolean },
+      )
       .filter((window) => window.summary !== true && window.partial !== true);
     const ok = windows.reduce((sum, window) => sum + window.ok, 0);
     const seconds = windows.reduce((sum, window) => sum + window.windowMs, 0) / 1000;
@@ -92,7 +108,21 @@ async function storm(): Promise<void> {
     const line = await server.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 });
     const url = `http://127.0.0.1:${/:(\d+)\/api/.exec(line)![1]}/api`;
     server.signal("SIGSTOP");
-    const client = start("client", ["-url", url, "-clients", "2000", "-lambda", "1", "-timeout", "200ms", "-json", "-interval", "10s", "-duration", "71s"]);
+    const client = start("client", [
+      "-url",
+      url,
+      "-clients",
+      "2000",
+      "-lambda",
+      "1",
+      "-timeout",
+      "200ms",
+      "-json",
+      "-interval",
+      "10s",
+      "-duration",
+      "71s",
+    ]);
     try {
       await client.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 });
       const samples: string[] = [];
@@ -102,7 +132,9 @@ async function storm(): Promise<void> {
       }
       await client.exited;
       const summary = JSON.parse(client.stdout.at(-1)?.text ?? "{}") as { timedout?: number };
-      process.stdout.write(`\nstorm (server stopped, 2000 users, 200 ms timeout): ${summary.timedout ?? "?"} timeouts in 70 s; client RSS ${samples.join(", ")}\n`);
+      process.stdout.write(
+        `\nstorm (server stopped, 2000 users, 200 ms timeout): ${summary.timedout ?? "?"} timeouts in 70 s; client RSS ${samples.join(", ")}\n`,
+      );
     } finally {
       await client.stop();
     }

@@ -409,7 +409,12 @@ async function cpuAtRate(server: BenchServer, ratePerSecond: number, note: strin
   );
   say(`   server ${fmt(cpu.cpuSeconds, 2)} CPU s; ${describeWindow(figures)}`);
   if (load.failed > 0) throw new Error(`${load.failed} requests failed at ${ratePerSecond} req/s: ${load.firstError}`);
-  addRow(`server CPU at ${label} (cores)`, fmt(cpu.cores, 4), target === undefined ? "" : `<= ${target}`, target === undefined ? undefined : cpu.cores <= target);
+  addRow(
+    `server CPU at ${label} (cores)`,
+    fmt(cpu.cores, 4),
+    target === undefined ? "" : `<= ${target}`,
+    target === undefined ? undefined : cpu.cores <= target,
+  );
   addRow(`server CPU per request at ${label} (us)`, fmt(perRequestUs, 0));
 }
 
@@ -427,7 +432,7 @@ async function benchIdleInService(): Promise<void> {
   let socketErrors = 0;
   try {
     const connectStart = performance.now();
-    for (let opened = 0; opened < IDLE_CONNECTIONS; ) {
+    for (let opened = 0; opened < IDLE_CONNECTIONS;) {
       const batch = Math.min(CONNECT_BATCH, IDLE_CONNECTIONS - opened);
       const connects: Promise<void>[] = [];
       for (let i = 0; i < batch; i++) {
@@ -456,7 +461,9 @@ async function benchIdleInService(): Promise<void> {
       await sleep(100);
       stats = await getStats(server, statsAgent);
     }
-    say(`   ${stats.concurrency} in service ${fmt((performance.now() - connectStart) / 1000, 1)} s after the first connect; settling ${SETTLE_MS / 1000} s`);
+    say(
+      `   ${stats.concurrency} in service ${fmt((performance.now() - connectStart) / 1000, 1)} s after the first connect; settling ${SETTLE_MS / 1000} s`,
+    );
     await sleep(SETTLE_MS);
     const closeWindow = openWindow(server.pid);
     await sleep(MEASURE_MS);
@@ -495,7 +502,15 @@ async function benchAccuracy(): Promise<void> {
   const probeClient = rawSender(server.port, "/nothing");
   const client = rawSender(server.port, "/api");
   try {
-    const probe = await openLoopLoad(probeClient.send, rate, 500, 2_000, () => {}, () => {}, 404);
+    const probe = await openLoopLoad(
+      probeClient.send,
+      rate,
+      500,
+      2_000,
+      () => {},
+      () => {},
+      404,
+    );
     let closeWindow: (() => WindowFigures) | undefined;
     let figures: WindowFigures | undefined;
     const load = await openLoopLoad(

@@ -26,12 +26,7 @@ const DECORRELATED_SPREAD = 3;
  * Pure: the only effect is drawing from `random`. Policies are trusted (the factories
  * validate them), so this stays cheap enough for simulating millions of clients.
  */
-export function nextDelay(
-  policy: BackoffPolicy,
-  attempt: number,
-  previousDelayMs: number | undefined,
-  random: Random,
-): number | undefined {
+export function nextDelay(policy: BackoffPolicy, attempt: number, previousDelayMs: number | undefined, random: Random): number | undefined {
   if (!(attempt >= 1)) return policy.kind === "table" ? tableWait(policy, 0, random) : 0;
 
   switch (policy.kind) {

@@ -29,12 +29,7 @@ export {
   tablePolicy,
 } from "./policy.ts";
 export { nextDelay } from "./delay.ts";
-export {
-  GOOGLE_MAX_RETRIES_LIMIT,
-  RETRY_BUDGET_MAX_TOKENS_LIMIT,
-  validateMaxAttempts,
-  validatePolicy,
-} from "./validate.ts";
+export { GOOGLE_MAX_RETRIES_LIMIT, RETRY_BUDGET_MAX_TOKENS_LIMIT, validateMaxAttempts, validatePolicy } from "./validate.ts";
 export type {
   RetryBudget,
   RetryBudgetOptions,

@@ -192,9 +192,7 @@ export const POLICY_DEFAULTS: { readonly [K in PolicyKind]: PolicyOf<K> } = Obje
 });
 
 /** All kinds, in a stable order (for flag parsing and help text). */
-export const POLICY_KINDS: readonly PolicyKind[] = Object.freeze(
-  Object.keys(POLICY_DEFAULTS) as PolicyKind[],
-);
+export const POLICY_KINDS: readonly PolicyKind[] = Object.freeze(Object.keys(POLICY_DEFAULTS) as PolicyKind[]);
 
 export function isPolicyKind(value: string): value is PolicyKind {
   return Object.hasOwn(POLICY_DEFAULTS, value);
@@ -209,9 +207,7 @@ export function constantPolicy(options: PolicyOptions<ConstantPolicy> = {}): Con
   return finish({ kind: "constant", delayMs: options.delayMs ?? defaults.delayMs });
 }
 
-export function exponentialPolicy(
-  options: PolicyOptions<ExponentialPolicy> = {},
-): ExponentialPolicy {
+export function exponentialPolicy(options: PolicyOptions<ExponentialPolicy> = {}): ExponentialPolicy {
   const defaults = POLICY_DEFAULTS.exponential;
   return finish({
     kind: "exponential",
@@ -255,9 +251,7 @@ export function equalJitterPolicy(options: PolicyOptions<EqualJitterPolicy> = {}
   return awsJitterPolicy("equal-jitter", options);
 }
 
-export function decorrelatedJitterPolicy(
-  options: PolicyOptions<DecorrelatedJitterPolicy> = {},
-): DecorrelatedJitterPolicy {
+export function decorrelatedJitterPolicy(options: PolicyOptions<DecorrelatedJitterPolicy> = {}): DecorrelatedJitterPolicy {
   return awsJitterPolicy("decorrelated-jitter", options);
 }
 

@@ -84,11 +84,7 @@ export interface RetryOptions {
  * gives up, and with `signal.reason` on abort. `fn` receives the attempt number (1 for the
  * first call).
  */
-export async function retry<T>(
-  fn: (attempt: number) => T | PromiseLike<T>,
-  policy: BackoffPolicy,
-  options: RetryOptions = {},
-): Promise<T> {
+export async function retry<T>(fn: (attempt: number) => T | PromiseLike<T>, policy: BackoffPolicy, options: RetryOptions = {}): Promise<T> {
   validatePolicy(policy);
   const maxAttempts = validateMaxAttempts(options.maxAttempts ?? Infinity);
   const { signal, shouldRetry, onRetry } = options;

@@ -33,8 +33,7 @@ const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
  * Throws DurationSyntaxError on bad syntax or a value too large for a finite double.
  */
 export function parseDuration(text: string): number {
-  const invalid = (): DurationSyntaxError =>
-    new DurationSyntaxError(`time: invalid duration ${quote(text)}`);
+  const invalid = (): DurationSyntaxError => new DurationSyntaxError(`time: invalid duration ${quote(text)}`);
   const n = text.length;
   let i = 0;
   let negative = false;
@@ -73,17 +72,14 @@ export function parseDuration(text: string): number {
     const unitText = text.slice(unitStart, i);
     const unitNs = NS_PER_UNIT.get(unitText);
     if (unitNs === undefined) {
-      throw new DurationSyntaxError(
-        `time: unknown unit ${quote(unitText)} in duration ${quote(text)}`,
-      );
+      throw new DurationSyntaxError(`time: unknown unit ${quote(unitText)} in duration ${quote(text)}`);
     }
 
     if (fracPart.length > fractionDigits) {
       numerator *= 10n ** BigInt(fracPart.length - fractionDigits);
       fractionDigits = fracPart.length;
     }
-    numerator +=
-      BigInt(intPart + fracPart) * unitNs * 10n ** BigInt(fractionDigits - fracPart.length);
+    numerator += BigInt(intPart + fracPart) * unitNs * 10n ** BigInt(fractionDigits - fracPart.length);
   }
 
   const denominator = 10n ** BigInt(fractionDigits);
@@ -180,10 +176,5 @@ function utf8(codePoint: number): number[] {
   if (cp < 0x80) return [cp];
   if (cp < 0x800) return [0xc0 | (cp >> 6), 0x80 | (cp & 0x3f)];
   if (cp < 0x10000) return [0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f)];
-  return [
-    0xf0 | (cp >> 18),
-    0x80 | ((cp >> 12) & 0x3f),
-    0x80 | ((cp >> 6) & 0x3f),
-    0x80 | (cp & 0x3f),
-  ];
+  return [0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 0x3f), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f)];
 }

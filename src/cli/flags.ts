@@ -61,18 +61,14 @@ export interface ProgramDescription<T extends readonly FlagSpec[]> {
 }
 
 export type ParseOutcome<T extends readonly FlagSpec[]> =
-  | { readonly kind: "run"; readonly values: FlagValues<T> }
-  | { readonly kind: "help"; readonly text: string };
+  { readonly kind: "run"; readonly values: FlagValues<T> } | { readonly kind: "help"; readonly text: string };
 
 /**
  * Parses Go-style arguments against a flag table. Help (`-h`, `-help`, `--help`) comes
  * back as text for the caller to print; every mistake throws a UsageError naming the
  * flag, the value and the rule.
  */
-export function parseFlags<T extends readonly FlagSpec[]>(
-  program: ProgramDescription<T>,
-  args: readonly string[],
-): ParseOutcome<T> {
+export function parseFlags<T extends readonly FlagSpec[]>(program: ProgramDescription<T>, args: readonly string[]): ParseOutcome<T> {
   const normalized = normalizeArgv(args, program.flags);
   const command = buildCommand(program);
   let helpText = "";
@@ -117,9 +113,7 @@ function buildCommand(program: ProgramDescription<readonly FlagSpec[]>): Command
     .configureHelp({ helpWidth: 200, optionTerm: goStyleTerm });
   for (const flag of program.flags) {
     const valuePart = flag.kind === "boolean" ? "[bool]" : `<${flag.placeholder ?? defaultPlaceholder(flag)}>`;
-    const option = new Option(`--${flag.name} ${valuePart}`, flag.description).argParser((raw: string) =>
-      parseValue(flag, raw),
-    );
+    const option = new Option(`--${flag.name} ${valuePart}`, flag.description).argParser((raw: string) => parseValue(flag, raw));
     if (flag.default !== undefined) option.default(flag.default, describeDefault(flag));
     command.addOption(option);
   }

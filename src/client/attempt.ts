@@ -33,19 +33,17 @@ export function createHttpTransport(url: string, timeoutMs: number): HttpTranspo
       const done = (result: AttemptResult) => {
         if (!controller.signal.aborted) sink.done(result);
       };
-      agent
-        .request({ origin: target.origin, path, method: "GET", signal: controller.signal })
-        .then(
-          async (response) => {
-            try {
-              await response.body.dump();
-            } catch {
-              // The answer's status is known; a body cut short does not change it.
-            }
-            done(classifyStatus(response.statusCode));
-          },
-          (error: unknown) => done(classifyError(error)),
-        );
+      agent.request({ origin: target.origin, path, method: "GET", signal: controller.signal }).then(
+        async (response) => {
+          try {
+            await response.body.dump();
+          } catch {
+            // The answer's status is known; a body cut short does not change it.
+          }
+          done(classifyStatus(response.statusCode));
+        },
+        (error: unknown) => done(classifyError(error)),
+      );
       return controller;
     },
     abort(controller) {

@@ -61,7 +61,9 @@ function main(): void {
     herd.stop();
     const totals = stats.totals(now);
     process.stdout.write(
-      options.json ? `${JSON.stringify({ summary: true, reason, ...clientReport(totals, 0, Date.now()) })}\n` : `${formatClientSummary(totals)}\n`,
+      options.json
+        ? `${JSON.stringify({ summary: true, reason, ...clientReport(totals, 0, Date.now()) })}\n`
+        : `${formatClientSummary(totals)}\n`,
     );
     void transport.close().finally(() => process.exit(0));
     // Do not let a slow socket teardown hold the exit.

@@ -50,7 +50,9 @@ export function formatClientSummary(totals: WindowReport): string {
   const seconds = ((totals.endMs - totals.startMs) / 1000).toFixed(1);
   const part = (label: string, count: number) => `${label} ${count} (${rate(count, totals)} req/sec)`;
   const latencyPart =
-    totals.latency === undefined ? "" : `, OK latency p50 ${latency(totals.latency.p50Ms)} p99 ${latency(totals.latency.p99Ms)} max ${latency(totals.latency.maxMs)}`;
+    totals.latency === undefined
+      ? ""
+      : `, OK latency p50 ${latency(totals.latency.p50Ms)} p99 ${latency(totals.latency.p99Ms)} max ${latency(totals.latency.maxMs)}`;
   return (
     `summary: ${seconds}s, ${part("attempts", counts.attempts)}, ${part("OK", counts.ok)}, ` +
     `${part("errors", counts.errors)}, ${part("timedout", counts.timedout)}, ${part("gave up", counts.gaveUp)}${latencyPart}`

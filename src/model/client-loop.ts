@@ -84,8 +84,7 @@ export function decideAfterAttempt(config: RetryConfig, state: UserState, outcom
   if (!attemptAllowed(config.maxAttempts, state.failures + 1)) return giveUp(config, state, random);
   // Only the reference policy grows from the think time; decorrelated jitter grows from its
   // own previous retry wait, and starts from its base.
-  const previousWaitMs =
-    state.failures > 1 || config.backoff.kind === "reference" ? state.lastWaitMs : undefined;
+  const previousWaitMs = state.failures > 1 || config.backoff.kind === "reference" ? state.lastWaitMs : undefined;
   const delay = nextDelay(config.backoff, state.failures, previousWaitMs, random);
   if (delay === undefined) return giveUp(config, state, random);
   state.lastWaitMs = delay;

@@ -124,7 +124,8 @@ export class EventQueue<T extends TimerOwner> {
         } else {
           const runDueAt = this.runKeys[2 * this.runStart]!;
           const heapDueAt = this.current.topDueAt();
-          this.topInRun = runDueAt < heapDueAt || (runDueAt === heapDueAt && this.runKeys[2 * this.runStart + 1]! < this.current.topSequence());
+          this.topInRun =
+            runDueAt < heapDueAt || (runDueAt === heapDueAt && this.runKeys[2 * this.runStart + 1]! < this.current.topSequence());
         }
         return true;
       }

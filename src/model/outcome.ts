@@ -43,12 +43,7 @@ const ERROR_KIND_BY_CODE: Readonly<Record<string, ErrorKind>> = {
 };
 
 /** Timeouts raised by the HTTP stack itself rather than by our own deadline. */
-const TIMEOUT_CODES = new Set([
-  "UND_ERR_CONNECT_TIMEOUT",
-  "UND_ERR_HEADERS_TIMEOUT",
-  "UND_ERR_BODY_TIMEOUT",
-  "ETIMEDOUT",
-]);
+const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "ETIMEDOUT"]);
 
 export function classifyStatus(status: number): AttemptResult {
   if (status >= 200 && status < 300) return OK_RESULT;

@@ -55,7 +55,9 @@ export class ServiceQueue {
   // ticket number modulo the capacity (a power of two): tickets [head, tail) are in it.
   private arrivals = new Float64Array(1024);
   private states = new Uint8Array(1024);
-  private callbacks: (((context: unknown) => void) | undefined)[] = new Array<((context: unknown) => void) | undefined>(1024).fill(undefined);
+  private callbacks: (((context: unknown) => void) | undefined)[] = new Array<((context: unknown) => void) | undefined>(1024).fill(
+    undefined,
+  );
   private contexts: unknown[] = new Array<unknown>(1024).fill(undefined);
   private headTicket = 0;
   private tailTicket = 0;

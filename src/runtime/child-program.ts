@@ -67,10 +67,7 @@ export class ChildProgram {
    * Resolves with the first line matching `pattern` (in one stream or either, from line
    * `fromIndex` on), or rejects when the program exits first or the time is up.
    */
-  waitForLine(
-    pattern: RegExp,
-    options: { stream?: "stdout" | "stderr"; timeoutMs: number; fromIndex?: number },
-  ): Promise<string> {
+  waitForLine(pattern: RegExp, options: { stream?: "stdout" | "stderr"; timeoutMs: number; fromIndex?: number }): Promise<string> {
     const { stream, timeoutMs, fromIndex = 0 } = options;
     const sources = stream === "stdout" ? [this.stdout] : stream === "stderr" ? [this.stderr] : [this.stdout, this.stderr];
     return new Promise((resolve, reject) => {
@@ -99,7 +96,10 @@ export class ChildProgram {
 
   /** The last lines the program wrote to stderr, for error messages. */
   said(): string {
-    const lines = this.stderr.map((line) => line.text).filter((line) => line !== "").slice(-3);
+    const lines = this.stderr
+      .map((line) => line.text)
+      .filter((line) => line !== "")
+      .slice(-3);
     return lines.length === 0 ? "" : `: ${lines.join(" | ")}`;
   }
 

@@ -14,15 +14,39 @@ import { parseStrategies, STRATEGY_NAMES, strategiesProblem } from "./strategies
 const DEFAULT_STRATEGIES = "fixed,exponential-backoff";
 
 const DEMO_FLAGS = [
-  { name: "strategies", kind: "string", default: DEFAULT_STRATEGIES, placeholder: "list",
+  {
+    name: "strategies",
+    kind: "string",
+    default: DEFAULT_STRATEGIES,
+    placeholder: "list",
     description: `comma-separated strategies to compare, or 'all': ${STRATEGY_NAMES.join(", ")}`,
-    check: strategiesProblem },
+    check: strategiesProblem,
+  },
   { name: "steady", kind: "duration", default: 15_000, minMs: 0, minExclusive: true, description: "steady state before the outage" },
-  { name: "outage", kind: "duration", default: 20_000, minMs: 0, minExclusive: true, description: "how long the server stays stopped (SIGSTOP)" },
-  { name: "observe", kind: "duration", default: 90_000, minMs: 0, minExclusive: true,
-    description: "observation after resuming it (SIGCONT); clients using the reference backoff need 45-70 s to come back" },
-  { name: "server-args", kind: "string", default: "", placeholder: "flags", description: "flags passed to ./server, e.g. \"-backlog 1024\"" },
-  { name: "client-args", kind: "string", default: "", placeholder: "flags", description: "flags passed to ./client, e.g. \"-clients 500 -timeout 1s\"" },
+  {
+    name: "outage",
+    kind: "duration",
+    default: 20_000,
+    minMs: 0,
+    minExclusive: true,
+    description: "how long the server stays stopped (SIGSTOP)",
+  },
+  {
+    name: "observe",
+    kind: "duration",
+    default: 90_000,
+    minMs: 0,
+    minExclusive: true,
+    description: "observation after resuming it (SIGCONT); clients using the reference backoff need 45-70 s to come back",
+  },
+  { name: "server-args", kind: "string", default: "", placeholder: "flags", description: 'flags passed to ./server, e.g. "-backlog 1024"' },
+  {
+    name: "client-args",
+    kind: "string",
+    default: "",
+    placeholder: "flags",
+    description: 'flags passed to ./client, e.g. "-clients 500 -timeout 1s"',
+  },
   { name: "out", kind: "string", default: "results", placeholder: "dir", description: "where results/<timestamp>/ is written" },
 ] as const satisfies readonly FlagSpec[];
 
@@ -85,7 +109,14 @@ async function main(): Promise<number> {
       );
       progress.done();
       const metrics = computeMetrics(record.server, record.client, record.phases, concurrencyLimit);
-      results.push({ strategy: strategy.name, phases: record.phases, server: record.server, client: record.client, metrics, concurrencyLimit });
+      results.push({
+        strategy: strategy.name,
+        phases: record.phases,
+        server: record.server,
+        client: record.client,
+        metrics,
+        concurrencyLimit,
+      });
       recordedLines.push({ strategy: strategy.name, server: record.serverLines, client: record.clientLines });
       process.stderr.write(`demo: ${strategy.name}: ${metrics.verdict}; server and client stopped\n`);
     }
@@ -107,7 +138,14 @@ async function main(): Promise<number> {
     writeFileSync(join(outDir, `${result.strategy}.server.jsonl`), `${recordedLines[index]!.server.join("\n")}\n`);
     writeFileSync(join(outDir, `${result.strategy}.client.jsonl`), `${recordedLines[index]!.client.join("\n")}\n`);
   }
-  const settings = { steadyMs: values.steady, outageMs: values.outage, observeMs: values.observe, serverArgs, clientArgs, concurrencyLimit };
+  const settings = {
+    steadyMs: values.steady,
+    outageMs: values.outage,
+    observeMs: values.observe,
+    serverArgs,
+    clientArgs,
+    concurrencyLimit,
+  };
   writeFileSync(
     join(outDir, "summary.json"),
     `${JSON.stringify({ settings, results: results.map((result) => ({ strategy: result.strategy, phases: result.phases, metrics: result.metrics })) }, jsonNumbers, 2)}\n`,
@@ -146,10 +184,14 @@ function progressPrinter() {
       const now = Date.now();
       if (!tty && now - lastPrintedAt < 5_000) return;
       lastPrintedAt = now;
-      const client = progress.client === undefined ? "client -"
-        : `client OK ${progress.client.okPerSec.toFixed(1)}/s, errors ${progress.client.errorsPerSec.toFixed(1)}/s, timedout ${progress.client.timedoutPerSec.toFixed(1)}/s`;
-      const server = progress.server === undefined ? "server -"
-        : `server concurrency ${progress.server.concurrency}, delay ${readableDelay(progress.server.lastDelayMs)}`;
+      const client =
+        progress.client === undefined
+          ? "client -"
+          : `client OK ${progress.client.okPerSec.toFixed(1)}/s, errors ${progress.client.errorsPerSec.toFixed(1)}/s, timedout ${progress.client.timedoutPerSec.toFixed(1)}/s`;
+      const server =
+        progress.server === undefined
+          ? "server -"
+          : `server concurrency ${progress.server.concurrency}, delay ${readableDelay(progress.server.lastDelayMs)}`;
       const line = `[${progress.strategy}] ${progress.phase.padEnd(8)} ${String(Math.ceil(progress.phaseLeftMs / 1000)).padStart(3)}s left | ${client} | ${server}`;
       process.stderr.write(tty ? `\r\x1b[K${line.slice(0, (process.stderr.columns ?? 160) - 1)}` : `${line}\n`);
       shown = true;

@@ -107,8 +107,7 @@ function recoveryOfClient(client: readonly ClientWindow[], phases: Phases, basel
   for (let index = 0; index < candidates.length; index++) {
     const window = candidates[index]!;
     const good =
-      window.okPerSec >= GOOD_OK_SHARE * baseline &&
-      window.errorsPerSec + window.timedoutPerSec <= GOOD_FAILURE_SHARE * baseline;
+      window.okPerSec >= GOOD_OK_SHARE * baseline && window.errorsPerSec + window.timedoutPerSec <= GOOD_FAILURE_SHARE * baseline;
     inARow = good ? inARow + 1 : 0;
     if (inARow === GOOD_WINDOWS_IN_A_ROW) return candidates[index - GOOD_WINDOWS_IN_A_ROW + 1]!.endMs - phases.resumeAtMs;
   }

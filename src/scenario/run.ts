@@ -87,8 +87,14 @@ export async function runExperiment(
         strategy: plan.strategy.name,
         phase,
         phaseLeftMs: Math.max(0, startEpochMs + phaseEndsAtMs - Date.now()),
-        client: parseClientWindows(clientStarted.stdout.map((line) => line.text), startEpochMs).at(-1),
-        server: parseServerSamples(server.stdout.map((line) => line.text), startEpochMs).at(-1),
+        client: parseClientWindows(
+          clientStarted.stdout.map((line) => line.text),
+          startEpochMs,
+        ).at(-1),
+        server: parseServerSamples(
+          server.stdout.map((line) => line.text),
+          startEpochMs,
+        ).at(-1),
       });
 
     await phase("steady", phases.stopAtMs);
@@ -163,16 +169,18 @@ interface ServerJson {
 }
 
 export function parseServerSamples(lines: readonly string[], startEpochMs: number): ServerSample[] {
-  return lines.filter((line) => line.startsWith("{")).map((line) => {
-    const json = JSON.parse(line) as ServerJson;
-    return {
-      atMs: json.epochMs - startEpochMs,
-      concurrency: json.concurrency,
-      lastDelayMs: json.lastDelayMs ?? Infinity,
-      peakConcurrency: json.peakConcurrency,
-      peakDelayMs: json.peakDelayMs ?? Infinity,
-    };
-  });
+  return lines
+    .filter((line) => line.startsWith("{"))
+    .map((line) => {
+      const json = JSON.parse(line) as ServerJson;
+      return {
+        atMs: json.epochMs - startEpochMs,
+        concurrency: json.concurrency,
+        lastDelayMs: json.lastDelayMs ?? Infinity,
+        peakConcurrency: json.peakConcurrency,
+        peakDelayMs: json.peakDelayMs ?? Infinity,
+      };
+    });
 }
 
 interface ClientJson {

@@ -7,17 +7,14 @@ export interface StrategyRun {
   readonly clientArgs: readonly string[];
 }
 
-export const STRATEGY_NAMES = [
-  "fixed",
-  "exponential-backoff",
-  ...STRATEGIES.filter((name) => name !== "reference" && name !== "fixed"),
-];
+export const STRATEGY_NAMES = ["fixed", "exponential-backoff", ...STRATEGIES.filter((name) => name !== "reference" && name !== "fixed")];
 
 /** Parses `fixed,exponential-backoff`, or `all`; throws naming an unknown strategy. */
 export function parseStrategies(text: string): StrategyRun[] {
   const names = text === "all" ? STRATEGY_NAMES : text.split(",").map((name) => name.trim());
   return names.map((name) => {
-    if (name === "exponential-backoff" || name === "reference") return { name: "exponential-backoff", clientArgs: ["-exponential-backoff"] };
+    if (name === "exponential-backoff" || name === "reference")
+      return { name: "exponential-backoff", clientArgs: ["-exponential-backoff"] };
     if ((STRATEGIES as readonly string[]).includes(name)) return { name, clientArgs: ["-strategy", name] };
     throw new Error(`unknown strategy "${name}"; one of ${STRATEGY_NAMES.join(", ")}, or all`);
   });

@@ -105,9 +105,8 @@ function listen(server: Server, address: ListenAddress, backlog: number): Promis
       reject(new FatalError(`listen ${formatListenAddress(address)}: ${describeSystemError(error)}`));
     };
     server.once("error", onError);
-    const listenOptions = address.host === undefined
-      ? { port: address.port, backlog }
-      : { port: address.port, host: address.host, backlog };
+    const listenOptions =
+      address.host === undefined ? { port: address.port, backlog } : { port: address.port, host: address.host, backlog };
     server.listen(listenOptions, () => {
       server.off("error", onError);
       resolve();

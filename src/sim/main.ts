@@ -95,7 +95,9 @@ function printEvent(json: boolean): (event: SimulationEvent) => void {
   return (event) => {
     let line: string;
     if (event.kind === "server") {
-      line = json ? JSON.stringify({ source: "server", ...serverReport(event.atMs, event.snapshot) }) : formatServerLine(event.atMs, event.snapshot, "utc");
+      line = json
+        ? JSON.stringify({ source: "server", ...serverReport(event.atMs, event.snapshot) })
+        : formatServerLine(event.atMs, event.snapshot, "utc");
     } else {
       line = json
         ? JSON.stringify({ source: "client", ...clientReport(event.report, event.inFlight, event.atMs) })
@@ -170,9 +172,20 @@ async function sweep(values: SimFlagValues, strategies: readonly StrategyRun[], 
   }
   const seconds = (ms: number | undefined) => (ms === undefined ? "" : (ms / 1000).toFixed(1));
   const header = `${param},strategy,verdict,peak_concurrency,peak_delay_s,server_recovery_s,client_recovery_s`;
-  const csv = [header, ...rows.map(({ value, strategy, metrics }) =>
-    [value, strategy, metrics.verdict, metrics.peakConcurrencyAfterResume, Number.isFinite(metrics.peakDelayAfterResumeMs) ? (metrics.peakDelayAfterResumeMs / 1000).toPrecision(6) : "Infinity",
-      seconds(metrics.serverRecoveryMs), seconds(metrics.clientRecoveryMs)].join(","))].join("\n");
+  const csv = [
+    header,
+    ...rows.map(({ value, strategy, metrics }) =>
+      [
+        value,
+        strategy,
+        metrics.verdict,
+        metrics.peakConcurrencyAfterResume,
+        Number.isFinite(metrics.peakDelayAfterResumeMs) ? (metrics.peakDelayAfterResumeMs / 1000).toPrecision(6) : "Infinity",
+        seconds(metrics.serverRecoveryMs),
+        seconds(metrics.clientRecoveryMs),
+      ].join(","),
+    ),
+  ].join("\n");
   process.stdout.write(`${csv}\n`);
   if (values.out !== undefined) {
     const dir = resolve(values.out);
@@ -208,12 +221,17 @@ async function main(): Promise<number> {
     const outcome = run(trial, strategy.name, values.quiet ? undefined : printEvent(values.json));
     results.push(outcome.strategyResult);
     const summary = values.json
-      ? JSON.stringify({ source: "summary", strategy: strategy.name, ...clientReport(outcome.result.totals, 0, outcome.config.durationMs), metrics: outcome.metrics })
+      ? JSON.stringify({
+          source: "summary",
+          strategy: strategy.name,
+          ...clientReport(outcome.result.totals, 0, outcome.config.durationMs),
+          metrics: outcome.metrics,
+        })
       : formatClientSummary(outcome.result.totals);
     process.stdout.write(`${summary}\n`);
     process.stderr.write(
       `sim: ${strategy.name}: ${outcome.result.events} events in ${(outcome.wallMs / 1000).toFixed(2)} s ` +
-        `(${((outcome.result.events / outcome.wallMs) * 1000 / 1e6).toFixed(2)} million/s)\n`,
+        `(${(((outcome.result.events / outcome.wallMs) * 1000) / 1e6).toFixed(2)} million/s)\n`,
     );
   }
   if (!values.json) process.stdout.write(`\n${comparisonTable(results)}\n`);
@@ -221,4 +239,3 @@ async function main(): Promise<number> {
 }
 
 runProgram("sim", main);
-

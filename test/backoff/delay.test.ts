@@ -112,14 +112,10 @@ describe("nextDelay: values checked by hand (scripted random)", () => {
   it("google: 1, 2, 4, 8, 16 s plus 0..1000 ms, then gives up", () => {
     const policy = googlePolicy();
     const low = scriptedRandom([0]);
-    expect([1, 2, 3, 4, 5, 6].map((n) => nextDelay(policy, n, undefined, low))).toEqual([
-      1000, 2000, 4000, 8000, 16_000, undefined,
-    ]);
+    expect([1, 2, 3, 4, 5, 6].map((n) => nextDelay(policy, n, undefined, low))).toEqual([1000, 2000, 4000, 8000, 16_000, undefined]);
     // floor(0.999999 * 1001) = 1000: the top of the inclusive range is reachable.
     const high = scriptedRandom([0.999_999]);
-    expect([1, 2, 3, 4, 5].map((n) => nextDelay(policy, n, undefined, high))).toEqual([
-      2000, 3000, 5000, 9000, 17_000,
-    ]);
+    expect([1, 2, 3, 4, 5].map((n) => nextDelay(policy, n, undefined, high))).toEqual([2000, 3000, 5000, 9000, 17_000]);
     expect(nextDelay(googlePolicy({ maxRetries: 0 }), 1, undefined, low)).toBeUndefined();
     expect(nextDelay(googlePolicy({ maxRetries: 7 }), 7, undefined, low)).toBe(64_000);
   });
@@ -220,9 +216,7 @@ describe("nextDelay: exact sequences for a fixed seed", () => {
     for (let n = 1; n <= ATTEMPTS; n++) {
       const temp = Math.min(300_000, 100 * 2 ** (n - 1));
       expect(nextDelay(fullJitterPolicy(), n, undefined, random)).toBe(twin.uniform() * temp);
-      expect(nextDelay(equalJitterPolicy(), n, undefined, random)).toBe(
-        temp / 2 + twin.uniform() * (temp / 2),
-      );
+      expect(nextDelay(equalJitterPolicy(), n, undefined, random)).toBe(temp / 2 + twin.uniform() * (temp / 2));
       const expected = Math.min(300_000, 100 + twin.uniform() * (3 * expectedPrevious - 100));
       const wait = nextDelay(decorrelatedJitterPolicy(), n, previous, random);
       expect(wait).toBe(expected);
@@ -316,7 +310,7 @@ describe("nextDelay: distributions over 10 000 draws", () => {
     for (let run = 0; run < DRAWS; run++) {
       let total = 0;
       let attempt = 1;
-      for (let wait = nextDelay(policy, attempt, undefined, random); wait !== undefined; ) {
+      for (let wait = nextDelay(policy, attempt, undefined, random); wait !== undefined;) {
         const floorMs = 1000 * 2 ** (attempt - 1);
         if (wait < floorMs || wait > floorMs + 1000) outOfRange += 1;
         total += wait;

@@ -1,12 +1,7 @@
 import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { nextDelay } from "../../src/backoff/delay.ts";
-import {
-  constantPolicy,
-  decorrelatedJitterPolicy,
-  googlePolicy,
-  type BackoffPolicy,
-} from "../../src/backoff/policy.ts";
+import { constantPolicy, decorrelatedJitterPolicy, googlePolicy, type BackoffPolicy } from "../../src/backoff/policy.ts";
 import { retry, sleep, type RetryInfo } from "../../src/backoff/retry.ts";
 import { seededRandom } from "../../src/model/random.ts";
 
@@ -163,9 +158,7 @@ describe("retry", () => {
     vi.useFakeTimers();
     const { fn, calls } = flaky(Infinity);
     const delays: number[] = [];
-    const running = settle(
-      retry(fn, googlePolicy(), { random: seededRandom(99), onRetry: (info) => delays.push(info.delayMs) }),
-    );
+    const running = settle(retry(fn, googlePolicy(), { random: seededRandom(99), onRetry: (info) => delays.push(info.delayMs) }));
     await vi.runAllTimersAsync();
     expect(((await running.result) as Error).message).toBe("failure 6");
     expect(calls).toEqual([1, 2, 3, 4, 5, 6]);
@@ -216,9 +209,7 @@ describe("retry", () => {
 
   it("rejects bad options and policies with a RangeError", async () => {
     const { fn, calls } = flaky(0);
-    await expect(retry(fn, constantPolicy(), { maxAttempts: 0 })).rejects.toThrow(
-      "maxAttempts must be >= 1 (got 0)",
-    );
+    await expect(retry(fn, constantPolicy(), { maxAttempts: 0 })).rejects.toThrow("maxAttempts must be >= 1 (got 0)");
     const bad = { kind: "constant", delayMs: -1 } as const;
     await expect(retry(fn, bad)).rejects.toThrow(RangeError);
     expect(calls).toEqual([]);

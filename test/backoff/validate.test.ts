@@ -22,11 +22,7 @@ const cases: ReadonlyArray<readonly [string, () => unknown, string]> = [
   ["jitter above 1", () => exponentialPolicy({ jitter: 1.5 }), "jitter must be <= 1 (got 1.5)"],
   ["negative jitter", () => exponentialPolicy({ jitter: -0.1 }), "jitter must be >= 0 (got -0.1)"],
   ["infinite max", () => exponentialPolicy({ maxDelayMs: Infinity }), "maxDelayMs must be finite (got Infinity)"],
-  [
-    "min above max",
-    () => exponentialPolicy({ minDelayMs: 500, maxDelayMs: 100 }),
-    "minDelayMs must be <= maxDelayMs (got 500 > 100)",
-  ],
+  ["min above max", () => exponentialPolicy({ minDelayMs: 500, maxDelayMs: 100 }), "minDelayMs must be <= maxDelayMs (got 500 > 100)"],
   ["negative min", () => referencePolicy({ minDelayMs: -100 }), "minDelayMs must be >= 0 (got -100)"],
   ["negative jitterMs", () => referencePolicy({ jitterMs: -5 }), "jitterMs must be >= 0 (got -5)"],
   ["reference factor NaN", () => referencePolicy({ factor: Number.NaN }), "factor must be a number (got NaN)"],
@@ -38,20 +34,12 @@ const cases: ReadonlyArray<readonly [string, () => unknown, string]> = [
   ["negative retries", () => googlePolicy({ maxRetries: -1 }), "maxRetries must be >= 0 (got -1)"],
   ["too many retries", () => googlePolicy({ maxRetries: 5000 }), "maxRetries must be <= 1000 (got 5000)"],
   ["infinite retries", () => googlePolicy({ maxRetries: Infinity }), "maxRetries must be finite (got Infinity)"],
-  [
-    "full: base above cap",
-    () => fullJitterPolicy({ baseMs: 1000, capMs: 10 }),
-    "baseMs must be <= capMs (got 1000 > 10)",
-  ],
+  ["full: base above cap", () => fullJitterPolicy({ baseMs: 1000, capMs: 10 }), "baseMs must be <= capMs (got 1000 > 10)"],
   ["equal: negative cap", () => equalJitterPolicy({ capMs: -1 }), "capMs must be >= 0 (got -1)"],
   ["decorrelated: zero base", () => decorrelatedJitterPolicy({ baseMs: 0 }), "baseMs must be > 0 (got 0)"],
   ["grpc: multiplier below 1", () => grpcPolicy({ multiplier: 0.9 }), "multiplier must be >= 1 (got 0.9)"],
   ["grpc: jitter above 1", () => grpcPolicy({ jitter: 2 }), "jitter must be <= 1 (got 2)"],
-  [
-    "grpc: initial above max",
-    () => grpcPolicy({ initialMs: 200_000 }),
-    "initialMs must be <= maxMs (got 200000 > 120000)",
-  ],
+  ["grpc: initial above max", () => grpcPolicy({ initialMs: 200_000 }), "initialMs must be <= maxMs (got 200000 > 120000)"],
   [
     "unknown kind",
     () => validatePolicy({ kind: "fixed", delayMs: 1 } as unknown as BackoffPolicy),
@@ -75,16 +63,8 @@ const cases: ReadonlyArray<readonly [string, () => unknown, string]> = [
   ["maxTokens 1001", () => retryBudget({ maxTokens: 1001 }), "maxTokens must be <= 1000 (got 1001)"],
   ["tokenRatio 0", () => retryBudget({ tokenRatio: 0 }), "tokenRatio must be >= 0.001 (got 0)"],
   ["tokenRatio tiny", () => retryBudget({ tokenRatio: 0.0001 }), "tokenRatio must be >= 0.001 (got 0.0001)"],
-  [
-    "bucket below one token",
-    () => tokenBucket({ capacity: 0.5, refillPerSecond: 1 }),
-    "capacity must be >= 1 (got 0.5)",
-  ],
-  [
-    "negative refill",
-    () => tokenBucket({ capacity: 5, refillPerSecond: -1 }),
-    "refillPerSecond must be >= 0 (got -1)",
-  ],
+  ["bucket below one token", () => tokenBucket({ capacity: 0.5, refillPerSecond: 1 }), "capacity must be >= 1 (got 0.5)"],
+  ["negative refill", () => tokenBucket({ capacity: 5, refillPerSecond: -1 }), "refillPerSecond must be >= 0 (got -1)"],
 ];
 
 describe("validation", () => {

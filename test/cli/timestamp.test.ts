@@ -32,9 +32,7 @@ describe("formatStampMilli in local time", () => {
   const expected = (): string => {
     const d = new Date(1750543868519);
     const two = (n: number): string => String(n).padStart(2, "0");
-    const month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][
-      d.getMonth()
-    ];
+    const month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][d.getMonth()];
     return (
       `${month} ${String(d.getDate()).padStart(2, " ")} ${two(d.getHours())}:` +
       `${two(d.getMinutes())}:${two(d.getSeconds())}.${String(d.getMilliseconds()).padStart(3, "0")}`

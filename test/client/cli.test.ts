@@ -43,18 +43,43 @@ describe("./client", () => {
     const cli = spawnCli("client", ["-help"]);
     expect(await cli.exited).toBe(0);
     const help = cli.stdoutLines.join("\n");
-    for (const text of ["-clients n", "(default: 1000)", "-lambda seconds", "-timeout duration", "(default: 2s)",
-      "-exponential-backoff", "-simple-backoff-delay duration", "(default: 100ms)", "-url url", "-strategy name",
-      "decorrelated-jitter", "-max-attempts n", "-retry-budget", "-interval duration", "-json", "-duration duration", "-seed n"]) {
+    for (const text of [
+      "-clients n",
+      "(default: 1000)",
+      "-lambda seconds",
+      "-timeout duration",
+      "(default: 2s)",
+      "-exponential-backoff",
+      "-simple-backoff-delay duration",
+      "(default: 100ms)",
+      "-url url",
+      "-strategy name",
+      "decorrelated-jitter",
+      "-max-attempts n",
+      "-retry-budget",
+      "-interval duration",
+      "-json",
+      "-duration duration",
+      "-seed n",
+    ]) {
       expect(help).toContain(text);
     }
   });
 
   it.each([
     [["-clients", "many"], 'client: invalid value "many" for flag -clients: must be an integer'],
-    [["-strategy", "hope"], 'client: invalid value "hope" for flag -strategy: must be one of fixed, reference, exponential, full-jitter, equal-jitter, decorrelated-jitter, table, google, grpc'],
-    [["-exponential-backoff", "-strategy", "grpc"], "client: -exponential-backoff selects -strategy reference; it cannot be combined with -strategy grpc"],
-    [["-strategy", "exponential", "-min-delay", "2s", "-max-delay", "1s"], "client: invalid settings for -strategy exponential: minDelayMs must be <= maxDelayMs (got 2000 > 1000)"],
+    [
+      ["-strategy", "hope"],
+      'client: invalid value "hope" for flag -strategy: must be one of fixed, reference, exponential, full-jitter, equal-jitter, decorrelated-jitter, table, google, grpc',
+    ],
+    [
+      ["-exponential-backoff", "-strategy", "grpc"],
+      "client: -exponential-backoff selects -strategy reference; it cannot be combined with -strategy grpc",
+    ],
+    [
+      ["-strategy", "exponential", "-min-delay", "2s", "-max-delay", "1s"],
+      "client: invalid settings for -strategy exponential: minDelayMs must be <= maxDelayMs (got 2000 > 1000)",
+    ],
     [["-url", "ftp://x"], 'client: invalid value "ftp://x" for flag -url: must be an http:// or https:// URL'],
   ])("rejects %j with one line, a hint and exit 2", async (args, message) => {
     const cli = spawnCli("client", args);
@@ -64,7 +89,21 @@ describe("./client", () => {
 
   it("offers the promised rate against the real server: N / (lambda + service time)", async () => {
     const { url } = await spawnServer(["-baseDelay", "10ms"]);
-    const cli = spawnCli("client", ["-url", url, "-clients", "200", "-lambda", "0.2", "-interval", "1s", "-duration", "6.5s", "-json", "-seed", "1"]);
+    const cli = spawnCli("client", [
+      "-url",
+      url,
+      "-clients",
+      "200",
+      "-lambda",
+      "0.2",
+      "-interval",
+      "1s",
+      "-duration",
+      "6.5s",
+      "-json",
+      "-seed",
+      "1",
+    ]);
     expect(await cli.exited).toBe(0);
     const windows = jsonLines(cli.stdoutLines).filter((window) => !window.summary && !window.partial);
     expect(windows).toHaveLength(6);
@@ -89,8 +128,26 @@ describe("./client", () => {
 
   it("retries on the wire exactly as the policy says: exponential growth without jitter", async () => {
     const server = await startScriptedServer((_request, response) => response.writeHead(503).end());
-    const cli = spawnCli("client", ["-url", server.url, "-clients", "1", "-lambda", "0.01", "-strategy", "exponential",
-      "-min-delay", "10ms", "-backoff-factor", "2", "-jitter", "0", "-duration", "1.4s", "-seed", "3"]);
+    const cli = spawnCli("client", [
+      "-url",
+      server.url,
+      "-clients",
+      "1",
+      "-lambda",
+      "0.01",
+      "-strategy",
+      "exponential",
+      "-min-delay",
+      "10ms",
+      "-backoff-factor",
+      "2",
+      "-jitter",
+      "0",
+      "-duration",
+      "1.4s",
+      "-seed",
+      "3",
+    ]);
     expect(await cli.exited).toBe(0);
     const gaps = server.arrivals.slice(1).map((time, index) => time - server.arrivals[index]!);
     // min(10ms * 2^n): 20, 40, 80, 160, 320 ms after each 503 (which takes a millisecond or so).
@@ -100,11 +157,32 @@ describe("./client", () => {
   it("retries on the wire in the seeded schedule of decorrelated jitter", async () => {
     const server = await startScriptedServer((_request, response) => response.writeHead(500).end());
     const seed = 12;
-    const cli = spawnCli("client", ["-url", server.url, "-clients", "1", "-lambda", "0.01", "-strategy", "decorrelated-jitter",
-      "-min-delay", "20ms", "-max-delay", "400ms", "-duration", "2s", "-seed", String(seed)]);
+    const cli = spawnCli("client", [
+      "-url",
+      server.url,
+      "-clients",
+      "1",
+      "-lambda",
+      "0.01",
+      "-strategy",
+      "decorrelated-jitter",
+      "-min-delay",
+      "20ms",
+      "-max-delay",
+      "400ms",
+      "-duration",
+      "2s",
+      "-seed",
+      String(seed),
+    ]);
     expect(await cli.exited).toBe(0);
     // Replay the same user with the same seed through the pure model.
-    const retry: RetryConfig = { backoff: decorrelatedJitterPolicy({ baseMs: 20, capMs: 400 }), thinkTimeMeanMs: 10, maxAttempts: Infinity, budget: undefined };
+    const retry: RetryConfig = {
+      backoff: decorrelatedJitterPolicy({ baseMs: 20, capMs: 400 }),
+      thinkTimeMeanMs: 10,
+      maxAttempts: Infinity,
+      budget: undefined,
+    };
     const random = seededRandom(seed);
     const state = initialUserState(retry);
     firstWait(retry, state, random);
@@ -115,8 +193,24 @@ describe("./client", () => {
 
   it("gives up when the retry budget refuses a retry, and counts it", async () => {
     const server = await startScriptedServer((_request, response) => response.writeHead(503).end());
-    const cli = spawnCli("client", ["-url", server.url, "-clients", "1", "-lambda", "0.02", "-retry-budget",
-      "-budget-tokens", "4", "-budget-ratio", "0.5", "-duration", "1.5s", "-json", "-interval", "10s"]);
+    const cli = spawnCli("client", [
+      "-url",
+      server.url,
+      "-clients",
+      "1",
+      "-lambda",
+      "0.02",
+      "-retry-budget",
+      "-budget-tokens",
+      "4",
+      "-budget-ratio",
+      "0.5",
+      "-duration",
+      "1.5s",
+      "-json",
+      "-interval",
+      "10s",
+    ]);
     expect(await cli.exited).toBe(0);
     const summary = jsonLines(cli.stdoutLines).find((line) => line.summary)!;
     // 4 tokens: the first failure leaves 3 (> 2, retry); every later failure finds <= 2.
@@ -128,8 +222,23 @@ describe("./client", () => {
 
   it("times out an unanswered request and closes its connection", async () => {
     const server = await startScriptedServer(() => {}); // never answers
-    const cli = spawnCli("client", ["-url", server.url, "-clients", "3", "-lambda", "0.05", "-timeout", "200ms",
-      "-simple-backoff-delay", "50ms", "-duration", "1.5s", "-json", "-interval", "10s"]);
+    const cli = spawnCli("client", [
+      "-url",
+      server.url,
+      "-clients",
+      "3",
+      "-lambda",
+      "0.05",
+      "-timeout",
+      "200ms",
+      "-simple-backoff-delay",
+      "50ms",
+      "-duration",
+      "1.5s",
+      "-json",
+      "-interval",
+      "10s",
+    ]);
     expect(await cli.exited).toBe(0);
     const summary = jsonLines(cli.stdoutLines).find((line) => line.summary)!;
     expect(summary.ok).toBe(0);
@@ -149,8 +258,19 @@ describe("./client", () => {
         probe.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
       });
     });
-    const cli = spawnCli("client", ["-url", `http://127.0.0.1:${port}/api`, "-clients", "50", "-lambda", "0.05",
-      "-simple-backoff-delay", "10ms", "-interval", "300ms", "-json"]);
+    const cli = spawnCli("client", [
+      "-url",
+      `http://127.0.0.1:${port}/api`,
+      "-clients",
+      "50",
+      "-lambda",
+      "0.05",
+      "-simple-backoff-delay",
+      "10ms",
+      "-interval",
+      "300ms",
+      "-json",
+    ]);
     await cli.waitForLine(/"errors":[1-9]/, { stream: "stdout" });
     await cli.waitForLine(/"errors":[1-9]/, { stream: "stdout", fromIndex: 1 });
     cli.signal("SIGINT");
@@ -163,8 +283,11 @@ describe("./client", () => {
 
   it("counts running out of file descriptors as errors and keeps going", async () => {
     const server = await startScriptedServer(() => {}); // holds every request: each needs its own socket
-    const cli = spawnCli("client", ["-url", server.url, "-clients", "150", "-lambda", "0.05", "-timeout", "1s",
-      "-interval", "500ms", "-duration", "3s", "-json"], { shell: "ulimit -n 64" });
+    const cli = spawnCli(
+      "client",
+      ["-url", server.url, "-clients", "150", "-lambda", "0.05", "-timeout", "1s", "-interval", "500ms", "-duration", "3s", "-json"],
+      { shell: "ulimit -n 64" },
+    );
     expect(await cli.exited).toBe(0);
     const summary = jsonLines(cli.stdoutLines).find((line) => line.summary)!;
     expect(summary.errorKinds["no-file-descriptor"]).toBeGreaterThan(0);

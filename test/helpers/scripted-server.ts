@@ -21,9 +21,7 @@ afterEach(async () => {
  * A small HTTP server on an ephemeral loopback port that answers as `respond` says (or
  * never, when respond does nothing), recording arrivals. Closed after each test.
  */
-export async function startScriptedServer(
-  respond: (request: IncomingMessage, response: ServerResponse) => void,
-): Promise<ScriptedServer> {
+export async function startScriptedServer(respond: (request: IncomingMessage, response: ServerResponse) => void): Promise<ScriptedServer> {
   const arrivals: number[] = [];
   let closedByClient = 0;
   const server = createServer((request, response) => {

@@ -4,7 +4,6 @@ import { afterAttempt, firstWait, initialUserState } from "../../src/model/clien
 import { seededRandom } from "../../src/model/random.ts";
 import { retryConfig as config } from "../helpers/retry-config.ts";
 
-
 describe("client loop", () => {
   it("thinks an exponentially distributed time after OK and retries at the fixed interval after failures", () => {
     const retry = config({});

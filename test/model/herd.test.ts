@@ -27,7 +27,6 @@ function scriptedTransport(clock: ManualClock, latencyMs: number, result: Attemp
   return { transport, sentAt, aborted: () => aborted };
 }
 
-
 describe("Herd", () => {
   it("retries a failing server at the fixed interval after each answer", () => {
     const clock = new ManualClock();
@@ -40,7 +39,10 @@ describe("Herd", () => {
     expect(first).toBe(seededRandom(1).exponential(10_000));
     const gaps = sentAt.slice(1, 6).map((time, index) => time - sentAt[index]!);
     for (const gap of gaps) expect(gap).toBeCloseTo(105, 9);
-    expect(stats.totals(clock.now()).counts).toMatchObject({ errors: sentAt.length - (herd.inFlight), errorKinds: { refused: sentAt.length - herd.inFlight } });
+    expect(stats.totals(clock.now()).counts).toMatchObject({
+      errors: sentAt.length - herd.inFlight,
+      errorKinds: { refused: sentAt.length - herd.inFlight },
+    });
   });
 
   it("times out an unanswered attempt, aborts it, and retries after the table's wait", () => {
@@ -82,7 +84,11 @@ describe("Herd", () => {
     const clock = new ManualClock();
     const { transport, sentAt, aborted } = scriptedTransport(clock, 500, OK_RESULT);
     const stats = new WindowStats(0);
-    const herd = new Herd(clock, seededRandom(4), transport, stats, { users: 200, timeoutMs: 2000, retry: retryConfig({ thinkTimeMeanMs: 100 }) });
+    const herd = new Herd(clock, seededRandom(4), transport, stats, {
+      users: 200,
+      timeoutMs: 2000,
+      retry: retryConfig({ thinkTimeMeanMs: 100 }),
+    });
     herd.start();
     clock.runUntil(1_000);
     const inFlight = herd.inFlight;
@@ -104,7 +110,11 @@ describe("WindowStats", () => {
     const clock = new ManualClock();
     const { transport } = scriptedTransport(clock, 50, OK_RESULT);
     const stats = new WindowStats(0);
-    const herd = new Herd(clock, seededRandom(5), transport, stats, { users: 300, timeoutMs: 2000, retry: retryConfig({ thinkTimeMeanMs: 1000 }) });
+    const herd = new Herd(clock, seededRandom(5), transport, stats, {
+      users: 300,
+      timeoutMs: 2000,
+      retry: retryConfig({ thinkTimeMeanMs: 1000 }),
+    });
     herd.start();
     let ok = 0;
     let attempts = 0;

@@ -129,7 +129,7 @@ describe("ServiceQueue", () => {
     // Cancel from the newest down: the first concurrency whose delay fits in the 2e15 ms
     // waited releases the head, and then every other request, each lowering the delay.
     let cascadeAt = 100_000;
-    while (cascadeAt > 0 && !(clock.now() >= (latency.baseDelayMs * 1.05 ** ((cascadeAt - 30) / 15)))) cascadeAt--;
+    while (cascadeAt > 0 && !(clock.now() >= latency.baseDelayMs * 1.05 ** ((cascadeAt - 30) / 15))) cascadeAt--;
     for (let index = 99_999; index >= 0 && completed === 0; index--) queue.abandon(tickets[index]!);
     expect(completed).toBe(cascadeAt);
     expect(queue.concurrency).toBe(0);

@@ -47,55 +47,86 @@ interface Summary {
 
 /** The simulator on the same scenario: its metrics per strategy, from its JSON summaries. */
 async function simulated(strategies: string): Promise<Map<string, Metrics>> {
-  const sim = spawnCli("sim", ["-strategies", strategies, ...SCALED_CLIENT, "-outage-at", "5s", "-outage", "6s", "-duration", "36s", "-json", "-quiet"]);
+  const sim = spawnCli("sim", [
+    "-strategies",
+    strategies,
+    ...SCALED_CLIENT,
+    "-outage-at",
+    "5s",
+    "-outage",
+    "6s",
+    "-duration",
+    "36s",
+    "-json",
+    "-quiet",
+  ]);
   expect(await sim.exited).toBe(0);
-  const summaries = sim.stdoutLines.filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as { strategy: string; metrics: Metrics });
+  const summaries = sim.stdoutLines
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as { strategy: string; metrics: Metrics });
   return new Map(summaries.map((summary) => [summary.strategy, summary.metrics]));
 }
 
 describe("npm run demo", () => {
-  it("shows fixed retry collapsing and -exponential-backoff recovering, with a report, as the simulator predicts", { timeout: 175_000 }, async () => {
-    const out = mkdtempSync(join(tmpdir(), "thundering-herd-demo-"));
-    outDirs.push(out);
-    const run = demo([...SCALED, "-strategies", "fixed,exponential-backoff,exponential", "-out", out]);
-    expect(await run.exited).toBe(0);
-    const reportLine = run.stdoutLines.find((line) => line.startsWith("report: "))!;
-    const dir = reportLine.replace("report: ", "").replace(/\/report\.html$/, "");
-    const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8")) as Summary;
-    const [fixed, backoff, formula] = summary.results;
-    const allMeasured = JSON.stringify(summary.results);
-    expect(fixed?.strategy).toBe("fixed");
-    expect(fixed?.metrics.verdict, allMeasured).toBe("collapsed");
-    expect(fixed?.metrics.peakConcurrencyAfterResume).toBeGreaterThan(1_000);
-    expect(fixed?.metrics.serverRecoveryMs).toBeNull();
-    expect(fixed?.metrics.outageAmplification).toBeGreaterThan(2);
-    expect(backoff?.strategy).toBe("exponential-backoff");
-    expect(backoff?.metrics.verdict, allMeasured).toBe("recovered");
-    expect(backoff?.metrics.clientRecoveryMs).toBeGreaterThan(0);
-    expect(formula?.strategy).toBe("exponential");
+  it(
+    "shows fixed retry collapsing and -exponential-backoff recovering, with a report, as the simulator predicts",
+    { timeout: 175_000 },
+    async () => {
+      const out = mkdtempSync(join(tmpdir(), "thundering-herd-demo-"));
+      outDirs.push(out);
+      const run = demo([...SCALED, "-strategies", "fixed,exponential-backoff,exponential", "-out", out]);
+      expect(await run.exited).toBe(0);
+      const reportLine = run.stdoutLines.find((line) => line.startsWith("report: "))!;
+      const dir = reportLine.replace("report: ", "").replace(/\/report\.html$/, "");
+      const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8")) as Summary;
+      const [fixed, backoff, formula] = summary.results;
+      const allMeasured = JSON.stringify(summary.results);
+      expect(fixed?.strategy).toBe("fixed");
+      expect(fixed?.metrics.verdict, allMeasured).toBe("collapsed");
+      expect(fixed?.metrics.peakConcurrencyAfterResume).toBeGreaterThan(1_000);
+      expect(fixed?.metrics.serverRecoveryMs).toBeNull();
+      expect(fixed?.metrics.outageAmplification).toBeGreaterThan(2);
+      expect(backoff?.strategy).toBe("exponential-backoff");
+      expect(backoff?.metrics.verdict, allMeasured).toBe("recovered");
+      expect(backoff?.metrics.clientRecoveryMs).toBeGreaterThan(0);
+      expect(formula?.strategy).toBe("exponential");
 
-    // The simulator, run on the same scenario, agrees with what the real programs did.
-    const predicted = await simulated("fixed,exponential-backoff,exponential");
-    for (const measured of summary.results) {
-      const simulatedMetrics = predicted.get(measured.strategy)!;
-      expect(simulatedMetrics.verdict, `${measured.strategy}: ${JSON.stringify(simulatedMetrics)} vs ${JSON.stringify(measured.metrics)}`).toBe(measured.metrics.verdict);
-      const ratio = simulatedMetrics.peakConcurrencyAfterResume / measured.metrics.peakConcurrencyAfterResume;
-      expect(ratio, `${measured.strategy}: simulated ${simulatedMetrics.peakConcurrencyAfterResume}, measured ${measured.metrics.peakConcurrencyAfterResume}`).toBeGreaterThan(0.7);
-      expect(ratio).toBeLessThan(1.3);
-    }
-    for (const file of ["report.html", "fixed.svg", "exponential-backoff.svg", "exponential.svg", "fixed.server.jsonl", "exponential-backoff.client.jsonl"]) {
-      expect(existsSync(join(dir, file))).toBe(true);
-    }
-    const html = readFileSync(join(dir, "report.html"), "utf8");
-    expect(html).toContain("<svg");
-    expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/);
-    expect(run.stdoutLines.join("\n")).toMatch(/fixed\s+collapsed/);
-    expect(run.stdoutLines.join("\n")).toMatch(/exponential-backoff\s+recovered/);
-    // Every program the runner started is gone.
-    const pids = run.stderrLines.flatMap((line) => [...line.matchAll(/pid (\d+)/g)].map((match) => Number(match[1])));
-    expect(pids).toHaveLength(6);
-    for (const pid of pids) expect(isRunning(pid)).toBe(false);
-  });
+      // The simulator, run on the same scenario, agrees with what the real programs did.
+      const predicted = await simulated("fixed,exponential-backoff,exponential");
+      for (const measured of summary.results) {
+        const simulatedMetrics = predicted.get(measured.strategy)!;
+        expect(
+          simulatedMetrics.verdict,
+          `${measured.strategy}: ${JSON.stringify(simulatedMetrics)} vs ${JSON.stringify(measured.metrics)}`,
+        ).toBe(measured.metrics.verdict);
+        const ratio = simulatedMetrics.peakConcurrencyAfterResume / measured.metrics.peakConcurrencyAfterResume;
+        expect(
+          ratio,
+          `${measured.strategy}: simulated ${simulatedMetrics.peakConcurrencyAfterResume}, measured ${measured.metrics.peakConcurrencyAfterResume}`,
+        ).toBeGreaterThan(0.7);
+        expect(ratio).toBeLessThan(1.3);
+      }
+      for (const file of [
+        "report.html",
+        "fixed.svg",
+        "exponential-backoff.svg",
+        "exponential.svg",
+        "fixed.server.jsonl",
+        "exponential-backoff.client.jsonl",
+      ]) {
+        expect(existsSync(join(dir, file))).toBe(true);
+      }
+      const html = readFileSync(join(dir, "report.html"), "utf8");
+      expect(html).toContain("<svg");
+      expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/);
+      expect(run.stdoutLines.join("\n")).toMatch(/fixed\s+collapsed/);
+      expect(run.stdoutLines.join("\n")).toMatch(/exponential-backoff\s+recovered/);
+      // Every program the runner started is gone.
+      const pids = run.stderrLines.flatMap((line) => [...line.matchAll(/pid (\d+)/g)].map((match) => Number(match[1])));
+      expect(pids).toHaveLength(6);
+      for (const pid of pids) expect(isRunning(pid)).toBe(false);
+    },
+  );
 
   it("stops the server and client it started when interrupted, and exits 130", { timeout: 60_000 }, async () => {
     const out = mkdtempSync(join(tmpdir(), "thundering-herd-demo-"));

@@ -25,13 +25,36 @@ const samples = (concurrencies: number[], startMs: number): ServerSample[] =>
     peakDelayMs: delay(concurrency),
   }));
 
-const steady: [number, number, number, number][] = [[80, 0, 0, 80], [100, 0, 0, 100], [100, 0, 0, 100]];
-const outage: [number, number, number, number][] = [[0, 0, 200, 300], [0, 0, 300, 400], [0, 0, 380, 500], [0, 0, 400, 600]];
+const steady: [number, number, number, number][] = [
+  [80, 0, 0, 80],
+  [100, 0, 0, 100],
+  [100, 0, 0, 100],
+];
+const outage: [number, number, number, number][] = [
+  [0, 0, 200, 300],
+  [0, 0, 300, 400],
+  [0, 0, 380, 500],
+  [0, 0, 400, 600],
+];
 
 describe("computeMetrics", () => {
   it("measures a recovery: baseline, amplification, peaks, and both recovery times", () => {
-    const client = windows([...steady, ...outage, [20, 0, 10, 40], [60, 0, 2, 70], [95, 0, 6, 100], [92, 0, 0, 95], [99, 0, 0, 99],
-      [100, 0, 0, 100], [100, 0, 0, 100], [100, 0, 0, 100], [100, 0, 0, 100], [100, 0, 0, 100], [100, 0, 0, 100], [100, 0, 0, 100]]);
+    const client = windows([
+      ...steady,
+      ...outage,
+      [20, 0, 10, 40],
+      [60, 0, 2, 70],
+      [95, 0, 6, 100],
+      [92, 0, 0, 95],
+      [99, 0, 0, 99],
+      [100, 0, 0, 100],
+      [100, 0, 0, 100],
+      [100, 0, 0, 100],
+      [100, 0, 0, 100],
+      [100, 0, 0, 100],
+      [100, 0, 0, 100],
+      [100, 0, 0, 100],
+    ]);
     const server = [...samples([10, 9, 11], 12_000), ...samples([0, 900, 400, 120, 31, 25, 10, 12, 8, ...Array(51).fill(10)], 35_000)];
     const metrics = computeMetrics(server, client, phases, 30);
     expect(metrics.baselineOkPerSec).toBe(100); // the first (warm-up) window is left out
@@ -47,7 +70,19 @@ describe("computeMetrics", () => {
 
   it("calls a run collapsed when concurrency is still above the limit at the end", () => {
     const client = windows([...steady, ...outage, ...Array(12).fill([0, 0, 480, 480])]);
-    const server = samples([0, 1040, 1599, 1925, 2231, ...Array(55).fill(0).map((_, index) => 2300 + index * 100)], 35_000);
+    const server = samples(
+      [
+        0,
+        1040,
+        1599,
+        1925,
+        2231,
+        ...Array(55)
+          .fill(0)
+          .map((_, index) => 2300 + index * 100),
+      ],
+      35_000,
+    );
     const metrics = computeMetrics(server, client, phases, 30);
     expect(metrics.serverRecoveryMs).toBeUndefined();
     expect(metrics.clientRecoveryMs).toBeUndefined();
@@ -79,7 +114,9 @@ describe("computeMetrics", () => {
   });
 
   it("treats an infinite delay as the peak without producing NaN", () => {
-    const server: ServerSample[] = [{ atMs: 36_000, concurrency: 300_000, lastDelayMs: Infinity, peakConcurrency: 300_000, peakDelayMs: Infinity }];
+    const server: ServerSample[] = [
+      { atMs: 36_000, concurrency: 300_000, lastDelayMs: Infinity, peakConcurrency: 300_000, peakDelayMs: Infinity },
+    ];
     const metrics = computeMetrics(server, windows(steady), phases, 30);
     expect(metrics.peakDelayAfterResumeMs).toBe(Infinity);
     expect(metrics.outageAmplification).toBe(0);

@@ -16,8 +16,18 @@ describe("./server", () => {
     const cli = spawnCli("server", ["-h"]);
     expect(await cli.exited).toBe(0);
     const help = cli.stdoutLines.join("\n");
-    for (const flag of ["-limit n", "-factor f", "-baseDelay duration", "-k n", "-listen host:port", "-backlog n",
-      "-cancel-on-disconnect", "-max-concurrency n", "-report-interval duration", "-json"]) {
+    for (const flag of [
+      "-limit n",
+      "-factor f",
+      "-baseDelay duration",
+      "-k n",
+      "-listen host:port",
+      "-backlog n",
+      "-cancel-on-disconnect",
+      "-max-concurrency n",
+      "-report-interval duration",
+      "-json",
+    ]) {
       expect(help).toContain(flag);
     }
     expect(help).toContain("(default: 4096)");
@@ -36,9 +46,7 @@ describe("./server", () => {
     const { port } = await spawnServer();
     const second = spawnCli("server", ["-listen", `127.0.0.1:${port}`]);
     expect(await second.exited).toBe(1);
-    expect(second.stderrLines.filter((line) => line !== "")).toEqual([
-      `server: listen 127.0.0.1:${port}: address already in use`,
-    ]);
+    expect(second.stderrLines.filter((line) => line !== "")).toEqual([`server: listen 127.0.0.1:${port}: address already in use`]);
   });
 
   it("prints the reference report line every interval, and JSON with -json", async () => {

@@ -1,7 +1,22 @@
 import { describe, expect, it } from "vitest";
 import { spawnCli } from "../helpers/spawn-cli.ts";
 
-const SMALL = ["-clients", "300", "-lambda", "3", "-timeout", "500ms", "-interval", "2s", "-outage-at", "6s", "-outage", "4s", "-duration", "24s"];
+const SMALL = [
+  "-clients",
+  "300",
+  "-lambda",
+  "3",
+  "-timeout",
+  "500ms",
+  "-interval",
+  "2s",
+  "-outage-at",
+  "6s",
+  "-outage",
+  "4s",
+  "-duration",
+  "24s",
+];
 
 async function sim(args: readonly string[]) {
   const cli = spawnCli("sim", args);
@@ -19,8 +34,12 @@ describe("./sim", () => {
     expect(other.stdout).not.toBe(first.stdout);
     const lines = first.stdout.split("\n");
     expect(lines[0]).toMatch(/^Jan {2}1 00:00:01\.000: concurrency: +\d+, last delay: (0s|100ms)$/);
-    expect(lines.filter((line) => /^Jan {2}1 00:00:\d\d\.\d{3}: concurrency: +\d+, last delay: \S+$/.test(line)).length).toBeGreaterThanOrEqual(19);
-    expect(lines.filter((line) => /^OK: \d+\.\d\d req\/sec, errors: \d+\.\d\d req\/sec, timedout: \d+\.\d\d req\/sec/.test(line))).toHaveLength(12);
+    expect(
+      lines.filter((line) => /^Jan {2}1 00:00:\d\d\.\d{3}: concurrency: +\d+, last delay: \S+$/.test(line)).length,
+    ).toBeGreaterThanOrEqual(19);
+    expect(
+      lines.filter((line) => /^OK: \d+\.\d\d req\/sec, errors: \d+\.\d\d req\/sec, timedout: \d+\.\d\d req\/sec/.test(line)),
+    ).toHaveLength(12);
     expect(lines.some((line) => line.startsWith("summary: 24.0s"))).toBe(true);
     expect(first.stdout).toMatch(/^fixed +collapsed/m);
     // No report while the server is stopped (6 s to 10 s), one on resume.
@@ -42,7 +61,8 @@ describe("./sim", () => {
     expect(run.code).toBe(0);
     const fixed = /fixed +(.+)/.exec(run.stdout)?.[1] ?? "";
     const backoff = /exponential-backoff +(.+)/.exec(run.stdout)?.[1] ?? "";
-    const seconds = (text: string) => (text.startsWith("none") ? 0 : Number(/^([\d.]+)s/.exec(text)?.[1] ?? /^(\d+)m/.exec(text)?.[1] ?? Number.NaN));
+    const seconds = (text: string) =>
+      text.startsWith("none") ? 0 : Number(/^([\d.]+)s/.exec(text)?.[1] ?? /^(\d+)m/.exec(text)?.[1] ?? Number.NaN);
     expect(seconds(fixed)).toBeLessThan(seconds(backoff));
   });
 
@@ -52,14 +72,20 @@ describe("./sim", () => {
     const rows = run.stdout.split("\n");
     expect(rows[0]).toBe("clients,strategy,verdict,peak_concurrency,peak_delay_s,server_recovery_s,client_recovery_s");
     expect(rows.slice(1).map((row) => row.split(",").slice(0, 2).join(","))).toEqual([
-      "100,fixed", "100,exponential-backoff", "600,fixed", "600,exponential-backoff",
+      "100,fixed",
+      "100,exponential-backoff",
+      "600,fixed",
+      "600,exponential-backoff",
     ]);
     expect(rows).toContainEqual(expect.stringMatching(/^600,fixed,collapsed,/));
   });
 
   it.each([
     [["-outage-at", "5s,10s", "-outage", "1s,2s,3s"], "sim: -outage lists 3 durations for 2 outages"],
-    [["-sweep", "color=red"], 'sim: invalid value "color=red" for flag -sweep: cannot sweep color; one of outage, clients, lambda, timeout, backlog, limit, baseDelay, simple-backoff-delay'],
+    [
+      ["-sweep", "color=red"],
+      'sim: invalid value "color=red" for flag -sweep: cannot sweep color; one of outage, clients, lambda, timeout, backlog, limit, baseDelay, simple-backoff-delay',
+    ],
     [["-sweep", "clients=0"], 'sim: invalid value "0" for flag -clients: must be >= 1'],
     [["-factor", "0.5"], 'sim: invalid value "0.5" for flag -factor: must be >= 1'],
   ])("rejects %j with one line and exit 2", async (args, message) => {
