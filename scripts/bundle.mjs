@@ -1,4 +1,4 @@
-// Builds one program (src/<name>/main.ts) into a single ES module under
+// Builds one program (src/bin/<name>.ts) into a single ES module under
 // node_modules/.cache/thundering-herd/, so the shims can run plain Node: no TypeScript
 // loader thread (about 35 MB less per process) and a faster start. Dependencies stay
 // external and resolve from the project's node_modules.
@@ -18,7 +18,7 @@ const outfile = resolve(root, "node_modules/.cache/thundering-herd", `${name}.mj
 const temporary = `${outfile}.${process.pid}.tmp`;
 try {
   await build({
-    entryPoints: [resolve(root, "src", name, "main.ts")],
+    entryPoints: [resolve(root, "src/bin", `${name}.ts`)],
     outfile: temporary,
     bundle: true,
     platform: "node",

@@ -1,4 +1,4 @@
-import type { Random } from "../model/random.ts";
+import type { Random } from "./random.ts";
 import type { BackoffPolicy, TablePolicy } from "./policy.ts";
 
 /** Google's recipe: the first retry waits 1 s, and each later one doubles it. */

@@ -54,5 +54,5 @@ export {
 } from "./budget.ts";
 export type { RetryInfo, RetryOptions } from "./retry.ts";
 export { retry, sleep } from "./retry.ts";
-export type { Random } from "../model/random.ts";
-export { seededRandom } from "../model/random.ts";
+export type { Random } from "./random.ts";
+export { seededRandom } from "./random.ts";

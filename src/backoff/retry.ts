@@ -1,4 +1,4 @@
-import { seededRandom, type Random } from "../model/random.ts";
+import { seededRandom, type Random } from "./random.ts";
 import { attemptAllowed } from "./budget.ts";
 import { nextDelay } from "./delay.ts";
 import type { BackoffPolicy } from "./policy.ts";

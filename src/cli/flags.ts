@@ -211,6 +211,14 @@ function checkRange(
   if (max !== undefined && value > max) throw invalid(flag, raw, `must be <= ${show(max)}`);
 }
 
+/** Every program takes it: unexpected errors then print their stack (also THUNDERING_HERD_DEBUG=1). */
+export const DEBUG_FLAG = {
+  name: "debug",
+  kind: "boolean",
+  default: false,
+  description: "print the stack of an unexpected error (also THUNDERING_HERD_DEBUG=1)",
+} as const satisfies BooleanFlag;
+
 /** A flag table without some of its flags, keeping the types of the rest (for programs that combine tables). */
 export function withoutFlags<T extends readonly FlagSpec[], N extends T[number]["name"]>(
   flags: T,

@@ -13,15 +13,26 @@ export class FatalError extends Error {
   readonly exitCode = 1;
 }
 
-export interface ErrorSink {
-  writeErr(text: string): void;
+/** -debug (any spelling Go's flag package accepts) or THUNDERING_HERD_DEBUG=1 adds stacks to unexpected errors. */
+export function wantsDebug(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): boolean {
+  const fromEnv = env.THUNDERING_HERD_DEBUG;
+  if (fromEnv !== undefined && fromEnv !== "" && fromEnv !== "0" && fromEnv !== "false") return true;
+  return argv.some((arg) => /^--?debug(=(true|1|t|T|TRUE|True))?$/.test(arg));
+}
+
+export interface FailureOptions {
+  /** Print the stack of an unexpected error. */
+  readonly debug?: boolean;
+  /** Where the error was caught, e.g. "uncaught exception". */
+  readonly context?: string | undefined;
 }
 
 /**
- * Turns any error escaping a program's start-up into the lines a user should see and the
- * exit code; never a stack trace.
+ * Turns an error escaping a program into the lines a user should see and the exit code.
+ * A usage error or a fatal condition the program names (port in use) is one line; an
+ * unexpected error is one line that says so, and its stack only under -debug.
  */
-export function describeFailure(programName: string, error: unknown): { text: string; exitCode: number } {
+export function describeFailure(programName: string, error: unknown, options: FailureOptions = {}): { text: string; exitCode: number } {
   if (error instanceof UsageError) {
     return {
       text: `${programName}: ${error.message}\nRun '${programName} -h' for usage.\n`,
@@ -29,6 +40,10 @@ export function describeFailure(programName: string, error: unknown): { text: st
     };
   }
   const message = error instanceof Error ? error.message : String(error);
-  const exitCode = error instanceof FatalError ? error.exitCode : 1;
-  return { text: `${programName}: ${message}\n`, exitCode };
+  if (error instanceof FatalError) return { text: `${programName}: ${message}\n`, exitCode: error.exitCode };
+  const what = options.context ?? "unexpected error";
+  const name = error instanceof Error && error.name !== "Error" ? `${error.name}: ` : "";
+  const stack = options.debug === true && error instanceof Error && error.stack !== undefined ? `${error.stack}\n` : "";
+  const hint = options.debug === true ? "" : " (run with -debug for the stack)";
+  return { text: `${programName}: ${what}: ${name}${message}${hint}\n${stack}`, exitCode: 1 };
 }

@@ -1,6 +1,7 @@
 import { Agent } from "undici";
 import type { Transport } from "../model/herd.ts";
-import { type AttemptResult, classifyError, classifyStatus } from "../model/outcome.ts";
+import { classifyError } from "./classify-error.ts";
+import { type AttemptResult, classifyStatus } from "../model/outcome.ts";
 
 export interface HttpTransport extends Transport<AbortController> {
   /** Destroys every connection. */

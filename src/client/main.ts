@@ -1,28 +1,26 @@
 import { formatDuration } from "../cli/duration.ts";
-import { runProgram } from "../runtime/run-program.ts";
+import type { ProgramIo } from "../runtime/program-io.ts";
 import { Herd } from "../model/herd.ts";
-import { seededRandom } from "../model/random.ts";
+import { seededRandom } from "../backoff/random.ts";
 import { nextWindowEnd, WindowStats } from "../model/window-stats.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
-import { realClock } from "../runtime/real-clock.ts";
+import { realClock } from "../clock/real-clock.ts";
 import { createHttpTransport } from "./attempt.ts";
 import { describeStrategy, parseClientArgs, resolveClientOptions } from "./options.ts";
 import { clientReport, formatClientLine, formatClientSummary } from "./reporter.ts";
 
 /** A final window shorter than this is folded into the summary instead of printed. */
 const MIN_FINAL_WINDOW_MS = 100;
-const PROBLEM_REPORT_INTERVAL_MS = 1_000;
 
-function main(): void {
-  const parsed = parseClientArgs(process.argv.slice(2));
+export function main(argv: readonly string[], io: ProgramIo): void {
+  const parsed = parseClientArgs(argv);
   if (parsed.kind === "help") {
-    process.stdout.write(parsed.text);
+    io.stdout.write(parsed.text);
     return;
   }
   const options = resolveClientOptions(parsed.values);
   const seed = options.seed ?? randomSeed();
-  guardAgainstStrayErrors();
-  process.stderr.write(
+  io.stderr.write(
     `client: ${options.clients} clients, lambda ${formatDuration(options.retry.thinkTimeMeanMs)}, ` +
       `timeout ${formatDuration(options.timeoutMs)}, strategy ${describeStrategy(options)}, seed ${seed}, target ${options.url}\n`,
   );
@@ -41,7 +39,7 @@ function main(): void {
     const line = options.json
       ? JSON.stringify({ ...clientReport(report, herd.inFlight, Date.now()), ...extra })
       : formatClientLine(report, herd.inFlight);
-    process.stdout.write(`${line}\n`);
+    io.stdout.write(`${line}\n`);
   };
 
   let windowTimer = clock.schedule(nextWindowEnd(startMs, options.intervalMs, startMs) - startMs, function closeWindow() {
@@ -60,7 +58,7 @@ function main(): void {
     if (finalWindow.endMs - finalWindow.startMs >= MIN_FINAL_WINDOW_MS) emit(finalWindow, { partial: true });
     herd.stop();
     const totals = stats.totals(now);
-    process.stdout.write(
+    io.stdout.write(
       options.json
         ? `${JSON.stringify({ summary: true, reason, ...clientReport(totals, 0, Date.now()) })}\n`
         : `${formatClientSummary(totals)}\n`,
@@ -74,23 +72,3 @@ function main(): void {
   if (options.durationMs > 0) clock.schedule(options.durationMs, () => stop("duration"));
   herd.start();
 }
-
-/**
- * The client must outlive anything one request does to it. Every attempt's errors are
- * handled where they occur; this is the last line of defence, and it says what it caught
- * (at most once a second) instead of crashing the herd.
- */
-function guardAgainstStrayErrors(): void {
-  let lastReportAt = -Infinity;
-  const report = (kind: string, error: unknown) => {
-    const now = Date.now();
-    if (now - lastReportAt < PROBLEM_REPORT_INTERVAL_MS) return;
-    lastReportAt = now;
-    const code = (error as { code?: unknown } | null)?.code;
-    process.stderr.write(`client: ${kind}: ${code ?? (error instanceof Error ? error.message : String(error))}\n`);
-  };
-  process.on("unhandledRejection", (error) => report("unhandled rejection", error));
-  process.on("uncaughtException", (error) => report("uncaught exception", error));
-}
-
-runProgram("client", main);

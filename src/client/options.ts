@@ -13,7 +13,7 @@ import {
   tablePolicy,
 } from "../backoff/index.ts";
 import { parseDuration } from "../cli/duration.ts";
-import { type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
+import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
 
@@ -155,6 +155,7 @@ export const CLIENT_FLAGS = [
     placeholder: "n",
     description: "random seed for a reproducible schedule (default: random, printed at start)",
   },
+  DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
 export const CLIENT_PROGRAM: ProgramDescription<typeof CLIENT_FLAGS> = {

@@ -10,7 +10,7 @@ import {
   type RetryBudgetState,
 } from "../backoff/budget.ts";
 import type { Outcome } from "./outcome.ts";
-import type { Random } from "./random.ts";
+import type { Random } from "../backoff/random.ts";
 
 /**
  * One simulated user, as the reference client's goroutine: wait, send, classify; after an

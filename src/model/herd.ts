@@ -1,8 +1,8 @@
-import type { Clock, TimerOwner } from "./clock.ts";
+import type { Clock, TimerOwner } from "../clock/clock.ts";
 import type { RetryBudgetState } from "../backoff/budget.ts";
 import { decideAfterAttempt, firstWait, initialUserState, type RetryConfig, type UserState } from "./client-loop.ts";
 import { type AttemptResult, TIMEDOUT_RESULT } from "./outcome.ts";
-import type { Random } from "./random.ts";
+import type { Random } from "../backoff/random.ts";
 
 /** Where a transport reports the result of an attempt. */
 export interface AttemptSink {

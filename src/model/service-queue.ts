@@ -1,4 +1,4 @@
-import { CallbackTimer, type Clock } from "./clock.ts";
+import { CallbackTimer, type Clock } from "../clock/clock.ts";
 import { type LatencyModel, modelledDelayMs } from "./latency.ts";
 
 /**

@@ -21,7 +21,7 @@ export class ChildProgram {
   private hasExited = false;
   private readonly listeners = new Set<() => void>();
 
-  constructor(name: string, command: string, args: readonly string[], options: { cwd: string }) {
+  constructor(name: string, command: string, args: readonly string[], options: { cwd?: string } = {}) {
     this.name = name;
     this.child = spawn(command, args, { cwd: options.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     if (this.child.pid === undefined) throw new Error(`could not start ${name}`);

@@ -1,21 +1,24 @@
-import { describeFailure } from "../cli/usage-error.ts";
+import { describeFailure, wantsDebug } from "../cli/usage-error.ts";
+import { type ProgramMain, processIo } from "./program-io.ts";
 
 /**
- * Runs a program's entry point. A number it returns is the exit code; nothing means the
- * program keeps running (a server, a herd) until it exits by itself. Any failure becomes
- * the one-line message of describeFailure and its exit code, never a stack trace.
+ * Runs a program's main in this process. Any failure becomes one line naming what failed
+ * (with the stack under -debug or THUNDERING_HERD_DEBUG=1) and its exit code; an error that
+ * escapes later, from a callback, ends the program the same way instead of being lost.
  */
-export function runProgram(name: string, main: () => number | void | Promise<number | void>): void {
+export function runProgram(name: string, main: ProgramMain, argv: readonly string[] = process.argv.slice(2)): void {
+  const io = processIo();
+  const debug = wantsDebug(argv, io.env);
+  const fail = (error: unknown, context?: string) => {
+    const failure = describeFailure(name, error, { debug, context });
+    io.stderr.write(failure.text);
+    process.exit(failure.exitCode);
+  };
+  process.on("uncaughtException", (error) => fail(error, "uncaught exception"));
+  process.on("unhandledRejection", (error) => fail(error, "unhandled rejection"));
   Promise.resolve()
-    .then(main)
-    .then(
-      (code) => {
-        if (typeof code === "number") process.exit(code);
-      },
-      (error: unknown) => {
-        const failure = describeFailure(name, error);
-        process.stderr.write(failure.text);
-        process.exit(failure.exitCode);
-      },
-    );
+    .then(() => main(argv, io))
+    .then((code) => {
+      if (typeof code === "number") process.exit(code);
+    }, fail);
 }

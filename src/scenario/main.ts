@@ -1,12 +1,13 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
-import { type FlagSpec, parseFlags, type ProgramDescription } from "../cli/flags.ts";
+import { DEBUG_FLAG, type FlagSpec, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { runProgram } from "../runtime/run-program.ts";
+import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
+import type { ProgramIo } from "../runtime/program-io.ts";
 import { parseClientArgs, resolveClientOptions } from "../client/options.ts";
 import { parseServerArgs, resolveServerOptions } from "../server/options.ts";
-import { computeMetrics } from "./metrics.ts";
+import { computeMetrics } from "../model/scenario-metrics.ts";
 import { chartSpec, comparisonTable, readableDelay, renderSvg, reportHtml, type StrategyResult } from "./report.ts";
 import { type Progress, runExperiment } from "./run.ts";
 import { parseStrategies, STRATEGY_NAMES, strategiesProblem } from "./strategies.ts";
@@ -48,6 +49,7 @@ const DEMO_FLAGS = [
     description: 'flags passed to ./client, e.g. "-clients 500 -timeout 1s"',
   },
   { name: "out", kind: "string", default: "results", placeholder: "dir", description: "where results/<timestamp>/ is written" },
+  DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
 const DEMO_PROGRAM: ProgramDescription<typeof DEMO_FLAGS> = {
@@ -60,10 +62,10 @@ const DEMO_PROGRAM: ProgramDescription<typeof DEMO_FLAGS> = {
 
 const splitArgs = (text: string) => text.split(/\s+/).filter((part) => part !== "");
 
-async function main(): Promise<number> {
-  const parsed = parseFlags(DEMO_PROGRAM, process.argv.slice(2));
+export async function main(argv: readonly string[], io: ProgramIo, launcher: Launcher = defaultLauncher()): Promise<number> {
+  const parsed = parseFlags(DEMO_PROGRAM, argv);
   if (parsed.kind === "help") {
-    process.stdout.write(parsed.text);
+    io.stdout.write(parsed.text);
     return 0;
   }
   const values = parsed.values;
@@ -87,11 +89,11 @@ async function main(): Promise<number> {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const outDir = resolve(values.out, stamp);
   const perRunMs = values.steady + values.outage + values.observe;
-  process.stderr.write(
+  io.stderr.write(
     `demo: ${strategies.length} strategies x ${formatDuration(perRunMs)} (steady ${formatDuration(values.steady)}, ` +
       `outage ${formatDuration(values.outage)}, observe ${formatDuration(values.observe)}); results in ${outDir}\n`,
   );
-  const progress = progressPrinter();
+  const progress = progressPrinter(io);
   const results: StrategyResult[] = [];
   const recordedLines: { strategy: string; server: string[]; client: string[] }[] = [];
   try {
@@ -100,10 +102,11 @@ async function main(): Promise<number> {
         { strategy, steadyMs: values.steady, outageMs: values.outage, observeMs: values.observe, serverArgs, clientArgs },
         {
           signal: controller.signal,
+          launcher,
           onProgress: progress.update,
           onStarted: (pids) => {
             progress.done();
-            process.stderr.write(`demo: ${strategy.name}: server pid ${pids.server}, client pid ${pids.client}\n`);
+            io.stderr.write(`demo: ${strategy.name}: server pid ${pids.server}, client pid ${pids.client}\n`);
           },
         },
       );
@@ -118,12 +121,12 @@ async function main(): Promise<number> {
         concurrencyLimit,
       });
       recordedLines.push({ strategy: strategy.name, server: record.serverLines, client: record.clientLines });
-      process.stderr.write(`demo: ${strategy.name}: ${metrics.verdict}; server and client stopped\n`);
+      io.stderr.write(`demo: ${strategy.name}: ${metrics.verdict}; server and client stopped\n`);
     }
   } catch (error) {
     progress.done();
     if (interrupted) {
-      process.stderr.write("demo: interrupted; the server and client of the current run were stopped\n");
+      io.stderr.write("demo: interrupted; the server and client of the current run were stopped\n");
       return 130;
     }
     throw error;
@@ -152,7 +155,7 @@ async function main(): Promise<number> {
   );
   const notes = [`Settings: ${JSON.stringify(settings)}`];
   writeFileSync(join(outDir, "report.html"), reportHtml("thundering-herd: the crash experiment", results, svgs, notes));
-  process.stdout.write(`\n${comparisonTable(results)}\n\nreport: ${join(outDir, "report.html")}\n`);
+  io.stdout.write(`\n${comparisonTable(results)}\n\nreport: ${join(outDir, "report.html")}\n`);
   return 0;
 }
 
@@ -175,8 +178,8 @@ function passThrough<T>(flag: string, parse: () => { kind: "run"; values: T } | 
 }
 
 /** Live status: one line rewritten in place on a terminal, a line every 5 s otherwise. */
-function progressPrinter() {
-  const tty = process.stderr.isTTY === true;
+function progressPrinter(io: ProgramIo) {
+  const tty = io.stderr.isTTY === true;
   let lastPrintedAt = 0;
   let shown = false;
   return {
@@ -193,14 +196,12 @@ function progressPrinter() {
           ? "server -"
           : `server concurrency ${progress.server.concurrency}, delay ${readableDelay(progress.server.lastDelayMs)}`;
       const line = `[${progress.strategy}] ${progress.phase.padEnd(8)} ${String(Math.ceil(progress.phaseLeftMs / 1000)).padStart(3)}s left | ${client} | ${server}`;
-      process.stderr.write(tty ? `\r\x1b[K${line.slice(0, (process.stderr.columns ?? 160) - 1)}` : `${line}\n`);
+      io.stderr.write(tty ? `\r\x1b[K${line.slice(0, (io.stderr.columns ?? 160) - 1)}` : `${line}\n`);
       shown = true;
     },
     done() {
-      if (tty && shown) process.stderr.write("\r\x1b[K");
+      if (tty && shown) io.stderr.write("\r\x1b[K");
       shown = false;
     },
   };
 }
-
-runProgram("demo", main);

@@ -1,7 +1,7 @@
 import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
 import { formatDuration } from "../cli/duration.ts";
-import type { ClientWindow, Phases, ScenarioMetrics, ServerSample } from "./metrics.ts";
+import type { ClientWindow, Phases, ScenarioMetrics, ServerSample } from "../model/scenario-metrics.ts";
 
 export interface StrategyResult {
   readonly strategy: string;

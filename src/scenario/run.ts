@@ -1,10 +1,8 @@
 import { createServer } from "node:net";
-import { resolve } from "node:path";
 import { ChildProgram } from "../runtime/child-program.ts";
-import type { ClientWindow, Phases, ServerSample } from "./metrics.ts";
+import type { Launcher } from "../runtime/launcher.ts";
+import type { ClientWindow, Phases, ServerSample } from "../model/scenario-metrics.ts";
 import type { StrategyRun } from "./strategies.ts";
-
-export const REPO_ROOT = resolve(import.meta.dirname, "../..");
 
 export interface ExperimentPlan {
   readonly strategy: StrategyRun;
@@ -50,12 +48,18 @@ export async function runExperiment(
     signal: AbortSignal;
     onProgress: (progress: Progress) => void;
     onStarted: (pids: { server: number; client: number }) => void;
+    launcher: Launcher;
   },
 ): Promise<ExperimentRecord> {
   const startEpochMs = Date.now();
-  const server = new ChildProgram("server", resolve(REPO_ROOT, "server"), ["-listen", "127.0.0.1:0", "-json", ...plan.serverArgs], {
-    cwd: REPO_ROOT,
-  });
+  const serverLaunch = options.launcher("server");
+  const server = new ChildProgram("server", serverLaunch.command, [
+    ...serverLaunch.args,
+    "-listen",
+    "127.0.0.1:0",
+    "-json",
+    ...plan.serverArgs,
+  ]);
   let client: ChildProgram | undefined;
   const abandon = () => {
     server.kill();
@@ -65,12 +69,15 @@ export async function runExperiment(
   try {
     const listening = await server.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 });
     const port = Number(/:(\d+)\/api/.exec(listening)![1]);
-    client = new ChildProgram(
-      "client",
-      resolve(REPO_ROOT, "client"),
-      ["-url", `http://127.0.0.1:${port}/api`, "-json", ...plan.strategy.clientArgs, ...plan.clientArgs],
-      { cwd: REPO_ROOT },
-    );
+    const clientLaunch = options.launcher("client");
+    client = new ChildProgram("client", clientLaunch.command, [
+      ...clientLaunch.args,
+      "-url",
+      `http://127.0.0.1:${port}/api`,
+      "-json",
+      ...plan.strategy.clientArgs,
+      ...plan.clientArgs,
+    ]);
     const programs = [server, client];
     const clientStarted = client;
     await clientStarted.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 });

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from "node:net";
 import { FatalError } from "../cli/usage-error.ts";
 import { formatListenAddress, type ListenAddress } from "../cli/listen-address.ts";
-import type { Clock } from "../model/clock.ts";
+import type { Clock } from "../clock/clock.ts";
 import { ServiceQueue } from "../model/service-queue.ts";
 import type { ServerOptions } from "./options.ts";
 import { serverReport } from "./reporter.ts";

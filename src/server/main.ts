@@ -1,7 +1,7 @@
-import { runProgram } from "../runtime/run-program.ts";
+import type { ProgramIo } from "../runtime/program-io.ts";
 import { formatListenAddress } from "../cli/listen-address.ts";
 import { readFdLimit, readFdUsage } from "../runtime/fd-usage.ts";
-import { realClock } from "../runtime/real-clock.ts";
+import { realClock } from "../clock/real-clock.ts";
 import { startHttpServer } from "./http-server.ts";
 import { parseServerArgs, resolveServerOptions } from "./options.ts";
 import { formatServerJson, formatServerLine } from "./reporter.ts";
@@ -9,10 +9,10 @@ import { formatServerJson, formatServerLine } from "./reporter.ts";
 /** Server-level problems (EMFILE storms) are reported at most this often. */
 const PROBLEM_REPORT_INTERVAL_MS = 1_000;
 
-async function main(): Promise<void> {
-  const parsed = parseServerArgs(process.argv.slice(2));
+export async function main(argv: readonly string[], io: ProgramIo): Promise<void> {
+  const parsed = parseServerArgs(argv);
   if (parsed.kind === "help") {
-    process.stdout.write(parsed.text);
+    io.stdout.write(parsed.text);
     return;
   }
   const options = resolveServerOptions(parsed.values);
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
         return;
       }
       const more = suppressed > 0 ? ` (and ${suppressed} more since the last report)` : "";
-      process.stderr.write(`server: ${message}${more}\n`);
+      io.stderr.write(`server: ${message}${more}\n`);
       lastProblemAt = now;
       suppressed = 0;
     },
@@ -34,15 +34,15 @@ async function main(): Promise<void> {
   // Listening on every interface: show an address a local client can use.
   const everywhere = server.address.host === undefined;
   const shown = formatListenAddress(everywhere ? { ...server.address, host: "localhost" } : server.address);
-  process.stderr.write(`server: listening on http://${shown}/api (${everywhere ? "all interfaces, " : ""}pid ${process.pid})\n`);
+  io.stderr.write(`server: listening on http://${shown}/api (${everywhere ? "all interfaces, " : ""}pid ${process.pid})\n`);
 
   const report = () => {
     const snapshot = server.queue.snapshot();
     const now = Date.now();
-    process.stdout.write(`${options.json ? formatServerJson(now, snapshot) : formatServerLine(now, snapshot)}\n`);
+    io.stdout.write(`${options.json ? formatServerJson(now, snapshot) : formatServerLine(now, snapshot)}\n`);
     server.queue.resetPeak();
   };
-  const fdWatch = watchFileDescriptors(server.openConnections, (message) => process.stderr.write(`server: ${message}\n`));
+  const fdWatch = watchFileDescriptors(server.openConnections, (message) => io.stderr.write(`server: ${message}\n`));
   // A repeating Node timer that fires late (after SIGSTOP) fires once and re-arms from now:
   // one line on resume, never a burst of stale ones.
   const reportTimer = setInterval(report, options.reportIntervalMs);
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
     clearInterval(fdWatch);
     report();
     const totals = server.queue.snapshot();
-    process.stderr.write(
+    io.stderr.write(
       `server: ${signal}: stopped; served ${totals.served}, abandoned ${totals.abandoned}, ` +
         `cancelled ${totals.cancelled}, shed ${totals.shed}, still in service ${totals.concurrency}\n`,
     );
@@ -93,5 +93,3 @@ function watchFileDescriptors(openConnections: () => number, say: (message: stri
     );
   }, PROBLEM_REPORT_INTERVAL_MS).unref();
 }
-
-runProgram("server", main);

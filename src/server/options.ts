@@ -1,4 +1,4 @@
-import { type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
+import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
 import { type ListenAddress, parseListenAddress } from "../cli/listen-address.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { DEFAULT_LATENCY_MODEL } from "../model/latency.ts";
@@ -79,6 +79,7 @@ export const SERVER_FLAGS = [
     description: "how often to print the concurrency line",
   },
   { name: "json", kind: "boolean", default: false, description: "print one JSON object per report instead of the text line" },
+  DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
 export const SERVER_PROGRAM: ProgramDescription<typeof SERVER_FLAGS> = {

@@ -3,10 +3,10 @@ import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { parseValue } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { runProgram } from "../runtime/run-program.ts";
+import type { ProgramIo } from "../runtime/program-io.ts";
 import { clientReport, formatClientLine, formatClientSummary } from "../client/reporter.ts";
 import { concurrencyForDelay } from "../model/latency.ts";
-import { computeMetrics, type ScenarioMetrics } from "../scenario/metrics.ts";
+import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { comparisonTable, renderSvg, type StrategyResult } from "../scenario/report.ts";
 import { parseStrategies, type StrategyRun } from "../scenario/strategies.ts";
 import { formatServerLine, serverReport } from "../server/reporter.ts";
@@ -73,12 +73,12 @@ function run(values: SimFlagValues, strategy: string, onEvent?: (event: Simulati
   return { config, result, metrics, strategyResult, wallMs };
 }
 
-function printAnalysis(values: SimFlagValues, strategies: readonly StrategyRun[]): void {
+function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonly StrategyRun[]): void {
   const config = configFrom(values);
   const tipping = concurrencyForDelay(config.latency, config.timeoutMs);
   const baselinePerSec = config.users / ((config.retry.thinkTimeMeanMs + config.latency.baseDelayMs) / 1000);
   const outageMs = config.outages[0]?.durationMs ?? 20_000;
-  process.stderr.write(
+  io.stderr.write(
     `sim: the delay reaches the ${formatDuration(config.timeoutMs)} timeout at ${tipping} requests in service ` +
       `(limit ${config.latency.limit}, factor ${config.latency.factor}, k ${config.latency.exponentDivisor}, baseDelay ${formatDuration(config.latency.baseDelayMs)})\n` +
       `sim: offered load ${baselinePerSec.toFixed(1)} req/s (${config.users} clients, lambda ${formatDuration(config.retry.thinkTimeMeanMs)})\n`,
@@ -88,10 +88,10 @@ function printAnalysis(values: SimFlagValues, strategies: readonly StrategyRun[]
     const load = retryLoadWhileDown(strategyConfig, outageMs);
     return `${strategy.name} ${load.toFixed(1)}/s (${(load / baselinePerSec).toFixed(2)}x)`;
   });
-  process.stderr.write(`sim: attempts per second after ${formatDuration(outageMs)} of outage: ${loads.join("; ")}\n`);
+  io.stderr.write(`sim: attempts per second after ${formatDuration(outageMs)} of outage: ${loads.join("; ")}\n`);
 }
 
-function printEvent(json: boolean): (event: SimulationEvent) => void {
+function printEvent(io: ProgramIo, json: boolean): (event: SimulationEvent) => void {
   return (event) => {
     let line: string;
     if (event.kind === "server") {
@@ -103,11 +103,11 @@ function printEvent(json: boolean): (event: SimulationEvent) => void {
         ? JSON.stringify({ source: "client", ...clientReport(event.report, event.inFlight, event.atMs) })
         : formatClientLine(event.report, event.inFlight);
     }
-    process.stdout.write(`${line}\n`);
+    io.stdout.write(`${line}\n`);
   };
 }
 
-function findCriticalOutage(values: SimFlagValues, strategies: readonly StrategyRun[]): void {
+function findCriticalOutage(io: ProgramIo, values: SimFlagValues, strategies: readonly StrategyRun[]): void {
   const upperMs = 600_000;
   const resolutionMs = 250;
   const observeMs = values.duration - durationOfFirstOutageStart(values) - firstOutageLength(values);
@@ -118,7 +118,7 @@ function findCriticalOutage(values: SimFlagValues, strategies: readonly Strategy
     // Metastability is the server's: the clients' own backoff may still keep them away.
     return run(trial, strategy.name).metrics.serverRecoveryMs !== undefined;
   };
-  process.stdout.write(
+  io.stdout.write(
     `longest outage after which the server still recovers: concurrency back at or below the limit within ${formatDuration(observeMs)} of resuming:\n`,
   );
   for (const strategy of strategies) {
@@ -137,7 +137,7 @@ function findCriticalOutage(values: SimFlagValues, strategies: readonly Strategy
       }
       answer = `${formatDuration(low)} (collapses after ${formatDuration(high)})`;
     }
-    process.stdout.write(`  ${strategy.name.padEnd(20)} ${answer}\n`);
+    io.stdout.write(`  ${strategy.name.padEnd(20)} ${answer}\n`);
   }
 }
 
@@ -156,7 +156,7 @@ function sweepTrials(values: SimFlagValues, sweepText: string): { param: string;
   return { param, points, trials };
 }
 
-async function sweep(values: SimFlagValues, strategies: readonly StrategyRun[], sweepText: string): Promise<void> {
+async function sweep(io: ProgramIo, values: SimFlagValues, strategies: readonly StrategyRun[], sweepText: string): Promise<void> {
   const { param, points, trials } = sweepTrials(values, sweepText);
   const rows: { value: string; strategy: string; metrics: ScenarioMetrics }[] = [];
   for (const [index, point] of points.entries()) {
@@ -186,39 +186,39 @@ async function sweep(values: SimFlagValues, strategies: readonly StrategyRun[], 
       ].join(","),
     ),
   ].join("\n");
-  process.stdout.write(`${csv}\n`);
+  io.stdout.write(`${csv}\n`);
   if (values.out !== undefined) {
     const dir = resolve(values.out);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "sweep.csv"), `${csv}\n`);
     writeFileSync(join(dir, "sweep.svg"), await renderSvg(sweepChart(param, points, rows)));
-    process.stderr.write(`sim: wrote ${join(dir, "sweep.csv")} and ${join(dir, "sweep.svg")}\n`);
+    io.stderr.write(`sim: wrote ${join(dir, "sweep.csv")} and ${join(dir, "sweep.svg")}\n`);
   }
 }
 
-async function main(): Promise<number> {
-  const parsed = parseSimArgs(process.argv.slice(2));
+export async function main(argv: readonly string[], io: ProgramIo): Promise<number> {
+  const parsed = parseSimArgs(argv);
   if (parsed.kind === "help") {
-    process.stdout.write(parsed.text);
+    io.stdout.write(parsed.text);
     return 0;
   }
   const values = parsed.values;
   configFrom(values); // every flag checked before anything runs
   if (values.sweep !== undefined) sweepTrials(values, values.sweep);
   const strategies = values.strategies === undefined ? [selectedStrategy(values)] : parseStrategies(values.strategies);
-  printAnalysis(values, strategies);
+  printAnalysis(io, values, strategies);
   if (values["find-critical-outage"]) {
-    findCriticalOutage(values, strategies);
+    findCriticalOutage(io, values, strategies);
     return 0;
   }
   if (values.sweep !== undefined) {
-    await sweep(values, strategies, values.sweep);
+    await sweep(io, values, strategies, values.sweep);
     return 0;
   }
   const results: StrategyResult[] = [];
   for (const strategy of strategies) {
     const trial = withStrategy(values, strategy);
-    const outcome = run(trial, strategy.name, values.quiet ? undefined : printEvent(values.json));
+    const outcome = run(trial, strategy.name, values.quiet ? undefined : printEvent(io, values.json));
     results.push(outcome.strategyResult);
     const summary = values.json
       ? JSON.stringify({
@@ -228,14 +228,12 @@ async function main(): Promise<number> {
           metrics: outcome.metrics,
         })
       : formatClientSummary(outcome.result.totals);
-    process.stdout.write(`${summary}\n`);
-    process.stderr.write(
+    io.stdout.write(`${summary}\n`);
+    io.stderr.write(
       `sim: ${strategy.name}: ${outcome.result.events} events in ${(outcome.wallMs / 1000).toFixed(2)} s ` +
         `(${(((outcome.result.events / outcome.wallMs) * 1000) / 1e6).toFixed(2)} million/s)\n`,
     );
   }
-  if (!values.json) process.stdout.write(`\n${comparisonTable(results)}\n`);
+  if (!values.json) io.stdout.write(`\n${comparisonTable(results)}\n`);
   return 0;
 }
-
-runProgram("sim", main);

@@ -1,6 +1,6 @@
 import { Herd, type Transport } from "../model/herd.ts";
-import { ManualClock } from "../model/manual-clock.ts";
-import { seededRandom } from "../model/random.ts";
+import { ManualClock } from "../clock/manual-clock.ts";
+import { seededRandom } from "../backoff/random.ts";
 import { WindowStats } from "../model/window-stats.ts";
 import { fifoDelays, type SimulationConfig } from "./simulate.ts";
 

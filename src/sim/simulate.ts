@@ -1,11 +1,11 @@
 import type { RetryConfig } from "../model/client-loop.ts";
 import { Herd } from "../model/herd.ts";
 import type { LatencyModel } from "../model/latency.ts";
-import { ManualClock } from "../model/manual-clock.ts";
-import { seededRandom } from "../model/random.ts";
+import { ManualClock } from "../clock/manual-clock.ts";
+import { seededRandom } from "../backoff/random.ts";
 import { ServiceQueue, type ServiceSnapshot } from "../model/service-queue.ts";
 import { perSecond, type WindowReport, WindowStats } from "../model/window-stats.ts";
-import type { ClientWindow, ServerSample } from "../scenario/metrics.ts";
+import type { ClientWindow, ServerSample } from "../model/scenario-metrics.ts";
 import { SimulatedNetwork } from "./network.ts";
 
 export interface Outage {

@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from "vega-lite";
-import type { ScenarioMetrics } from "../scenario/metrics.ts";
+import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
 
 /** A phase diagram: one cell per parameter value and strategy, coloured by verdict, labelled with recovery time. */
 export function sweepChart(

@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// The package's command: `thundering-herd server|client|sim|demo [flags]`. Each program is
+// loaded only when asked for, so the server does not load the demo's chart renderer.
+import type { ProgramMain } from "../runtime/program-io.ts";
+import { runProgram } from "../runtime/run-program.ts";
+
+const PROGRAMS: Readonly<Record<string, { readonly summary: string; readonly load: () => Promise<{ main: ProgramMain }> }>> = {
+  server: { summary: "the HTTP server whose latency explodes past a concurrency limit", load: () => import("../server/main.ts") },
+  client: { summary: "a herd of simulated users that retry with a strategy", load: () => import("../client/main.ts") },
+  sim: { summary: "the same server and clients in virtual time", load: () => import("../sim/main.ts") },
+  demo: { summary: "the crash experiment by itself, with a report", load: () => import("../scenario/main.ts") },
+};
+
+const usage =
+  "Usage: thundering-herd <program> [flags]\n\nPrograms:\n" +
+  Object.entries(PROGRAMS)
+    .map(([name, program]) => `  ${name.padEnd(8)}${program.summary}\n`)
+    .join("") +
+  "\nRun 'thundering-herd <program> -h' for its flags.\n";
+
+const [name, ...argv] = process.argv.slice(2);
+const program = name === undefined ? undefined : PROGRAMS[name];
+if (name === undefined || ["-h", "-help", "--help", "help"].includes(name)) {
+  process.stdout.write(usage);
+} else if (program === undefined) {
+  process.stderr.write(`thundering-herd: unknown program "${name}"; one of ${Object.keys(PROGRAMS).join(", ")}\n${usage}`);
+  process.exitCode = 2;
+} else {
+  const { main } = await program.load();
+  runProgram(name, main, argv);
+}

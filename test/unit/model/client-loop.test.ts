@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { googlePolicy, referencePolicy, retryBudget, tablePolicy } from "../../../src/backoff/index.ts";
+import { afterAttempt, firstWait, initialUserState } from "../../../src/model/client-loop.ts";
+import { seededRandom } from "../../../src/backoff/random.ts";
+import { retryConfig as config } from "../../helpers/retry-config.ts";
+
+describe("client loop", () => {
+  it("thinks an exponentially distributed time after OK and retries at the fixed interval after failures", () => {
+    const retry = config({});
+    const random = seededRandom(7);
+    const expected = seededRandom(7);
+    const state = initialUserState(retry);
+    expect(firstWait(retry, state, random)).toBe(expected.exponential(10_000));
+    expect(afterAttempt(retry, state, "ok", random)).toEqual({ decision: "think", waitMs: expected.exponential(10_000) });
+    expect(afterAttempt(retry, state, "timedout", random)).toEqual({ decision: "retry", waitMs: 100 });
+    expect(afterAttempt(retry, state, "error", random)).toEqual({ decision: "retry", waitMs: 100 });
+    expect(state.failures).toBe(2);
+    afterAttempt(retry, state, "ok", random);
+    expect(state.failures).toBe(0);
+  });
+
+  it("grows the reference backoff from the think time that preceded the failure", () => {
+    const retry = config({ backoff: referencePolicy({ factor: 2.71828, jitterMs: 100 }) });
+    const random = seededRandom(11);
+    const expected = seededRandom(11);
+    const state = initialUserState(retry);
+    const think = firstWait(retry, state, random);
+    expect(think).toBe(expected.exponential(10_000));
+    const first = afterAttempt(retry, state, "timedout", random);
+    expect(first.decision).toBe("retry");
+    expect(first.waitMs).toBeCloseTo(Math.max(0, Math.min(think * 2.71828, 300_000) + expected.normal(0, 100)), 9);
+    const second = afterAttempt(retry, state, "timedout", random);
+    expect(second.waitMs).toBeCloseTo(Math.max(0, Math.min(first.waitMs * 2.71828, 300_000) + expected.normal(0, 100)), 9);
+  });
+
+  it("gives up after max-attempts and goes back to thinking, with a fresh count", () => {
+    const retry = config({ maxAttempts: 3, backoff: tablePolicy({ delaysMs: [0, 10, 20] }) });
+    const random = seededRandom(3);
+    const state = initialUserState(retry);
+    firstWait(retry, state, random);
+    expect(afterAttempt(retry, state, "error", random).decision).toBe("retry");
+    expect(afterAttempt(retry, state, "error", random).decision).toBe("retry");
+    const third = afterAttempt(retry, state, "error", random);
+    expect(third.decision).toBe("give-up");
+    expect(state.failures).toBe(0);
+    expect(afterAttempt(retry, state, "error", random).decision).toBe("retry");
+  });
+
+  it("gives up when the Google recipe has used its five retries", () => {
+    const retry = config({ backoff: googlePolicy() });
+    const random = seededRandom(5);
+    const state = initialUserState(retry);
+    const decisions = Array.from({ length: 6 }, () => afterAttempt(retry, state, "error", random));
+    expect(decisions.map((step) => step.decision)).toEqual(["retry", "retry", "retry", "retry", "retry", "give-up"]);
+    expect(decisions.slice(0, 5).map((step) => Math.floor(step.waitMs / 1000))).toEqual([1, 2, 4, 8, 16]);
+  });
+
+  it("refuses retries once the retry budget is down to half, and earns it back with successes", () => {
+    // 4 tokens: a failure leaves 3 (> 2: retry), a second leaves 2 (not > 2: give up).
+    const retry = config({ budget: retryBudget({ maxTokens: 4, tokenRatio: 0.5 }) });
+    const random = seededRandom(9);
+    const state = initialUserState(retry);
+    expect(afterAttempt(retry, state, "error", random).decision).toBe("retry");
+    expect(afterAttempt(retry, state, "error", random).decision).toBe("give-up");
+    expect(state.budget?.tokens).toBe(2);
+    afterAttempt(retry, state, "ok", random);
+    afterAttempt(retry, state, "ok", random);
+    expect(state.budget?.tokens).toBe(3);
+    expect(afterAttempt(retry, state, "error", random).decision).toBe("give-up");
+    afterAttempt(retry, state, "ok", random);
+    afterAttempt(retry, state, "ok", random);
+    afterAttempt(retry, state, "ok", random);
+    expect(afterAttempt(retry, state, "error", random).decision).toBe("retry");
+  });
+});

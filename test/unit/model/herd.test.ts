@@ -1,0 +1,133 @@
+import { describe, expect, it } from "vitest";
+import { tablePolicy } from "../../../src/backoff/index.ts";
+import type { Timer } from "../../../src/clock/clock.ts";
+import { Herd, type Transport } from "../../../src/model/herd.ts";
+import { ManualClock } from "../../../src/clock/manual-clock.ts";
+import { type AttemptResult, OK_RESULT } from "../../../src/model/outcome.ts";
+import { seededRandom } from "../../../src/backoff/random.ts";
+import { retryConfig } from "../../helpers/retry-config.ts";
+import { WindowStats } from "../../../src/model/window-stats.ts";
+
+const REFUSED: AttemptResult = { outcome: "error", errorKind: "refused" };
+
+/** A transport on the manual clock that answers each attempt with `result` after `latencyMs`. */
+function scriptedTransport(clock: ManualClock, latencyMs: number, result: AttemptResult | undefined) {
+  const sentAt: number[] = [];
+  let aborted = 0;
+  const transport: Transport<Timer | undefined> = {
+    send(sink) {
+      sentAt.push(clock.now());
+      return result === undefined ? undefined : clock.schedule(latencyMs, () => sink.done(result));
+    },
+    abort(timer: Timer | undefined) {
+      aborted++;
+      if (timer !== undefined) clock.cancel(timer);
+    },
+  };
+  return { transport, sentAt, aborted: () => aborted };
+}
+
+describe("Herd", () => {
+  it("retries a failing server at the fixed interval after each answer", () => {
+    const clock = new ManualClock();
+    const { transport, sentAt } = scriptedTransport(clock, 5, REFUSED);
+    const stats = new WindowStats(0);
+    const herd = new Herd(clock, seededRandom(1), transport, stats, { users: 1, timeoutMs: 2000, retry: retryConfig() });
+    herd.start();
+    clock.runUntil(60_000);
+    const first = sentAt[0]!;
+    expect(first).toBe(seededRandom(1).exponential(10_000));
+    const gaps = sentAt.slice(1, 6).map((time, index) => time - sentAt[index]!);
+    for (const gap of gaps) expect(gap).toBeCloseTo(105, 9);
+    expect(stats.totals(clock.now()).counts).toMatchObject({
+      errors: sentAt.length - herd.inFlight,
+      errorKinds: { refused: sentAt.length - herd.inFlight },
+    });
+  });
+
+  it("times out an unanswered attempt, aborts it, and retries after the table's wait", () => {
+    const clock = new ManualClock();
+    const { transport, sentAt, aborted } = scriptedTransport(clock, 0, undefined);
+    const stats = new WindowStats(0);
+    const retry = retryConfig({ backoff: tablePolicy({ delaysMs: [0, 10, 20, 40] }) });
+    const herd = new Herd(clock, seededRandom(2), transport, stats, { users: 1, timeoutMs: 2000, retry });
+    herd.start();
+    while (sentAt.length === 0) clock.runUntil(clock.now() + 1_000);
+    clock.runUntil(clock.now() + 20_000);
+    expect(sentAt.length).toBeGreaterThan(4);
+    // Table jitter: a wait for entry m lies in [m/2, 1.5m); the gap adds the 2 s timeout.
+    const gaps = sentAt.slice(1, 5).map((time, index) => time - sentAt[index]! - 2000);
+    const entries = [10, 20, 40, 40];
+    gaps.forEach((gap, index) => {
+      expect(gap).toBeGreaterThanOrEqual(entries[index]! / 2);
+      expect(gap).toBeLessThan(entries[index]! * 1.5);
+    });
+    expect(aborted()).toBe(sentAt.length - herd.inFlight);
+    expect(stats.totals(clock.now()).counts.timedout).toBe(aborted());
+  });
+
+  it("offers N / (lambda + latency) requests per second, without drift, over an hour", () => {
+    const clock = new ManualClock();
+    const { transport, sentAt } = scriptedTransport(clock, 100, OK_RESULT);
+    const stats = new WindowStats(0);
+    const herd = new Herd(clock, seededRandom(3), transport, stats, { users: 1000, timeoutMs: 2000, retry: retryConfig() });
+    herd.start();
+    clock.runUntil(600_000); // warm-up: the first waits are all think times
+    const before = sentAt.length;
+    clock.runUntil(4_200_000);
+    const rate = (sentAt.length - before) / 3600;
+    expect(rate).toBeGreaterThan((1000 / 10.1) * 0.99);
+    expect(rate).toBeLessThan((1000 / 10.1) * 1.01);
+  });
+
+  it("stops every wait and attempt, and counts nothing afterwards", () => {
+    const clock = new ManualClock();
+    const { transport, sentAt, aborted } = scriptedTransport(clock, 500, OK_RESULT);
+    const stats = new WindowStats(0);
+    const herd = new Herd(clock, seededRandom(4), transport, stats, {
+      users: 200,
+      timeoutMs: 2000,
+      retry: retryConfig({ thinkTimeMeanMs: 100 }),
+    });
+    herd.start();
+    clock.runUntil(1_000);
+    const inFlight = herd.inFlight;
+    expect(inFlight).toBeGreaterThan(0);
+    const counted = stats.totals(clock.now()).counts.ok;
+    herd.stop();
+    expect(aborted()).toBe(inFlight);
+    expect(herd.inFlight).toBe(0);
+    const sent = sentAt.length;
+    clock.runUntil(60_000);
+    expect(sentAt.length).toBe(sent);
+    expect(stats.totals(clock.now()).counts.ok).toBe(counted);
+    expect(clock.nextDueAt()).toBeUndefined();
+  });
+});
+
+describe("WindowStats", () => {
+  it("puts every attempt in exactly one window; the windows add up to the totals", () => {
+    const clock = new ManualClock();
+    const { transport } = scriptedTransport(clock, 50, OK_RESULT);
+    const stats = new WindowStats(0);
+    const herd = new Herd(clock, seededRandom(5), transport, stats, {
+      users: 300,
+      timeoutMs: 2000,
+      retry: retryConfig({ thinkTimeMeanMs: 1000 }),
+    });
+    herd.start();
+    let ok = 0;
+    let attempts = 0;
+    for (let end = 5_000; end <= 60_000; end += 5_000) {
+      clock.runUntil(end);
+      const window = stats.closeWindow(end);
+      expect(window.endMs - window.startMs).toBe(5_000);
+      ok += window.counts.ok;
+      attempts += window.counts.attempts;
+    }
+    const totals = stats.totals(60_000);
+    expect(ok).toBe(totals.counts.ok);
+    expect(attempts).toBe(totals.counts.attempts);
+    expect(totals.latency?.p50Ms).toBeCloseTo(50, 1);
+  });
+});
