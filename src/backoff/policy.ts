@@ -1,5 +1,11 @@
 import { validatePolicy } from "./validate.ts";
 
+/**
+ * e as the article's Go client writes it (`expFactor = 2.71828`); the default growth of the
+ * exponential and reference policies.
+ */
+export const ARTICLE_FACTOR = 2.71828;
+
 /*
  * Backoff policies as read-only data: a `kind` and its parameters, all times in
  * milliseconds. A policy holds no state, so one object can serve any number of clients;
@@ -29,7 +35,7 @@ export interface ExponentialPolicy {
   readonly minDelayMs: number;
   /** Cap on the delay before jitter, ms. Default 300000 (5 min). */
   readonly maxDelayMs: number;
-  /** Growth per failure, >= 1. Default Math.E (the reference uses 2.71828). */
+  /** Growth per failure, >= 1. Default ARTICLE_FACTOR (2.71828). */
   readonly factor: number;
   /** Standard deviation of the normal jitter as a fraction of the delay, in [0, 1]. Default 0.1. */
   readonly jitter: number;
@@ -48,7 +54,7 @@ export interface ReferencePolicy {
   readonly minDelayMs: number;
   /** Cap on the delay before jitter, ms. Default 300000 (5 min). */
   readonly maxDelayMs: number;
-  /** Growth per failure, >= 1. Default Math.E. */
+  /** Growth per failure, >= 1. Default ARTICLE_FACTOR (2.71828). */
   readonly factor: number;
   /** Standard deviation of the absolute normal jitter, ms. Default 100. */
   readonly jitterMs: number;
@@ -160,14 +166,14 @@ export const POLICY_DEFAULTS: { readonly [K in PolicyKind]: PolicyOf<K> } = Obje
     kind: "exponential",
     minDelayMs: 100,
     maxDelayMs: 300_000,
-    factor: Math.E,
+    factor: ARTICLE_FACTOR,
     jitter: 0.1,
   }),
   reference: Object.freeze({
     kind: "reference",
     minDelayMs: 100,
     maxDelayMs: 300_000,
-    factor: Math.E,
+    factor: ARTICLE_FACTOR,
     jitterMs: 100,
   }),
   table: Object.freeze({

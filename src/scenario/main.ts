@@ -10,7 +10,8 @@ import { parseServerArgs, resolveServerOptions } from "../server/options.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
 import { chartSpec, comparisonTable, readableDelay, renderSvg, reportHtml, type StrategyResult } from "./report.ts";
 import { type Progress, runExperiment } from "./run.ts";
-import { parseStrategies, STRATEGY_NAMES, strategiesProblem } from "./strategies.ts";
+import { STRATEGY_NAMES, strategyListProblem } from "../strategies/registry.ts";
+import { parseStrategies } from "./strategies.ts";
 
 const DEFAULT_STRATEGIES = "fixed,exponential-backoff";
 
@@ -21,7 +22,7 @@ const DEMO_FLAGS = [
     default: DEFAULT_STRATEGIES,
     placeholder: "list",
     description: `comma-separated strategies to compare, or 'all': ${STRATEGY_NAMES.join(", ")}`,
-    check: strategiesProblem,
+    check: strategyListProblem,
   },
   { name: "steady", kind: "duration", default: 15_000, minMs: 0, minExclusive: true, description: "steady state before the outage" },
   {
