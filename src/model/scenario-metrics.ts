@@ -14,6 +14,11 @@ export interface ServerSample {
    */
   readonly peakConcurrency: number;
   readonly peakDelayMs: number;
+  /**
+   * Hook for the server's count of wasted work: requests per second it completed for
+   * clients that had already given up on them, when the server reports it.
+   */
+  readonly wastedPerSec?: number | undefined;
 }
 
 export interface ClientWindow {
@@ -23,6 +28,8 @@ export interface ClientWindow {
   readonly errorsPerSec: number;
   readonly timedoutPerSec: number;
   readonly attemptsPerSec: number;
+  /** Retries among the attempts (absent from timelines recorded before it was reported). */
+  readonly retriesPerSec?: number | undefined;
 }
 
 export interface Phases {
@@ -48,6 +55,15 @@ export interface ScenarioMetrics {
   /** From resume to the end of the first of two good windows in a row; undefined if none. */
   readonly clientRecoveryMs: number | undefined;
   readonly verdict: "recovered" | "collapsed";
+  /** Goodput: mean OK rate of the client windows from the resume to the end of the observation. */
+  readonly goodputAfterResumeOkPerSec: number;
+  /**
+   * Retry amplification: attempts sent ÷ first attempts sent, from the start of the outage
+   * to the end (1 when nothing was retried); undefined without retry counts or first attempts.
+   */
+  readonly retryAmplification: number | undefined;
+  /** Mean wasted work the server reported after the resume (see ServerSample.wastedPerSec); undefined when not reported. */
+  readonly wastedPerSecAfterResume: number | undefined;
 }
 
 /** A window is good when OK is back to this share of the baseline… */
@@ -72,6 +88,8 @@ export function computeMetrics(
   const afterResume = server.filter((sample) => sample.atMs >= phases.resumeAtMs && sample.atMs <= phases.endMs);
   const serverRecoveryMs = recoveryOfServer(afterResume, phases.resumeAtMs, concurrencyLimit);
   const clientRecoveryMs = recoveryOfClient(client, phases, baselineOkPerSec);
+  const observed = client.filter((window) => window.startMs >= phases.resumeAtMs && window.endMs <= phases.endMs);
+  const wasted = afterResume.map((sample) => sample.wastedPerSec).filter((value) => value !== undefined);
   return {
     baselineOkPerSec,
     outageAmplification: ratio(mean(outageAttempts)),
@@ -81,7 +99,23 @@ export function computeMetrics(
     serverRecoveryMs,
     clientRecoveryMs,
     verdict: serverRecoveryMs !== undefined && clientRecoveryMs !== undefined ? "recovered" : "collapsed",
+    goodputAfterResumeOkPerSec: mean(observed.map((window) => window.okPerSec)),
+    retryAmplification: retryAmplification(client.filter((window) => window.startMs >= phases.stopAtMs && window.endMs <= phases.endMs)),
+    wastedPerSecAfterResume: wasted.length === 0 ? undefined : mean(wasted),
   };
+}
+
+/** Attempts ÷ first attempts over some windows, weighting each by its length. */
+function retryAmplification(windows: readonly ClientWindow[]): number | undefined {
+  let attempts = 0;
+  let firstAttempts = 0;
+  for (const window of windows) {
+    if (window.retriesPerSec === undefined) return undefined;
+    const seconds = (window.endMs - window.startMs) / 1000;
+    attempts += window.attemptsPerSec * seconds;
+    firstAttempts += (window.attemptsPerSec - window.retriesPerSec) * seconds;
+  }
+  return firstAttempts > 0 ? attempts / firstAttempts : undefined;
 }
 
 /**

@@ -24,7 +24,18 @@ const orDash = (ms: number | undefined) => (ms === undefined ? "never" : formatD
 
 /** One row per strategy: what a reader compares first. */
 export function comparisonTable(results: readonly StrategyResult[]): string {
-  const header = ["strategy", "verdict", "baseline OK/s", "outage load", "peak concurrency", "peak delay", "server back", "clients back"];
+  const header = [
+    "strategy",
+    "verdict",
+    "baseline OK/s",
+    "outage load",
+    "peak concurrency",
+    "peak delay",
+    "server back",
+    "clients back",
+    "goodput after resume",
+    "retry amplification",
+  ];
   const rows = results.map(({ strategy, metrics }) => [
     strategy,
     metrics.verdict,
@@ -34,6 +45,8 @@ export function comparisonTable(results: readonly StrategyResult[]): string {
     readableDelay(metrics.peakDelayAfterResumeMs),
     orDash(metrics.serverRecoveryMs),
     orDash(metrics.clientRecoveryMs),
+    `${metrics.goodputAfterResumeOkPerSec.toFixed(1)}/s`,
+    metrics.retryAmplification === undefined ? "-" : `${metrics.retryAmplification.toFixed(2)}x`,
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const line = (cells: readonly string[]) =>

@@ -173,6 +173,7 @@ interface ServerJson {
   lastDelayMs: number | null;
   peakConcurrency: number;
   peakDelayMs: number | null;
+  wastedPerSec?: number;
 }
 
 export function parseServerSamples(lines: readonly string[], startEpochMs: number): ServerSample[] {
@@ -186,6 +187,7 @@ export function parseServerSamples(lines: readonly string[], startEpochMs: numbe
         lastDelayMs: json.lastDelayMs ?? Infinity,
         peakConcurrency: json.peakConcurrency,
         peakDelayMs: json.peakDelayMs ?? Infinity,
+        wastedPerSec: json.wastedPerSec,
       };
     });
 }
@@ -197,6 +199,7 @@ interface ClientJson {
   errorsPerSec: number;
   timedoutPerSec: number;
   attemptsPerSec: number;
+  retriesPerSec?: number;
   summary?: boolean;
 }
 
@@ -213,5 +216,6 @@ export function parseClientWindows(lines: readonly string[], startEpochMs: numbe
       errorsPerSec: json.errorsPerSec,
       timedoutPerSec: json.timedoutPerSec,
       attemptsPerSec: json.attemptsPerSec,
+      retriesPerSec: json.retriesPerSec,
     }));
 }

@@ -2,7 +2,7 @@ import { parseDuration } from "../cli/duration.ts";
 import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
 import { CLIENT_FLAGS, type ClientFlagValues, type ClientOptions, resolveClientOptions } from "../client/options.ts";
 import { resolveServerOptions, SERVER_FLAGS, type ServerOptions } from "../server/options.ts";
-import { STRATEGY_NAMES, strategyListProblem } from "../strategies/registry.ts";
+import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
 import type { Outage } from "./simulate.ts";
 
 /** Parameters a sweep can vary, each a flag of the simulator. */
@@ -63,7 +63,7 @@ const SIM_ONLY_FLAGS = [
     kind: "string",
     default: undefined,
     placeholder: "list",
-    description: `for -find-critical-outage and -sweep: strategies to compare, or 'all' (default: the one selected): ${STRATEGY_NAMES.join(", ")}`,
+    description: `strategies and presets to compare (default: the one selected): ${RUN_CHOICES_HELP}`,
     check: strategyListProblem,
   },
   {
@@ -103,6 +103,7 @@ export const SIM_PROGRAM: ProgramDescription<typeof SIM_FLAGS> = {
     "The crash experiment in virtual time: the server model and client strategies the real programs run,\n" +
     "on a virtual clock, for up to millions of clients. Takes the client's and the server's flags.",
   flags: SIM_FLAGS,
+  epilog: `Presets (-strategies takes them beside the strategies; flags given on the command line win over a preset's):\n${presetsHelp()}`,
 };
 
 export interface SimOptions {

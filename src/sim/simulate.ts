@@ -119,6 +119,7 @@ export function simulate(config: SimulationConfig, onEvent: (event: SimulationEv
       errorsPerSec: perSecond(window.counts.errors, window),
       timedoutPerSec: perSecond(window.counts.timedout, window),
       attemptsPerSec: perSecond(window.counts.attempts, window),
+      retriesPerSec: perSecond(window.counts.retries, window),
     });
     onEvent({ kind: "client", atMs: clock.now(), report: window, inFlight: herd.inFlight });
     if (clock.now() + config.intervalMs <= config.durationMs) clock.schedule(config.intervalMs, closeWindow);

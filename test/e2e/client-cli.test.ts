@@ -187,7 +187,6 @@ describe("./client", () => {
       backoff: decorrelatedJitterPolicy({ baseMs: 20, capMs: 400 }),
       thinkTimeMeanMs: 10,
       maxAttempts: Infinity,
-      budget: undefined,
     };
     const random = seededRandom(seed);
     const state = initialUserState(retry);
