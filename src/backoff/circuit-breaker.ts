@@ -60,10 +60,10 @@ export function samplingBreaker(options: SamplingOptions = {}): CircuitBreakerCo
 export type BreakerState = "closed" | "open" | "half-open";
 
 /** What a breaker says to a call: go (closed), go as the probe (half-open), or fail at once. */
-export const PASS = 0;
-export const PROBE = 1;
-export const REJECT = 2;
-export type BreakerVerdict = typeof PASS | typeof PROBE | typeof REJECT;
+export const BREAKER_PASS = 0;
+export const BREAKER_PROBE = 1;
+export const BREAKER_REJECT = 2;
+export type BreakerVerdict = typeof BREAKER_PASS | typeof BREAKER_PROBE | typeof BREAKER_REJECT;
 
 const CLOSED = 0;
 const OPEN = 1;
@@ -104,17 +104,17 @@ export class CircuitBreakers {
   }
 
   /**
-   * A call wants to go through. PASS: closed, go. PROBE: the break is over and this call is
-   * the one probe (report its outcome with `probe` true). REJECT: fail it at once.
+   * A call wants to go through. BREAKER_PASS: closed, go. BREAKER_PROBE: the break is over and this call is
+   * the one probe (report its outcome with `probe` true). BREAKER_REJECT: fail it at once.
    */
   admit(nowMs: number, instance = 0): BreakerVerdict {
     const state = this.state[instance]!;
-    if (state === CLOSED) return PASS;
+    if (state === CLOSED) return BREAKER_PASS;
     if (state === OPEN && nowMs - this.openedAtMs[instance]! >= this.config.breakMs) {
       this.state[instance] = HALF_OPEN;
-      return PROBE;
+      return BREAKER_PROBE;
     }
-    return REJECT;
+    return BREAKER_REJECT;
   }
 
   /**

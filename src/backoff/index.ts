@@ -68,4 +68,12 @@ export { AWS_RETRY_QUOTA_DEFAULTS, AwsQuotaState, awsRetryCost, awsRetryQuota } 
 export type { AdaptiveThrottleConfig } from "./adaptive-throttle.ts";
 export { ADAPTIVE_THROTTLE_DEFAULTS, AdaptiveThrottle, adaptiveThrottleConfig, sreRejectProbability } from "./adaptive-throttle.ts";
 export type { BreakerState, BreakerVerdict, CircuitBreakerConfig } from "./circuit-breaker.ts";
-export { CIRCUIT_BREAKER_DEFAULTS, CircuitBreakers, consecutiveBreaker, PASS, PROBE, REJECT, samplingBreaker } from "./circuit-breaker.ts";
+export {
+  CIRCUIT_BREAKER_DEFAULTS,
+  CircuitBreakers,
+  consecutiveBreaker,
+  BREAKER_PASS,
+  BREAKER_PROBE,
+  BREAKER_REJECT,
+  samplingBreaker,
+} from "./circuit-breaker.ts";

@@ -8,7 +8,7 @@ import {
   type RetryBudget,
   type RetryBudgetState,
 } from "../backoff/budget.ts";
-import { type CircuitBreakerConfig, CircuitBreakers, PROBE, REJECT } from "../backoff/circuit-breaker.ts";
+import { type CircuitBreakerConfig, CircuitBreakers, BREAKER_PROBE, BREAKER_REJECT } from "../backoff/circuit-breaker.ts";
 import { envoyAllowsRetry, type EnvoyRetryBudget } from "../backoff/envoy-budget.ts";
 import { FinagleBudgetState, type FinagleRetryBudget } from "../backoff/finagle-budget.ts";
 import type { Random } from "../backoff/random.ts";
@@ -110,8 +110,8 @@ export class ClientInstances {
     if (this.throttle !== undefined && this.throttle.reject(nowMs, random.uniform(), instance)) return THROTTLED;
     if (this.breakers !== undefined) {
       const verdict = this.breakers.admit(nowMs, instance);
-      if (verdict === REJECT) return REJECTED;
-      if (verdict === PROBE) this.holds[user]! |= HOLDS_PROBE;
+      if (verdict === BREAKER_REJECT) return REJECTED;
+      if (verdict === BREAKER_PROBE) this.holds[user]! |= HOLDS_PROBE;
     }
     if (this.envoy !== undefined) this.activeRequests[instance]!++;
     return ADMITTED;
