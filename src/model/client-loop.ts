@@ -96,8 +96,11 @@ function think(config: RetryConfig, state: UserState, random: Random, decision: 
  * A server-directed wait (HTTP Retry-After, RFC 9110 section 10.2.3) as a floor under the
  * wait just decided: with `honorRetryAfter`, the user's next attempt, a retry or a new
  * request, comes no earlier than the server asked. Call it after decideAfterAttempt with
- * the attempt's `retryAfterMs`; a policy that waits longer keeps its own wait.
+ * the attempt's result; a policy that waits longer keeps its own wait.
  */
-export function honorServerWait(config: RetryConfig, state: UserState, retryAfterMs: number | undefined): void {
-  if (config.honorRetryAfter === true && retryAfterMs !== undefined && retryAfterMs > state.lastWaitMs) state.lastWaitMs = retryAfterMs;
+export function honorServerWait(config: RetryConfig, state: UserState, result: { readonly retryAfterMs?: number }): void {
+  // The config first: reading a field most results lack is not free on the herd's hot path.
+  if (config.honorRetryAfter !== true) return;
+  const retryAfterMs = result.retryAfterMs;
+  if (retryAfterMs !== undefined && retryAfterMs > state.lastWaitMs) state.lastWaitMs = retryAfterMs;
 }

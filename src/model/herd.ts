@@ -131,7 +131,7 @@ class User implements UserState, AttemptSink, TimerOwner {
     if (herd.stopped) return;
     herd.observer.attemptEnded(result, herd.clock.now() - this.startedAt);
     const decision = decideAfterAttempt(herd.options.retry, this, result.outcome, herd.random);
-    honorServerWait(herd.options.retry, this, result.retryAfterMs);
+    honorServerWait(herd.options.retry, this, result);
     if (decision === "give-up") herd.observer.gaveUp();
     this.isRetry = decision === "retry";
     herd.clock.arm(this, this.lastWaitMs);

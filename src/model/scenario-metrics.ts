@@ -14,6 +14,23 @@ export interface ServerSample {
    */
   readonly peakConcurrency: number;
   readonly peakDelayMs: number;
+  /** Totals since the start, when the source reports them: completed after the client had gone… */
+  readonly abandoned?: number | undefined;
+  /** …and taken out of service, or refused, at an expired deadline. */
+  readonly expired?: number | undefined;
+}
+
+/**
+ * Work the server did for nobody, over the run: requests it completed after their client
+ * had given up (abandoned, then served), and requests it held until the deadline their
+ * client sent had passed (expired) — both produced no answer anyone received.
+ * -cancel-on-disconnect and -deadline-aware turn the first kind into cancelled or expired
+ * requests that leave service as soon as nobody waits for them.
+ */
+export interface WastedWork {
+  readonly completedForNobody: number;
+  readonly expired: number;
+  readonly total: number;
 }
 
 export interface ClientWindow {
@@ -48,6 +65,8 @@ export interface ScenarioMetrics {
   /** From resume to the end of the first of two good windows in a row; undefined if none. */
   readonly clientRecoveryMs: number | undefined;
   readonly verdict: "recovered" | "collapsed";
+  /** From the last server sample's totals; undefined when the samples carry none. */
+  readonly wastedWork: WastedWork | undefined;
 }
 
 /** A window is good when OK is back to this share of the baseline… */
@@ -81,7 +100,14 @@ export function computeMetrics(
     serverRecoveryMs,
     clientRecoveryMs,
     verdict: serverRecoveryMs !== undefined && clientRecoveryMs !== undefined ? "recovered" : "collapsed",
+    wastedWork: wastedWork(server.at(-1)),
   };
+}
+
+function wastedWork(last: ServerSample | undefined): WastedWork | undefined {
+  if (last?.abandoned === undefined) return undefined;
+  const expired = last.expired ?? 0;
+  return { completedForNobody: last.abandoned, expired, total: last.abandoned + expired };
 }
 
 /**

@@ -173,6 +173,8 @@ interface ServerJson {
   lastDelayMs: number | null;
   peakConcurrency: number;
   peakDelayMs: number | null;
+  abandoned?: number;
+  expired?: number;
 }
 
 export function parseServerSamples(lines: readonly string[], startEpochMs: number): ServerSample[] {
@@ -186,6 +188,8 @@ export function parseServerSamples(lines: readonly string[], startEpochMs: numbe
         lastDelayMs: json.lastDelayMs ?? Infinity,
         peakConcurrency: json.peakConcurrency,
         peakDelayMs: json.peakDelayMs ?? Infinity,
+        abandoned: json.abandoned,
+        expired: json.expired,
       };
     });
 }

@@ -121,6 +121,21 @@ describe("computeMetrics", () => {
     expect(metrics.peakDelayAfterResumeMs).toBe(Infinity);
     expect(metrics.outageAmplification).toBe(0);
   });
+
+  it("counts the work done for nobody from the last sample's totals: completed after the client left, or expired", () => {
+    const base = { concurrency: 10, lastDelayMs: 100, peakConcurrency: 10, peakDelayMs: 100 };
+    const server: ServerSample[] = [
+      { atMs: 36_000, ...base, abandoned: 400, expired: 3 },
+      { atMs: 37_000, ...base, abandoned: 4_100, expired: 25 },
+    ];
+    expect(computeMetrics(server, windows(steady), phases, 30).wastedWork).toEqual({
+      completedForNobody: 4_100,
+      expired: 25,
+      total: 4_125,
+    });
+    // Samples without totals (an older server's JSON) give no figure rather than a false 0.
+    expect(computeMetrics(samples([10, 10], 36_000), windows(steady), phases, 30).wastedWork).toBeUndefined();
+  });
 });
 
 describe("readableDelay", () => {
