@@ -14,23 +14,30 @@ export interface ServerSample {
    */
   readonly peakConcurrency: number;
   readonly peakDelayMs: number;
-  /** Totals since the start, when the source reports them: completed after the client had gone… */
+  /** Totals since the start, when the source reports them: completed after the client had gone; */
   readonly abandoned?: number | undefined;
-  /** …and taken out of service, or refused, at an expired deadline. */
+  /** in service now for a client that has gone; */
+  readonly abandonedInService?: number | undefined;
+  /** taken out of service when the client went away (-cancel-on-disconnect); */
+  readonly cancelled?: number | undefined;
+  /** taken out of service, or refused, at an expired deadline (-deadline-aware). */
   readonly expired?: number | undefined;
 }
 
 /**
- * Work the server did for nobody, over the run: requests it completed after their client
- * had given up (abandoned, then served), and requests it held until the deadline their
- * client sent had passed (expired) — both produced no answer anyone received.
- * -cancel-on-disconnect and -deadline-aware turn the first kind into cancelled or expired
- * requests that leave service as soon as nobody waits for them.
+ * Work the server did for nobody: requests it kept working on after their client had given
+ * up, either to completion (the answer goes nowhere) or still at the end of the run. These
+ * are the stale requests that keep a server down. Not counted as waste: requests the server
+ * dropped as soon as nobody waited (cancelled on disconnect, expired at their deadline), the
+ * work -cancel-on-disconnect and -deadline-aware save; they are shown beside it.
  */
 export interface WastedWork {
   readonly completedForNobody: number;
-  readonly expired: number;
+  readonly heldForNobody: number;
+  /** completedForNobody + heldForNobody. */
   readonly total: number;
+  /** Cancelled or expired: cut short once nobody waited. */
+  readonly droppedForNobody: number;
 }
 
 export interface ClientWindow {
@@ -65,7 +72,7 @@ export interface ScenarioMetrics {
   /** From resume to the end of the first of two good windows in a row; undefined if none. */
   readonly clientRecoveryMs: number | undefined;
   readonly verdict: "recovered" | "collapsed";
-  /** From the last server sample's totals; undefined when the samples carry none. */
+  /** Over the run, from the last server sample's totals; undefined when the samples carry none. */
   readonly wastedWork: WastedWork | undefined;
 }
 
@@ -106,8 +113,13 @@ export function computeMetrics(
 
 function wastedWork(last: ServerSample | undefined): WastedWork | undefined {
   if (last?.abandoned === undefined) return undefined;
-  const expired = last.expired ?? 0;
-  return { completedForNobody: last.abandoned, expired, total: last.abandoned + expired };
+  const held = last.abandonedInService ?? 0;
+  return {
+    completedForNobody: last.abandoned,
+    heldForNobody: held,
+    total: last.abandoned + held,
+    droppedForNobody: (last.cancelled ?? 0) + (last.expired ?? 0),
+  };
 }
 
 /**

@@ -56,6 +56,8 @@ export interface ServiceSnapshot {
   readonly served: number;
   /** Completed after the client had gone away (the work done for nobody). */
   readonly abandoned: number;
+  /** In service now for a client that has gone away (without cancelOnDisconnect). */
+  readonly abandonedInService: number;
   /** Taken out of service on disconnect (only with cancelOnDisconnect). */
   readonly cancelled: number;
   readonly shed: number;
@@ -91,6 +93,8 @@ export class ServiceQueue {
   private admittedTotal = 0;
   private servedTotal = 0;
   private abandonedTotal = 0;
+  /** Requests in service whose client has gone (abandoned, not yet completed). */
+  private abandonedInService = 0;
   private cancelledTotal = 0;
   private shedTotal = 0;
   private expiredTotal = 0;
@@ -175,7 +179,10 @@ export class ServiceQueue {
     const slot = ticket & (this.arrivals.length - 1);
     if (this.states[slot] !== IN_SERVICE) return;
     this.states[slot] = ABANDONED;
-    if (!this.options.cancelOnDisconnect) return;
+    if (!this.options.cancelOnDisconnect) {
+      this.abandonedInService++;
+      return;
+    }
     this.states[slot] = CANCELLED;
     this.callbacks[slot] = undefined;
     this.contexts[slot] = undefined;
@@ -193,6 +200,7 @@ export class ServiceQueue {
       admitted: this.admittedTotal,
       served: this.servedTotal,
       abandoned: this.abandonedTotal,
+      abandonedInService: this.abandonedInService,
       cancelled: this.cancelledTotal,
       shed: this.shedTotal,
       expired: this.expiredTotal,
@@ -269,6 +277,7 @@ export class ServiceQueue {
       this.contexts[slot] = undefined;
       if (this.states[slot] === ABANDONED) {
         this.abandonedTotal++;
+        this.abandonedInService--;
       } else {
         this.servedTotal++;
         const completion = this.injectError() ? "injected-error" : "served";
@@ -332,6 +341,7 @@ export class ServiceQueue {
       this.inService--;
       this.expiredTotal++;
       if (state === IN_SERVICE) callback?.(context, "expired");
+      else this.abandonedInService--;
     }
   }
 

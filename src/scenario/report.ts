@@ -22,10 +22,10 @@ export function readableDelay(ms: number): string {
 }
 const orDash = (ms: number | undefined) => (ms === undefined ? "never" : formatDuration(Math.round(ms)));
 
-/** Requests worked on for nobody: the total, and how many of them expired at their deadline. */
+/** Requests worked on for nobody, and beside them those dropped as soon as nobody waited. */
 function describeWaste(waste: WastedWork | undefined): string {
   if (waste === undefined) return "-";
-  return waste.expired === 0 ? String(waste.total) : `${waste.total} (${waste.expired} expired)`;
+  return waste.droppedForNobody === 0 ? String(waste.total) : `${waste.total} (${waste.droppedForNobody} dropped)`;
 }
 
 /** One row per strategy: what a reader compares first. */

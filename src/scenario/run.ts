@@ -174,6 +174,8 @@ interface ServerJson {
   peakConcurrency: number;
   peakDelayMs: number | null;
   abandoned?: number;
+  abandonedInService?: number;
+  cancelled?: number;
   expired?: number;
 }
 
@@ -189,6 +191,8 @@ export function parseServerSamples(lines: readonly string[], startEpochMs: numbe
         peakConcurrency: json.peakConcurrency,
         peakDelayMs: json.peakDelayMs ?? Infinity,
         abandoned: json.abandoned,
+        abandonedInService: json.abandonedInService,
+        cancelled: json.cancelled,
         expired: json.expired,
       };
     });

@@ -151,6 +151,8 @@ export function simulate(config: SimulationConfig, onEvent: (event: SimulationEv
       peakConcurrency: snapshot.peakConcurrency,
       peakDelayMs: snapshot.peakDelayMs,
       abandoned: snapshot.abandoned,
+      abandonedInService: snapshot.abandonedInService,
+      cancelled: snapshot.cancelled,
       expired: snapshot.expired,
     });
     onEvent({ kind: "server", atMs: clock.now(), snapshot });

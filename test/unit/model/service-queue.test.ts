@@ -63,9 +63,10 @@ describe("ServiceQueue", () => {
     clock.advanceBy(50);
     queue.abandon(a);
     expect(queue.concurrency).toBe(2);
+    expect(queue.snapshot().abandonedInService).toBe(1);
     clock.runAll();
     expect(completions).toEqual(["b@200"]);
-    expect(queue.snapshot()).toMatchObject({ served: 1, abandoned: 1, cancelled: 0, concurrency: 0 });
+    expect(queue.snapshot()).toMatchObject({ served: 1, abandoned: 1, abandonedInService: 0, cancelled: 0, concurrency: 0 });
   });
 
   it("with cancel-on-disconnect frees the slot at once, so the others finish sooner", () => {
@@ -237,9 +238,10 @@ describe("ServiceQueue", () => {
       const ticket = arrive("a", 60)!;
       clock.advanceBy(30);
       queue.abandon(ticket); // the reference keeps it in service
+      expect(queue.snapshot().abandonedInService).toBe(1);
       clock.runAll();
       expect(events).toEqual([]);
-      expect(queue.snapshot()).toMatchObject({ abandoned: 0, expired: 1, concurrency: 0 });
+      expect(queue.snapshot()).toMatchObject({ abandoned: 0, abandonedInService: 0, expired: 1, concurrency: 0 });
     });
 
     it("counts a cancelled request once, as cancelled", () => {
