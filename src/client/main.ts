@@ -1,6 +1,6 @@
 import { formatDuration } from "../cli/duration.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { Herd } from "../model/herd.ts";
+import { createLoad } from "../model/load.ts";
 import { OpenLoop } from "../model/open-loop.ts";
 import { seededRandom } from "../backoff/random.ts";
 import { nextWindowEnd, WindowStats } from "../model/window-stats.ts";
@@ -31,23 +31,14 @@ export function main(argv: readonly string[], io: ProgramIo): void {
   const startMs = clock.now();
   const stats = new WindowStats(startMs);
   const transport = createHttpTransport(options.url, options.timeoutMs, { propagateDeadline: options.propagateDeadline });
-  const arrivals = options.arrivals;
-  const openLoop =
-    arrivals.kind === "open"
-      ? new OpenLoop(clock, seededRandom(seed), transport, stats, {
-          ratePerSec: arrivals.ratePerSec,
-          timeoutMs: options.timeoutMs,
-          retry: options.retry,
-          maxChains: arrivals.maxChains,
-        })
-      : undefined;
-  const herd =
-    openLoop ??
-    new Herd(clock, seededRandom(seed), transport, stats, {
-      users: options.clients,
-      timeoutMs: options.timeoutMs,
-      retry: options.retry,
-    });
+  const herd = createLoad(
+    { users: options.clients, arrivals: options.arrivals, timeoutMs: options.timeoutMs, retry: options.retry },
+    clock,
+    seededRandom(seed),
+    transport,
+    stats,
+  );
+  const openLoop = herd instanceof OpenLoop ? herd : undefined;
 
   const emit = (report: ReturnType<WindowStats["closeWindow"]>, extra: Record<string, unknown> = {}) => {
     const line = options.json

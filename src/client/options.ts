@@ -3,6 +3,7 @@ import { formatDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
+import type { Arrivals } from "../model/load.ts";
 import {
   buildStrategyPolicy,
   findStrategy,
@@ -114,9 +115,6 @@ export const CLIENT_PROGRAM: ProgramDescription<typeof CLIENT_FLAGS> = {
   flags: CLIENT_FLAGS,
   epilog: `Strategies:\n${strategiesHelp()}`,
 };
-
-/** How requests are offered: closed users (-clients, -lambda) or open-loop arrivals. */
-export type Arrivals = { readonly kind: "closed" } | { readonly kind: "open"; readonly ratePerSec: number; readonly maxChains: number };
 
 export interface ClientOptions {
   readonly clients: number;

@@ -1,8 +1,6 @@
 import type { RetryConfig } from "../model/client-loop.ts";
-import type { Random } from "../backoff/random.ts";
-import type { Arrivals } from "../client/options.ts";
 import { openLoopFields, type OpenLoopTotals } from "../client/reporter.ts";
-import { Herd, type HerdObserver, type Transport } from "../model/herd.ts";
+import { type Arrivals, createLoad } from "../model/load.ts";
 import { OpenLoop } from "../model/open-loop.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
@@ -71,29 +69,6 @@ export interface SimulationResult {
   readonly serverTotals: ServiceSnapshot;
   /** With open-loop arrivals: requests alive at the end and arrivals dropped. */
   readonly openLoop?: OpenLoopTotals | undefined;
-}
-
-/**
- * The source of load: N closed users or an open-loop arrival process, on the same clock,
- * transport and statistics.
- */
-export function createLoad(
-  config: Pick<SimulationConfig, "users" | "arrivals" | "timeoutMs" | "retry">,
-  clock: ManualClock,
-  random: Random,
-  transport: Transport,
-  observer: HerdObserver,
-): Herd | OpenLoop {
-  const arrivals = config.arrivals;
-  if (arrivals !== undefined && arrivals.kind === "open") {
-    return new OpenLoop(clock, random, transport, observer, {
-      ratePerSec: arrivals.ratePerSec,
-      timeoutMs: config.timeoutMs,
-      retry: config.retry,
-      maxChains: arrivals.maxChains,
-    });
-  }
-  return new Herd(clock, random, transport, observer, { users: config.users, timeoutMs: config.timeoutMs, retry: config.retry });
 }
 
 /** The seed of the server's error injection: a stream of its own, apart from the clients'. */
