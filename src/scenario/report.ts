@@ -1,7 +1,7 @@
 import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
 import { formatDuration } from "../cli/duration.ts";
-import type { ClientWindow, Phases, ScenarioMetrics, ServerSample } from "../model/scenario-metrics.ts";
+import type { ClientWindow, Phases, ScenarioMetrics, ServerSample, WastedWork } from "../model/scenario-metrics.ts";
 
 export interface StrategyResult {
   readonly strategy: string;
@@ -22,9 +22,25 @@ export function readableDelay(ms: number): string {
 }
 const orDash = (ms: number | undefined) => (ms === undefined ? "never" : formatDuration(Math.round(ms)));
 
+/** Requests worked on for nobody, and beside them those dropped as soon as nobody waited. */
+function describeWaste(waste: WastedWork | undefined): string {
+  if (waste === undefined) return "-";
+  return waste.droppedForNobody === 0 ? String(waste.total) : `${waste.total} (${waste.droppedForNobody} dropped)`;
+}
+
 /** One row per strategy: what a reader compares first. */
 export function comparisonTable(results: readonly StrategyResult[]): string {
-  const header = ["strategy", "verdict", "baseline OK/s", "outage load", "peak concurrency", "peak delay", "server back", "clients back"];
+  const header = [
+    "strategy",
+    "verdict",
+    "baseline OK/s",
+    "outage load",
+    "peak concurrency",
+    "peak delay",
+    "server back",
+    "clients back",
+    "wasted work",
+  ];
   const rows = results.map(({ strategy, metrics }) => [
     strategy,
     metrics.verdict,
@@ -34,6 +50,7 @@ export function comparisonTable(results: readonly StrategyResult[]): string {
     readableDelay(metrics.peakDelayAfterResumeMs),
     orDash(metrics.serverRecoveryMs),
     orDash(metrics.clientRecoveryMs),
+    describeWaste(metrics.wastedWork),
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const line = (cells: readonly string[]) =>
