@@ -15,7 +15,8 @@ export const ARTICLE_FACTOR = 2.71828;
 
 /**
  * Fixed interval: every retry waits `delayMs`. The reference client's default strategy
- * (`-simple-backoff-delay`, see seeds/exponential-backoff-how-not-to-crash-a-server.txt).
+ * (`-simple-backoff-delay`) in Andrey Smirnov's "Exponential Backoff or how not to crash a server"
+ * (https://github.com/smira/exponential-backoff).
  */
 export interface ConstantPolicy {
   readonly kind: "constant";
@@ -24,8 +25,8 @@ export interface ConstantPolicy {
 }
 
 /**
- * The article's pseudo-code in stateless form
- * (seeds/exponential-backoff-how-not-to-crash-a-server.txt):
+ * The pseudo-code of "Exponential Backoff or how not to crash a server" (Andrey Smirnov), in
+ * stateless form:
  * `base = min(minDelayMs * factor^n, maxDelayMs)`, `wait = max(0, base + N(0, jitter * base))`.
  * The first retry waits ~271.8 ms with the defaults.
  */
@@ -43,7 +44,7 @@ export interface ExponentialPolicy {
 
 /**
  * The reference Go client's `-exponential-backoff` (github.com/smira/exponential-backoff,
- * client.go; DESIGN.md "Client"): `wait = max(0, min(previous * factor, maxDelayMs) + N(0, jitterMs))`,
+ * client.go): `wait = max(0, min(previous * factor, maxDelayMs) + N(0, jitterMs))`,
  * where `previous` is the wait that preceded the failed attempt — for the first failure the
  * client's own think time (10 s on average), so the first retry comes after ~27 s.
  * The jitter is absolute (N(0, 0.1 s)), not proportional.
@@ -61,7 +62,8 @@ export interface ReferencePolicy {
 }
 
 /**
- * A table of waits, saturating at its last entry (seeds/simple-backoff.txt): the wait
+ * A table of waits, saturating at its last entry (Peter Bourgon, "Simple backoff", Gopher Academy
+ * Blog, https://blog.gopheracademy.com/advent-2014/backoff/): the wait
  * after the n-th failure is `jitter(delaysMs[min(n, length - 1)])`, with
  * `jitter(m) = m === 0 ? 0 : floor(m / 2) + uniformInt(m)`, i.e. uniform integer ms in
  * [m/2, 1.5m) as in the Go code. Entry 0 is the wait before the very first attempt
@@ -74,7 +76,8 @@ export interface TablePolicy {
 }
 
 /**
- * Google's recipe (seeds/google-exponential-backoff.txt): the wait after the n-th failure
+ * Google's recipe (Google Cloud, "Exponential backoff",
+ * https://cloud.google.com/memorystore/docs/redis/exponential-backoff): the wait after the n-th failure
  * is `2^(n-1) s + r`, `r` a fresh uniform integer in [0, 1000] ms; after `maxRetries`
  * retries it gives up. The five default waits total 31 s plus up to 5 s of jitter.
  */

@@ -1,13 +1,14 @@
 import { formatDuration } from "../cli/duration.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { Herd } from "../model/herd.ts";
+import { createLoad } from "../model/load.ts";
+import { OpenLoop } from "../model/open-loop.ts";
 import { seededRandom } from "../backoff/random.ts";
 import { nextWindowEnd, WindowStats } from "../model/window-stats.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { realClock } from "../clock/real-clock.ts";
 import { createHttpTransport } from "./attempt.ts";
-import { describeStrategy, parseClientArgs, resolveClientOptions } from "./options.ts";
-import { clientReport, formatClientLine, formatClientSummary } from "./reporter.ts";
+import { describeLoad, describeStrategy, parseClientArgs, resolveClientOptions } from "./options.ts";
+import { clientReport, formatClientLine, formatClientSummary, openLoopFields, openLoopSuffix } from "./reporter.ts";
 
 /** A final window shorter than this is folded into the summary instead of printed. */
 const MIN_FINAL_WINDOW_MS = 100;
@@ -21,24 +22,28 @@ export function main(argv: readonly string[], io: ProgramIo): void {
   const options = resolveClientOptions(parsed.values);
   const seed = options.seed ?? randomSeed();
   io.stderr.write(
-    `client: ${options.clients} clients, lambda ${formatDuration(options.retry.thinkTimeMeanMs)}, ` +
-      `timeout ${formatDuration(options.timeoutMs)}, strategy ${describeStrategy(options)}, seed ${seed}, target ${options.url}\n`,
+    `client: ${describeLoad(options)}, ` +
+      `timeout ${formatDuration(options.timeoutMs)}, strategy ${describeStrategy(options)}, seed ${seed}, target ${options.url}` +
+      `${options.retry.honorRetryAfter === true ? ", honoring Retry-After" : ""}${options.propagateDeadline ? ", propagating deadlines" : ""}\n`,
   );
 
   const clock = realClock;
   const startMs = clock.now();
   const stats = new WindowStats(startMs);
-  const transport = createHttpTransport(options.url, options.timeoutMs);
-  const herd = new Herd(clock, seededRandom(seed), transport, stats, {
-    users: options.clients,
-    timeoutMs: options.timeoutMs,
-    retry: options.retry,
-  });
+  const transport = createHttpTransport(options.url, options.timeoutMs, { propagateDeadline: options.propagateDeadline });
+  const herd = createLoad(
+    { users: options.clients, arrivals: options.arrivals, timeoutMs: options.timeoutMs, retry: options.retry },
+    clock,
+    seededRandom(seed),
+    transport,
+    stats,
+  );
+  const openLoop = herd instanceof OpenLoop ? herd : undefined;
 
   const emit = (report: ReturnType<WindowStats["closeWindow"]>, extra: Record<string, unknown> = {}) => {
     const line = options.json
-      ? JSON.stringify({ ...clientReport(report, herd.inFlight, Date.now()), ...extra })
-      : formatClientLine(report, herd.inFlight);
+      ? JSON.stringify({ ...clientReport(report, herd.inFlight, Date.now()), ...(openLoop && openLoopFields(openLoop)), ...extra })
+      : formatClientLine(report, herd.inFlight) + (openLoop === undefined ? "" : openLoopSuffix(openLoop));
     io.stdout.write(`${line}\n`);
   };
 
@@ -60,8 +65,8 @@ export function main(argv: readonly string[], io: ProgramIo): void {
     const totals = stats.totals(now);
     io.stdout.write(
       options.json
-        ? `${JSON.stringify({ summary: true, reason, ...clientReport(totals, 0, Date.now()) })}\n`
-        : `${formatClientSummary(totals)}\n`,
+        ? `${JSON.stringify({ summary: true, reason, ...clientReport(totals, 0, Date.now()), ...(openLoop && openLoopFields(openLoop)) })}\n`
+        : `${formatClientSummary(totals)}${openLoop === undefined ? "" : openLoopSuffix(openLoop)}\n`,
     );
     void transport.close().finally(() => process.exit(0));
     // Do not let a slow socket teardown hold the exit.

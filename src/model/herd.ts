@@ -1,6 +1,14 @@
 import type { Clock, TimerOwner } from "../clock/clock.ts";
 import { ADMITTED, ClientInstances, hasProtection, THROTTLED } from "./client-instances.ts";
-import { decideAfterAttempt, firstWait, initialUserState, type RetryConfig, type RetryGate, type UserState } from "./client-loop.ts";
+import {
+  decideAfterAttempt,
+  firstWait,
+  honorServerWait,
+  initialUserState,
+  type RetryConfig,
+  type RetryGate,
+  type UserState,
+} from "./client-loop.ts";
 import { type AttemptOutcome, type AttemptResult, type LocalRefusal, TIMEDOUT_RESULT } from "./outcome.ts";
 import type { Random } from "../backoff/random.ts";
 
@@ -141,10 +149,11 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
     herd.observer.attemptEnded(result, herd.clock.now() - this.startedAt);
     if (herd.fleet !== undefined) {
       herd.fleet.attemptEnded(this.index, result.outcome, herd.clock.now());
-      this.decide(result.outcome, 0);
+      this.decide(result.outcome, 0, result);
       return;
     }
     const decision = decideAfterAttempt(herd.options.retry, this, result.outcome, herd.random);
+    honorServerWait(herd.options.retry, this, result);
     if (decision === "give-up") herd.observer.gaveUp();
     this.isRetry = decision === "retry";
     herd.clock.arm(this, this.lastWaitMs);
@@ -161,9 +170,10 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
   }
 
   /** Decides and arms the next wait, with the client instances' budget as the gate. */
-  private decide(outcome: AttemptOutcome, minWaitMs: number): void {
+  private decide(outcome: AttemptOutcome, minWaitMs: number, result?: AttemptResult): void {
     const herd = this.herd;
     const decision = decideAfterAttempt(herd.options.retry, this, outcome, herd.random, this);
+    if (result !== undefined) honorServerWait(herd.options.retry, this, result);
     if (decision === "give-up") {
       herd.observer.gaveUp();
       herd.fleet!.requestAbandoned(this.index);

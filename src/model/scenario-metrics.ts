@@ -14,11 +14,30 @@ export interface ServerSample {
    */
   readonly peakConcurrency: number;
   readonly peakDelayMs: number;
-  /**
-   * Hook for the server's count of wasted work: requests per second it completed for
-   * clients that had already given up on them, when the server reports it.
-   */
-  readonly wastedPerSec?: number | undefined;
+  /** Totals since the start, when the source reports them: completed after the client had gone; */
+  readonly abandoned?: number | undefined;
+  /** in service now for a client that has gone; */
+  readonly abandonedInService?: number | undefined;
+  /** taken out of service when the client went away (-cancel-on-disconnect); */
+  readonly cancelled?: number | undefined;
+  /** taken out of service, or refused, at an expired deadline (-deadline-aware). */
+  readonly expired?: number | undefined;
+}
+
+/**
+ * Work the server did for nobody: requests it kept working on after their client had given
+ * up, either to completion (the answer goes nowhere) or still at the end of the run. These
+ * are the stale requests that keep a server down. Not counted as waste: requests the server
+ * dropped as soon as nobody waited (cancelled on disconnect, expired at their deadline), the
+ * work -cancel-on-disconnect and -deadline-aware save; they are shown beside it.
+ */
+export interface WastedWork {
+  readonly completedForNobody: number;
+  readonly heldForNobody: number;
+  /** completedForNobody + heldForNobody. */
+  readonly total: number;
+  /** Cancelled or expired: cut short once nobody waited. */
+  readonly droppedForNobody: number;
 }
 
 export interface ClientWindow {
@@ -62,8 +81,8 @@ export interface ScenarioMetrics {
    * to the end (1 when nothing was retried); undefined without retry counts or first attempts.
    */
   readonly retryAmplification: number | undefined;
-  /** Mean wasted work the server reported after the resume (see ServerSample.wastedPerSec); undefined when not reported. */
-  readonly wastedPerSecAfterResume: number | undefined;
+  /** Over the run, from the last server sample's totals; undefined when the samples carry none. */
+  readonly wastedWork: WastedWork | undefined;
 }
 
 /** A window is good when OK is back to this share of the baseline… */
@@ -89,7 +108,6 @@ export function computeMetrics(
   const serverRecoveryMs = recoveryOfServer(afterResume, phases.resumeAtMs, concurrencyLimit);
   const clientRecoveryMs = recoveryOfClient(client, phases, baselineOkPerSec);
   const observed = client.filter((window) => window.startMs >= phases.resumeAtMs && window.endMs <= phases.endMs);
-  const wasted = afterResume.map((sample) => sample.wastedPerSec).filter((value) => value !== undefined);
   return {
     baselineOkPerSec,
     outageAmplification: ratio(mean(outageAttempts)),
@@ -101,7 +119,18 @@ export function computeMetrics(
     verdict: serverRecoveryMs !== undefined && clientRecoveryMs !== undefined ? "recovered" : "collapsed",
     goodputAfterResumeOkPerSec: mean(observed.map((window) => window.okPerSec)),
     retryAmplification: retryAmplification(client.filter((window) => window.startMs >= phases.stopAtMs && window.endMs <= phases.endMs)),
-    wastedPerSecAfterResume: wasted.length === 0 ? undefined : mean(wasted),
+    wastedWork: wastedWork(server.at(-1)),
+  };
+}
+
+function wastedWork(last: ServerSample | undefined): WastedWork | undefined {
+  if (last?.abandoned === undefined) return undefined;
+  const held = last.abandonedInService ?? 0;
+  return {
+    completedForNobody: last.abandoned,
+    heldForNobody: held,
+    total: last.abandoned + held,
+    droppedForNobody: (last.cancelled ?? 0) + (last.expired ?? 0),
   };
 }
 

@@ -1,7 +1,7 @@
 import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
 import { formatDuration } from "../cli/duration.ts";
-import type { ClientWindow, Phases, ScenarioMetrics, ServerSample } from "../model/scenario-metrics.ts";
+import type { ClientWindow, Phases, ScenarioMetrics, ServerSample, WastedWork } from "../model/scenario-metrics.ts";
 
 export interface StrategyResult {
   readonly strategy: string;
@@ -22,6 +22,12 @@ export function readableDelay(ms: number): string {
 }
 const orDash = (ms: number | undefined) => (ms === undefined ? "never" : formatDuration(Math.round(ms)));
 
+/** Requests worked on for nobody, and beside them those dropped as soon as nobody waited. */
+function describeWaste(waste: WastedWork | undefined): string {
+  if (waste === undefined) return "-";
+  return waste.droppedForNobody === 0 ? String(waste.total) : `${waste.total} (${waste.droppedForNobody} dropped)`;
+}
+
 /** One row per strategy: what a reader compares first. */
 export function comparisonTable(results: readonly StrategyResult[]): string {
   const header = [
@@ -33,6 +39,7 @@ export function comparisonTable(results: readonly StrategyResult[]): string {
     "peak delay",
     "server back",
     "clients back",
+    "wasted work",
     "goodput after resume",
     "retry amplification",
   ];
@@ -45,6 +52,7 @@ export function comparisonTable(results: readonly StrategyResult[]): string {
     readableDelay(metrics.peakDelayAfterResumeMs),
     orDash(metrics.serverRecoveryMs),
     orDash(metrics.clientRecoveryMs),
+    describeWaste(metrics.wastedWork),
     `${metrics.goodputAfterResumeOkPerSec.toFixed(1)}/s`,
     metrics.retryAmplification === undefined ? "-" : `${metrics.retryAmplification.toFixed(2)}x`,
   ]);

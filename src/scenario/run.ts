@@ -173,7 +173,10 @@ interface ServerJson {
   lastDelayMs: number | null;
   peakConcurrency: number;
   peakDelayMs: number | null;
-  wastedPerSec?: number;
+  abandoned?: number;
+  abandonedInService?: number;
+  cancelled?: number;
+  expired?: number;
 }
 
 export function parseServerSamples(lines: readonly string[], startEpochMs: number): ServerSample[] {
@@ -187,7 +190,10 @@ export function parseServerSamples(lines: readonly string[], startEpochMs: numbe
         lastDelayMs: json.lastDelayMs ?? Infinity,
         peakConcurrency: json.peakConcurrency,
         peakDelayMs: json.peakDelayMs ?? Infinity,
-        wastedPerSec: json.wastedPerSec,
+        abandoned: json.abandoned,
+        abandonedInService: json.abandonedInService,
+        cancelled: json.cancelled,
+        expired: json.expired,
       };
     });
 }

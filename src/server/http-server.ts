@@ -3,7 +3,10 @@ import type { Socket } from "node:net";
 import { FatalError } from "../cli/usage-error.ts";
 import { formatListenAddress, type ListenAddress } from "../cli/listen-address.ts";
 import type { Clock } from "../clock/clock.ts";
-import { ServiceQueue } from "../model/service-queue.ts";
+import { seededRandom } from "../backoff/random.ts";
+import { DEADLINE_HEADER, parseDeadline, retryAfterSeconds } from "../model/protection-headers.ts";
+import { type Completion, ServiceQueue } from "../model/service-queue.ts";
+import { randomSeed } from "../runtime/random-seed.ts";
 import type { ServerOptions } from "./options.ts";
 import { serverReport } from "./reporter.ts";
 
@@ -34,11 +37,15 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
     latency: options.latency,
     cancelOnDisconnect: options.cancelOnDisconnect,
     maxConcurrency: options.maxConcurrency,
+    errorInjection: options.errorRate > 0 ? { rate: options.errorRate, random: seededRandom(options.seed ?? randomSeed()) } : undefined,
   });
   const now = hooks.now ?? Date.now;
+  const shedHeaders: Record<string, string> = { "content-type": "text/plain" };
+  if (options.retryAfterMs > 0) shedHeaders["retry-after"] = String(retryAfterSeconds(options.retryAfterMs));
+  const context: RequestContext = { queue, now, clock, shedHeaders, deadlineAware: options.deadlineAware };
   // Requests in service may wait for hours or forever; only the time to receive a request is bounded.
   const server = createServer({ requestTimeout: 0, keepAliveTimeout: 5_000 }, (request, response) =>
-    handleRequest(request, response, queue, now),
+    handleRequest(request, response, context),
   );
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
     if (!PEER_GONE_CODES.has(error.code ?? "") && socket.writable) {
@@ -72,7 +79,37 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
   };
 }
 
-function handleRequest(request: IncomingMessage, response: ServerResponse, queue: ServiceQueue, now: () => number): void {
+/** What every request's handling shares. */
+interface RequestContext {
+  readonly queue: ServiceQueue;
+  /** Epoch ms, for the reports and for deadlines. */
+  readonly now: () => number;
+  /** The queue's clock. */
+  readonly clock: Clock;
+  readonly shedHeaders: Readonly<Record<string, string>>;
+  readonly deadlineAware: boolean;
+}
+
+/** Answers a request that left service: one function for every request, its response the context. */
+function answer(response: ServerResponse, completion: Completion): void {
+  if (response.writableEnded || response.destroyed) return;
+  if (completion === "served") response.writeHead(200, { "content-type": "text/plain", "content-length": "2" }).end("OK");
+  else if (completion === "injected-error") response.writeHead(500, { "content-type": "text/plain" }).end("injected error\n");
+  else response.writeHead(504, { "content-type": "text/plain" }).end("deadline exceeded\n");
+}
+
+/**
+ * The deadline a request brings, on the queue's clock, or undefined. The header states it
+ * in epoch ms on the client's clock (see protection-headers.ts); the queue runs on a
+ * monotonic clock, so it is moved there through the difference between the two now.
+ */
+function deadlineOf(request: IncomingMessage, context: RequestContext): number | undefined {
+  const epochMs = parseDeadline(request.headers[DEADLINE_HEADER]);
+  return epochMs === undefined ? undefined : context.clock.now() + (epochMs - context.now());
+}
+
+function handleRequest(request: IncomingMessage, response: ServerResponse, context: RequestContext): void {
+  const { queue, now } = context;
   const path = (request.url ?? "/").split("?", 1)[0];
   if (path === "/api" || path === "/stats") {
     if (request.method !== "GET") {
@@ -84,11 +121,14 @@ function handleRequest(request: IncomingMessage, response: ServerResponse, queue
       response.writeHead(200, { "content-type": "application/json" }).end(body);
       return;
     }
-    const ticket = queue.admit(() => {
-      response.writeHead(200, { "content-type": "text/plain", "content-length": "2" }).end("OK");
-    });
+    const deadlineAt = context.deadlineAware ? deadlineOf(request, context) : undefined;
+    if (deadlineAt !== undefined && queue.expireOnArrival(deadlineAt)) {
+      answer(response, "expired");
+      return;
+    }
+    const ticket = queue.admit(answer, response, deadlineAt);
     if (ticket === undefined) {
-      response.writeHead(503, { "content-type": "text/plain", "retry-after": "1" }).end("overloaded\n");
+      response.writeHead(503, context.shedHeaders).end("overloaded\n");
       return;
     }
     response.on("close", () => {

@@ -91,7 +91,7 @@ const SIM_ONLY_FLAGS = [
 
 export const SIM_FLAGS = [
   ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed"]),
-  ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug"]),
+  ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "seed"]),
   ...SIM_ONLY_FLAGS,
 ];
 

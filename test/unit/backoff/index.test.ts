@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import * as backoff from "thundering-herd/backoff";
+// The sources behind "thundering-herd/backoff"; test/e2e/package.test.ts imports the built package itself.
+import * as backoff from "../../../src/backoff/index.ts";
 
 describe("public surface (thundering-herd/backoff)", () => {
   it("exports exactly the documented values", () => {
