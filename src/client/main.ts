@@ -5,14 +5,17 @@ import { seededRandom } from "../backoff/random.ts";
 import { nextWindowEnd, WindowStats } from "../model/window-stats.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { realClock } from "../clock/real-clock.ts";
+import { formatListenAddress } from "../cli/listen-address.ts";
+import { serveMetrics } from "../runtime/metrics-endpoint.ts";
 import { createHttpTransport } from "./attempt.ts";
+import { clientMetrics } from "./metrics.ts";
 import { describeStrategy, parseClientArgs, resolveClientOptions } from "./options.ts";
 import { clientReport, formatClientLine, formatClientSummary } from "./reporter.ts";
 
 /** A final window shorter than this is folded into the summary instead of printed. */
 const MIN_FINAL_WINDOW_MS = 100;
 
-export function main(argv: readonly string[], io: ProgramIo): void {
+export async function main(argv: readonly string[], io: ProgramIo): Promise<void> {
   const parsed = parseClientArgs(argv);
   if (parsed.kind === "help") {
     io.stdout.write(parsed.text);
@@ -29,7 +32,19 @@ export function main(argv: readonly string[], io: ProgramIo): void {
   const startMs = clock.now();
   const stats = new WindowStats(startMs);
   const transport = createHttpTransport(options.url, options.timeoutMs);
-  const herd = new Herd(clock, seededRandom(seed), transport, stats, {
+  const metrics =
+    options.metricsListen === undefined
+      ? undefined
+      : clientMetrics({
+          users: options.clients,
+          budget: options.retry.budget,
+          inFlight: () => herd.inFlight,
+          userStates: () => herd.userStates(),
+        });
+  // Listen before the herd starts: a port in use ends the program before any request.
+  const metricsEndpoint = metrics === undefined ? undefined : await serveMetrics(options.metricsListen!, metrics.registry);
+  if (metricsEndpoint !== undefined) io.stderr.write(`client: metrics on http://${formatListenAddress(metricsEndpoint.address)}/metrics\n`);
+  const herd: Herd = new Herd(clock, seededRandom(seed), transport, metrics?.observer(stats) ?? stats, {
     users: options.clients,
     timeoutMs: options.timeoutMs,
     retry: options.retry,

@@ -4,6 +4,8 @@ import { FatalError } from "../cli/usage-error.ts";
 import { formatListenAddress, type ListenAddress } from "../cli/listen-address.ts";
 import type { Clock } from "../clock/clock.ts";
 import { ServiceQueue } from "../model/service-queue.ts";
+import { respondWithMetrics } from "../runtime/metrics-endpoint.ts";
+import { type ServerMetrics, serverMetrics } from "./metrics.ts";
 import type { ServerOptions } from "./options.ts";
 import { serverReport } from "./reporter.ts";
 
@@ -37,8 +39,10 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
   });
   const now = hooks.now ?? Date.now;
   // Requests in service may wait for hours or forever; only the time to receive a request is bounded.
+  let openConnections = 0;
+  const metrics = options.metrics ? serverMetrics(queue, options.latency.limit, () => openConnections) : undefined;
   const server = createServer({ requestTimeout: 0, keepAliveTimeout: 5_000 }, (request, response) =>
-    handleRequest(request, response, queue, now),
+    handleRequest(request, response, { queue, clock, now, metrics }),
   );
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
     if (!PEER_GONE_CODES.has(error.code ?? "") && socket.writable) {
@@ -47,7 +51,6 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
       socket.destroy();
     }
   });
-  let openConnections = 0;
   server.on("connection", (socket: Socket) => {
     openConnections++;
     socket.once("close", () => openConnections--);
@@ -72,9 +75,16 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
   };
 }
 
-function handleRequest(request: IncomingMessage, response: ServerResponse, queue: ServiceQueue, now: () => number): void {
+interface RequestContext {
+  readonly queue: ServiceQueue;
+  readonly clock: Clock;
+  readonly now: () => number;
+  readonly metrics: ServerMetrics | undefined;
+}
+
+function handleRequest(request: IncomingMessage, response: ServerResponse, { queue, clock, now, metrics }: RequestContext): void {
   const path = (request.url ?? "/").split("?", 1)[0];
-  if (path === "/api" || path === "/stats") {
+  if (path === "/api" || path === "/stats" || (path === "/metrics" && metrics !== undefined)) {
     if (request.method !== "GET") {
       response.writeHead(405, { allow: "GET", "content-type": "text/plain" }).end("method not allowed\n");
       return;
@@ -84,7 +94,13 @@ function handleRequest(request: IncomingMessage, response: ServerResponse, queue
       response.writeHead(200, { "content-type": "application/json" }).end(body);
       return;
     }
+    if (path === "/metrics") {
+      respondWithMetrics(metrics!.registry, response);
+      return;
+    }
+    const admittedAtMs = metrics === undefined ? 0 : clock.now();
     const ticket = queue.admit(() => {
+      metrics?.observeServed((clock.now() - admittedAtMs) / 1000);
       response.writeHead(200, { "content-type": "text/plain", "content-length": "2" }).end("OK");
     });
     if (ticket === undefined) {

@@ -79,6 +79,12 @@ export const SERVER_FLAGS = [
     description: "how often to print the concurrency line",
   },
   { name: "json", kind: "boolean", default: false, description: "print one JSON object per report instead of the text line" },
+  {
+    name: "metrics",
+    kind: "boolean",
+    default: false,
+    description: "serve GET /metrics (Prometheus text format) on the same address",
+  },
   DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
@@ -99,6 +105,8 @@ export interface ServerOptions {
   readonly maxConcurrency: number;
   readonly reportIntervalMs: number;
   readonly json: boolean;
+  /** Serve GET /metrics. */
+  readonly metrics: boolean;
 }
 
 export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): ServerOptions {
@@ -117,6 +125,7 @@ export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): S
     maxConcurrency: values["max-concurrency"] === 0 ? Infinity : values["max-concurrency"],
     reportIntervalMs: values["report-interval"],
     json: values.json,
+    metrics: values.metrics,
   };
 }
 

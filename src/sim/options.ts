@@ -90,8 +90,8 @@ const SIM_ONLY_FLAGS = [
 ] as const satisfies readonly FlagSpec[];
 
 export const SIM_FLAGS = [
-  ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed"]),
-  ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug"]),
+  ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed", "metrics-listen"]),
+  ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "metrics"]),
   ...SIM_ONLY_FLAGS,
 ];
 
@@ -116,9 +116,16 @@ export function parseSimArgs(args: readonly string[]) {
 }
 
 export function resolveSimOptions(values: SimFlagValues): SimOptions {
-  const clientValues: ClientFlagValues = { ...values, url: "http://127.0.0.1/api", json: false, duration: 0, seed: values.seed };
+  const clientValues: ClientFlagValues = {
+    ...values,
+    url: "http://127.0.0.1/api",
+    json: false,
+    duration: 0,
+    seed: values.seed,
+    "metrics-listen": "",
+  };
   const client = resolveClientOptions(clientValues);
-  const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false });
+  const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false, metrics: false });
   const starts = durationList(values["outage-at"]);
   const lengths = durationList(values.outage);
   if (lengths.length !== 1 && lengths.length !== starts.length) {

@@ -19,6 +19,7 @@ async function start(overrides: Partial<ServerOptions> = {}) {
       maxConcurrency: Infinity,
       reportIntervalMs: 1000,
       json: false,
+      metrics: false,
       ...overrides,
     },
     realClock,
