@@ -16,5 +16,21 @@ export default tseslint.config(
       "@typescript-eslint/no-non-null-assertion": "off",
     },
   },
+  {
+    // The dashboard's page script runs in the browser, with uPlot loaded before it.
+    files: ["src/dashboard/page/**/*.js"],
+    languageOptions: {
+      sourceType: "script",
+      globals: {
+        window: "readonly",
+        document: "readonly",
+        EventSource: "readonly",
+        requestAnimationFrame: "readonly",
+        devicePixelRatio: "readonly",
+        addEventListener: "readonly",
+        uPlot: "readonly",
+      },
+    },
+  },
   prettier,
 );

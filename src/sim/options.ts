@@ -3,6 +3,7 @@ import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, wi
 import { CLIENT_FLAGS, type ClientFlagValues, type ClientOptions, resolveClientOptions } from "../client/options.ts";
 import { resolveServerOptions, SERVER_FLAGS, type ServerOptions } from "../server/options.ts";
 import { STRATEGY_NAMES, strategiesProblem } from "../scenario/strategies.ts";
+import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage } from "./simulate.ts";
 
 /** Parameters a sweep can vary, each a flag of the simulator. */
@@ -87,6 +88,8 @@ const SIM_ONLY_FLAGS = [
     placeholder: "dir",
     description: "with -sweep: also write sweep.csv and sweep.svg (a phase diagram) there",
   },
+  ...DASHBOARD_FLAGS,
+  SPEED_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
 export const SIM_FLAGS = [
