@@ -8,6 +8,8 @@ export interface Dashboard {
   readonly url: string;
   /** Records an event and sends it to every page connected now. */
   publish(event: DashboardEvent): void;
+  /** Resolves once a page has connected (at once if one has already). */
+  firstViewer(): Promise<void>;
   /** Drops every page's event stream; pages reconnect by themselves (a network blip). */
   dropStreams(): void;
   /** Ends every stream and stops serving. */
@@ -29,6 +31,8 @@ export async function startDashboard(options: { port: number; title: string; sou
   const assets = loadAssets();
   const history: string[] = [frame({ kind: "hello", title: options.title, source: options.source })];
   const streams = new Set<ServerResponse>();
+  let viewerArrived: () => void = () => {};
+  const firstViewer = new Promise<void>((resolve) => (viewerArrived = resolve));
   const server = createServer((request, response) => {
     const path = (request.url ?? "/").split("?", 1)[0]!;
     if (request.method !== "GET" && request.method !== "HEAD") {
@@ -40,6 +44,7 @@ export async function startDashboard(options: { port: number; title: string; sou
       response.write(`retry: ${RECONNECT_MS}\n\n${history.join("")}`);
       streams.add(response);
       response.on("close", () => streams.delete(response));
+      viewerArrived();
       return;
     }
     const asset = assets.get(path);
@@ -70,6 +75,7 @@ export async function startDashboard(options: { port: number; title: string; sou
       history.push(text);
       for (const stream of streams) stream.write(text);
     },
+    firstViewer: () => firstViewer,
     dropStreams() {
       for (const stream of streams) stream.destroy();
       streams.clear();

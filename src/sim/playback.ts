@@ -19,6 +19,11 @@ export async function playSimulation(io: ProgramIo, values: SimFlagValues) {
   let run = 0;
   return {
     async play(result: StrategyResult, outages: readonly Outage[]): Promise<void> {
+      if (run === 0) {
+        // A playback is a show: it starts when someone is watching, from the beginning.
+        io.stderr.write(`sim: the playback starts when the page is opened (Ctrl-C to stop)\n`);
+        await dashboard.firstViewer();
+      }
       const at = (atMs: number, event: DashboardEvent): TimedEvent<DashboardEvent> => ({ atMs, event });
       const why = explainVerdict(result.metrics, result.concurrencyLimit);
       const events = [

@@ -22,6 +22,7 @@ const PHASE_FILL = { steady: "rgba(31, 119, 180, 0.05)", outage: "rgba(214, 39, 
 let runs = [];
 let ended = false;
 let drawPending = false;
+let xMax = 1;
 const plots = {};
 
 const $ = (id) => document.getElementById(id);
@@ -108,6 +109,8 @@ function draw() {
   showFigures(run);
   if (run === undefined) return;
   const shown = runs.filter((candidate) => candidate !== undefined);
+  // One time axis for all charts: from 0 to the latest report of any run.
+  xMax = Math.max(1, ...shown.flatMap((other) => [other.server.t.at(-1) ?? 0, other.client.t.at(-1) ?? 0]));
   const earlier = shown.slice(0, -1);
   const label = (other) => `${other.strategy} (earlier)`;
 
@@ -158,6 +161,13 @@ const compactNumber = (u, splits) =>
     return value >= 1e4 ? value.toExponential(0).replace("+", "") : value.toLocaleString("en");
   });
 
+/** Every chart's time axis runs from 0 to the latest report of any run: points without values at both ends. */
+function spanTime([data]) {
+  if (data[0][0] > 0) data.forEach((values, index) => (data[index] = [index === 0 ? 0 : undefined, ...values]));
+  if (data[0].at(-1) < xMax) data.forEach((values, index) => (data[index] = [...values, index === 0 ? xMax : undefined]));
+  return data;
+}
+
 // Gaps of the join (another series' times) are bridged; explicit nulls (an outage) are not.
 const line = (label, stroke, width) => ({ label, stroke, width, spanGaps: false, points: { show: false } });
 
@@ -165,11 +175,12 @@ const line = (label, stroke, width) => ({ label, stroke, width, spanGaps: false,
 function plot(name, tables, series, yScale, drawExtra, yValues) {
   const container = $(`chart-${name}`);
   if (tables.length === 0 || tables[0][0].length === 0) return;
-  const data = tables.length === 1 ? tables[0] : uPlot.join(tables);
+  const data = spanTime(tables.length === 1 ? tables.map((table) => table.slice()) : [uPlot.join(tables)]);
   const key = JSON.stringify(series.map((one) => [one.label, one.stroke]));
   const existing = plots[name];
   if (existing !== undefined && existing.key === key) {
-    existing.plot.setData(data);
+    // New points keep a zoom the reader chose; otherwise the axes follow the data.
+    existing.plot.setData(data, !existing.zoomed);
     return;
   }
   existing?.plot.destroy();
@@ -183,9 +194,20 @@ function plot(name, tables, series, yScale, drawExtra, yValues) {
     ],
     series: [{ label: "t (s)" }, ...series],
     legend: { live: true },
-    hooks: { drawClear: [shadePhases], draw: drawExtra === undefined ? [] : [drawExtra] },
+    hooks: {
+      drawClear: [shadePhases],
+      draw: drawExtra === undefined ? [] : [drawExtra],
+      // Zoomed in: the x scale is narrower than the data (double-click zooms out again).
+      setScale: [
+        (u, key) => {
+          if (key === "x") entry.zoomed = u.scales.x.min > u.data[0][0] || u.scales.x.max < u.data[0].at(-1);
+        },
+      ],
+    },
   };
-  plots[name] = { key, plot: new uPlot(options, data, container) };
+  const entry = { key, zoomed: false, plot: undefined };
+  entry.plot = new uPlot(options, data, container);
+  plots[name] = entry;
 }
 
 /** The current run's phases as shaded bands, each named at its top. */
@@ -197,6 +219,9 @@ function shadePhases(u) {
   const clamp = (x) => Math.min(left + width, Math.max(left, x));
   ctx.save();
   ctx.font = `${11 * devicePixelRatio}px system-ui, sans-serif`;
+  // uPlot leaves the alignment of its axis labels set.
+  ctx.textAlign = "left";
+  ctx.textBaseline = "alphabetic";
   run.phases.forEach((phase, index) => {
     const end = index + 1 < run.phases.length ? run.phases[index + 1].atS : u.scales.x.max;
     const from = clamp(u.valToPos(phase.atS, "x", true));
@@ -225,6 +250,9 @@ function drawLimit(u) {
   ctx.stroke();
   ctx.fillStyle = "#555";
   ctx.font = `${11 * devicePixelRatio}px system-ui, sans-serif`;
+  // uPlot leaves the alignment of its axis labels set.
+  ctx.textAlign = "left";
+  ctx.textBaseline = "alphabetic";
   ctx.fillText(`limit ${run.limit}`, u.bbox.left + u.bbox.width - 60 * devicePixelRatio, y - 4 * devicePixelRatio);
   ctx.restore();
 }
