@@ -17,8 +17,8 @@ export default tseslint.config(
     },
   },
   {
-    // The dashboard's page script runs in the browser, with uPlot loaded before it.
-    files: ["src/dashboard/page/**/*.js"],
+    // The dashboard's and the report's scripts run in the browser, with uPlot loaded before them.
+    files: ["src/dashboard/page/**/*.js", "src/scenario/report-charts.js"],
     languageOptions: {
       sourceType: "script",
       globals: {

@@ -13,7 +13,7 @@ import { DASHBOARD_FLAGS } from "../dashboard/options.ts";
 import type { Dashboard } from "../dashboard/server.ts";
 import { startAnnouncedDashboard } from "../dashboard/start.ts";
 import { readableDelay } from "./readable-delay.ts";
-import { chartSpec, comparisonTable, renderSvg, reportHtml, type StrategyResult } from "./report.ts";
+import { comparisonTable, renderReport, type StrategyResult } from "./report.ts";
 import { type LiveRecord, type Progress, runExperiment } from "./run.ts";
 import { explainVerdict } from "./verdict-why.ts";
 import { parseStrategies, STRATEGY_NAMES, strategiesProblem } from "./strategies.ts";
@@ -93,7 +93,8 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   process.on("SIGINT", onInterrupt);
   process.on("SIGTERM", onInterrupt);
 
-  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const startedAt = new Date();
+  const stamp = startedAt.toISOString().replace(/[:.]/g, "-");
   const outDir = resolve(values.out, stamp);
   const perRunMs = values.steady + values.outage + values.observe;
   io.stderr.write(
@@ -146,11 +147,19 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
     }
 
     mkdirSync(outDir, { recursive: true });
-    const svgs: string[] = [];
+    const reportSettings = [
+      { name: "strategies", value: strategies.map((strategy) => strategy.name).join(", ") },
+      { name: "steady state", value: formatDuration(values.steady) },
+      { name: "outage (SIGSTOP)", value: formatDuration(values.outage) },
+      { name: "observation after SIGCONT", value: formatDuration(values.observe) },
+      { name: "server flags", value: serverArgs.length === 0 ? "(defaults)" : serverArgs.join(" ") },
+      { name: "client flags", value: clientArgs.length === 0 ? "(defaults)" : clientArgs.join(" ") },
+      { name: "concurrency limit", value: String(concurrencyLimit) },
+      { name: "started", value: startedAt.toISOString() },
+    ];
+    const report = await renderReport("thundering-herd: the crash experiment", results, reportSettings);
     for (const [index, result] of results.entries()) {
-      const svg = await renderSvg(chartSpec(result));
-      svgs.push(svg);
-      writeFileSync(join(outDir, `${result.strategy}.svg`), svg);
+      writeFileSync(join(outDir, `${result.strategy}.svg`), report.strategySvgs[index]!);
       writeFileSync(join(outDir, `${result.strategy}.server.jsonl`), `${recordedLines[index]!.server.join("\n")}\n`);
       writeFileSync(join(outDir, `${result.strategy}.client.jsonl`), `${recordedLines[index]!.client.join("\n")}\n`);
     }
@@ -166,8 +175,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
       join(outDir, "summary.json"),
       `${JSON.stringify({ settings, results: results.map((result) => ({ strategy: result.strategy, phases: result.phases, metrics: result.metrics })) }, jsonNumbers, 2)}\n`,
     );
-    const notes = [`Settings: ${JSON.stringify(settings)}`];
-    writeFileSync(join(outDir, "report.html"), reportHtml("thundering-herd: the crash experiment", results, svgs, notes));
+    writeFileSync(join(outDir, "report.html"), report.html);
     io.stdout.write(`\n${comparisonTable(results)}\n\nreport: ${join(outDir, "report.html")}\n`);
     dashboard?.publish({ kind: "end", note: `the report is ${join(outDir, "report.html")}` });
     return 0;

@@ -134,10 +134,10 @@ export async function runExperiment(
     onRecord?.({ kind: "phase", phase: "steady", atMs: runStartEpochMs - startEpochMs });
     await phase("steady", phases.stopAtMs);
     if (!server.signal("SIGSTOP")) throw diedEarly(server);
-    onRecord?.({ kind: "phase", phase: "outage", atMs: Date.now() - startEpochMs });
+    onRecord?.({ kind: "phase", phase: "outage", atMs: phases.stopAtMs });
     await phase("outage", phases.resumeAtMs);
     if (!server.signal("SIGCONT")) throw diedEarly(server);
-    onRecord?.({ kind: "phase", phase: "observe", atMs: Date.now() - startEpochMs });
+    onRecord?.({ kind: "phase", phase: "observe", atMs: phases.resumeAtMs });
     await phase("observe", phases.endMs);
     report("stopping", phases.endMs);
 

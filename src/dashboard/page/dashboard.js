@@ -58,16 +58,20 @@ function receive(event) {
       break;
     case "phase":
       run.phases.push({ phase: event.phase, atS: event.atS });
-      // A stopped server reports nothing: its lines break off for the outage.
-      if (event.phase === "outage") pushServer(run, event.atS, null, null);
       break;
-    case "server":
-      // A log scale has no place for 0 (no request yet) or an infinite delay.
-      pushServer(run, event.atS, event.concurrency, event.delayS !== null && event.delayS > 0 ? event.delayS : null);
+    case "server": {
+      // A server stopped by an outage reports nothing: its lines break off between the reports around it.
+      const previous = run.server.t.at(-1);
+      const stopped = run.phases.some((phase) => phase.phase === "outage" && phase.atS >= previous && phase.atS < event.atS);
+      if (stopped) pushServer(run, (previous + event.atS) / 2, null, null);
+      // The delay is drawn as its logarithm (it grows past 1e60 s, more decades than a log
+      // axis can label); 0 (no request yet) and an infinite delay have no place there.
+      pushServer(run, event.atS, event.concurrency, event.delayS !== null && event.delayS > 0 ? Math.log10(event.delayS) : null);
       run.server.lastDelayS = event.delayS;
       run.server.lastConcurrency = event.concurrency;
       run.server.points++;
       break;
+    }
     case "client":
       run.client.t.push(event.atS);
       for (const series of ["ok", "errors", "timedout", "attempts"]) run.client[series].push(event[`${series}PerSec`]);
@@ -128,12 +132,14 @@ function draw() {
   plot(
     "delay",
     withServer.map((other) => [other.server.t, other.server.delay]),
-    withServer.map((other, index) =>
-      other === run ? line(run.strategy, COLOURS.delay, 2) : line(label(other), MUTED[index % MUTED.length], 1),
-    ),
-    { distr: 3 },
+    withServer.map((other, index) => ({
+      ...(other === run ? line(run.strategy, COLOURS.delay, 2) : line(label(other), MUTED[index % MUTED.length], 1)),
+      value: (u, exponent) => (exponent === null || exponent === undefined ? "--" : readableSeconds(10 ** exponent)),
+    })),
+    { range: (u, min, max) => [Math.floor(min ?? -1), Math.max(Math.ceil(max ?? 0), Math.floor(min ?? -1) + 1)] },
     undefined,
-    compactNumber,
+    tenToThe,
+    [1, 2, 3, 5, 10, 20, 50, 100],
   );
   const names = ["ok", "errors", "timedout", ...(run.client.hasThrottled ? ["throttled"] : []), "attempts"];
   const earlierWithClient = earlier.filter((other) => other.client.t.length > 0);
@@ -152,6 +158,10 @@ function draw() {
 
 /** Log-like (asinh) axes start at 0, where asinh is linear, and end at a power of ten. */
 const fromZero = (u, min, max) => [0, 10 ** Math.ceil(Math.log10(Math.max(max, 1) * 1.01))];
+
+/** Labels of an axis of exponents: 0.1, 1, 10, 1,000, 1e4 … */
+const tenToThe = (u, splits) =>
+  splits.map((exponent) => (!Number.isInteger(exponent) ? "" : exponent >= 4 ? `1e${exponent}` : (10 ** exponent).toLocaleString("en")));
 
 /** Labels at 0 and powers of ten only, short enough to fit: 1e6 rather than 1,000,000. */
 const compactNumber = (u, splits) =>
@@ -172,7 +182,7 @@ function spanTime([data]) {
 const line = (label, stroke, width) => ({ label, stroke, width, spanGaps: false, points: { show: false } });
 
 /** Draws one chart; it is made anew only when its series change, and fed new data otherwise. */
-function plot(name, tables, series, yScale, drawExtra, yValues) {
+function plot(name, tables, series, yScale, drawExtra, yValues, yIncrements) {
   const container = $(`chart-${name}`);
   if (tables.length === 0 || tables[0][0].length === 0) return;
   const data = spanTime(tables.length === 1 ? tables.map((table) => table.slice()) : [uPlot.join(tables)]);
@@ -190,7 +200,12 @@ function plot(name, tables, series, yScale, drawExtra, yValues) {
     scales: { x: { time: false }, y: yScale },
     axes: [
       { label: "seconds since the run started", grid: GRID },
-      { size: 60, grid: GRID, ...(yValues === undefined ? {} : { values: yValues }) },
+      {
+        size: 60,
+        grid: GRID,
+        ...(yValues === undefined ? {} : { values: yValues }),
+        ...(yIncrements === undefined ? {} : { incrs: yIncrements }),
+      },
     ],
     series: [{ label: "t (s)" }, ...series],
     legend: { live: true },
