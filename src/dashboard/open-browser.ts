@@ -14,6 +14,10 @@ export function openInBrowser(url: string, say: (message: string) => void): void
   try {
     const child = spawn(command, args, { stdio: "ignore", detached: true });
     child.once("error", () => say(`could not run ${command} to open a browser; open ${url} yourself`));
+    // xdg-open exits non-zero when it finds no browser (exit 3 on a machine without a desktop).
+    child.once("exit", (code) => {
+      if (code !== 0 && code !== null) say(`${command} found no browser (exit ${code}); open ${url} yourself`);
+    });
     child.unref();
   } catch {
     say(`could not run ${command} to open a browser; open ${url} yourself`);

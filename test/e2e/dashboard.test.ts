@@ -93,6 +93,22 @@ describe("the live dashboard, in Chromium", () => {
       });
     }
     await page.waitForFunction(() => window.dashboard.runs[0]?.client.t.length === 2);
+    // A client that reports throttled retries gets that series too.
+    const clientSeries = () => page.evaluate(() => window.dashboard.plots.client!.series.map((series) => series.label));
+    await page.waitForFunction(() => window.dashboard.plots.client?.data[0]?.includes(10));
+    expect(await clientSeries()).toEqual(["t (s)", "OK", "errors", "timedout", "attempts"]);
+    dashboard.publish({
+      kind: "client",
+      run: 0,
+      atS: 12,
+      okPerSec: 90,
+      errorsPerSec: 0,
+      timedoutPerSec: 5,
+      attemptsPerSec: 95,
+      throttledPerSec: 4,
+    });
+    await page.waitForFunction(() => window.dashboard.plots.client?.series.some((series) => series.label === "throttled"));
+    expect(await clientSeries()).toEqual(["t (s)", "OK", "errors", "timedout", "throttled", "attempts"]);
     // 12 reports drawn (the chart also holds the outage's break and the axis' start at 0).
     await page.waitForFunction(
       () => window.dashboard.plots.concurrency?.data[1]?.filter((value) => value !== null && value !== undefined).length === 12,
