@@ -161,7 +161,7 @@ export const CLIENT_FLAGS = [
     kind: "string",
     default: "",
     placeholder: "host:port",
-    description: "serve GET /metrics (Prometheus text format) on this address, e.g. 127.0.0.1:9464 (default: off)",
+    description: "serve GET /metrics (Prometheus text format) on this address, e.g. 127.0.0.1:9464 (empty: off)",
     check: (value) => {
       const parsed = parseListenAddress(value);
       return typeof parsed === "string" ? parsed : undefined;
