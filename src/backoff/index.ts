@@ -15,6 +15,7 @@ export type {
   TablePolicy,
 } from "./policy.ts";
 export {
+  ARTICLE_FACTOR,
   POLICY_DEFAULTS,
   POLICY_KINDS,
   constantPolicy,
@@ -52,7 +53,8 @@ export {
   tokenBucket,
   tokensAt,
 } from "./budget.ts";
-export type { RetryInfo, RetryOptions } from "./retry.ts";
+export type { AttemptContext, RetryDecision, RetryInfo, RetryOptions } from "./retry.ts";
+export { parseRetryAfter } from "./retry-after.ts";
 export { retry, sleep } from "./retry.ts";
 export type { Random } from "./random.ts";
 export { seededRandom } from "./random.ts";

@@ -1,5 +1,11 @@
 import { validatePolicy } from "./validate.ts";
 
+/**
+ * e as the article's Go client writes it (`expFactor = 2.71828`); the default growth of the
+ * exponential and reference policies.
+ */
+export const ARTICLE_FACTOR = 2.71828;
+
 /*
  * Backoff policies as read-only data: a `kind` and its parameters, all times in
  * milliseconds. A policy holds no state, so one object can serve any number of clients;
@@ -9,7 +15,8 @@ import { validatePolicy } from "./validate.ts";
 
 /**
  * Fixed interval: every retry waits `delayMs`. The reference client's default strategy
- * (`-simple-backoff-delay`, see seeds/exponential-backoff-how-not-to-crash-a-server.txt).
+ * (`-simple-backoff-delay`) in Andrey Smirnov's "Exponential Backoff or how not to crash a server"
+ * (https://github.com/smira/exponential-backoff).
  */
 export interface ConstantPolicy {
   readonly kind: "constant";
@@ -18,8 +25,8 @@ export interface ConstantPolicy {
 }
 
 /**
- * The article's pseudo-code in stateless form
- * (seeds/exponential-backoff-how-not-to-crash-a-server.txt):
+ * The pseudo-code of "Exponential Backoff or how not to crash a server" (Andrey Smirnov), in
+ * stateless form:
  * `base = min(minDelayMs * factor^n, maxDelayMs)`, `wait = max(0, base + N(0, jitter * base))`.
  * The first retry waits ~271.8 ms with the defaults.
  */
@@ -29,7 +36,7 @@ export interface ExponentialPolicy {
   readonly minDelayMs: number;
   /** Cap on the delay before jitter, ms. Default 300000 (5 min). */
   readonly maxDelayMs: number;
-  /** Growth per failure, >= 1. Default Math.E (the reference uses 2.71828). */
+  /** Growth per failure, >= 1. Default ARTICLE_FACTOR (2.71828). */
   readonly factor: number;
   /** Standard deviation of the normal jitter as a fraction of the delay, in [0, 1]. Default 0.1. */
   readonly jitter: number;
@@ -37,7 +44,7 @@ export interface ExponentialPolicy {
 
 /**
  * The reference Go client's `-exponential-backoff` (github.com/smira/exponential-backoff,
- * client.go; DESIGN.md "Client"): `wait = max(0, min(previous * factor, maxDelayMs) + N(0, jitterMs))`,
+ * client.go): `wait = max(0, min(previous * factor, maxDelayMs) + N(0, jitterMs))`,
  * where `previous` is the wait that preceded the failed attempt — for the first failure the
  * client's own think time (10 s on average), so the first retry comes after ~27 s.
  * The jitter is absolute (N(0, 0.1 s)), not proportional.
@@ -48,14 +55,15 @@ export interface ReferencePolicy {
   readonly minDelayMs: number;
   /** Cap on the delay before jitter, ms. Default 300000 (5 min). */
   readonly maxDelayMs: number;
-  /** Growth per failure, >= 1. Default Math.E. */
+  /** Growth per failure, >= 1. Default ARTICLE_FACTOR (2.71828). */
   readonly factor: number;
   /** Standard deviation of the absolute normal jitter, ms. Default 100. */
   readonly jitterMs: number;
 }
 
 /**
- * A table of waits, saturating at its last entry (seeds/simple-backoff.txt): the wait
+ * A table of waits, saturating at its last entry (Peter Bourgon, "Simple backoff", Gopher Academy
+ * Blog, https://blog.gopheracademy.com/advent-2014/backoff/): the wait
  * after the n-th failure is `jitter(delaysMs[min(n, length - 1)])`, with
  * `jitter(m) = m === 0 ? 0 : floor(m / 2) + uniformInt(m)`, i.e. uniform integer ms in
  * [m/2, 1.5m) as in the Go code. Entry 0 is the wait before the very first attempt
@@ -68,7 +76,8 @@ export interface TablePolicy {
 }
 
 /**
- * Google's recipe (seeds/google-exponential-backoff.txt): the wait after the n-th failure
+ * Google's recipe (Google Cloud, "Exponential backoff",
+ * https://cloud.google.com/memorystore/docs/redis/exponential-backoff): the wait after the n-th failure
  * is `2^(n-1) s + r`, `r` a fresh uniform integer in [0, 1000] ms; after `maxRetries`
  * retries it gives up. The five default waits total 31 s plus up to 5 s of jitter.
  */
@@ -160,14 +169,14 @@ export const POLICY_DEFAULTS: { readonly [K in PolicyKind]: PolicyOf<K> } = Obje
     kind: "exponential",
     minDelayMs: 100,
     maxDelayMs: 300_000,
-    factor: Math.E,
+    factor: ARTICLE_FACTOR,
     jitter: 0.1,
   }),
   reference: Object.freeze({
     kind: "reference",
     minDelayMs: 100,
     maxDelayMs: 300_000,
-    factor: Math.E,
+    factor: ARTICLE_FACTOR,
     jitterMs: 100,
   }),
   table: Object.freeze({

@@ -58,6 +58,8 @@ export interface ProgramDescription<T extends readonly FlagSpec[]> {
   readonly name: string;
   readonly summary: string;
   readonly flags: T;
+  /** Printed after the flags in help, e.g. a list of strategies. */
+  readonly epilog?: string;
 }
 
 export type ParseOutcome<T extends readonly FlagSpec[]> =
@@ -95,12 +97,6 @@ export function parseFlags<T extends readonly FlagSpec[]>(program: ProgramDescri
   return { kind: "run", values: values as FlagValues<T> };
 }
 
-/** The help text of a program, as `-h` prints it. */
-export function helpText<T extends readonly FlagSpec[]>(program: ProgramDescription<T>): string {
-  const outcome = parseFlags(program, ["-h"]);
-  return outcome.kind === "help" ? outcome.text : "";
-}
-
 function buildCommand(program: ProgramDescription<readonly FlagSpec[]>): Command {
   const command = new Command(program.name)
     .description(program.summary)
@@ -117,6 +113,7 @@ function buildCommand(program: ProgramDescription<readonly FlagSpec[]>): Command
     if (flag.default !== undefined) option.default(flag.default, describeDefault(flag));
     command.addOption(option);
   }
+  if (program.epilog !== undefined) command.addHelpText("after", `\n${program.epilog}`);
   return command;
 }
 

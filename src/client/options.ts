@@ -1,40 +1,17 @@
-import {
-  type BackoffPolicy,
-  constantPolicy,
-  decorrelatedJitterPolicy,
-  equalJitterPolicy,
-  exponentialPolicy,
-  fullJitterPolicy,
-  googlePolicy,
-  grpcPolicy,
-  POLICY_DEFAULTS,
-  referencePolicy,
-  retryBudget,
-  tablePolicy,
-} from "../backoff/index.ts";
-import { parseDuration } from "../cli/duration.ts";
+import { retryBudget } from "../backoff/index.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { type ListenAddress, parseListenAddress } from "../cli/listen-address.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
-
-/** Strategy names on the command line; `reference` is what `-exponential-backoff` selects. */
-export const STRATEGIES = [
-  "fixed",
-  "reference",
-  "exponential",
-  "full-jitter",
-  "equal-jitter",
-  "decorrelated-jitter",
-  "table",
-  "google",
-  "grpc",
-] as const;
-export type StrategyName = (typeof STRATEGIES)[number];
-
-/** The reference client's constants (client.go): expFactor 2.71828, expJitter 0.1. */
-const REFERENCE_FACTOR = 2.71828;
-const DEFAULT_TABLE = POLICY_DEFAULTS.table.delaysMs.join(",");
+import {
+  buildStrategyPolicy,
+  findStrategy,
+  STRATEGY_CHOICES,
+  STRATEGY_NAMES,
+  STRATEGY_PARAMETER_FLAGS,
+  strategiesHelp,
+  type StrategyName,
+} from "../strategies/registry.ts";
 
 /** Flags, defaults and help of ./client, in one table; the first five are the reference's. */
 export const CLIENT_FLAGS = [
@@ -60,9 +37,8 @@ export const CLIENT_FLAGS = [
     name: "exponential-backoff",
     kind: "boolean",
     default: false,
-    description: "retry with the reference program's exponential backoff (same as -strategy reference)",
+    description: "retry with the reference program's exponential backoff (same as -strategy exponential-backoff)",
   },
-  { name: "simple-backoff-delay", kind: "duration", default: 100, minMs: 0, description: "delay between retries with the fixed strategy" },
   {
     name: "url",
     kind: "string",
@@ -75,42 +51,11 @@ export const CLIENT_FLAGS = [
     name: "strategy",
     kind: "string",
     default: "fixed",
-    choices: STRATEGIES,
+    choices: STRATEGY_CHOICES,
     placeholder: "name",
-    description: `retry strategy: ${STRATEGIES.join(", ")}`,
+    description: `retry strategy: ${STRATEGY_NAMES.join(", ")} (-h lists each with its parameters)`,
   },
-  {
-    name: "min-delay",
-    kind: "duration",
-    default: undefined,
-    minMs: 0,
-    description: "first/base retry delay (exponential, jitter strategies: 100ms; grpc: 1s)",
-  },
-  { name: "max-delay", kind: "duration", default: undefined, minMs: 0, description: "cap on the retry delay (default 5m; grpc: 2m)" },
-  {
-    name: "backoff-factor",
-    kind: "number",
-    default: undefined,
-    min: 1,
-    placeholder: "f",
-    description: "growth per failure (reference, exponential: 2.71828; grpc: 1.6)",
-  },
-  {
-    name: "jitter",
-    kind: "number",
-    default: undefined,
-    min: 0,
-    placeholder: "f",
-    description: "jitter: exponential: sd as a fraction of the delay (0.1); reference: sd in seconds (0.1); grpc: ± fraction (0.2)",
-  },
-  {
-    name: "table",
-    kind: "string",
-    default: DEFAULT_TABLE,
-    placeholder: "list",
-    description: "table strategy: comma-separated waits in ms or Go durations",
-    check: (value) => describeTableProblem(value),
-  },
+  ...STRATEGY_PARAMETER_FLAGS,
   {
     name: "max-attempts",
     kind: "integer",
@@ -176,6 +121,7 @@ export const CLIENT_PROGRAM: ProgramDescription<typeof CLIENT_FLAGS> = {
     "N simulated clients with exponentially distributed request intervals, retrying failures with a strategy.\n" +
     "Every interval it prints OK / errors / timedout req/sec.",
   flags: CLIENT_FLAGS,
+  epilog: `Strategies:\n${strategiesHelp()}`,
 };
 
 export interface ClientOptions {
@@ -200,19 +146,12 @@ export function parseClientArgs(args: readonly string[]): ParseOutcome<typeof CL
 }
 
 export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
-  let strategy = values.strategy as StrategyName;
+  let strategy = findStrategy(values.strategy)!.name as StrategyName;
   if (values["exponential-backoff"]) {
-    if (strategy !== "fixed" && strategy !== "reference") {
-      throw new UsageError(`-exponential-backoff selects -strategy reference; it cannot be combined with -strategy ${strategy}`);
+    if (strategy !== "fixed" && strategy !== "exponential-backoff") {
+      throw new UsageError(`-exponential-backoff selects -strategy exponential-backoff; it cannot be combined with -strategy ${strategy}`);
     }
-    strategy = "reference";
-  }
-  let backoff: BackoffPolicy;
-  try {
-    backoff = buildPolicy(strategy, values);
-  } catch (error) {
-    if (error instanceof RangeError) throw new UsageError(`invalid settings for -strategy ${strategy}: ${error.message}`);
-    throw error;
+    strategy = "exponential-backoff";
   }
   return {
     clients: values.clients,
@@ -220,7 +159,7 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
     timeoutMs: values.timeout,
     strategy,
     retry: {
-      backoff,
+      backoff: buildStrategyPolicy(strategy, values),
       thinkTimeMeanMs: values.lambda * 1000,
       maxAttempts: values["max-attempts"] === 0 ? Infinity : values["max-attempts"],
       budget: values["retry-budget"] ? retryBudget({ maxTokens: values["budget-tokens"], tokenRatio: values["budget-ratio"] }) : undefined,
@@ -240,37 +179,6 @@ function metricsAddress(text: string): ListenAddress | undefined {
   return address;
 }
 
-/** The backoff policy a strategy name and the shared parameter flags describe. */
-export function buildPolicy(strategy: StrategyName, values: ClientFlagValues): BackoffPolicy {
-  const minDelayMs = values["min-delay"];
-  const maxDelayMs = values["max-delay"];
-  switch (strategy) {
-    case "fixed":
-      return constantPolicy({ delayMs: values["simple-backoff-delay"] });
-    case "reference":
-      return referencePolicy({
-        minDelayMs,
-        maxDelayMs,
-        factor: values["backoff-factor"] ?? REFERENCE_FACTOR,
-        jitterMs: values.jitter === undefined ? undefined : values.jitter * 1000,
-      });
-    case "exponential":
-      return exponentialPolicy({ minDelayMs, maxDelayMs, factor: values["backoff-factor"] ?? REFERENCE_FACTOR, jitter: values.jitter });
-    case "full-jitter":
-      return fullJitterPolicy({ baseMs: minDelayMs, capMs: maxDelayMs });
-    case "equal-jitter":
-      return equalJitterPolicy({ baseMs: minDelayMs, capMs: maxDelayMs });
-    case "decorrelated-jitter":
-      return decorrelatedJitterPolicy({ baseMs: minDelayMs, capMs: maxDelayMs });
-    case "table":
-      return tablePolicy({ delaysMs: parseTable(values.table) });
-    case "google":
-      return googlePolicy();
-    case "grpc":
-      return grpcPolicy({ initialMs: minDelayMs, maxMs: maxDelayMs, multiplier: values["backoff-factor"], jitter: values.jitter });
-  }
-}
-
 /** A short description of the strategy and its parameters, for the start-up line. */
 export function describeStrategy(options: ClientOptions): string {
   const { backoff } = options.retry;
@@ -279,22 +187,6 @@ export function describeStrategy(options: ClientOptions): string {
     .map(([key, value]) => `${key} ${Array.isArray(value) ? value.join(",") : String(value)}`)
     .join(", ");
   return `${options.strategy} (${parameters})`;
-}
-
-function parseTable(text: string): number[] {
-  return text.split(",").map((item) => {
-    const trimmed = item.trim();
-    return /^\d+(\.\d+)?$/.test(trimmed) ? Number(trimmed) : parseDuration(trimmed);
-  });
-}
-
-function describeTableProblem(text: string): string | undefined {
-  try {
-    const table = parseTable(text);
-    return table.length === 0 ? "must list at least one wait" : undefined;
-  } catch {
-    return "must be comma-separated waits in ms (e.g. 0,10,100) or Go durations (e.g. 0,10ms,1s)";
-  }
 }
 
 function checkUrl(text: string): string | undefined {

@@ -39,11 +39,6 @@ export interface UserState {
 
 export type Decision = "think" | "retry" | "give-up";
 
-export interface NextStep {
-  readonly decision: Decision;
-  readonly waitMs: number;
-}
-
 export function initialUserState(config: RetryConfig): UserState {
   return {
     failures: 0,
@@ -58,15 +53,9 @@ export function firstWait(config: RetryConfig, state: UserState, random: Random)
   return state.lastWaitMs;
 }
 
-/** Updates `state` for an attempt's outcome and says how long to wait before the next one. */
-export function afterAttempt(config: RetryConfig, state: UserState, outcome: Outcome, random: Random): NextStep {
-  const decision = decideAfterAttempt(config, state, outcome, random);
-  return { decision, waitMs: state.lastWaitMs };
-}
-
 /**
- * `afterAttempt` without the object, for the herd's hot path: returns the decision; the
- * wait before the next attempt is the new `state.lastWaitMs`.
+ * Updates `state` for an attempt's outcome and returns the decision; the wait before the
+ * next attempt is the new `state.lastWaitMs` (no object per attempt: this is the herd's hot path).
  */
 export function decideAfterAttempt(config: RetryConfig, state: UserState, outcome: Outcome, random: Random): Decision {
   if (outcome === "ok") {

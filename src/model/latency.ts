@@ -1,6 +1,6 @@
 /**
- * The server's latency model, from the article (seeds/exponential-backoff-how-not-to-crash-a-server.txt)
- * and its reference server: a fixed delay up to a concurrency limit, exponential above it.
+ * The server's latency model, from Andrey Smirnov's "Exponential Backoff or how not to crash a
+ * server" and its reference server (https://github.com/smira/exponential-backoff): a fixed delay up to a concurrency limit, exponential above it.
  *
  *   delay(c) = baseDelay                                  when c <= limit
  *   delay(c) = baseDelay * factor ^ ((c - limit) / K)     otherwise

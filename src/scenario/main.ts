@@ -16,7 +16,8 @@ import { readableDelay } from "./readable-delay.ts";
 import { comparisonTable, renderReport, type StrategyResult } from "./report.ts";
 import { type LiveRecord, type Progress, runExperiment } from "./run.ts";
 import { explainVerdict } from "./verdict-why.ts";
-import { parseStrategies, STRATEGY_NAMES, strategiesProblem } from "./strategies.ts";
+import { STRATEGY_NAMES, strategyListProblem } from "../strategies/registry.ts";
+import { parseStrategies } from "./strategies.ts";
 
 const DEFAULT_STRATEGIES = "fixed,exponential-backoff";
 
@@ -27,7 +28,7 @@ const DEMO_FLAGS = [
     default: DEFAULT_STRATEGIES,
     placeholder: "list",
     description: `comma-separated strategies to compare, or 'all': ${STRATEGY_NAMES.join(", ")}`,
-    check: strategiesProblem,
+    check: strategyListProblem,
   },
   { name: "steady", kind: "duration", default: 15_000, minMs: 0, minExclusive: true, description: "steady state before the outage" },
   {

@@ -1,31 +1,18 @@
-import { STRATEGIES } from "../client/options.ts";
+import { parseStrategyList, type StrategyName } from "../strategies/registry.ts";
 
-/** A strategy as the experiment names it, and the client flags that select it. */
+/** A strategy as the experiment runs it, and the client flags that select it. */
 export interface StrategyRun {
-  /** `fixed`, `exponential-backoff` (the reference client's flag), or a client -strategy name. */
-  readonly name: string;
+  readonly name: StrategyName;
   readonly clientArgs: readonly string[];
 }
 
-export const STRATEGY_NAMES = ["fixed", "exponential-backoff", ...STRATEGIES.filter((name) => name !== "reference" && name !== "fixed")];
-
-/** Parses `fixed,exponential-backoff`, or `all`; throws naming an unknown strategy. */
+/**
+ * Parses a strategy list (or `all`) into runs. The reference strategy is selected with the
+ * reference program's own flag, exactly as a person would run it.
+ */
 export function parseStrategies(text: string): StrategyRun[] {
-  const names = text === "all" ? STRATEGY_NAMES : text.split(",").map((name) => name.trim());
-  return names.map((name) => {
-    if (name === "exponential-backoff" || name === "reference")
-      return { name: "exponential-backoff", clientArgs: ["-exponential-backoff"] };
-    if ((STRATEGIES as readonly string[]).includes(name)) return { name, clientArgs: ["-strategy", name] };
-    throw new Error(`unknown strategy "${name}"; one of ${STRATEGY_NAMES.join(", ")}, or all`);
-  });
-}
-
-/** For a flag table's `check`: what is wrong with a strategy list, or undefined. */
-export function strategiesProblem(text: string): string | undefined {
-  try {
-    parseStrategies(text);
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
+  return parseStrategyList(text).map((name) => ({
+    name,
+    clientArgs: name === "exponential-backoff" ? ["-exponential-backoff"] : ["-strategy", name],
+  }));
 }

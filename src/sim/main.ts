@@ -9,6 +9,7 @@ import { concurrencyForDelay } from "../model/latency.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { comparisonTable, renderSvg, type StrategyResult } from "../scenario/report.ts";
 import { parseStrategies, type StrategyRun } from "../scenario/strategies.ts";
+import { onlyParametersOf } from "../strategies/registry.ts";
 import { formatServerLine, serverReport } from "../server/reporter.ts";
 import { parseSimArgs, parseSweep, resolveSimOptions, SIM_FLAGS, type SimFlagValues } from "./options.ts";
 import { retryLoadWhileDown } from "./retry-load.ts";
@@ -46,15 +47,16 @@ function configFrom(values: SimFlagValues): SimulationConfig {
   };
 }
 
-/** The flag values with another strategy selected. */
+/**
+ * The flag values with another strategy selected. When several strategies are compared, a
+ * parameter flag applies to those that read it and is left out for the others.
+ */
 function withStrategy(values: SimFlagValues, strategy: StrategyRun): SimFlagValues {
-  const name = strategy.name === "exponential-backoff" ? "reference" : strategy.name;
-  return { ...values, strategy: name, "exponential-backoff": false };
+  return { ...values, ...onlyParametersOf(strategy.name, values), strategy: strategy.name, "exponential-backoff": false };
 }
 
 function selectedStrategy(values: SimFlagValues): StrategyRun {
-  if (values["exponential-backoff"] || values.strategy === "reference") return parseStrategies("exponential-backoff")[0]!;
-  return parseStrategies(values.strategy)[0]!;
+  return parseStrategies(values["exponential-backoff"] ? "exponential-backoff" : values.strategy)[0]!;
 }
 
 function run(values: SimFlagValues, strategy: string, onEvent?: (event: SimulationEvent) => void) {

@@ -2,7 +2,7 @@ import { parseDuration } from "../cli/duration.ts";
 import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
 import { CLIENT_FLAGS, type ClientFlagValues, type ClientOptions, resolveClientOptions } from "../client/options.ts";
 import { resolveServerOptions, SERVER_FLAGS, type ServerOptions } from "../server/options.ts";
-import { STRATEGY_NAMES, strategiesProblem } from "../scenario/strategies.ts";
+import { STRATEGY_NAMES, strategyListProblem } from "../strategies/registry.ts";
 import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage } from "./simulate.ts";
 
@@ -65,7 +65,7 @@ const SIM_ONLY_FLAGS = [
     default: undefined,
     placeholder: "list",
     description: `for -find-critical-outage and -sweep: strategies to compare, or 'all' (default: the one selected): ${STRATEGY_NAMES.join(", ")}`,
-    check: strategiesProblem,
+    check: strategyListProblem,
   },
   {
     name: "find-critical-outage",

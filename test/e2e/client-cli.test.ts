@@ -1,7 +1,8 @@
 import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
 import { decorrelatedJitterPolicy } from "../../src/backoff/index.ts";
-import { afterAttempt, firstWait, initialUserState, type RetryConfig } from "../../src/model/client-loop.ts";
+import { firstWait, initialUserState, type RetryConfig } from "../../src/model/client-loop.ts";
+import { afterAttempt } from "../helpers/retry-config.ts";
 import { seededRandom } from "../../src/backoff/random.ts";
 import { startScriptedServer } from "../helpers/scripted-server.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
@@ -70,11 +71,16 @@ describe("./client", () => {
     [["-clients", "many"], 'client: invalid value "many" for flag -clients: must be an integer'],
     [
       ["-strategy", "hope"],
-      'client: invalid value "hope" for flag -strategy: must be one of fixed, reference, exponential, full-jitter, equal-jitter, decorrelated-jitter, table, google, grpc',
+      'client: invalid value "hope" for flag -strategy: must be one of fixed, constant, exponential-backoff, reference, exponential, full-jitter, equal-jitter, decorrelated-jitter, table, google, grpc',
     ],
     [
       ["-exponential-backoff", "-strategy", "grpc"],
-      "client: -exponential-backoff selects -strategy reference; it cannot be combined with -strategy grpc",
+      "client: -exponential-backoff selects -strategy exponential-backoff; it cannot be combined with -strategy grpc",
+    ],
+    [["-strategy", "fixed", "-jitter", "0.2"], "client: -jitter does not apply to -strategy fixed (it takes -simple-backoff-delay)"],
+    [
+      ["-strategy", "exponential-backoff", "-jitter", "0.1"],
+      "client: -jitter does not apply to -strategy exponential-backoff (it takes -min-delay, -max-delay, -backoff-factor, -jitter-sd)",
     ],
     [
       ["-strategy", "exponential", "-min-delay", "2s", "-max-delay", "1s"],

@@ -29,12 +29,17 @@ afterEach(async () => {
  * Spawns a root executable (`server`, `client`) or any command, in its own process group.
  * `shell` runs first in a bash that then execs the program (e.g. "ulimit -n 64").
  */
-export function spawnCli(executable: string, args: readonly string[], options: { shell?: string; command?: string } = {}): SpawnedCli {
+export function spawnCli(
+  executable: string,
+  args: readonly string[],
+  options: { shell?: string; command?: string; cwd?: string } = {},
+): SpawnedCli {
   const command = options.command ?? resolve(REPO_ROOT, executable);
+  const cwd = options.cwd ?? REPO_ROOT;
   const program =
     options.shell === undefined
-      ? new ChildProgram(executable, command, args, { cwd: REPO_ROOT })
-      : new ChildProgram(executable, "bash", ["-c", `${options.shell}; exec "$0" "$@"`, command, ...args], { cwd: REPO_ROOT });
+      ? new ChildProgram(executable, command, args, { cwd })
+      : new ChildProgram(executable, "bash", ["-c", `${options.shell}; exec "$0" "$@"`, command, ...args], { cwd });
   running.add(program);
   void program.exited.then(() => running.delete(program));
   return {

@@ -64,24 +64,24 @@ describe("nextDelay: values checked by hand (scripted random)", () => {
     expect(nextDelay(constantPolicy({ delayMs: 250 }), 1000, 5, random)).toBe(250);
   });
 
-  it("exponential: 100 * e^n capped at 5 min, plus proportional normal jitter", () => {
+  it("exponential: 100 * 2.71828^n capped at 5 min, plus proportional normal jitter", () => {
     const policy = exponentialPolicy();
     const noJitter = scriptedRandom([0.5], [0]);
-    expect(nextDelay(policy, 1, undefined, noJitter)).toBeCloseTo(271.828_182_8, 6);
-    expect(nextDelay(policy, 2, undefined, noJitter)).toBeCloseTo(738.905_609_9, 6);
-    expect(nextDelay(policy, 3, undefined, noJitter)).toBeCloseTo(2008.553_692_3, 6);
-    // 100 * e^8 = 298 095.8 is the last step below the cap; e^9 * 100 = 810 308 is above.
-    expect(nextDelay(policy, 8, undefined, noJitter)).toBeCloseTo(298_095.798_7, 3);
+    expect(nextDelay(policy, 1, undefined, noJitter)).toBeCloseTo(271.828, 6);
+    expect(nextDelay(policy, 2, undefined, noJitter)).toBeCloseTo(738.904_615_84, 6);
+    expect(nextDelay(policy, 3, undefined, noJitter)).toBeCloseTo(2008.549_639_1, 6);
+    // 100 * 2.71828^8 = 298 094.2 is the last step below the cap; the 9th step (810 302) is above.
+    expect(nextDelay(policy, 8, undefined, noJitter)).toBeCloseTo(298_094.194_6, 3);
     expect(nextDelay(policy, 9, undefined, noJitter)).toBe(300_000);
     // One standard deviation up is +10 %; twenty down would be negative and clamps to 0.
-    expect(nextDelay(policy, 1, undefined, scriptedRandom([0.5], [1]))).toBeCloseTo(299.011, 3);
+    expect(nextDelay(policy, 1, undefined, scriptedRandom([0.5], [1]))).toBeCloseTo(299.010_8, 3);
     expect(nextDelay(policy, 1, undefined, scriptedRandom([0.5], [-20]))).toBe(0);
   });
 
-  it("reference: previous * e capped at 5 min, plus absolute N(0, 100 ms)", () => {
+  it("reference: previous * 2.71828 capped at 5 min, plus absolute N(0, 100 ms)", () => {
     const policy = referencePolicy();
-    expect(nextDelay(policy, 1, 10_000, scriptedRandom([0.5], [0]))).toBeCloseTo(27_182.818, 3);
-    expect(nextDelay(policy, 1, 10_000, scriptedRandom([0.5], [1]))).toBeCloseTo(27_282.818, 3);
+    expect(nextDelay(policy, 1, 10_000, scriptedRandom([0.5], [0]))).toBeCloseTo(27_182.8, 3);
+    expect(nextDelay(policy, 1, 10_000, scriptedRandom([0.5], [1]))).toBeCloseTo(27_282.8, 3);
     // No previous wait: minDelayMs 100 is the base.
     expect(nextDelay(policy, 1, undefined, scriptedRandom([0.5], [0]))).toBeCloseTo(271.828, 3);
     expect(nextDelay(policy, 7, 200_000, scriptedRandom([0.5], [-1]))).toBe(299_900);
@@ -171,7 +171,7 @@ describe("nextDelay: exact sequences for a fixed seed", () => {
   it("exponential", () => {
     const [random, twin] = [seededRandom(SEED), seededRandom(SEED)];
     for (let n = 1; n <= ATTEMPTS; n++) {
-      const base = Math.min(100 * Math.E ** n, 300_000);
+      const base = Math.min(100 * 2.71828 ** n, 300_000);
       const expected = Math.max(0, base + twin.normal(0, 0.1 * base));
       expect(nextDelay(exponentialPolicy(), n, undefined, random)).toBe(expected);
     }
@@ -182,7 +182,7 @@ describe("nextDelay: exact sequences for a fixed seed", () => {
     let previous = 10_000;
     let expectedPrevious = 10_000;
     for (let n = 1; n <= ATTEMPTS; n++) {
-      const expected = Math.max(0, Math.min(expectedPrevious * Math.E, 300_000) + twin.normal(0, 100));
+      const expected = Math.max(0, Math.min(expectedPrevious * 2.71828, 300_000) + twin.normal(0, 100));
       const wait = nextDelay(referencePolicy(), n, previous, random);
       expect(wait).toBe(expected);
       previous = wait ?? Number.NaN;
@@ -250,7 +250,7 @@ describe("nextDelay: distributions over 10 000 draws", () => {
     expect(first.mean).toBeGreaterThan(271.828 * 0.99);
     expect(first.mean).toBeLessThan(271.828 * 1.01);
 
-    const base = 100 * Math.E ** 3;
+    const base = 100 * 2.71828 ** 3;
     const third = summary(draw(exponentialPolicy(), 3));
     expect(Math.abs(third.mean - base) / base).toBeLessThan(0.01);
     expect(Math.abs(third.sd - 0.1 * base) / (0.1 * base)).toBeLessThan(0.05);
@@ -274,7 +274,7 @@ describe("nextDelay: distributions over 10 000 draws", () => {
 
   it("reference: mean previous * e, sd 100 ms absolute, capped", () => {
     const s = summary(draw(referencePolicy(), 1, 10_000));
-    expect(Math.abs(s.mean - 10_000 * Math.E)).toBeLessThan(5);
+    expect(Math.abs(s.mean - 10_000 * 2.71828)).toBeLessThan(5);
     expect(Math.abs(s.sd - 100)).toBeLessThan(5);
     const capped = summary(draw(referencePolicy(), 9, 1e12));
     expect(Math.abs(capped.mean - 300_000)).toBeLessThan(5);

@@ -21,14 +21,14 @@ describe("policy factories", () => {
       kind: "exponential",
       minDelayMs: 100,
       maxDelayMs: 300_000,
-      factor: Math.E,
+      factor: 2.71828,
       jitter: 0.1,
     });
     expect(referencePolicy()).toEqual({
       kind: "reference",
       minDelayMs: 100,
       maxDelayMs: 300_000,
-      factor: Math.E,
+      factor: 2.71828,
       jitterMs: 100,
     });
     expect(tablePolicy()).toEqual({

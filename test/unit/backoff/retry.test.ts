@@ -2,7 +2,8 @@ import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { nextDelay } from "../../../src/backoff/delay.ts";
 import { constantPolicy, decorrelatedJitterPolicy, googlePolicy, type BackoffPolicy } from "../../../src/backoff/policy.ts";
-import { retry, sleep, type RetryInfo } from "../../../src/backoff/retry.ts";
+import { type AttemptContext, retry, sleep, type RetryInfo } from "../../../src/backoff/retry.ts";
+import { parseRetryAfter } from "../../../src/backoff/retry-after.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -24,11 +25,11 @@ function settle<T>(promise: Promise<T>): { readonly state: () => string; readonl
 }
 
 /** A fake operation that fails `failures` times, then returns "ok". */
-function flaky(failures: number): { readonly fn: (attempt: number) => Promise<string>; readonly calls: number[] } {
+function flaky(failures: number): { readonly fn: (context: AttemptContext) => Promise<string>; readonly calls: number[] } {
   const calls: number[] = [];
   return {
     calls,
-    fn: async (attempt) => {
+    fn: async ({ attempt }) => {
       calls.push(attempt);
       if (calls.length <= failures) throw new Error(`failure ${calls.length}`);
       return "ok";
@@ -125,9 +126,9 @@ describe("retry", () => {
     const result = await retry(fn, constantPolicy({ delayMs: 1 }), { onRetry: (info) => infos.push(info) });
     expect(result).toBe("ok");
     expect(calls).toEqual([1, 2, 3]);
-    expect(infos.map((i) => [i.attempt, i.delayMs, (i.error as Error).message])).toEqual([
-      [1, 1, "failure 1"],
-      [2, 1, "failure 2"],
+    expect(infos.map((i) => [i.attempt, i.delayMs, (i.error as Error).message, i.serverDirected])).toEqual([
+      [1, 1, "failure 1", false],
+      [2, 1, "failure 2", false],
     ]);
   });
 
@@ -213,5 +214,89 @@ describe("retry", () => {
     const bad = { kind: "constant", delayMs: -1 } as const;
     await expect(retry(fn, bad)).rejects.toThrow(RangeError);
     expect(calls).toEqual([]);
+  });
+
+  it("gives fn a signal that aborts the call in flight", async () => {
+    const controller = new AbortController();
+    let seen: AbortSignal | undefined;
+    const running = retry(
+      ({ signal }) =>
+        new Promise<string>((_resolve, reject) => {
+          seen = signal;
+          signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+          controller.abort(new Error("user cancelled"));
+        }),
+      constantPolicy({ delayMs: 0 }),
+      { signal: controller.signal },
+    );
+    await expect(running).rejects.toThrow("user cancelled");
+    expect(seen?.aborted).toBe(true);
+  });
+
+  it("gives fn a signal that never aborts when the caller has none", async () => {
+    let seen: AbortSignal | undefined;
+    await retry(({ signal }) => {
+      seen = signal;
+      return "ok";
+    }, constantPolicy());
+    expect(seen).toBeInstanceOf(AbortSignal);
+    expect(seen?.aborted).toBe(false);
+  });
+
+  it("waits what the server asked (shouldRetry's afterMs) instead of the policy's wait", async () => {
+    vi.useFakeTimers();
+    const { fn, calls } = flaky(2);
+    const infos: RetryInfo[] = [];
+    const running = settle(
+      retry(fn, constantPolicy({ delayMs: 100 }), {
+        shouldRetry: (_error, attempt) => (attempt === 1 ? { retry: true, afterMs: 7_000 } : true),
+        onRetry: (info) => infos.push(info),
+      }),
+    );
+    await vi.advanceTimersByTimeAsync(6_999);
+    expect(calls).toEqual([1]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(calls).toEqual([1, 2]);
+    await vi.runAllTimersAsync();
+    expect(await running.result).toBe("ok");
+    expect(infos.map((i) => [i.attempt, i.delayMs, i.serverDirected])).toEqual([
+      [1, 7_000, true],
+      [2, 100, false],
+    ]);
+  });
+
+  it("honours a retryAfterMs carried by the error, and stops when the server says not to retry", async () => {
+    vi.useFakeTimers();
+    const waits: number[] = [];
+    let calls = 0;
+    const running = settle(
+      retry(
+        () => {
+          calls++;
+          throw Object.assign(new Error(`busy ${calls}`), { retryAfterMs: calls === 1 ? 2_000 : -1 });
+        },
+        constantPolicy({ delayMs: 100 }),
+        { onRetry: (info) => waits.push(info.delayMs) },
+      ),
+    );
+    await vi.runAllTimersAsync();
+    expect(((await running.result) as Error).message).toBe("busy 2");
+    expect(waits).toEqual([2_000]);
+  });
+});
+
+describe("parseRetryAfter", () => {
+  const now = Date.parse("Wed, 21 Oct 2015 07:28:00 GMT");
+  it.each([
+    ["120", 120_000],
+    ["0", 0],
+    [" 5 ", 5_000],
+    ["Wed, 21 Oct 2015 07:28:30 GMT", 30_000],
+    ["Wed, 21 Oct 2015 07:00:00 GMT", 0],
+  ])("%j -> %d ms", (value, expected) => {
+    expect(parseRetryAfter(value, now)).toBe(expected);
+  });
+  it.each([null, undefined, "", "-1", "1.5", "soon", "2015-10-21T07:28:30Z"])("%j -> undefined", (value) => {
+    expect(parseRetryAfter(value, now)).toBeUndefined();
   });
 });

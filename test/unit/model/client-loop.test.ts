@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { googlePolicy, referencePolicy, retryBudget, tablePolicy } from "../../../src/backoff/index.ts";
-import { afterAttempt, firstWait, initialUserState } from "../../../src/model/client-loop.ts";
+import { firstWait, initialUserState } from "../../../src/model/client-loop.ts";
+import { afterAttempt } from "../../helpers/retry-config.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
 import { retryConfig as config } from "../../helpers/retry-config.ts";
 

@@ -1,0 +1,135 @@
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPO_ROOT, spawnCli } from "../helpers/spawn-cli.ts";
+
+/*
+ * The package as a user gets it: packed with `npm pack`, installed into an empty project,
+ * used with plain node (no TypeScript loader), its bin run through npx, its types checked
+ * by a consumer under both module resolutions people use.
+ */
+
+const work = mkdtempSync(join(tmpdir(), "thundering-herd-package-"));
+const consumer = join(work, "consumer");
+let tarball = "";
+
+/** Runs a command to its end and returns its exit code and output. */
+async function run(command: string, args: readonly string[], cwd: string) {
+  const program = spawnCli(command, args, { command, cwd });
+  const code = await program.exited;
+  return { code, stdout: program.stdoutLines.join("\n"), stderr: program.stderrLines.join("\n") };
+}
+
+beforeAll(async () => {
+  const packed = await run("npm", ["pack", "--pack-destination", work, "--silent"], REPO_ROOT);
+  expect(packed.code, packed.stderr).toBe(0);
+  tarball = join(
+    work,
+    readdirSync(work).find((name) => name.endsWith(".tgz"))!,
+  );
+  writeFileSync(join(work, "package.json"), "{}");
+  rmSync(consumer, { recursive: true, force: true });
+  const { mkdirSync } = await import("node:fs");
+  mkdirSync(consumer);
+  writeFileSync(join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  const installed = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball], consumer);
+  expect(installed.code, installed.stderr).toBe(0);
+}, 300_000);
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe("the packed package", () => {
+  it("passes publint and arethetypeswrong (esm-only)", async () => {
+    const publint = await run(resolve(REPO_ROOT, "node_modules/.bin/publint"), ["run", tarball, "--strict"], work);
+    expect(publint.code, publint.stdout + publint.stderr).toBe(0);
+    const attw = await run(resolve(REPO_ROOT, "node_modules/.bin/attw"), [tarball, "--profile", "esm-only", "--format", "ascii"], work);
+    expect(attw.code, attw.stdout + attw.stderr).toBe(0);
+  });
+
+  it("serves the backoff library to plain node", async () => {
+    const script =
+      'import { nextDelay, exponentialPolicy, constantPolicy, seededRandom, retry } from "thundering-herd/backoff";' +
+      "const random = seededRandom(1);" +
+      "const waits = [1, 2, 3].map((n) => nextDelay(exponentialPolicy({ jitter: 0 }), n, undefined, random));" +
+      "let calls = 0;" +
+      "const result = await retry(({ attempt }) => { calls = attempt; if (attempt < 3) throw new Error('no'); return 'ok'; }, constantPolicy({ delayMs: 0 }));" +
+      "console.log(JSON.stringify({ waits, result, calls }));";
+    const imported = await run(process.execPath, ["--input-type=module", "-e", script], consumer);
+    expect(imported.code, imported.stderr).toBe(0);
+    const f = 2.71828;
+    const { waits, result, calls } = JSON.parse(imported.stdout) as { waits: number[]; result: string; calls: number };
+    expect(waits.map((wait) => Number(wait.toFixed(6)))).toEqual(
+      [100 * f, 100 * f ** 2, 100 * f ** 3].map((wait) => Number(wait.toFixed(6))),
+    );
+    expect([result, calls]).toEqual(["ok", 3]);
+  });
+
+  it("runs its programs through npx with the same flags as the root shims", async () => {
+    const help = await run("npx", ["--no-install", "thundering-herd", "server", "-h"], consumer);
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/-limit n .*\(default: 30\)/);
+    const bad = await run("npx", ["--no-install", "thundering-herd", "client", "-clients", "zero"], consumer);
+    expect(bad.code).toBe(2);
+    const sim = await run(
+      "npx",
+      ["--no-install", "thundering-herd", "sim", "-clients", "50", "-duration", "20s", "-quiet", "-json"],
+      consumer,
+    );
+    expect(sim.code, sim.stderr).toBe(0);
+    expect(sim.stdout).toContain('"summary"');
+  });
+
+  it("serves the live dashboard with its page and uPlot from the installed package", async () => {
+    const sim = spawnCli(
+      "npx",
+      ["--no-install", "thundering-herd", "sim", "-clients", "50", "-duration", "5s", "-quiet", "-dashboard", "-speed", "100x"],
+      { command: "npx", cwd: consumer },
+    );
+    const line = await sim.waitForLine(/^sim: dashboard on http:\/\/127\.0\.0\.1:\d+\/$/, { stream: "stderr", timeoutMs: 60_000 });
+    const url = line.replace("sim: dashboard on ", "");
+    expect(await (await fetch(url)).text()).toContain('<script src="uPlot.iife.min.js"></script>');
+    expect(await (await fetch(new URL("uPlot.iife.min.js", url))).text()).toMatch(/^\/\*! https:\/\/github\.com\/leeoniya\/uPlot/);
+    expect((await fetch(new URL("dashboard.js", url))).status).toBe(200);
+    expect((await fetch(new URL("uPlot.min.css", url))).status).toBe(200);
+  });
+
+  it.each(["nodenext", "bundler"] as const)("type-checks a consumer under moduleResolution %s", async (resolution) => {
+    writeFileSync(
+      join(consumer, "consumer.ts"),
+      [
+        'import { type BackoffPolicy, nextDelay, fullJitterPolicy, seededRandom, retry, type RetryInfo } from "thundering-herd/backoff";',
+        "const policy: BackoffPolicy = fullJitterPolicy({ baseMs: 50, capMs: 1000 });",
+        "const wait: number | undefined = nextDelay(policy, 1, undefined, seededRandom(7));",
+        "const log: RetryInfo[] = [];",
+        "export const answer: Promise<string> = retry(async ({ attempt, signal }) => `${attempt} ${signal.aborted} ${wait}`, policy, {",
+        "  onRetry: (info) => log.push(info),",
+        "});",
+        "// @ts-expect-error: a policy is data with a known kind",
+        'nextDelay({ kind: "sometimes" }, 1, undefined, seededRandom(7));',
+      ].join("\n"),
+    );
+    const module = resolution === "nodenext" ? "nodenext" : "esnext";
+    writeFileSync(
+      join(consumer, `tsconfig.${resolution}.json`),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          module,
+          moduleResolution: resolution,
+          target: "es2022",
+          lib: ["es2022", "dom"],
+          types: [],
+        },
+        files: ["consumer.ts"],
+      }),
+    );
+    const checked = await run(
+      process.execPath,
+      [resolve(REPO_ROOT, "node_modules/typescript/bin/tsc"), "-p", `tsconfig.${resolution}.json`],
+      consumer,
+    );
+    expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+  });
+});
