@@ -2,6 +2,10 @@ import { Agent } from "undici";
 import type { Transport } from "../model/herd.ts";
 import { classifyError } from "./classify-error.ts";
 import { type AttemptResult, classifyStatus } from "../model/outcome.ts";
+import { parseRetryAfter } from "../backoff/retry-after.ts";
+import { DEADLINE_HEADER, formatDeadline } from "../model/protection-headers.ts";
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 export interface HttpTransport extends Transport<AbortController> {
   /** Destroys every connection. */
@@ -16,7 +20,7 @@ export interface HttpTransport extends Transport<AbortController> {
  * except the connect timeout, which bounds a connect that the server's full accept queue
  * leaves hanging.
  */
-export function createHttpTransport(url: string, timeoutMs: number): HttpTransport {
+export function createHttpTransport(url: string, timeoutMs: number, options: { propagateDeadline?: boolean } = {}): HttpTransport {
   const target = new URL(url);
   const agent = new Agent({
     connections: null,
@@ -34,14 +38,16 @@ export function createHttpTransport(url: string, timeoutMs: number): HttpTranspo
       const done = (result: AttemptResult) => {
         if (!controller.signal.aborted) sink.done(result);
       };
-      agent.request({ origin: target.origin, path, method: "GET", signal: controller.signal }).then(
+      // The deadline is the herd's: it armed this attempt's timeout just before sending.
+      const headers = options.propagateDeadline === true ? { [DEADLINE_HEADER]: formatDeadline(Date.now() + timeoutMs) } : NO_HEADERS;
+      agent.request({ origin: target.origin, path, method: "GET", signal: controller.signal, headers }).then(
         async (response) => {
           try {
             await response.body.dump();
           } catch {
             // The answer's status is known; a body cut short does not change it.
           }
-          done(classifyStatus(response.statusCode));
+          done(withRetryAfter(classifyStatus(response.statusCode), response.headers["retry-after"]));
         },
         (error: unknown) => done(classifyError(error)),
       );
@@ -54,4 +60,11 @@ export function createHttpTransport(url: string, timeoutMs: number): HttpTranspo
       await agent.destroy().catch(() => {});
     },
   };
+}
+
+/** A failed attempt's result with the wait its Retry-After asks for, if the server sent one. */
+function withRetryAfter(result: AttemptResult, header: string | string[] | undefined): AttemptResult {
+  if (result.outcome === "ok" || header === undefined) return result;
+  const retryAfterMs = parseRetryAfter(Array.isArray(header) ? header[0] : header, Date.now());
+  return retryAfterMs === undefined ? result : { ...result, retryAfterMs };
 }

@@ -1,6 +1,8 @@
 import { formatDuration } from "../cli/duration.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { Herd } from "../model/herd.ts";
+import { createLoad } from "../model/load.ts";
+import { OpenLoop } from "../model/open-loop.ts";
 import { seededRandom } from "../backoff/random.ts";
 import { nextWindowEnd, WindowStats } from "../model/window-stats.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
@@ -9,8 +11,8 @@ import { formatListenAddress } from "../cli/listen-address.ts";
 import { serveMetrics } from "../runtime/metrics-endpoint.ts";
 import { createHttpTransport } from "./attempt.ts";
 import { clientMetrics } from "./metrics.ts";
-import { describeStrategy, parseClientArgs, resolveClientOptions } from "./options.ts";
-import { clientReport, formatClientLine, formatClientSummary } from "./reporter.ts";
+import { describeLoad, describeStrategy, parseClientArgs, resolveClientOptions } from "./options.ts";
+import { clientReport, formatClientLine, formatClientSummary, openLoopFields, openLoopSuffix } from "./reporter.ts";
 
 /** A final window shorter than this is folded into the summary instead of printed. */
 const MIN_FINAL_WINDOW_MS = 100;
@@ -24,36 +26,45 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
   const options = resolveClientOptions(parsed.values);
   const seed = options.seed ?? randomSeed();
   io.stderr.write(
-    `client: ${options.clients} clients, lambda ${formatDuration(options.retry.thinkTimeMeanMs)}, ` +
-      `timeout ${formatDuration(options.timeoutMs)}, strategy ${describeStrategy(options)}, seed ${seed}, target ${options.url}\n`,
+    `client: ${describeLoad(options)}, ` +
+      `timeout ${formatDuration(options.timeoutMs)}, strategy ${describeStrategy(options)}, seed ${seed}, target ${options.url}` +
+      `${options.retry.honorRetryAfter === true ? ", honoring Retry-After" : ""}${options.propagateDeadline ? ", propagating deadlines" : ""}\n`,
   );
 
   const clock = realClock;
   const startMs = clock.now();
   const stats = new WindowStats(startMs);
-  const transport = createHttpTransport(options.url, options.timeoutMs);
+  const transport = createHttpTransport(options.url, options.timeoutMs, { propagateDeadline: options.propagateDeadline });
+  const closed = options.arrivals?.kind !== "open";
+  // The metrics read the load, which is made with their observer: it is filled in below.
+  const made: { load?: Herd | OpenLoop } = {};
   const metrics =
     options.metricsListen === undefined
       ? undefined
       : clientMetrics({
-          users: options.clients,
-          budget: options.retry.budget,
-          inFlight: () => herd.inFlight,
-          userStates: () => herd.userStates(),
+          users: closed ? options.clients : undefined,
+          // A retry budget is a user's: open-loop requests each start with a full one.
+          budget: closed ? options.retry.budget : undefined,
+          inFlight: () => made.load?.inFlight ?? 0,
+          userStates: () => (made.load instanceof Herd ? made.load.userStates() : []),
         });
-  // Listen before the herd starts: a port in use ends the program before any request.
+  // Listen before the load starts: a port in use ends the program before any request.
   const metricsEndpoint = metrics === undefined ? undefined : await serveMetrics(options.metricsListen!, metrics.registry);
   if (metricsEndpoint !== undefined) io.stderr.write(`client: metrics on http://${formatListenAddress(metricsEndpoint.address)}/metrics\n`);
-  const herd: Herd = new Herd(clock, seededRandom(seed), transport, metrics?.observer(stats) ?? stats, {
-    users: options.clients,
-    timeoutMs: options.timeoutMs,
-    retry: options.retry,
-  });
+  const herd = createLoad(
+    { users: options.clients, arrivals: options.arrivals, timeoutMs: options.timeoutMs, retry: options.retry },
+    clock,
+    seededRandom(seed),
+    transport,
+    metrics?.observer(stats) ?? stats,
+  );
+  made.load = herd;
+  const openLoop = herd instanceof OpenLoop ? herd : undefined;
 
   const emit = (report: ReturnType<WindowStats["closeWindow"]>, extra: Record<string, unknown> = {}) => {
     const line = options.json
-      ? JSON.stringify({ ...clientReport(report, herd.inFlight, Date.now()), ...extra })
-      : formatClientLine(report, herd.inFlight);
+      ? JSON.stringify({ ...clientReport(report, herd.inFlight, Date.now()), ...(openLoop && openLoopFields(openLoop)), ...extra })
+      : formatClientLine(report, herd.inFlight) + (openLoop === undefined ? "" : openLoopSuffix(openLoop));
     io.stdout.write(`${line}\n`);
   };
 
@@ -75,8 +86,8 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
     const totals = stats.totals(now);
     io.stdout.write(
       options.json
-        ? `${JSON.stringify({ summary: true, reason, ...clientReport(totals, 0, Date.now()) })}\n`
-        : `${formatClientSummary(totals)}\n`,
+        ? `${JSON.stringify({ summary: true, reason, ...clientReport(totals, 0, Date.now()), ...(openLoop && openLoopFields(openLoop)) })}\n`
+        : `${formatClientSummary(totals)}${openLoop === undefined ? "" : openLoopSuffix(openLoop)}\n`,
     );
     void transport.close().finally(() => process.exit(0));
     // Do not let a slow socket teardown hold the exit.

@@ -9,7 +9,8 @@ const name = (suffix: string) => `${METRIC_PREFIX}client_${suffix}`;
 
 /** What the client's metrics read when scraped. */
 export interface ClientMetricsSource {
-  readonly users: number;
+  /** Closed users (-clients); undefined for open-loop arrivals. */
+  readonly users: number | undefined;
   /** Attempts in flight now. */
   inFlight(): number;
   /** Each user's retry state, for the protection mechanisms' gauges. */
@@ -110,7 +111,8 @@ export function clientMetrics(source: ClientMetricsSource): ClientMetrics {
       this.set(source.inFlight());
     },
   });
-  new Gauge({ name: name("users"), help: "Simulated users (-clients)", registers: [registry] }).set(source.users);
+  if (source.users !== undefined)
+    new Gauge({ name: name("users"), help: "Simulated users (-clients)", registers: [registry] }).set(source.users);
   // Zero rather than absent before the first of each, so that rate() works from the start.
   for (const outcome of ["ok", "error", "timedout"]) requests.inc({ outcome }, 0);
   for (const protection of PROTECTIONS) if (protection.enabled(source)) protection.register(registry, source);

@@ -1,8 +1,10 @@
 import { retryBudget } from "../backoff/index.ts";
+import { formatDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { type ListenAddress, parseListenAddress } from "../cli/listen-address.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
+import type { Arrivals } from "../model/load.ts";
 import {
   buildStrategyPolicy,
   findStrategy,
@@ -12,6 +14,7 @@ import {
   strategiesHelp,
   type StrategyName,
 } from "../strategies/registry.ts";
+import { LOAD_FLAGS } from "./load-flags.ts";
 
 /** Flags, defaults and help of ./client, in one table; the first five are the reference's. */
 export const CLIENT_FLAGS = [
@@ -89,6 +92,7 @@ export const CLIENT_FLAGS = [
     placeholder: "f",
     description: "tokens a success earns back",
   },
+  ...LOAD_FLAGS,
   { name: "interval", kind: "duration", default: 5000, minMs: 0, minExclusive: true, description: "reporting window" },
   { name: "json", kind: "boolean", default: false, description: "print one JSON object per window instead of the text line" },
   { name: "duration", kind: "duration", default: 0, minMs: 0, description: "stop after this long (0 = until interrupted)" },
@@ -126,6 +130,9 @@ export const CLIENT_PROGRAM: ProgramDescription<typeof CLIENT_FLAGS> = {
 
 export interface ClientOptions {
   readonly clients: number;
+  readonly arrivals: Arrivals;
+  /** Send each attempt's deadline to the server. */
+  readonly propagateDeadline: boolean;
   readonly url: string;
   readonly timeoutMs: number;
   readonly strategy: StrategyName;
@@ -155,6 +162,8 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
   }
   return {
     clients: values.clients,
+    arrivals: resolveArrivals(values),
+    propagateDeadline: values["propagate-deadline"],
     url: values.url,
     timeoutMs: values.timeout,
     strategy,
@@ -163,6 +172,7 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
       thinkTimeMeanMs: values.lambda * 1000,
       maxAttempts: values["max-attempts"] === 0 ? Infinity : values["max-attempts"],
       budget: values["retry-budget"] ? retryBudget({ maxTokens: values["budget-tokens"], tokenRatio: values["budget-ratio"] }) : undefined,
+      honorRetryAfter: values["honor-retry-after"],
     },
     intervalMs: values.interval,
     json: values.json,
@@ -177,6 +187,22 @@ function metricsAddress(text: string): ListenAddress | undefined {
   const address = parseListenAddress(text);
   if (typeof address === "string") throw new UsageError(`invalid value "${text}" for flag -metrics-listen: ${address}`);
   return address;
+}
+
+function resolveArrivals(values: ClientFlagValues): Arrivals {
+  if (values.arrivals === "closed") {
+    if (values.rate !== undefined) throw new UsageError("-rate applies to -arrivals open; closed users send at -clients / -lambda");
+    return { kind: "closed" };
+  }
+  if (values.rate === undefined) throw new UsageError("-arrivals open needs -rate, the arrivals per second");
+  return { kind: "open", ratePerSec: values.rate, maxChains: values["max-chains"] };
+}
+
+/** Who sends, for the start-up line: the users, or the arrival process. */
+export function describeLoad(options: ClientOptions): string {
+  return options.arrivals.kind === "open"
+    ? `open-loop arrivals at ${options.arrivals.ratePerSec}/s (at most ${options.arrivals.maxChains} alive)`
+    : `${options.clients} clients, lambda ${formatDuration(options.retry.thinkTimeMeanMs)}`;
 }
 
 /** A short description of the strategy and its parameters, for the start-up line. */

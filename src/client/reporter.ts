@@ -58,3 +58,19 @@ export function formatClientSummary(totals: WindowReport): string {
     `${part("errors", counts.errors)}, ${part("timedout", counts.timedout)}, ${part("gave up", counts.gaveUp)}${latencyPart}`
   );
 }
+
+/** What an open-loop source reports besides the herd's counters. */
+export interface OpenLoopTotals {
+  readonly aliveChains: number;
+  readonly droppedArrivals: number;
+}
+
+/** Extra JSON fields in open-loop mode: requests alive now, arrivals dropped so far (-max-chains). */
+export function openLoopFields(source: OpenLoopTotals) {
+  return { aliveChains: source.aliveChains, droppedArrivals: source.droppedArrivals };
+}
+
+/** The same, appended to the text line and the summary. */
+export function openLoopSuffix(source: OpenLoopTotals): string {
+  return `, alive: ${source.aliveChains}, dropped arrivals: ${source.droppedArrivals}`;
+}

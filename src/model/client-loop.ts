@@ -27,6 +27,8 @@ export interface RetryConfig {
   readonly maxAttempts: number;
   /** gRPC-style retry throttling for each user, or undefined for none. */
   readonly budget: RetryBudget | undefined;
+  /** Wait at least what a server's Retry-After asks before the next attempt (see honorServerWait). Default false. */
+  readonly honorRetryAfter?: boolean | undefined;
 }
 
 export interface UserState {
@@ -88,4 +90,17 @@ function giveUp(config: RetryConfig, state: UserState, random: Random): Decision
 function think(config: RetryConfig, state: UserState, random: Random, decision: Decision): Decision {
   state.lastWaitMs = random.exponential(config.thinkTimeMeanMs);
   return decision;
+}
+
+/**
+ * A server-directed wait (HTTP Retry-After, RFC 9110 section 10.2.3) as a floor under the
+ * wait just decided: with `honorRetryAfter`, the user's next attempt, a retry or a new
+ * request, comes no earlier than the server asked. Call it after decideAfterAttempt with
+ * the attempt's result; a policy that waits longer keeps its own wait.
+ */
+export function honorServerWait(config: RetryConfig, state: UserState, result: { readonly retryAfterMs?: number }): void {
+  // The config first: reading a field most results lack is not free on the herd's hot path.
+  if (config.honorRetryAfter !== true) return;
+  const retryAfterMs = result.retryAfterMs;
+  if (retryAfterMs !== undefined && retryAfterMs > state.lastWaitMs) state.lastWaitMs = retryAfterMs;
 }

@@ -1,6 +1,6 @@
 import type { Clock, TimerOwner } from "../clock/clock.ts";
 import type { RetryBudgetState } from "../backoff/budget.ts";
-import { decideAfterAttempt, firstWait, initialUserState, type RetryConfig, type UserState } from "./client-loop.ts";
+import { decideAfterAttempt, firstWait, honorServerWait, initialUserState, type RetryConfig, type UserState } from "./client-loop.ts";
 import { type AttemptResult, TIMEDOUT_RESULT } from "./outcome.ts";
 import type { Random } from "../backoff/random.ts";
 
@@ -131,6 +131,7 @@ class User implements UserState, AttemptSink, TimerOwner {
     if (herd.stopped) return;
     herd.observer.attemptEnded(result, herd.clock.now() - this.startedAt);
     const decision = decideAfterAttempt(herd.options.retry, this, result.outcome, herd.random);
+    honorServerWait(herd.options.retry, this, result);
     if (decision === "give-up") herd.observer.gaveUp();
     this.isRetry = decision === "retry";
     herd.clock.arm(this, this.lastWaitMs);

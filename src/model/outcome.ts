@@ -21,6 +21,8 @@ export type ErrorKind =
 export interface AttemptResult {
   readonly outcome: Outcome;
   readonly errorKind?: ErrorKind;
+  /** The wait the server asked for before the next attempt (a shed request's Retry-After), in ms. */
+  readonly retryAfterMs?: number;
 }
 
 export const OK_RESULT: AttemptResult = Object.freeze({ outcome: "ok" });

@@ -14,6 +14,30 @@ export interface ServerSample {
    */
   readonly peakConcurrency: number;
   readonly peakDelayMs: number;
+  /** Totals since the start, when the source reports them: completed after the client had gone; */
+  readonly abandoned?: number | undefined;
+  /** in service now for a client that has gone; */
+  readonly abandonedInService?: number | undefined;
+  /** taken out of service when the client went away (-cancel-on-disconnect); */
+  readonly cancelled?: number | undefined;
+  /** taken out of service, or refused, at an expired deadline (-deadline-aware). */
+  readonly expired?: number | undefined;
+}
+
+/**
+ * Work the server did for nobody: requests it kept working on after their client had given
+ * up, either to completion (the answer goes nowhere) or still at the end of the run. These
+ * are the stale requests that keep a server down. Not counted as waste: requests the server
+ * dropped as soon as nobody waited (cancelled on disconnect, expired at their deadline), the
+ * work -cancel-on-disconnect and -deadline-aware save; they are shown beside it.
+ */
+export interface WastedWork {
+  readonly completedForNobody: number;
+  readonly heldForNobody: number;
+  /** completedForNobody + heldForNobody. */
+  readonly total: number;
+  /** Cancelled or expired: cut short once nobody waited. */
+  readonly droppedForNobody: number;
 }
 
 export interface ClientWindow {
@@ -48,6 +72,8 @@ export interface ScenarioMetrics {
   /** From resume to the end of the first of two good windows in a row; undefined if none. */
   readonly clientRecoveryMs: number | undefined;
   readonly verdict: "recovered" | "collapsed";
+  /** Over the run, from the last server sample's totals; undefined when the samples carry none. */
+  readonly wastedWork: WastedWork | undefined;
 }
 
 /** A window is good when OK is back to this share of the baseline… */
@@ -81,6 +107,18 @@ export function computeMetrics(
     serverRecoveryMs,
     clientRecoveryMs,
     verdict: serverRecoveryMs !== undefined && clientRecoveryMs !== undefined ? "recovered" : "collapsed",
+    wastedWork: wastedWork(server.at(-1)),
+  };
+}
+
+function wastedWork(last: ServerSample | undefined): WastedWork | undefined {
+  if (last?.abandoned === undefined) return undefined;
+  const held = last.abandonedInService ?? 0;
+  return {
+    completedForNobody: last.abandoned,
+    heldForNobody: held,
+    total: last.abandoned + held,
+    droppedForNobody: (last.cancelled ?? 0) + (last.expired ?? 0),
   };
 }
 

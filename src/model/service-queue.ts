@@ -1,4 +1,6 @@
+import type { Random } from "../backoff/random.ts";
 import { CallbackTimer, type Clock } from "../clock/clock.ts";
+import { EventHeap } from "../clock/event-heap.ts";
 import { type LatencyModel, modelledDelayMs } from "./latency.ts";
 
 /**
@@ -17,7 +19,19 @@ export interface ServiceQueueOptions {
   readonly cancelOnDisconnect: boolean;
   /** Answer 503 at once above this many requests in service. Defaults to Infinity (off). */
   readonly maxConcurrency: number;
+  /**
+   * Transient faults: each request that completes with its client still waiting is answered
+   * as an error with probability `rate`, drawn from `random` (the everyday failures that
+   * retries exist for). Off when undefined.
+   */
+  readonly errorInjection?: { readonly rate: number; readonly random: Random } | undefined;
 }
+
+/**
+ * How a request left service, as its completion callback is told: answered, answered with
+ * an injected error, or taken out at its deadline (see admit's `deadlineAt`).
+ */
+export type Completion = "served" | "injected-error" | "expired";
 
 /**
  * A request taken into service: its number in the order of arrival. Numbers, not objects,
@@ -42,10 +56,18 @@ export interface ServiceSnapshot {
   readonly served: number;
   /** Completed after the client had gone away (the work done for nobody). */
   readonly abandoned: number;
+  /** In service now for a client that has gone away (without cancelOnDisconnect). */
+  readonly abandonedInService: number;
   /** Taken out of service on disconnect (only with cancelOnDisconnect). */
   readonly cancelled: number;
   readonly shed: number;
+  /** Taken out of service, or refused on arrival, because the deadline its client sent had passed. */
+  readonly expired: number;
+  /** Of `served`, those answered with an error by errorInjection. */
+  readonly errorsInjected: number;
 }
+
+type CompletionCallback = (context: unknown, completion: Completion) => void;
 
 /** Two requests whose ages differ by less than a nanosecond complete together. */
 const DUE_TOLERANCE_MS = 1e-6;
@@ -55,9 +77,7 @@ export class ServiceQueue {
   // ticket number modulo the capacity (a power of two): tickets [head, tail) are in it.
   private arrivals = new Float64Array(1024);
   private states = new Uint8Array(1024);
-  private callbacks: (((context: unknown) => void) | undefined)[] = new Array<((context: unknown) => void) | undefined>(1024).fill(
-    undefined,
-  );
+  private callbacks: (CompletionCallback | undefined)[] = new Array<CompletionCallback | undefined>(1024).fill(undefined);
   private contexts: unknown[] = new Array<unknown>(1024).fill(undefined);
   private headTicket = 0;
   private tailTicket = 0;
@@ -73,8 +93,19 @@ export class ServiceQueue {
   private admittedTotal = 0;
   private servedTotal = 0;
   private abandonedTotal = 0;
+  /** Requests in service whose client has gone (abandoned, not yet completed). */
+  private abandonedInService = 0;
   private cancelledTotal = 0;
   private shedTotal = 0;
+  private expiredTotal = 0;
+  private errorsInjectedTotal = 0;
+  /**
+   * Deadlines of requests in service, earliest first, keyed (deadline, ticket); made at the
+   * first request that brings one. Entries of requests that have left service stay until
+   * they come up, and are skipped then.
+   */
+  private deadlines: EventHeap<undefined> | undefined = undefined;
+  private readonly deadlineTimer = new CallbackTimer(() => this.deadlineDue());
 
   private readonly clock: Clock;
   private readonly options: ServiceQueueOptions;
@@ -96,12 +127,16 @@ export class ServiceQueue {
   /**
    * Takes a request into service, or sheds it when load shedding is on and the server is
    * full. `onComplete` runs when its delay has passed (not for a cancelled or abandoned
-   * request), with `context` as its argument: a caller admitting many requests passes one
-   * function and a context per request rather than a closure per request.
+   * request), with `context` and how it completed as its arguments: a caller admitting
+   * many requests passes one function and a context per request rather than a closure per
+   * request. With a `deadlineAt` (on this queue's clock) the request is taken out of
+   * service at that instant if it is still there, even when it would complete at that
+   * very instant, and `onComplete` is told "expired" (unless its client had gone).
+   * Callers check a deadline that may already have passed with expireOnArrival first.
    */
-  admit(onComplete?: () => void): ServiceTicket | undefined;
-  admit<C>(onComplete: (context: C) => void, context: C): ServiceTicket | undefined;
-  admit(onComplete?: (context: unknown) => void, context?: unknown): ServiceTicket | undefined {
+  admit(onComplete?: (context: undefined, completion: Completion) => void): ServiceTicket | undefined;
+  admit<C>(onComplete: (context: C, completion: Completion) => void, context: C, deadlineAt?: number): ServiceTicket | undefined;
+  admit(onComplete?: (context: never, completion: Completion) => void, context?: unknown, deadlineAt?: number): ServiceTicket | undefined {
     if (this.inService >= this.options.maxConcurrency) {
       this.shedTotal++;
       return undefined;
@@ -111,14 +146,27 @@ export class ServiceQueue {
     const slot = ticket & (this.arrivals.length - 1);
     this.arrivals[slot] = this.clock.now();
     this.states[slot] = IN_SERVICE;
-    this.callbacks[slot] = onComplete;
+    this.callbacks[slot] = onComplete as CompletionCallback | undefined;
     this.contexts[slot] = context;
     this.inService++;
     this.admittedTotal++;
     if (this.inService > this.peak) this.peak = this.inService;
     this.lastDelay = this.currentDelay();
+    if (deadlineAt !== undefined) this.addDeadline(deadlineAt, ticket);
     if (!this.timerArmed) this.armForHead();
     return ticket;
+  }
+
+  /**
+   * For a request that brings a deadline: true, and the request is counted as expired, when
+   * that deadline (on this queue's clock) has already passed, as for a request that waited
+   * in the accept queue longer than its client would wait. The caller then answers it
+   * without taking it into service.
+   */
+  expireOnArrival(deadlineAt: number): boolean {
+    if (deadlineAt > this.clock.now()) return false;
+    this.expiredTotal++;
+    return true;
   }
 
   /**
@@ -131,7 +179,10 @@ export class ServiceQueue {
     const slot = ticket & (this.arrivals.length - 1);
     if (this.states[slot] !== IN_SERVICE) return;
     this.states[slot] = ABANDONED;
-    if (!this.options.cancelOnDisconnect) return;
+    if (!this.options.cancelOnDisconnect) {
+      this.abandonedInService++;
+      return;
+    }
     this.states[slot] = CANCELLED;
     this.callbacks[slot] = undefined;
     this.contexts[slot] = undefined;
@@ -149,8 +200,11 @@ export class ServiceQueue {
       admitted: this.admittedTotal,
       served: this.servedTotal,
       abandoned: this.abandonedTotal,
+      abandonedInService: this.abandonedInService,
       cancelled: this.cancelledTotal,
       shed: this.shedTotal,
+      expired: this.expiredTotal,
+      errorsInjected: this.errorsInjectedTotal,
     };
   }
 
@@ -162,6 +216,7 @@ export class ServiceQueue {
   /** Stops the timer; requests still in service never complete. */
   stop(): void {
     this.clock.cancel(this.timer);
+    this.clock.cancel(this.deadlineTimer);
     this.timerArmed = false;
   }
 
@@ -206,6 +261,8 @@ export class ServiceQueue {
   /** Completes, oldest first, every request whose age has reached delay(c) at this instant. */
   private releaseDue(): void {
     const now = this.clock.now();
+    // A deadline that has come wins over a completion due at the same instant.
+    if (this.deadlines !== undefined) this.expireDue(now);
     for (;;) {
       if (!this.findHead()) return;
       const delay = this.currentDelay();
@@ -220,10 +277,71 @@ export class ServiceQueue {
       this.contexts[slot] = undefined;
       if (this.states[slot] === ABANDONED) {
         this.abandonedTotal++;
+        this.abandonedInService--;
       } else {
         this.servedTotal++;
-        callback?.(context);
+        const completion = this.injectError() ? "injected-error" : "served";
+        callback?.(context, completion);
       }
+    }
+  }
+
+  /** Whether this answer is an injected error; draws only when injection is on. */
+  private injectError(): boolean {
+    const injection = this.options.errorInjection;
+    if (injection === undefined || injection.rate <= 0 || !(injection.random.uniform() < injection.rate)) return false;
+    this.errorsInjectedTotal++;
+    return true;
+  }
+
+  private addDeadline(deadlineAt: number, ticket: ServiceTicket): void {
+    this.deadlines ??= new EventHeap<undefined>();
+    const earliest = this.deadlines.size === 0 ? Infinity : this.deadlines.topDueAt();
+    // Tickets are unique and rise with arrival: equal deadlines expire oldest first.
+    this.deadlines.push(deadlineAt, ticket, undefined);
+    if (deadlineAt < earliest) this.clock.arm(this.deadlineTimer, deadlineAt - this.clock.now());
+  }
+
+  private deadlineDue(): void {
+    // releaseDue expires what is due first, then completes what the lower concurrency lets go.
+    this.rearm();
+    this.armForDeadline();
+  }
+
+  /** Arms the deadline timer for the earliest deadline of a request still in service. */
+  private armForDeadline(): void {
+    const deadlines = this.deadlines!;
+    const mask = this.arrivals.length - 1;
+    // Most requests complete before their deadline: drop their entries now rather than wake for them.
+    while (deadlines.size > 0) {
+      const ticket = deadlines.topSequence();
+      if (ticket >= this.headTicket && this.states[ticket & mask] !== CANCELLED) break;
+      deadlines.pop();
+    }
+    if (deadlines.size > 0) this.clock.arm(this.deadlineTimer, deadlines.topDueAt() - this.clock.now());
+  }
+
+  /** Takes every request whose deadline is at or before `now` out of service. */
+  private expireDue(now: number): void {
+    const deadlines = this.deadlines!;
+    const mask = this.arrivals.length - 1;
+    while (deadlines.size > 0 && deadlines.topDueAt() <= now) {
+      const ticket = deadlines.topSequence();
+      deadlines.pop();
+      // Tickets before the head have left service already.
+      if (ticket < this.headTicket) continue;
+      const slot = ticket & mask;
+      const state = this.states[slot];
+      if (state === CANCELLED) continue;
+      const callback = this.callbacks[slot];
+      const context = this.contexts[slot];
+      this.states[slot] = CANCELLED;
+      this.callbacks[slot] = undefined;
+      this.contexts[slot] = undefined;
+      this.inService--;
+      this.expiredTotal++;
+      if (state === IN_SERVICE) callback?.(context, "expired");
+      else this.abandonedInService--;
     }
   }
 
@@ -231,7 +349,7 @@ export class ServiceQueue {
     const capacity = this.arrivals.length;
     const arrivals = new Float64Array(capacity * 2);
     const states = new Uint8Array(capacity * 2);
-    const callbacks = new Array<((context: unknown) => void) | undefined>(capacity * 2).fill(undefined);
+    const callbacks = new Array<CompletionCallback | undefined>(capacity * 2).fill(undefined);
     const contexts = new Array<unknown>(capacity * 2).fill(undefined);
     // Tickets keep their numbers: each moves to its slot in the larger ring.
     for (let ticket = this.headTicket; ticket < this.tailTicket; ticket++) {

@@ -4,7 +4,7 @@ import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
 import { formatDuration } from "../cli/duration.ts";
 import { uPlotFile } from "../dashboard/assets.ts";
-import type { ClientWindow, Phases, ScenarioMetrics, ServerSample } from "../model/scenario-metrics.ts";
+import type { ClientWindow, Phases, ScenarioMetrics, ServerSample, WastedWork } from "../model/scenario-metrics.ts";
 import { readableDelay } from "./readable-delay.ts";
 import { explainVerdict } from "./verdict-why.ts";
 
@@ -22,6 +22,12 @@ export interface StrategyResult {
 const seconds = (ms: number) => ms / 1000;
 const orDash = (ms: number | undefined) => (ms === undefined ? "never" : formatDuration(Math.round(ms)));
 
+/** Requests worked on for nobody, and beside them those dropped as soon as nobody waited. */
+function describeWaste(waste: WastedWork | undefined): string {
+  if (waste === undefined) return "-";
+  return waste.droppedForNobody === 0 ? String(waste.total) : `${waste.total} (${waste.droppedForNobody} dropped)`;
+}
+
 const COMPARISON_HEADER = [
   "strategy",
   "verdict",
@@ -31,6 +37,7 @@ const COMPARISON_HEADER = [
   "peak delay",
   "server back",
   "clients back",
+  "wasted work",
 ];
 
 /** One row per strategy: what a reader compares first. */
@@ -44,6 +51,7 @@ function comparisonRows(results: readonly StrategyResult[]): string[][] {
     readableDelay(metrics.peakDelayAfterResumeMs),
     orDash(metrics.serverRecoveryMs),
     orDash(metrics.clientRecoveryMs),
+    describeWaste(metrics.wastedWork),
   ]);
 }
 

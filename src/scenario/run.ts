@@ -215,6 +215,10 @@ interface ServerJson {
   lastDelayMs: number | null;
   peakConcurrency: number;
   peakDelayMs: number | null;
+  abandoned?: number;
+  abandonedInService?: number;
+  cancelled?: number;
+  expired?: number;
 }
 
 export function parseServerSamples(lines: readonly string[], startEpochMs: number): ServerSample[] {
@@ -228,6 +232,10 @@ export function parseServerSamples(lines: readonly string[], startEpochMs: numbe
         lastDelayMs: json.lastDelayMs ?? Infinity,
         peakConcurrency: json.peakConcurrency,
         peakDelayMs: json.peakDelayMs ?? Infinity,
+        abandoned: json.abandoned,
+        abandonedInService: json.abandonedInService,
+        cancelled: json.cancelled,
+        expired: json.expired,
       };
     });
 }

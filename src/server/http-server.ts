@@ -3,8 +3,11 @@ import type { Socket } from "node:net";
 import { FatalError } from "../cli/usage-error.ts";
 import { formatListenAddress, type ListenAddress } from "../cli/listen-address.ts";
 import type { Clock } from "../clock/clock.ts";
-import { ServiceQueue } from "../model/service-queue.ts";
+import { seededRandom } from "../backoff/random.ts";
+import { DEADLINE_HEADER, parseDeadline, retryAfterSeconds } from "../model/protection-headers.ts";
+import { type Completion, ServiceQueue } from "../model/service-queue.ts";
 import { respondWithMetrics } from "../runtime/metrics-endpoint.ts";
+import { randomSeed } from "../runtime/random-seed.ts";
 import { type ServerMetrics, serverMetrics } from "./metrics.ts";
 import type { ServerOptions } from "./options.ts";
 import { serverReport } from "./reporter.ts";
@@ -36,13 +39,26 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
     latency: options.latency,
     cancelOnDisconnect: options.cancelOnDisconnect,
     maxConcurrency: options.maxConcurrency,
+    errorInjection: options.errorRate > 0 ? { rate: options.errorRate, random: seededRandom(options.seed ?? randomSeed()) } : undefined,
   });
   const now = hooks.now ?? Date.now;
-  // Requests in service may wait for hours or forever; only the time to receive a request is bounded.
+  const shedHeaders: Record<string, string> = { "content-type": "text/plain" };
+  if (options.retryAfterMs > 0) shedHeaders["retry-after"] = String(retryAfterSeconds(options.retryAfterMs));
   let openConnections = 0;
   const metrics = options.metrics ? serverMetrics(queue, options.latency.limit, () => openConnections) : undefined;
+  const admittedAtMs = new WeakMap<ServerResponse, number>();
+  const complete =
+    metrics === undefined
+      ? answer
+      : (response: ServerResponse, completion: Completion) => {
+          const admittedAt = admittedAtMs.get(response);
+          if (completion === "served" && admittedAt !== undefined) metrics.observeServed((clock.now() - admittedAt) / 1000);
+          answer(response, completion);
+        };
+  const context: RequestContext = { queue, now, clock, shedHeaders, deadlineAware: options.deadlineAware, metrics, admittedAtMs, complete };
+  // Requests in service may wait for hours or forever; only the time to receive a request is bounded.
   const server = createServer({ requestTimeout: 0, keepAliveTimeout: 5_000 }, (request, response) =>
-    handleRequest(request, response, { queue, clock, now, metrics }),
+    handleRequest(request, response, context),
   );
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
     if (!PEER_GONE_CODES.has(error.code ?? "") && socket.writable) {
@@ -75,14 +91,42 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
   };
 }
 
+/** What every request's handling shares. */
 interface RequestContext {
   readonly queue: ServiceQueue;
-  readonly clock: Clock;
+  /** Epoch ms, for the reports and for deadlines. */
   readonly now: () => number;
+  /** The queue's clock. */
+  readonly clock: Clock;
+  readonly shedHeaders: Readonly<Record<string, string>>;
+  readonly deadlineAware: boolean;
+  /** With -metrics: the series, and when each request in service was admitted (for the latency histogram). */
   readonly metrics: ServerMetrics | undefined;
+  readonly admittedAtMs: WeakMap<ServerResponse, number>;
+  /** `answer`, or with -metrics `answer` that also records the latency of each request served. */
+  readonly complete: (response: ServerResponse, completion: Completion) => void;
 }
 
-function handleRequest(request: IncomingMessage, response: ServerResponse, { queue, clock, now, metrics }: RequestContext): void {
+/** Answers a request that left service: one function for every request, its response the context. */
+function answer(response: ServerResponse, completion: Completion): void {
+  if (response.writableEnded || response.destroyed) return;
+  if (completion === "served") response.writeHead(200, { "content-type": "text/plain", "content-length": "2" }).end("OK");
+  else if (completion === "injected-error") response.writeHead(500, { "content-type": "text/plain" }).end("injected error\n");
+  else response.writeHead(504, { "content-type": "text/plain" }).end("deadline exceeded\n");
+}
+
+/**
+ * The deadline a request brings, on the queue's clock, or undefined. The header states it
+ * in epoch ms on the client's clock (see protection-headers.ts); the queue runs on a
+ * monotonic clock, so it is moved there through the difference between the two now.
+ */
+function deadlineOf(request: IncomingMessage, context: RequestContext): number | undefined {
+  const epochMs = parseDeadline(request.headers[DEADLINE_HEADER]);
+  return epochMs === undefined ? undefined : context.clock.now() + (epochMs - context.now());
+}
+
+function handleRequest(request: IncomingMessage, response: ServerResponse, context: RequestContext): void {
+  const { queue, now, metrics } = context;
   const path = (request.url ?? "/").split("?", 1)[0];
   if (path === "/api" || path === "/stats" || (path === "/metrics" && metrics !== undefined)) {
     if (request.method !== "GET") {
@@ -98,13 +142,15 @@ function handleRequest(request: IncomingMessage, response: ServerResponse, { que
       respondWithMetrics(metrics!.registry, response);
       return;
     }
-    const admittedAtMs = metrics === undefined ? 0 : clock.now();
-    const ticket = queue.admit(() => {
-      metrics?.observeServed((clock.now() - admittedAtMs) / 1000);
-      response.writeHead(200, { "content-type": "text/plain", "content-length": "2" }).end("OK");
-    });
+    const deadlineAt = context.deadlineAware ? deadlineOf(request, context) : undefined;
+    if (deadlineAt !== undefined && queue.expireOnArrival(deadlineAt)) {
+      answer(response, "expired");
+      return;
+    }
+    if (metrics !== undefined) context.admittedAtMs.set(response, context.clock.now());
+    const ticket = queue.admit(context.complete, response, deadlineAt);
     if (ticket === undefined) {
-      response.writeHead(503, { "content-type": "text/plain", "retry-after": "1" }).end("overloaded\n");
+      response.writeHead(503, context.shedHeaders).end("overloaded\n");
       return;
     }
     response.on("close", () => {

@@ -2,9 +2,10 @@ import type { ProgramIo } from "../runtime/program-io.ts";
 import { formatListenAddress } from "../cli/listen-address.ts";
 import { readFdLimit, readFdUsage } from "../runtime/fd-usage.ts";
 import { realClock } from "../clock/real-clock.ts";
+import { randomSeed } from "../runtime/random-seed.ts";
 import { startHttpServer } from "./http-server.ts";
 import { parseServerArgs, resolveServerOptions } from "./options.ts";
-import { formatServerJson, formatServerLine } from "./reporter.ts";
+import { formatServerJson, formatServerLine, formatServerTotals } from "./reporter.ts";
 
 /** Server-level problems (EMFILE storms) are reported at most this often. */
 const PROBLEM_REPORT_INTERVAL_MS = 1_000;
@@ -15,7 +16,8 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
     io.stdout.write(parsed.text);
     return;
   }
-  const options = resolveServerOptions(parsed.values);
+  const resolved = resolveServerOptions(parsed.values);
+  const options = resolved.errorRate > 0 ? { ...resolved, seed: resolved.seed ?? randomSeed() } : resolved;
   let lastProblemAt = -Infinity;
   let suppressed = 0;
   const server = await startHttpServer(options, realClock, {
@@ -36,6 +38,8 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
   const shown = formatListenAddress(everywhere ? { ...server.address, host: "localhost" } : server.address);
   io.stderr.write(`server: listening on http://${shown}/api (${everywhere ? "all interfaces, " : ""}pid ${process.pid})\n`);
   if (options.metrics) io.stderr.write(`server: metrics on http://${shown}/metrics\n`);
+  if (options.errorRate > 0)
+    io.stderr.write(`server: answering ${options.errorRate} of requests 500 (-error-rate), seed ${options.seed}\n`);
 
   const report = () => {
     const snapshot = server.queue.snapshot();
@@ -56,10 +60,7 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
     clearInterval(fdWatch);
     report();
     const totals = server.queue.snapshot();
-    io.stderr.write(
-      `server: ${signal}: stopped; served ${totals.served}, abandoned ${totals.abandoned}, ` +
-        `cancelled ${totals.cancelled}, shed ${totals.shed}, still in service ${totals.concurrency}\n`,
-    );
+    io.stderr.write(`server: ${signal}: stopped; ${formatServerTotals(totals)}\n`);
     // Thousands of requests may be in service for hours: do not wait for them, and let the
     // kernel close their sockets at exit rather than destroying them one by one first.
     // (Writes to a pipe, file or terminal are synchronous on Linux: the lines above are out.)

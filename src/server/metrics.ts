@@ -5,7 +5,7 @@ import { LATENCY_BUCKETS_SECONDS, METRIC_PREFIX } from "../runtime/metrics-endpo
 const name = (suffix: string) => `${METRIC_PREFIX}server_${suffix}`;
 
 /** How each request left the service queue; the label values of `server_requests_total`. */
-const OUTCOMES = ["served", "abandoned", "cancelled", "shed"] as const satisfies readonly (keyof ServiceSnapshot)[];
+const OUTCOMES = ["served", "abandoned", "cancelled", "shed", "expired"] as const satisfies readonly (keyof ServiceSnapshot)[];
 
 export interface ServerMetrics {
   /** A registry of the server's own (not prom-client's global one): tests run servers side by side. */
@@ -30,7 +30,9 @@ export function serverMetrics(queue: ServiceQueue, limit: number, openConnection
   };
   const requests = new Counter({
     name: name("requests_total"),
-    help: "Requests that left service, by outcome: served (client still waiting), abandoned (completed after the client left), cancelled (dropped on disconnect), shed (503 at once)",
+    help:
+      "Requests by how they ended: served (client still waiting), abandoned (completed after the client left), " +
+      "cancelled (dropped on disconnect), shed (503 at once), expired (past the deadline the client sent)",
     labelNames: ["outcome"],
     registers: [registry],
     collect() {
@@ -46,6 +48,22 @@ export function serverMetrics(queue: ServiceQueue, limit: number, openConnection
     registers: [registry],
     collect() {
       mirror(this, "admitted", queue.snapshot().admitted);
+    },
+  });
+  new Counter({
+    name: name("errors_injected_total"),
+    help: "Of the requests served, those answered 500 on purpose (-error-rate)",
+    registers: [registry],
+    collect() {
+      mirror(this, "errorsInjected", queue.snapshot().errorsInjected);
+    },
+  });
+  new Gauge({
+    name: name("abandoned_in_service"),
+    help: "Requests in service now for a client that has gone away: work done for nobody",
+    registers: [registry],
+    collect() {
+      this.set(queue.snapshot().abandonedInService);
     },
   });
   new Gauge({

@@ -2,6 +2,7 @@ import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutco
 import { type ListenAddress, parseListenAddress } from "../cli/listen-address.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { DEFAULT_LATENCY_MODEL } from "../model/latency.ts";
+import { DEADLINE_HEADER, retryAfterSeconds } from "../model/protection-headers.ts";
 
 /** Flags, defaults and help of ./server, in one table. The first three keep the reference's Go names. */
 export const SERVER_FLAGS = [
@@ -71,6 +72,37 @@ export const SERVER_FLAGS = [
     description: "load shedding: answer 503 at once above this many requests in service (0 = off)",
   },
   {
+    name: "retry-after",
+    kind: "duration",
+    default: 1000,
+    minMs: 0,
+    description: "server pushback: the Retry-After a shed request's 503 carries, in whole seconds rounded up (0 = no header)",
+  },
+  {
+    name: "deadline-aware",
+    kind: "boolean",
+    default: false,
+    description: `take a request out of service, answering 504, once the deadline its client sent (${DEADLINE_HEADER}) has passed`,
+  },
+  {
+    name: "error-rate",
+    kind: "number",
+    default: 0,
+    min: 0,
+    max: 1,
+    placeholder: "p",
+    description: "transient faults: answer this fraction of requests 500 after the modelled delay (seeded by -seed)",
+  },
+  {
+    name: "seed",
+    kind: "integer",
+    default: undefined,
+    min: 0,
+    max: 2 ** 31 - 1,
+    placeholder: "n",
+    description: "random seed of -error-rate (default: random, printed at start)",
+  },
+  {
     name: "report-interval",
     kind: "duration",
     default: 1000,
@@ -103,6 +135,13 @@ export interface ServerOptions {
   readonly cancelOnDisconnect: boolean;
   /** Infinity when load shedding is off. */
   readonly maxConcurrency: number;
+  /** The Retry-After of a shed request, ms, a whole number of seconds (rounded up); 0 for none. */
+  readonly retryAfterMs: number;
+  readonly deadlineAware: boolean;
+  /** Fraction of requests answered 500 after the modelled delay. */
+  readonly errorRate: number;
+  /** Seed of the error injection; undefined for a random one. */
+  readonly seed: number | undefined;
   readonly reportIntervalMs: number;
   readonly json: boolean;
   /** Serve GET /metrics. */
@@ -123,6 +162,10 @@ export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): S
     backlog: values.backlog,
     cancelOnDisconnect: values["cancel-on-disconnect"],
     maxConcurrency: values["max-concurrency"] === 0 ? Infinity : values["max-concurrency"],
+    retryAfterMs: retryAfterSeconds(values["retry-after"]) * 1000,
+    deadlineAware: values["deadline-aware"],
+    errorRate: values["error-rate"],
+    seed: values.seed,
     reportIntervalMs: values["report-interval"],
     json: values.json,
     metrics: values.metrics,

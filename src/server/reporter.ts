@@ -28,7 +28,37 @@ export function serverReport(epochMs: number, snapshot: ServiceSnapshot) {
     admitted: snapshot.admitted,
     served: snapshot.served,
     abandoned: snapshot.abandoned,
+    abandonedInService: snapshot.abandonedInService,
     cancelled: snapshot.cancelled,
     shed: snapshot.shed,
+    expired: snapshot.expired,
+    errorsInjected: snapshot.errorsInjected,
   };
+}
+
+/** The server's totals, for a summary: what it did with every request it was sent. */
+export function serverTotalsReport(snapshot: ServiceSnapshot) {
+  return {
+    admitted: snapshot.admitted,
+    served: snapshot.served,
+    errorsInjected: snapshot.errorsInjected,
+    abandoned: snapshot.abandoned,
+    cancelled: snapshot.cancelled,
+    expired: snapshot.expired,
+    shed: snapshot.shed,
+    inService: snapshot.concurrency,
+    abandonedInService: snapshot.abandonedInService,
+  };
+}
+
+/**
+ * The same totals as one line:
+ * `served 120 (errors injected 3), abandoned 0, cancelled 0, expired 2, shed 5, still in service 1 (0 for nobody)`.
+ */
+export function formatServerTotals(snapshot: ServiceSnapshot): string {
+  return (
+    `served ${snapshot.served} (errors injected ${snapshot.errorsInjected}), abandoned ${snapshot.abandoned}, ` +
+    `cancelled ${snapshot.cancelled}, expired ${snapshot.expired}, shed ${snapshot.shed}, ` +
+    `still in service ${snapshot.concurrency} (${snapshot.abandonedInService} for nobody)`
+  );
 }

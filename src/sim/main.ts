@@ -4,13 +4,13 @@ import { formatDuration } from "../cli/duration.ts";
 import { parseValue } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { clientReport, formatClientLine, formatClientSummary } from "../client/reporter.ts";
+import { clientReport, formatClientLine, formatClientSummary, openLoopSuffix } from "../client/reporter.ts";
 import { concurrencyForDelay } from "../model/latency.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { comparisonTable, renderSvg, type StrategyResult } from "../scenario/report.ts";
 import { parseStrategies, type StrategyRun } from "../scenario/strategies.ts";
 import { onlyParametersOf } from "../strategies/registry.ts";
-import { formatServerLine, serverReport } from "../server/reporter.ts";
+import { formatServerLine, formatServerTotals, serverReport, serverTotalsReport } from "../server/reporter.ts";
 import { parseSimArgs, parseSweep, resolveSimOptions, SIM_FLAGS, type SimFlagValues } from "./options.ts";
 import { retryLoadWhileDown } from "./retry-load.ts";
 import { type SimulationConfig, type SimulationEvent, simulate } from "./simulate.ts";
@@ -31,8 +31,15 @@ function configFrom(values: SimFlagValues): SimulationConfig {
     if (error instanceof UsageError) throw error;
     throw new UsageError((error as Error).message);
   }
+  checkProtection(values);
   return {
     users: options.client.clients,
+    arrivals: options.client.arrivals,
+    protection: {
+      retryAfterMs: options.server.retryAfterMs,
+      deadlines: options.client.propagateDeadline && options.server.deadlineAware,
+      errorRate: options.server.errorRate,
+    },
     timeoutMs: options.client.timeoutMs,
     retry: options.client.retry,
     intervalMs: options.client.intervalMs,
@@ -45,6 +52,19 @@ function configFrom(values: SimFlagValues): SimulationConfig {
     durationMs: values.duration,
     seed: values.seed,
   };
+}
+
+/**
+ * Flag combinations that would simulate nothing: in the simulator one command line sets both
+ * sides, so a client option that the server's flags make void is a mistake, not a choice.
+ */
+function checkProtection(values: SimFlagValues): void {
+  if (values["deadline-aware"] && !values["propagate-deadline"]) {
+    throw new UsageError("-deadline-aware needs -propagate-deadline: without it the clients send no deadline");
+  }
+  if (values["honor-retry-after"] && (values["max-concurrency"] === 0 || values["retry-after"] === 0)) {
+    throw new UsageError("-honor-retry-after needs -max-concurrency and a -retry-after above 0: otherwise no answer carries a Retry-After");
+  }
 }
 
 /**
@@ -79,12 +99,17 @@ function run(values: SimFlagValues, strategy: string, onEvent?: (event: Simulati
 function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonly StrategyRun[]): void {
   const config = configFrom(values);
   const tipping = concurrencyForDelay(config.latency, config.timeoutMs);
-  const baselinePerSec = config.users / ((config.retry.thinkTimeMeanMs + config.latency.baseDelayMs) / 1000);
+  const open = config.arrivals?.kind === "open" ? config.arrivals : undefined;
+  const baselinePerSec = open?.ratePerSec ?? config.users / ((config.retry.thinkTimeMeanMs + config.latency.baseDelayMs) / 1000);
   const outageMs = config.outages[0]?.durationMs ?? 20_000;
+  const offeredBy =
+    open === undefined
+      ? `${config.users} clients, lambda ${formatDuration(config.retry.thinkTimeMeanMs)}`
+      : `open-loop arrivals, at most ${open.maxChains} alive`;
   io.stderr.write(
     `sim: the delay reaches the ${formatDuration(config.timeoutMs)} timeout at ${tipping} requests in service ` +
       `(limit ${config.latency.limit}, factor ${config.latency.factor}, k ${config.latency.exponentDivisor}, baseDelay ${formatDuration(config.latency.baseDelayMs)})\n` +
-      `sim: offered load ${baselinePerSec.toFixed(1)} req/s (${config.users} clients, lambda ${formatDuration(config.retry.thinkTimeMeanMs)})\n`,
+      `sim: offered load ${baselinePerSec.toFixed(1)} req/s (${offeredBy})\n`,
   );
   const loads = strategies.map((strategy) => {
     const strategyConfig = configFrom(withStrategy(values, strategy));
@@ -102,9 +127,10 @@ function printEvent(io: ProgramIo, json: boolean): (event: SimulationEvent) => v
         ? JSON.stringify({ source: "server", ...serverReport(event.atMs, event.snapshot) })
         : formatServerLine(event.atMs, event.snapshot, "utc");
     } else {
+      const open = event.openLoop;
       line = json
-        ? JSON.stringify({ source: "client", ...clientReport(event.report, event.inFlight, event.atMs) })
-        : formatClientLine(event.report, event.inFlight);
+        ? JSON.stringify({ source: "client", ...clientReport(event.report, event.inFlight, event.atMs), ...open })
+        : formatClientLine(event.report, event.inFlight) + (open === undefined ? "" : openLoopSuffix(open));
     }
     io.stdout.write(`${line}\n`);
   };
@@ -230,14 +256,18 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
     const outcome = run(trial, strategy.name, values.quiet ? undefined : printEvent(io, values.json));
     results.push(outcome.strategyResult);
     await playback?.play(outcome.strategyResult, outcome.config.outages);
+    const { openLoop, serverTotals } = outcome.result;
     const summary = values.json
       ? JSON.stringify({
           source: "summary",
           strategy: strategy.name,
           ...clientReport(outcome.result.totals, 0, outcome.config.durationMs),
+          ...openLoop,
+          server: serverTotalsReport(serverTotals),
           metrics: outcome.metrics,
         })
-      : formatClientSummary(outcome.result.totals);
+      : `${formatClientSummary(outcome.result.totals)}${openLoop === undefined ? "" : openLoopSuffix(openLoop)}\n` +
+        `server: ${formatServerTotals(serverTotals)}`;
     io.stdout.write(`${summary}\n`);
     io.stderr.write(
       `sim: ${strategy.name}: ${outcome.result.events} events in ${(outcome.wallMs / 1000).toFixed(2)} s ` +

@@ -1,8 +1,23 @@
+import type { Clock } from "../clock/clock.ts";
 import type { AttemptSink, Transport } from "../model/herd.ts";
 import { OK_RESULT, type AttemptResult } from "../model/outcome.ts";
-import type { ServiceQueue, ServiceTicket } from "../model/service-queue.ts";
+import type { Completion, ServiceQueue, ServiceTicket } from "../model/service-queue.ts";
 
 const SHED_RESULT: AttemptResult = Object.freeze({ outcome: "error", errorKind: "http-5xx" });
+/** A 500 from the server's -error-rate. */
+const INJECTED_ERROR_RESULT: AttemptResult = Object.freeze({ outcome: "error", errorKind: "http-5xx" });
+
+/** What the modelled server and clients put on the wire besides the request itself. */
+export interface NetworkOptions {
+  /** Retry-After on a shed request, ms (whole seconds, as the server rounds it); 0 or undefined for none. */
+  readonly retryAfterMs?: number | undefined;
+  /**
+   * Deadline propagation to a deadline-aware server: every attempt carries its deadline,
+   * `timeoutMs` after it was sent on `clock` (the client's own timeout), and the server
+   * takes it into service with that deadline.
+   */
+  readonly deadline?: { readonly clock: Clock; readonly timeoutMs: number } | undefined;
+}
 
 /** One attempt waiting in the kernel's accept queue of a stopped server. */
 class QueuedConnection {
@@ -10,9 +25,12 @@ class QueuedConnection {
   ticket: ServiceTicket | undefined = undefined;
   /** The client gave up and closed its end; the kernel still holds the connection. */
   closed = false;
+  /** The deadline the request carries, or undefined for none. */
+  readonly deadlineAt: number | undefined;
 
-  constructor(sink: AttemptSink) {
+  constructor(sink: AttemptSink, deadlineAt: number | undefined) {
     this.sink = sink;
+    this.deadlineAt = deadlineAt;
   }
 }
 
@@ -23,8 +41,16 @@ class QueuedConnection {
  */
 type NetworkAttempt = ServiceTicket | QueuedConnection | undefined;
 
-/** The server answered a request: one function for every request, its client's sink the argument. */
-const answer = (sink: AttemptSink | undefined): void => sink?.done(OK_RESULT);
+/**
+ * The server answered a request: one function for every request, its client's sink the
+ * argument. A request taken out at its deadline gets no answer here: the deadline is its
+ * client's own, which times out at that same instant (the real server's 504 races the
+ * client's abort).
+ */
+const answer = (sink: AttemptSink | undefined, completion: Completion): void => {
+  if (completion === "served") sink?.done(OK_RESULT);
+  else if (completion === "injected-error") sink?.done(INJECTED_ERROR_RESULT);
+};
 
 /**
  * What a stopped server does to the network, on loopback, in virtual time. While the
@@ -43,9 +69,15 @@ export class SimulatedNetwork {
   /** Connection attempts that found the accept queue full. */
   droppedConnections = 0;
 
-  constructor(queue: ServiceQueue, backlog: number) {
+  private readonly shedResult: AttemptResult;
+  private readonly deadline: NetworkOptions["deadline"];
+
+  constructor(queue: ServiceQueue, backlog: number, options: NetworkOptions = {}) {
     this.queue = queue;
     this.backlog = backlog;
+    const retryAfterMs = options.retryAfterMs ?? 0;
+    this.shedResult = retryAfterMs > 0 ? Object.freeze({ outcome: "error", errorKind: "http-5xx", retryAfterMs }) : SHED_RESULT;
+    this.deadline = options.deadline;
   }
 
   get isStopped(): boolean {
@@ -70,19 +102,20 @@ export class SimulatedNetwork {
     const queued = this.acceptQueue;
     this.acceptQueue = [];
     for (const connection of queued) {
-      connection.ticket = this.admit(connection.sink);
+      connection.ticket = this.admit(connection.sink, connection.deadlineAt);
       if (connection.closed && connection.ticket !== undefined) this.queue.abandon(connection.ticket);
     }
   }
 
   readonly transport: Transport<NetworkAttempt> = {
     send: (sink) => {
-      if (!this.stopped) return this.admit(sink);
+      const deadlineAt = this.deadlineOfNewAttempt();
+      if (!this.stopped) return this.admit(sink, deadlineAt);
       if (this.acceptQueue.length >= this.backlog) {
         this.droppedConnections++; // no SYN-ACK: the client can only time out
         return undefined;
       }
-      const connection = new QueuedConnection(sink);
+      const connection = new QueuedConnection(sink, deadlineAt);
       this.acceptQueue.push(connection);
       return connection;
     },
@@ -98,10 +131,21 @@ export class SimulatedNetwork {
     },
   };
 
-  /** Takes a request into service, or answers 503 when the server sheds it. */
-  private admit(sink: AttemptSink | undefined): ServiceTicket | undefined {
-    const ticket = this.queue.admit(answer, sink);
-    if (ticket === undefined) sink?.done(SHED_RESULT);
+  /**
+   * Takes a request into service, or answers 503 when the server sheds it. A request whose
+   * deadline passed while it waited in the accept queue is not taken in (its client timed
+   * out at that deadline and is gone).
+   */
+  private admit(sink: AttemptSink | undefined, deadlineAt: number | undefined): ServiceTicket | undefined {
+    if (deadlineAt !== undefined && this.queue.expireOnArrival(deadlineAt)) return undefined;
+    const ticket = this.queue.admit(answer, sink, deadlineAt);
+    if (ticket === undefined) sink?.done(this.shedResult);
     return ticket;
+  }
+
+  /** The deadline a new attempt carries: now plus the client's timeout, or undefined without propagation. */
+  private deadlineOfNewAttempt(): number | undefined {
+    const deadline = this.deadline;
+    return deadline === undefined ? undefined : deadline.clock.now() + deadline.timeoutMs;
   }
 }

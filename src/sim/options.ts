@@ -94,7 +94,7 @@ const SIM_ONLY_FLAGS = [
 
 export const SIM_FLAGS = [
   ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed", "metrics-listen"]),
-  ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "metrics"]),
+  ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "seed", "metrics"]),
   ...SIM_ONLY_FLAGS,
 ];
 

@@ -1,5 +1,7 @@
 import type { RetryConfig } from "../model/client-loop.ts";
-import { Herd } from "../model/herd.ts";
+import { openLoopFields, type OpenLoopTotals } from "../client/reporter.ts";
+import { type Arrivals, createLoad } from "../model/load.ts";
+import { OpenLoop } from "../model/open-loop.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
 import { seededRandom } from "../backoff/random.ts";
@@ -13,8 +15,23 @@ export interface Outage {
   readonly durationMs: number;
 }
 
+/** Server-side protections and client-side signalling of the fleet, all off by default. */
+export interface ProtectionConfig {
+  /** Retry-After on a shed request, ms (whole seconds); 0 for none. */
+  readonly retryAfterMs: number;
+  /** Clients send their deadlines and the server takes requests out of service when they pass. */
+  readonly deadlines: boolean;
+  /** Fraction of requests the server answers 500 after the modelled delay. */
+  readonly errorRate: number;
+}
+
+export const NO_PROTECTION: ProtectionConfig = Object.freeze({ retryAfterMs: 0, deadlines: false, errorRate: 0 });
+
 export interface SimulationConfig {
   readonly users: number;
+  /** Closed users (the default) or open-loop arrivals. */
+  readonly arrivals?: Arrivals | undefined;
+  readonly protection?: ProtectionConfig | undefined;
   readonly timeoutMs: number;
   readonly retry: RetryConfig;
   /** The client's reporting window. */
@@ -32,7 +49,14 @@ export interface SimulationConfig {
 
 export type SimulationEvent =
   | { readonly kind: "server"; readonly atMs: number; readonly snapshot: ServiceSnapshot }
-  | { readonly kind: "client"; readonly atMs: number; readonly report: WindowReport; readonly inFlight: number };
+  | {
+      readonly kind: "client";
+      readonly atMs: number;
+      readonly report: WindowReport;
+      readonly inFlight: number;
+      /** With open-loop arrivals: requests alive and arrivals dropped so far. */
+      readonly openLoop?: OpenLoopTotals | undefined;
+    };
 
 export interface SimulationResult {
   readonly server: ServerSample[];
@@ -41,6 +65,15 @@ export interface SimulationResult {
   /** Timer events the virtual clock fired: the simulator's measure of work. */
   readonly events: number;
   readonly droppedConnections: number;
+  /** The server's totals at the end. */
+  readonly serverTotals: ServiceSnapshot;
+  /** With open-loop arrivals: requests alive at the end and arrivals dropped. */
+  readonly openLoop?: OpenLoopTotals | undefined;
+}
+
+/** The seed of the server's error injection: a stream of its own, apart from the clients'. */
+export function serverSeed(seed: number): number {
+  return (seed ^ 0x5f3759df) & 0x7fffffff;
 }
 
 /**
@@ -59,18 +92,21 @@ export function fifoDelays(config: Pick<SimulationConfig, "timeoutMs" | "retry">
  */
 export function simulate(config: SimulationConfig, onEvent: (event: SimulationEvent) => void = () => {}): SimulationResult {
   const clock = new ManualClock(0, fifoDelays(config));
+  const protection = config.protection ?? NO_PROTECTION;
   const queue = new ServiceQueue(clock, {
     latency: config.latency,
     cancelOnDisconnect: config.cancelOnDisconnect,
     maxConcurrency: config.maxConcurrency,
+    errorInjection: protection.errorRate > 0 ? { rate: protection.errorRate, random: seededRandom(serverSeed(config.seed)) } : undefined,
   });
-  const network = new SimulatedNetwork(queue, config.backlog);
+  const network = new SimulatedNetwork(queue, config.backlog, {
+    retryAfterMs: protection.retryAfterMs,
+    deadline: protection.deadlines ? { clock, timeoutMs: config.timeoutMs } : undefined,
+  });
   const stats = new WindowStats(0);
-  const herd = new Herd(clock, seededRandom(config.seed), network.transport, stats, {
-    users: config.users,
-    timeoutMs: config.timeoutMs,
-    retry: config.retry,
-  });
+  const herd = createLoad(config, clock, seededRandom(config.seed), network.transport, stats);
+  const openLoop = herd instanceof OpenLoop ? herd : undefined;
+  const openLoopTotals = () => (openLoop === undefined ? undefined : openLoopFields(openLoop));
   const server: ServerSample[] = [];
   const client: ClientWindow[] = [];
 
@@ -89,6 +125,10 @@ export function simulate(config: SimulationConfig, onEvent: (event: SimulationEv
       lastDelayMs: snapshot.lastDelayMs,
       peakConcurrency: snapshot.peakConcurrency,
       peakDelayMs: snapshot.peakDelayMs,
+      abandoned: snapshot.abandoned,
+      abandonedInService: snapshot.abandonedInService,
+      cancelled: snapshot.cancelled,
+      expired: snapshot.expired,
     });
     onEvent({ kind: "server", atMs: clock.now(), snapshot });
     queue.resetPeak();
@@ -120,7 +160,7 @@ export function simulate(config: SimulationConfig, onEvent: (event: SimulationEv
       timedoutPerSec: perSecond(window.counts.timedout, window),
       attemptsPerSec: perSecond(window.counts.attempts, window),
     });
-    onEvent({ kind: "client", atMs: clock.now(), report: window, inFlight: herd.inFlight });
+    onEvent({ kind: "client", atMs: clock.now(), report: window, inFlight: herd.inFlight, openLoop: openLoopTotals() });
     if (clock.now() + config.intervalMs <= config.durationMs) clock.schedule(config.intervalMs, closeWindow);
   };
   clock.schedule(config.intervalMs, closeWindow);
@@ -129,5 +169,13 @@ export function simulate(config: SimulationConfig, onEvent: (event: SimulationEv
   clock.runUntil(config.durationMs);
   herd.stop();
   queue.stop();
-  return { server, client, totals: stats.totals(clock.now()), events: clock.firedCount, droppedConnections: network.droppedConnections };
+  return {
+    server,
+    client,
+    totals: stats.totals(clock.now()),
+    events: clock.firedCount,
+    droppedConnections: network.droppedConnections,
+    serverTotals: queue.snapshot(),
+    openLoop: openLoopTotals(),
+  };
 }

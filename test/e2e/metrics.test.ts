@@ -11,6 +11,9 @@ interface ServerJson {
   abandoned: number;
   cancelled: number;
   shed: number;
+  expired: number;
+  abandonedInService: number;
+  errorsInjected: number;
 }
 
 interface ClientJson {
@@ -121,7 +124,7 @@ describe("Prometheus metrics", () => {
     between(c.value("thundering_herd_client_retry_budget_exhausted_users"), 0, 40, "exhausted users");
 
     const s = fromServer.scrape;
-    for (const outcome of ["served", "abandoned", "cancelled", "shed"] as const) {
+    for (const outcome of ["served", "abandoned", "cancelled", "shed", "expired"] as const) {
       between(s.value("thundering_herd_server_requests_total", { outcome }), serverBefore[outcome], serverAfter[outcome], outcome);
     }
     between(s.value("thundering_herd_server_admitted_total"), serverBefore.admitted, serverAfter.admitted, "admitted");
@@ -136,10 +139,12 @@ describe("Prometheus metrics", () => {
     expect(final.value("thundering_herd_server_requests_in_service")).toBe(0);
     expect(final.value("thundering_herd_server_modelled_delay_seconds")).toBe(idle.lastDelayMs! / 1000);
     expect(final.value("thundering_herd_server_admitted_total")).toBe(idle.admitted);
-    for (const outcome of ["served", "abandoned", "cancelled", "shed"] as const) {
+    for (const outcome of ["served", "abandoned", "cancelled", "shed", "expired"] as const) {
       expect(final.value("thundering_herd_server_requests_total", { outcome }), outcome).toBe(idle[outcome]);
     }
     expect(idle.abandoned, "requests that timed out while the server was stopped").toBeGreaterThan(0);
+    expect(final.value("thundering_herd_server_abandoned_in_service")).toBe(idle.abandonedInService);
+    expect(final.value("thundering_herd_server_errors_injected_total")).toBe(idle.errorsInjected);
     const latency = final.histogram("thundering_herd_server_request_duration_seconds")!;
     expect(latency.count).toBe(idle.served);
     // No request is answered before the 100 ms base delay.

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
-import * as backoff from "thundering-herd/backoff";
+// The sources behind "thundering-herd/backoff"; test/e2e/package.test.ts imports the built package itself.
+import * as backoff from "../../../src/backoff/index.ts";
 
 describe("public surface (thundering-herd/backoff)", () => {
   it("exports exactly the documented values", () => {
     expect(Object.keys(backoff).sort()).toEqual(
       [
+        "ARTICLE_FACTOR",
         "GOOGLE_MAX_RETRIES_LIMIT",
         "POLICY_DEFAULTS",
         "POLICY_KINDS",
@@ -25,6 +27,7 @@ describe("public surface (thundering-herd/backoff)", () => {
         "initialBudgetState",
         "isPolicyKind",
         "nextDelay",
+        "parseRetryAfter",
         "referencePolicy",
         "retry",
         "retryBudget",

@@ -66,6 +66,27 @@ describe("Herd", () => {
     expect(stats.totals(clock.now()).counts.timedout).toBe(aborted());
   });
 
+  it("waits at least what the server's Retry-After asks before the next attempt, when told to honor it", () => {
+    const gapsAfter = (retryAfterMs: number, honorRetryAfter: boolean) => {
+      const clock = new ManualClock();
+      const shed: AttemptResult = { outcome: "error", errorKind: "http-5xx", retryAfterMs };
+      const { transport, sentAt } = scriptedTransport(clock, 5, shed);
+      const herd = new Herd(clock, seededRandom(6), transport, new WindowStats(0), {
+        users: 1,
+        timeoutMs: 2000,
+        retry: retryConfig({ honorRetryAfter }),
+      });
+      herd.start();
+      clock.runUntil(120_000);
+      return sentAt.slice(1, 6).map((time, index) => time - sentAt[index]!);
+    };
+    // The answer takes 5 ms; then the wait: the server's 2 s rather than the policy's 100 ms.
+    for (const gap of gapsAfter(2_000, true)) expect(gap).toBeCloseTo(2_005, 9);
+    // A policy that waits longer than the server asks keeps its own wait.
+    for (const gap of gapsAfter(50, true)) expect(gap).toBeCloseTo(105, 9);
+    for (const gap of gapsAfter(2_000, false)) expect(gap).toBeCloseTo(105, 9);
+  });
+
   it("offers N / (lambda + latency) requests per second, without drift, over an hour", () => {
     const clock = new ManualClock();
     const { transport, sentAt } = scriptedTransport(clock, 100, OK_RESULT);

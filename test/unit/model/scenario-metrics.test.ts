@@ -121,6 +121,22 @@ describe("computeMetrics", () => {
     expect(metrics.peakDelayAfterResumeMs).toBe(Infinity);
     expect(metrics.outageAmplification).toBe(0);
   });
+
+  it("counts the work done for nobody from the last sample's totals, and beside it the work dropped once nobody waited", () => {
+    const base = { concurrency: 10, lastDelayMs: 100, peakConcurrency: 10, peakDelayMs: 100 };
+    const server: ServerSample[] = [
+      { atMs: 36_000, ...base, abandoned: 400, abandonedInService: 900, cancelled: 0, expired: 3 },
+      { atMs: 37_000, ...base, abandoned: 4_100, abandonedInService: 7, cancelled: 5, expired: 25 },
+    ];
+    expect(computeMetrics(server, windows(steady), phases, 30).wastedWork).toEqual({
+      completedForNobody: 4_100,
+      heldForNobody: 7,
+      total: 4_107,
+      droppedForNobody: 30,
+    });
+    // Samples without totals (an older server's JSON) give no figure rather than a false 0.
+    expect(computeMetrics(samples([10, 10], 36_000), windows(steady), phases, 30).wastedWork).toBeUndefined();
+  });
 });
 
 describe("readableDelay", () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { LatencyModel } from "../../../src/model/latency.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
-import { ServiceQueue, type ServiceQueueOptions } from "../../../src/model/service-queue.ts";
+import { type Completion, ServiceQueue, type ServiceQueueOptions } from "../../../src/model/service-queue.ts";
+import { seededRandom } from "../../../src/backoff/random.ts";
 
 /** limit 1, factor 2, K 1: delay(c) = 100 * 2^(c-1) above one request, easy to follow by hand. */
 const STEEP: LatencyModel = { baseDelayMs: 100, limit: 1, factor: 2, exponentDivisor: 1 };
@@ -62,9 +63,10 @@ describe("ServiceQueue", () => {
     clock.advanceBy(50);
     queue.abandon(a);
     expect(queue.concurrency).toBe(2);
+    expect(queue.snapshot().abandonedInService).toBe(1);
     clock.runAll();
     expect(completions).toEqual(["b@200"]);
-    expect(queue.snapshot()).toMatchObject({ served: 1, abandoned: 1, cancelled: 0, concurrency: 0 });
+    expect(queue.snapshot()).toMatchObject({ served: 1, abandoned: 1, abandonedInService: 0, cancelled: 0, concurrency: 0 });
   });
 
   it("with cancel-on-disconnect frees the slot at once, so the others finish sooner", () => {
@@ -143,5 +145,119 @@ describe("ServiceQueue", () => {
     // One timer per head re-check: far fewer than one per arrival-and-completion pair.
     expect(clock.firedCount).toBeLessThan(10);
     expect(queue.snapshot().served).toBe(1000);
+  });
+
+  describe("error injection", () => {
+    it("answers exactly the requests whose seeded draw falls below the rate, after the modelled delay", () => {
+      const { clock, queue } = setUp({ errorInjection: { rate: 0.3, random: seededRandom(42) } });
+      const answers: string[] = [];
+      for (let index = 0; index < 200; index++) {
+        queue.admit((name: number, completion: Completion) => answers.push(`${name}:${completion}@${clock.now()}`), index);
+        clock.runAll();
+      }
+      // One draw per answered request, in the order of completion.
+      const replay = seededRandom(42);
+      const expected = Array.from(
+        { length: 200 },
+        (_, index) => `${index}:${replay.uniform() < 0.3 ? "injected-error" : "served"}@${(index + 1) * 100}`,
+      );
+      expect(answers).toEqual(expected);
+      const injected = answers.filter((answer) => answer.includes("injected-error")).length;
+      expect(queue.snapshot()).toMatchObject({ served: 200, errorsInjected: injected });
+      // Binomial(200, 0.3): mean 60, standard deviation 6.5; the seed's count lies within 4 of them.
+      expect(Math.abs(injected - 60)).toBeLessThan(4 * 6.5);
+    });
+
+    it("draws nothing for abandoned requests, and nothing at all at rate 0", () => {
+      let draws = 0;
+      const counting = { ...seededRandom(1), uniform: () => (draws++, 0.5) };
+      const { clock, queue } = setUp({ errorInjection: { rate: 0, random: counting } });
+      queue.admit();
+      clock.runAll();
+      expect(draws).toBe(0);
+      const injecting = setUp({ errorInjection: { rate: 0.6, random: counting } });
+      const kept = injecting.queue.admit();
+      const left = injecting.queue.admit()!;
+      injecting.queue.abandon(left);
+      injecting.clock.runAll();
+      expect(kept).toBeDefined();
+      expect(draws).toBe(1);
+      expect(injecting.queue.snapshot()).toMatchObject({ served: 1, abandoned: 1, errorsInjected: 1 });
+    });
+  });
+
+  describe("deadlines", () => {
+    function withDeadlines(overrides: Partial<ServiceQueueOptions> = {}) {
+      const setup = setUp(overrides);
+      const events: string[] = [];
+      const arrive = (name: string, deadlineAt: number) =>
+        setup.queue.admit(
+          (label: string, completion: Completion) => events.push(`${label}:${completion}@${setup.clock.now()}`),
+          name,
+          deadlineAt,
+        );
+      return { ...setup, events, arrive };
+    }
+
+    it("takes a request out of service at its deadline exactly, and the others speed up", () => {
+      const { clock, queue, events, arrive } = withDeadlines();
+      arrive("a", 1_000);
+      arrive("b", 150); // c = 2: delay 200, so b would complete at 200
+      clock.advanceBy(149.999);
+      expect(events).toEqual([]);
+      expect(queue.concurrency).toBe(2);
+      clock.advanceBy(0.001);
+      // At 150 b expires; c = 1, delay 100, and a (150 old) completes at the same instant.
+      expect(events).toEqual(["b:expired@150", "a:served@150"]);
+      expect(queue.snapshot()).toMatchObject({ concurrency: 0, served: 1, expired: 1, abandoned: 0, cancelled: 0 });
+    });
+
+    it("lets the deadline win over a completion due at the same instant", () => {
+      const { clock, queue, events, arrive } = withDeadlines();
+      arrive("a", 100);
+      clock.runAll();
+      expect(events).toEqual(["a:expired@100"]);
+      expect(queue.snapshot()).toMatchObject({ served: 0, expired: 1 });
+    });
+
+    it("expires deadlines in any order, and leaves requests that completed in time alone", () => {
+      const { clock, queue, events, arrive } = withDeadlines();
+      arrive("a", 350);
+      arrive("b", 250);
+      arrive("c", 5_000); // c = 3: delay 400
+      arrive("d", 300); // c = 4: delay 800
+      clock.runAll();
+      // 250: b leaves (c = 3, delay 400); 300: d leaves (c = 2, delay 200): a and c, 300 old, complete.
+      expect(events).toEqual(["b:expired@250", "d:expired@300", "a:served@300", "c:served@300"]);
+      expect(queue.snapshot()).toMatchObject({ served: 2, expired: 2, concurrency: 0 });
+      expect(clock.nextDueAt()).toBeUndefined();
+    });
+
+    it("counts an abandoned request that reaches its deadline as expired, without answering it", () => {
+      const { clock, queue, events, arrive } = withDeadlines();
+      const ticket = arrive("a", 60)!;
+      clock.advanceBy(30);
+      queue.abandon(ticket); // the reference keeps it in service
+      expect(queue.snapshot().abandonedInService).toBe(1);
+      clock.runAll();
+      expect(events).toEqual([]);
+      expect(queue.snapshot()).toMatchObject({ abandoned: 0, abandonedInService: 0, expired: 1, concurrency: 0 });
+    });
+
+    it("counts a cancelled request once, as cancelled", () => {
+      const { clock, queue, arrive } = withDeadlines({ cancelOnDisconnect: true });
+      const ticket = arrive("a", 60)!;
+      queue.abandon(ticket);
+      clock.runAll();
+      expect(queue.snapshot()).toMatchObject({ cancelled: 1, expired: 0 });
+    });
+
+    it("refuses a request whose deadline has already passed, counting it as expired", () => {
+      const { clock, queue } = withDeadlines();
+      clock.advanceBy(500);
+      expect(queue.expireOnArrival(500)).toBe(true);
+      expect(queue.expireOnArrival(500.001)).toBe(false);
+      expect(queue.snapshot()).toMatchObject({ expired: 1, admitted: 0, concurrency: 0 });
+    });
   });
 });

@@ -11,6 +11,7 @@ const base: ScenarioMetrics = {
   serverRecoveryMs: undefined,
   clientRecoveryMs: undefined,
   verdict: "collapsed",
+  wastedWork: undefined,
 };
 
 describe("explainVerdict", () => {

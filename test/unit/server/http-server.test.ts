@@ -3,6 +3,7 @@ import type { ServerOptions } from "../../../src/server/options.ts";
 import { type RunningServer, startHttpServer } from "../../../src/server/http-server.ts";
 import { realClock } from "../../../src/clock/real-clock.ts";
 import { rawGet } from "../../helpers/raw-http.ts";
+import { seededRandom } from "../../../src/backoff/random.ts";
 
 const started: RunningServer[] = [];
 afterEach(async () => {
@@ -17,6 +18,10 @@ async function start(overrides: Partial<ServerOptions> = {}) {
       backlog: 511,
       cancelOnDisconnect: false,
       maxConcurrency: Infinity,
+      retryAfterMs: 1000,
+      deadlineAware: false,
+      errorRate: 0,
+      seed: undefined,
       reportIntervalMs: 1000,
       json: false,
       metrics: false,
@@ -105,6 +110,69 @@ describe("HTTP server", () => {
     expect(performance.now() - started).toBeLessThan(400);
     await Promise.all(held.map((request) => request.response));
     expect(server.queue.snapshot()).toMatchObject({ shed: 1, served: 2 });
+  });
+
+  it("sends the Retry-After it is given on a shed request, in whole seconds rounded up, and none for 0", async () => {
+    const shedOnce = async (retryAfterMs: number) => {
+      const { server, port, base } = await start({
+        latency: { baseDelayMs: 500, limit: 30, factor: 1.05, exponentDivisor: 15 },
+        maxConcurrency: 1,
+        retryAfterMs,
+      });
+      const held = rawGet(port);
+      await until(() => server.queue.concurrency === 1);
+      const shed = await fetch(`${base}/api`);
+      await held.response;
+      return { status: shed.status, retryAfter: shed.headers.get("retry-after") };
+    };
+    expect(await shedOnce(1_500)).toEqual({ status: 503, retryAfter: "2" });
+    expect(await shedOnce(0)).toEqual({ status: 503, retryAfter: null });
+  });
+
+  it("with deadline awareness, answers 504 at the deadline a request carries and counts it expired", async () => {
+    const { server, port } = await start({
+      latency: { baseDelayMs: 60_000, limit: 30, factor: 1.05, exponentDivisor: 15 },
+      deadlineAware: true,
+    });
+    const deadline = Date.now() + 200;
+    const expiring = rawGet(port, "/api", `x-request-deadline-ms: ${deadline}\r\n`);
+    const late = rawGet(port, "/api", `x-request-deadline-ms: ${Date.now() - 1}\r\n`);
+    const malformed = rawGet(port, "/api", "x-request-deadline-ms: soon\r\n");
+    expect(await late.response).toMatch(/^HTTP\/1\.1 504 Gateway Timeout/);
+    await until(() => server.queue.concurrency === 2);
+    expect(server.queue.snapshot()).toMatchObject({ expired: 1, admitted: 2 });
+    expect(await expiring.response).toMatch(/^HTTP\/1\.1 504 Gateway Timeout[\s\S]*deadline exceeded/);
+    // Never before the deadline (the same clock on both sides).
+    expect(Date.now()).toBeGreaterThanOrEqual(deadline);
+    // A value that is no deadline is ignored: that request stays in service.
+    expect(server.queue.snapshot()).toMatchObject({ expired: 2, admitted: 2, concurrency: 1 });
+    malformed.socket.destroy();
+  });
+
+  it("ignores deadlines unless deadline-aware", async () => {
+    const { server, port } = await start({ latency: { baseDelayMs: 100, limit: 30, factor: 1.05, exponentDivisor: 15 } });
+    const request = rawGet(port, "/api", `x-request-deadline-ms: ${Date.now() - 1_000}\r\n`);
+    expect(await request.response).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(server.queue.snapshot()).toMatchObject({ expired: 0, served: 1 });
+  });
+
+  it("answers the seeded fraction of requests 500 after the modelled delay, exactly as the seed draws", async () => {
+    const { server, base } = await start({
+      latency: { baseDelayMs: 1, limit: 30, factor: 1.05, exponentDivisor: 15 },
+      errorRate: 0.25,
+      seed: 77,
+    });
+    const statuses: number[] = [];
+    for (let index = 0; index < 200; index++) {
+      const response = await fetch(`${base}/api`);
+      await response.arrayBuffer();
+      statuses.push(response.status);
+    }
+    // One request at a time: the n-th answer takes the n-th draw.
+    const replay = seededRandom(77);
+    expect(statuses).toEqual(statuses.map(() => (replay.uniform() < 0.25 ? 500 : 200)));
+    const errors = statuses.filter((status) => status === 500).length;
+    expect(server.queue.snapshot()).toMatchObject({ served: 200, errorsInjected: errors });
   });
 
   it("answers other paths 404, other methods 405, and /stats with a JSON snapshot", async () => {

@@ -1,17 +1,24 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import type { AttemptResult } from "../../../src/model/outcome.ts";
-import { ServiceQueue } from "../../../src/model/service-queue.ts";
-import { SimulatedNetwork } from "../../../src/sim/network.ts";
+import { ServiceQueue, type ServiceQueueOptions } from "../../../src/model/service-queue.ts";
+import { type NetworkOptions, SimulatedNetwork } from "../../../src/sim/network.ts";
+import { seededRandom } from "../../../src/backoff/random.ts";
 
-function setUp(backlog: number, cancelOnDisconnect = false) {
+function setUp(
+  backlog: number,
+  cancelOnDisconnect = false,
+  queueOptions: Partial<ServiceQueueOptions> = {},
+  networkOptions: (clock: ManualClock) => NetworkOptions = () => ({}),
+) {
   const clock = new ManualClock();
   const queue = new ServiceQueue(clock, {
     latency: { baseDelayMs: 100, limit: 30, factor: 1.05, exponentDivisor: 15 },
     cancelOnDisconnect,
     maxConcurrency: Infinity,
+    ...queueOptions,
   });
-  const network = new SimulatedNetwork(queue, backlog);
+  const network = new SimulatedNetwork(queue, backlog, networkOptions(clock));
   const results: AttemptResult[] = [];
   const send = () => network.transport.send({ done: (result) => results.push(result) });
   const abort = network.transport.abort;
@@ -62,5 +69,51 @@ describe("SimulatedNetwork", () => {
     const handle = send();
     abort(handle);
     expect(queue.concurrency).toBe(1); // the reference behaviour: the work goes on
+  });
+
+  it("answers a shed request 503 at once, with the Retry-After the server sends", () => {
+    const { queue, results, send } = setUp(10, false, { maxConcurrency: 1 }, () => ({ retryAfterMs: 2_000 }));
+    send();
+    send();
+    expect(results).toEqual([{ outcome: "error", errorKind: "http-5xx", retryAfterMs: 2_000 }]);
+    expect(queue.snapshot()).toMatchObject({ shed: 1, concurrency: 1 });
+    const plain = setUp(10, false, { maxConcurrency: 1 });
+    plain.send();
+    plain.send();
+    expect(plain.results).toEqual([{ outcome: "error", errorKind: "http-5xx" }]);
+  });
+
+  it("answers an injected error as a 5xx after the modelled delay", () => {
+    const { clock, queue, results, send } = setUp(10, false, { errorInjection: { rate: 1, random: seededRandom(3) } });
+    send();
+    clock.advanceBy(99);
+    expect(results).toEqual([]);
+    clock.advanceBy(1);
+    expect(results).toEqual([{ outcome: "error", errorKind: "http-5xx" }]);
+    expect(queue.snapshot()).toMatchObject({ served: 1, errorsInjected: 1 });
+  });
+
+  it("with deadlines, expires requests at their client's timeout and refuses stale queued ones on resume", () => {
+    const { clock, queue, network, results, send } = setUp(
+      10,
+      false,
+      { latency: { baseDelayMs: 500, limit: 30, factor: 1.05, exponentDivisor: 15 } },
+      (clock) => ({
+        deadline: { clock, timeoutMs: 300 },
+      }),
+    );
+    send(); // deadline 300, would complete at 500
+    clock.advanceBy(300);
+    expect(queue.snapshot()).toMatchObject({ expired: 1, concurrency: 0 });
+    network.stop();
+    send(); // queued at 300: deadline 600
+    clock.advanceBy(200);
+    send(); // queued at 500: deadline 800
+    clock.advanceBy(100); // 600: the first queued request's deadline has passed
+    network.resume();
+    expect(queue.snapshot()).toMatchObject({ expired: 2, admitted: 2, concurrency: 1 });
+    clock.runAll();
+    expect(queue.snapshot()).toMatchObject({ expired: 3, served: 0, concurrency: 0 });
+    expect(results).toEqual([]); // expired requests get no answer: their clients time out at that instant
   });
 });

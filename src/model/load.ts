@@ -1,0 +1,40 @@
+import type { Random } from "../backoff/random.ts";
+import type { Clock } from "../clock/clock.ts";
+import type { RetryConfig } from "./client-loop.ts";
+import { Herd, type HerdObserver, type Transport } from "./herd.ts";
+import { OpenLoop } from "./open-loop.ts";
+
+/** How requests are offered: closed users (-clients, -lambda) or open-loop arrivals. */
+export type Arrivals = { readonly kind: "closed" } | { readonly kind: "open"; readonly ratePerSec: number; readonly maxChains: number };
+
+export interface LoadOptions {
+  /** Closed users: how many. */
+  readonly users: number;
+  /** Closed users when undefined. */
+  readonly arrivals?: Arrivals | undefined;
+  readonly timeoutMs: number;
+  readonly retry: RetryConfig;
+}
+
+/**
+ * The source of load, for the real client and the simulator alike: N closed users or an
+ * open-loop arrival process, on the same clock, transport and statistics.
+ */
+export function createLoad(
+  options: LoadOptions,
+  clock: Clock,
+  random: Random,
+  transport: Transport,
+  observer: HerdObserver,
+): Herd | OpenLoop {
+  const arrivals = options.arrivals;
+  if (arrivals?.kind === "open") {
+    return new OpenLoop(clock, random, transport, observer, {
+      ratePerSec: arrivals.ratePerSec,
+      timeoutMs: options.timeoutMs,
+      retry: options.retry,
+      maxChains: arrivals.maxChains,
+    });
+  }
+  return new Herd(clock, random, transport, observer, { users: options.users, timeoutMs: options.timeoutMs, retry: options.retry });
+}

@@ -1,0 +1,203 @@
+import type { RetryBudgetState } from "../backoff/budget.ts";
+import type { Random } from "../backoff/random.ts";
+import type { Clock, TimerOwner } from "../clock/clock.ts";
+import { decideAfterAttempt, firstWait, honorServerWait, initialUserState, type RetryConfig, type UserState } from "./client-loop.ts";
+import type { AttemptSink, HerdObserver, Transport } from "./herd.ts";
+import { type AttemptResult, TIMEDOUT_RESULT } from "./outcome.ts";
+
+export interface OpenLoopOptions {
+  /** Mean arrivals per second of a Poisson process. */
+  readonly ratePerSec: number;
+  /** No complete answer within this many ms: the attempt is aborted and counts as timedout. */
+  readonly timeoutMs: number;
+  readonly retry: RetryConfig;
+  /**
+   * Requests alive at once at most: with an attempt in flight or a retry pending. A storm
+   * with retries that never give up makes every arrival a chain that lives as long as the
+   * outage, so without a bound memory grows with rate x outage; an arrival that finds this
+   * many alive is not sent and is counted as dropped.
+   */
+  readonly maxChains: number;
+}
+
+/** What an open-loop source shares with its chains. */
+interface SourceContext {
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly transport: Transport;
+  readonly observer: HerdObserver;
+  readonly options: OpenLoopOptions;
+  inFlight: number;
+  stopped: boolean;
+  /** Chains that have ended, kept for the next arrivals: chain objects are made only up to the most alive at once. */
+  readonly idle: Chain[];
+  alive: number;
+}
+
+/**
+ * One request of an open-loop source and its retries: send, classify, retry after what the
+ * policy says, until an OK or a refused retry ends it. Like a closed user it is its own
+ * sink and timer (one timer for its wait and its attempt's deadline).
+ */
+class Chain implements UserState, AttemptSink, TimerOwner {
+  failures = 0;
+  lastWaitMs = 0;
+  budget: RetryBudgetState | undefined = undefined;
+  clockSlot: unknown = undefined;
+  private isRetry = false;
+  private inFlight = false;
+  private startedAt = 0;
+  private attempt: unknown = undefined;
+  private readonly source: SourceContext;
+
+  constructor(source: SourceContext) {
+    this.source = source;
+  }
+
+  /** A new request arrives: its first attempt goes out at once. */
+  begin(): void {
+    const config = this.source.options.retry;
+    const initial = initialUserState(config);
+    this.failures = initial.failures;
+    this.budget = initial.budget;
+    this.lastWaitMs = 0;
+    // The reference policy grows its first wait from the wait before the failed attempt, a
+    // closed user's think time; an arrival has none, so it draws one as a user would.
+    if (config.backoff.kind === "reference") firstWait(config, this, this.source.random);
+    this.isRetry = false;
+    this.send();
+  }
+
+  onTimer(): void {
+    if (this.inFlight) this.done(TIMEDOUT_RESULT);
+    else this.send();
+  }
+
+  private send(): void {
+    const source = this.source;
+    if (source.stopped) return;
+    this.startedAt = source.clock.now();
+    source.inFlight++;
+    source.observer.attemptStarted(this.isRetry);
+    this.inFlight = true;
+    source.clock.arm(this, source.options.timeoutMs);
+    const attempt = source.transport.send(this);
+    if (this.inFlight) this.attempt = attempt;
+  }
+
+  done(result: AttemptResult): void {
+    if (!this.inFlight) return;
+    const source = this.source;
+    this.inFlight = false;
+    source.clock.cancel(this);
+    source.inFlight--;
+    const attempt = this.attempt;
+    this.attempt = undefined;
+    if (result === TIMEDOUT_RESULT) source.transport.abort(attempt);
+    if (source.stopped) return;
+    source.observer.attemptEnded(result, source.clock.now() - this.startedAt);
+    const decision = decideAfterAttempt(source.options.retry, this, result.outcome, source.random);
+    if (decision !== "retry") {
+      if (decision === "give-up") source.observer.gaveUp();
+      this.end();
+      return;
+    }
+    honorServerWait(source.options.retry, this, result);
+    this.isRetry = true;
+    source.clock.arm(this, this.lastWaitMs);
+  }
+
+  /** Cancels the wait, or ends the attempt in flight without counting it. */
+  stop(): void {
+    const source = this.source;
+    source.clock.cancel(this);
+    if (!this.inFlight) return;
+    this.inFlight = false;
+    source.inFlight--;
+    const attempt = this.attempt;
+    this.attempt = undefined;
+    source.transport.abort(attempt);
+  }
+
+  private end(): void {
+    this.source.alive--;
+    this.source.idle.push(this);
+  }
+}
+
+/**
+ * Open-loop arrivals: requests arrive as a Poisson process at a fixed rate, whatever became
+ * of earlier ones, and each follows its own retry chain, so the load is not capped by a
+ * number of users (closed users, Herd, wait for their answer before they send again).
+ * Arrival times are kept on an absolute schedule: a timer that fires late (a busy or
+ * stopped process) sends every arrival that has come due, so the count of arrivals over
+ * a run does not depend on the machine's speed.
+ */
+export class OpenLoop implements TimerOwner {
+  clockSlot: unknown = undefined;
+  private readonly context: SourceContext;
+  /** Every chain made (at most maxChains), to stop them. */
+  private readonly chains: Chain[] = [];
+  private nextArrivalAt = 0;
+  private droppedTotal = 0;
+  private readonly meanGapMs: number;
+
+  constructor(clock: Clock, random: Random, transport: Transport, observer: HerdObserver, options: OpenLoopOptions) {
+    this.context = { clock, random, transport, observer, options, inFlight: 0, stopped: false, idle: [], alive: 0 };
+    this.meanGapMs = 1000 / options.ratePerSec;
+  }
+
+  /** Attempts in flight. */
+  get inFlight(): number {
+    return this.context.inFlight;
+  }
+
+  /** Requests alive: an attempt in flight or a retry pending. */
+  get aliveChains(): number {
+    return this.context.alive;
+  }
+
+  /** Arrivals not sent because maxChains requests were alive. */
+  get droppedArrivals(): number {
+    return this.droppedTotal;
+  }
+
+  start(): void {
+    const { clock, random } = this.context;
+    this.nextArrivalAt = clock.now() + random.exponential(this.meanGapMs);
+    clock.arm(this, this.nextArrivalAt - clock.now());
+  }
+
+  onTimer(): void {
+    const context = this.context;
+    if (context.stopped) return;
+    const now = context.clock.now();
+    while (this.nextArrivalAt <= now && !context.stopped) {
+      this.nextArrivalAt += context.random.exponential(this.meanGapMs);
+      this.arrive();
+    }
+    if (!context.stopped) context.clock.arm(this, this.nextArrivalAt - now);
+  }
+
+  /** Cancels every wait and aborts every attempt in flight; nothing is counted after this. */
+  stop(): void {
+    this.context.stopped = true;
+    this.context.clock.cancel(this);
+    for (const chain of this.chains) chain.stop();
+  }
+
+  private arrive(): void {
+    const context = this.context;
+    if (context.alive >= context.options.maxChains) {
+      this.droppedTotal++;
+      return;
+    }
+    let chain = context.idle.pop();
+    if (chain === undefined) {
+      chain = new Chain(context);
+      this.chains.push(chain);
+    }
+    context.alive++;
+    chain.begin();
+  }
+}
