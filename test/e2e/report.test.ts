@@ -98,6 +98,7 @@ describe("the report, in Chromium", () => {
       "peak delay",
       "server back",
       "clients back",
+      "wasted work",
     ]);
     expect(await rows.locator("th").allTextContents()).toEqual(STRATEGIES);
     expect(await rows.locator("td.collapsed, td.recovered").allTextContents()).toEqual(results.map((result) => result.metrics.verdict));
