@@ -3,7 +3,7 @@ import type { Socket } from "node:net";
 import { FatalError } from "../cli/usage-error.ts";
 import { formatListenAddress, type ListenAddress } from "../cli/listen-address.ts";
 import type { Clock } from "../clock/clock.ts";
-import { ServiceQueue } from "../model/service-queue.ts";
+import { type OutOfMemoryEvent, ServiceQueue } from "../model/service-queue.ts";
 import type { ServerOptions } from "./options.ts";
 import { serverReport } from "./reporter.ts";
 
@@ -19,6 +19,12 @@ export interface RunningServer {
 export interface ServerHooks {
   /** Called with a one-line description of a server-level problem (EMFILE, …). */
   onProblem?: (message: string) => void;
+  /**
+   * Called once when the model runs out of memory (-max-in-service): the caller stops the
+   * server, as V8 stops a Node server whose heap is full. The request that found no room
+   * has its connection closed.
+   */
+  onOutOfMemory?: (event: OutOfMemoryEvent) => void;
   now?: () => number;
 }
 
@@ -34,11 +40,18 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
     latency: options.latency,
     cancelOnDisconnect: options.cancelOnDisconnect,
     maxConcurrency: options.maxConcurrency,
+    maxInService: options.maxInService ?? Infinity,
   });
   const now = hooks.now ?? Date.now;
+  let outOfMemoryTold = false;
+  const outOfMemory = (event: OutOfMemoryEvent) => {
+    if (outOfMemoryTold) return;
+    outOfMemoryTold = true;
+    hooks.onOutOfMemory?.(event);
+  };
   // Requests in service may wait for hours or forever; only the time to receive a request is bounded.
   const server = createServer({ requestTimeout: 0, keepAliveTimeout: 5_000 }, (request, response) =>
-    handleRequest(request, response, queue, now),
+    handleRequest(request, response, queue, now, outOfMemory),
   );
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
     if (!PEER_GONE_CODES.has(error.code ?? "") && socket.writable) {
@@ -72,7 +85,13 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
   };
 }
 
-function handleRequest(request: IncomingMessage, response: ServerResponse, queue: ServiceQueue, now: () => number): void {
+function handleRequest(
+  request: IncomingMessage,
+  response: ServerResponse,
+  queue: ServiceQueue,
+  now: () => number,
+  onOutOfMemory: (event: OutOfMemoryEvent) => void,
+): void {
   const path = (request.url ?? "/").split("?", 1)[0];
   if (path === "/api" || path === "/stats") {
     if (request.method !== "GET") {
@@ -88,6 +107,12 @@ function handleRequest(request: IncomingMessage, response: ServerResponse, queue
       response.writeHead(200, { "content-type": "text/plain", "content-length": "2" }).end("OK");
     });
     if (ticket === undefined) {
+      const outOfMemory = queue.outOfMemory;
+      if (outOfMemory !== undefined) {
+        request.socket.destroy();
+        onOutOfMemory(outOfMemory);
+        return;
+      }
       response.writeHead(503, { "content-type": "text/plain", "retry-after": "1" }).end("overloaded\n");
       return;
     }

@@ -2,6 +2,10 @@ import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutco
 import { type ListenAddress, parseListenAddress } from "../cli/listen-address.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { DEFAULT_LATENCY_MODEL } from "../model/latency.ts";
+import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
+
+/** The largest -max-in-service: the simulator stores each request in service in about 25 bytes. */
+export const MAX_IN_SERVICE_CEILING = 10_000_000;
 
 /** Flags, defaults and help of ./server, in one table. The first three keep the reference's Go names. */
 export const SERVER_FLAGS = [
@@ -53,6 +57,7 @@ export const SERVER_FLAGS = [
     kind: "integer",
     default: 4096,
     min: 1,
+    max: 1_000_000,
     placeholder: "n",
     description: "listen backlog: connections the kernel queues while the server is stopped (capped by net.core.somaxconn)",
   },
@@ -69,6 +74,17 @@ export const SERVER_FLAGS = [
     min: 0,
     placeholder: "n",
     description: "load shedding: answer 503 at once above this many requests in service (0 = off)",
+  },
+  {
+    name: "max-in-service",
+    kind: "integer",
+    default: DEFAULT_MAX_IN_SERVICE,
+    min: 1,
+    max: MAX_IN_SERVICE_CEILING,
+    placeholder: "n",
+    description:
+      "memory: requests in service, answered or abandoned, the server holds (a Node server takes ~4.8 KB each, " +
+      "so its default 4 GB heap runs out near 800000); one more and it runs out of memory and stops, as V8 does",
   },
   {
     name: "report-interval",
@@ -97,6 +113,8 @@ export interface ServerOptions {
   readonly cancelOnDisconnect: boolean;
   /** Infinity when load shedding is off. */
   readonly maxConcurrency: number;
+  /** Requests in service the server's memory holds (-max-in-service); Infinity if omitted. */
+  readonly maxInService?: number;
   readonly reportIntervalMs: number;
   readonly json: boolean;
 }
@@ -115,6 +133,7 @@ export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): S
     backlog: values.backlog,
     cancelOnDisconnect: values["cancel-on-disconnect"],
     maxConcurrency: values["max-concurrency"] === 0 ? Infinity : values["max-concurrency"],
+    maxInService: values["max-in-service"],
     reportIntervalMs: values["report-interval"],
     json: values.json,
   };

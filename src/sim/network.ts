@@ -1,13 +1,42 @@
+import type { Clock, TimerOwner } from "../clock/clock.ts";
 import type { AttemptSink, Transport } from "../model/herd.ts";
 import { OK_RESULT, type AttemptResult } from "../model/outcome.ts";
 import type { ServiceQueue, ServiceTicket } from "../model/service-queue.ts";
 
 const SHED_RESULT: AttemptResult = Object.freeze({ outcome: "error", errorKind: "http-5xx" });
 
+/**
+ * How long an answer given at once (a 503 from a shedding server) takes to reach its
+ * client: a loopback HTTP round trip, 0.57–0.89 ms at the median on the machine of
+ * BENCHMARKS.md ("loopback round trip of a 404"). Without it, a client that retries
+ * without waiting and a server that sheds would trade answers forever at one instant of
+ * virtual time, and the simulation would never end.
+ */
+export const IMMEDIATE_ANSWER_MS = 0.5;
+
+/** A 503 on its way back to its client; the client may give up before it arrives. */
+class PendingAnswer implements TimerOwner {
+  clockSlot: unknown = undefined;
+  sink: AttemptSink | undefined;
+
+  constructor(sink: AttemptSink) {
+    this.sink = sink;
+  }
+
+  onTimer(): void {
+    const sink = this.sink;
+    this.sink = undefined;
+    sink?.done(SHED_RESULT);
+  }
+}
+
+/** What became of a request the server read: in service, shed (answer on its way), or neither. */
+type Admission = ServiceTicket | PendingAnswer | undefined;
+
 /** One attempt waiting in the kernel's accept queue of a stopped server. */
 class QueuedConnection {
   sink: AttemptSink | undefined;
-  ticket: ServiceTicket | undefined = undefined;
+  admission: Admission = undefined;
   /** The client gave up and closed its end; the kernel still holds the connection. */
   closed = false;
 
@@ -18,10 +47,11 @@ class QueuedConnection {
 
 /**
  * What the network's send returns for `abort`: the ticket of a request in service, a
- * queued connection, or undefined when there is nothing to abort (no answer to the SYN,
- * or already answered). A request that enters service at once costs no object.
+ * queued connection, a shed answer on its way, or undefined when there is nothing to
+ * abort (no answer to the SYN, or already answered). A request that enters service at
+ * once costs no object.
  */
-type NetworkAttempt = ServiceTicket | QueuedConnection | undefined;
+type NetworkAttempt = Admission | QueuedConnection;
 
 /** The server answered a request: one function for every request, its client's sink the argument. */
 const answer = (sink: AttemptSink | undefined): void => sink?.done(OK_RESULT);
@@ -34,17 +64,24 @@ const answer = (sink: AttemptSink | undefined): void => sink?.done(OK_RESULT);
  * up closes its end, but the connection stays queued: on resume the server accepts every
  * queued connection, reads its request and takes it into service before it notices the
  * close. That is the stale work that keeps a server down after fixed-interval retries.
+ *
+ * When the server runs out of memory (the service queue's `maxInService`), a real one
+ * dies; `onOutOfMemory` is called once and the request gets no answer.
  */
 export class SimulatedNetwork {
   private stopped = false;
   private acceptQueue: QueuedConnection[] = [];
   private readonly queue: ServiceQueue;
+  private readonly clock: Clock;
   private readonly backlog: number;
   /** Connection attempts that found the accept queue full. */
   droppedConnections = 0;
+  /** Called once, at the instant the server runs out of memory. */
+  onOutOfMemory: (() => void) | undefined = undefined;
 
-  constructor(queue: ServiceQueue, backlog: number) {
+  constructor(queue: ServiceQueue, clock: Clock, backlog: number) {
     this.queue = queue;
+    this.clock = clock;
     this.backlog = backlog;
   }
 
@@ -70,8 +107,9 @@ export class SimulatedNetwork {
     const queued = this.acceptQueue;
     this.acceptQueue = [];
     for (const connection of queued) {
-      connection.ticket = this.admit(connection.sink);
-      if (connection.closed && connection.ticket !== undefined) this.queue.abandon(connection.ticket);
+      if (this.queue.outOfMemory !== undefined) return;
+      connection.admission = this.admit(connection.sink);
+      if (connection.closed && typeof connection.admission === "number") this.queue.abandon(connection.admission);
     }
   }
 
@@ -92,16 +130,39 @@ export class SimulatedNetwork {
         this.queue.abandon(attempt);
         return;
       }
-      attempt.sink = undefined;
-      attempt.closed = true;
-      if (attempt.ticket !== undefined) this.queue.abandon(attempt.ticket);
+      if (attempt instanceof QueuedConnection) {
+        attempt.sink = undefined;
+        attempt.closed = true;
+        this.abortAdmission(attempt.admission);
+        return;
+      }
+      this.abortAdmission(attempt);
     },
   };
 
-  /** Takes a request into service, or answers 503 when the server sheds it. */
-  private admit(sink: AttemptSink | undefined): ServiceTicket | undefined {
+  private abortAdmission(admission: Admission): void {
+    if (admission === undefined) return;
+    if (typeof admission === "number") {
+      this.queue.abandon(admission);
+      return;
+    }
+    admission.sink = undefined;
+    this.clock.cancel(admission);
+  }
+
+  /** Takes a request into service, or sends the 503 of a server that sheds it. */
+  private admit(sink: AttemptSink | undefined): Admission {
     const ticket = this.queue.admit(answer, sink);
-    if (ticket === undefined) sink?.done(SHED_RESULT);
-    return ticket;
+    if (ticket !== undefined) return ticket;
+    if (this.queue.outOfMemory !== undefined) {
+      const onOutOfMemory = this.onOutOfMemory;
+      this.onOutOfMemory = undefined;
+      onOutOfMemory?.();
+      return undefined;
+    }
+    if (sink === undefined) return undefined;
+    const pending = new PendingAnswer(sink);
+    this.clock.arm(pending, IMMEDIATE_ANSWER_MS);
+    return pending;
   }
 }

@@ -3,7 +3,7 @@ import { Herd } from "../model/herd.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
 import { seededRandom } from "../backoff/random.ts";
-import { ServiceQueue, type ServiceSnapshot } from "../model/service-queue.ts";
+import { type OutOfMemoryEvent, ServiceQueue, type ServiceSnapshot } from "../model/service-queue.ts";
 import { perSecond, type WindowReport, WindowStats } from "../model/window-stats.ts";
 import type { ClientWindow, ServerSample } from "../model/scenario-metrics.ts";
 import { SimulatedNetwork } from "./network.ts";
@@ -22,6 +22,8 @@ export interface SimulationConfig {
   readonly latency: LatencyModel;
   readonly cancelOnDisconnect: boolean;
   readonly maxConcurrency: number;
+  /** Requests in service the server's memory holds; at one more it runs out of memory and the run ends. */
+  readonly maxInService: number;
   readonly backlog: number;
   /** The server's report interval. */
   readonly reportIntervalMs: number;
@@ -41,6 +43,14 @@ export interface SimulationResult {
   /** Timer events the virtual clock fired: the simulator's measure of work. */
   readonly events: number;
   readonly droppedConnections: number;
+  /** When the server ran out of memory: a real one dies there, so the run ended there. */
+  readonly outOfMemory: OutOfMemoryEvent | undefined;
+  /** Where the run ended: the configured duration, or the moment the server ran out of memory. */
+  readonly endMs: number;
+  /** Requests in service at the end that were only counted, never stored: none could complete within the run. */
+  readonly countedRequests: number;
+  /** The most requests in service the simulator stored one by one at any one time. */
+  readonly mostStoredRequests: number;
 }
 
 /**
@@ -63,8 +73,13 @@ export function simulate(config: SimulationConfig, onEvent: (event: SimulationEv
     latency: config.latency,
     cancelOnDisconnect: config.cancelOnDisconnect,
     maxConcurrency: config.maxConcurrency,
+    maxInService: config.maxInService,
+    // Nothing after the end of the run is observed: what cannot complete by then is counted.
+    horizonMs: config.durationMs,
   });
-  const network = new SimulatedNetwork(queue, config.backlog);
+  const network = new SimulatedNetwork(queue, clock, config.backlog);
+  // A real server whose memory is full dies; so ends the run.
+  network.onOutOfMemory = () => clock.halt();
   const stats = new WindowStats(0);
   const herd = new Herd(clock, seededRandom(config.seed), network.transport, stats, {
     users: config.users,
@@ -127,7 +142,18 @@ export function simulate(config: SimulationConfig, onEvent: (event: SimulationEv
 
   herd.start();
   clock.runUntil(config.durationMs);
+  const { countedRequests, mostStoredRequests } = queue;
   herd.stop();
   queue.stop();
-  return { server, client, totals: stats.totals(clock.now()), events: clock.firedCount, droppedConnections: network.droppedConnections };
+  return {
+    server,
+    client,
+    totals: stats.totals(clock.now()),
+    events: clock.firedCount,
+    droppedConnections: network.droppedConnections,
+    outOfMemory: queue.outOfMemory,
+    endMs: clock.now(),
+    countedRequests,
+    mostStoredRequests,
+  };
 }

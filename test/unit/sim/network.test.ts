@@ -2,16 +2,17 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import type { AttemptResult } from "../../../src/model/outcome.ts";
 import { ServiceQueue } from "../../../src/model/service-queue.ts";
-import { SimulatedNetwork } from "../../../src/sim/network.ts";
+import { IMMEDIATE_ANSWER_MS, SimulatedNetwork } from "../../../src/sim/network.ts";
 
-function setUp(backlog: number, cancelOnDisconnect = false) {
+function setUp(backlog: number, cancelOnDisconnect = false, limits: { maxConcurrency?: number; maxInService?: number } = {}) {
   const clock = new ManualClock();
   const queue = new ServiceQueue(clock, {
     latency: { baseDelayMs: 100, limit: 30, factor: 1.05, exponentDivisor: 15 },
     cancelOnDisconnect,
-    maxConcurrency: Infinity,
+    maxConcurrency: limits.maxConcurrency ?? Infinity,
+    maxInService: limits.maxInService ?? Infinity,
   });
-  const network = new SimulatedNetwork(queue, backlog);
+  const network = new SimulatedNetwork(queue, clock, backlog);
   const results: AttemptResult[] = [];
   const send = () => network.transport.send({ done: (result) => results.push(result) });
   const abort = network.transport.abort;
@@ -62,5 +63,36 @@ describe("SimulatedNetwork", () => {
     const handle = send();
     abort(handle);
     expect(queue.concurrency).toBe(1); // the reference behaviour: the work goes on
+  });
+
+  it("answers a shed request after a loopback round trip, not at the same instant", () => {
+    const { clock, results, send, abort } = setUp(10, false, { maxConcurrency: 1 });
+    send();
+    send();
+    expect(results).toEqual([]);
+    clock.advanceBy(IMMEDIATE_ANSWER_MS);
+    expect(results).toEqual([{ outcome: "error", errorKind: "http-5xx" }]);
+    // A client that gives up first gets nothing.
+    const handle = send();
+    abort(handle);
+    clock.advanceBy(10);
+    expect(results).toHaveLength(1);
+  });
+
+  it("tells once when the server runs out of memory, also while accepting the queue on resume", () => {
+    const { clock, queue, network, results, send } = setUp(10, false, { maxInService: 2 });
+    let told = 0;
+    network.onOutOfMemory = () => told++;
+    network.stop();
+    for (let index = 0; index < 4; index++) send();
+    clock.advanceBy(5);
+    network.resume();
+    expect(told).toBe(1);
+    expect(queue.outOfMemory).toEqual({ atMs: 5, inService: 2 });
+    expect(queue.concurrency).toBe(2);
+    send();
+    expect(told).toBe(1);
+    clock.runAll();
+    expect(results).toEqual([]); // a server out of memory answers nothing more
   });
 });
