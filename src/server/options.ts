@@ -83,8 +83,8 @@ export const SERVER_FLAGS = [
     max: MAX_IN_SERVICE_CEILING,
     placeholder: "n",
     description:
-      "memory: requests in service, answered or abandoned, the server holds (a Node server takes ~4.8 KB each, " +
-      "so its default 4 GB heap runs out near 800000); one more and it runs out of memory and stops, as V8 does",
+      "memory: requests in service, answered or abandoned, the server can hold; one more and it runs out of memory " +
+      "and exits, as V8 stops a Node server whose heap is full (~4.8 KB each: a default 4 GB heap holds ~800000)",
   },
   {
     name: "report-interval",

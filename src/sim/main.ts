@@ -11,7 +11,16 @@ import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 import { comparisonTable, renderSvg, type StrategyResult } from "../scenario/report.ts";
 import { parseStrategies, type StrategyRun } from "../scenario/strategies.ts";
 import { formatServerLine, serverReport } from "../server/reporter.ts";
-import { parseSimArgs, parseSweep, resolveSimOptions, SIM_FLAGS, type SimFlagValues } from "./options.ts";
+import {
+  MAX_CLIENTS,
+  MAX_REPORTS,
+  MIN_CYCLE_MS,
+  parseSimArgs,
+  parseSweep,
+  resolveSimOptions,
+  SIM_FLAGS,
+  type SimFlagValues,
+} from "./options.ts";
 import { retryLoadWhileDown } from "./retry-load.ts";
 import { type SimulationConfig, type SimulationEvent, simulate } from "./simulate.ts";
 import { sweepChart } from "./sweep-chart.ts";
@@ -22,7 +31,8 @@ function phasesOf(config: SimulationConfig, endMs = config.durationMs): Phases {
   return { stopAtMs: first.atMs, resumeAtMs: first.atMs + first.durationMs, endMs };
 }
 
-function configFrom(values: SimFlagValues): SimulationConfig {
+/** The simulation the flag values describe; a UsageError for values the simulator cannot run. */
+export function configFrom(values: SimFlagValues): SimulationConfig {
   let options;
   try {
     options = resolveSimOptions(values);
@@ -47,17 +57,6 @@ function configFrom(values: SimFlagValues): SimulationConfig {
     seed: values.seed,
   };
 }
-
-/** The most reports (server lines, client windows) one run may make: each is kept for the metrics. */
-const MAX_REPORTS = 10_000_000;
-/** The most clients one run may simulate: each takes about 250 bytes. */
-const MAX_CLIENTS = 10_000_000;
-/**
- * The shortest timeout, and the shortest mean request cycle (think time + base delay): in
- * virtual time nothing else bounds how many attempts a client makes per second, and below
- * about a microsecond a step no longer advances the clock at all.
- */
-const MIN_CYCLE_MS = 1;
 
 /** Limits of the simulator itself, beyond the flags' own: a run within them completes in bounded memory. */
 function checkSimulatorBounds(values: SimFlagValues, reportIntervalMs: number): void {
@@ -98,7 +97,8 @@ function selectedStrategy(values: SimFlagValues): StrategyRun {
   return parseStrategies(values.strategy)[0]!;
 }
 
-function run(values: SimFlagValues, strategy: string, onEvent?: (event: SimulationEvent) => void) {
+/** One simulation of the flag values, with its metrics. */
+export function run(values: SimFlagValues, strategy: string, onEvent?: (event: SimulationEvent) => void) {
   const config = configFrom(values);
   const started = performance.now();
   const result = simulate(config, onEvent);
