@@ -14,9 +14,11 @@ function values(args: readonly string[]): SimFlagValues {
  * with a hundredth of the clients takes under a second and collapses the same way.
  */
 const FAILING = ["-clients", "10000", "-outage-at", "60s", "-outage", "20s", "-seed", "1"];
+/** A few seconds on a loaded 2-core machine; the limit only bounds a hung run, it measures nothing. */
+const SIMULATION = { timeout: 60_000 };
 
 describe("simulate, with requests that can never complete", () => {
-  it("counts them instead of storing them: the count grows with the run, what is stored does not", () => {
+  it("counts them instead of storing them: the count grows with the run, what is stored does not", SIMULATION, () => {
     // The memory limit raised to its ceiling, so that the server does not die first.
     const at = (duration: string) => run(values([...FAILING, "-duration", duration, "-max-in-service", "10000000"]), "fixed");
     const shorter = at("5m");
@@ -38,7 +40,7 @@ describe("simulate, with requests that can never complete", () => {
     );
   });
 
-  it("with the default memory limit, the server runs out of memory and the run ends there, collapsed", () => {
+  it("with the default memory limit, the server runs out of memory and the run ends there, collapsed", SIMULATION, () => {
     const { result, metrics, strategyResult } = run(values([...FAILING, "-duration", "10m"]), "fixed");
     expect(result.outOfMemory).toEqual({ atMs: expect.any(Number), inService: 800_000 });
     expect(result.endMs).toBe(result.outOfMemory!.atMs);
@@ -53,7 +55,7 @@ describe("simulate, with requests that can never complete", () => {
     );
   });
 
-  it("ends instead of trading 503s forever with clients that retry without waiting", () => {
+  it("ends instead of trading 503s forever with clients that retry without waiting", SIMULATION, () => {
     const { result } = run(
       values(["-clients", "10", "-lambda", "0.01", "-duration", "5s", "-max-concurrency", "1", "-simple-backoff-delay", "0"]),
       "fixed",
