@@ -21,7 +21,7 @@ export function readableDelay(ms: number): string {
   if (!Number.isFinite(ms)) return "forever";
   return ms < MS_PER_YEAR ? formatDuration(ms) : `${(ms / MS_PER_YEAR).toPrecision(3)} years`;
 }
-const orNever = (ms: number | undefined) => (ms === undefined ? "never" : formatDuration(Math.round(ms)));
+const orDash = (ms: number | undefined) => (ms === undefined ? "never" : formatDuration(Math.round(ms)));
 
 /** One row per strategy: what a reader compares first. */
 export function comparisonTable(results: readonly StrategyResult[]): string {
@@ -36,8 +36,8 @@ export function comparisonTable(results: readonly StrategyResult[]): string {
       `${metrics.outageAmplification.toFixed(2)}x (peak ${metrics.peakAmplification.toFixed(2)}x)`,
       after(String(metrics.peakConcurrencyAfterResume)),
       after(readableDelay(metrics.peakDelayAfterResumeMs)),
-      after(orNever(metrics.serverRecoveryMs)),
-      after(orNever(metrics.clientRecoveryMs)),
+      after(orDash(metrics.serverRecoveryMs)),
+      after(orDash(metrics.clientRecoveryMs)),
     ];
   });
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
