@@ -122,7 +122,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
         concurrencyLimit,
       });
       recordedLines.push({ strategy: strategy.name, server: record.serverLines, client: record.clientLines });
-      io.stderr.write(`demo: ${strategy.name}: ${metrics.verdict}; server and client stopped\n`);
+      io.stderr.write(`demo: ${strategy.name}: ${metrics.verdict} (${metrics.why}); server and client stopped\n`);
     }
   } catch (error) {
     progress.done();

@@ -2,6 +2,7 @@ import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
 import { formatDuration } from "../cli/duration.ts";
 import type { ClientWindow, Phases, ScenarioMetrics, ServerSample, WastedWork } from "../model/scenario-metrics.ts";
+import { VERDICT_DEFINITIONS, VERDICTS } from "../model/verdict.ts";
 
 export interface StrategyResult {
   readonly strategy: string;
@@ -41,17 +42,21 @@ export function comparisonTable(results: readonly StrategyResult[]): string {
     "clients back",
     "wasted work",
   ];
-  const rows = results.map(({ strategy, metrics }) => [
-    strategy,
-    metrics.verdict,
-    metrics.baselineOkPerSec.toFixed(1),
-    `${metrics.outageAmplification.toFixed(2)}x (peak ${metrics.peakAmplification.toFixed(2)}x)`,
-    String(metrics.peakConcurrencyAfterResume),
-    readableDelay(metrics.peakDelayAfterResumeMs),
-    orDash(metrics.serverRecoveryMs),
-    orDash(metrics.clientRecoveryMs),
-    describeWaste(metrics.wastedWork),
-  ]);
+  const rows = results.map(({ strategy, metrics, phases }) => {
+    // The run ended before the resume: no figure after it to show.
+    const after = (text: string) => (phases.endMs >= phases.resumeAtMs && metrics.verdict !== "too-short" ? text : "-");
+    return [
+      strategy,
+      metrics.verdict,
+      metrics.baselineOkPerSec.toFixed(1),
+      `${metrics.outageAmplification.toFixed(2)}x (peak ${metrics.peakAmplification.toFixed(2)}x)`,
+      after(String(metrics.peakConcurrencyAfterResume)),
+      after(readableDelay(metrics.peakDelayAfterResumeMs)),
+      after(orDash(metrics.serverRecoveryMs)),
+      after(orDash(metrics.clientRecoveryMs)),
+      describeWaste(metrics.wastedWork),
+    ];
+  });
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const line = (cells: readonly string[]) =>
     cells
@@ -147,7 +152,10 @@ const escapeHtml = (text: string) =>
 /** A self-contained page (inline SVG, no scripts, no network) with the table, metrics and charts. */
 export function reportHtml(title: string, results: readonly StrategyResult[], svgs: readonly string[], notes: readonly string[]): string {
   const sections = results
-    .map((result, index) => `<section><h2>${escapeHtml(result.strategy)}: ${result.metrics.verdict}</h2>${svgs[index] ?? ""}</section>`)
+    .map(
+      (result, index) =>
+        `<section><h2>${escapeHtml(result.strategy)}: ${result.metrics.verdict}</h2><p>${escapeHtml(result.metrics.why)}</p>${svgs[index] ?? ""}</section>`,
+    )
     .join("\n");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
@@ -161,7 +169,7 @@ pre{background:#f6f6f6;padding:1em;overflow-x:auto}section{margin:2em 0}dt{font-
 <dt>peak concurrency, peak delay</dt><dd>largest requests in service and modelled delay after the server was resumed</dd>
 <dt>server back</dt><dd>from SIGCONT until concurrency stays at or below the limit to the end</dd>
 <dt>clients back</dt><dd>from SIGCONT to the end of the first of two windows in a row with OK ≥ 90 % of baseline and errors + timeouts ≤ 5 % of it</dd>
-<dt>verdict</dt><dd>recovered when both came back before the end of the observation; collapsed otherwise</dd>
+${VERDICTS.map((verdict) => `<dt>${verdict}</dt><dd>${escapeHtml(VERDICT_DEFINITIONS[verdict])}</dd>`).join("\n")}
 </dl>
 ${notes.map((note) => `<p>${escapeHtml(note)}</p>`).join("\n")}
 ${sections}
