@@ -134,8 +134,8 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
           concurrencyLimit,
         });
         recordedLines.push({ strategy: strategy.name, server: record.serverLines, client: record.clientLines });
-        dashboard?.publish({ kind: "verdict", run, verdict: metrics.verdict, why: explainVerdict(metrics, concurrencyLimit) });
-        io.stderr.write(`demo: ${strategy.name}: ${metrics.verdict}; server and client stopped\n`);
+        dashboard?.publish({ kind: "verdict", run, verdict: metrics.verdict, why: explainVerdict(metrics) });
+        io.stderr.write(`demo: ${strategy.name}: ${metrics.verdict} (${metrics.why}); server and client stopped\n`);
       }
     } catch (error) {
       progress.done();

@@ -5,6 +5,7 @@ import { compile, type TopLevelSpec } from "vega-lite";
 import { formatDuration } from "../cli/duration.ts";
 import { uPlotFile } from "../dashboard/assets.ts";
 import type { ClientWindow, Phases, ScenarioMetrics, ServerSample, WastedWork } from "../model/scenario-metrics.ts";
+import { VERDICT_DEFINITIONS, VERDICTS } from "../model/verdict.ts";
 import { readableDelay } from "./readable-delay.ts";
 import { explainVerdict } from "./verdict-why.ts";
 
@@ -42,17 +43,21 @@ const COMPARISON_HEADER = [
 
 /** One row per strategy: what a reader compares first. */
 function comparisonRows(results: readonly StrategyResult[]): string[][] {
-  return results.map(({ strategy, metrics }) => [
-    strategy,
-    metrics.verdict,
-    metrics.baselineOkPerSec.toFixed(1),
-    `${metrics.outageAmplification.toFixed(2)}x (peak ${metrics.peakAmplification.toFixed(2)}x)`,
-    String(metrics.peakConcurrencyAfterResume),
-    readableDelay(metrics.peakDelayAfterResumeMs),
-    orDash(metrics.serverRecoveryMs),
-    orDash(metrics.clientRecoveryMs),
-    describeWaste(metrics.wastedWork),
-  ]);
+  return results.map(({ strategy, metrics, phases }) => {
+    // The run ended before the resume: no figure after it to show.
+    const after = (text: string) => (phases.endMs >= phases.resumeAtMs && metrics.verdict !== "too-short" ? text : "-");
+    return [
+      strategy,
+      metrics.verdict,
+      metrics.baselineOkPerSec.toFixed(1),
+      `${metrics.outageAmplification.toFixed(2)}x (peak ${metrics.peakAmplification.toFixed(2)}x)`,
+      after(String(metrics.peakConcurrencyAfterResume)),
+      after(readableDelay(metrics.peakDelayAfterResumeMs)),
+      after(orDash(metrics.serverRecoveryMs)),
+      after(orDash(metrics.clientRecoveryMs)),
+      describeWaste(metrics.wastedWork),
+    ];
+  });
 }
 
 /** The comparison as aligned text, for the terminal. */
@@ -263,7 +268,7 @@ const REPORT_CSS = `body{font-family:system-ui,sans-serif;max-width:1000px;margi
 table{border-collapse:collapse;font-variant-numeric:tabular-nums}th,td{padding:.3em .7em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}
 thead th{border-bottom:2px solid #999;vertical-align:bottom}.comparison td:nth-child(n+3){text-align:right}
 .comparison th,.comparison td{padding:.3em .5em}
-.table-wrap{overflow-x:auto}.collapsed{color:#b22}.recovered{color:#272}section{margin:2em 0;break-inside:avoid}
+.table-wrap{overflow-x:auto}.collapsed{color:#b22}.recovered{color:#272}.recovering{color:#a60}.too-short{color:#666}section{margin:2em 0;break-inside:avoid}
 dt{font-weight:600}figure{margin:1em 0}figcaption{font-weight:600}.settings th{font-weight:600;white-space:nowrap}
 .static-charts svg,.strategy svg{max-width:100%;height:auto}
 html:not(.js) .live-charts,.js .static-charts{display:none}
@@ -290,14 +295,14 @@ export function reportHtml(report: {
   const why = results
     .map(
       (result) =>
-        `<p><b>${escapeHtml(result.strategy)}: <span class="${result.metrics.verdict}">${result.metrics.verdict}</span>.</b> ${escapeHtml(explainVerdict(result.metrics, result.concurrencyLimit))}</p>`,
+        `<p><b>${escapeHtml(result.strategy)}: <span class="${result.metrics.verdict}">${result.metrics.verdict}</span>.</b> ${escapeHtml(explainVerdict(result.metrics))}</p>`,
     )
     .join("\n");
   const sections = results
     .map(
       (result, index) =>
         `<section class="strategy"><h3>${escapeHtml(result.strategy)}: <span class="${result.metrics.verdict}">${result.metrics.verdict}</span></h3>\n` +
-        `<p>${escapeHtml(explainVerdict(result.metrics, result.concurrencyLimit))}</p>\n${strategySvgs[index] ?? ""}</section>`,
+        `<p>${escapeHtml(explainVerdict(result.metrics))}</p>\n${strategySvgs[index] ?? ""}</section>`,
     )
     .join("\n");
   const figure = (id: string, caption: string) => `<figure><figcaption>${caption}</figcaption><div id="${id}"></div></figure>`;
@@ -319,7 +324,7 @@ ${rows}
 <dt>peak concurrency, peak delay</dt><dd>largest requests in service and modelled delay after the server was resumed</dd>
 <dt>server back</dt><dd>from SIGCONT until concurrency stays at or below the limit to the end</dd>
 <dt>clients back</dt><dd>from SIGCONT to the end of the first of two windows in a row with OK ≥ 90 % of baseline and errors + timeouts ≤ 5 % of it</dd>
-<dt>verdict</dt><dd>recovered when both came back before the end of the observation; collapsed otherwise</dd>
+${VERDICTS.map((verdict) => `<dt>${verdict}</dt><dd>${escapeHtml(VERDICT_DEFINITIONS[verdict])}</dd>`).join("\n")}
 </dl>
 <h2>Why</h2>
 ${why}

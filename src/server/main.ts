@@ -32,6 +32,13 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
       lastProblemAt = now;
       suppressed = 0;
     },
+    onOutOfMemory: (event) => {
+      io.stderr.write(
+        `server: out of memory: ${event.inService} requests in service, the -max-in-service limit; ` +
+          "stopping, as a Node server whose heap is full does\n",
+      );
+      process.exit(1);
+    },
   });
   // Listening on every interface: show an address a local client can use.
   const everywhere = server.address.host === undefined;

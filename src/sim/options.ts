@@ -1,10 +1,22 @@
-import { parseDuration } from "../cli/duration.ts";
+import { formatDuration, parseDuration } from "../cli/duration.ts";
+import { IMMEDIATE_ANSWER_MS } from "./network.ts";
 import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
 import { CLIENT_FLAGS, type ClientFlagValues, type ClientOptions, resolveClientOptions } from "../client/options.ts";
 import { resolveServerOptions, SERVER_FLAGS, type ServerOptions } from "../server/options.ts";
 import { STRATEGY_NAMES, strategyListProblem } from "../strategies/registry.ts";
 import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage } from "./simulate.ts";
+
+/** The most reports (server lines, client windows) one run may make: each is kept for the metrics. */
+export const MAX_REPORTS = 10_000_000;
+/** The most clients one run may simulate: each takes about 250 bytes. */
+export const MAX_CLIENTS = 10_000_000;
+/**
+ * The shortest timeout, and the shortest mean request cycle (think time + base delay): in
+ * virtual time nothing else bounds how many attempts a client makes per second, and below
+ * about a microsecond a step no longer advances the clock at all.
+ */
+export const MIN_CYCLE_MS = 1;
 
 /** Parameters a sweep can vary, each a flag of the simulator. */
 export const SWEEPABLE = ["outage", "clients", "lambda", "timeout", "backlog", "limit", "baseDelay", "simple-backoff-delay"] as const;
@@ -104,7 +116,12 @@ export const SIM_PROGRAM: ProgramDescription<typeof SIM_FLAGS> = {
   name: "sim",
   summary:
     "The crash experiment in virtual time: the server model and client strategies the real programs run,\n" +
-    "on a virtual clock, for up to millions of clients. Takes the client's and the server's flags.",
+    "on a virtual clock, for up to millions of clients. Takes the client's and the server's flags.\n\n" +
+    "Every run finishes in bounded memory. Requests that cannot complete before the end of the run are\n" +
+    "counted, not stored. The server holds at most -max-in-service requests in service, as a real one's\n" +
+    "memory does: one more and it dies, and the run ends there (the output says so). An answer given at\n" +
+    `once (a 503) takes a loopback round trip, ${formatDuration(IMMEDIATE_ANSWER_MS)}. The simulator runs at most ${MAX_CLIENTS} clients and\n` +
+    `${MAX_REPORTS} reports of each kind, and needs -timeout and lambda + baseDelay of at least ${formatDuration(MIN_CYCLE_MS)}.`,
   flags: SIM_FLAGS,
 };
 

@@ -25,7 +25,7 @@ export async function playSimulation(io: ProgramIo, values: SimFlagValues) {
         await dashboard.firstViewer();
       }
       const at = (atMs: number, event: DashboardEvent): TimedEvent<DashboardEvent> => ({ atMs, event });
-      const why = explainVerdict(result.metrics, result.concurrencyLimit);
+      const why = explainVerdict(result.metrics);
       const events = [
         at(0, { kind: "run", run, strategy: result.strategy, limit: result.concurrencyLimit }),
         ...phaseEvents(run, 0, outages).map((event) => at(event.kind === "phase" ? event.atS * 1000 : 0, event)),

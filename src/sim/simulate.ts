@@ -5,7 +5,7 @@ import { OpenLoop } from "../model/open-loop.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
 import { seededRandom } from "../backoff/random.ts";
-import { ServiceQueue, type ServiceSnapshot } from "../model/service-queue.ts";
+import { type OutOfMemoryEvent, ServiceQueue, type ServiceSnapshot } from "../model/service-queue.ts";
 import { perSecond, type WindowReport, WindowStats } from "../model/window-stats.ts";
 import type { ClientWindow, ServerSample } from "../model/scenario-metrics.ts";
 import { SimulatedNetwork } from "./network.ts";
@@ -39,6 +39,8 @@ export interface SimulationConfig {
   readonly latency: LatencyModel;
   readonly cancelOnDisconnect: boolean;
   readonly maxConcurrency: number;
+  /** Requests in service the server's memory holds; at one more it runs out of memory and the run ends. */
+  readonly maxInService: number;
   readonly backlog: number;
   /** The server's report interval. */
   readonly reportIntervalMs: number;
@@ -69,6 +71,14 @@ export interface SimulationResult {
   readonly serverTotals: ServiceSnapshot;
   /** With open-loop arrivals: requests alive at the end and arrivals dropped. */
   readonly openLoop?: OpenLoopTotals | undefined;
+  /** When the server ran out of memory: a real one dies there, so the run ended there. */
+  readonly outOfMemory: OutOfMemoryEvent | undefined;
+  /** Where the run ended: the configured duration, or the moment the server ran out of memory. */
+  readonly endMs: number;
+  /** Requests in service at the end that were only counted, never stored: none could complete within the run. */
+  readonly countedRequests: number;
+  /** The most requests in service the simulator stored one by one at any one time. */
+  readonly mostStoredRequests: number;
 }
 
 /** The seed of the server's error injection: a stream of its own, apart from the clients'. */
@@ -98,11 +108,16 @@ export function simulate(config: SimulationConfig, onEvent: (event: SimulationEv
     cancelOnDisconnect: config.cancelOnDisconnect,
     maxConcurrency: config.maxConcurrency,
     errorInjection: protection.errorRate > 0 ? { rate: protection.errorRate, random: seededRandom(serverSeed(config.seed)) } : undefined,
+    maxInService: config.maxInService,
+    // Nothing after the end of the run is observed: what cannot complete by then is counted.
+    horizonMs: config.durationMs,
   });
-  const network = new SimulatedNetwork(queue, config.backlog, {
+  const network = new SimulatedNetwork(queue, clock, config.backlog, {
     retryAfterMs: protection.retryAfterMs,
     deadline: protection.deadlines ? { clock, timeoutMs: config.timeoutMs } : undefined,
   });
+  // A real server whose memory is full dies; so ends the run.
+  network.onOutOfMemory = () => clock.halt();
   const stats = new WindowStats(0);
   const herd = createLoad(config, clock, seededRandom(config.seed), network.transport, stats);
   const openLoop = herd instanceof OpenLoop ? herd : undefined;
@@ -167,6 +182,7 @@ export function simulate(config: SimulationConfig, onEvent: (event: SimulationEv
 
   herd.start();
   clock.runUntil(config.durationMs);
+  const { countedRequests, mostStoredRequests } = queue;
   herd.stop();
   queue.stop();
   return {
@@ -177,5 +193,9 @@ export function simulate(config: SimulationConfig, onEvent: (event: SimulationEv
     droppedConnections: network.droppedConnections,
     serverTotals: queue.snapshot(),
     openLoop: openLoopTotals(),
+    outOfMemory: queue.outOfMemory,
+    endMs: clock.now(),
+    countedRequests,
+    mostStoredRequests,
   };
 }
