@@ -1,5 +1,5 @@
 import type { RetryConfig } from "../model/client-loop.ts";
-import { Herd } from "../model/herd.ts";
+import { Herd, type HerdObserver } from "../model/herd.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
 import { seededRandom } from "../backoff/random.ts";
@@ -43,6 +43,15 @@ export interface SimulationResult {
   readonly droppedConnections: number;
 }
 
+export interface SimulationHooks {
+  /**
+   * Called when a request ends (it succeeded, or its user gave it up), with the time from its
+   * first attempt: what the user waited, retries included. Requests still open at the end
+   * of the run are not reported.
+   */
+  readonly onRequestEnded?: (ok: boolean, latencyMs: number) => void;
+}
+
 /**
  * The delays armed over and over, for the clock's FIFO lanes: the client timeout (every
  * attempt) and, with the fixed strategy, the retry wait.
@@ -57,7 +66,11 @@ export function fifoDelays(config: Pick<SimulationConfig, "timeoutMs" | "retry">
  * programs run, on a manual clock, with a modelled network in between. Deterministic: the
  * same config gives the same events.
  */
-export function simulate(config: SimulationConfig, onEvent: (event: SimulationEvent) => void = () => {}): SimulationResult {
+export function simulate(
+  config: SimulationConfig,
+  onEvent: (event: SimulationEvent) => void = () => {},
+  hooks: SimulationHooks = {},
+): SimulationResult {
   const clock = new ManualClock(0, fifoDelays(config));
   const queue = new ServiceQueue(clock, {
     latency: config.latency,
@@ -66,7 +79,19 @@ export function simulate(config: SimulationConfig, onEvent: (event: SimulationEv
   });
   const network = new SimulatedNetwork(queue, config.backlog);
   const stats = new WindowStats(0);
-  const herd = new Herd(clock, seededRandom(config.seed), network.transport, stats, {
+  const onRequestEnded = hooks.onRequestEnded;
+  // The statistics are the herd's observer; a second one only when asked for, so that ./sim
+  // pays nothing for request-level figures it does not print.
+  const observer: HerdObserver =
+    onRequestEnded === undefined
+      ? stats
+      : {
+          attemptStarted: (isRetry) => stats.attemptStarted(isRetry),
+          attemptEnded: (result, latencyMs) => stats.attemptEnded(result, latencyMs),
+          gaveUp: () => stats.gaveUp(),
+          requestEnded: onRequestEnded,
+        };
+  const herd = new Herd(clock, seededRandom(config.seed), network.transport, observer, {
     users: config.users,
     timeoutMs: config.timeoutMs,
     retry: config.retry,
