@@ -22,7 +22,8 @@ function phasesOf(config: SimulationConfig) {
   return { stopAtMs: first.atMs, resumeAtMs: first.atMs + first.durationMs, endMs: config.durationMs };
 }
 
-function configFrom(values: SimFlagValues): SimulationConfig {
+/** The simulation the flag values describe; a UsageError names a bad combination. */
+export function configFrom(values: SimFlagValues): SimulationConfig {
   let options;
   try {
     options = resolveSimOptions(values);
