@@ -210,7 +210,7 @@ export interface ServerLever {
 /**
  * The server levers the simulator offers, read from its flags: a short listen backlog,
  * dropping abandoned work, load shedding (with a Retry-After when the server can send one),
- * deadline-aware admission. Load shedding sheds before the delay reaches half the client
+ * deadline-aware admission. Load shedding starts before the delay reaches half the client
  * timeout, a point derived from the user's own latency model.
  */
 export function serverLevers(flags: ReadonlyMap<string, FlagSpec>, latency: LatencyModel, timeoutMs: number): ServerLever[] {
@@ -232,10 +232,13 @@ export function serverLevers(flags: ReadonlyMap<string, FlagSpec>, latency: Late
     });
   }
   if (flags.has("max-concurrency")) {
-    const shedAt = Math.max(latency.limit + 1, concurrencyForDelay(latency, timeoutMs / 2));
+    const tipping = concurrencyForDelay(latency, timeoutMs / 2);
+    // The most in service whose delay stays below half the timeout (a model whose delay never
+    // grows has no such point: ten times its limit then).
+    const shedAt = Number.isFinite(tipping) ? Math.max(latency.limit + 1, tipping - 1) : Math.max(1, latency.limit * 10);
     levers.push({
       id: `shed=${shedAt}`,
-      summary: `load shedding: 503 at once above ${shedAt} in service (where the delay reaches half the timeout)`,
+      summary: `load shedding: 503 at once above ${shedAt} in service (the delay stays below half the timeout)`,
       server: { "max-concurrency": String(shedAt) },
       client: {},
     });

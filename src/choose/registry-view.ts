@@ -13,6 +13,9 @@ import { formatFlagValue, type FlagSettings } from "./settings.ts";
 
 type Loose = Readonly<Record<string, unknown>>;
 
+/** Choices of a -preset flag that mean "no preset". */
+const NOT_A_PRESET = new Set(["", "none", "off"]);
+
 const isRecord = (value: unknown): value is Loose => typeof value === "object" && value !== null && !Array.isArray(value);
 
 export function registryView(flags: ReadonlyMap<string, FlagSpec>, module: Loose = registry as unknown as Loose): RegistryView {
@@ -36,7 +39,7 @@ export function registryView(flags: ReadonlyMap<string, FlagSpec>, module: Loose
   const presetFlag = flags.get("preset");
   if (presetFlag?.kind === "string") {
     for (const choice of presetFlag.choices ?? []) {
-      if (presets.some((preset) => preset.name === choice) || strategyNames.has(choice)) continue;
+      if (NOT_A_PRESET.has(choice) || presets.some((preset) => preset.name === choice) || strategyNames.has(choice)) continue;
       presets.push({ name: choice, summary: `preset ${choice} (-preset ${choice})`, client: { preset: choice } });
     }
   }
