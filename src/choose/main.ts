@@ -424,7 +424,18 @@ async function validate(
 ): Promise<ValidationRow[] | "interrupted"> {
   const own = options.own;
   const outageMs = options.validateOutageMs;
-  const system = systemSettings(options.system);
+  // What the real programs cannot be told about the system (simulator-only flags, e.g. an
+  // injected error rate) is left out on both sides, so that both run the same system.
+  const described = systemSettings(options.system);
+  const dropped = simulatorOnly(described);
+  const system = Object.fromEntries(Object.entries(described).filter(([name]) => !dropped.includes(name)));
+  const comparable: Record<string, unknown> = { ...options.system };
+  for (const name of dropped) delete comparable[name];
+  if (dropped.length > 0) {
+    io.stderr.write(
+      `choose: -validate leaves out ${dropped.map((name) => `-${name}`).join(" ")} (the real programs do not have it) in both the real and the simulated runs\n`,
+    );
+  }
   const controller = new AbortController();
   const onInterrupt = () => controller.abort();
   process.on("SIGINT", onInterrupt);
@@ -432,14 +443,14 @@ async function validate(
   const rows: ValidationRow[] = [];
   try {
     for (const candidate of candidates) {
-      const simOnly = simulatorOnly({ ...system, ...candidate.client, ...candidate.server });
+      const simOnly = simulatorOnly({ ...candidate.client, ...candidate.server });
       if (simOnly.length > 0) {
         io.stderr.write(
           `choose: -validate skips ${candidate.id}: ${simOnly.map((name) => `-${name}`).join(" ")} exist only in the simulator\n`,
         );
         continue;
       }
-      const config = configs.get(candidate.id)!;
+      const config = dropped.length === 0 ? configs.get(candidate.id)! : toConfig(comparable, candidate.client, candidate.server);
       const simulated = options.seeds.map(
         (seed) => outageRun(config, seed, { steadyMs: own.steady, observeMs: own.observe }, outageMs, false).result,
       );
