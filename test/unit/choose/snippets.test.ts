@@ -230,24 +230,29 @@ describe("the winner's settings for other systems", () => {
     expect(JSON.parse(byId(snippetsFor(WINNERS.at(-1)!), "aws").text).retryMode).toBe("adaptive");
   });
 
-  it("are TypeScript that the compiler parses without a syntax error: AWS SDK, cockatiel, p-retry and our library", () => {
-    for (const winner of WINNERS) {
-      for (const snippet of snippetsFor(winner).filter((entry) => entry.language === "typescript")) {
-        expect(syntaxErrors(snippet), `${snippet.file} for ${JSON.stringify(winner.client)}:\n${snippet.text}`).toEqual([]);
+  it(
+    "are TypeScript that the compiler parses without a syntax error: AWS SDK, cockatiel, p-retry and our library",
+    { timeout: 60_000 },
+    () => {
+      for (const winner of WINNERS) {
+        for (const snippet of snippetsFor(winner).filter((entry) => entry.language === "typescript")) {
+          expect(syntaxErrors(snippet), `${snippet.file} for ${JSON.stringify(winner.client)}:\n${snippet.text}`).toEqual([]);
+        }
       }
-    }
-    const cockatiel = byId(snippetsFor(intent({ strategy: "full-jitter", "max-attempts": "3" })), "cockatiel").text;
-    expect(cockatiel).toContain(
-      "retry(handleAll, { maxAttempts: 2, backoff: new ExponentialBackoff({ initialDelay: 100, maxDelay: 300000, exponent: 2, generator: fullJitterGenerator }) })",
-    );
-    const breaker = byId(snippetsFor(WINNERS.find((winner) => winner.client.breaker === "sampling")!), "cockatiel").text;
-    expect(breaker).toContain("new SamplingBreaker({ threshold: 0.3, duration: 10000 })");
-    expect(breaker).toContain("wrap(retryPolicy, breakerPolicy)");
-    const pRetry = byId(snippetsFor(intent({ strategy: "fixed", "max-attempts": "4" })), "p-retry").text;
-    expect(pRetry).toMatch(/retries: 3,\s+factor: 1,\s+minTimeout: 100,\s+maxTimeout: 100,\s+randomize: false,/);
-  });
+      const cockatiel = byId(snippetsFor(intent({ strategy: "full-jitter", "max-attempts": "3" })), "cockatiel").text;
+      expect(cockatiel).toContain(
+        "retry(handleAll, { maxAttempts: 2, backoff: new ExponentialBackoff({ initialDelay: 100, maxDelay: 300000, exponent: 2, generator: fullJitterGenerator }) })",
+      );
+      const breaker = byId(snippetsFor(WINNERS.find((winner) => winner.client.breaker === "sampling")!), "cockatiel").text;
+      expect(breaker).toContain("new SamplingBreaker({ threshold: 0.3, duration: 10000 })");
+      expect(breaker).toContain("wrap(retryPolicy, breakerPolicy)");
+      const pRetry = byId(snippetsFor(intent({ strategy: "fixed", "max-attempts": "4" })), "p-retry").text;
+      expect(pRetry).toMatch(/retries: 3,\s+factor: 1,\s+minTimeout: 100,\s+maxTimeout: 100,\s+randomize: false,/);
+    },
+  );
 
-  it("are code that type-checks against our library, exactly as simulated", () => {
+  // The TypeScript compiler is slow to start; the limit bounds a hung run and measures nothing.
+  it("are code that type-checks against our library, exactly as simulated", { timeout: 60_000 }, () => {
     for (const client of [
       { strategy: "exponential-backoff" },
       { strategy: "table", "max-attempts": "3" },
