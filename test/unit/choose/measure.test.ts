@@ -101,38 +101,45 @@ describe("measuring a candidate", () => {
     keepTimelines: true,
   });
 
-  it("is deterministic, and the seed matters", () => {
+  // Time limits bound a run on a loaded machine; they measure nothing.
+  it("is deterministic, and the seed matters", { timeout: 60_000 }, () => {
     const first = measure(job({ strategy: "full-jitter" }, 3));
     expect(measure(job({ strategy: "full-jitter" }, 3))).toEqual(first);
     expect(measure(job({ strategy: "full-jitter" }, 4)).everyday).not.toEqual(first.everyday);
   });
 
-  it("counts requests and attempts: one attempt per request without retries; fixed retry collapses after a 6 s outage, no retries does not", () => {
-    const none = measure(job({ strategy: "fixed", "max-attempts": "1" }, 1));
-    expect(none.everyday.attempts).toBe(none.everyday.firstAttempts);
-    expect(none.everyday.requests).toBeGreaterThan(1_500); // ~95 req/s for 20 s
-    expect(none.everyday.succeeded).toBe(none.everyday.latenciesMs.length);
-    expect(none.outages.map((outage) => outage.verdict)).toEqual(["recovered", "recovered"]);
-    expect(none.outages[1]!.servedForNobody).toBeGreaterThan(0); // the requests queued during the outage timed out
-    expect(none.outages[1]!.timeline?.server.length).toBeGreaterThan(0);
-    const fixed = measure(job({ strategy: "fixed" }, 1));
-    expect(fixed.outages[1]!.verdict).toBe("collapsed");
-    expect(fixed.longest.survivedMs).toBeLessThan(none.longest.survivedMs);
-    expect(fixed.outages[1]!.metrics.peakAmplification).toBeGreaterThan(2);
+  it(
+    "counts requests and attempts: one attempt per request without retries; fixed retry collapses after a 6 s outage, no retries does not",
+    {
+      timeout: 60_000,
+    },
+    () => {
+      const none = measure(job({ strategy: "fixed", "max-attempts": "1" }, 1));
+      expect(none.everyday.attempts).toBe(none.everyday.firstAttempts);
+      expect(none.everyday.requests).toBeGreaterThan(1_500); // ~95 req/s for 20 s
+      expect(none.everyday.succeeded).toBe(none.everyday.latenciesMs.length);
+      expect(none.outages.map((outage) => outage.verdict)).toEqual(["recovered", "recovered"]);
+      expect(none.outages[1]!.servedForNobody).toBeGreaterThan(0); // the requests queued during the outage timed out
+      expect(none.outages[1]!.timeline?.server.length).toBeGreaterThan(0);
+      const fixed = measure(job({ strategy: "fixed" }, 1));
+      expect(fixed.outages[1]!.verdict).toBe("collapsed");
+      expect(fixed.longest.survivedMs).toBeLessThan(none.longest.survivedMs);
+      expect(fixed.outages[1]!.metrics.peakAmplification).toBeGreaterThan(2);
 
-    const candidate: Candidate = {
-      id: "fixed",
-      family: "fixed",
-      origin: "baseline",
-      summary: "",
-      client: {},
-      server: {},
-      lever: "default",
-      clientId: "fixed",
-    };
-    const pooled = summarize(candidate, [fixed, measure(job({ strategy: "fixed" }, 2))]);
-    expect(pooled.seeds).toBe(2);
-    expect(pooled.outages[1]).toMatchObject({ verdict: "collapsed", survived: false, serverRecoveryMs: null });
-    expect(pooled.survivesAll).toBe(false);
-  });
+      const candidate: Candidate = {
+        id: "fixed",
+        family: "fixed",
+        origin: "baseline",
+        summary: "",
+        client: {},
+        server: {},
+        lever: "default",
+        clientId: "fixed",
+      };
+      const pooled = summarize(candidate, [fixed, measure(job({ strategy: "fixed" }, 2))]);
+      expect(pooled.seeds).toBe(2);
+      expect(pooled.outages[1]).toMatchObject({ verdict: "collapsed", survived: false, serverRecoveryMs: null });
+      expect(pooled.survivesAll).toBe(false);
+    },
+  );
 });
