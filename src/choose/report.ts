@@ -177,9 +177,15 @@ export function paretoSpec(
           tooltip: [{ field: "id" }, { field: "success" }, { field: "outage" }],
         },
       },
+      // The winner's label above its point, the others below theirs, so that two on one spot stay readable.
       {
-        data: { values: points.filter((point) => point.label !== "") },
-        mark: { type: "text", align: "left", dx: 7, dy: -7, fontSize: 11 },
+        data: { values: points.filter((point) => point.label.startsWith("winner")) },
+        mark: { type: "text", align: "left", dx: 7, dy: -9, fontSize: 11 },
+        encoding: { x, y, text: { field: "label" } },
+      },
+      {
+        data: { values: points.filter((point) => point.label !== "" && !point.label.startsWith("winner")) },
+        mark: { type: "text", align: "left", dx: 7, dy: 12, fontSize: 11 },
         encoding: { x, y, text: { field: "label" } },
       },
     ],
