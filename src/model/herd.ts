@@ -28,6 +28,12 @@ export interface HerdObserver {
   attemptStarted(isRetry: boolean): void;
   attemptEnded(result: AttemptResult, latencyMs: number): void;
   gaveUp(): void;
+  /**
+   * A request ended: it succeeded, or its user gave it up. `latencyMs` runs from its first
+   * attempt to its end, retries and waits included: what the user waited. Optional, so that
+   * a herd whose observer does not ask for it does no extra work.
+   */
+  requestEnded?(ok: boolean, latencyMs: number): void;
 }
 
 export interface HerdOptions {
@@ -53,6 +59,8 @@ interface HerdContext {
    * miss per write for a million users.
    */
   readonly times: Float64Array;
+  /** When each user's current request made its first attempt; empty unless the observer has requestEnded. */
+  readonly requestStarts: Float64Array;
 }
 
 /**
@@ -109,6 +117,7 @@ class User implements UserState, AttemptSink, TimerOwner {
     const herd = this.herd;
     if (herd.stopped) return;
     this.startedAt = herd.clock.now();
+    if (!this.isRetry && herd.requestStarts.length > 0) herd.requestStarts[this.index] = this.startedAt;
     herd.inFlight++;
     herd.observer.attemptStarted(this.isRetry);
     this.inFlight = true;
@@ -133,6 +142,9 @@ class User implements UserState, AttemptSink, TimerOwner {
     const decision = decideAfterAttempt(herd.options.retry, this, result.outcome, herd.random);
     honorServerWait(herd.options.retry, this, result);
     if (decision === "give-up") herd.observer.gaveUp();
+    if (decision !== "retry" && herd.requestStarts.length > 0) {
+      herd.observer.requestEnded?.(decision === "think", herd.clock.now() - herd.requestStarts[this.index]!);
+    }
     this.isRetry = decision === "retry";
     herd.clock.arm(this, this.lastWaitMs);
   }
@@ -163,7 +175,17 @@ export class Herd {
   private readonly context: HerdContext;
 
   constructor(clock: Clock, random: Random, transport: Transport, observer: HerdObserver, options: HerdOptions) {
-    this.context = { clock, random, transport, observer, options, inFlight: 0, stopped: false, times: new Float64Array(2 * options.users) };
+    this.context = {
+      clock,
+      random,
+      transport,
+      observer,
+      options,
+      inFlight: 0,
+      stopped: false,
+      times: new Float64Array(2 * options.users),
+      requestStarts: new Float64Array(observer.requestEnded === undefined ? 0 : options.users),
+    };
   }
 
   get inFlight(): number {

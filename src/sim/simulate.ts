@@ -2,6 +2,7 @@ import type { RetryConfig } from "../model/client-loop.ts";
 import { openLoopFields, type OpenLoopTotals } from "../client/reporter.ts";
 import { type Arrivals, createLoad } from "../model/load.ts";
 import { OpenLoop } from "../model/open-loop.ts";
+import type { HerdObserver } from "../model/herd.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
 import { seededRandom } from "../backoff/random.ts";
@@ -86,6 +87,15 @@ export function serverSeed(seed: number): number {
   return (seed ^ 0x5f3759df) & 0x7fffffff;
 }
 
+export interface SimulationHooks {
+  /**
+   * Called when a request ends (it succeeded, or its user gave it up), with the time from its
+   * first attempt: what the user waited, retries included. Requests still open at the end
+   * of the run are not reported.
+   */
+  readonly onRequestEnded?: (ok: boolean, latencyMs: number) => void;
+}
+
 /**
  * The delays armed over and over, for the clock's FIFO lanes: the client timeout (every
  * attempt) and, with the fixed strategy, the retry wait.
@@ -100,7 +110,11 @@ export function fifoDelays(config: Pick<SimulationConfig, "timeoutMs" | "retry">
  * programs run, on a manual clock, with a modelled network in between. Deterministic: the
  * same config gives the same events.
  */
-export function simulate(config: SimulationConfig, onEvent: (event: SimulationEvent) => void = () => {}): SimulationResult {
+export function simulate(
+  config: SimulationConfig,
+  onEvent: (event: SimulationEvent) => void = () => {},
+  hooks: SimulationHooks = {},
+): SimulationResult {
   const clock = new ManualClock(0, fifoDelays(config));
   const protection = config.protection ?? NO_PROTECTION;
   const queue = new ServiceQueue(clock, {
@@ -119,7 +133,19 @@ export function simulate(config: SimulationConfig, onEvent: (event: SimulationEv
   // A real server whose memory is full dies; so ends the run.
   network.onOutOfMemory = () => clock.halt();
   const stats = new WindowStats(0);
-  const herd = createLoad(config, clock, seededRandom(config.seed), network.transport, stats);
+  const onRequestEnded = hooks.onRequestEnded;
+  // The statistics are the herd's observer; a second one only when asked for, so that ./sim
+  // pays nothing for request-level figures it does not print. (Open-loop chains do not report them.)
+  const observer: HerdObserver =
+    onRequestEnded === undefined
+      ? stats
+      : {
+          attemptStarted: (isRetry) => stats.attemptStarted(isRetry),
+          attemptEnded: (result, latencyMs) => stats.attemptEnded(result, latencyMs),
+          gaveUp: () => stats.gaveUp(),
+          requestEnded: onRequestEnded,
+        };
+  const herd = createLoad(config, clock, seededRandom(config.seed), network.transport, observer);
   const openLoop = herd instanceof OpenLoop ? herd : undefined;
   const openLoopTotals = () => (openLoop === undefined ? undefined : openLoopFields(openLoop));
   const server: ServerSample[] = [];

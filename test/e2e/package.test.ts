@@ -78,6 +78,20 @@ describe("the packed package", () => {
     );
     expect(sim.code, sim.stderr).toBe(0);
     expect(sim.stdout).toContain('"summary"');
+    // choose measures on worker threads that load the compiled worker module.
+    const choose = await run(
+      "npx",
+      [
+        ...["--no-install", "thundering-herd", "choose", "-clients", "50", "-everyday", "10s", "-steady", "5s", "-observe", "10s"],
+        ...["-outages", "2s", "-max-outage", "20s", "-seeds", "1", "-workers", "2", "-candidates", "no-retries", "-json", "-out", work],
+      ],
+      consumer,
+    );
+    expect(choose.code, choose.stderr).toBe(0);
+    expect((JSON.parse(choose.stdout) as { ranking: { id: string }[] }).ranking.map((entry) => entry.id).sort()).toEqual([
+      "fixed",
+      "no-retries",
+    ]);
   });
 
   it("serves the live dashboard with its page and uPlot from the installed package", async () => {
