@@ -144,6 +144,8 @@ export function clientMetrics(source: ClientMetricsSource): ClientMetrics {
         inner.gaveUp();
         gaveUp.inc();
       },
+      // Only when the inner observer asks for it: a herd tracks request times only then.
+      ...(inner.requestEnded === undefined ? {} : { requestEnded: inner.requestEnded.bind(inner) }),
     }),
   };
 }
