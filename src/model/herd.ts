@@ -192,6 +192,11 @@ export class Herd {
     return this.context.inFlight;
   }
 
+  /** Each user's retry state, read-only (the client's metrics read the retry budgets). */
+  userStates(): readonly Readonly<UserState>[] {
+    return this.users;
+  }
+
   start(): void {
     for (let index = 0; index < this.context.options.users; index++) {
       const user = new User(this.context, index);

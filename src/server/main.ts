@@ -44,6 +44,7 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
   const everywhere = server.address.host === undefined;
   const shown = formatListenAddress(everywhere ? { ...server.address, host: "localhost" } : server.address);
   io.stderr.write(`server: listening on http://${shown}/api (${everywhere ? "all interfaces, " : ""}pid ${process.pid})\n`);
+  if (options.metrics) io.stderr.write(`server: metrics on http://${shown}/metrics\n`);
   if (options.errorRate > 0)
     io.stderr.write(`server: answering ${options.errorRate} of requests 500 (-error-rate), seed ${options.seed}\n`);
 

@@ -127,6 +127,12 @@ export const SERVER_FLAGS = [
     description: "how often to print the concurrency line",
   },
   { name: "json", kind: "boolean", default: false, description: "print one JSON object per report instead of the text line" },
+  {
+    name: "metrics",
+    kind: "boolean",
+    default: false,
+    description: "serve GET /metrics (Prometheus text format) on the same address",
+  },
   DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
@@ -156,6 +162,8 @@ export interface ServerOptions {
   readonly maxInService?: number;
   readonly reportIntervalMs: number;
   readonly json: boolean;
+  /** Serve GET /metrics. */
+  readonly metrics: boolean;
 }
 
 export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): ServerOptions {
@@ -179,6 +187,7 @@ export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): S
     maxInService: values["max-in-service"],
     reportIntervalMs: values["report-interval"],
     json: values.json,
+    metrics: values.metrics,
   };
 }
 

@@ -25,6 +25,7 @@ import {
 import { retryLoadWhileDown } from "./retry-load.ts";
 import { type SimulationConfig, type SimulationEvent, simulate } from "./simulate.ts";
 import { sweepChart } from "./sweep-chart.ts";
+import { playSimulation } from "./playback.ts";
 
 /** The outage the metrics are computed around: the first; the run ends at `endMs`. */
 function phasesOf(config: SimulationConfig, endMs = config.durationMs): Phases {
@@ -279,6 +280,11 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
   configFrom(values); // every flag checked before anything runs
   if (values.sweep !== undefined) sweepTrials(values, values.sweep);
   const strategies = values.strategies === undefined ? [selectedStrategy(values)] : parseStrategies(values.strategies);
+  if (values.dashboard && (values["find-critical-outage"] || values.sweep !== undefined)) {
+    throw new UsageError(
+      `-dashboard plays back one run per strategy; it cannot be combined with ${values.sweep === undefined ? "-find-critical-outage" : "-sweep"}`,
+    );
+  }
   printAnalysis(io, values, strategies);
   if (values["find-critical-outage"]) {
     findCriticalOutage(io, values, strategies);
@@ -289,10 +295,12 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
     return 0;
   }
   const results: StrategyResult[] = [];
+  const playback = values.dashboard ? await playSimulation(io, values) : undefined;
   for (const strategy of strategies) {
     const trial = withStrategy(values, strategy);
     const outcome = run(trial, strategy.name, values.quiet ? undefined : printEvent(io, values.json));
     results.push(outcome.strategyResult);
+    await playback?.play(outcome.strategyResult, outcome.config.outages);
     const { result } = outcome;
     const { openLoop, serverTotals } = result;
     const summary = values.json
@@ -330,5 +338,6 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
     const whys = results.map((result) => `${result.strategy}: ${result.metrics.verdict}: ${result.metrics.why}`);
     io.stdout.write(`\n${comparisonTable(results)}\n\n${whys.join("\n")}\n`);
   }
+  await playback?.finish();
   return 0;
 }

@@ -4,6 +4,7 @@ import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, wi
 import { CLIENT_FLAGS, type ClientFlagValues, type ClientOptions, resolveClientOptions } from "../client/options.ts";
 import { resolveServerOptions, SERVER_FLAGS, type ServerOptions } from "../server/options.ts";
 import { STRATEGY_NAMES, strategyListProblem } from "../strategies/registry.ts";
+import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage } from "./simulate.ts";
 
 /** The most reports (server lines, client windows) one run may make: each is kept for the metrics. */
@@ -99,11 +100,13 @@ const SIM_ONLY_FLAGS = [
     placeholder: "dir",
     description: "with -sweep: also write sweep.csv and sweep.svg (a phase diagram) there",
   },
+  ...DASHBOARD_FLAGS,
+  SPEED_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
 export const SIM_FLAGS = [
-  ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed"]),
-  ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "seed"]),
+  ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed", "metrics-listen"]),
+  ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "seed", "metrics"]),
   ...SIM_ONLY_FLAGS,
 ];
 
@@ -133,9 +136,16 @@ export function parseSimArgs(args: readonly string[]) {
 }
 
 export function resolveSimOptions(values: SimFlagValues): SimOptions {
-  const clientValues: ClientFlagValues = { ...values, url: "http://127.0.0.1/api", json: false, duration: 0, seed: values.seed };
+  const clientValues: ClientFlagValues = {
+    ...values,
+    url: "http://127.0.0.1/api",
+    json: false,
+    duration: 0,
+    seed: values.seed,
+    "metrics-listen": "",
+  };
   const client = resolveClientOptions(clientValues);
-  const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false });
+  const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false, metrics: false });
   const starts = durationList(values["outage-at"]);
   const lengths = durationList(values.outage);
   if (lengths.length !== 1 && lengths.length !== starts.length) {

@@ -118,7 +118,9 @@ describe("npm run demo", () => {
       }
       const html = readFileSync(join(dir, "report.html"), "utf8");
       expect(html).toContain("<svg");
-      expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/);
+      // Self-contained: scripts and styles inline, nothing fetched (the one address is uPlot's licence banner).
+      expect(html).not.toMatch(/<script[^>]*\ssrc=|<link[^>]*\shref=|https?:\/\/(?!www\.w3\.org|github\.com\/leeoniya\/uPlot)/);
+      expect(html.match(/<table class="comparison">[\s\S]*?<\/table>/)?.[0].match(/<tr>/g)).toHaveLength(4);
       expect(run.stdoutLines.join("\n")).toMatch(/fixed\s+collapsed/);
       expect(run.stdoutLines.join("\n")).toMatch(/exponential-backoff\s+recovered/);
       // Every program the runner started is gone.

@@ -94,6 +94,20 @@ describe("the packed package", () => {
     ]);
   });
 
+  it("serves the live dashboard with its page and uPlot from the installed package", async () => {
+    const sim = spawnCli(
+      "npx",
+      ["--no-install", "thundering-herd", "sim", "-clients", "50", "-duration", "5s", "-quiet", "-dashboard", "-speed", "100x"],
+      { command: "npx", cwd: consumer },
+    );
+    const line = await sim.waitForLine(/^sim: dashboard on http:\/\/127\.0\.0\.1:\d+\/$/, { stream: "stderr", timeoutMs: 60_000 });
+    const url = line.replace("sim: dashboard on ", "");
+    expect(await (await fetch(url)).text()).toContain('<script src="uPlot.iife.min.js"></script>');
+    expect(await (await fetch(new URL("uPlot.iife.min.js", url))).text()).toMatch(/^\/\*! https:\/\/github\.com\/leeoniya\/uPlot/);
+    expect((await fetch(new URL("dashboard.js", url))).status).toBe(200);
+    expect((await fetch(new URL("uPlot.min.css", url))).status).toBe(200);
+  });
+
   it.each(["nodenext", "bundler"] as const)("type-checks a consumer under moduleResolution %s", async (resolution) => {
     writeFileSync(
       join(consumer, "consumer.ts"),
