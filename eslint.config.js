@@ -16,5 +16,21 @@ export default tseslint.config(
       "@typescript-eslint/no-non-null-assertion": "off",
     },
   },
+  {
+    // The dashboard's and the report's scripts run in the browser, with uPlot loaded before them.
+    files: ["src/dashboard/page/**/*.js", "src/scenario/report-charts.js"],
+    languageOptions: {
+      sourceType: "script",
+      globals: {
+        window: "readonly",
+        document: "readonly",
+        EventSource: "readonly",
+        requestAnimationFrame: "readonly",
+        devicePixelRatio: "readonly",
+        addEventListener: "readonly",
+        uPlot: "readonly",
+      },
+    },
+  },
   prettier,
 );

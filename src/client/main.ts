@@ -1,19 +1,23 @@
 import { formatDuration } from "../cli/duration.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
+import { Herd } from "../model/herd.ts";
 import { createLoad } from "../model/load.ts";
 import { OpenLoop } from "../model/open-loop.ts";
 import { seededRandom } from "../backoff/random.ts";
 import { nextWindowEnd, WindowStats } from "../model/window-stats.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { realClock } from "../clock/real-clock.ts";
+import { formatListenAddress } from "../cli/listen-address.ts";
+import { serveMetrics } from "../runtime/metrics-endpoint.ts";
 import { createHttpTransport } from "./attempt.ts";
+import { clientMetrics } from "./metrics.ts";
 import { describeLoad, describeStrategy, parseClientArgs, resolveClientOptions } from "./options.ts";
 import { clientReport, formatClientLine, formatClientSummary, openLoopFields, openLoopSuffix } from "./reporter.ts";
 
 /** A final window shorter than this is folded into the summary instead of printed. */
 const MIN_FINAL_WINDOW_MS = 100;
 
-export function main(argv: readonly string[], io: ProgramIo): void {
+export async function main(argv: readonly string[], io: ProgramIo): Promise<void> {
   const parsed = parseClientArgs(argv);
   if (parsed.kind === "help") {
     io.stdout.write(parsed.text);
@@ -31,13 +35,29 @@ export function main(argv: readonly string[], io: ProgramIo): void {
   const startMs = clock.now();
   const stats = new WindowStats(startMs);
   const transport = createHttpTransport(options.url, options.timeoutMs, { propagateDeadline: options.propagateDeadline });
+  const closed = options.arrivals?.kind !== "open";
+  // The metrics read the load, which is made with their observer: it is filled in below.
+  const made: { load?: Herd | OpenLoop } = {};
+  const metrics =
+    options.metricsListen === undefined
+      ? undefined
+      : clientMetrics({
+          users: closed ? options.clients : undefined,
+          budget: options.retry.fleet?.budget?.kind === "grpc" ? options.retry.fleet.budget.budget : undefined,
+          inFlight: () => made.load?.inFlight ?? 0,
+          instances: () => made.load?.instances,
+        });
+  // Listen before the load starts: a port in use ends the program before any request.
+  const metricsEndpoint = metrics === undefined ? undefined : await serveMetrics(options.metricsListen!, metrics.registry);
+  if (metricsEndpoint !== undefined) io.stderr.write(`client: metrics on http://${formatListenAddress(metricsEndpoint.address)}/metrics\n`);
   const herd = createLoad(
     { users: options.clients, arrivals: options.arrivals, timeoutMs: options.timeoutMs, retry: options.retry },
     clock,
     seededRandom(seed),
     transport,
-    stats,
+    metrics?.observer(stats) ?? stats,
   );
+  made.load = herd;
   const openLoop = herd instanceof OpenLoop ? herd : undefined;
 
   const emit = (report: ReturnType<WindowStats["closeWindow"]>, extra: Record<string, unknown> = {}) => {

@@ -1,6 +1,7 @@
 import { formatDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { type ListenAddress, parseListenAddress } from "../cli/listen-address.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
 import type { Arrivals } from "../model/load.ts";
 import { describeProtection, PROTECTION_FLAGS, protectionHelp, resolveProtection } from "../strategies/protection.ts";
@@ -80,6 +81,17 @@ export const CLIENT_FLAGS = [
     placeholder: "n",
     description: "random seed for a reproducible schedule (default: random, printed at start)",
   },
+  {
+    name: "metrics-listen",
+    kind: "string",
+    default: "",
+    placeholder: "host:port",
+    description: "serve GET /metrics (Prometheus text format) on this address, e.g. 127.0.0.1:9464 (empty: off)",
+    check: (value) => {
+      const parsed = parseListenAddress(value);
+      return typeof parsed === "string" ? parsed : undefined;
+    },
+  },
   DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
@@ -106,6 +118,8 @@ export interface ClientOptions {
   /** 0 runs until interrupted. */
   readonly durationMs: number;
   readonly seed: number | undefined;
+  /** Where to serve GET /metrics; undefined for nowhere. */
+  readonly metricsListen: ListenAddress | undefined;
 }
 
 export type ClientFlagValues = FlagValues<typeof CLIENT_FLAGS>;
@@ -140,7 +154,15 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
     json: values.json,
     durationMs: values.duration,
     seed: values.seed,
+    metricsListen: metricsAddress(values["metrics-listen"]),
   };
+}
+
+function metricsAddress(text: string): ListenAddress | undefined {
+  if (text === "") return undefined;
+  const address = parseListenAddress(text);
+  if (typeof address === "string") throw new UsageError(`invalid value "${text}" for flag -metrics-listen: ${address}`);
+  return address;
 }
 
 function resolveArrivals(values: ClientFlagValues): Arrivals {

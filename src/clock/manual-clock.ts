@@ -86,26 +86,38 @@ class FifoLane {
     this.size--;
   }
 
-  /** Doubles the ring; live entries move, so their owners learn their new slots. */
+  /**
+   * Makes room when the ring is full: drops the dead entries, and doubles the ring only if
+   * at least half of it is live. Dead entries otherwise stay until their time comes, and
+   * most deadlines are cancelled: a million clients failing fast would leave tens of
+   * millions behind. Live entries move, so their owners learn their new slots.
+   */
   private grow(): void {
     const capacity = this.dueAts.length;
-    const dueAts = new Float64Array(capacity * 2);
-    const sequences = new Float64Array(capacity * 2);
-    const owners = new Array<TimerOwner | undefined>(capacity * 2).fill(undefined);
-    const live = new Uint8Array(capacity * 2);
+    let liveCount = 0;
+    for (let offset = 0; offset < this.size; offset++) liveCount += this.live[(this.head + offset) & (capacity - 1)]!;
+    const newCapacity = liveCount * 2 > capacity ? capacity * 2 : capacity;
+    const dueAts = new Float64Array(newCapacity);
+    const sequences = new Float64Array(newCapacity);
+    const owners = new Array<TimerOwner | undefined>(newCapacity).fill(undefined);
+    const live = new Uint8Array(newCapacity);
+    let to = 0;
     for (let offset = 0; offset < this.size; offset++) {
       const from = (this.head + offset) & (capacity - 1);
-      dueAts[offset] = this.dueAts[from]!;
-      sequences[offset] = this.sequences[from]!;
-      owners[offset] = this.owners[from];
-      live[offset] = this.live[from]!;
-      if (live[offset] === 1) this.owners[from]!.clockSlot = laneSlot(this.number, offset);
+      if (this.live[from] !== 1) continue;
+      dueAts[to] = this.dueAts[from]!;
+      sequences[to] = this.sequences[from]!;
+      owners[to] = this.owners[from];
+      live[to] = 1;
+      this.owners[from]!.clockSlot = laneSlot(this.number, to);
+      to++;
     }
     this.dueAts = dueAts;
     this.sequences = sequences;
     this.owners = owners;
     this.live = live;
     this.head = 0;
+    this.size = to;
   }
 }
 
@@ -139,6 +151,7 @@ export class ManualClock implements Clock {
   private laneNextStale = false;
   /** Events fired so far; the simulator reports it as its measure of work. */
   firedCount = 0;
+  private halted = false;
 
   constructor(startMs = 0, fifoDelaysMs: readonly number[] = []) {
     this.currentMs = startMs;
@@ -195,11 +208,24 @@ export class ManualClock implements Clock {
     return source === IN_QUEUE ? this.queue.topDueAt() : this.lanes[source]!.frontDueAt();
   }
 
-  /** Fires every timer due at or before `targetMs` in order, then sets the time to it. */
+  /**
+   * Ends the simulation where it is: `runUntil` returns after the event that calls this,
+   * and the time stays there. For good: no timer fires after it.
+   */
+  halt(): void {
+    this.halted = true;
+  }
+
+  get isHalted(): boolean {
+    return this.halted;
+  }
+
+  /** Fires every timer due at or before `targetMs` in order, then sets the time to it (unless halted). */
   runUntil(targetMs: number): void {
     const queue = this.queue;
     const lanes = this.lanes;
     for (;;) {
+      if (this.halted) return;
       const source = this.findNext();
       if (source === NOWHERE) break;
       let owner: TimerOwner;
@@ -234,7 +260,7 @@ export class ManualClock implements Clock {
   runAll(limitMs = Number.MAX_VALUE): number {
     for (;;) {
       const next = this.nextDueAt();
-      if (next === undefined || next > limitMs) return this.currentMs;
+      if (this.halted || next === undefined || next > limitMs) return this.currentMs;
       this.runUntil(next);
     }
   }

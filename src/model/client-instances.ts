@@ -172,6 +172,11 @@ export class ClientInstances {
     if (this.aws !== undefined) this.awsRetryCost[user] = 0;
   }
 
+  /** An instance's gRPC retry-budget state, when that is the budget. */
+  grpcBudgetState(instance: number): RetryBudgetState | undefined {
+    return this.grpc === undefined ? undefined : this.grpcStates[instance];
+  }
+
   /** For tests and reports: an instance's budget level, in the budget's own unit. */
   budgetLevel(instance: number, nowMs: number): number | undefined {
     if (this.grpc !== undefined) return this.grpcStates[instance]!.tokens;

@@ -38,6 +38,12 @@ export interface HerdObserver {
   /** An attempt the client refused itself (throttle, open breaker): never sent, never counted as an attempt. */
   attemptRefused(refusal: LocalRefusal): void;
   gaveUp(): void;
+  /**
+   * A request ended: it succeeded, or its user gave it up. `latencyMs` runs from its first
+   * attempt to its end, retries and waits included: what the user waited. Optional, so that
+   * a herd whose observer does not ask for it does no extra work.
+   */
+  requestEnded?(ok: boolean, latencyMs: number): void;
 }
 
 export interface HerdOptions {
@@ -65,6 +71,8 @@ interface HerdContext {
    * miss per write for a million users.
    */
   readonly times: Float64Array;
+  /** When each user's current request made its first attempt; empty unless the observer has requestEnded. */
+  readonly requestStarts: Float64Array;
 }
 
 /**
@@ -118,14 +126,16 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
   private send(): void {
     const herd = this.herd;
     if (herd.stopped) return;
+    this.startedAt = herd.clock.now();
+    // A request starts with its first try, sent or refused locally.
+    if (!this.isRetry && herd.requestStarts.length > 0) herd.requestStarts[this.index] = this.startedAt;
     if (herd.fleet !== undefined) {
-      const admission = herd.fleet.admit(this.index, this.isRetry, herd.clock.now(), herd.random);
+      const admission = herd.fleet.admit(this.index, this.isRetry, this.startedAt, herd.random);
       if (admission !== ADMITTED) {
         this.refuse(admission === THROTTLED ? "throttled" : "rejected");
         return;
       }
     }
-    this.startedAt = herd.clock.now();
     herd.inFlight++;
     herd.observer.attemptStarted(this.isRetry);
     this.inFlight = true;
@@ -155,6 +165,9 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
     const decision = decideAfterAttempt(herd.options.retry, this, result.outcome, herd.random);
     honorServerWait(herd.options.retry, this, result);
     if (decision === "give-up") herd.observer.gaveUp();
+    if (decision !== "retry" && herd.requestStarts.length > 0) {
+      herd.observer.requestEnded?.(decision === "think", herd.clock.now() - herd.requestStarts[this.index]!);
+    }
     this.isRetry = decision === "retry";
     herd.clock.arm(this, this.lastWaitMs);
   }
@@ -177,6 +190,9 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
     if (decision === "give-up") {
       herd.observer.gaveUp();
       herd.fleet!.requestAbandoned(this.index);
+    }
+    if (decision !== "retry" && herd.requestStarts.length > 0) {
+      herd.observer.requestEnded?.(decision === "think", herd.clock.now() - herd.requestStarts[this.index]!);
     }
     this.isRetry = decision === "retry";
     const waitMs = this.lastWaitMs;
@@ -225,11 +241,18 @@ export class Herd {
       inFlight: 0,
       stopped: false,
       times: new Float64Array(2 * options.users),
+      requestStarts: new Float64Array(observer.requestEnded === undefined ? 0 : options.users),
     };
   }
 
   get inFlight(): number {
     return this.context.inFlight;
+  }
+
+  /** Each user's retry state, read-only (the client's metrics read the retry budgets). */
+  /** The client instances' budgets, throttles and breakers; undefined when none is on. */
+  get instances(): ClientInstances | undefined {
+    return this.context.fleet;
   }
 
   start(): void {

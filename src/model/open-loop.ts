@@ -194,6 +194,11 @@ export class OpenLoop implements TimerOwner {
     return this.context.inFlight;
   }
 
+  /** The client instances' budgets, throttles and breakers (one per chain slot unless -instances); undefined when none is on. */
+  get instances(): ClientInstances | undefined {
+    return this.context.fleet;
+  }
+
   /** Requests alive: an attempt in flight or a retry pending. */
   get aliveChains(): number {
     return this.context.alive;

@@ -1,3 +1,5 @@
+import { judge, type OutOfMemory, reportsAfterResume, type Verdict } from "./verdict.ts";
+
 /**
  * The crash experiment's figures, computed from the two programs' timelines. Pure: the
  * scenario runner and the simulator feed it the same shapes. Times are ms from the start
@@ -69,11 +71,13 @@ export interface ScenarioMetrics {
   readonly peakAmplification: number;
   readonly peakConcurrencyAfterResume: number;
   readonly peakDelayAfterResumeMs: number;
-  /** From resume until concurrency stays at or below the limit; undefined if it never did. */
+  /** "server back" (src/model/verdict.ts): from resume until concurrency stays at or below the limit; undefined if it never did. */
   readonly serverRecoveryMs: number | undefined;
-  /** From resume to the end of the first of two good windows in a row; undefined if none. */
+  /** "clients back" (src/model/verdict.ts): from resume to the end of the first of two good windows in a row; undefined if none. */
   readonly clientRecoveryMs: number | undefined;
-  readonly verdict: "recovered" | "collapsed";
+  readonly verdict: Verdict;
+  /** One line saying why the verdict is what it is. */
+  readonly why: string;
   /** Goodput: mean OK rate of the client windows from the resume to the end of the observation. */
   readonly goodputAfterResumeOkPerSec: number;
   /**
@@ -85,18 +89,17 @@ export interface ScenarioMetrics {
   readonly wastedWork: WastedWork | undefined;
 }
 
-/** A window is good when OK is back to this share of the baseline… */
-export const GOOD_OK_SHARE = 0.9;
-/** …and errors plus timeouts are at most this share of it. */
-export const GOOD_FAILURE_SHARE = 0.05;
-/** Good windows in a row that mark the client's recovery. */
-export const GOOD_WINDOWS_IN_A_ROW = 2;
+/** What else happened to the server, besides its reports. */
+export interface ServerEvents {
+  readonly outOfMemory?: OutOfMemory | undefined;
+}
 
 export function computeMetrics(
   server: readonly ServerSample[],
   client: readonly ClientWindow[],
   phases: Phases,
   concurrencyLimit: number,
+  events: ServerEvents = {},
 ): ScenarioMetrics {
   const steady = client.filter((window) => window.endMs <= phases.stopAtMs).slice(1);
   const baselineOkPerSec = mean(steady.map((window) => window.okPerSec));
@@ -104,9 +107,8 @@ export function computeMetrics(
   const outageAttempts = outage.map((window) => window.attemptsPerSec);
   const ratio = (value: number) => (baselineOkPerSec > 0 ? value / baselineOkPerSec : 0);
 
-  const afterResume = server.filter((sample) => sample.atMs >= phases.resumeAtMs && sample.atMs <= phases.endMs);
-  const serverRecoveryMs = recoveryOfServer(afterResume, phases.resumeAtMs, concurrencyLimit);
-  const clientRecoveryMs = recoveryOfClient(client, phases, baselineOkPerSec);
+  const afterResume = reportsAfterResume(server, phases);
+  const judgement = judge({ server, client, phases, concurrencyLimit, baselineOkPerSec, outOfMemory: events.outOfMemory });
   const observed = client.filter((window) => window.startMs >= phases.resumeAtMs && window.endMs <= phases.endMs);
   return {
     baselineOkPerSec,
@@ -114,9 +116,10 @@ export function computeMetrics(
     peakAmplification: ratio(Math.max(0, ...outageAttempts)),
     peakConcurrencyAfterResume: afterResume.reduce((peak, sample) => Math.max(peak, sample.peakConcurrency), 0),
     peakDelayAfterResumeMs: afterResume.reduce((peak, sample) => Math.max(peak, sample.peakDelayMs), 0),
-    serverRecoveryMs,
-    clientRecoveryMs,
-    verdict: serverRecoveryMs !== undefined && clientRecoveryMs !== undefined ? "recovered" : "collapsed",
+    serverRecoveryMs: judgement.serverBackMs,
+    clientRecoveryMs: judgement.clientsBackMs,
+    verdict: judgement.verdict,
+    why: judgement.why,
     goodputAfterResumeOkPerSec: mean(observed.map((window) => window.okPerSec)),
     retryAmplification: retryAmplification(client.filter((window) => window.startMs >= phases.stopAtMs && window.endMs <= phases.endMs)),
     wastedWork: wastedWork(server.at(-1)),
@@ -145,36 +148,6 @@ function retryAmplification(windows: readonly ClientWindow[]): number | undefine
     firstAttempts += (window.attemptsPerSec - window.retriesPerSec) * seconds;
   }
   return firstAttempts > 0 ? attempts / firstAttempts : undefined;
-}
-
-/**
- * The first report from which concurrency stays at or below the limit, at report
- * resolution: a report whose interval peaked above the limit but ends below it is the
- * moment of recovery (the drop happened within that interval).
- */
-function recoveryOfServer(afterResume: readonly ServerSample[], resumeAtMs: number, limit: number): number | undefined {
-  let recoveredFrom: number | undefined;
-  for (let index = afterResume.length - 1; index >= 0; index--) {
-    const sample = afterResume[index]!;
-    if (sample.concurrency > limit) break;
-    recoveredFrom = index;
-    if (sample.peakConcurrency > limit) break;
-  }
-  return recoveredFrom === undefined ? undefined : afterResume[recoveredFrom]!.atMs - resumeAtMs;
-}
-
-function recoveryOfClient(client: readonly ClientWindow[], phases: Phases, baseline: number): number | undefined {
-  if (baseline <= 0) return undefined;
-  const candidates = client.filter((window) => window.startMs >= phases.resumeAtMs && window.endMs <= phases.endMs);
-  let inARow = 0;
-  for (let index = 0; index < candidates.length; index++) {
-    const window = candidates[index]!;
-    const good =
-      window.okPerSec >= GOOD_OK_SHARE * baseline && window.errorsPerSec + window.timedoutPerSec <= GOOD_FAILURE_SHARE * baseline;
-    inARow = good ? inARow + 1 : 0;
-    if (inARow === GOOD_WINDOWS_IN_A_ROW) return candidates[index - GOOD_WINDOWS_IN_A_ROW + 1]!.endMs - phases.resumeAtMs;
-  }
-  return undefined;
 }
 
 function mean(values: readonly number[]): number {

@@ -18,6 +18,11 @@ export interface Counts {
   errorKinds: Partial<Record<ErrorKind, number>>;
 }
 
+/**
+ * Percentiles come from the histogram, whose buckets hold values to 3 significant digits
+ * and answer with a bucket's upper end; the maximum is the exact largest latency, tracked
+ * beside it. Percentiles are clamped to it, so p50 <= p99 <= max always holds.
+ */
 export interface LatencySummary {
   readonly p50Ms: number;
   readonly p99Ms: number;
@@ -62,6 +67,9 @@ export class WindowStats implements HerdObserver {
    */
   private pendingMicros = 0;
   private pendingCount = 0;
+  /** The exact largest OK latency of the open window and of the run, in ms. */
+  private windowMaxMs = -Infinity;
+  private totalMaxMs = -Infinity;
 
   constructor(startMs: number) {
     this.windowStartMs = startMs;
@@ -81,6 +89,7 @@ export class WindowStats implements HerdObserver {
     countResult(this.window, result);
     countResult(this.total, result);
     if (result.outcome === "ok") {
+      if (latencyMs > this.windowMaxMs) this.windowMaxMs = latencyMs;
       const micros = Math.min(HISTOGRAM_MAX_US, Math.max(1, Math.round(latencyMs * 1000)));
       if (micros === this.pendingMicros) {
         this.pendingCount++;
@@ -109,9 +118,11 @@ export class WindowStats implements HerdObserver {
       startMs: this.windowStartMs,
       endMs: nowMs,
       counts: this.window,
-      latency: summarize(this.windowLatency),
+      latency: summarize(this.windowLatency, this.windowMaxMs),
     };
     this.window = emptyCounts();
+    if (this.windowMaxMs > this.totalMaxMs) this.totalMaxMs = this.windowMaxMs;
+    this.windowMaxMs = -Infinity;
     this.totalLatency.add(this.windowLatency);
     this.windowLatency.reset();
     this.windowStartMs = nowMs;
@@ -125,7 +136,7 @@ export class WindowStats implements HerdObserver {
       startMs: this.runStartMs,
       endMs: nowMs,
       counts: structuredClone(this.total),
-      latency: summarize(this.totalLatencyNow()),
+      latency: summarize(this.totalLatencyNow(), Math.max(this.totalMaxMs, this.windowMaxMs)),
     };
   }
 
@@ -164,12 +175,13 @@ function newHistogram(): hdr.Histogram {
   });
 }
 
-function summarize(histogram: hdr.Histogram): LatencySummary | undefined {
+/** Percentiles from the histogram, clamped to the exact maximum `maxMs`. */
+function summarize(histogram: hdr.Histogram, maxMs: number): LatencySummary | undefined {
   if (histogram.totalCount === 0) return undefined;
   return {
-    p50Ms: histogram.getValueAtPercentile(50) / 1000,
-    p99Ms: histogram.getValueAtPercentile(99) / 1000,
-    maxMs: histogram.maxValue / 1000,
+    p50Ms: Math.min(histogram.getValueAtPercentile(50) / 1000, maxMs),
+    p99Ms: Math.min(histogram.getValueAtPercentile(99) / 1000, maxMs),
+    maxMs,
   };
 }
 

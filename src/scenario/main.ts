@@ -8,8 +8,14 @@ import type { ProgramIo } from "../runtime/program-io.ts";
 import { parseClientArgs, resolveClientOptions } from "../client/options.ts";
 import { parseServerArgs, resolveServerOptions } from "../server/options.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
-import { chartSpec, comparisonTable, readableDelay, renderSvg, reportHtml, type StrategyResult } from "./report.ts";
-import { type Progress, runExperiment } from "./run.ts";
+import { type DashboardEvent, clientEvent, serverEvent } from "../dashboard/events.ts";
+import { DASHBOARD_FLAGS } from "../dashboard/options.ts";
+import type { Dashboard } from "../dashboard/server.ts";
+import { startAnnouncedDashboard } from "../dashboard/start.ts";
+import { readableDelay } from "./readable-delay.ts";
+import { comparisonTable, renderReport, type StrategyResult } from "./report.ts";
+import { type LiveRecord, type Progress, runExperiment } from "./run.ts";
+import { explainVerdict } from "./verdict-why.ts";
 import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
 import { parseStrategies } from "./strategies.ts";
 
@@ -50,6 +56,7 @@ const DEMO_FLAGS = [
     description: 'flags passed to ./client, e.g. "-clients 500 -timeout 1s"',
   },
   { name: "out", kind: "string", default: "results", placeholder: "dir", description: "where results/<timestamp>/ is written" },
+  ...DASHBOARD_FLAGS,
   DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
@@ -88,77 +95,104 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   process.on("SIGINT", onInterrupt);
   process.on("SIGTERM", onInterrupt);
 
-  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const startedAt = new Date();
+  const stamp = startedAt.toISOString().replace(/[:.]/g, "-");
   const outDir = resolve(values.out, stamp);
   const perRunMs = values.steady + values.outage + values.observe;
   io.stderr.write(
     `demo: ${strategies.length} strategies x ${formatDuration(perRunMs)} (steady ${formatDuration(values.steady)}, ` +
       `outage ${formatDuration(values.outage)}, observe ${formatDuration(values.observe)}); results in ${outDir}\n`,
   );
-  const progress = progressPrinter(io);
-  const results: StrategyResult[] = [];
-  const recordedLines: { strategy: string; server: string[]; client: string[] }[] = [];
+  const dashboard = values.dashboard ? await startAnnouncedDashboard(io, "demo", values, "npm run demo") : undefined;
   try {
-    for (const strategy of strategies) {
-      const record = await runExperiment(
-        { strategy, steadyMs: values.steady, outageMs: values.outage, observeMs: values.observe, serverArgs, clientArgs },
-        {
-          signal: controller.signal,
-          launcher,
-          onProgress: progress.update,
-          onStarted: (pids) => {
-            progress.done();
-            io.stderr.write(`demo: ${strategy.name}: server pid ${pids.server}, client pid ${pids.client}\n`);
+    const progress = progressPrinter(io);
+    const results: StrategyResult[] = [];
+    const recordedLines: { strategy: string; server: string[]; client: string[] }[] = [];
+    try {
+      for (const [run, strategy] of strategies.entries()) {
+        dashboard?.publish({ kind: "run", run, strategy: strategy.name, limit: concurrencyLimit });
+        const record = await runExperiment(
+          { strategy, steadyMs: values.steady, outageMs: values.outage, observeMs: values.observe, serverArgs, clientArgs },
+          {
+            signal: controller.signal,
+            launcher,
+            ...(dashboard === undefined ? {} : { onRecord: (live: LiveRecord) => publishLive(dashboard, run, live) }),
+            onProgress: progress.update,
+            onStarted: (pids) => {
+              progress.done();
+              io.stderr.write(`demo: ${strategy.name}: server pid ${pids.server}, client pid ${pids.client}\n`);
+            },
           },
-        },
-      );
+        );
+        progress.done();
+        const metrics = computeMetrics(record.server, record.client, record.phases, concurrencyLimit);
+        results.push({
+          strategy: strategy.name,
+          phases: record.phases,
+          server: record.server,
+          client: record.client,
+          metrics,
+          concurrencyLimit,
+        });
+        recordedLines.push({ strategy: strategy.name, server: record.serverLines, client: record.clientLines });
+        dashboard?.publish({ kind: "verdict", run, verdict: metrics.verdict, why: explainVerdict(metrics) });
+        io.stderr.write(`demo: ${strategy.name}: ${metrics.verdict} (${metrics.why}); server and client stopped\n`);
+      }
+    } catch (error) {
       progress.done();
-      const metrics = computeMetrics(record.server, record.client, record.phases, concurrencyLimit);
-      results.push({
-        strategy: strategy.name,
-        phases: record.phases,
-        server: record.server,
-        client: record.client,
-        metrics,
-        concurrencyLimit,
-      });
-      recordedLines.push({ strategy: strategy.name, server: record.serverLines, client: record.clientLines });
-      io.stderr.write(`demo: ${strategy.name}: ${metrics.verdict}; server and client stopped\n`);
+      if (interrupted) {
+        dashboard?.publish({ kind: "end", note: "interrupted" });
+        io.stderr.write("demo: interrupted; the server and client of the current run were stopped\n");
+        return 130;
+      }
+      throw error;
     }
-  } catch (error) {
-    progress.done();
-    if (interrupted) {
-      io.stderr.write("demo: interrupted; the server and client of the current run were stopped\n");
-      return 130;
-    }
-    throw error;
-  }
 
-  mkdirSync(outDir, { recursive: true });
-  const svgs: string[] = [];
-  for (const [index, result] of results.entries()) {
-    const svg = await renderSvg(chartSpec(result));
-    svgs.push(svg);
-    writeFileSync(join(outDir, `${result.strategy}.svg`), svg);
-    writeFileSync(join(outDir, `${result.strategy}.server.jsonl`), `${recordedLines[index]!.server.join("\n")}\n`);
-    writeFileSync(join(outDir, `${result.strategy}.client.jsonl`), `${recordedLines[index]!.client.join("\n")}\n`);
+    mkdirSync(outDir, { recursive: true });
+    const reportSettings = [
+      { name: "strategies", value: strategies.map((strategy) => strategy.name).join(", ") },
+      { name: "steady state", value: formatDuration(values.steady) },
+      { name: "outage (SIGSTOP)", value: formatDuration(values.outage) },
+      { name: "observation after SIGCONT", value: formatDuration(values.observe) },
+      { name: "server flags", value: serverArgs.length === 0 ? "(defaults)" : serverArgs.join(" ") },
+      { name: "client flags", value: clientArgs.length === 0 ? "(defaults)" : clientArgs.join(" ") },
+      { name: "concurrency limit", value: String(concurrencyLimit) },
+      { name: "started", value: startedAt.toISOString() },
+    ];
+    const report = await renderReport("thundering-herd: the crash experiment", results, reportSettings);
+    for (const [index, result] of results.entries()) {
+      writeFileSync(join(outDir, `${result.strategy}.svg`), report.strategySvgs[index]!);
+      writeFileSync(join(outDir, `${result.strategy}.server.jsonl`), `${recordedLines[index]!.server.join("\n")}\n`);
+      writeFileSync(join(outDir, `${result.strategy}.client.jsonl`), `${recordedLines[index]!.client.join("\n")}\n`);
+    }
+    const settings = {
+      steadyMs: values.steady,
+      outageMs: values.outage,
+      observeMs: values.observe,
+      serverArgs,
+      clientArgs,
+      concurrencyLimit,
+    };
+    writeFileSync(
+      join(outDir, "summary.json"),
+      `${JSON.stringify({ settings, results: results.map((result) => ({ strategy: result.strategy, phases: result.phases, metrics: result.metrics })) }, jsonNumbers, 2)}\n`,
+    );
+    writeFileSync(join(outDir, "report.html"), report.html);
+    io.stdout.write(`\n${comparisonTable(results)}\n\nreport: ${join(outDir, "report.html")}\n`);
+    dashboard?.publish({ kind: "end", note: `the report is ${join(outDir, "report.html")}` });
+    return 0;
+  } finally {
+    await dashboard?.close();
   }
-  const settings = {
-    steadyMs: values.steady,
-    outageMs: values.outage,
-    observeMs: values.observe,
-    serverArgs,
-    clientArgs,
-    concurrencyLimit,
-  };
-  writeFileSync(
-    join(outDir, "summary.json"),
-    `${JSON.stringify({ settings, results: results.map((result) => ({ strategy: result.strategy, phases: result.phases, metrics: result.metrics })) }, jsonNumbers, 2)}\n`,
-  );
-  const notes = [`Settings: ${JSON.stringify(settings)}`];
-  writeFileSync(join(outDir, "report.html"), reportHtml("thundering-herd: the crash experiment", results, svgs, notes));
-  io.stdout.write(`\n${comparisonTable(results)}\n\nreport: ${join(outDir, "report.html")}\n`);
-  return 0;
+}
+
+/** A report line or phase of the running experiment, on the dashboard. */
+function publishLive(dashboard: Dashboard, run: number, live: LiveRecord): void {
+  let event: DashboardEvent;
+  if (live.kind === "server") event = serverEvent(run, live.sample);
+  else if (live.kind === "client") event = clientEvent(run, live.window);
+  else event = { kind: "phase", run, phase: live.phase, atS: live.atMs / 1000 };
+  dashboard.publish(event);
 }
 
 /** JSON has no Infinity: an unbounded delay is written as "Infinity"; "never recovered" as null. */

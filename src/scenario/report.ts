@@ -1,7 +1,15 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
 import { formatDuration } from "../cli/duration.ts";
+import { uPlotFile } from "../dashboard/assets.ts";
 import type { ClientWindow, Phases, ScenarioMetrics, ServerSample, WastedWork } from "../model/scenario-metrics.ts";
+import { VERDICT_DEFINITIONS, VERDICTS } from "../model/verdict.ts";
+import { readableDelay } from "./readable-delay.ts";
+import { explainVerdict } from "./verdict-why.ts";
+
+export { readableDelay };
 
 export interface StrategyResult {
   readonly strategy: string;
@@ -13,13 +21,6 @@ export interface StrategyResult {
 }
 
 const seconds = (ms: number) => ms / 1000;
-const MS_PER_YEAR = 365.25 * 24 * 3600 * 1000;
-
-/** Go notation up to a year; beyond, years in scientific notation (Go's hours grow to 60 digits). */
-export function readableDelay(ms: number): string {
-  if (!Number.isFinite(ms)) return "forever";
-  return ms < MS_PER_YEAR ? formatDuration(ms) : `${(ms / MS_PER_YEAR).toPrecision(3)} years`;
-}
 const orDash = (ms: number | undefined) => (ms === undefined ? "never" : formatDuration(Math.round(ms)));
 
 /** Requests worked on for nobody, and beside them those dropped as soon as nobody waited. */
@@ -28,34 +29,45 @@ function describeWaste(waste: WastedWork | undefined): string {
   return waste.droppedForNobody === 0 ? String(waste.total) : `${waste.total} (${waste.droppedForNobody} dropped)`;
 }
 
+const COMPARISON_HEADER = [
+  "strategy",
+  "verdict",
+  "baseline OK/s",
+  "outage load",
+  "peak concurrency",
+  "peak delay",
+  "server back",
+  "clients back",
+  "wasted work",
+  "goodput after resume",
+  "retry amplification",
+];
+
 /** One row per strategy: what a reader compares first. */
+function comparisonRows(results: readonly StrategyResult[]): string[][] {
+  return results.map(({ strategy, metrics, phases }) => {
+    // The run ended before the resume: no figure after it to show.
+    const after = (text: string) => (phases.endMs >= phases.resumeAtMs && metrics.verdict !== "too-short" ? text : "-");
+    return [
+      strategy,
+      metrics.verdict,
+      metrics.baselineOkPerSec.toFixed(1),
+      `${metrics.outageAmplification.toFixed(2)}x (peak ${metrics.peakAmplification.toFixed(2)}x)`,
+      after(String(metrics.peakConcurrencyAfterResume)),
+      after(readableDelay(metrics.peakDelayAfterResumeMs)),
+      after(orDash(metrics.serverRecoveryMs)),
+      after(orDash(metrics.clientRecoveryMs)),
+      describeWaste(metrics.wastedWork),
+      after(`${metrics.goodputAfterResumeOkPerSec.toFixed(1)}/s`),
+      metrics.retryAmplification === undefined ? "-" : after(`${metrics.retryAmplification.toFixed(2)}x`),
+    ];
+  });
+}
+
+/** The comparison as aligned text, for the terminal. */
 export function comparisonTable(results: readonly StrategyResult[]): string {
-  const header = [
-    "strategy",
-    "verdict",
-    "baseline OK/s",
-    "outage load",
-    "peak concurrency",
-    "peak delay",
-    "server back",
-    "clients back",
-    "wasted work",
-    "goodput after resume",
-    "retry amplification",
-  ];
-  const rows = results.map(({ strategy, metrics }) => [
-    strategy,
-    metrics.verdict,
-    metrics.baselineOkPerSec.toFixed(1),
-    `${metrics.outageAmplification.toFixed(2)}x (peak ${metrics.peakAmplification.toFixed(2)}x)`,
-    String(metrics.peakConcurrencyAfterResume),
-    readableDelay(metrics.peakDelayAfterResumeMs),
-    orDash(metrics.serverRecoveryMs),
-    orDash(metrics.clientRecoveryMs),
-    describeWaste(metrics.wastedWork),
-    `${metrics.goodputAfterResumeOkPerSec.toFixed(1)}/s`,
-    metrics.retryAmplification === undefined ? "-" : `${metrics.retryAmplification.toFixed(2)}x`,
-  ]);
+  const header = COMPARISON_HEADER;
+  const rows = comparisonRows(results);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const line = (cells: readonly string[]) =>
     cells
@@ -145,30 +157,198 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
   }
 }
 
+/** One colour per strategy, the same in the interactive charts and the static ones. */
+const STRATEGY_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+
+/**
+ * Every strategy on shared axes, as static SVG: requests in service, delay and goodput.
+ * The report shows it when printed or without scripts; on screen the same charts are
+ * interactive.
+ */
+export function overlaySpec(results: readonly StrategyResult[]): TopLevelSpec {
+  const endS = Math.max(...results.map((result) => seconds(result.phases.endMs)));
+  const first = results[0]!.phases;
+  const domain = [0, endS];
+  const x = { field: "t", type: "quantitative", title: "seconds since the run started", scale: { domain, nice: false } } as const;
+  const color = {
+    field: "strategy",
+    type: "nominal",
+    title: "strategy",
+    scale: { domain: results.map((result) => result.strategy), range: STRATEGY_COLOURS },
+  } as const;
+  const outageLayer = {
+    data: { values: [{ start: seconds(first.stopAtMs), end: seconds(first.resumeAtMs) }] },
+    mark: { type: "rect", color: "#d62728", opacity: 0.12 },
+    encoding: { x: { field: "start", type: "quantitative", scale: { domain } }, x2: { field: "end" } },
+  } as const;
+  const server = results.flatMap((result) =>
+    result.server.map((sample) => ({
+      strategy: result.strategy,
+      t: seconds(sample.atMs),
+      concurrency: sample.concurrency,
+      delay: Number.isFinite(sample.lastDelayMs) && sample.lastDelayMs > 0 ? seconds(sample.lastDelayMs) : null,
+    })),
+  );
+  const client = results.flatMap((result) =>
+    result.client.map((window) => ({ strategy: result.strategy, t: seconds(window.endMs), ok: window.okPerSec })),
+  );
+  const panel = (title: string, values: object[], field: string, axisTitle: string, scale: object) => ({
+    title,
+    width: 640,
+    height: 150,
+    layer: [
+      outageLayer,
+      {
+        data: { values },
+        mark: { type: "line", interpolate: "step-after", strokeWidth: 1.5 },
+        encoding: { x, y: { field, type: "quantitative", title: axisTitle, scale }, color },
+      },
+    ],
+  });
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title: { text: "every strategy on shared axes", subtitle: "outage shaded" },
+    vconcat: [
+      panel("server: requests in service (log)", server, "concurrency", "concurrency", { type: "symlog" }),
+      panel(
+        "server: modelled delay, seconds (log)",
+        server.filter((value) => value.delay !== null),
+        "delay",
+        "delay (s)",
+        { type: "log" },
+      ),
+      panel("client: goodput, OK per second", client, "ok", "OK/s", { type: "linear" }),
+    ],
+    resolve: { scale: { color: "shared" } },
+  } as TopLevelSpec;
+}
+
+/** A setting of the run, as the report's settings table shows it. */
+export interface ReportSetting {
+  readonly name: string;
+  readonly value: string;
+}
+
+/** The report and the per-strategy charts it contains (the demo also writes them as files). */
+export async function renderReport(
+  title: string,
+  results: readonly StrategyResult[],
+  settings: readonly ReportSetting[],
+): Promise<{ html: string; strategySvgs: string[] }> {
+  const strategySvgs: string[] = [];
+  for (const result of results) strategySvgs.push(await renderSvg(chartSpec(result)));
+  const overlaySvg = await renderSvg(overlaySpec(results));
+  return { html: reportHtml({ title, results, settings, strategySvgs, overlaySvg }), strategySvgs };
+}
+
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"]/g, (character) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[character]!);
 
-/** A self-contained page (inline SVG, no scripts, no network) with the table, metrics and charts. */
-export function reportHtml(title: string, results: readonly StrategyResult[], svgs: readonly string[], notes: readonly string[]): string {
-  const sections = results
-    .map((result, index) => `<section><h2>${escapeHtml(result.strategy)}: ${result.metrics.verdict}</h2>${svgs[index] ?? ""}</section>`)
+/** JSON inside a <script> element: nothing in it may close the element. */
+const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c");
+
+/** What the interactive charts draw: times in seconds, an infinite or zero delay as null. */
+function chartData(results: readonly StrategyResult[]) {
+  return {
+    limit: results[0]?.concurrencyLimit ?? 0,
+    colours: STRATEGY_COLOURS,
+    strategies: results.map((result) => ({
+      name: result.strategy,
+      verdict: result.metrics.verdict,
+      phases: { stopS: seconds(result.phases.stopAtMs), resumeS: seconds(result.phases.resumeAtMs), endS: seconds(result.phases.endMs) },
+      server: {
+        t: result.server.map((sample) => seconds(sample.atMs)),
+        concurrency: result.server.map((sample) => sample.concurrency),
+        delay: result.server.map((sample) =>
+          Number.isFinite(sample.lastDelayMs) && sample.lastDelayMs > 0 ? seconds(sample.lastDelayMs) : null,
+        ),
+      },
+      client: { t: result.client.map((window) => seconds(window.endMs)), ok: result.client.map((window) => window.okPerSec) },
+    })),
+  };
+}
+
+const REPORT_CSS = `body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222;line-height:1.4}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums}th,td{padding:.3em .7em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}
+thead th{border-bottom:2px solid #999;vertical-align:bottom}.comparison td:nth-child(n+3){text-align:right}
+.comparison th,.comparison td{padding:.3em .5em}
+.table-wrap{overflow-x:auto}.collapsed{color:#b22}.recovered{color:#272}.recovering{color:#a60}.too-short{color:#666}section{margin:2em 0;break-inside:avoid}
+dt{font-weight:600}figure{margin:1em 0}figcaption{font-weight:600}.settings th{font-weight:600;white-space:nowrap}
+.static-charts svg,.strategy svg{max-width:100%;height:auto}
+html:not(.js) .live-charts,.js .static-charts{display:none}
+@media print{body{max-width:none;margin:0}.live-charts{display:none!important}.js .static-charts{display:block!important}h2{break-after:avoid}}`;
+
+/**
+ * A self-contained page that works offline: the comparison table, why each verdict, the
+ * settings, every strategy overlaid on shared axes (uPlot, inlined, with zoom and hover
+ * values; static SVG when printed or without scripts), then each strategy in detail.
+ */
+export function reportHtml(report: {
+  readonly title: string;
+  readonly results: readonly StrategyResult[];
+  readonly settings: readonly ReportSetting[];
+  readonly strategySvgs: readonly string[];
+  readonly overlaySvg: string;
+}): string {
+  const { title, results, settings, strategySvgs, overlaySvg } = report;
+  const cell = (tag: string, text: string, className?: string) =>
+    `<${tag}${className === undefined ? "" : ` class="${className}"`}>${escapeHtml(text)}</${tag}>`;
+  const rows = comparisonRows(results)
+    .map((row) => `<tr>${row.map((text, column) => cell(column === 0 ? "th" : "td", text, column === 1 ? text : undefined)).join("")}</tr>`)
     .join("\n");
+  const why = results
+    .map(
+      (result) =>
+        `<p><b>${escapeHtml(result.strategy)}: <span class="${result.metrics.verdict}">${result.metrics.verdict}</span>.</b> ${escapeHtml(explainVerdict(result.metrics))}</p>`,
+    )
+    .join("\n");
+  const sections = results
+    .map(
+      (result, index) =>
+        `<section class="strategy"><h3>${escapeHtml(result.strategy)}: <span class="${result.metrics.verdict}">${result.metrics.verdict}</span></h3>\n` +
+        `<p>${escapeHtml(explainVerdict(result.metrics))}</p>\n${strategySvgs[index] ?? ""}</section>`,
+    )
+    .join("\n");
+  const figure = (id: string, caption: string) => `<figure><figcaption>${caption}</figcaption><div id="${id}"></div></figure>`;
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222}
-pre{background:#f6f6f6;padding:1em;overflow-x:auto}section{margin:2em 0}dt{font-weight:600}</style></head>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<script>document.documentElement.classList.add("js")</script>
+<style>${readFileSync(uPlotFile("uPlot.min.css"), "utf8")}</style>
+<style>${REPORT_CSS}</style></head>
 <body><h1>${escapeHtml(title)}</h1>
-<pre>${escapeHtml(comparisonTable(results))}</pre>
+<div class="table-wrap"><table class="comparison">
+<thead><tr>${COMPARISON_HEADER.map((title) => cell("th", title)).join("")}</tr></thead>
+<tbody>
+${rows}
+</tbody></table></div>
 <dl>
 <dt>baseline OK/s</dt><dd>mean OK rate of the steady-state windows before the outage (the first window left out)</dd>
 <dt>outage load</dt><dd>client attempts per second during the outage ÷ baseline (mean, and the worst window)</dd>
 <dt>peak concurrency, peak delay</dt><dd>largest requests in service and modelled delay after the server was resumed</dd>
 <dt>server back</dt><dd>from SIGCONT until concurrency stays at or below the limit to the end</dd>
 <dt>clients back</dt><dd>from SIGCONT to the end of the first of two windows in a row with OK ≥ 90 % of baseline and errors + timeouts ≤ 5 % of it</dd>
-<dt>verdict</dt><dd>recovered when both came back before the end of the observation; collapsed otherwise</dd>
+${VERDICTS.map((verdict) => `<dt>${verdict}</dt><dd>${escapeHtml(VERDICT_DEFINITIONS[verdict])}</dd>`).join("\n")}
 </dl>
-${notes.map((note) => `<p>${escapeHtml(note)}</p>`).join("\n")}
+<h2>Why</h2>
+${why}
+<h2>Settings</h2>
+<table class="settings"><tbody>
+${settings.map((setting) => `<tr>${cell("th", setting.name)}${cell("td", setting.value)}</tr>`).join("\n")}
+</tbody></table>
+<h2>Every strategy on shared axes</h2>
+<div class="live-charts">
+<p>Outage shaded. Drag across a chart to zoom, double-click to zoom out; the values under the cursor show below each chart.</p>
+${figure("overlay-concurrency", "server: requests in service (log scale), the limit dashed")}
+${figure("overlay-delay", "server: modelled delay, seconds (log scale)")}
+${figure("overlay-goodput", "client: goodput, OK per second")}
+</div>
+<div class="static-charts">${overlaySvg}</div>
+<h2>Each strategy</h2>
 ${sections}
+<script type="application/json" id="report-data">${scriptJson(chartData(results))}</script>
+<script>${readFileSync(uPlotFile("uPlot.iife.min.js"), "utf8")}</script>
+<script>${readFileSync(fileURLToPath(new URL("./report-charts.js", import.meta.url)), "utf8")}</script>
 </body></html>
 `;
 }

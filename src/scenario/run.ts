@@ -15,6 +15,12 @@ export interface ExperimentPlan {
 
 export type Phase = "starting" | "steady" | "outage" | "observe" | "stopping";
 
+/** What the programs report as they print it, for a live view. Times in ms from the run's start. */
+export type LiveRecord =
+  | { readonly kind: "phase"; readonly phase: "steady" | "outage" | "observe"; readonly atMs: number }
+  | { readonly kind: "server"; readonly sample: ServerSample }
+  | { readonly kind: "client"; readonly window: ClientWindow & { readonly throttledPerSec?: number | undefined } };
+
 export interface Progress {
   readonly strategy: string;
   readonly phase: Phase;
@@ -49,6 +55,8 @@ export async function runExperiment(
     onProgress: (progress: Progress) => void;
     onStarted: (pids: { server: number; client: number }) => void;
     launcher: Launcher;
+    /** Called with every report line of both programs as it arrives, and at each phase. */
+    onRecord?: (record: LiveRecord) => void;
   },
 ): Promise<ExperimentRecord> {
   const startEpochMs = Date.now();
@@ -61,6 +69,15 @@ export async function runExperiment(
     ...plan.serverArgs,
   ]);
   let client: ChildProgram | undefined;
+  const onRecord = options.onRecord;
+  const unfollow: (() => void)[] = [];
+  if (onRecord !== undefined) {
+    unfollow.push(
+      follow(server, (line) => {
+        for (const sample of parseServerSamples([line], startEpochMs)) onRecord({ kind: "server", sample });
+      }),
+    );
+  }
   const abandon = () => {
     server.kill();
     client?.kill();
@@ -80,6 +97,16 @@ export async function runExperiment(
     ]);
     const programs = [server, client];
     const clientStarted = client;
+    if (onRecord !== undefined) {
+      unfollow.push(
+        follow(clientStarted, (line) => {
+          const throttledPerSec = (JSON.parse(line) as { throttledPerSec?: unknown }).throttledPerSec;
+          for (const window of parseClientWindows([line], startEpochMs)) {
+            onRecord({ kind: "client", window: typeof throttledPerSec === "number" ? { ...window, throttledPerSec } : window });
+          }
+        }),
+      );
+    }
     await clientStarted.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 });
     options.onStarted({ server: server.pid, client: clientStarted.pid });
 
@@ -104,10 +131,13 @@ export async function runExperiment(
         ).at(-1),
       });
 
+    onRecord?.({ kind: "phase", phase: "steady", atMs: runStartEpochMs - startEpochMs });
     await phase("steady", phases.stopAtMs);
     if (!server.signal("SIGSTOP")) throw diedEarly(server);
+    onRecord?.({ kind: "phase", phase: "outage", atMs: phases.stopAtMs });
     await phase("outage", phases.resumeAtMs);
     if (!server.signal("SIGCONT")) throw diedEarly(server);
+    onRecord?.({ kind: "phase", phase: "observe", atMs: phases.resumeAtMs });
     await phase("observe", phases.endMs);
     report("stopping", phases.endMs);
 
@@ -143,7 +173,19 @@ export async function runExperiment(
     throw error;
   } finally {
     options.signal.removeEventListener("abort", abandon);
+    for (const stop of unfollow) stop();
   }
+}
+
+/** Calls `onLine` with each JSON line a program prints on stdout, once, as it arrives. */
+function follow(program: ChildProgram, onLine: (line: string) => void): () => void {
+  let next = 0;
+  return program.onChange(() => {
+    while (next < program.stdout.length) {
+      const text = program.stdout[next++]!.text;
+      if (text.startsWith("{")) onLine(text);
+    }
+  });
 }
 
 function diedEarly(program: ChildProgram): Error {

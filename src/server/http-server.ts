@@ -5,8 +5,10 @@ import { formatListenAddress, type ListenAddress } from "../cli/listen-address.t
 import type { Clock } from "../clock/clock.ts";
 import { seededRandom } from "../backoff/random.ts";
 import { DEADLINE_HEADER, parseDeadline, retryAfterSeconds } from "../model/protection-headers.ts";
-import { type Completion, ServiceQueue } from "../model/service-queue.ts";
+import { type Completion, type OutOfMemoryEvent, ServiceQueue } from "../model/service-queue.ts";
+import { respondWithMetrics } from "../runtime/metrics-endpoint.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
+import { type ServerMetrics, serverMetrics } from "./metrics.ts";
 import type { ServerOptions } from "./options.ts";
 import { serverReport } from "./reporter.ts";
 
@@ -22,6 +24,12 @@ export interface RunningServer {
 export interface ServerHooks {
   /** Called with a one-line description of a server-level problem (EMFILE, …). */
   onProblem?: (message: string) => void;
+  /**
+   * Called once when the model runs out of memory (-max-in-service): the caller stops the
+   * server, as V8 stops a Node server whose heap is full. The request that found no room
+   * has its connection closed.
+   */
+  onOutOfMemory?: (event: OutOfMemoryEvent) => void;
   now?: () => number;
 }
 
@@ -38,11 +46,39 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
     cancelOnDisconnect: options.cancelOnDisconnect,
     maxConcurrency: options.maxConcurrency,
     errorInjection: options.errorRate > 0 ? { rate: options.errorRate, random: seededRandom(options.seed ?? randomSeed()) } : undefined,
+    maxInService: options.maxInService ?? Infinity,
   });
   const now = hooks.now ?? Date.now;
+  let outOfMemoryTold = false;
+  const outOfMemory = (event: OutOfMemoryEvent) => {
+    if (outOfMemoryTold) return;
+    outOfMemoryTold = true;
+    hooks.onOutOfMemory?.(event);
+  };
   const shedHeaders: Record<string, string> = { "content-type": "text/plain" };
   if (options.retryAfterMs > 0) shedHeaders["retry-after"] = String(retryAfterSeconds(options.retryAfterMs));
-  const context: RequestContext = { queue, now, clock, shedHeaders, deadlineAware: options.deadlineAware };
+  let openConnections = 0;
+  const metrics = options.metrics ? serverMetrics(queue, options.latency.limit, () => openConnections) : undefined;
+  const admittedAtMs = new WeakMap<ServerResponse, number>();
+  const complete =
+    metrics === undefined
+      ? answer
+      : (response: ServerResponse, completion: Completion) => {
+          const admittedAt = admittedAtMs.get(response);
+          if (completion === "served" && admittedAt !== undefined) metrics.observeServed((clock.now() - admittedAt) / 1000);
+          answer(response, completion);
+        };
+  const context: RequestContext = {
+    queue,
+    now,
+    clock,
+    shedHeaders,
+    deadlineAware: options.deadlineAware,
+    onOutOfMemory: outOfMemory,
+    metrics,
+    admittedAtMs,
+    complete,
+  };
   // Requests in service may wait for hours or forever; only the time to receive a request is bounded.
   const server = createServer({ requestTimeout: 0, keepAliveTimeout: 5_000 }, (request, response) =>
     handleRequest(request, response, context),
@@ -54,7 +90,6 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
       socket.destroy();
     }
   });
-  let openConnections = 0;
   server.on("connection", (socket: Socket) => {
     openConnections++;
     socket.once("close", () => openConnections--);
@@ -88,6 +123,12 @@ interface RequestContext {
   readonly clock: Clock;
   readonly shedHeaders: Readonly<Record<string, string>>;
   readonly deadlineAware: boolean;
+  readonly onOutOfMemory: (event: OutOfMemoryEvent) => void;
+  /** With -metrics: the series, and when each request in service was admitted (for the latency histogram). */
+  readonly metrics: ServerMetrics | undefined;
+  readonly admittedAtMs: WeakMap<ServerResponse, number>;
+  /** `answer`, or with -metrics `answer` that also records the latency of each request served. */
+  readonly complete: (response: ServerResponse, completion: Completion) => void;
 }
 
 /** Answers a request that left service: one function for every request, its response the context. */
@@ -109,9 +150,9 @@ function deadlineOf(request: IncomingMessage, context: RequestContext): number |
 }
 
 function handleRequest(request: IncomingMessage, response: ServerResponse, context: RequestContext): void {
-  const { queue, now } = context;
+  const { queue, now, metrics } = context;
   const path = (request.url ?? "/").split("?", 1)[0];
-  if (path === "/api" || path === "/stats") {
+  if (path === "/api" || path === "/stats" || (path === "/metrics" && metrics !== undefined)) {
     if (request.method !== "GET") {
       response.writeHead(405, { allow: "GET", "content-type": "text/plain" }).end("method not allowed\n");
       return;
@@ -121,13 +162,24 @@ function handleRequest(request: IncomingMessage, response: ServerResponse, conte
       response.writeHead(200, { "content-type": "application/json" }).end(body);
       return;
     }
+    if (path === "/metrics") {
+      respondWithMetrics(metrics!.registry, response);
+      return;
+    }
     const deadlineAt = context.deadlineAware ? deadlineOf(request, context) : undefined;
     if (deadlineAt !== undefined && queue.expireOnArrival(deadlineAt)) {
       answer(response, "expired");
       return;
     }
-    const ticket = queue.admit(answer, response, deadlineAt);
+    if (metrics !== undefined) context.admittedAtMs.set(response, context.clock.now());
+    const ticket = queue.admit(context.complete, response, deadlineAt);
     if (ticket === undefined) {
+      const outOfMemory = queue.outOfMemory;
+      if (outOfMemory !== undefined) {
+        request.socket.destroy();
+        context.onOutOfMemory(outOfMemory);
+        return;
+      }
       response.writeHead(503, context.shedHeaders).end("overloaded\n");
       return;
     }

@@ -32,11 +32,19 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
       lastProblemAt = now;
       suppressed = 0;
     },
+    onOutOfMemory: (event) => {
+      io.stderr.write(
+        `server: out of memory: ${event.inService} requests in service, the -max-in-service limit; ` +
+          "stopping, as a Node server whose heap is full does\n",
+      );
+      process.exit(1);
+    },
   });
   // Listening on every interface: show an address a local client can use.
   const everywhere = server.address.host === undefined;
   const shown = formatListenAddress(everywhere ? { ...server.address, host: "localhost" } : server.address);
   io.stderr.write(`server: listening on http://${shown}/api (${everywhere ? "all interfaces, " : ""}pid ${process.pid})\n`);
+  if (options.metrics) io.stderr.write(`server: metrics on http://${shown}/metrics\n`);
   if (options.errorRate > 0)
     io.stderr.write(`server: answering ${options.errorRate} of requests 500 (-error-rate), seed ${options.seed}\n`);
 

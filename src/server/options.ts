@@ -3,6 +3,10 @@ import { type ListenAddress, parseListenAddress } from "../cli/listen-address.ts
 import type { LatencyModel } from "../model/latency.ts";
 import { DEFAULT_LATENCY_MODEL } from "../model/latency.ts";
 import { DEADLINE_HEADER, retryAfterSeconds } from "../model/protection-headers.ts";
+import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
+
+/** The largest -max-in-service: the simulator stores each request in service in about 25 bytes. */
+export const MAX_IN_SERVICE_CEILING = 10_000_000;
 
 /** Flags, defaults and help of ./server, in one table. The first three keep the reference's Go names. */
 export const SERVER_FLAGS = [
@@ -54,6 +58,7 @@ export const SERVER_FLAGS = [
     kind: "integer",
     default: 4096,
     min: 1,
+    max: 1_000_000,
     placeholder: "n",
     description: "listen backlog: connections the kernel queues while the server is stopped (capped by net.core.somaxconn)",
   },
@@ -103,6 +108,17 @@ export const SERVER_FLAGS = [
     description: "random seed of -error-rate (default: random, printed at start)",
   },
   {
+    name: "max-in-service",
+    kind: "integer",
+    default: DEFAULT_MAX_IN_SERVICE,
+    min: 1,
+    max: MAX_IN_SERVICE_CEILING,
+    placeholder: "n",
+    description:
+      "memory: requests in service, answered or abandoned, the server can hold; one more and it runs out of memory " +
+      "and exits, as V8 stops a Node server whose heap is full (~4.8 KB each: a default 4 GB heap holds ~800000)",
+  },
+  {
     name: "report-interval",
     kind: "duration",
     default: 1000,
@@ -111,6 +127,12 @@ export const SERVER_FLAGS = [
     description: "how often to print the concurrency line",
   },
   { name: "json", kind: "boolean", default: false, description: "print one JSON object per report instead of the text line" },
+  {
+    name: "metrics",
+    kind: "boolean",
+    default: false,
+    description: "serve GET /metrics (Prometheus text format) on the same address",
+  },
   DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
@@ -136,8 +158,12 @@ export interface ServerOptions {
   readonly errorRate: number;
   /** Seed of the error injection; undefined for a random one. */
   readonly seed: number | undefined;
+  /** Requests in service the server's memory holds (-max-in-service); Infinity if omitted. */
+  readonly maxInService?: number;
   readonly reportIntervalMs: number;
   readonly json: boolean;
+  /** Serve GET /metrics. */
+  readonly metrics: boolean;
 }
 
 export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): ServerOptions {
@@ -158,8 +184,10 @@ export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): S
     deadlineAware: values["deadline-aware"],
     errorRate: values["error-rate"],
     seed: values.seed,
+    maxInService: values["max-in-service"],
     reportIntervalMs: values["report-interval"],
     json: values.json,
+    metrics: values.metrics,
   };
 }
 

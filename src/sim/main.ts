@@ -6,24 +6,36 @@ import { UsageError } from "../cli/usage-error.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { clientReport, formatClientLine, formatClientSummary, openLoopSuffix } from "../client/reporter.ts";
 import { concurrencyForDelay } from "../model/latency.ts";
-import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
+import { computeMetrics, type Phases, type ScenarioMetrics } from "../model/scenario-metrics.ts";
+import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 import { comparisonTable, renderSvg, type StrategyResult } from "../scenario/report.ts";
 import { parseStrategies, type StrategyRun } from "../scenario/strategies.ts";
 import { presetValues } from "../strategies/presets.ts";
 import { onlyParametersOf, presetOf, strategyOfRun } from "../strategies/registry.ts";
 import { formatServerLine, formatServerTotals, serverReport, serverTotalsReport } from "../server/reporter.ts";
-import { parseSimArgs, parseSweep, resolveSimOptions, SIM_FLAGS, type SimFlagValues } from "./options.ts";
+import {
+  MAX_CLIENTS,
+  MAX_REPORTS,
+  MIN_CYCLE_MS,
+  parseSimArgs,
+  parseSweep,
+  resolveSimOptions,
+  SIM_FLAGS,
+  type SimFlagValues,
+} from "./options.ts";
 import { retryLoadWhileDown } from "./retry-load.ts";
 import { type SimulationConfig, type SimulationEvent, simulate } from "./simulate.ts";
 import { sweepChart } from "./sweep-chart.ts";
+import { playSimulation } from "./playback.ts";
 
-/** The outage the metrics are computed around: the first. */
-function phasesOf(config: SimulationConfig) {
+/** The outage the metrics are computed around: the first; the run ends at `endMs`. */
+function phasesOf(config: SimulationConfig, endMs = config.durationMs): Phases {
   const first = config.outages[0] ?? { atMs: config.durationMs, durationMs: 0 };
-  return { stopAtMs: first.atMs, resumeAtMs: first.atMs + first.durationMs, endMs: config.durationMs };
+  return { stopAtMs: first.atMs, resumeAtMs: first.atMs + first.durationMs, endMs };
 }
 
-function configFrom(values: SimFlagValues): SimulationConfig {
+/** The simulation the flag values describe; a UsageError for values the simulator cannot run. */
+export function configFrom(values: SimFlagValues): SimulationConfig {
   let options;
   try {
     options = resolveSimOptions(values);
@@ -32,6 +44,7 @@ function configFrom(values: SimFlagValues): SimulationConfig {
     throw new UsageError((error as Error).message);
   }
   checkProtection(values);
+  checkSimulatorBounds(values, options.server.reportIntervalMs);
   return {
     users: options.client.clients,
     arrivals: options.client.arrivals,
@@ -46,6 +59,7 @@ function configFrom(values: SimFlagValues): SimulationConfig {
     latency: options.server.latency,
     cancelOnDisconnect: options.server.cancelOnDisconnect,
     maxConcurrency: options.server.maxConcurrency,
+    maxInService: options.server.maxInService ?? DEFAULT_MAX_IN_SERVICE,
     backlog: options.server.backlog,
     reportIntervalMs: options.server.reportIntervalMs,
     outages: options.outages,
@@ -68,6 +82,34 @@ function simRuns(runs: readonly StrategyRun[], given: ReadonlySet<string>): SimR
     const presetFlags = Object.fromEntries(Object.entries(flags).filter(([name]) => name === "strategy" || !given.has(name)));
     return { ...run, presetFlags: presetFlags as Partial<SimFlagValues> };
   });
+}
+
+/** Limits of the simulator itself, beyond the flags' own: a run within them completes in bounded memory. */
+function checkSimulatorBounds(values: SimFlagValues, reportIntervalMs: number): void {
+  const reports = (intervalMs: number) => values.duration / intervalMs;
+  if (values.clients > MAX_CLIENTS) {
+    throw new UsageError(`invalid value "${values.clients}" for flag -clients: the simulator runs at most ${MAX_CLIENTS} clients`);
+  }
+  if (reports(reportIntervalMs) > MAX_REPORTS) {
+    throw new UsageError(
+      `invalid value "${formatDuration(reportIntervalMs)}" for flag -report-interval: more than ${MAX_REPORTS} server reports in -duration ${formatDuration(values.duration)}`,
+    );
+  }
+  if (reports(values.interval) > MAX_REPORTS) {
+    throw new UsageError(
+      `invalid value "${formatDuration(values.interval)}" for flag -interval: more than ${MAX_REPORTS} client windows in -duration ${formatDuration(values.duration)}`,
+    );
+  }
+  if (values.timeout < MIN_CYCLE_MS) {
+    throw new UsageError(
+      `invalid value "${formatDuration(values.timeout)}" for flag -timeout: the simulator needs at least ${MIN_CYCLE_MS}ms`,
+    );
+  }
+  if (values.lambda * 1000 + values.baseDelay < MIN_CYCLE_MS) {
+    throw new UsageError(
+      `invalid value "${values.lambda}" for flag -lambda: with -baseDelay ${formatDuration(values.baseDelay)} a request cycle is under ${MIN_CYCLE_MS}ms, too short for the simulator`,
+    );
+  }
 }
 
 /**
@@ -96,15 +138,17 @@ function selectedStrategy(values: SimFlagValues): StrategyRun {
   return parseStrategies(values["exponential-backoff"] ? "exponential-backoff" : values.strategy)[0]!;
 }
 
-function run(values: SimFlagValues, strategy: string, onEvent?: (event: SimulationEvent) => void) {
+/** One simulation of the flag values, with its metrics. */
+export function run(values: SimFlagValues, strategy: string, onEvent?: (event: SimulationEvent) => void) {
   const config = configFrom(values);
   const started = performance.now();
   const result = simulate(config, onEvent);
   const wallMs = performance.now() - started;
-  const metrics = computeMetrics(result.server, result.client, phasesOf(config), config.latency.limit);
+  const phases = phasesOf(config, result.endMs);
+  const metrics = computeMetrics(result.server, result.client, phases, config.latency.limit, { outOfMemory: result.outOfMemory });
   const strategyResult: StrategyResult = {
     strategy,
-    phases: phasesOf(config),
+    phases,
     server: result.server,
     client: result.client,
     metrics,
@@ -126,7 +170,9 @@ function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonl
   io.stderr.write(
     `sim: the delay reaches the ${formatDuration(config.timeoutMs)} timeout at ${tipping} requests in service ` +
       `(limit ${config.latency.limit}, factor ${config.latency.factor}, k ${config.latency.exponentDivisor}, baseDelay ${formatDuration(config.latency.baseDelayMs)})\n` +
-      `sim: offered load ${baselinePerSec.toFixed(1)} req/s (${offeredBy})\n`,
+      `sim: offered load ${baselinePerSec.toFixed(1)} req/s (${offeredBy})\n` +
+      `sim: the server runs out of memory at ${config.maxInService} requests in service (-max-in-service): ` +
+      "a real one dies there, and so the run ends there\n",
   );
   const loads = strategies.map((strategy) => {
     const strategyConfig = configFrom(withStrategy(values, strategy));
@@ -255,6 +301,11 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
     values.strategies === undefined ? [selectedStrategy(values)] : parseStrategies(values.strategies),
     givenFlagNames(argv, SIM_FLAGS),
   );
+  if (values.dashboard && (values["find-critical-outage"] || values.sweep !== undefined)) {
+    throw new UsageError(
+      `-dashboard plays back one run per strategy; it cannot be combined with ${values.sweep === undefined ? "-find-critical-outage" : "-sweep"}`,
+    );
+  }
   printAnalysis(io, values, strategies);
   if (values["find-critical-outage"]) {
     findCriticalOutage(io, values, strategies);
@@ -265,28 +316,49 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
     return 0;
   }
   const results: StrategyResult[] = [];
+  const playback = values.dashboard ? await playSimulation(io, values) : undefined;
   for (const strategy of strategies) {
     const trial = withStrategy(values, strategy);
     const outcome = run(trial, strategy.name, values.quiet ? undefined : printEvent(io, values.json));
     results.push(outcome.strategyResult);
-    const { openLoop, serverTotals } = outcome.result;
+    await playback?.play(outcome.strategyResult, outcome.config.outages);
+    const { result } = outcome;
+    const { openLoop, serverTotals } = result;
     const summary = values.json
       ? JSON.stringify({
           source: "summary",
           strategy: strategy.name,
-          ...clientReport(outcome.result.totals, 0, outcome.config.durationMs),
+          ...clientReport(result.totals, 0, result.endMs),
           ...openLoop,
           server: serverTotalsReport(serverTotals),
           metrics: outcome.metrics,
+          outOfMemory: result.outOfMemory ?? null,
+          countedRequests: result.countedRequests,
         })
-      : `${formatClientSummary(outcome.result.totals)}${openLoop === undefined ? "" : openLoopSuffix(openLoop)}\n` +
+      : `${formatClientSummary(result.totals)}${openLoop === undefined ? "" : openLoopSuffix(openLoop)}\n` +
         `server: ${formatServerTotals(serverTotals)}`;
     io.stdout.write(`${summary}\n`);
+    if (result.outOfMemory !== undefined) {
+      io.stderr.write(
+        `sim: ${strategy.name}: the server ran out of memory at ${formatDuration(result.outOfMemory.atMs)} with ` +
+          `${result.outOfMemory.inService} requests in service (-max-in-service): a real one dies there, so the run ended there\n`,
+      );
+    }
+    if (result.countedRequests > 0) {
+      io.stderr.write(
+        `sim: ${strategy.name}: ${result.countedRequests} of the requests in service at the end were counted, not stored: ` +
+          "none of them could complete within the run\n",
+      );
+    }
     io.stderr.write(
       `sim: ${strategy.name}: ${outcome.result.events} events in ${(outcome.wallMs / 1000).toFixed(2)} s ` +
         `(${(((outcome.result.events / outcome.wallMs) * 1000) / 1e6).toFixed(2)} million/s)\n`,
     );
   }
-  if (!values.json) io.stdout.write(`\n${comparisonTable(results)}\n`);
+  if (!values.json) {
+    const whys = results.map((result) => `${result.strategy}: ${result.metrics.verdict}: ${result.metrics.why}`);
+    io.stdout.write(`\n${comparisonTable(results)}\n\n${whys.join("\n")}\n`);
+  }
+  await playback?.finish();
   return 0;
 }

@@ -1,4 +1,4 @@
-import type { Clock } from "../clock/clock.ts";
+import type { Clock, TimerOwner } from "../clock/clock.ts";
 import type { AttemptSink, Transport } from "../model/herd.ts";
 import { OK_RESULT, type AttemptResult } from "../model/outcome.ts";
 import type { Completion, ServiceQueue, ServiceTicket } from "../model/service-queue.ts";
@@ -19,10 +19,40 @@ export interface NetworkOptions {
   readonly deadline?: { readonly clock: Clock; readonly timeoutMs: number } | undefined;
 }
 
+/**
+ * How long an answer given at once (a 503 from a shedding server) takes to reach its
+ * client: a loopback HTTP round trip, 0.57–0.89 ms at the median on the machine of
+ * BENCHMARKS.md ("loopback round trip of a 404"). Without it, a client that retries
+ * without waiting and a server that sheds would trade answers forever at one instant of
+ * virtual time, and the simulation would never end.
+ */
+export const IMMEDIATE_ANSWER_MS = 0.5;
+
+/** A 503 on its way back to its client; the client may give up before it arrives. */
+class PendingAnswer implements TimerOwner {
+  clockSlot: unknown = undefined;
+  sink: AttemptSink | undefined;
+  private readonly result: AttemptResult;
+
+  constructor(sink: AttemptSink, result: AttemptResult) {
+    this.sink = sink;
+    this.result = result;
+  }
+
+  onTimer(): void {
+    const sink = this.sink;
+    this.sink = undefined;
+    sink?.done(this.result);
+  }
+}
+
+/** What became of a request the server read: in service, shed (answer on its way), or neither. */
+type Admission = ServiceTicket | PendingAnswer | undefined;
+
 /** One attempt waiting in the kernel's accept queue of a stopped server. */
 class QueuedConnection {
   sink: AttemptSink | undefined;
-  ticket: ServiceTicket | undefined = undefined;
+  admission: Admission = undefined;
   /** The client gave up and closed its end; the kernel still holds the connection. */
   closed = false;
   /** The deadline the request carries, or undefined for none. */
@@ -36,10 +66,11 @@ class QueuedConnection {
 
 /**
  * What the network's send returns for `abort`: the ticket of a request in service, a
- * queued connection, or undefined when there is nothing to abort (no answer to the SYN,
- * or already answered). A request that enters service at once costs no object.
+ * queued connection, a shed answer on its way, or undefined when there is nothing to
+ * abort (no answer to the SYN, or already answered). A request that enters service at
+ * once costs no object.
  */
-type NetworkAttempt = ServiceTicket | QueuedConnection | undefined;
+type NetworkAttempt = Admission | QueuedConnection;
 
 /**
  * The server answered a request: one function for every request, its client's sink the
@@ -60,20 +91,27 @@ const answer = (sink: AttemptSink | undefined, completion: Completion): void => 
  * up closes its end, but the connection stays queued: on resume the server accepts every
  * queued connection, reads its request and takes it into service before it notices the
  * close. That is the stale work that keeps a server down after fixed-interval retries.
+ *
+ * When the server runs out of memory (the service queue's `maxInService`), a real one
+ * dies; `onOutOfMemory` is called once and the request gets no answer.
  */
 export class SimulatedNetwork {
   private stopped = false;
   private acceptQueue: QueuedConnection[] = [];
   private readonly queue: ServiceQueue;
+  private readonly clock: Clock;
   private readonly backlog: number;
   /** Connection attempts that found the accept queue full. */
   droppedConnections = 0;
+  /** Called once, at the instant the server runs out of memory. */
+  onOutOfMemory: (() => void) | undefined = undefined;
 
   private readonly shedResult: AttemptResult;
   private readonly deadline: NetworkOptions["deadline"];
 
-  constructor(queue: ServiceQueue, backlog: number, options: NetworkOptions = {}) {
+  constructor(queue: ServiceQueue, clock: Clock, backlog: number, options: NetworkOptions = {}) {
     this.queue = queue;
+    this.clock = clock;
     this.backlog = backlog;
     const retryAfterMs = options.retryAfterMs ?? 0;
     this.shedResult = retryAfterMs > 0 ? Object.freeze({ outcome: "error", errorKind: "http-5xx", retryAfterMs }) : SHED_RESULT;
@@ -102,8 +140,9 @@ export class SimulatedNetwork {
     const queued = this.acceptQueue;
     this.acceptQueue = [];
     for (const connection of queued) {
-      connection.ticket = this.admit(connection.sink, connection.deadlineAt);
-      if (connection.closed && connection.ticket !== undefined) this.queue.abandon(connection.ticket);
+      if (this.queue.outOfMemory !== undefined) return;
+      connection.admission = this.admit(connection.sink, connection.deadlineAt);
+      if (connection.closed && typeof connection.admission === "number") this.queue.abandon(connection.admission);
     }
   }
 
@@ -125,22 +164,45 @@ export class SimulatedNetwork {
         this.queue.abandon(attempt);
         return;
       }
-      attempt.sink = undefined;
-      attempt.closed = true;
-      if (attempt.ticket !== undefined) this.queue.abandon(attempt.ticket);
+      if (attempt instanceof QueuedConnection) {
+        attempt.sink = undefined;
+        attempt.closed = true;
+        this.abortAdmission(attempt.admission);
+        return;
+      }
+      this.abortAdmission(attempt);
     },
   };
 
+  private abortAdmission(admission: Admission): void {
+    if (admission === undefined) return;
+    if (typeof admission === "number") {
+      this.queue.abandon(admission);
+      return;
+    }
+    admission.sink = undefined;
+    this.clock.cancel(admission);
+  }
+
   /**
-   * Takes a request into service, or answers 503 when the server sheds it. A request whose
-   * deadline passed while it waited in the accept queue is not taken in (its client timed
-   * out at that deadline and is gone).
+   * Takes a request into service, or sends the 503 of a server that sheds it. A request
+   * whose deadline passed while it waited in the accept queue is not taken in (its client
+   * timed out at that deadline and is gone).
    */
-  private admit(sink: AttemptSink | undefined, deadlineAt: number | undefined): ServiceTicket | undefined {
+  private admit(sink: AttemptSink | undefined, deadlineAt: number | undefined): Admission {
     if (deadlineAt !== undefined && this.queue.expireOnArrival(deadlineAt)) return undefined;
     const ticket = this.queue.admit(answer, sink, deadlineAt);
-    if (ticket === undefined) sink?.done(this.shedResult);
-    return ticket;
+    if (ticket !== undefined) return ticket;
+    if (this.queue.outOfMemory !== undefined) {
+      const onOutOfMemory = this.onOutOfMemory;
+      this.onOutOfMemory = undefined;
+      onOutOfMemory?.();
+      return undefined;
+    }
+    if (sink === undefined) return undefined;
+    const pending = new PendingAnswer(sink, this.shedResult);
+    this.clock.arm(pending, IMMEDIATE_ANSWER_MS);
+    return pending;
   }
 
   /** The deadline a new attempt carries: now plus the client's timeout, or undefined without propagation. */

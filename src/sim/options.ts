@@ -1,9 +1,22 @@
-import { parseDuration } from "../cli/duration.ts";
+import { formatDuration, parseDuration } from "../cli/duration.ts";
+import { IMMEDIATE_ANSWER_MS } from "./network.ts";
 import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
 import { CLIENT_FLAGS, type ClientFlagValues, type ClientOptions, resolveClientOptions } from "../client/options.ts";
 import { resolveServerOptions, SERVER_FLAGS, type ServerOptions } from "../server/options.ts";
 import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
+import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage } from "./simulate.ts";
+
+/** The most reports (server lines, client windows) one run may make: each is kept for the metrics. */
+export const MAX_REPORTS = 10_000_000;
+/** The most clients one run may simulate: each takes about 250 bytes. */
+export const MAX_CLIENTS = 10_000_000;
+/**
+ * The shortest timeout, and the shortest mean request cycle (think time + base delay): in
+ * virtual time nothing else bounds how many attempts a client makes per second, and below
+ * about a microsecond a step no longer advances the clock at all.
+ */
+export const MIN_CYCLE_MS = 1;
 
 /** Parameters a sweep can vary, each a flag of the simulator. */
 export const SWEEPABLE = ["outage", "clients", "lambda", "timeout", "backlog", "limit", "baseDelay", "simple-backoff-delay"] as const;
@@ -87,11 +100,13 @@ const SIM_ONLY_FLAGS = [
     placeholder: "dir",
     description: "with -sweep: also write sweep.csv and sweep.svg (a phase diagram) there",
   },
+  ...DASHBOARD_FLAGS,
+  SPEED_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
 export const SIM_FLAGS = [
-  ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed"]),
-  ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "seed"]),
+  ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed", "metrics-listen"]),
+  ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "seed", "metrics"]),
   ...SIM_ONLY_FLAGS,
 ];
 
@@ -101,7 +116,12 @@ export const SIM_PROGRAM: ProgramDescription<typeof SIM_FLAGS> = {
   name: "sim",
   summary:
     "The crash experiment in virtual time: the server model and client strategies the real programs run,\n" +
-    "on a virtual clock, for up to millions of clients. Takes the client's and the server's flags.",
+    "on a virtual clock, for up to millions of clients. Takes the client's and the server's flags.\n\n" +
+    "Every run finishes in bounded memory. Requests that cannot complete before the end of the run are\n" +
+    "counted, not stored. The server holds at most -max-in-service requests in service, as a real one's\n" +
+    "memory does: one more and it dies, and the run ends there (the output says so). An answer given at\n" +
+    `once (a 503) takes a loopback round trip, ${formatDuration(IMMEDIATE_ANSWER_MS)}. The simulator runs at most ${MAX_CLIENTS} clients and\n` +
+    `${MAX_REPORTS} reports of each kind, and needs -timeout and lambda + baseDelay of at least ${formatDuration(MIN_CYCLE_MS)}.`,
   flags: SIM_FLAGS,
   epilog: `Presets (-strategies takes them beside the strategies; flags given on the command line win over a preset's):\n${presetsHelp()}`,
 };
@@ -117,9 +137,16 @@ export function parseSimArgs(args: readonly string[]) {
 }
 
 export function resolveSimOptions(values: SimFlagValues): SimOptions {
-  const clientValues: ClientFlagValues = { ...values, url: "http://127.0.0.1/api", json: false, duration: 0, seed: values.seed };
+  const clientValues: ClientFlagValues = {
+    ...values,
+    url: "http://127.0.0.1/api",
+    json: false,
+    duration: 0,
+    seed: values.seed,
+    "metrics-listen": "",
+  };
   const client = resolveClientOptions(clientValues);
-  const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false });
+  const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false, metrics: false });
   const starts = durationList(values["outage-at"]);
   const lengths = durationList(values.outage);
   if (lengths.length !== 1 && lengths.length !== starts.length) {

@@ -2,10 +2,11 @@ import type { RetryConfig } from "../model/client-loop.ts";
 import { openLoopFields, type OpenLoopTotals } from "../client/reporter.ts";
 import { type Arrivals, createLoad } from "../model/load.ts";
 import { OpenLoop } from "../model/open-loop.ts";
+import type { HerdObserver } from "../model/herd.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
 import { seededRandom } from "../backoff/random.ts";
-import { ServiceQueue, type ServiceSnapshot } from "../model/service-queue.ts";
+import { type OutOfMemoryEvent, ServiceQueue, type ServiceSnapshot } from "../model/service-queue.ts";
 import { perSecond, type WindowReport, WindowStats } from "../model/window-stats.ts";
 import type { ClientWindow, ServerSample } from "../model/scenario-metrics.ts";
 import { SimulatedNetwork } from "./network.ts";
@@ -39,6 +40,8 @@ export interface SimulationConfig {
   readonly latency: LatencyModel;
   readonly cancelOnDisconnect: boolean;
   readonly maxConcurrency: number;
+  /** Requests in service the server's memory holds; at one more it runs out of memory and the run ends. */
+  readonly maxInService: number;
   readonly backlog: number;
   /** The server's report interval. */
   readonly reportIntervalMs: number;
@@ -69,11 +72,28 @@ export interface SimulationResult {
   readonly serverTotals: ServiceSnapshot;
   /** With open-loop arrivals: requests alive at the end and arrivals dropped. */
   readonly openLoop?: OpenLoopTotals | undefined;
+  /** When the server ran out of memory: a real one dies there, so the run ended there. */
+  readonly outOfMemory: OutOfMemoryEvent | undefined;
+  /** Where the run ended: the configured duration, or the moment the server ran out of memory. */
+  readonly endMs: number;
+  /** Requests in service at the end that were only counted, never stored: none could complete within the run. */
+  readonly countedRequests: number;
+  /** The most requests in service the simulator stored one by one at any one time. */
+  readonly mostStoredRequests: number;
 }
 
 /** The seed of the server's error injection: a stream of its own, apart from the clients'. */
 export function serverSeed(seed: number): number {
   return (seed ^ 0x5f3759df) & 0x7fffffff;
+}
+
+export interface SimulationHooks {
+  /**
+   * Called when a request ends (it succeeded, or its user gave it up), with the time from its
+   * first attempt: what the user waited, retries included. Requests still open at the end
+   * of the run are not reported.
+   */
+  readonly onRequestEnded?: (ok: boolean, latencyMs: number) => void;
 }
 
 /**
@@ -90,7 +110,11 @@ export function fifoDelays(config: Pick<SimulationConfig, "timeoutMs" | "retry">
  * programs run, on a manual clock, with a modelled network in between. Deterministic: the
  * same config gives the same events.
  */
-export function simulate(config: SimulationConfig, onEvent: (event: SimulationEvent) => void = () => {}): SimulationResult {
+export function simulate(
+  config: SimulationConfig,
+  onEvent: (event: SimulationEvent) => void = () => {},
+  hooks: SimulationHooks = {},
+): SimulationResult {
   const clock = new ManualClock(0, fifoDelays(config));
   const protection = config.protection ?? NO_PROTECTION;
   const queue = new ServiceQueue(clock, {
@@ -98,13 +122,31 @@ export function simulate(config: SimulationConfig, onEvent: (event: SimulationEv
     cancelOnDisconnect: config.cancelOnDisconnect,
     maxConcurrency: config.maxConcurrency,
     errorInjection: protection.errorRate > 0 ? { rate: protection.errorRate, random: seededRandom(serverSeed(config.seed)) } : undefined,
+    maxInService: config.maxInService,
+    // Nothing after the end of the run is observed: what cannot complete by then is counted.
+    horizonMs: config.durationMs,
   });
-  const network = new SimulatedNetwork(queue, config.backlog, {
+  const network = new SimulatedNetwork(queue, clock, config.backlog, {
     retryAfterMs: protection.retryAfterMs,
     deadline: protection.deadlines ? { clock, timeoutMs: config.timeoutMs } : undefined,
   });
+  // A real server whose memory is full dies; so ends the run.
+  network.onOutOfMemory = () => clock.halt();
   const stats = new WindowStats(0);
-  const herd = createLoad(config, clock, seededRandom(config.seed), network.transport, stats);
+  const onRequestEnded = hooks.onRequestEnded;
+  // The statistics are the herd's observer; a second one only when asked for, so that ./sim
+  // pays nothing for request-level figures it does not print. (Open-loop chains do not report them.)
+  const observer: HerdObserver =
+    onRequestEnded === undefined
+      ? stats
+      : {
+          attemptStarted: (isRetry) => stats.attemptStarted(isRetry),
+          attemptEnded: (result, latencyMs) => stats.attemptEnded(result, latencyMs),
+          gaveUp: () => stats.gaveUp(),
+          attemptRefused: (refusal) => stats.attemptRefused(refusal),
+          requestEnded: onRequestEnded,
+        };
+  const herd = createLoad(config, clock, seededRandom(config.seed), network.transport, observer);
   const openLoop = herd instanceof OpenLoop ? herd : undefined;
   const openLoopTotals = () => (openLoop === undefined ? undefined : openLoopFields(openLoop));
   const server: ServerSample[] = [];
@@ -168,6 +210,7 @@ export function simulate(config: SimulationConfig, onEvent: (event: SimulationEv
 
   herd.start();
   clock.runUntil(config.durationMs);
+  const { countedRequests, mostStoredRequests } = queue;
   herd.stop();
   queue.stop();
   return {
@@ -178,5 +221,9 @@ export function simulate(config: SimulationConfig, onEvent: (event: SimulationEv
     droppedConnections: network.droppedConnections,
     serverTotals: queue.snapshot(),
     openLoop: openLoopTotals(),
+    outOfMemory: queue.outOfMemory,
+    endMs: clock.now(),
+    countedRequests,
+    mostStoredRequests,
   };
 }

@@ -1,5 +1,6 @@
 import type { TopLevelSpec } from "vega-lite";
 import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
+import { VERDICTS } from "../model/verdict.ts";
 
 /** A phase diagram: one cell per parameter value and strategy, coloured by verdict, labelled with recovery time. */
 export function sweepChart(
@@ -17,7 +18,7 @@ export function sweepChart(
   const y = { field: "strategy", type: "nominal", title: null } as const;
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: { text: `recovered or collapsed, by ${param}`, subtitle: "cell text: time until the clients were back (— never)" },
+    title: { text: `verdict by ${param}`, subtitle: "cell text: time until the clients were back (— never)" },
     data: { values },
     width: { step: 70 },
     height: { step: 28 },
@@ -27,7 +28,11 @@ export function sweepChart(
         encoding: {
           x,
           y,
-          color: { field: "verdict", type: "nominal", scale: { domain: ["recovered", "collapsed"], range: ["#9fd8a0", "#f2a5a5"] } },
+          color: {
+            field: "verdict",
+            type: "nominal",
+            scale: { domain: [...VERDICTS], range: ["#9fd8a0", "#e6e29a", "#f2a5a5", "#dddddd"] },
+          },
         },
       },
       { mark: { type: "text", fontSize: 11 }, encoding: { x, y, text: { field: "label" } } },

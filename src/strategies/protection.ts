@@ -10,10 +10,10 @@ import {
   FINAGLE_RETRY_BUDGET_DEFAULTS,
   finagleRetryBudget,
   RETRY_BUDGET_DEFAULTS,
+  RETRY_BUDGET_MAX_TOKENS_LIMIT,
   retryBudget,
   samplingBreaker,
 } from "../backoff/index.ts";
-import { formatDuration } from "../cli/duration.ts";
 import type { FlagSpec, FlagValues } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import type { FleetConfig, RetryBudgetConfig, RetryBudgetKind } from "../model/client-instances.ts";
@@ -22,16 +22,14 @@ import type { FleetConfig, RetryBudgetConfig, RetryBudgetKind } from "../model/c
  * The fleet-level protections as command-line flags, read by the client and (through the
  * client's flag table) the simulator: a retry budget (-budget), an adaptive throttle
  * (-throttle), a circuit breaker (-breaker), and how many client instances the users are
- * spread over (-instances). Each mechanism's parameters are flags with no default of their
- * own: a mechanism fills in its published defaults, and a parameter given for a mechanism
- * that does not read it is a usage error, so that no flag is silently ignored.
+ * spread over (-instances). Each parameter flag defaults to its mechanism's published value;
+ * a parameter set to anything else for a mechanism that does not read it is a usage error,
+ * so that no flag is silently ignored.
  */
 
 export const BUDGET_KINDS = ["grpc", "envoy", "finagle", "aws"] as const satisfies readonly RetryBudgetKind[];
 export const THROTTLE_KINDS = ["sre"] as const;
 export const BREAKER_KINDS = ["consecutive", "sampling"] as const;
-
-const ms = formatDuration;
 
 export const PROTECTION_FLAGS = [
   {
@@ -59,69 +57,77 @@ export const PROTECTION_FLAGS = [
   {
     name: "budget-tokens",
     kind: "number",
-    default: undefined,
+    default: RETRY_BUDGET_DEFAULTS.maxTokens,
     min: 0,
     minExclusive: true,
+    max: RETRY_BUDGET_MAX_TOKENS_LIMIT,
     placeholder: "n",
-    description: `grpc: token ceiling, a failure costs 1 (${RETRY_BUDGET_DEFAULTS.maxTokens}); aws: quota size (${AWS_RETRY_QUOTA_DEFAULTS.tokens})`,
+    description: "grpc: token ceiling and starting value; a failure costs 1 token",
   },
   {
     name: "budget-ratio",
     kind: "number",
-    default: undefined,
+    default: RETRY_BUDGET_DEFAULTS.tokenRatio,
     min: 0,
     minExclusive: true,
     placeholder: "f",
-    description: `grpc: tokens a success earns back (${RETRY_BUDGET_DEFAULTS.tokenRatio})`,
+    description: "grpc: tokens a success earns back",
   },
   {
     name: "budget-percent",
     kind: "number",
-    default: undefined,
+    // Envoy's budget_percent and Finagle's percentCanRetry are both 20 %.
+    default: ENVOY_RETRY_BUDGET_DEFAULTS.budgetPercent,
     min: 0,
     placeholder: "percent",
-    description:
-      `envoy: retries in progress per request in progress (${ENVOY_RETRY_BUDGET_DEFAULTS.budgetPercent}); ` +
-      `finagle: retries per request (${FINAGLE_RETRY_BUDGET_DEFAULTS.percentCanRetry})`,
+    description: "envoy: retries in progress per 100 requests in progress; finagle: retries per 100 requests",
   },
   {
     name: "budget-min-concurrency",
     kind: "integer",
-    default: undefined,
+    default: ENVOY_RETRY_BUDGET_DEFAULTS.minRetryConcurrency,
     min: 0,
     placeholder: "n",
-    description: `envoy: retries in progress always allowed (${ENVOY_RETRY_BUDGET_DEFAULTS.minRetryConcurrency})`,
+    description: "envoy: retries in progress always allowed",
   },
   {
     name: "budget-ttl",
     kind: "duration",
-    default: undefined,
+    default: FINAGLE_RETRY_BUDGET_DEFAULTS.ttlMs,
     minMs: 1000,
-    description: `finagle: how long a request's deposit counts, 1s to 1m (${ms(FINAGLE_RETRY_BUDGET_DEFAULTS.ttlMs)})`,
+    description: "finagle: how long a request's deposit counts, 1s to 1m",
   },
   {
     name: "budget-min-per-sec",
     kind: "integer",
-    default: undefined,
+    default: FINAGLE_RETRY_BUDGET_DEFAULTS.minRetriesPerSec,
     min: 0,
     placeholder: "n",
-    description: `finagle: retries per second always allowed (${FINAGLE_RETRY_BUDGET_DEFAULTS.minRetriesPerSec})`,
+    description: "finagle: retries per second always allowed",
+  },
+  {
+    name: "budget-quota",
+    kind: "integer",
+    default: AWS_RETRY_QUOTA_DEFAULTS.tokens,
+    min: 1,
+    placeholder: "n",
+    description: "aws: the retry quota's size and starting value, tokens",
   },
   {
     name: "budget-retry-cost",
     kind: "integer",
-    default: undefined,
+    default: AWS_RETRY_QUOTA_DEFAULTS.retryCost,
     min: 1,
     placeholder: "n",
-    description: `aws: tokens a retry takes (${AWS_RETRY_QUOTA_DEFAULTS.retryCost})`,
+    description: "aws: tokens a retry takes",
   },
   {
     name: "budget-timeout-cost",
     kind: "integer",
-    default: undefined,
+    default: AWS_RETRY_QUOTA_DEFAULTS.timeoutRetryCost,
     min: 1,
     placeholder: "n",
-    description: `aws: tokens a retry after a timeout takes (${AWS_RETRY_QUOTA_DEFAULTS.timeoutRetryCost})`,
+    description: "aws: tokens a retry after a timeout takes",
   },
   {
     name: "throttle",
@@ -134,19 +140,19 @@ export const PROTECTION_FLAGS = [
   {
     name: "throttle-k",
     kind: "number",
-    default: undefined,
+    default: ADAPTIVE_THROTTLE_DEFAULTS.k,
     min: 0,
     minExclusive: true,
     placeholder: "k",
-    description: `sre: reject with probability (requests - k x accepts) / (requests + 1) (${ADAPTIVE_THROTTLE_DEFAULTS.k})`,
+    description: "sre: reject with probability (requests - k x accepts) / (requests + 1)",
   },
   {
     name: "throttle-window",
     kind: "duration",
-    default: undefined,
+    default: ADAPTIVE_THROTTLE_DEFAULTS.windowMs,
     minMs: 0,
     minExclusive: true,
-    description: `sre: how much history counts (${ms(ADAPTIVE_THROTTLE_DEFAULTS.windowMs)})`,
+    description: "sre: how much history counts",
   },
   {
     name: "breaker",
@@ -159,43 +165,43 @@ export const PROTECTION_FLAGS = [
   {
     name: "breaker-failures",
     kind: "integer",
-    default: undefined,
+    default: CIRCUIT_BREAKER_DEFAULTS.consecutive.failureThreshold,
     min: 1,
     placeholder: "n",
-    description: `consecutive: failures in a row that open it (${CIRCUIT_BREAKER_DEFAULTS.consecutive.failureThreshold})`,
+    description: "consecutive: failures in a row that open it",
   },
   {
     name: "breaker-ratio",
     kind: "number",
-    default: undefined,
+    default: CIRCUIT_BREAKER_DEFAULTS.sampling.failureRatio,
     min: 0,
     minExclusive: true,
     max: 1,
     placeholder: "f",
-    description: `sampling: failure ratio that opens it (${CIRCUIT_BREAKER_DEFAULTS.sampling.failureRatio})`,
+    description: "sampling: failure ratio that opens it",
   },
   {
     name: "breaker-min-throughput",
     kind: "integer",
-    default: undefined,
+    default: CIRCUIT_BREAKER_DEFAULTS.sampling.minimumThroughput,
     min: 1,
     placeholder: "n",
-    description: `sampling: calls in the window before the ratio counts (${CIRCUIT_BREAKER_DEFAULTS.sampling.minimumThroughput})`,
+    description: "sampling: calls in the window before the ratio counts",
   },
   {
     name: "breaker-window",
     kind: "duration",
-    default: undefined,
+    default: CIRCUIT_BREAKER_DEFAULTS.sampling.samplingMs,
     minMs: 0,
     minExclusive: true,
-    description: `sampling: the window the ratio is measured over (${ms(CIRCUIT_BREAKER_DEFAULTS.sampling.samplingMs)})`,
+    description: "sampling: the window the ratio is measured over",
   },
   {
     name: "breaker-break",
     kind: "duration",
-    default: undefined,
+    default: CIRCUIT_BREAKER_DEFAULTS.consecutive.breakMs,
     minMs: 0,
-    description: `how long it stays open before a probe (${ms(CIRCUIT_BREAKER_DEFAULTS.consecutive.breakMs)})`,
+    description: "how long it stays open before a probe",
   },
 ] as const satisfies readonly FlagSpec[];
 
@@ -207,7 +213,7 @@ const READS: Readonly<Record<string, readonly ParameterFlag[]>> = {
   "budget grpc": ["budget-tokens", "budget-ratio"],
   "budget envoy": ["budget-percent", "budget-min-concurrency"],
   "budget finagle": ["budget-percent", "budget-ttl", "budget-min-per-sec"],
-  "budget aws": ["budget-tokens", "budget-retry-cost", "budget-timeout-cost"],
+  "budget aws": ["budget-quota", "budget-retry-cost", "budget-timeout-cost"],
   "throttle sre": ["throttle-k", "throttle-window"],
   "breaker consecutive": ["breaker-failures", "breaker-break"],
   "breaker sampling": ["breaker-ratio", "breaker-min-throughput", "breaker-window", "breaker-break"],
@@ -228,10 +234,10 @@ export function resolveProtection(values: ProtectionValues): FleetConfig {
     values.breaker === undefined ? undefined : `breaker ${values.breaker}`,
   ].filter((key) => key !== undefined);
   const read = new Set(selected.flatMap((key) => READS[key]!));
-  for (const flags of Object.values(READS)) {
-    for (const flag of flags) {
-      if (values[flag] !== undefined && !read.has(flag)) throw misplaced(flag, selected);
-    }
+  for (const spec of PROTECTION_FLAGS) {
+    const flag = spec.name as ParameterFlag;
+    if (!isParameter(flag) || read.has(flag) || values[flag] === spec.default) continue;
+    throw misplaced(flag, selected);
   }
   try {
     return {
@@ -258,6 +264,9 @@ export function resolveProtection(values: ProtectionValues): FleetConfig {
     throw error;
   }
 }
+
+const isParameter = (name: string): name is ParameterFlag =>
+  Object.values(READS).some((flags) => (flags as readonly string[]).includes(name));
 
 /** The usage error for a parameter flag that no selected mechanism reads. */
 function misplaced(flag: ParameterFlag, selected: readonly string[]): UsageError {
@@ -294,7 +303,7 @@ function budgetConfig(kind: RetryBudgetKind, values: ProtectionValues): RetryBud
       return {
         kind,
         budget: awsRetryQuota({
-          tokens: values["budget-tokens"],
+          tokens: values["budget-quota"],
           retryCost: values["budget-retry-cost"],
           timeoutRetryCost: values["budget-timeout-cost"],
         }),
@@ -329,7 +338,7 @@ export function protectionHelp(): string {
     "      source: Envoy, circuit_breaker.proto RetryBudget",
     "  -budget finagle: every request deposits, deposits expire after -budget-ttl (10s); retries may withdraw -budget-percent (20)",
     '      % of them, plus -budget-min-per-sec (10) x ttl. source: Finagle, "Retry budgets" (finagle.github.io/blog/2016/02/08)',
-    "  -budget aws: a quota of -budget-tokens (500); a retry takes -budget-retry-cost (5), or -budget-timeout-cost (10) after a",
+    "  -budget aws: a quota of -budget-quota (500); a retry takes -budget-retry-cost (5), or -budget-timeout-cost (10) after a",
     "      timeout; a success gives back its retry's cost, or 1. source: AWS SDKs, standard retry mode",
     "  -throttle sre: reject locally with probability max(0, (requests - k x accepts) / (requests + 1)), k -throttle-k (2), over",
     '      -throttle-window (2m). source: Google, Site Reliability Engineering, ch. 21 "Handling Overload"',

@@ -15,7 +15,7 @@ import {
 import { formatDuration, parseDuration } from "../cli/duration.ts";
 import type { FlagSpec, FlagValues } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { findPreset, PRESET_NAMES, type PresetDefinition, type PresetName, presetStrategy, presetsHelp } from "./presets.ts";
+import { findPreset, PRESET_NAMES, PRESETS, type PresetDefinition, type PresetName, presetStrategy, presetsHelp } from "./presets.ts";
 
 /*
  * The one registry of retry strategies: their names and aliases, the flags that tune them
@@ -297,8 +297,8 @@ export function strategiesHelp(): string {
   }).join("");
 }
 
-/** Help text listing the presets that -strategies takes in the demo and the simulator. */
-export { presetsHelp };
+/** The presets that -strategies takes in the demo and the simulator, and their help. */
+export { PRESETS, presetsHelp };
 
 function parseTable(text: string): number[] {
   return text.split(",").map((item) => {

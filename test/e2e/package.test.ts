@@ -78,6 +78,34 @@ describe("the packed package", () => {
     );
     expect(sim.code, sim.stderr).toBe(0);
     expect(sim.stdout).toContain('"summary"');
+    // choose measures on worker threads that load the compiled worker module.
+    const choose = await run(
+      "npx",
+      [
+        ...["--no-install", "thundering-herd", "choose", "-clients", "50", "-everyday", "10s", "-steady", "5s", "-observe", "10s"],
+        ...["-outages", "2s", "-max-outage", "20s", "-seeds", "1", "-workers", "2", "-candidates", "no-retries", "-json", "-out", work],
+      ],
+      consumer,
+    );
+    expect(choose.code, choose.stderr).toBe(0);
+    expect((JSON.parse(choose.stdout) as { ranking: { id: string }[] }).ranking.map((entry) => entry.id).sort()).toEqual([
+      "fixed",
+      "no-retries",
+    ]);
+  });
+
+  it("serves the live dashboard with its page and uPlot from the installed package", async () => {
+    const sim = spawnCli(
+      "npx",
+      ["--no-install", "thundering-herd", "sim", "-clients", "50", "-duration", "5s", "-quiet", "-dashboard", "-speed", "100x"],
+      { command: "npx", cwd: consumer },
+    );
+    const line = await sim.waitForLine(/^sim: dashboard on http:\/\/127\.0\.0\.1:\d+\/$/, { stream: "stderr", timeoutMs: 60_000 });
+    const url = line.replace("sim: dashboard on ", "");
+    expect(await (await fetch(url)).text()).toContain('<script src="uPlot.iife.min.js"></script>');
+    expect(await (await fetch(new URL("uPlot.iife.min.js", url))).text()).toMatch(/^\/\*! https:\/\/github\.com\/leeoniya\/uPlot/);
+    expect((await fetch(new URL("dashboard.js", url))).status).toBe(200);
+    expect((await fetch(new URL("uPlot.min.css", url))).status).toBe(200);
   });
 
   it.each(["nodenext", "bundler"] as const)("type-checks a consumer under moduleResolution %s", async (resolution) => {

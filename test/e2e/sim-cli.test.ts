@@ -56,6 +56,36 @@ describe("./sim", () => {
     expect(objects.at(-1)?.metrics?.verdict).toBe("recovered");
   });
 
+  it("says recovering, not collapsed, when only the clients are still away; too-short when the run ends in the outage", async () => {
+    const backoff = await sim(["-outage-at", "15s", "-outage", "20s", "-duration", "95s", "-seed", "7", "-exponential-backoff", "-quiet"]);
+    expect(backoff.code).toBe(0);
+    expect(backoff.stdout).toMatch(/^exponential-backoff +recovering +[\d.]+ .* 3s +never +\d+$/m);
+    expect(backoff.stdout).toMatch(
+      /^exponential-backoff: recovering: server back under its limit of 30 3\.0 s after resume; clients not back at 90 % OK by the end, 60\.0 s after resume$/m,
+    );
+    const short = await sim(["-quiet", "-duration", "30s", "-clients", "100"]);
+    expect(short.stdout).toMatch(/^fixed +too-short +[\d.]+ +\S+ \(peak \S+\) +- +- +- +- +\d+$/m);
+    expect(short.stdout).toMatch(/^fixed: too-short: the run ended at 30\.0 s, before the resume at 35\.0 s: nothing to judge$/m);
+    expect(short.stdout).toMatch(/OK latency p50 100ms p99 100ms max 100ms$/m); // never a percentile above the maximum
+  });
+
+  it("finishes a run whose server never comes back: it runs out of memory, as a real one would, and the run ends there", async () => {
+    // ./sim -clients 1000000 -duration 10m -outage-at 60s -outage 20s -seed 1 once died
+    // with "Invalid array length"; this is the same run with a hundredth of the clients.
+    const run = await sim(["-clients", "10000", "-duration", "10m", "-outage-at", "60s", "-outage", "20s", "-seed", "1", "-quiet"]);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/^sim: the server runs out of memory at 800000 requests in service \(-max-in-service\)/m);
+    expect(run.stderr).toMatch(/^sim: fixed: the server ran out of memory at 4m\d.*s with 800000 requests in service/m);
+    expect(run.stdout).toMatch(/^summary: 24\d\.\ds, /m);
+    expect(run.stdout).toMatch(/^fixed +collapsed /m);
+    expect(run.stdout).toMatch(
+      /^fixed: collapsed: server ran out of memory with 800000 requests in service 1\d\d\.\d s after resume; a real server crashes there$/m,
+    );
+    const help = await sim(["-h"]);
+    expect(help.stdout).toContain("-max-in-service n");
+    expect(help.stdout).toContain("(default: 800000)");
+  });
+
   it("finds the critical outage by bisection: fixed retry survives less than backoff", async () => {
     const run = await sim([...SMALL, "-find-critical-outage", "-strategies", "fixed,exponential-backoff"]);
     expect(run.code).toBe(0);
@@ -88,6 +118,13 @@ describe("./sim", () => {
     ],
     [["-sweep", "clients=0"], 'sim: invalid value "0" for flag -clients: must be >= 1'],
     [["-factor", "0.5"], 'sim: invalid value "0.5" for flag -factor: must be >= 1'],
+    [["-clients", "10000001"], 'sim: invalid value "10000001" for flag -clients: the simulator runs at most 10000000 clients'],
+    [["-max-in-service", "0"], 'sim: invalid value "0" for flag -max-in-service: must be >= 1'],
+    [["-timeout", "100us"], 'sim: invalid value "100µs" for flag -timeout: the simulator needs at least 1ms'],
+    [
+      ["-report-interval", "1us", "-duration", "1h"],
+      'sim: invalid value "1µs" for flag -report-interval: more than 10000000 server reports in -duration 1h0m0s',
+    ],
   ])("rejects %j with one line and exit 2", async (args, message) => {
     const run = await sim(args);
     expect(run.code).toBe(2);

@@ -115,4 +115,45 @@ describe("ManualClock", () => {
       .map(({ index }) => `o${index}`);
     expect(fired.map((entry) => entry.split("@")[0])).toEqual(expected);
   });
+
+  it("halts for good after the event that calls halt(), with the time left there", () => {
+    const clock = new ManualClock();
+    const fired: string[] = [];
+    clock.schedule(10, () => fired.push(`a@${clock.now()}`));
+    clock.schedule(20, () => {
+      fired.push(`b@${clock.now()}`);
+      clock.halt();
+    });
+    clock.schedule(20, () => fired.push(`c@${clock.now()}`));
+    clock.schedule(30, () => fired.push(`d@${clock.now()}`));
+    clock.runUntil(100);
+    expect(fired).toEqual(["a@10", "b@20"]);
+    expect(clock.now()).toBe(20);
+    expect(clock.isHalted).toBe(true);
+    expect(clock.runAll()).toBe(20);
+    clock.advanceBy(50);
+    expect(fired).toEqual(["a@10", "b@20"]);
+  });
+
+  it("drops cancelled lane entries to make room, so a lane holds about its live timers, in order", () => {
+    // A thousand clients whose deadlines (the lane's delay) are cancelled at once, over and
+    // over, as when a server answers every attempt fast: the cancelled entries would stay
+    // until their time, 200 000 of them; only live ones are kept.
+    const clock = new ManualClock(0, [2_000]);
+    const fired: string[] = [];
+    const owners = Array.from({ length: 1_000 }, (_, index) => owner(`o${index}`, clock, fired));
+    for (let round = 0; round < 200; round++) {
+      for (const each of owners) {
+        clock.arm(each, 2_000);
+        clock.cancel(each);
+      }
+      clock.advanceBy(1);
+    }
+    const lane = (clock as unknown as { lanes: { size: number }[] }).lanes[0]!;
+    expect(lane.size).toBeLessThanOrEqual(2_048);
+    clock.arm(owners[7]!, 2_000);
+    clock.arm(owners[3]!, 2_000);
+    clock.runAll();
+    expect(fired).toEqual(["o7@2200", "o3@2200"]);
+  });
 });

@@ -101,6 +101,39 @@ describe("Herd", () => {
     expect(rate).toBeLessThan((1000 / 10.1) * 1.01);
   });
 
+  it("reports each request's end, from its first attempt, retries and waits included", () => {
+    const clock = new ManualClock();
+    const script: AttemptResult[] = [REFUSED, REFUSED, OK_RESULT, REFUSED, REFUSED, REFUSED, OK_RESULT];
+    const transport: Transport = {
+      send: (sink) => clock.schedule(5, () => sink.done(script.shift() ?? OK_RESULT)),
+      abort: () => {},
+    };
+    const stats = new WindowStats(0);
+    const ended: { ok: boolean; latencyMs: number }[] = [];
+    const observer = {
+      attemptStarted: (isRetry: boolean) => stats.attemptStarted(isRetry),
+      attemptEnded: (result: AttemptResult, latencyMs: number) => stats.attemptEnded(result, latencyMs),
+      gaveUp: () => stats.gaveUp(),
+      attemptRefused: () => {},
+      requestEnded: (ok: boolean, latencyMs: number) => ended.push({ ok, latencyMs }),
+    };
+    const herd = new Herd(clock, seededRandom(6), transport, observer, {
+      users: 1,
+      timeoutMs: 2000,
+      retry: retryConfig({ maxAttempts: 3 }),
+    });
+    herd.start();
+    while (ended.length < 3) clock.runUntil(clock.now() + 1_000);
+    herd.stop();
+    // Fixed 100 ms waits, 5 ms answers: two failures then an OK; three failures and the request is
+    // given up (three attempts at most); then an OK at the first attempt.
+    expect(ended.map((entry) => entry.ok)).toEqual([true, false, true]);
+    expect(ended[0]!.latencyMs).toBeCloseTo(5 + 100 + 5 + 100 + 5, 9);
+    expect(ended[1]!.latencyMs).toBeCloseTo(5 + 100 + 5 + 100 + 5, 9);
+    expect(ended[2]!.latencyMs).toBeCloseTo(5, 9);
+    expect(stats.totals(clock.now()).counts).toMatchObject({ ok: 2, gaveUp: 1, attempts: 7, retries: 4 });
+  });
+
   it("stops every wait and attempt, and counts nothing afterwards", () => {
     const clock = new ManualClock();
     const { transport, sentAt, aborted } = scriptedTransport(clock, 500, OK_RESULT);

@@ -66,6 +66,7 @@ describe("computeMetrics", () => {
     // Windows ending at 50 s (95 OK, but 6 failing > 5 %: not good), 55 s (92, 0: good), 60 s (99, 0: good).
     expect(metrics.clientRecoveryMs).toBe(20_000);
     expect(metrics.verdict).toBe("recovered");
+    expect(metrics.why).toBe("server back under its limit of 30 5.0 s after resume; clients back at 90 % OK 20.0 s after resume");
   });
 
   it("calls a run collapsed when concurrency is still above the limit at the end", () => {
@@ -90,13 +91,16 @@ describe("computeMetrics", () => {
     expect(metrics.verdict).toBe("collapsed");
   });
 
-  it("needs both: a server back under the limit with clients still failing is collapsed", () => {
+  it("calls a server back under the limit with clients still failing recovering, not collapsed", () => {
     const client = windows([...steady, ...outage, ...Array(12).fill([50, 0, 20, 70])]);
     const server = samples(Array(60).fill(10), 35_000);
     const metrics = computeMetrics(server, client, phases, 30);
     expect(metrics.serverRecoveryMs).toBe(0);
     expect(metrics.clientRecoveryMs).toBeUndefined();
-    expect(metrics.verdict).toBe("collapsed");
+    expect(metrics.verdict).toBe("recovering");
+    expect(metrics.why).toBe(
+      "server back under its limit of 30 0.0 s after resume; clients not back at 90 % OK by the end, 60.0 s after resume",
+    );
   });
 
   it("counts a burst that drained between two reports in the peaks", () => {

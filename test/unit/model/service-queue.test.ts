@@ -147,6 +147,155 @@ describe("ServiceQueue", () => {
     expect(queue.snapshot().served).toBe(1000);
   });
 
+  it("counts rather than stores the requests that cannot complete before the horizon, with the same results", () => {
+    // The same arrivals and abandons on a queue with a horizon and on one without: up to
+    // the horizon, the same completions at the same instants, the same concurrency and
+    // delay at every step; the one with the horizon stores nothing once its head is stuck.
+    const latency: LatencyModel = { baseDelayMs: 100, limit: 10, factor: 1.5, exponentDivisor: 5 }; // finite up to c = 8 700
+    const horizonMs = 60_000;
+    const run = (withHorizon: boolean) => {
+      const clock = new ManualClock();
+      const queue = new ServiceQueue(clock, {
+        latency,
+        cancelOnDisconnect: false,
+        maxConcurrency: Infinity,
+        ...(withHorizon ? { horizonMs } : {}),
+      });
+      const random = seededRandom(42);
+      const completions: string[] = [];
+      const trace: string[] = [];
+      let mostStored = 0;
+      let step = 0;
+      while (clock.now() < horizonMs) {
+        // Calm for 20 s (about 2 in service), then a storm that drives the delay up.
+        const meanGapMs = clock.now() < 20_000 ? 50 : 10;
+        clock.advanceBy(Math.min(random.exponential(meanGapMs), horizonMs - clock.now()));
+        const name = step++;
+        const ticket = queue.admit(() => completions.push(`${name}@${clock.now()}`))!;
+        if (random.uniform() < 0.8) queue.abandon(ticket); // most clients give up
+        trace.push(`${queue.concurrency}/${queue.lastDelayMs}/${completions.length}`);
+        mostStored = Math.max(mostStored, queue.storedRequests);
+      }
+      return { completions, trace, mostStored, queue, snapshot: queue.snapshot() };
+    };
+    const exact = run(false);
+    const counted = run(true);
+    expect(counted.completions).toEqual(exact.completions);
+    expect(counted.trace).toEqual(exact.trace);
+    expect(counted.snapshot).toEqual(exact.snapshot);
+    expect(exact.snapshot.served + exact.snapshot.abandoned).toBeGreaterThan(300); // it served a while before it collapsed
+    expect(exact.queue.concurrency).toBeGreaterThan(1_000);
+    expect(exact.queue.countedRequests).toBe(0); // its delay stayed finite: it stored them all
+    expect(Number.isFinite(exact.queue.lastDelayMs)).toBe(true);
+    expect(counted.queue.countedRequests).toBe(counted.queue.concurrency);
+    expect(counted.queue.storedRequests).toBe(0);
+    expect(counted.mostStored).toBeLessThan(100);
+  });
+
+  it("stores a request that completes exactly at the horizon, and counts once the head's completion is past it", () => {
+    const outcome = (horizonMs: number) => {
+      const { clock, queue, completions } = setUp({ horizonMs });
+      for (const name of ["a", "b", "c", "d"]) {
+        queue.admit(() => completions.push(`${name}@${clock.now()}`));
+        clock.advanceBy(10);
+      }
+      // c = 4: delay 800, so a (arrived at 0) is due at 800 and then the rest with it.
+      clock.runUntil(horizonMs);
+      return { completions, counted: queue.countedRequests, concurrency: queue.concurrency };
+    };
+    expect(outcome(800)).toEqual({ completions: ["a@800", "b@800", "c@800", "d@800"], counted: 0, concurrency: 0 });
+    expect(outcome(799.99)).toEqual({ completions: [], counted: 4, concurrency: 4 });
+    const { clock, queue } = setUp({ horizonMs: 1_000 });
+    for (let index = 0; index < 4; index++) queue.admit();
+    expect(queue.countedRequests).toBe(0); // due at 800: inside the horizon
+    queue.admit(); // c = 5: delay 1 600, the head is due at 1 600
+    expect(queue.countedRequests).toBe(5);
+    expect(queue.storedRequests).toBe(0);
+    clock.runUntil(1_000);
+    expect(queue.snapshot()).toMatchObject({ concurrency: 5, served: 0, lastDelayMs: 1_600, peakConcurrency: 5 });
+  });
+
+  it("counts requests once their delay is infinite, also without a horizon (a real server)", () => {
+    const clock = new ManualClock();
+    const latency: LatencyModel = { baseDelayMs: 100, limit: 30, factor: 1.05, exponentDivisor: 15 };
+    const queue = new ServiceQueue(clock, { latency, cancelOnDisconnect: false, maxConcurrency: Infinity });
+    for (let index = 0; index < 300_000; index++) queue.admit();
+    expect(queue.lastDelayMs).toBe(Infinity);
+    expect(queue.concurrency).toBe(300_000);
+    expect(queue.storedRequests).toBeLessThan(250_000); // stored until the delay overflowed, then counted
+    expect(queue.countedRequests).toBe(300_000 - queue.storedRequests);
+    const stored = queue.storedRequests;
+    for (let index = 0; index < 1_000; index++) queue.admit();
+    expect(queue.storedRequests).toBe(stored === 0 ? 0 : stored);
+    expect(queue.countedRequests + queue.storedRequests).toBe(301_000);
+  });
+
+  it("with cancel-on-disconnect never counts: a cancellation can bring the delay down again", () => {
+    const clock = new ManualClock();
+    const queue = new ServiceQueue(clock, { latency: STEEP, cancelOnDisconnect: true, maxConcurrency: Infinity, horizonMs: 1_000 });
+    const tickets = [queue.admit(), queue.admit(), queue.admit(), queue.admit(), queue.admit()]; // delay 1 600 ms
+    expect(queue.countedRequests).toBe(0);
+    for (const ticket of tickets.slice(1)) queue.abandon(ticket!);
+    clock.runUntil(1_000);
+    expect(queue.snapshot()).toMatchObject({ served: 1, cancelled: 4, concurrency: 0 });
+  });
+
+  it("runs out of memory at maxInService: refuses from then on and completes nothing more", () => {
+    const { clock, queue, completions } = setUp({ maxInService: 3 });
+    const arrive = (name: string) => queue.admit(() => completions.push(`${name}@${clock.now()}`));
+    expect(arrive("a")).toBeDefined();
+    expect(arrive("b")).toBeDefined();
+    expect(arrive("c")).toBeDefined();
+    expect(queue.outOfMemory).toBeUndefined();
+    clock.advanceBy(50);
+    expect(arrive("d")).toBeUndefined();
+    expect(queue.outOfMemory).toEqual({ atMs: 50, inService: 3 });
+    expect(arrive("e")).toBeUndefined();
+    clock.runAll();
+    expect(completions).toEqual([]);
+    expect(queue.snapshot()).toMatchObject({ admitted: 3, concurrency: 3, shed: 0 });
+  });
+
+  it("sheds before it runs out of memory when the shedding limit is lower", () => {
+    const { queue } = setUp({ maxConcurrency: 2, maxInService: 2 });
+    queue.admit();
+    queue.admit();
+    expect(queue.admit()).toBeUndefined();
+    expect(queue.outOfMemory).toBeUndefined();
+    expect(queue.snapshot().shed).toBe(1);
+  });
+
+  it("re-arms its timer only when the head falls due sooner: cancellations leave no trail of stale timers", () => {
+    class CountingClock extends ManualClock {
+      arms = 0;
+      override arm(owner: Parameters<ManualClock["arm"]>[0], delayMs: number): void {
+        this.arms++;
+        super.arm(owner, delayMs);
+      }
+    }
+    const clock = new CountingClock();
+    const flat: LatencyModel = { baseDelayMs: 100, limit: 1, factor: 1, exponentDivisor: 1 };
+    const queue = new ServiceQueue(clock, { latency: flat, cancelOnDisconnect: true, maxConcurrency: Infinity });
+    const completed: number[] = [];
+    const tickets: number[] = [];
+    for (let index = 0; index < 1_000; index++) {
+      tickets.push(queue.admit(() => completed.push(clock.now()))!);
+      clock.advanceBy(0.01);
+    }
+    for (let index = 0; index < 999; index++) queue.abandon(tickets[index]!); // the head each time: the next is due later
+    expect(clock.arms).toBe(1);
+    clock.runAll();
+    expect(completed).toHaveLength(1);
+    expect(completed[0]).toBeCloseTo(999 * 0.01 + 100, 9); // the last one, exactly when due
+    // With a growing delay a cancellation brings the head's time forward: then it must re-arm.
+    const steep = setUp({ cancelOnDisconnect: true });
+    const first = steep.arrive("a");
+    const second = steep.arrive("b"); // delay 200
+    steep.queue.abandon(second!); // delay 100 again: a is due at 100, not 200
+    steep.clock.advanceBy(100);
+    expect(steep.completions).toEqual(["a@100"]);
+    expect(first).toBe(0);
+  });
   describe("error injection", () => {
     it("answers exactly the requests whose seeded draw falls below the rate, after the modelled delay", () => {
       const { clock, queue } = setUp({ errorInjection: { rate: 0.3, random: seededRandom(42) } });

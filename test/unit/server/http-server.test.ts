@@ -24,6 +24,7 @@ async function start(overrides: Partial<ServerOptions> = {}) {
       seed: undefined,
       reportIntervalMs: 1000,
       json: false,
+      metrics: false,
       ...overrides,
     },
     realClock,

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import type { AttemptResult } from "../../../src/model/outcome.ts";
 import { ServiceQueue, type ServiceQueueOptions } from "../../../src/model/service-queue.ts";
-import { type NetworkOptions, SimulatedNetwork } from "../../../src/sim/network.ts";
+import { IMMEDIATE_ANSWER_MS, type NetworkOptions, SimulatedNetwork } from "../../../src/sim/network.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
 
 function setUp(
@@ -18,7 +18,7 @@ function setUp(
     maxConcurrency: Infinity,
     ...queueOptions,
   });
-  const network = new SimulatedNetwork(queue, backlog, networkOptions(clock));
+  const network = new SimulatedNetwork(queue, clock, backlog, networkOptions(clock));
   const results: AttemptResult[] = [];
   const send = () => network.transport.send({ done: (result) => results.push(result) });
   const abort = network.transport.abort;
@@ -71,15 +71,17 @@ describe("SimulatedNetwork", () => {
     expect(queue.concurrency).toBe(1); // the reference behaviour: the work goes on
   });
 
-  it("answers a shed request 503 at once, with the Retry-After the server sends", () => {
-    const { queue, results, send } = setUp(10, false, { maxConcurrency: 1 }, () => ({ retryAfterMs: 2_000 }));
+  it("answers a shed request 503 after a round trip, with the Retry-After the server sends", () => {
+    const { clock, queue, results, send } = setUp(10, false, { maxConcurrency: 1 }, () => ({ retryAfterMs: 2_000 }));
     send();
     send();
+    clock.advanceBy(IMMEDIATE_ANSWER_MS);
     expect(results).toEqual([{ outcome: "error", errorKind: "http-5xx", retryAfterMs: 2_000 }]);
     expect(queue.snapshot()).toMatchObject({ shed: 1, concurrency: 1 });
     const plain = setUp(10, false, { maxConcurrency: 1 });
     plain.send();
     plain.send();
+    plain.clock.advanceBy(IMMEDIATE_ANSWER_MS);
     expect(plain.results).toEqual([{ outcome: "error", errorKind: "http-5xx" }]);
   });
 
@@ -115,5 +117,35 @@ describe("SimulatedNetwork", () => {
     clock.runAll();
     expect(queue.snapshot()).toMatchObject({ expired: 3, served: 0, concurrency: 0 });
     expect(results).toEqual([]); // expired requests get no answer: their clients time out at that instant
+  });
+  it("answers a shed request after a loopback round trip, not at the same instant", () => {
+    const { clock, results, send, abort } = setUp(10, false, { maxConcurrency: 1 });
+    send();
+    send();
+    expect(results).toEqual([]);
+    clock.advanceBy(IMMEDIATE_ANSWER_MS);
+    expect(results).toEqual([{ outcome: "error", errorKind: "http-5xx" }]);
+    // A client that gives up first gets nothing.
+    const handle = send();
+    abort(handle);
+    clock.advanceBy(10);
+    expect(results).toHaveLength(1);
+  });
+
+  it("tells once when the server runs out of memory, also while accepting the queue on resume", () => {
+    const { clock, queue, network, results, send } = setUp(10, false, { maxInService: 2 });
+    let told = 0;
+    network.onOutOfMemory = () => told++;
+    network.stop();
+    for (let index = 0; index < 4; index++) send();
+    clock.advanceBy(5);
+    network.resume();
+    expect(told).toBe(1);
+    expect(queue.outOfMemory).toEqual({ atMs: 5, inService: 2 });
+    expect(queue.concurrency).toBe(2);
+    send();
+    expect(told).toBe(1);
+    clock.runAll();
+    expect(results).toEqual([]); // a server out of memory answers nothing more
   });
 });

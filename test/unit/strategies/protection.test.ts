@@ -11,6 +11,10 @@ const options = (args: readonly string[]) => {
 };
 
 describe("protection flags", () => {
+  it("take a parameter at its default for any mechanism, as the strategies' parameter flags do", () => {
+    expect(options(["-budget", "grpc", "-budget-ttl", "10s"]).retry.fleet?.budget?.kind).toBe("grpc");
+  });
+
   it("are off by default", () => {
     expect(options([]).retry.fleet).toEqual({ instances: 0, budget: undefined, throttle: undefined, breaker: undefined });
   });
@@ -24,7 +28,7 @@ describe("protection flags", () => {
       kind: "finagle",
       budget: { ttlMs: 10_000, minRetriesPerSec: 10, percentCanRetry: 20 },
     });
-    expect(options(["-budget", "aws", "-budget-tokens", "50"]).retry.fleet?.budget).toEqual({
+    expect(options(["-budget", "aws", "-budget-quota", "50"]).retry.fleet?.budget).toEqual({
       kind: "aws",
       budget: { tokens: 50, retryCost: 5, timeoutRetryCost: 10, noRetryIncrement: 1 },
     });
@@ -55,6 +59,7 @@ describe("protection flags", () => {
     [["-throttle-k", "3"], "-throttle-k needs -throttle sre"],
     [["-retry-budget", "-budget", "aws"], "-retry-budget is -budget grpc; it cannot be combined with -budget aws"],
     [["-budget", "envoy", "-budget-percent", "150"], "invalid protection settings: budgetPercent must be <= 100 (got 150)"],
+    [["-budget", "aws", "-budget-tokens", "50"], "-budget-tokens does not apply to -budget aws (it is a parameter of -budget grpc)"],
   ])("reject %j", (args, message) => {
     expect(() => options(args)).toThrow(message);
   });

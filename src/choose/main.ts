@@ -1,0 +1,579 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { formatDuration } from "../cli/duration.ts";
+import { UsageError } from "../cli/usage-error.ts";
+import { computeMetrics } from "../model/scenario-metrics.ts";
+import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
+import type { ProgramIo } from "../runtime/program-io.ts";
+import { renderSvg } from "../scenario/report.ts";
+import { runExperiment } from "../scenario/run.ts";
+import type { StrategyRun } from "../scenario/strategies.ts";
+import { configFrom } from "../sim/main.ts";
+import type { SimulationConfig } from "../sim/simulate.ts";
+import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, serverLevers } from "./candidates.ts";
+import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult, type Verdict, verdictOf } from "./measure.ts";
+import { type ChooseOptions, ERROR_RATE_MODELLED, parseChooseArgs } from "./options.ts";
+import { progress } from "./progress.ts";
+import { explanation, longestText, paretoFront, percent, rank, rankingRule, runnerUp } from "./ranking.ts";
+import { registryView } from "./registry-view.ts";
+import {
+  outageDetails,
+  paretoSpec,
+  rankedTable,
+  reportHtml,
+  type Timeline,
+  timelineSpec,
+  validationTable,
+  type ValidationRow,
+} from "./report.ts";
+import { settingsFor, settingsToArgs, SIM_FLAG_SPECS, simulatorOnly, simValuesFor, systemSettings } from "./settings.ts";
+import { type RetryIntent, type Snippet, snippetsFor } from "./snippets.ts";
+import { type CandidateSummary, summarize, worstVerdict } from "./summary.ts";
+import { inlineRunner, type JobRunner, threadRunner } from "./worker-pool.ts";
+import { measure } from "./measure.ts";
+
+/*
+ * `thundering-herd choose`: ranks retry policies for the user's own system. Every candidate
+ * (src/choose/candidates.ts) is measured in the simulator with several seeds on every core:
+ * everyday success, amplification and latency, each listed outage, and the longest outage
+ * survived. The ranking rule, the Pareto front, a recommendation with its runner-up, and the
+ * winner's settings for gRPC, Envoy, the AWS SDKs, cockatiel, p-retry and our own library.
+ */
+
+/** How many client policies, besides the baselines, are paired with each server lever. */
+const SERVER_SIDE_TOP = 5;
+/** Candidates whose timelines the report overlays (with fixed retry). */
+const TIMELINE_TOP = 3;
+/** The bisection's shortest outage and resolution. */
+const MIN_OUTAGE_MS = 250;
+const BISECTION_RATIO = 1.05;
+const BISECTION_MS = 250;
+
+export interface ChooseDependencies {
+  /** Runs the measurement jobs; by default worker threads, one per -workers. */
+  readonly runner?: (workers: number) => JobRunner<MeasureJob, SeedResult>;
+  /** Starts ./server and ./client for -validate. */
+  readonly launcher?: Launcher;
+}
+
+interface Measured {
+  readonly candidate: Candidate;
+  readonly config: SimulationConfig;
+}
+
+export function defaultRunner(workers: number): JobRunner<MeasureJob, SeedResult> {
+  const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
+  return threadRunner<MeasureJob, SeedResult>(new URL(`./measure-worker.${extension}`, import.meta.url), workers);
+}
+
+export async function main(argv: readonly string[], io: ProgramIo, dependencies: ChooseDependencies = {}): Promise<number> {
+  const parsed = parseChooseArgs(argv);
+  if (parsed.kind === "help") {
+    io.stdout.write(parsed.text);
+    return 0;
+  }
+  const options = parsed.options;
+  const own = options.own;
+  const system = options.system;
+  // The user's system is checked by the simulator's own rules before anything runs.
+  const baseConfig = toConfig(system, {}, {});
+  const skipped: string[] = [];
+  const grid = buildGrid(options, skipped);
+  const plan: MeasurePlan = {
+    steadyMs: own.steady,
+    observeMs: own.observe,
+    everydayMs: own.everyday,
+    outagesMs: options.outagesMs,
+    minOutageMs: Math.min(MIN_OUTAGE_MS, options.outagesMs[0]!),
+    maxOutageMs: own["max-outage"],
+    bisectionRatio: BISECTION_RATIO,
+    bisectionMs: BISECTION_MS,
+  };
+  const levers = own["server-side"] ? serverLevers(SIM_FLAG_SPECS, baseConfig.latency, baseConfig.timeoutMs).slice(1) : [];
+
+  if (own.list) {
+    io.stdout.write(
+      listing(
+        grid,
+        skipped,
+        levers.map((lever) => lever.id),
+        options,
+        plan,
+      ),
+    );
+    return 0;
+  }
+
+  const warnings: string[] = [];
+  if (!ERROR_RATE_MODELLED) {
+    warnings.push(
+      `The everyday error rate (-error-rate ${system["error-rate"]}) is NOT MODELLED: this simulator has no -error-rate yet, so the everyday ` +
+        `figures (success rate, amplification, p99) are measured without injected errors; they differ between candidates only through the load they cause.`,
+    );
+  }
+  for (const warning of warnings) io.stderr.write(`choose: warning: ${warning}\n`);
+  io.stderr.write(
+    `choose: ${grid.length} candidates x ${options.seeds.length} seeds on ${options.workers} worker threads; outages ${options.outagesMs.map((ms) => formatDuration(ms)).join(", ")}` +
+      `${levers.length > 0 ? `; then server levers ${levers.map((lever) => lever.id).join(", ")}` : ""}\n`,
+  );
+
+  const runner = (dependencies.runner ?? defaultRunner)(options.workers);
+  let summaries: CandidateSummary[];
+  const timelines = new Map<string, Timeline[]>();
+  let pairs: Measured[] = [];
+  try {
+    summaries = await measureAll(grid, options, plan, runner, io, timelines, "choose: simulating");
+    if (levers.length > 0) {
+      const ranked = rank(summaries);
+      const clients = [
+        ...ranked
+          .filter((summary) => summary.candidate.origin !== "baseline")
+          .slice(0, SERVER_SIDE_TOP)
+          .map((summary) => summary.candidate),
+        ...grid.filter((entry) => entry.candidate.origin === "baseline").map((entry) => entry.candidate),
+      ];
+      pairs = clients.flatMap((client) =>
+        levers.flatMap((lever) => {
+          const candidate = pair(client, lever);
+          try {
+            return [{ candidate, config: toConfig(system, candidate.client, candidate.server) }];
+          } catch (error) {
+            skipped.push(`${candidate.id}: ${(error as Error).message}`);
+            return [];
+          }
+        }),
+      );
+      summaries = [...summaries, ...(await measureAll(pairs, options, plan, runner, io, timelines, "choose: server levers"))];
+    }
+  } finally {
+    await runner.close();
+  }
+
+  const ranked = rank(summaries);
+  const configs = new Map([...grid, ...pairs].map((entry) => [entry.candidate.id, entry.config]));
+  const winner = ranked[0]!;
+  const second = runnerUp(ranked);
+  const front = paretoFront(ranked);
+  const rule = rankingRule(options.outagesMs);
+  const why = explanation(ranked, options.outagesMs, own["max-outage"]);
+  const contributions = levers.length > 0 ? halves(winner, summaries, own["max-outage"]) : undefined;
+  const winnerConfig = configs.get(winner.candidate.id)!;
+  const snippets = snippetsFor(intentOf(winner.candidate, winnerConfig));
+  const commands = new Map(ranked.map((summary) => [summary.candidate.id, simCommand(system, summary.candidate)]));
+  const recommendation = [
+    `Recommendation: ${winner.candidate.id} (${winner.candidate.summary}). Run it: ${commands.get(winner.candidate.id)}`,
+    why,
+    second === undefined
+      ? "There is no runner-up."
+      : `Runner-up, favouring ${second.favours}: ${second.summary.candidate.id}, survives outages up to ${longestText(second.summary, own["max-outage"])}, ` +
+        `${percent(second.summary.everyday.successRate)} everyday success at ${second.summary.everyday.amplification.toFixed(3)}x amplification.`,
+    ...(contributions === undefined ? [] : [contributions]),
+  ];
+
+  if (!own.json) {
+    io.stdout.write(`${rankedTable(ranked, own["max-outage"])}\n\n`);
+    io.stdout.write(`Ranking rule: ${rule}\n`);
+    io.stdout.write(`Cells: verdict (worst seed), then server back / clients back after the resume (slowest seed).\n\n`);
+    io.stdout.write(
+      `Pareto front (everyday success vs longest outage survived): ${front.map((summary) => summary.candidate.id).join(", ")}\n\n`,
+    );
+    for (const paragraph of recommendation) io.stdout.write(`${paragraph}\n\n`);
+    const detailed = [winner, second?.summary, ranked.find((summary) => summary.candidate.id === FIXED)].filter(
+      (summary, index, all): summary is CandidateSummary => summary !== undefined && all.indexOf(summary) === index,
+    );
+    io.stdout.write(`${outageDetails(detailed)}\n\n`);
+    for (const warning of warnings) io.stdout.write(`Warning: ${warning}\n\n`);
+    io.stdout.write(`The winner's settings for other systems:\n\n`);
+    for (const snippet of snippets) io.stdout.write(snippetText(snippet));
+  }
+
+  let validation: ValidationRow[] | undefined;
+  if (own.validate) {
+    const chosen = [...ranked.slice(0, own["validate-top"]).map((summary) => summary.candidate)];
+    const fixed = summaries.find((summary) => summary.candidate.id === FIXED)!.candidate;
+    if (!chosen.includes(fixed)) chosen.push(fixed);
+    const outcome = await validate(chosen, configs, options, io, dependencies.launcher ?? defaultLauncher());
+    if (outcome === "interrupted") return 130;
+    validation = outcome;
+    const disagreements = validation.filter((row) => !row.agrees);
+    const text = `${validationTable(validation)}\n`;
+    if (!own.json)
+      io.stdout.write(`\nValidation with the real ./server and ./client (${formatDuration(options.validateOutageMs)} outage):\n${text}\n`);
+    for (const row of disagreements) {
+      const alarm = `!!! DISAGREEMENT: ${row.id}: the simulator says ${row.simulated}, the real programs ${row.measured} !!!`;
+      io.stderr.write(`choose: ${alarm}\n`);
+      if (!own.json) io.stdout.write(`${alarm}\n`);
+    }
+  }
+
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const outDir = resolve(own.out, `choose-${stamp}`);
+  const result = {
+    settings: {
+      system: systemSettings(system),
+      seeds: options.seeds,
+      outagesMs: options.outagesMs,
+      steadyMs: own.steady,
+      observeMs: own.observe,
+      everydayMs: own.everyday,
+      maxOutageMs: own["max-outage"],
+      serverSide: own["server-side"],
+      errorRateModelled: ERROR_RATE_MODELLED,
+    },
+    warnings,
+    rankingRule: rule,
+    ranking: ranked.map((summary, index) => ({ rank: index + 1, ...jsonSummary(summary), command: commands.get(summary.candidate.id) })),
+    paretoFront: front.map((summary) => summary.candidate.id),
+    recommendation: { id: winner.candidate.id, why, contributions: contributions ?? null },
+    runnerUp: second === undefined ? null : { id: second.summary.candidate.id, favours: second.favours },
+    snippets,
+    validation: validation ?? null,
+    skipped,
+  };
+  await writeReport(outDir, result, {
+    ranked,
+    front,
+    winner,
+    second: second?.summary,
+    timelines,
+    snippets,
+    validation,
+    warnings,
+    recommendation,
+    rule,
+    skipped,
+    commands,
+    options,
+  });
+  if (own.json) io.stdout.write(`${JSON.stringify({ ...result, report: join(outDir, "report.html") }, jsonNumbers, 2)}\n`);
+  else io.stdout.write(`\nreport: ${join(outDir, "report.html")}\n`);
+  return 0;
+}
+
+function toConfig(system: Readonly<Record<string, unknown>>, client: Candidate["client"], server: Candidate["server"]): SimulationConfig {
+  try {
+    return configFrom(simValuesFor(system, client, server));
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** The client grid, filtered by -candidates, each checked by the simulator's rules (rejected ones are listed, not run). */
+function buildGrid(options: ChooseOptions, skipped: string[]): Measured[] {
+  const all = clientGrid(registryView(SIM_FLAG_SPECS), SIM_FLAG_SPECS);
+  const filter = options.candidateFilter;
+  for (const pattern of filter ?? []) {
+    const matches = all.some((entry) => (pattern.endsWith("*") ? entry.id.startsWith(pattern.slice(0, -1)) : entry.id === pattern));
+    if (!matches) throw new UsageError(`invalid value "${pattern}" for flag -candidates: no such candidate (-list shows them)`);
+  }
+  return all
+    .filter((entry) => selectedBy(filter, entry))
+    .flatMap((candidate) => {
+      try {
+        return [{ candidate, config: toConfig(options.system, candidate.client, candidate.server) }];
+      } catch (error) {
+        skipped.push(`${candidate.id}: ${(error as Error).message}`);
+        return [];
+      }
+    });
+}
+
+async function measureAll(
+  entries: readonly Measured[],
+  options: ChooseOptions,
+  plan: MeasurePlan,
+  runner: JobRunner<MeasureJob, SeedResult>,
+  io: ProgramIo,
+  timelines: Map<string, Timeline[]>,
+  label: string,
+): Promise<CandidateSummary[]> {
+  const jobs: MeasureJob[] = entries.flatMap((entry, candidateIndex) =>
+    options.seeds.map((seed, seedIndex) => ({ candidateIndex, seed, config: entry.config, plan, keepTimelines: seedIndex === 0 })),
+  );
+  const bar = progress(io.stderr, label, jobs.length);
+  let done = 0;
+  bar.update(0);
+  let results: SeedResult[];
+  try {
+    results = await runner.run(jobs, () => bar.update(++done));
+  } finally {
+    bar.finish();
+  }
+  return entries.map((entry, candidateIndex) => {
+    const own = results.filter((result) => result.candidateIndex === candidateIndex);
+    const first = own[0]!;
+    timelines.set(
+      entry.candidate.id,
+      first.outages.map((outage) => ({
+        id: entry.candidate.id,
+        outageMs: outage.outageMs,
+        stopAtMs: plan.steadyMs,
+        server: outage.timeline?.server ?? [],
+        client: outage.timeline?.client ?? [],
+      })),
+    );
+    return summarize(entry.candidate, own);
+  });
+}
+
+/** What each half of a recommended pair contributes: its client policy alone, its server lever alone, and both. */
+function halves(winner: CandidateSummary, summaries: readonly CandidateSummary[], maxOutageMs: number): string {
+  const find = (clientId: string, lever: string) =>
+    summaries.find((summary) => summary.candidate.clientId === clientId && summary.candidate.lever === lever);
+  const describe = (label: string, summary: CandidateSummary | undefined) =>
+    summary === undefined
+      ? `${label}: not measured`
+      : `${label} (${summary.candidate.id}): survives ${summary.listedSurvived} of ${summary.outages.length} listed outages and outages up to ` +
+        `${longestText(summary, maxOutageMs)}, ${percent(summary.everyday.successRate)} everyday success`;
+  if (winner.candidate.lever === "default") {
+    const bestPair = summaries
+      .filter((summary) => summary.candidate.clientId === winner.candidate.clientId && summary.candidate.lever !== "default")
+      .sort((a, b) => b.longestSurvivedMs - a.longestSurvivedMs)[0];
+    return (
+      `Server side: no server lever ranks above ${winner.candidate.id} on your server as it is. ` +
+      (bestPair === undefined ? "" : `${describe("With the best lever", bestPair)}.`)
+    );
+  }
+  return (
+    `What each half contributes: ${describe("the client policy alone, on your server as it is", find(winner.candidate.clientId, "default"))}; ` +
+    `${describe("the server lever alone, with fixed retry", find(FIXED, winner.candidate.lever))}; ` +
+    `${describe("both", winner)}; ${describe("neither (fixed retry on your server)", find(FIXED, "default"))}.`
+  );
+}
+
+function intentOf(candidate: Candidate, config: SimulationConfig): RetryIntent {
+  return {
+    id: candidate.id,
+    policy: config.retry.backoff,
+    maxAttempts: config.retry.maxAttempts,
+    budget: config.retry.fleet?.budget?.kind === "grpc" ? config.retry.fleet.budget.budget : undefined,
+    timeoutMs: config.timeoutMs,
+    thinkTimeMeanMs: config.retry.thinkTimeMeanMs,
+    client: candidate.client,
+    server: candidate.server,
+  };
+}
+
+/** The ./sim command that reproduces a candidate on the user's system (with the demo's 20 s outage). */
+function simCommand(system: Readonly<Record<string, unknown>>, candidate: Candidate): string {
+  return [
+    "./sim",
+    ...settingsToArgs(systemSettings(system)),
+    ...settingsToArgs(candidate.client),
+    ...settingsToArgs(candidate.server),
+  ].join(" ");
+}
+
+function snippetText(snippet: Snippet): string {
+  const notes = snippet.notes.map((note) => `  note: ${note}\n`).join("");
+  return `--- ${snippet.title} (${snippet.file})\n${notes}${snippet.text}\n`;
+}
+
+function jsonSummary(summary: CandidateSummary) {
+  return {
+    id: summary.candidate.id,
+    origin: summary.candidate.origin,
+    summary: summary.candidate.summary,
+    client: summary.candidate.client,
+    server: summary.candidate.server,
+    everyday: summary.everyday,
+    outages: summary.outages,
+    longestSurvivedMs: summary.longestSurvivedMs,
+    longestIsAtLeast: summary.longestIsAtLeast,
+    survivesAll: summary.survivesAll,
+    simulations: summary.simulations,
+  };
+}
+
+/** JSON has no Infinity or undefined: "Infinity" and null. */
+function jsonNumbers(_key: string, value: unknown): unknown {
+  if (value === undefined) return null;
+  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
+}
+
+function listing(
+  grid: readonly Measured[],
+  skipped: readonly string[],
+  levers: readonly string[],
+  options: ChooseOptions,
+  plan: MeasurePlan,
+): string {
+  const bisection = Math.ceil(Math.log2(Math.log(plan.maxOutageMs / plan.minOutageMs) / Math.log(plan.bisectionRatio))) + 2;
+  const perSeed = 1 + plan.outagesMs.length + bisection;
+  const lines = grid.map(
+    (entry) =>
+      `${entry.candidate.id.padEnd(48)} ${entry.candidate.origin.padEnd(9)} ${settingsToArgs({ ...entry.candidate.client, ...entry.candidate.server }).join(" ")}`,
+  );
+  return (
+    `${grid.length} candidates (${grid.filter((entry) => entry.candidate.origin === "baseline").length} baselines):\n${lines.join("\n")}\n` +
+    (levers.length > 0 ? `\nserver levers, paired with the top ${SERVER_SIDE_TOP} and the baselines: ${levers.join(", ")}\n` : "") +
+    (skipped.length > 0 ? `\nleft out (the simulator rejects them):\n${skipped.map((entry) => `  ${entry}`).join("\n")}\n` : "") +
+    `\nsimulations: at most ${perSeed} per candidate and seed (1 everyday, ${plan.outagesMs.length} outages, at most ${bisection} for the bisection), ` +
+    `${options.seeds.length} seeds: at most ${grid.length * options.seeds.length * perSeed} for the client grid\n`
+  );
+}
+
+/** Re-runs candidates with the real programs at one outage and compares verdicts with the simulator's. */
+async function validate(
+  candidates: readonly Candidate[],
+  configs: ReadonlyMap<string, SimulationConfig>,
+  options: ChooseOptions,
+  io: ProgramIo,
+  launcher: Launcher,
+): Promise<ValidationRow[] | "interrupted"> {
+  const own = options.own;
+  const outageMs = options.validateOutageMs;
+  // What the real programs cannot be told about the system (simulator-only flags, e.g. an
+  // injected error rate) is left out on both sides, so that both run the same system.
+  const described = systemSettings(options.system);
+  const dropped = simulatorOnly(described);
+  const system = Object.fromEntries(Object.entries(described).filter(([name]) => !dropped.includes(name)));
+  const comparable: Record<string, unknown> = { ...options.system };
+  for (const name of dropped) delete comparable[name];
+  if (dropped.length > 0) {
+    io.stderr.write(
+      `choose: -validate leaves out ${dropped.map((name) => `-${name}`).join(" ")} (the real programs do not have it) in both the real and the simulated runs\n`,
+    );
+  }
+  const controller = new AbortController();
+  const onInterrupt = () => controller.abort();
+  process.on("SIGINT", onInterrupt);
+  process.on("SIGTERM", onInterrupt);
+  const rows: ValidationRow[] = [];
+  try {
+    for (const candidate of candidates) {
+      const simOnly = simulatorOnly({ ...candidate.client, ...candidate.server });
+      if (simOnly.length > 0) {
+        io.stderr.write(
+          `choose: -validate skips ${candidate.id}: ${simOnly.map((name) => `-${name}`).join(" ")} exist only in the simulator\n`,
+        );
+        continue;
+      }
+      const config = dropped.length === 0 ? configs.get(candidate.id)! : toConfig(comparable, candidate.client, candidate.server);
+      const simulated = options.seeds.map(
+        (seed) => outageRun(config, seed, { steadyMs: own.steady, observeMs: own.observe }, outageMs, false).result,
+      );
+      const strategy = { name: candidate.id as StrategyRun["name"], clientArgs: settingsToArgs(settingsFor("client", candidate.client)) };
+      io.stderr.write(
+        `choose: validating ${candidate.id} with the real programs: ${formatDuration(own.steady)} steady, ${formatDuration(outageMs)} outage, ${formatDuration(own.observe)} observed\n`,
+      );
+      const record = await runExperiment(
+        {
+          strategy,
+          steadyMs: own.steady,
+          outageMs,
+          observeMs: own.observe,
+          serverArgs: settingsToArgs(settingsFor("server", { ...system, ...candidate.server })),
+          clientArgs: [...settingsToArgs(settingsFor("client", system)), "-seed", String(options.seeds[0])],
+        },
+        {
+          signal: controller.signal,
+          launcher,
+          onProgress: () => {},
+          onStarted: (pids) => io.stderr.write(`choose: ${candidate.id}: server pid ${pids.server}, client pid ${pids.client}\n`),
+        },
+      );
+      const measured = computeMetrics(record.server, record.client, record.phases, config.latency.limit);
+      const simulatedVerdict = majority(simulated.map((run) => run.verdict));
+      const first = simulated[0]!;
+      const measuredVerdict = verdictOf(measured);
+      rows.push({
+        id: candidate.id,
+        outageMs,
+        simulated: simulatedVerdict,
+        simulatedSeeds: simulated.map((run) => run.verdict),
+        measured: measuredVerdict,
+        agrees: measuredVerdict === simulatedVerdict,
+        simulatedServerRecoveryMs: first.metrics.serverRecoveryMs ?? null,
+        measuredServerRecoveryMs: measured.serverRecoveryMs ?? null,
+        simulatedClientRecoveryMs: first.metrics.clientRecoveryMs ?? null,
+        measuredClientRecoveryMs: measured.clientRecoveryMs ?? null,
+        simulatedPeakConcurrency: first.metrics.peakConcurrencyAfterResume,
+        measuredPeakConcurrency: measured.peakConcurrencyAfterResume,
+      });
+      io.stderr.write(`choose: ${candidate.id}: simulated ${simulatedVerdict}, measured ${measuredVerdict}; server and client stopped\n`);
+    }
+  } catch (error) {
+    if (controller.signal.aborted) {
+      io.stderr.write("choose: interrupted; the server and client of the current run were stopped\n");
+      return "interrupted";
+    }
+    throw error;
+  } finally {
+    process.off("SIGINT", onInterrupt);
+    process.off("SIGTERM", onInterrupt);
+  }
+  return rows;
+}
+
+/** The verdict most seeds gave; a tie goes to the worse. */
+function majority(verdicts: readonly Verdict[]): Verdict {
+  const counts = new Map<Verdict, number>();
+  for (const verdict of verdicts) counts.set(verdict, (counts.get(verdict) ?? 0) + 1);
+  const most = Math.max(...counts.values());
+  return worstVerdict([...counts.entries()].filter(([, count]) => count === most).map(([verdict]) => verdict));
+}
+
+interface ReportInput {
+  readonly ranked: readonly CandidateSummary[];
+  readonly front: readonly CandidateSummary[];
+  readonly winner: CandidateSummary;
+  readonly second: CandidateSummary | undefined;
+  readonly timelines: ReadonlyMap<string, Timeline[]>;
+  readonly snippets: readonly Snippet[];
+  readonly validation: readonly ValidationRow[] | undefined;
+  readonly warnings: readonly string[];
+  readonly recommendation: readonly string[];
+  readonly rule: string;
+  readonly skipped: readonly string[];
+  readonly commands: ReadonlyMap<string, string>;
+  readonly options: ChooseOptions;
+}
+
+async function writeReport(outDir: string, result: object, input: ReportInput): Promise<void> {
+  mkdirSync(outDir, { recursive: true });
+  const named = new Map<string, string>([
+    [input.winner.candidate.id, `winner: ${input.winner.candidate.id}`],
+    [FIXED, FIXED],
+    [NO_RETRIES, NO_RETRIES],
+  ]);
+  if (input.second !== undefined) named.set(input.second.candidate.id, `runner-up: ${input.second.candidate.id}`);
+  const paretoSvg = await renderSvg(paretoSpec(input.ranked, input.front, named, input.options.own["max-outage"]));
+  const shown = [...input.ranked.slice(0, TIMELINE_TOP).map((summary) => summary.candidate.id)];
+  if (!shown.includes(FIXED)) shown.push(FIXED);
+  const timelineSvgs: string[] = [];
+  for (const [index] of input.options.outagesMs.entries()) {
+    const series = shown.map((id) => input.timelines.get(id)?.[index]).filter((timeline): timeline is Timeline => timeline !== undefined);
+    if (series.length > 0) timelineSvgs.push(await renderSvg(timelineSpec(series)));
+  }
+  writeFileSync(join(outDir, "pareto.svg"), paretoSvg);
+  for (const snippet of input.snippets) writeFileSync(join(outDir, snippet.file), snippet.text);
+  writeFileSync(join(outDir, "summary.json"), `${JSON.stringify(result, jsonNumbers, 2)}\n`);
+  const settings = [
+    `system: ${settingsToArgs(systemSettings(input.options.system)).join(" ") || "the simulator's defaults (the article's system)"}`,
+    `seeds ${input.options.seeds.join(", ")}; steady ${formatDuration(input.options.own.steady)}, observe ${formatDuration(input.options.own.observe)}, ` +
+      `everyday run ${formatDuration(input.options.own.everyday)}, bisection from ${formatDuration(MIN_OUTAGE_MS)} to ${formatDuration(input.options.own["max-outage"])}`,
+  ];
+  writeFileSync(
+    join(outDir, "report.html"),
+    reportHtml({
+      title: "thundering-herd choose: retry policies for your system",
+      settings,
+      warnings: input.warnings,
+      recommendation: input.recommendation,
+      rule: input.rule,
+      ranked: input.ranked,
+      maxOutageMs: input.options.own["max-outage"],
+      paretoSvg,
+      timelineSvgs,
+      snippets: input.snippets,
+      validation: input.validation,
+      skipped: input.skipped,
+      commands: input.commands,
+    }),
+  );
+}
+
+/** For tests: the jobs run in this thread. */
+export const inlineMeasureRunner = (): JobRunner<MeasureJob, SeedResult> => inlineRunner(measure);

@@ -1,0 +1,192 @@
+import { type ClientWindow, computeMetrics, type ScenarioMetrics, type ServerSample } from "../model/scenario-metrics.ts";
+import { type SimulationConfig, simulate } from "../sim/simulate.ts";
+
+/*
+ * What one candidate does with one seed: an everyday run (no outage), one run per listed
+ * outage, and a bisection for the longest outage after which the server still recovers.
+ * Pure and deterministic: the same job gives the same result in any thread.
+ */
+
+export interface MeasurePlan {
+  readonly steadyMs: number;
+  readonly observeMs: number;
+  readonly everydayMs: number;
+  readonly outagesMs: readonly number[];
+  /** The bisection's range and resolution. */
+  readonly minOutageMs: number;
+  readonly maxOutageMs: number;
+  /** Stop bisecting when collapsed ÷ survived is at most this… */
+  readonly bisectionRatio: number;
+  /** …or when they are at most this far apart. */
+  readonly bisectionMs: number;
+}
+
+export interface MeasureJob {
+  readonly candidateIndex: number;
+  readonly seed: number;
+  /** The candidate's simulation; its outages, duration and seed are replaced. */
+  readonly config: SimulationConfig;
+  readonly plan: MeasurePlan;
+  /** Keep the timelines of the outage runs (for the report's charts). */
+  readonly keepTimelines: boolean;
+}
+
+export type Verdict = "collapsed" | "recovering" | "recovered";
+
+export interface EverydayResult {
+  /** Requests that ended: succeeded or given up. */
+  readonly requests: number;
+  readonly succeeded: number;
+  /** Attempts started, and those of them that were first attempts (one per request). */
+  readonly attempts: number;
+  readonly firstAttempts: number;
+  /** Latency of every successful request, first attempt to success, sorted. */
+  readonly latenciesMs: Float64Array;
+}
+
+export interface OutageResult {
+  readonly outageMs: number;
+  readonly metrics: ScenarioMetrics;
+  readonly verdict: Verdict;
+  /**
+   * Requests the server completed after their client had given up (the work done for
+   * nobody), from the stop to the end of the observation.
+   */
+  readonly servedForNobody: number;
+  /** Client windows wholly inside the outage: where the outage load was measured (none for an outage shorter than a window). */
+  readonly outageWindows: number;
+  readonly timeline: { readonly server: ServerSample[]; readonly client: ClientWindow[] } | undefined;
+}
+
+export interface LongestOutage {
+  /** The longest outage tried after which the server recovered; 0 if it did not recover from the shortest. */
+  readonly survivedMs: number;
+  /** The shortest outage tried after which it did not; undefined if it recovered even from the longest. */
+  readonly collapsedMs: number | undefined;
+}
+
+export interface SeedResult {
+  readonly candidateIndex: number;
+  readonly seed: number;
+  readonly everyday: EverydayResult;
+  readonly outages: readonly OutageResult[];
+  readonly longest: LongestOutage;
+  /** Simulations this job ran, and the virtual-clock events they fired. */
+  readonly simulations: number;
+  readonly events: number;
+}
+
+/**
+ * The three verdicts: collapsed when the server did not come back under its limit by the
+ * end of the observation (the metastable failure); recovering when it did but the clients
+ * had not; recovered when both did.
+ */
+export function verdictOf(metrics: Pick<ScenarioMetrics, "serverRecoveryMs" | "clientRecoveryMs">): Verdict {
+  if (metrics.serverRecoveryMs === undefined) return "collapsed";
+  return metrics.clientRecoveryMs === undefined ? "recovering" : "recovered";
+}
+
+export function measure(job: MeasureJob): SeedResult {
+  let simulations = 0;
+  let events = 0;
+  const { plan, config, seed } = job;
+
+  const latencies: number[] = [];
+  let requests = 0;
+  let succeeded = 0;
+  const everydayRun = simulate({ ...config, seed, outages: [], durationMs: plan.everydayMs }, undefined, {
+    onRequestEnded: (ok, latencyMs) => {
+      requests++;
+      if (ok) {
+        succeeded++;
+        latencies.push(latencyMs);
+      }
+    },
+  });
+  simulations++;
+  events += everydayRun.events;
+  const counts = everydayRun.totals.counts;
+  const everyday: EverydayResult = {
+    requests,
+    succeeded,
+    attempts: counts.attempts,
+    firstAttempts: counts.attempts - counts.retries,
+    latenciesMs: Float64Array.from(latencies).sort(),
+  };
+
+  const runOutage = (outageMs: number, keepTimeline: boolean): OutageResult => {
+    const outcome = outageRun(config, seed, plan, outageMs, keepTimeline);
+    simulations++;
+    events += outcome.events;
+    return outcome.result;
+  };
+
+  const outages = plan.outagesMs.map((outageMs) => runOutage(outageMs, job.keepTimelines));
+  const recovers = (outageMs: number) => runOutage(outageMs, false).verdict !== "collapsed";
+  const longest = longestSurvived(plan, outages, recovers);
+  return { candidateIndex: job.candidateIndex, seed, everyday, outages, longest, simulations, events };
+}
+
+/**
+ * Bisection, on a logarithmic scale, for the longest outage after which the server still
+ * recovers, as `./sim -find-critical-outage` does, started from what the listed outages
+ * already showed: the longest that survived below the shortest that collapsed.
+ */
+export function longestSurvived(
+  plan: Pick<MeasurePlan, "minOutageMs" | "maxOutageMs" | "bisectionRatio" | "bisectionMs">,
+  known: readonly Pick<OutageResult, "outageMs" | "verdict">[],
+  recovers: (outageMs: number) => boolean,
+): LongestOutage {
+  const collapsed = known.filter((run) => run.verdict === "collapsed").map((run) => run.outageMs);
+  let high: number | undefined = collapsed.length > 0 ? Math.min(...collapsed) : undefined;
+  const survived = known
+    .filter((run) => run.verdict !== "collapsed" && (high === undefined || run.outageMs < high))
+    .map((run) => run.outageMs);
+  let low: number | undefined = survived.length > 0 ? Math.max(...survived) : undefined;
+  if (low === undefined) {
+    if (high !== undefined && high <= plan.minOutageMs) return { survivedMs: 0, collapsedMs: high };
+    if (!recovers(plan.minOutageMs)) return { survivedMs: 0, collapsedMs: plan.minOutageMs };
+    low = plan.minOutageMs;
+  }
+  if (high === undefined) {
+    if (low >= plan.maxOutageMs || recovers(plan.maxOutageMs)) return { survivedMs: plan.maxOutageMs, collapsedMs: undefined };
+    high = plan.maxOutageMs;
+  }
+  while (high / low > plan.bisectionRatio && high - low > plan.bisectionMs) {
+    const middle = Math.round(Math.sqrt(low * high));
+    if (middle <= low || middle >= high) break;
+    if (recovers(middle)) low = middle;
+    else high = middle;
+  }
+  return { survivedMs: low, collapsedMs: high };
+}
+
+/** One run with one outage after the steady state, observed for `plan.observeMs`. */
+export function outageRun(
+  config: SimulationConfig,
+  seed: number,
+  plan: Pick<MeasurePlan, "steadyMs" | "observeMs">,
+  outageMs: number,
+  keepTimeline: boolean,
+): { result: OutageResult; events: number } {
+  const phases = { stopAtMs: plan.steadyMs, resumeAtMs: plan.steadyMs + outageMs, endMs: plan.steadyMs + outageMs + plan.observeMs };
+  let abandonedBeforeStop = 0;
+  let abandonedAtEnd = 0;
+  const run = simulate({ ...config, seed, outages: [{ atMs: plan.steadyMs, durationMs: outageMs }], durationMs: phases.endMs }, (event) => {
+    if (event.kind !== "server") return;
+    if (event.atMs <= phases.stopAtMs) abandonedBeforeStop = event.snapshot.abandoned;
+    abandonedAtEnd = event.snapshot.abandoned;
+  });
+  const metrics = computeMetrics(run.server, run.client, phases, config.latency.limit);
+  return {
+    result: {
+      outageMs,
+      metrics,
+      verdict: verdictOf(metrics),
+      servedForNobody: abandonedAtEnd - abandonedBeforeStop,
+      outageWindows: run.client.filter((window) => window.startMs >= phases.stopAtMs && window.endMs <= phases.resumeAtMs).length,
+      timeline: keepTimeline ? { server: run.server, client: run.client } : undefined,
+    },
+    events: run.events,
+  };
+}

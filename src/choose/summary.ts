@@ -1,0 +1,119 @@
+import type { Candidate } from "./candidates.ts";
+import type { SeedResult, Verdict } from "./measure.ts";
+
+/*
+ * One candidate's figures over its seeds: pooled where counts add up (success rate,
+ * amplification, latency percentiles), the worst seed where a margin matters (recovery
+ * times, peak load, the longest outage survived).
+ */
+
+export interface EverydaySummary {
+  /** Requests that eventually succeeded ÷ requests that ended (succeeded or given up). */
+  readonly successRate: number;
+  /** Attempts ÷ requests (first attempts). */
+  readonly amplification: number;
+  /** 99th percentile of the successful requests' latency, first attempt to success; undefined without any. */
+  readonly p99Ms: number | undefined;
+  readonly requests: number;
+}
+
+export interface OutageSummary {
+  readonly outageMs: number;
+  /** Each seed's verdict, in seed order. */
+  readonly verdicts: readonly Verdict[];
+  /** The worst verdict over the seeds. */
+  readonly verdict: Verdict;
+  /** The server recovered with every seed. */
+  readonly survived: boolean;
+  /** The slowest seed's server recovery; null when some seed never recovered. */
+  readonly serverRecoveryMs: number | null;
+  /** The slowest seed's client recovery; null when some seed's clients never came back. */
+  readonly clientRecoveryMs: number | null;
+  /** The worst outage window's attempts per second ÷ the baseline OK rate; null when no window fell inside the outage. */
+  readonly peakLoad: number | null;
+  /** Mean over seeds of the requests served after their client had given up. */
+  readonly servedForNobody: number;
+}
+
+export interface CandidateSummary {
+  readonly candidate: Candidate;
+  readonly seeds: number;
+  readonly everyday: EverydaySummary;
+  readonly outages: readonly OutageSummary[];
+  /** The longest outage survived with every seed (the smallest over seeds); 0 for none. */
+  readonly longestSurvivedMs: number;
+  /** It survived even the longest outage tried, with every seed. */
+  readonly longestIsAtLeast: boolean;
+  readonly survivesAll: boolean;
+  readonly listedSurvived: number;
+  readonly simulations: number;
+}
+
+const VERDICT_ORDER: Readonly<Record<Verdict, number>> = { collapsed: 0, recovering: 1, recovered: 2 };
+
+export function worstVerdict(verdicts: readonly Verdict[]): Verdict {
+  return verdicts.reduce<Verdict>((worst, verdict) => (VERDICT_ORDER[verdict] < VERDICT_ORDER[worst] ? verdict : worst), "recovered");
+}
+
+/** The nearest-rank percentile of sorted values. */
+export function percentile(sorted: ArrayLike<number>, fraction: number): number | undefined {
+  if (sorted.length === 0) return undefined;
+  const rank = Math.max(1, Math.ceil(fraction * sorted.length));
+  return sorted[rank - 1];
+}
+
+/** Merges sorted arrays into one sorted array. */
+function mergeSorted(arrays: readonly Float64Array[]): Float64Array {
+  const merged = new Float64Array(arrays.reduce((sum, array) => sum + array.length, 0));
+  let offset = 0;
+  for (const array of arrays) {
+    merged.set(array, offset);
+    offset += array.length;
+  }
+  return merged.sort();
+}
+
+const worstOf = (values: readonly (number | undefined)[]): number | null =>
+  values.some((value) => value === undefined) ? null : Math.max(...(values as number[]));
+
+export function summarize(candidate: Candidate, results: readonly SeedResult[]): CandidateSummary {
+  if (results.length === 0) throw new Error(`no results for ${candidate.id}`);
+  const requests = results.reduce((sum, result) => sum + result.everyday.requests, 0);
+  const succeeded = results.reduce((sum, result) => sum + result.everyday.succeeded, 0);
+  const attempts = results.reduce((sum, result) => sum + result.everyday.attempts, 0);
+  const firstAttempts = results.reduce((sum, result) => sum + result.everyday.firstAttempts, 0);
+  const latencies = mergeSorted(results.map((result) => result.everyday.latenciesMs));
+  const outages = results[0]!.outages.map((first, index): OutageSummary => {
+    const runs = results.map((result) => result.outages[index]!);
+    const verdicts = runs.map((run) => run.verdict);
+    const peaks = runs.map((run) =>
+      run.metrics.baselineOkPerSec > 0 && run.outageWindows > 0 ? run.metrics.peakAmplification : undefined,
+    );
+    return {
+      outageMs: first.outageMs,
+      verdicts,
+      verdict: worstVerdict(verdicts),
+      survived: verdicts.every((verdict) => verdict !== "collapsed"),
+      serverRecoveryMs: worstOf(runs.map((run) => run.metrics.serverRecoveryMs)),
+      clientRecoveryMs: worstOf(runs.map((run) => run.metrics.clientRecoveryMs)),
+      peakLoad: peaks.every((peak) => peak === undefined) ? null : Math.max(...peaks.map((peak) => peak ?? 0)),
+      servedForNobody: runs.reduce((sum, run) => sum + run.servedForNobody, 0) / runs.length,
+    };
+  });
+  return {
+    candidate,
+    seeds: results.length,
+    everyday: {
+      successRate: requests > 0 ? succeeded / requests : 0,
+      amplification: firstAttempts > 0 ? attempts / firstAttempts : 1,
+      p99Ms: percentile(latencies, 0.99),
+      requests,
+    },
+    outages,
+    longestSurvivedMs: Math.min(...results.map((result) => result.longest.survivedMs)),
+    longestIsAtLeast: results.every((result) => result.longest.collapsedMs === undefined),
+    survivesAll: outages.every((outage) => outage.survived),
+    listedSurvived: outages.filter((outage) => outage.survived).length,
+    simulations: results.reduce((sum, result) => sum + result.simulations, 0),
+  };
+}

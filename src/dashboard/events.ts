@@ -1,0 +1,71 @@
+import type { ClientWindow, Phases, ServerSample } from "../model/scenario-metrics.ts";
+
+/**
+ * What the dashboard page is told, one JSON object per Server-Sent Event. Times are
+ * seconds from the start of the strategy's run, so that runs overlay on shared axes.
+ */
+export type DashboardEvent =
+  /** Sent first on every connection: the page starts over, then gets the history so far. */
+  | { readonly kind: "hello"; readonly title: string; readonly source: string }
+  /** A strategy's run begins; `run` numbers them from 0. */
+  | { readonly kind: "run"; readonly run: number; readonly strategy: string; readonly limit: number }
+  | { readonly kind: "phase"; readonly run: number; readonly phase: PhaseName; readonly atS: number }
+  /** The server's report: requests in service and the modelled delay (null when infinite). */
+  | { readonly kind: "server"; readonly run: number; readonly atS: number; readonly concurrency: number; readonly delayS: number | null }
+  /** The client's window, at its end. `throttledPerSec` only where the client reports it. */
+  | {
+      readonly kind: "client";
+      readonly run: number;
+      readonly atS: number;
+      readonly okPerSec: number;
+      readonly errorsPerSec: number;
+      readonly timedoutPerSec: number;
+      readonly attemptsPerSec: number;
+      readonly throttledPerSec?: number;
+    }
+  | { readonly kind: "verdict"; readonly run: number; readonly verdict: string; readonly why: string }
+  /** Nothing more will come: the page stops reconnecting. */
+  | { readonly kind: "end"; readonly note: string };
+
+export type PhaseName = "steady" | "outage" | "observe";
+
+const seconds = (ms: number) => ms / 1000;
+
+export function serverEvent(run: number, sample: ServerSample): DashboardEvent {
+  const delayS = Number.isFinite(sample.lastDelayMs) ? seconds(sample.lastDelayMs) : null;
+  return { kind: "server", run, atS: seconds(sample.atMs), concurrency: sample.concurrency, delayS };
+}
+
+/** A window as the client reports it; a client that counts throttled retries adds their rate. */
+export function clientEvent(run: number, window: ClientWindow & { readonly throttledPerSec?: number | undefined }): DashboardEvent {
+  return {
+    kind: "client",
+    run,
+    atS: seconds(window.endMs),
+    okPerSec: window.okPerSec,
+    errorsPerSec: window.errorsPerSec,
+    timedoutPerSec: window.timedoutPerSec,
+    attemptsPerSec: window.attemptsPerSec,
+    ...(typeof window.throttledPerSec === "number" ? { throttledPerSec: window.throttledPerSec } : {}),
+  };
+}
+
+/**
+ * The phases of a run with outages at the given times: steady from `steadyFromMs`, then
+ * for each outage, outage and observe.
+ */
+export function phaseEvents(
+  run: number,
+  steadyFromMs: number,
+  outages: readonly { readonly atMs: number; readonly durationMs: number }[],
+): DashboardEvent[] {
+  const events: DashboardEvent[] = [{ kind: "phase", run, phase: "steady", atS: seconds(steadyFromMs) }];
+  for (const outage of outages) {
+    events.push({ kind: "phase", run, phase: "outage", atS: seconds(outage.atMs) });
+    events.push({ kind: "phase", run, phase: "observe", atS: seconds(outage.atMs + outage.durationMs) });
+  }
+  return events;
+}
+
+/** The one outage of the demo's phases, in the form phaseEvents takes. */
+export const outageOf = (phases: Phases) => [{ atMs: phases.stopAtMs, durationMs: phases.resumeAtMs - phases.stopAtMs }];

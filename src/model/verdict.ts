@@ -1,0 +1,154 @@
+/**
+ * What a crash experiment came to, defined in one place for the demo's report, the
+ * simulator and the scenario metrics. Pure: it reads the two programs' timelines.
+ *
+ * - **server back**: from the resume (SIGCONT) to the first server report from which
+ *   concurrency stays at or below the concurrency limit through the last report. A report
+ *   whose interval peaked above the limit but ends at or below it is that moment (the drop
+ *   happened within its interval). Undefined when the last report is still above the limit.
+ * - **clients back**: from the resume to the end of the first of two client windows in a
+ *   row with OK ≥ 90 % of the baseline and errors + timeouts ≤ 5 % of it, both windows
+ *   wholly after the resume. Undefined when there was none, or no baseline to compare with.
+ *
+ * The verdict, the first that applies:
+ * - `collapsed`: the server ran out of memory (it crashed), or it was not back under its
+ *   concurrency limit by its last report: a metastable failure, since whatever stopped it
+ *   is long gone.
+ * - `too-short`: the run ended before the resume, or before the server reported after it:
+ *   there is nothing to judge.
+ * - `recovered`: the server is back and so are the clients.
+ * - `recovering`: the server is back but the clients are not yet (often their own backoff
+ *   keeps them away), by the end of the observation.
+ */
+import type { ClientWindow, Phases, ServerSample } from "./scenario-metrics.ts";
+
+/** Every verdict, best first. */
+export const VERDICTS = ["recovered", "recovering", "collapsed", "too-short"] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+/** One line per verdict, for a report's legend. */
+export const VERDICT_DEFINITIONS: Readonly<Record<Verdict, string>> = {
+  recovered: "the server came back under its concurrency limit and stayed there, and the clients came back",
+  recovering: "the server came back under its concurrency limit and stayed there, but the clients had not come back by the end",
+  collapsed: "the server was still above its concurrency limit at the end (a metastable failure), or it ran out of memory",
+  "too-short": "the run ended before the resume or before the server reported after it: nothing to judge",
+};
+
+/** A window is good when OK is back to this share of the baseline… */
+export const GOOD_OK_SHARE = 0.9;
+/** …and errors plus timeouts are at most this share of it. */
+export const GOOD_FAILURE_SHARE = 0.05;
+/** Good windows in a row that mark the clients' recovery. */
+export const GOOD_WINDOWS_IN_A_ROW = 2;
+
+/** The server hit its memory limit: a real server crashes there, and the run ends. */
+export interface OutOfMemory {
+  readonly atMs: number;
+  /** Requests in service when it happened. */
+  readonly inService: number;
+}
+
+export interface VerdictInput {
+  readonly server: readonly ServerSample[];
+  readonly client: readonly ClientWindow[];
+  readonly phases: Phases;
+  readonly concurrencyLimit: number;
+  /** Mean OK rate before the outage; 0 when there was no window to take it from. */
+  readonly baselineOkPerSec: number;
+  readonly outOfMemory?: OutOfMemory | undefined;
+}
+
+export interface Judgement {
+  readonly verdict: Verdict;
+  /** From the resume until the server stays at or below its limit; undefined if it never did. */
+  readonly serverBackMs: number | undefined;
+  /** From the resume to the end of the first of two good client windows; undefined if none. */
+  readonly clientsBackMs: number | undefined;
+  /** One line saying why, with the figures it rests on. */
+  readonly why: string;
+}
+
+/** The server reports at or after the resume, up to the end. */
+export function reportsAfterResume(server: readonly ServerSample[], phases: Phases): ServerSample[] {
+  return server.filter((sample) => sample.atMs >= phases.resumeAtMs && sample.atMs <= phases.endMs);
+}
+
+/** "server back", as defined above, from the reports after the resume. */
+export function serverBackMs(afterResume: readonly ServerSample[], resumeAtMs: number, limit: number): number | undefined {
+  let recoveredFrom: number | undefined;
+  for (let index = afterResume.length - 1; index >= 0; index--) {
+    const sample = afterResume[index]!;
+    if (sample.concurrency > limit) break;
+    recoveredFrom = index;
+    if (sample.peakConcurrency > limit) break;
+  }
+  return recoveredFrom === undefined ? undefined : afterResume[recoveredFrom]!.atMs - resumeAtMs;
+}
+
+/** "clients back", as defined above. */
+export function clientsBackMs(client: readonly ClientWindow[], phases: Phases, baselineOkPerSec: number): number | undefined {
+  if (baselineOkPerSec <= 0) return undefined;
+  const candidates = client.filter((window) => window.startMs >= phases.resumeAtMs && window.endMs <= phases.endMs);
+  let inARow = 0;
+  for (let index = 0; index < candidates.length; index++) {
+    const window = candidates[index]!;
+    const good =
+      window.okPerSec >= GOOD_OK_SHARE * baselineOkPerSec &&
+      window.errorsPerSec + window.timedoutPerSec <= GOOD_FAILURE_SHARE * baselineOkPerSec;
+    inARow = good ? inARow + 1 : 0;
+    if (inARow === GOOD_WINDOWS_IN_A_ROW) return candidates[index - GOOD_WINDOWS_IN_A_ROW + 1]!.endMs - phases.resumeAtMs;
+  }
+  return undefined;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const GOOD_OK_PERCENT = `${Math.round(GOOD_OK_SHARE * 100)} % OK`;
+
+/** The verdict, both recovery times and the reason, from the timelines. */
+export function judge(input: VerdictInput): Judgement {
+  const { phases, concurrencyLimit: limit } = input;
+  const afterResume = reportsAfterResume(input.server, phases);
+  const serverBack = serverBackMs(afterResume, phases.resumeAtMs, limit);
+  const clientsBack = clientsBackMs(input.client, phases, input.baselineOkPerSec);
+  const judgement = (verdict: Verdict, why: string): Judgement => ({ verdict, serverBackMs: serverBack, clientsBackMs: clientsBack, why });
+
+  const oom = input.outOfMemory;
+  if (oom !== undefined) {
+    const when =
+      oom.atMs < phases.stopAtMs
+        ? `at ${seconds(oom.atMs)}, before the outage: overloaded without one`
+        : `${seconds(oom.atMs - phases.resumeAtMs)} after resume`;
+    return {
+      verdict: "collapsed",
+      serverBackMs: undefined,
+      clientsBackMs: undefined,
+      why: `server ran out of memory with ${oom.inService} requests in service ${when}; a real server crashes there`,
+    };
+  }
+  if (phases.resumeAtMs > phases.endMs) {
+    const before =
+      phases.stopAtMs >= phases.endMs
+        ? `before the outage at ${seconds(phases.stopAtMs)}`
+        : `before the resume at ${seconds(phases.resumeAtMs)}`;
+    return judgement("too-short", `the run ended at ${seconds(phases.endMs)}, ${before}: nothing to judge`);
+  }
+  if (afterResume.length === 0) {
+    return judgement("too-short", `no server report between the resume at ${seconds(phases.resumeAtMs)} and the end: nothing to judge`);
+  }
+  const observedMs = phases.endMs - phases.resumeAtMs;
+  if (serverBack === undefined) {
+    const last = afterResume.at(-1)!;
+    return judgement(
+      "collapsed",
+      `server still above its limit of ${limit} at its last report, ${seconds(last.atMs - phases.resumeAtMs)} after resume, ` +
+        `with ${last.concurrency} requests in service: a metastable failure`,
+    );
+  }
+  const server = `server back under its limit of ${limit} ${seconds(serverBack)} after resume`;
+  if (clientsBack !== undefined)
+    return judgement("recovered", `${server}; clients back at ${GOOD_OK_PERCENT} ${seconds(clientsBack)} after resume`);
+  if (input.baselineOkPerSec <= 0) {
+    return judgement("recovering", `${server}; clients not judged: no client window before the outage gives a baseline`);
+  }
+  return judgement("recovering", `${server}; clients not back at ${GOOD_OK_PERCENT} by the end, ${seconds(observedMs)} after resume`);
+}

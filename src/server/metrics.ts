@@ -1,0 +1,105 @@
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { ServiceQueue, ServiceSnapshot } from "../model/service-queue.ts";
+import { LATENCY_BUCKETS_SECONDS, METRIC_PREFIX } from "../runtime/metrics-endpoint.ts";
+
+const name = (suffix: string) => `${METRIC_PREFIX}server_${suffix}`;
+
+/** How each request left the service queue; the label values of `server_requests_total`. */
+const OUTCOMES = ["served", "abandoned", "cancelled", "shed", "expired"] as const satisfies readonly (keyof ServiceSnapshot)[];
+
+export interface ServerMetrics {
+  /** A registry of the server's own (not prom-client's global one): tests run servers side by side. */
+  readonly registry: Registry;
+  /** A request answered after `seconds` in service. */
+  observeServed(seconds: number): void;
+}
+
+/**
+ * The server's Prometheus series. Counters and gauges are read from the service queue
+ * when scraped, the very numbers its report line prints; only the latency histogram is
+ * fed request by request.
+ */
+export function serverMetrics(queue: ServiceQueue, limit: number, openConnections: () => number): ServerMetrics {
+  const registry = new Registry();
+  // Counters mirror the queue's totals: each scrape adds what was counted since the last one.
+  const exported = new Map<string, number>();
+  const mirror = (counter: Counter<string>, key: string, total: number, labels: Record<string, string> = {}) => {
+    const delta = total - (exported.get(key) ?? 0);
+    if (delta > 0) counter.inc(labels, delta);
+    exported.set(key, total);
+  };
+  const requests = new Counter({
+    name: name("requests_total"),
+    help:
+      "Requests by how they ended: served (client still waiting), abandoned (completed after the client left), " +
+      "cancelled (dropped on disconnect), shed (503 at once), expired (past the deadline the client sent)",
+    labelNames: ["outcome"],
+    registers: [registry],
+    collect() {
+      const snapshot = queue.snapshot();
+      for (const outcome of OUTCOMES) mirror(this, outcome, snapshot[outcome], { outcome });
+    },
+  });
+  // Zero rather than absent before the first of each, so that rate() works from the start.
+  for (const outcome of OUTCOMES) requests.inc({ outcome }, 0);
+  new Counter({
+    name: name("admitted_total"),
+    help: "Requests taken into service",
+    registers: [registry],
+    collect() {
+      mirror(this, "admitted", queue.snapshot().admitted);
+    },
+  });
+  new Counter({
+    name: name("errors_injected_total"),
+    help: "Of the requests served, those answered 500 on purpose (-error-rate)",
+    registers: [registry],
+    collect() {
+      mirror(this, "errorsInjected", queue.snapshot().errorsInjected);
+    },
+  });
+  new Gauge({
+    name: name("abandoned_in_service"),
+    help: "Requests in service now for a client that has gone away: work done for nobody",
+    registers: [registry],
+    collect() {
+      this.set(queue.snapshot().abandonedInService);
+    },
+  });
+  new Gauge({
+    name: name("requests_in_service"),
+    help: "Requests in service now (the concurrency of the report line)",
+    registers: [registry],
+    collect() {
+      this.set(queue.concurrency);
+    },
+  });
+  new Gauge({
+    name: name("modelled_delay_seconds"),
+    help: "The delay the latency model gives the requests in service now (+Inf once it outgrows every number)",
+    registers: [registry],
+    collect() {
+      this.set(queue.lastDelayMs / 1000);
+    },
+  });
+  new Gauge({
+    name: name("concurrency_limit"),
+    help: "Requests in service before the delay starts to grow (-limit)",
+    registers: [registry],
+  }).set(limit);
+  new Gauge({
+    name: name("open_connections"),
+    help: "Client connections open now",
+    registers: [registry],
+    collect() {
+      this.set(openConnections());
+    },
+  });
+  const latency = new Histogram({
+    name: name("request_duration_seconds"),
+    help: "Time in service of the requests answered (served), seconds",
+    buckets: LATENCY_BUCKETS_SECONDS,
+    registers: [registry],
+  });
+  return { registry, observeServed: (seconds) => latency.observe(seconds) };
+}

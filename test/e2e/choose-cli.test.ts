@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { spawnCli } from "../helpers/spawn-cli.ts";
+
+const choose = (args: readonly string[]) =>
+  spawnCli("choose", ["--import", "./src/register-tsx.mjs", "src/bin/choose.ts", ...args], { command: process.execPath });
+const herd = (args: readonly string[]) =>
+  spawnCli("thundering-herd", ["--import", "./src/register-tsx.mjs", "src/bin/thundering-herd.ts", ...args], { command: process.execPath });
+
+const outDirs: string[] = [];
+afterEach(() => {
+  for (const dir of outDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface Validation {
+  id: string;
+  simulated: string;
+  measured: string;
+  agrees: boolean;
+}
+
+/**
+ * The demo's scaled-down scenario (200 users at ~95 req/s, a 400 ms timeout, a 6 s outage):
+ * fixed retry collapses, by far (the simulator has it collapse after about 2 s); no retries
+ * recovers, by a margin (it collapses after about 10 s). Twelve seconds of observation
+ * are plenty for clients that do not retry.
+ */
+const SCALED = [
+  ...["-clients", "200", "-lambda", "2", "-timeout", "400ms", "-interval", "1s"],
+  ...["-steady", "5s", "-outages", "6s", "-observe", "12s", "-everyday", "20s", "-max-outage", "60s", "-seeds", "2"],
+];
+
+describe("thundering-herd choose", () => {
+  it(
+    "agrees with the real programs on the verdicts of its top candidate and of fixed retry (-validate)",
+    { timeout: 170_000 },
+    async () => {
+      const out = mkdtempSync(join(tmpdir(), "thundering-herd-choose-"));
+      outDirs.push(out);
+      const run = choose([...SCALED, "-candidates", "no-retries", "-validate", "-validate-top", "1", "-json", "-out", out]);
+      expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
+      const result = JSON.parse(run.stdoutLines.join("\n")) as { ranking: { id: string }[]; validation: Validation[] };
+      expect(result.ranking[0]!.id).toBe("no-retries");
+      const rows = new Map(result.validation.map((row) => [row.id, row]));
+      expect([...rows.keys()]).toEqual(["no-retries", "fixed"]);
+      expect(rows.get("fixed")).toMatchObject({ simulated: "collapsed", measured: "collapsed", agrees: true });
+      expect(rows.get("no-retries")).toMatchObject({ simulated: "recovered", measured: "recovered", agrees: true });
+      expect(run.stderrLines.join("\n")).not.toContain("DISAGREEMENT");
+      // Every program -validate started is gone.
+      const pids = run.stderrLines.flatMap((line) => [...line.matchAll(/pid (\d+)/g)].map((match) => Number(match[1])));
+      expect(pids).toHaveLength(4);
+      for (const pid of pids) expect(isRunning(pid)).toBe(false);
+    },
+  );
+
+  it("runs as a program of the package's command, and rejects a bad flag with one line and exit code 2", async () => {
+    const help = herd(["choose", "-h"]);
+    expect(await help.exited).toBe(0);
+    expect(help.stdoutLines.join("\n")).toMatch(/-outages durations .*\(default: "5s,20s,60s"\)/);
+    expect(help.stdoutLines.join("\n")).toMatch(/-error-rate p/);
+    const bad = choose(["-seeds", "none"]);
+    expect(await bad.exited).toBe(2);
+    expect(bad.stderrLines.filter((line) => line !== "")).toEqual([
+      'choose: invalid value "none" for flag -seeds: must be an integer',
+      "Run 'choose -h' for usage.",
+    ]);
+  });
+});

@@ -1,0 +1,132 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { main } from "../../../src/choose/main.ts";
+import { UsageError } from "../../../src/cli/usage-error.ts";
+import type { ProgramIo } from "../../../src/runtime/program-io.ts";
+
+/** A small system (200 users at ~95 req/s, a 400 ms timeout) and a small grid: seconds of work. */
+const SMALL = [
+  ...["-clients", "200", "-lambda", "2", "-timeout", "400ms", "-interval", "1s"],
+  ...["-steady", "5s", "-observe", "15s", "-everyday", "20s", "-outages", "2s,6s", "-max-outage", "60s", "-seeds", "2"],
+  ...["-candidates", "exponential-backoff,full-jitter:max-attempts=3"],
+];
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+async function choose(args: readonly string[]) {
+  const out = mkdtempSync(join(tmpdir(), "thundering-herd-choose-"));
+  dirs.push(out);
+  let stdout = "";
+  let stderr = "";
+  const io: ProgramIo = {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    env: {},
+  };
+  const code = await main([...args, "-out", out], io);
+  return { code, stdout, stderr, out };
+}
+
+/** The JSON result without the report's path (which carries the time). */
+function result(stdout: string): Record<string, unknown> {
+  const parsed = JSON.parse(stdout) as Record<string, unknown>;
+  expect(parsed.report).toMatch(/choose-.+\/report\.html$/);
+  delete parsed.report;
+  return parsed;
+}
+
+describe("choose", () => {
+  // Time limits bound a hung run (worker threads, a busy machine); they never measure speed.
+  it(
+    "gives the same result for the same seed, with one worker thread or two, and another for another seed",
+    { timeout: 180_000 },
+    async () => {
+      const one = await choose([...SMALL, "-json", "-workers", "1"]);
+      const two = await choose([...SMALL, "-json", "-workers", "2"]);
+      expect(one.code).toBe(0);
+      expect(result(two.stdout)).toEqual(result(one.stdout));
+      const other = await choose([...SMALL, "-json", "-workers", "2", "-seed", "7"]);
+      expect(result(other.stdout)).not.toEqual(result(one.stdout));
+
+      const parsed = result(one.stdout) as {
+        ranking: { id: string; rank: number }[];
+        paretoFront: string[];
+        recommendation: { id: string };
+        snippets: { file: string }[];
+      };
+      expect(parsed.ranking.map((entry) => entry.id).sort()).toEqual([
+        "exponential-backoff",
+        "fixed",
+        "full-jitter:max-attempts=3",
+        "no-retries",
+      ]);
+      expect(parsed.recommendation.id).toBe(parsed.ranking[0]!.id);
+      expect(parsed.paretoFront).toContain(parsed.recommendation.id);
+      // Fixed retry collapses after a 6 s outage here (the demo's scaled-down scenario); it cannot rank first.
+      expect(parsed.ranking[0]!.id).not.toBe("fixed");
+      expect(parsed.snippets.map((snippet) => snippet.file)).toEqual([
+        "grpc-service-config.json",
+        "envoy.yaml",
+        "aws-sdk.json",
+        "aws-sdk.ts",
+        "cockatiel.ts",
+        "p-retry.ts",
+        "thundering-herd.ts",
+      ]);
+    },
+  );
+
+  it(
+    "prints the table, the rule, the recommendation and the runner-up, and writes a self-contained report",
+    { timeout: 120_000 },
+    async () => {
+      const run = await choose([...SMALL, "-workers", "2"]);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/^rank +candidate +success +amplification +p99 +survives +2s outage +6s outage$/m);
+      expect(run.stdout).toMatch(/^\d +fixed +[\d.]+ % +[\d.]+x +\S+ .*collapsed$/m);
+      expect(run.stdout).toContain("Ranking rule: A candidate qualifies when");
+      expect(run.stdout).toMatch(/^Recommendation: \S+/m);
+      expect(run.stdout).toMatch(/^Runner-up, favouring /m);
+      expect(run.stdout).toContain("--- gRPC service config (retryPolicy, retryThrottling) (grpc-service-config.json)");
+      expect(run.stderr).toMatch(/choose: simulating: 8\/8 \(100 %\)/);
+      const dir = /^report: (.+)\/report\.html$/m.exec(run.stdout)![1]!;
+      const html = readFileSync(join(dir, "report.html"), "utf8");
+      expect(html).not.toMatch(/<script|<link|https?:\/\/(?!www\.w3\.org)/);
+      expect(html.match(/<svg/g)?.length).toBe(3); // the Pareto chart, one timeline chart per outage
+      expect(html).toContain("Everyday success against the longest outage survived");
+      for (const file of [
+        "pareto.svg",
+        "summary.json",
+        "grpc-service-config.json",
+        "envoy.yaml",
+        "aws-sdk.json",
+        "cockatiel.ts",
+        "p-retry.ts",
+      ]) {
+        expect(existsSync(join(dir, file)), file).toBe(true);
+      }
+    },
+  );
+
+  it("lists its grid and what it costs without simulating", async () => {
+    const run = await choose(["-list"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^no-retries +baseline +-strategy fixed -max-attempts 1$/m);
+    expect(run.stdout).toMatch(/^fixed +baseline +-strategy fixed$/m);
+    expect(run.stdout).toMatch(/^simulations: at most \d+ per candidate and seed/m);
+    expect(run.stderr).toBe("");
+  });
+
+  it("rejects bad input with a usage error naming the flag, before simulating", async () => {
+    await expect(choose(["-outages", "5s,0s"])).rejects.toThrow(UsageError);
+    await expect(choose(["-outages", "5s,0s"])).rejects.toThrow(/-outages/);
+    await expect(choose(["-candidates", "no-such-policy"])).rejects.toThrow(/-candidates: no such candidate/);
+    await expect(choose(["-outages", "20m"])).rejects.toThrow(/-max-outage/);
+    await expect(choose(["-clients", "0"])).rejects.toThrow(/-clients/);
+  });
+});

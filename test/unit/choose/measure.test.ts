@@ -1,0 +1,145 @@
+import { describe, expect, it } from "vitest";
+import type { Candidate } from "../../../src/choose/candidates.ts";
+import { longestSurvived, type MeasurePlan, measure, verdictOf } from "../../../src/choose/measure.ts";
+import { simValuesFor } from "../../../src/choose/settings.ts";
+import { percentile, summarize, worstVerdict } from "../../../src/choose/summary.ts";
+import { configFrom } from "../../../src/sim/main.ts";
+
+const BISECTION = { minOutageMs: 250, maxOutageMs: 600_000, bisectionRatio: 1.05, bisectionMs: 250 };
+
+/** A server that recovers from outages up to `limitMs`, counting the simulations asked for. */
+function threshold(limitMs: number) {
+  const tried: number[] = [];
+  return {
+    tried,
+    recovers: (outageMs: number) => {
+      tried.push(outageMs);
+      return outageMs <= limitMs;
+    },
+  };
+}
+
+describe("the bisection for the longest outage survived", () => {
+  it("brackets the threshold to 5 % or 250 ms, on a logarithmic scale", () => {
+    for (const limitMs of [300, 4_000, 12_345, 123_456]) {
+      const { recovers } = threshold(limitMs);
+      const { survivedMs, collapsedMs } = longestSurvived(BISECTION, [], recovers);
+      expect(survivedMs).toBeLessThanOrEqual(limitMs);
+      expect(collapsedMs).toBeGreaterThan(limitMs);
+      expect(collapsedMs! / survivedMs <= 1.05 || collapsedMs! - survivedMs <= 250).toBe(true);
+    }
+  });
+
+  it("starts from what the listed outages showed, and needs fewer simulations for it", () => {
+    const cold = threshold(34_000);
+    longestSurvived(BISECTION, [], cold.recovers);
+    const warm = threshold(34_000);
+    const known = [
+      { outageMs: 5_000, verdict: "recovered" as const },
+      { outageMs: 20_000, verdict: "recovering" as const },
+      { outageMs: 60_000, verdict: "collapsed" as const },
+    ];
+    const result = longestSurvived(BISECTION, known, warm.recovers);
+    expect(result.survivedMs).toBeLessThanOrEqual(34_000);
+    expect(result.collapsedMs).toBeGreaterThan(34_000);
+    expect(warm.tried.every((ms) => ms > 20_000 && ms < 60_000)).toBe(true);
+    expect(warm.tried.length).toBeLessThan(cold.tried.length);
+  });
+
+  it("reports no outage survived, or at least the longest tried", () => {
+    expect(longestSurvived(BISECTION, [], threshold(100).recovers)).toEqual({ survivedMs: 0, collapsedMs: 250 });
+    expect(longestSurvived(BISECTION, [], threshold(Infinity).recovers)).toEqual({ survivedMs: 600_000, collapsedMs: undefined });
+    // A listed outage that survived is below the shortest that collapsed, even if a longer one survived.
+    const odd = longestSurvived(
+      BISECTION,
+      [
+        { outageMs: 5_000, verdict: "collapsed" },
+        { outageMs: 20_000, verdict: "recovered" },
+      ],
+      threshold(3_000).recovers,
+    );
+    expect(odd.collapsedMs).toBeLessThanOrEqual(5_000);
+    expect(odd.survivedMs).toBeLessThanOrEqual(3_000);
+  });
+});
+
+describe("verdicts", () => {
+  it("are collapsed without the server, recovering without the clients, recovered with both; the worst of several wins", () => {
+    expect(verdictOf({ serverRecoveryMs: undefined, clientRecoveryMs: undefined })).toBe("collapsed");
+    expect(verdictOf({ serverRecoveryMs: 1_000, clientRecoveryMs: undefined })).toBe("recovering");
+    expect(verdictOf({ serverRecoveryMs: 1_000, clientRecoveryMs: 5_000 })).toBe("recovered");
+    expect(worstVerdict(["recovered", "recovering", "recovered"])).toBe("recovering");
+    expect(worstVerdict(["recovered", "collapsed"])).toBe("collapsed");
+  });
+
+  it("takes the nearest-rank percentile", () => {
+    const values = Float64Array.from({ length: 200 }, (_, index) => index + 1);
+    expect(percentile(values, 0.99)).toBe(198);
+    expect(percentile(values, 1)).toBe(200);
+    expect(percentile(new Float64Array(0), 0.99)).toBeUndefined();
+  });
+});
+
+describe("measuring a candidate", () => {
+  // The article's experiment scaled down: 200 users offering ~95 req/s, a 400 ms timeout.
+  const system = { clients: 200, lambda: 2, timeout: 400, interval: 1_000 };
+  const plan: MeasurePlan = {
+    steadyMs: 5_000,
+    observeMs: 15_000,
+    everydayMs: 20_000,
+    outagesMs: [1_000, 6_000],
+    minOutageMs: 250,
+    maxOutageMs: 60_000,
+    bisectionRatio: 1.05,
+    bisectionMs: 250,
+  };
+  const job = (client: Record<string, string>, seed: number) => ({
+    candidateIndex: 0,
+    seed,
+    config: configFrom(simValuesFor(system, client)),
+    plan,
+    keepTimelines: true,
+  });
+
+  // Time limits bound a run on a loaded machine; they measure nothing.
+  it("is deterministic, and the seed matters", { timeout: 60_000 }, () => {
+    const first = measure(job({ strategy: "full-jitter" }, 3));
+    expect(measure(job({ strategy: "full-jitter" }, 3))).toEqual(first);
+    expect(measure(job({ strategy: "full-jitter" }, 4)).everyday).not.toEqual(first.everyday);
+  });
+
+  it(
+    "counts requests and attempts: one attempt per request without retries; fixed retry collapses after a 6 s outage, no retries does not",
+    {
+      timeout: 60_000,
+    },
+    () => {
+      const none = measure(job({ strategy: "fixed", "max-attempts": "1" }, 1));
+      expect(none.everyday.attempts).toBe(none.everyday.firstAttempts);
+      expect(none.everyday.requests).toBeGreaterThan(1_500); // ~95 req/s for 20 s
+      expect(none.everyday.succeeded).toBe(none.everyday.latenciesMs.length);
+      expect(none.outages.map((outage) => outage.verdict)).toEqual(["recovered", "recovered"]);
+      expect(none.outages[1]!.servedForNobody).toBeGreaterThan(0); // the requests queued during the outage timed out
+      expect(none.outages[1]!.timeline?.server.length).toBeGreaterThan(0);
+      const fixed = measure(job({ strategy: "fixed" }, 1));
+      expect(fixed.outages[1]!.verdict).toBe("collapsed");
+      expect(fixed.longest.survivedMs).toBeLessThan(none.longest.survivedMs);
+      expect(fixed.outages[1]!.metrics.peakAmplification).toBeGreaterThan(2);
+
+      const candidate: Candidate = {
+        id: "fixed",
+        family: "fixed",
+        origin: "baseline",
+        summary: "",
+        client: {},
+        server: {},
+        lever: "default",
+        clientId: "fixed",
+      };
+      const pooled = summarize(candidate, [fixed, measure(job({ strategy: "fixed" }, 2))]);
+      expect(pooled.seeds).toBe(2);
+      expect(pooled.outages[1]).toMatchObject({ verdict: "collapsed", survived: false, serverRecoveryMs: null });
+      expect(pooled.survivesAll).toBe(false);
+    },
+  );
+});

@@ -1,0 +1,276 @@
+import { resolve } from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { simValuesFor } from "../../../src/choose/settings.ts";
+import { GRPC_MAX_ATTEMPTS, type RetryIntent, type Snippet, snippetsFor } from "../../../src/choose/snippets.ts";
+import { configFrom } from "../../../src/sim/main.ts";
+import { STRATEGY_NAMES } from "../../../src/strategies/registry.ts";
+
+const REPO_ROOT = resolve(import.meta.dirname, "../../..");
+
+/** The winner's intent as choose builds it: the simulator's own reading of the candidate's flags. */
+function intent(client: Record<string, string>, extra: Partial<RetryIntent> = {}): RetryIntent {
+  const config = configFrom(simValuesFor({}, client));
+  return {
+    id: "winner",
+    policy: config.retry.backoff,
+    maxAttempts: config.retry.maxAttempts,
+    budget: config.retry.fleet?.budget?.kind === "grpc" ? config.retry.fleet.budget.budget : undefined,
+    timeoutMs: config.timeoutMs,
+    thinkTimeMeanMs: config.retry.thinkTimeMeanMs,
+    client,
+    server: {},
+    ...extra,
+  };
+}
+
+/** Every strategy, capped or not, with and without a budget; and mechanisms the simulator may add, as data. */
+const WINNERS: RetryIntent[] = [
+  ...STRATEGY_NAMES.flatMap((strategy) => [
+    intent({ strategy }),
+    intent({ strategy, "max-attempts": "1" }),
+    intent({ strategy, "max-attempts": "3" }),
+    intent({ strategy, "max-attempts": "8", "retry-budget": "true", "budget-tokens": "20", "budget-ratio": "0.05" }),
+  ]),
+  intent({ strategy: "fixed", "simple-backoff-delay": "0s" }),
+  intent(
+    { strategy: "full-jitter" },
+    { client: { strategy: "full-jitter", budget: "envoy", "budget-percent": "35", "budget-min-concurrency": "5" } },
+  ),
+  intent(
+    { strategy: "full-jitter" },
+    { client: { strategy: "full-jitter", budget: "grpc", "budget-tokens": "50", "budget-ratio": "0.25" } },
+  ),
+  intent({ strategy: "full-jitter" }, { client: { strategy: "full-jitter", breaker: "sampling", "breaker-threshold": "0.3" } }),
+  intent({ strategy: "grpc" }, { client: { strategy: "grpc", breaker: "consecutive" }, server: { "cancel-on-disconnect": "true" } }),
+  intent({ strategy: "exponential" }, { client: { strategy: "exponential", throttle: "sre" } }),
+];
+
+const byId = (snippets: readonly Snippet[], id: Snippet["id"]) => snippets.find((snippet) => snippet.id === id)!;
+
+/** gRPC's own checks of a service config (grpc-js, src/service-config.ts), as a test oracle. */
+const GRPC_DURATION = /^\d+(\.\d{1,9})?s$/;
+const GRPC_CODES = [
+  "OK",
+  "CANCELLED",
+  "UNKNOWN",
+  "INVALID_ARGUMENT",
+  "DEADLINE_EXCEEDED",
+  "NOT_FOUND",
+  "ALREADY_EXISTS",
+  "PERMISSION_DENIED",
+]
+  .concat(["RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS"])
+  .concat(["UNAUTHENTICATED"]);
+
+function checkGrpc(config: Record<string, unknown>): void {
+  const methods = config.methodConfig as { name: unknown[]; retryPolicy?: Record<string, unknown> }[];
+  expect(Array.isArray(methods)).toBe(true);
+  for (const method of methods) {
+    expect(Array.isArray(method.name)).toBe(true);
+    const policy = method.retryPolicy;
+    if (policy === undefined) continue;
+    expect(Object.keys(policy).sort()).toEqual([
+      "backoffMultiplier",
+      "initialBackoff",
+      "maxAttempts",
+      "maxBackoff",
+      "retryableStatusCodes",
+    ]);
+    expect(Number.isInteger(policy.maxAttempts)).toBe(true);
+    expect(policy.maxAttempts).toBeGreaterThanOrEqual(2);
+    expect(policy.maxAttempts).toBeLessThanOrEqual(GRPC_MAX_ATTEMPTS);
+    for (const field of ["initialBackoff", "maxBackoff"]) {
+      expect(policy[field]).toMatch(GRPC_DURATION);
+      expect(Number.parseFloat(policy[field] as string)).toBeGreaterThan(0);
+    }
+    expect(Number.parseFloat(policy.maxBackoff as string)).toBeGreaterThanOrEqual(Number.parseFloat(policy.initialBackoff as string));
+    expect(policy.backoffMultiplier).toBeGreaterThan(0);
+    expect((policy.retryableStatusCodes as string[]).length).toBeGreaterThan(0);
+    for (const code of policy.retryableStatusCodes as string[]) expect(GRPC_CODES).toContain(code);
+  }
+  const throttling = config.retryThrottling as { maxTokens: number; tokenRatio: number } | undefined;
+  if (throttling !== undefined) {
+    expect(Object.keys(throttling).sort()).toEqual(["maxTokens", "tokenRatio"]);
+    expect(throttling.maxTokens).toBeGreaterThan(0);
+    expect(throttling.maxTokens).toBeLessThanOrEqual(1000);
+    expect(throttling.tokenRatio).toBeGreaterThan(0);
+    expect(Number(throttling.tokenRatio.toFixed(3))).toBe(throttling.tokenRatio);
+  }
+}
+
+const seconds = (duration: string) => {
+  expect(duration).toMatch(/^\d+(\.\d+)?s$/);
+  return Number.parseFloat(duration);
+};
+
+function checkEnvoy(text: string): { route: Record<string, unknown>; cluster: Record<string, unknown> } {
+  const documents = parseAllDocuments(text);
+  expect(Array.isArray(documents)).toBe(true);
+  const parsed = (documents as { errors: unknown[]; toJS(): unknown }[]).map((document) => {
+    expect(document.errors).toEqual([]);
+    return document.toJS() as Record<string, unknown>;
+  });
+  expect(parsed).toHaveLength(2);
+  const [routeConfig, cluster] = parsed as [Record<string, unknown>, Record<string, unknown>];
+  const host = (routeConfig.virtual_hosts as Record<string, unknown>[])[0]!;
+  const route = ((host.routes as Record<string, unknown>[])[0]!.route as Record<string, unknown>)!;
+  expect(route.cluster).toBe(cluster.name);
+  const policy = route.retry_policy as Record<string, unknown> | undefined;
+  if (policy !== undefined) {
+    expect(Object.keys(policy).sort()).toEqual(["num_retries", "per_try_timeout", "retry_back_off", "retry_on"]);
+    expect(policy.retry_on).toMatch(/^[a-z0-9-]+(,[a-z0-9-]+)*$/);
+    expect(Number.isInteger(policy.num_retries)).toBe(true);
+    expect(policy.num_retries).toBeGreaterThanOrEqual(1);
+    seconds(policy.per_try_timeout as string);
+    const backOff = policy.retry_back_off as { base_interval: string; max_interval: string };
+    expect(Object.keys(backOff).sort()).toEqual(["base_interval", "max_interval"]);
+    expect(seconds(backOff.base_interval)).toBeGreaterThan(0);
+    expect(seconds(backOff.max_interval)).toBeGreaterThanOrEqual(seconds(backOff.base_interval));
+  }
+  const thresholds = (cluster.circuit_breakers as { thresholds: Record<string, unknown>[] }).thresholds;
+  const budget = thresholds[0]!.retry_budget as { budget_percent: { value: number }; min_retry_concurrency: number };
+  expect(Object.keys(budget).sort()).toEqual(["budget_percent", "min_retry_concurrency"]);
+  expect(budget.budget_percent.value).toBeGreaterThanOrEqual(0);
+  expect(budget.budget_percent.value).toBeLessThanOrEqual(100);
+  expect(Number.isInteger(budget.min_retry_concurrency)).toBe(true);
+  return { route, cluster };
+}
+
+/** No syntax errors, by the TypeScript compiler. */
+function syntaxErrors(snippet: Snippet): string[] {
+  const output = ts.transpileModule(snippet.text, {
+    fileName: snippet.file,
+    reportDiagnostics: true,
+    compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext },
+  });
+  return (output.diagnostics ?? []).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"));
+}
+
+/** Type errors of our library's snippet, compiled against the library's sources. */
+function libraryTypeErrors(text: string): string[] {
+  const file = resolve(REPO_ROOT, "choose-snippet.ts");
+  const options: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    strict: true,
+    noEmit: true,
+    allowImportingTsExtensions: true,
+    skipLibCheck: true,
+    types: [],
+    lib: ["lib.es2022.d.ts", "lib.dom.d.ts"],
+    paths: { "thundering-herd/backoff": [resolve(REPO_ROOT, "src/backoff/index.ts")] },
+  };
+  const host = ts.createCompilerHost(options);
+  const readFile = host.readFile.bind(host);
+  const getSourceFile = host.getSourceFile.bind(host);
+  host.readFile = (name) => (name === file ? text : readFile(name));
+  host.fileExists = (name) => name === file || ts.sys.fileExists(name);
+  host.getSourceFile = (name, language) => (name === file ? ts.createSourceFile(name, text, language) : getSourceFile(name, language));
+  const program = ts.createProgram([file], options, host);
+  return ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"));
+}
+
+describe("the winner's settings for other systems", () => {
+  it("are a gRPC service config that gRPC's own rules accept, for every kind of winner", () => {
+    for (const winner of WINNERS) {
+      const grpc = byId(snippetsFor(winner), "grpc");
+      checkGrpc(JSON.parse(grpc.text) as Record<string, unknown>);
+    }
+  });
+
+  it("map attempts and budgets onto gRPC as far as it can, and say where it cannot", () => {
+    const capped = JSON.parse(byId(snippetsFor(intent({ strategy: "full-jitter", "max-attempts": "3" })), "grpc").text);
+    expect(capped.methodConfig[0].retryPolicy).toEqual({
+      maxAttempts: 3,
+      initialBackoff: "0.1s",
+      maxBackoff: "300s",
+      backoffMultiplier: 2,
+      retryableStatusCodes: ["UNAVAILABLE"],
+    });
+    const unlimited = byId(snippetsFor(intent({ strategy: "full-jitter" })), "grpc");
+    expect(JSON.parse(unlimited.text).methodConfig[0].retryPolicy.maxAttempts).toBe(GRPC_MAX_ATTEMPTS);
+    expect(unlimited.notes.join("\n")).toMatch(/at most 5 attempts.*no limit/);
+    const none = byId(snippetsFor(intent({ strategy: "fixed", "max-attempts": "1" })), "grpc");
+    expect(JSON.parse(none.text).methodConfig[0].retryPolicy).toBeUndefined();
+    expect(none.notes.join("\n")).toContain("does not retry");
+    const budgeted = JSON.parse(
+      byId(snippetsFor(intent({ strategy: "grpc", "retry-budget": "true", "budget-ratio": "0.05" })), "grpc").text,
+    );
+    expect(budgeted.retryThrottling).toEqual({ maxTokens: 10, tokenRatio: 0.05 });
+  });
+
+  it("are an Envoy route retry_policy and cluster retry_budget that parse as YAML with Envoy's field names", () => {
+    for (const winner of WINNERS) checkEnvoy(byId(snippetsFor(winner), "envoy").text);
+    const { route, cluster } = checkEnvoy(byId(snippetsFor(WINNERS.find((winner) => winner.client.budget === "envoy")!), "envoy").text);
+    expect(route.retry_policy).toMatchObject({
+      num_retries: 9,
+      per_try_timeout: "2s",
+      retry_back_off: { base_interval: "0.1s", max_interval: "300s" },
+    });
+    expect(cluster.circuit_breakers).toEqual({
+      thresholds: [{ priority: "DEFAULT", retry_budget: { budget_percent: { value: 35 }, min_retry_concurrency: 5 } }],
+    });
+  });
+
+  it("are AWS SDK settings: a retry mode and a number of attempts", () => {
+    for (const winner of WINNERS) {
+      const settings = JSON.parse(byId(snippetsFor(winner), "aws").text) as Record<string, unknown>;
+      expect(Object.keys(settings).sort()).toEqual(["maxAttempts", "retryMode"]);
+      expect(["standard", "adaptive"]).toContain(settings.retryMode);
+      expect(Number.isInteger(settings.maxAttempts)).toBe(true);
+      expect(settings.maxAttempts).toBeGreaterThanOrEqual(1);
+    }
+    expect(JSON.parse(byId(snippetsFor(intent({ strategy: "full-jitter", "max-attempts": "3" })), "aws").text)).toEqual({
+      retryMode: "standard",
+      maxAttempts: 3,
+    });
+    expect(JSON.parse(byId(snippetsFor(WINNERS.at(-1)!), "aws").text).retryMode).toBe("adaptive");
+  });
+
+  it(
+    "are TypeScript that the compiler parses without a syntax error: AWS SDK, cockatiel, p-retry and our library",
+    { timeout: 60_000 },
+    () => {
+      for (const winner of WINNERS) {
+        for (const snippet of snippetsFor(winner).filter((entry) => entry.language === "typescript")) {
+          expect(syntaxErrors(snippet), `${snippet.file} for ${JSON.stringify(winner.client)}:\n${snippet.text}`).toEqual([]);
+        }
+      }
+      const cockatiel = byId(snippetsFor(intent({ strategy: "full-jitter", "max-attempts": "3" })), "cockatiel").text;
+      expect(cockatiel).toContain(
+        "retry(handleAll, { maxAttempts: 2, backoff: new ExponentialBackoff({ initialDelay: 100, maxDelay: 300000, exponent: 2, generator: fullJitterGenerator }) })",
+      );
+      const breaker = byId(snippetsFor(WINNERS.find((winner) => winner.client.breaker === "sampling")!), "cockatiel").text;
+      expect(breaker).toContain("new SamplingBreaker({ threshold: 0.3, duration: 10000 })");
+      expect(breaker).toContain("wrap(retryPolicy, breakerPolicy)");
+      const pRetry = byId(snippetsFor(intent({ strategy: "fixed", "max-attempts": "4" })), "p-retry").text;
+      expect(pRetry).toMatch(/retries: 3,\s+factor: 1,\s+minTimeout: 100,\s+maxTimeout: 100,\s+randomize: false,/);
+    },
+  );
+
+  // The TypeScript compiler is slow to start; the limit bounds a hung run and measures nothing.
+  it("are code that type-checks against our library, exactly as simulated", { timeout: 60_000 }, () => {
+    for (const client of [
+      { strategy: "exponential-backoff" },
+      { strategy: "table", "max-attempts": "3" },
+      { strategy: "grpc", "retry-budget": "true" },
+      { strategy: "full-jitter", "max-attempts": "5" },
+    ]) {
+      const snippet = byId(snippetsFor(intent(client)), "thundering-herd");
+      expect(libraryTypeErrors(snippet.text), snippet.text).toEqual([]);
+    }
+    expect(byId(snippetsFor(intent({ strategy: "full-jitter", "max-attempts": "5" })), "thundering-herd").text).toContain(
+      "fullJitterPolicy({ baseMs: 100, capMs: 300000 })",
+    );
+  });
+
+  it("say so where the simulated mechanism or the server half has no place in the system", () => {
+    const withServer = WINNERS.find((winner) => Object.keys(winner.server).length > 0)!;
+    for (const snippet of snippetsFor(withServer)) expect(snippet.notes.join("\n"), snippet.file).toContain("-cancel-on-disconnect");
+    const throttled = snippetsFor(WINNERS.at(-1)!);
+    expect(byId(throttled, "p-retry").notes.join("\n")).toContain("no equivalent of the simulated -throttle sre");
+  });
+});
