@@ -42,6 +42,8 @@ const COMPARISON_HEADER = [
   "goodput after resume",
   "retry amplification",
 ];
+/** The page's table keeps to the columns that fit its width; the terminal's has them all. */
+const PAGE_COLUMNS = 9;
 
 /** One row per strategy: what a reader compares first. */
 function comparisonRows(results: readonly StrategyResult[]): string[][] {
@@ -294,7 +296,13 @@ export function reportHtml(report: {
   const cell = (tag: string, text: string, className?: string) =>
     `<${tag}${className === undefined ? "" : ` class="${className}"`}>${escapeHtml(text)}</${tag}>`;
   const rows = comparisonRows(results)
-    .map((row) => `<tr>${row.map((text, column) => cell(column === 0 ? "th" : "td", text, column === 1 ? text : undefined)).join("")}</tr>`)
+    .map(
+      (row) =>
+        `<tr>${row
+          .slice(0, PAGE_COLUMNS)
+          .map((text, column) => cell(column === 0 ? "th" : "td", text, column === 1 ? text : undefined))
+          .join("")}</tr>`,
+    )
     .join("\n");
   const why = results
     .map(
@@ -318,7 +326,9 @@ export function reportHtml(report: {
 <style>${REPORT_CSS}</style></head>
 <body><h1>${escapeHtml(title)}</h1>
 <div class="table-wrap"><table class="comparison">
-<thead><tr>${COMPARISON_HEADER.map((title) => cell("th", title)).join("")}</tr></thead>
+<thead><tr>${COMPARISON_HEADER.slice(0, PAGE_COLUMNS)
+    .map((title) => cell("th", title))
+    .join("")}</tr></thead>
 <tbody>
 ${rows}
 </tbody></table></div>
