@@ -36,17 +36,18 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
     maxConcurrency: options.maxConcurrency,
   });
   const now = hooks.now ?? Date.now;
-  // Requests in service may wait for hours or forever; only the time to receive a request is bounded.
-  const server = createServer({ requestTimeout: 0, keepAliveTimeout: 5_000 }, (request, response) =>
-    handleRequest(request, response, queue, now),
+  // Requests in service may wait for hours or forever; only the time to receive a request
+  // head is bounded (Node turns its own headers timeout off along with the request timeout).
+  const server = createServer(
+    {
+      requestTimeout: 0,
+      headersTimeout: options.headersTimeoutMs,
+      connectionsCheckingInterval: connectionsCheckingIntervalMs(options.headersTimeoutMs),
+      keepAliveTimeout: 5_000,
+    },
+    (request, response) => handleRequest(request, response, queue, now),
   );
-  server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
-    if (!PEER_GONE_CODES.has(error.code ?? "") && socket.writable) {
-      socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
-    } else {
-      socket.destroy();
-    }
-  });
+  server.on("clientError", answerClientError);
   let openConnections = 0;
   server.on("connection", (socket: Socket) => {
     openConnections++;
@@ -73,6 +74,7 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
 }
 
 function handleRequest(request: IncomingMessage, response: ServerResponse, queue: ServiceQueue, now: () => number): void {
+  latestResponse.set(request.socket, response);
   const path = (request.url ?? "/").split("?", 1)[0];
   if (path === "/api" || path === "/stats") {
     if (request.method !== "GET") {
@@ -97,6 +99,48 @@ function handleRequest(request: IncomingMessage, response: ServerResponse, queue
     return;
   }
   response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+}
+
+/** How often Node looks for connections past the headers timeout: a tenth of it, 50 ms to 1 s. */
+function connectionsCheckingIntervalMs(headersTimeoutMs: number): number {
+  return headersTimeoutMs === 0 ? 30_000 : Math.min(1_000, Math.max(50, Math.round(headersTimeoutMs / 10)));
+}
+
+/** The answer to a request Node could not parse, by error code (Node's own choices); 400 otherwise. */
+const CLIENT_ERROR_STATUS: Readonly<Record<string, string>> = {
+  HPE_HEADER_OVERFLOW: "431 Request Header Fields Too Large",
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: "413 Payload Too Large",
+  ERR_HTTP_REQUEST_TIMEOUT: "408 Request Timeout",
+};
+
+/**
+ * After answering a bad request the server stops reading; unread bytes left in the kernel
+ * would make it answer the client's next segment with a reset that can destroy the answer
+ * before the client reads it. So the connection is half-closed and given this long to close
+ * its side, then destroyed: a client that never does cannot hold a descriptor.
+ */
+const LINGER_MS = 2_000;
+
+/** The last response begun on each connection, to tell whether an answer is being written. */
+const latestResponse = new WeakMap<Socket, ServerResponse>();
+
+/**
+ * A request that could not be parsed (garbage, oversized head, bad chunking, a head not
+ * finished in time) is answered with a status line and the connection closed, unless the
+ * peer is already gone or an answer on this connection has begun (a status line in the
+ * middle of it would corrupt it).
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  const latest = latestResponse.get(socket);
+  const answerStarted = latest !== undefined && latest.headersSent && !latest.writableFinished;
+  if (PEER_GONE_CODES.has(error.code ?? "") || !socket.writable || answerStarted) {
+    socket.destroy();
+    return;
+  }
+  const status = CLIENT_ERROR_STATUS[error.code ?? ""] ?? "400 Bad Request";
+  socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  socket.once("close", () => clearTimeout(linger));
 }
 
 function listen(server: Server, address: ListenAddress, backlog: number): Promise<void> {

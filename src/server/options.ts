@@ -3,6 +3,13 @@ import { type ListenAddress, parseListenAddress } from "../cli/listen-address.ts
 import type { LatencyModel } from "../model/latency.ts";
 import { DEFAULT_LATENCY_MODEL } from "../model/latency.ts";
 
+/**
+ * Node's own headers timeout is off when the request timeout is (requests here may stay in
+ * service for hours), so the server sets one itself: without it, connections that never
+ * finish their request head (slowloris) would hold descriptors for ever.
+ */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+
 /** Flags, defaults and help of ./server, in one table. The first three keep the reference's Go names. */
 export const SERVER_FLAGS = [
   {
@@ -78,6 +85,13 @@ export const SERVER_FLAGS = [
     minExclusive: true,
     description: "how often to print the concurrency line",
   },
+  {
+    name: "headers-timeout",
+    kind: "duration",
+    default: DEFAULT_HEADERS_TIMEOUT_MS,
+    minMs: 0,
+    description: "close a connection that has not sent a complete request head within this time, with 408 (0 = never)",
+  },
   { name: "json", kind: "boolean", default: false, description: "print one JSON object per report instead of the text line" },
   DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];
@@ -98,6 +112,8 @@ export interface ServerOptions {
   /** Infinity when load shedding is off. */
   readonly maxConcurrency: number;
   readonly reportIntervalMs: number;
+  /** 0 turns it off. */
+  readonly headersTimeoutMs: number;
   readonly json: boolean;
 }
 
@@ -116,6 +132,7 @@ export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): S
     cancelOnDisconnect: values["cancel-on-disconnect"],
     maxConcurrency: values["max-concurrency"] === 0 ? Infinity : values["max-concurrency"],
     reportIntervalMs: values["report-interval"],
+    headersTimeoutMs: values["headers-timeout"],
     json: values.json,
   };
 }

@@ -91,7 +91,7 @@ const SIM_ONLY_FLAGS = [
 
 export const SIM_FLAGS = [
   ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed"]),
-  ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug"]),
+  ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "headers-timeout"]),
   ...SIM_ONLY_FLAGS,
 ];
 
@@ -118,7 +118,7 @@ export function parseSimArgs(args: readonly string[]) {
 export function resolveSimOptions(values: SimFlagValues): SimOptions {
   const clientValues: ClientFlagValues = { ...values, url: "http://127.0.0.1/api", json: false, duration: 0, seed: values.seed };
   const client = resolveClientOptions(clientValues);
-  const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false });
+  const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false, "headers-timeout": 0 });
   const starts = durationList(values["outage-at"]);
   const lengths = durationList(values.outage);
   if (lengths.length !== 1 && lengths.length !== starts.length) {
