@@ -50,8 +50,6 @@ export function createHttpTransport(url: string, timeoutMs: number): HttpTranspo
     abort(controller) {
       controller.abort();
     },
-    close: async () => {
-      await agent.destroy().catch(() => {});
-    },
+    close: () => agent.destroy(),
   };
 }

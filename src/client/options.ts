@@ -12,7 +12,7 @@ import {
   retryBudget,
   tablePolicy,
 } from "../backoff/index.ts";
-import { parseDuration } from "../cli/duration.ts";
+import { DurationSyntaxError, parseDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
@@ -197,7 +197,7 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
   try {
     backoff = buildPolicy(strategy, values);
   } catch (error) {
-    if (error instanceof RangeError) throw new UsageError(`invalid settings for -strategy ${strategy}: ${error.message}`);
+    if (error instanceof RangeError) throw new UsageError(`invalid settings for -strategy ${strategy}: ${inFlagNames(error.message)}`);
     throw error;
   }
   return {
@@ -216,6 +216,31 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
     durationMs: values.duration,
     seed: values.seed,
   };
+}
+
+/** The flag behind each parameter of a backoff policy, for messages about them. */
+const FLAG_OF_POLICY_FIELD: Readonly<Record<string, string>> = {
+  delayMs: "-simple-backoff-delay",
+  minDelayMs: "-min-delay",
+  baseMs: "-min-delay",
+  initialMs: "-min-delay",
+  maxDelayMs: "-max-delay",
+  capMs: "-max-delay",
+  maxMs: "-max-delay",
+  factor: "-backoff-factor",
+  multiplier: "-backoff-factor",
+  jitter: "-jitter",
+  jitterMs: "-jitter",
+  delaysMs: "-table",
+};
+
+/** "minDelayMs must be <= maxDelayMs (got 2000 > 1000)" in the words of the command line: "-min-delay (ms) must be <= -max-delay (ms) (got 2000 > 1000)". */
+function inFlagNames(message: string): string {
+  return message.replace(/\b[a-z][A-Za-z]*\b/g, (word) => {
+    const flag = FLAG_OF_POLICY_FIELD[word];
+    if (flag === undefined) return word;
+    return word.endsWith("Ms") ? `${flag} (ms)` : flag;
+  });
 }
 
 /** The backoff policy a strategy name and the shared parameter flags describe. */
@@ -270,7 +295,8 @@ function describeTableProblem(text: string): string | undefined {
   try {
     const table = parseTable(text);
     return table.length === 0 ? "must list at least one wait" : undefined;
-  } catch {
+  } catch (error) {
+    if (!(error instanceof DurationSyntaxError)) throw error;
     return "must be comma-separated waits in ms (e.g. 0,10,100) or Go durations (e.g. 0,10ms,1s)";
   }
 }
@@ -279,7 +305,8 @@ function checkUrl(text: string): string | undefined {
   try {
     const url = new URL(text);
     return url.protocol === "http:" || url.protocol === "https:" ? undefined : "must be an http:// or https:// URL";
-  } catch {
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ERR_INVALID_URL") throw error;
     return "must be an http:// or https:// URL";
   }
 }

@@ -1,3 +1,4 @@
+import { UsageError } from "../cli/usage-error.ts";
 import { STRATEGIES } from "../client/options.ts";
 
 /** A strategy as the experiment names it, and the client flags that select it. */
@@ -16,7 +17,7 @@ export function parseStrategies(text: string): StrategyRun[] {
     if (name === "exponential-backoff" || name === "reference")
       return { name: "exponential-backoff", clientArgs: ["-exponential-backoff"] };
     if ((STRATEGIES as readonly string[]).includes(name)) return { name, clientArgs: ["-strategy", name] };
-    throw new Error(`unknown strategy "${name}"; one of ${STRATEGY_NAMES.join(", ")}, or all`);
+    throw new UsageError(`unknown strategy "${name}"; one of ${STRATEGY_NAMES.join(", ")}, or all`);
   });
 }
 
@@ -26,6 +27,7 @@ export function strategiesProblem(text: string): string | undefined {
     parseStrategies(text);
     return undefined;
   } catch (error) {
-    return (error as Error).message;
+    if (error instanceof UsageError) return error.message;
+    throw error;
   }
 }

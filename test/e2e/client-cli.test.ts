@@ -85,7 +85,7 @@ describe("./client", () => {
     ],
     [
       ["-strategy", "exponential", "-min-delay", "2s", "-max-delay", "1s"],
-      "client: invalid settings for -strategy exponential: minDelayMs must be <= maxDelayMs (got 2000 > 1000)",
+      "client: invalid settings for -strategy exponential: -min-delay (ms) must be <= -max-delay (ms) (got 2000 > 1000)",
     ],
     [["-url", "ftp://x"], 'client: invalid value "ftp://x" for flag -url: must be an http:// or https:// URL'],
   ])("rejects %j with one line, a hint and exit 2", async (args, message) => {
