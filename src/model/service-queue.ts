@@ -131,10 +131,11 @@ export class ServiceQueue {
     const slot = ticket & (this.arrivals.length - 1);
     if (this.states[slot] !== IN_SERVICE) return;
     this.states[slot] = ABANDONED;
-    if (!this.options.cancelOnDisconnect) return;
-    this.states[slot] = CANCELLED;
+    // Its callback will not run: let go of what it holds (a real server's response, request and socket).
     this.callbacks[slot] = undefined;
     this.contexts[slot] = undefined;
+    if (!this.options.cancelOnDisconnect) return;
+    this.states[slot] = CANCELLED;
     this.inService--;
     this.cancelledTotal++;
     this.rearm();

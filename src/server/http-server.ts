@@ -48,6 +48,8 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
     (request, response) => handleRequest(request, response, queue, now),
   );
   server.on("clientError", answerClientError);
+  // Without a listener Node drops a CONNECT request's connection without a word.
+  server.on("connect", (_request: IncomingMessage, socket: Socket) => closeWithStatus(socket, "405 Method Not Allowed", "Allow: GET\r\n"));
   let openConnections = 0;
   server.on("connection", (socket: Socket) => {
     openConnections++;
@@ -137,8 +139,12 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
     socket.destroy();
     return;
   }
-  const status = CLIENT_ERROR_STATUS[error.code ?? ""] ?? "400 Bad Request";
-  socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  closeWithStatus(socket, CLIENT_ERROR_STATUS[error.code ?? ""] ?? "400 Bad Request");
+}
+
+/** Answers with a bare status line and closes the connection, lingering a little (see LINGER_MS). */
+function closeWithStatus(socket: Socket, status: string, headers = ""): void {
+  socket.end(`HTTP/1.1 ${status}\r\n${headers}Connection: close\r\nContent-Length: 0\r\n\r\n`);
   const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
   socket.once("close", () => clearTimeout(linger));
 }
