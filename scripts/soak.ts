@@ -302,6 +302,17 @@ interface ClientWindowJson {
   partial?: boolean;
 }
 
+/** When each outage starts, evenly spaced after the warm-up; a UsageError when they do not fit. */
+function outageSchedule(values: { storm: number; outages: number; outage: number; "warm-up": number }): number[] {
+  const cycleMs = values.outages === 0 ? 0 : (values.storm - values["warm-up"]) / values.outages;
+  if (values.outages > 0 && cycleMs <= values.outage) {
+    throw new UsageError(
+      `-outages ${values.outages} of ${formatDuration(values.outage)} do not fit in -storm ${formatDuration(values.storm)} after -warm-up ${formatDuration(values["warm-up"])}`,
+    );
+  }
+  return Array.from({ length: values.outages }, (_, index) => values["warm-up"] + index * cycleMs);
+}
+
 async function storm(values: {
   storm: number;
   users: number;
@@ -312,13 +323,7 @@ async function storm(values: {
   seed: number;
   "sample-interval": number;
 }): Promise<void> {
-  const cycleMs = values.outages === 0 ? 0 : (values.storm - values["warm-up"]) / values.outages;
-  if (values.outages > 0 && cycleMs <= values.outage) {
-    throw new UsageError(
-      `-outages ${values.outages} of ${formatDuration(values.outage)} do not fit in -storm ${formatDuration(values.storm)} after -warm-up ${formatDuration(values["warm-up"])}`,
-    );
-  }
-  const outageStarts = Array.from({ length: values.outages }, (_, index) => values["warm-up"] + index * cycleMs);
+  const outageStarts = outageSchedule(values);
   const clientArgs = values["client-args"].split(/\s+/).filter((arg) => arg !== "");
   say(
     `\n3. storm: ${formatDuration(values.storm)}, ${values.users} users (${["-clients", values.users, ...clientArgs].join(" ")}), ` +
@@ -480,7 +485,7 @@ async function storm(values: {
         "every client window printed once",
         full.length === expectedFull && foldedMs > -1e-6 && foldedMs < MIN_FINAL_WINDOW_MS && countsAddUp,
         `${full.length} full windows of ${formatDuration(intervalMs)} (expected ${expectedFull}) + ${windows.length - full.length} partial over ${seconds(summary.windowMs)}; ` +
-          `unprinted remainder ${fmt(foldedMs, 3)} ms; window counts add up to the summary: ${countsAddUp}`,
+          `unprinted remainder ${fmt(Math.max(0, foldedMs), 3)} ms; window counts add up to the summary: ${countsAddUp}`,
       );
       say(
         `   client totals: attempts ${summary.attempts}, OK ${summary.ok}, errors ${summary.errors}, timedout ${summary.timedout}; ` +
@@ -519,6 +524,7 @@ async function main(): Promise<number> {
     return 0;
   }
   const values = parsed.values;
+  if (values.storm > 0) outageSchedule(values); // flags checked before anything runs
   const began = performance.now();
   say(
     `soak: ${new Date().toISOString()}, ${process.version}, pid ${process.pid}; flags ${process.argv.slice(2).join(" ") || "(defaults)"}`,
