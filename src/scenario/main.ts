@@ -4,6 +4,7 @@ import { DEBUG_FLAG, type FlagSpec, parseFlags, type ProgramDescription } from "
 import { UsageError } from "../cli/usage-error.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import { makeOutputDir, removeIfEmpty, writeOutputFile } from "../runtime/output-files.ts";
+import { summaryJson } from "./summary-file.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { parseClientArgs, resolveClientOptions } from "../client/options.ts";
 import { parseServerArgs, resolveServerOptions } from "../server/options.ts";
@@ -176,10 +177,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
       clientArgs,
       concurrencyLimit,
     };
-    writeOutputFile(
-      join(outDir, "summary.json"),
-      `${JSON.stringify({ settings, results: results.map((result) => ({ strategy: result.strategy, phases: result.phases, metrics: result.metrics })) }, jsonNumbers, 2)}\n`,
-    );
+    writeOutputFile(join(outDir, "summary.json"), summaryJson(settings, results));
     writeOutputFile(join(outDir, "report.html"), report.html);
     io.stdout.write(`\n${comparisonTable(results)}\n\nreport: ${join(outDir, "report.html")}\n`);
     dashboard?.publish({ kind: "end", note: `the report is ${join(outDir, "report.html")}` });
@@ -196,12 +194,6 @@ function publishLive(dashboard: Dashboard, run: number, live: LiveRecord): void 
   else if (live.kind === "client") event = clientEvent(run, live.window);
   else event = { kind: "phase", run, phase: live.phase, atS: live.atMs / 1000 };
   dashboard.publish(event);
-}
-
-/** JSON has no Infinity: an unbounded delay is written as "Infinity"; "never recovered" as null. */
-function jsonNumbers(_key: string, value: unknown): unknown {
-  if (value === undefined) return null;
-  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
 }
 
 /** Flags the demo sets itself: passed through, they would point the programs elsewhere or mislabel a run. */

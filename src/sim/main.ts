@@ -10,6 +10,7 @@ import { computeMetrics, type Phases, type ScenarioMetrics } from "../model/scen
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 import { comparisonTable, renderSvg, type StrategyResult } from "../scenario/report.ts";
 import { parseStrategies, type StrategyRun } from "../scenario/strategies.ts";
+import { summaryJson } from "../scenario/summary-file.ts";
 import { onlyParametersOf } from "../strategies/registry.ts";
 import { formatServerLine, formatServerTotals, serverReport, serverTotalsReport } from "../server/reporter.ts";
 import {
@@ -285,6 +286,8 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
       `-dashboard plays back one run per strategy; it cannot be combined with ${values.sweep === undefined ? "-find-critical-outage" : "-sweep"}`,
     );
   }
+  // A results directory that cannot be made fails now, not after the runs.
+  if (values.out !== undefined && values.sweep === undefined && !values["find-critical-outage"]) makeOutputDir(values.out);
   printAnalysis(io, values, strategies);
   if (values["find-critical-outage"]) {
     findCriticalOutage(io, values, strategies);
@@ -333,6 +336,10 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
       `sim: ${strategy.name}: ${outcome.result.events} events in ${(outcome.wallMs / 1000).toFixed(2)} s ` +
         `(${(((outcome.result.events / outcome.wallMs) * 1000) / 1e6).toFixed(2)} million/s)\n`,
     );
+  }
+  if (values.out !== undefined) {
+    writeOutputFile(join(values.out, "summary.json"), summaryJson({ command: `sim ${argv.join(" ")}` }, results));
+    io.stderr.write(`sim: wrote ${join(values.out, "summary.json")}\n`);
   }
   if (!values.json) {
     const whys = results.map((result) => `${result.strategy}: ${result.metrics.verdict}: ${result.metrics.why}`);

@@ -100,7 +100,7 @@ const SIM_ONLY_FLAGS = [
     kind: "string",
     default: undefined,
     placeholder: "dir",
-    description: "with -sweep: also write sweep.csv and sweep.svg (a phase diagram) there",
+    description: "write results there: with -sweep, sweep.csv and sweep.svg (a phase diagram); otherwise summary.json",
   },
   ...DASHBOARD_FLAGS,
   SPEED_FLAG,
