@@ -6,7 +6,11 @@
  * The server runs with a limit far above the load (-limit 1000000), so its delay stays
  * 100 ms and the client alone is measured. A user sends, waits ~100 ms for the answer,
  * then thinks for lambda on average, so N users should achieve N / (lambda + 0.1 s).
+ *
+ * Also: how late retries go out on the wire compared with the policy's waits (the e2e tests
+ * only check that no retry is early), and a long storm's memory.
  */
+import { createServer } from "node:http";
 import { resolve } from "node:path";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { cpuSeconds, memoryMb } from "./proc-usage.ts";
@@ -143,6 +147,42 @@ async function storm(): Promise<void> {
   }
 }
 
+/**
+ * One user against a server that always answers 503, with exponential backoff without
+ * jitter (10 ms doubling): each gap between arrivals is the policy's wait plus the answer's
+ * round trip plus timer lateness.
+ */
+async function retryTiming(): Promise<void> {
+  const arrivals: number[] = [];
+  const waits = [20, 40, 80, 160, 320, 640];
+  let enough: () => void = () => {};
+  const reached = new Promise<void>((resolveReached) => (enough = resolveReached));
+  const server = createServer((_request, response) => {
+    arrivals.push(performance.now());
+    response.writeHead(503).end();
+    if (arrivals.length > waits.length) enough();
+  });
+  await new Promise<void>((resolveListen) => server.listen({ host: "127.0.0.1", port: 0 }, resolveListen));
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : 0;
+  const args = ["-url", `http://127.0.0.1:${port}/api`, "-clients", "1", "-lambda", "0.01", "-seed", "1", "-interval", "1h"];
+  const client = start("client", [...args, "-strategy", "exponential", "-min-delay", "10ms", "-backoff-factor", "2", "-jitter", "0"]);
+  try {
+    await Promise.race([reached, client.exited.then(() => Promise.reject(new Error(`client exited early${client.said()}`)))]);
+  } finally {
+    await client.stop();
+    server.close();
+    server.closeAllConnections();
+  }
+  const lateness = waits.map((wait, index) => arrivals[index + 1]! - arrivals[index]! - wait);
+  const sorted = [...lateness].sort((a, b) => a - b);
+  process.stdout.write(
+    `\nretry timing on the wire (exponential, 10 ms doubling, 503 at once): lateness of each retry past its wait ` +
+      `${lateness.map((late, index) => `${waits[index]}ms+${late.toFixed(1)}`).join(", ")}; ` +
+      `median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms\n`,
+  );
+}
+
 async function main(): Promise<void> {
   const server = start("server", ["-listen", "127.0.0.1:0", "-limit", "1000000", "-report-interval", "1h"]);
   try {
@@ -174,4 +214,5 @@ async function main(): Promise<void> {
 }
 
 await main();
+await retryTiming();
 await storm();

@@ -7,6 +7,7 @@
  *      generated with undici over uncapped keep-alive connections.
  *   b. CPU and RSS with 10 000 requests in service and no arrivals.
  *   c. Response-time accuracy at low load (20 req/s, baseDelay 100 ms), with a raw client.
+ *   d. Time to exit on SIGTERM with 2 000 requests in service.
  *
  * Server CPU is utime+stime of /proc/<pid>/stat over the measured window. The load is
  * generated from this process, which shares the machine's cores with the server.
@@ -553,6 +554,60 @@ async function benchAccuracy(): Promise<void> {
   }
 }
 
+const SHUTDOWN_IN_SERVICE = 2_000;
+
+/**
+ * d. Exit on SIGTERM with thousands of requests in service: the server does not wait for
+ * them and lets the kernel close their sockets. Timed from the signal to the exit seen
+ * here, and to the last client connection seeing its close.
+ */
+async function benchShutdown(): Promise<void> {
+  say(`d. SIGTERM with ${SHUTDOWN_IN_SERVICE} requests in service (baseDelay 1h)`);
+  const server = await startServer(["-baseDelay", "1h"]);
+  const sockets: Socket[] = [];
+  const statsAgent = new Agent({ connections: 1 });
+  try {
+    const closed: Promise<number>[] = [];
+    for (let opened = 0; opened < SHUTDOWN_IN_SERVICE; opened += CONNECT_BATCH) {
+      const connects: Promise<void>[] = [];
+      for (let i = 0; i < Math.min(CONNECT_BATCH, SHUTDOWN_IN_SERVICE - opened); i++) {
+        const socket = connect({ host: "127.0.0.1", port: server.port });
+        sockets.push(socket);
+        socket.on("error", () => {});
+        socket.resume();
+        closed.push(new Promise((resolveClose) => socket.once("close", () => resolveClose(performance.now()))));
+        connects.push(
+          new Promise<void>((resolveConnect, reject) => {
+            socket.once("connect", () => {
+              socket.write("GET /api HTTP/1.1\r\nHost: x\r\n\r\n");
+              resolveConnect();
+            });
+            socket.once("error", reject);
+          }),
+        );
+      }
+      await Promise.all(connects);
+    }
+    const deadline = performance.now() + 30_000;
+    while ((await getStats(server, statsAgent)).concurrency < SHUTDOWN_IN_SERVICE) {
+      if (performance.now() > deadline) throw new Error(`fewer than ${SHUTDOWN_IN_SERVICE} requests reached service`);
+      await sleep(50);
+    }
+    await statsAgent.close();
+    const signalledAt = performance.now();
+    process.kill(server.pid, "SIGTERM");
+    await server.exited;
+    const exitMs = performance.now() - signalledAt;
+    const lastCloseMs = Math.max(...(await Promise.all(closed))) - signalledAt;
+    say(`   exit ${fmt(exitMs, 0)} ms after SIGTERM; last client connection closed after ${fmt(lastCloseMs, 0)} ms`);
+    addRow(`exit after SIGTERM, ${SHUTDOWN_IN_SERVICE} in service (ms)`, fmt(exitMs, 0), "<= 1000", exitMs <= 1000);
+    addRow("  last client connection closed (ms)", fmt(lastCloseMs, 0));
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await stopServer(server);
+  }
+}
+
 function printTable(): void {
   const header: Row = { metric: "metric", measured: "measured", target: "target", verdict: "result" };
   const all = [header, ...rows];
@@ -591,6 +646,7 @@ async function main(): Promise<void> {
     await benchCpu();
     await benchIdleInService();
     await benchAccuracy();
+    await benchShutdown();
   } finally {
     killAllNow();
   }

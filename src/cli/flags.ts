@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from "commander";
 import { HELP_TOKEN, normalizeArgv, parseGoBool } from "./argv.ts";
-import { formatDuration, parseDuration } from "./duration.ts";
+import { DurationSyntaxError, formatDuration, parseDuration } from "./duration.ts";
 import { UsageError } from "./usage-error.ts";
 
 interface FlagCommon {
@@ -176,7 +176,8 @@ export function parseValue(flag: FlagSpec, raw: string): boolean | number | stri
       let value: number;
       try {
         value = parseDuration(raw);
-      } catch {
+      } catch (error) {
+        if (!(error instanceof DurationSyntaxError)) throw error;
         throw invalid(flag, raw, "must be a duration such as 300ms, 1.5s, 2m or 1h2m3s");
       }
       checkRange(flag, raw, value, flag.minMs, undefined, flag.minExclusive ?? false, formatDuration);

@@ -56,9 +56,7 @@ export function createHttpTransport(url: string, timeoutMs: number, options: { p
     abort(controller) {
       controller.abort();
     },
-    close: async () => {
-      await agent.destroy().catch(() => {});
-    },
+    close: () => agent.destroy(),
   };
 }
 

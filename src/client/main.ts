@@ -88,7 +88,8 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
         ? `${JSON.stringify({ summary: true, reason, ...clientReport(totals, 0, Date.now()), ...(openLoop && openLoopFields(openLoop)) })}\n`
         : `${formatClientSummary(totals)}${openLoop === undefined ? "" : openLoopSuffix(openLoop)}\n`,
     );
-    void transport.close().finally(() => process.exit(0));
+    // A failure to close is a bug: it surfaces as an unhandled rejection (one line, exit 1).
+    void transport.close().then(() => process.exit(0));
     // Do not let a slow socket teardown hold the exit.
     setTimeout(() => process.exit(0), 500).unref();
   };

@@ -197,7 +197,8 @@ function checkUrl(text: string): string | undefined {
   try {
     const url = new URL(text);
     return url.protocol === "http:" || url.protocol === "https:" ? undefined : "must be an http:// or https:// URL";
-  } catch {
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ERR_INVALID_URL") throw error;
     return "must be an http:// or https:// URL";
   }
 }

@@ -303,6 +303,7 @@ export class ServiceQueue {
     const slot = ticket & (this.arrivals.length - 1);
     if (this.states[slot] !== IN_SERVICE) return;
     this.states[slot] = ABANDONED;
+    // Its callback will not run: let go of what it holds (a real server's response, request and socket).
     this.callbacks[slot] = undefined;
     this.contexts[slot] = undefined;
     if (!this.options.cancelOnDisconnect) {

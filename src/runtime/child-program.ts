@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { FatalError } from "../cli/usage-error.ts";
 
 export interface ReceivedLine {
   readonly text: string;
@@ -24,7 +25,8 @@ export class ChildProgram {
   constructor(name: string, command: string, args: readonly string[], options: { cwd?: string } = {}) {
     this.name = name;
     this.child = spawn(command, args, { cwd: options.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    if (this.child.pid === undefined) throw new Error(`could not start ${name}`);
+    // Node reports why (ENOENT, EACCES) only later, as an event; the command says enough to fix it.
+    if (this.child.pid === undefined) throw new FatalError(`could not start ${name}: ${command}`);
     this.pid = this.child.pid;
     this.collect(this.child.stdout, this.stdout);
     this.collect(this.child.stderr, this.stderr);
@@ -58,8 +60,9 @@ export class ChildProgram {
     try {
       process.kill(this.pid, signal);
       return true;
-    } catch {
-      return false;
+    } catch (error) {
+      if (isGone(error)) return false;
+      throw error;
     }
   }
 
@@ -114,8 +117,8 @@ export class ChildProgram {
     const timer = setTimeout(() => {
       try {
         process.kill(-this.pid, "SIGKILL");
-      } catch {
-        // already gone
+      } catch (error) {
+        if (!isGone(error)) throw error;
       }
     }, graceMs);
     const result = await this.exited;
@@ -128,8 +131,8 @@ export class ChildProgram {
     for (const signal of ["SIGCONT", "SIGKILL"] as const) {
       try {
         process.kill(-this.pid, signal);
-      } catch {
-        // already gone
+      } catch (error) {
+        if (!isGone(error)) throw error;
       }
     }
   }
@@ -150,4 +153,9 @@ export class ChildProgram {
   private notify(): void {
     for (const listener of this.listeners) listener();
   }
+}
+
+/** ESRCH: the process (group) has already ended; any other failure to signal it is a bug worth seeing. */
+function isGone(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | null)?.code === "ESRCH";
 }

@@ -18,7 +18,9 @@ export function readFdLimit(): number | undefined {
     const match = /^Max open files\s+(\d+|unlimited)/m.exec(limits);
     if (match === null || match[1] === "unlimited") return undefined;
     return Number(match[1]);
-  } catch {
+  } catch (error) {
+    // No /proc (not Linux): nothing to watch.
+    if ((error as NodeJS.ErrnoException).code === undefined) throw error;
     return undefined;
   }
 }

@@ -16,9 +16,23 @@ export function runProgram(name: string, main: ProgramMain, argv: readonly strin
   };
   process.on("uncaughtException", (error) => fail(error, "uncaught exception"));
   process.on("unhandledRejection", (error) => fail(error, "unhandled rejection"));
+  // Output that cannot be written (a full disk, an I/O error) must not pass for success.
+  // A reader that went away (`| head`) is the exception: stop quietly, as a Go program
+  // killed by SIGPIPE does.
+  const outputFailed = (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(EXIT_BROKEN_PIPE);
+    fail(error, "writing standard output");
+  };
+  process.stdout.on("error", outputFailed);
   Promise.resolve()
     .then(() => main(argv, io))
     .then((code) => {
-      if (typeof code === "number") process.exit(code);
+      // Exit once everything written so far has been handed to the system, or with its error.
+      if (typeof code === "number") {
+        process.stdout.write("", (error) => (error ? outputFailed(error) : process.exit(code)));
+      }
     }, fail);
 }
+
+/** 128 + SIGPIPE, what a shell reports for a program killed by a broken pipe. */
+const EXIT_BROKEN_PIPE = 141;

@@ -1,9 +1,10 @@
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
+import { makeOutputDir, removeIfEmpty, writeOutputFile } from "../runtime/output-files.ts";
+import { summaryJson } from "./summary-file.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { parseClientArgs, resolveClientOptions } from "../client/options.ts";
 import { parseServerArgs, resolveServerOptions } from "../server/options.ts";
@@ -82,9 +83,16 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   const serverArgs = splitArgs(values["server-args"]);
   const clientArgs = splitArgs(values["client-args"]);
   // Check pass-through flags with the programs' own tables before starting anything.
+  refuseReserved("server-args", serverArgs, RESERVED_SERVER_FLAGS);
+  refuseReserved("client-args", clientArgs, RESERVED_CLIENT_FLAGS);
   const serverFlags = passThrough("server-args", () => parseServerArgs(serverArgs));
   for (const strategy of strategies) passThrough("client-args", () => parseClientArgs([...strategy.clientArgs, ...clientArgs]));
   const concurrencyLimit = resolveServerOptions(serverFlags).latency.limit;
+  const startedAt = new Date();
+  const stamp = startedAt.toISOString().replace(/[:.]/g, "-");
+  const outDir = resolve(values.out, stamp);
+  // A results directory that cannot be made fails now, not after minutes of experiments.
+  makeOutputDir(outDir);
 
   const controller = new AbortController();
   let interrupted = false;
@@ -95,9 +103,6 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   process.on("SIGINT", onInterrupt);
   process.on("SIGTERM", onInterrupt);
 
-  const startedAt = new Date();
-  const stamp = startedAt.toISOString().replace(/[:.]/g, "-");
-  const outDir = resolve(values.out, stamp);
   const perRunMs = values.steady + values.outage + values.observe;
   io.stderr.write(
     `demo: ${strategies.length} strategies x ${formatDuration(perRunMs)} (steady ${formatDuration(values.steady)}, ` +
@@ -141,6 +146,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
     } catch (error) {
       progress.done();
       if (interrupted) {
+        removeIfEmpty(outDir);
         dashboard?.publish({ kind: "end", note: "interrupted" });
         io.stderr.write("demo: interrupted; the server and client of the current run were stopped\n");
         return 130;
@@ -148,7 +154,6 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
       throw error;
     }
 
-    mkdirSync(outDir, { recursive: true });
     const reportSettings = [
       { name: "strategies", value: strategies.map((strategy) => strategy.name).join(", ") },
       { name: "steady state", value: formatDuration(values.steady) },
@@ -161,9 +166,9 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
     ];
     const report = await renderReport("thundering-herd: the crash experiment", results, reportSettings);
     for (const [index, result] of results.entries()) {
-      writeFileSync(join(outDir, `${result.strategy}.svg`), report.strategySvgs[index]!);
-      writeFileSync(join(outDir, `${result.strategy}.server.jsonl`), `${recordedLines[index]!.server.join("\n")}\n`);
-      writeFileSync(join(outDir, `${result.strategy}.client.jsonl`), `${recordedLines[index]!.client.join("\n")}\n`);
+      writeOutputFile(join(outDir, `${result.strategy}.svg`), report.strategySvgs[index]!);
+      writeOutputFile(join(outDir, `${result.strategy}.server.jsonl`), `${recordedLines[index]!.server.join("\n")}\n`);
+      writeOutputFile(join(outDir, `${result.strategy}.client.jsonl`), `${recordedLines[index]!.client.join("\n")}\n`);
     }
     const settings = {
       steadyMs: values.steady,
@@ -173,11 +178,8 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
       clientArgs,
       concurrencyLimit,
     };
-    writeFileSync(
-      join(outDir, "summary.json"),
-      `${JSON.stringify({ settings, results: results.map((result) => ({ strategy: result.strategy, phases: result.phases, metrics: result.metrics })) }, jsonNumbers, 2)}\n`,
-    );
-    writeFileSync(join(outDir, "report.html"), report.html);
+    writeOutputFile(join(outDir, "summary.json"), summaryJson(settings, results));
+    writeOutputFile(join(outDir, "report.html"), report.html);
     io.stdout.write(`\n${comparisonTable(results)}\n\nreport: ${join(outDir, "report.html")}\n`);
     dashboard?.publish({ kind: "end", note: `the report is ${join(outDir, "report.html")}` });
     return 0;
@@ -195,10 +197,22 @@ function publishLive(dashboard: Dashboard, run: number, live: LiveRecord): void 
   dashboard.publish(event);
 }
 
-/** JSON has no Infinity: an unbounded delay is written as "Infinity"; "never recovered" as null. */
-function jsonNumbers(_key: string, value: unknown): unknown {
-  if (value === undefined) return null;
-  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
+/** Flags the demo sets itself: passed through, they would point the programs elsewhere or mislabel a run. */
+const RESERVED_SERVER_FLAGS = { listen: "the demo listens on a free loopback port", json: "the demo reads JSON" };
+const RESERVED_CLIENT_FLAGS = {
+  url: "the demo points the client at its server",
+  json: "the demo reads JSON",
+  strategy: "choose strategies with -strategies",
+  "exponential-backoff": "choose strategies with -strategies",
+  duration: "the demo stops the client itself",
+};
+
+function refuseReserved(flag: string, args: readonly string[], reserved: Readonly<Record<string, string>>): void {
+  for (const arg of args) {
+    const name = /^--?([^=]+)/.exec(arg)?.[1];
+    if (name !== undefined && Object.hasOwn(reserved, name))
+      throw new UsageError(`in -${flag}: -${name} is not allowed: ${reserved[name]}`);
+  }
 }
 
 function passThrough<T>(flag: string, parse: () => { kind: "run"; values: T } | { kind: "help" }): T {

@@ -29,7 +29,7 @@ function describeWaste(waste: WastedWork | undefined): string {
   return waste.droppedForNobody === 0 ? String(waste.total) : `${waste.total} (${waste.droppedForNobody} dropped)`;
 }
 
-const COMPARISON_HEADER = [
+export const COMPARISON_HEADER = [
   "strategy",
   "verdict",
   "baseline OK/s",
@@ -46,7 +46,7 @@ const COMPARISON_HEADER = [
 const PAGE_COLUMNS = 9;
 
 /** One row per strategy: what a reader compares first. */
-function comparisonRows(results: readonly StrategyResult[]): string[][] {
+export function comparisonRows(results: readonly StrategyResult[]): string[][] {
   return results.map(({ strategy, metrics, phases }) => {
     // The run ended before the resume: no figure after it to show.
     const after = (text: string) => (phases.endMs >= phases.resumeAtMs && metrics.verdict !== "too-short" ? text : "-");

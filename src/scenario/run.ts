@@ -1,4 +1,5 @@
 import { createServer } from "node:net";
+import { FatalError } from "../cli/usage-error.ts";
 import { ChildProgram } from "../runtime/child-program.ts";
 import type { Launcher } from "../runtime/launcher.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/scenario-metrics.ts";
@@ -84,7 +85,9 @@ export async function runExperiment(
   };
   options.signal.addEventListener("abort", abandon, { once: true });
   try {
-    const listening = await server.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 });
+    const listening = await server
+      .waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 })
+      .catch(notStarted);
     const port = Number(/:(\d+)\/api/.exec(listening)![1]);
     const clientLaunch = options.launcher("client");
     client = new ChildProgram("client", clientLaunch.command, [
@@ -107,7 +110,7 @@ export async function runExperiment(
         }),
       );
     }
-    await clientStarted.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 });
+    await clientStarted.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 }).catch(notStarted);
     options.onStarted({ server: server.pid, client: clientStarted.pid });
 
     const runStartEpochMs = Date.now();
@@ -188,8 +191,13 @@ function follow(program: ChildProgram, onLine: (line: string) => void): () => vo
   });
 }
 
-function diedEarly(program: ChildProgram): Error {
-  return new Error(`${program.name} (pid ${program.pid}) ended early${program.said()}`);
+/** A program that did not come up (it exited, or never said it was ready) fails the run with what it said. */
+function notStarted(error: unknown): never {
+  throw error instanceof Error ? new FatalError(error.message) : error;
+}
+
+function diedEarly(program: ChildProgram): FatalError {
+  return new FatalError(`${program.name} (pid ${program.pid}) ended early${program.said()}`);
 }
 
 /** Both pids gone and the port free again, or an error saying what is left. */
@@ -197,14 +205,14 @@ async function ensureGone(programs: readonly ChildProgram[], port: number): Prom
   for (const program of programs) {
     try {
       process.kill(program.pid, 0);
-      throw new Error(`${program.name} (pid ${program.pid}) is still running`);
+      throw new FatalError(`${program.name} (pid ${program.pid}) is still running`);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
     }
   }
   await new Promise<void>((resolveFree, reject) => {
     const probe = createServer();
-    probe.once("error", () => reject(new Error(`port ${port} is still in use after the run`)));
+    probe.once("error", () => reject(new FatalError(`port ${port} is still in use after the run`)));
     probe.listen(port, "127.0.0.1", () => probe.close(() => resolveFree()));
   });
 }

@@ -79,17 +79,20 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
     admittedAtMs,
     complete,
   };
-  // Requests in service may wait for hours or forever; only the time to receive a request is bounded.
-  const server = createServer({ requestTimeout: 0, keepAliveTimeout: 5_000 }, (request, response) =>
-    handleRequest(request, response, context),
+  // Requests in service may wait for hours or forever; only the time to receive a request
+  // head is bounded (Node turns its own headers timeout off along with the request timeout).
+  const server = createServer(
+    {
+      requestTimeout: 0,
+      headersTimeout: options.headersTimeoutMs,
+      connectionsCheckingInterval: connectionsCheckingIntervalMs(options.headersTimeoutMs),
+      keepAliveTimeout: 5_000,
+    },
+    (request, response) => handleRequest(request, response, context),
   );
-  server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
-    if (!PEER_GONE_CODES.has(error.code ?? "") && socket.writable) {
-      socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
-    } else {
-      socket.destroy();
-    }
-  });
+  server.on("clientError", answerClientError);
+  // Without a listener Node drops a CONNECT request's connection without a word.
+  server.on("connect", (_request: IncomingMessage, socket: Socket) => closeWithStatus(socket, "405 Method Not Allowed", "Allow: GET\r\n"));
   server.on("connection", (socket: Socket) => {
     openConnections++;
     socket.once("close", () => openConnections--);
@@ -151,6 +154,7 @@ function deadlineOf(request: IncomingMessage, context: RequestContext): number |
 
 function handleRequest(request: IncomingMessage, response: ServerResponse, context: RequestContext): void {
   const { queue, now, metrics } = context;
+  latestResponse.set(request.socket, response);
   const path = (request.url ?? "/").split("?", 1)[0];
   if (path === "/api" || path === "/stats" || (path === "/metrics" && metrics !== undefined)) {
     if (request.method !== "GET") {
@@ -189,6 +193,52 @@ function handleRequest(request: IncomingMessage, response: ServerResponse, conte
     return;
   }
   response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+}
+
+/** How often Node looks for connections past the headers timeout: a tenth of it, 50 ms to 1 s. */
+function connectionsCheckingIntervalMs(headersTimeoutMs: number): number {
+  return headersTimeoutMs === 0 ? 30_000 : Math.min(1_000, Math.max(50, Math.round(headersTimeoutMs / 10)));
+}
+
+/** The answer to a request Node could not parse, by error code (Node's own choices); 400 otherwise. */
+const CLIENT_ERROR_STATUS: Readonly<Record<string, string>> = {
+  HPE_HEADER_OVERFLOW: "431 Request Header Fields Too Large",
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: "413 Payload Too Large",
+  ERR_HTTP_REQUEST_TIMEOUT: "408 Request Timeout",
+};
+
+/**
+ * After answering a bad request the server stops reading; unread bytes left in the kernel
+ * would make it answer the client's next segment with a reset that can destroy the answer
+ * before the client reads it. So the connection is half-closed and given this long to close
+ * its side, then destroyed: a client that never does cannot hold a descriptor.
+ */
+const LINGER_MS = 2_000;
+
+/** The last response begun on each connection, to tell whether an answer is being written. */
+const latestResponse = new WeakMap<Socket, ServerResponse>();
+
+/**
+ * A request that could not be parsed (garbage, oversized head, bad chunking, a head not
+ * finished in time) is answered with a status line and the connection closed, unless the
+ * peer is already gone or an answer on this connection has begun (a status line in the
+ * middle of it would corrupt it).
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  const latest = latestResponse.get(socket);
+  const answerStarted = latest !== undefined && latest.headersSent && !latest.writableFinished;
+  if (PEER_GONE_CODES.has(error.code ?? "") || !socket.writable || answerStarted) {
+    socket.destroy();
+    return;
+  }
+  closeWithStatus(socket, CLIENT_ERROR_STATUS[error.code ?? ""] ?? "400 Bad Request");
+}
+
+/** Answers with a bare status line and closes the connection, lingering a little (see LINGER_MS). */
+function closeWithStatus(socket: Socket, status: string, headers = ""): void {
+  socket.end(`HTTP/1.1 ${status}\r\n${headers}Connection: close\r\nContent-Length: 0\r\n\r\n`);
+  const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  socket.once("close", () => clearTimeout(linger));
 }
 
 function listen(server: Server, address: ListenAddress, backlog: number): Promise<void> {

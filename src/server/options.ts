@@ -8,6 +8,13 @@ import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 /** The largest -max-in-service: the simulator stores each request in service in about 25 bytes. */
 export const MAX_IN_SERVICE_CEILING = 10_000_000;
 
+/**
+ * Node's own headers timeout is off when the request timeout is (requests here may stay in
+ * service for hours), so the server sets one itself: without it, connections that never
+ * finish their request head (slowloris) would hold descriptors for ever.
+ */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+
 /** Flags, defaults and help of ./server, in one table. The first three keep the reference's Go names. */
 export const SERVER_FLAGS = [
   {
@@ -126,6 +133,13 @@ export const SERVER_FLAGS = [
     minExclusive: true,
     description: "how often to print the concurrency line",
   },
+  {
+    name: "headers-timeout",
+    kind: "duration",
+    default: DEFAULT_HEADERS_TIMEOUT_MS,
+    minMs: 0,
+    description: "close a connection that has not sent a complete request head within this time, with 408 (0 = never)",
+  },
   { name: "json", kind: "boolean", default: false, description: "print one JSON object per report instead of the text line" },
   {
     name: "metrics",
@@ -161,6 +175,8 @@ export interface ServerOptions {
   /** Requests in service the server's memory holds (-max-in-service); Infinity if omitted. */
   readonly maxInService?: number;
   readonly reportIntervalMs: number;
+  /** 0 turns it off. */
+  readonly headersTimeoutMs: number;
   readonly json: boolean;
   /** Serve GET /metrics. */
   readonly metrics: boolean;
@@ -186,6 +202,7 @@ export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): S
     seed: values.seed,
     maxInService: values["max-in-service"],
     reportIntervalMs: values["report-interval"],
+    headersTimeoutMs: values["headers-timeout"],
     json: values.json,
     metrics: values.metrics,
   };

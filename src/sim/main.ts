@@ -1,8 +1,8 @@
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { givenFlagNames, parseValue } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { makeOutputDir, writeOutputFile } from "../runtime/output-files.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { clientReport, formatClientLine, formatClientSummary, openLoopSuffix } from "../client/reporter.ts";
 import { concurrencyForDelay } from "../model/latency.ts";
@@ -10,6 +10,7 @@ import { computeMetrics, type Phases, type ScenarioMetrics } from "../model/scen
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 import { comparisonTable, renderSvg, type StrategyResult } from "../scenario/report.ts";
 import { parseStrategies, type StrategyRun } from "../scenario/strategies.ts";
+import { summaryJson } from "../scenario/summary-file.ts";
 import { presetValues } from "../strategies/presets.ts";
 import { onlyParametersOf, presetOf, strategyOfRun } from "../strategies/registry.ts";
 import { formatServerLine, formatServerTotals, serverReport, serverTotalsReport } from "../server/reporter.ts";
@@ -36,13 +37,7 @@ function phasesOf(config: SimulationConfig, endMs = config.durationMs): Phases {
 
 /** The simulation the flag values describe; a UsageError for values the simulator cannot run. */
 export function configFrom(values: SimFlagValues): SimulationConfig {
-  let options;
-  try {
-    options = resolveSimOptions(values);
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    throw new UsageError((error as Error).message);
-  }
+  const options = resolveSimOptions(values);
   checkProtection(values);
   checkSimulatorBounds(values, options.server.reportIntervalMs);
   return {
@@ -241,15 +236,23 @@ function sweepTrials(values: SimFlagValues, sweepText: string): { param: string;
   const { param, values: points } = parseSweep(sweepText);
   const spec = SIM_FLAGS.find((flag) => flag.name === param)!;
   const trials = points.map((point) => {
-    const trial = { ...values, [param]: param === "outage" ? point : parseValue(spec, point) } as SimFlagValues;
-    configFrom(trial);
-    return trial;
+    try {
+      const trial = { ...values, [param]: parseValue(spec, point) } as SimFlagValues;
+      configFrom(trial);
+      return trial;
+    } catch (error) {
+      if (error instanceof UsageError) throw new UsageError(`in -sweep: ${error.message}`);
+      throw error;
+    }
   });
   return { param, points, trials };
 }
 
 async function sweep(io: ProgramIo, values: SimFlagValues, strategies: readonly SimRun[], sweepText: string): Promise<void> {
   const { param, points, trials } = sweepTrials(values, sweepText);
+  // A directory that cannot be made fails now, not after the whole sweep has run.
+  const dir = values.out === undefined ? undefined : resolve(values.out);
+  if (dir !== undefined) makeOutputDir(dir);
   const rows: { value: string; strategy: string; metrics: ScenarioMetrics }[] = [];
   for (const [index, point] of points.entries()) {
     for (const strategy of strategies) {
@@ -279,11 +282,9 @@ async function sweep(io: ProgramIo, values: SimFlagValues, strategies: readonly 
     ),
   ].join("\n");
   io.stdout.write(`${csv}\n`);
-  if (values.out !== undefined) {
-    const dir = resolve(values.out);
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "sweep.csv"), `${csv}\n`);
-    writeFileSync(join(dir, "sweep.svg"), await renderSvg(sweepChart(param, points, rows)));
+  if (dir !== undefined) {
+    writeOutputFile(join(dir, "sweep.csv"), `${csv}\n`);
+    writeOutputFile(join(dir, "sweep.svg"), await renderSvg(sweepChart(param, points, rows)));
     io.stderr.write(`sim: wrote ${join(dir, "sweep.csv")} and ${join(dir, "sweep.svg")}\n`);
   }
 }
@@ -306,6 +307,8 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
       `-dashboard plays back one run per strategy; it cannot be combined with ${values.sweep === undefined ? "-find-critical-outage" : "-sweep"}`,
     );
   }
+  // A results directory that cannot be made fails now, not after the runs.
+  if (values.out !== undefined && values.sweep === undefined && !values["find-critical-outage"]) makeOutputDir(values.out);
   printAnalysis(io, values, strategies);
   if (values["find-critical-outage"]) {
     findCriticalOutage(io, values, strategies);
@@ -354,6 +357,10 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
       `sim: ${strategy.name}: ${outcome.result.events} events in ${(outcome.wallMs / 1000).toFixed(2)} s ` +
         `(${(((outcome.result.events / outcome.wallMs) * 1000) / 1e6).toFixed(2)} million/s)\n`,
     );
+  }
+  if (values.out !== undefined) {
+    writeOutputFile(join(values.out, "summary.json"), summaryJson({ command: `sim ${argv.join(" ")}` }, results));
+    io.stderr.write(`sim: wrote ${join(values.out, "summary.json")}\n`);
   }
   if (!values.json) {
     const whys = results.map((result) => `${result.strategy}: ${result.metrics.verdict}: ${result.metrics.why}`);

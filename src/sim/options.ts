@@ -1,4 +1,5 @@
-import { formatDuration, parseDuration } from "../cli/duration.ts";
+import { DurationSyntaxError, formatDuration, parseDuration } from "../cli/duration.ts";
+import { UsageError } from "../cli/usage-error.ts";
 import { IMMEDIATE_ANSWER_MS } from "./network.ts";
 import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
 import { CLIENT_FLAGS, type ClientFlagValues, type ClientOptions, resolveClientOptions } from "../client/options.ts";
@@ -25,7 +26,8 @@ const durationList = (text: string) => text.split(",").map((part) => parseDurati
 const durationListProblem = (text: string) => {
   try {
     return durationList(text).every((value) => value >= 0) ? undefined : "must not be negative";
-  } catch {
+  } catch (error) {
+    if (!(error instanceof DurationSyntaxError)) throw error;
     return "must be one or more comma-separated durations, e.g. 15s or 15s,60s";
   }
 };
@@ -98,7 +100,7 @@ const SIM_ONLY_FLAGS = [
     kind: "string",
     default: undefined,
     placeholder: "dir",
-    description: "with -sweep: also write sweep.csv and sweep.svg (a phase diagram) there",
+    description: "write results there: with -sweep, sweep.csv and sweep.svg (a phase diagram); otherwise summary.json",
   },
   ...DASHBOARD_FLAGS,
   SPEED_FLAG,
@@ -106,7 +108,7 @@ const SIM_ONLY_FLAGS = [
 
 export const SIM_FLAGS = [
   ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed", "metrics-listen"]),
-  ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "seed", "metrics"]),
+  ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "seed", "metrics", "headers-timeout"]),
   ...SIM_ONLY_FLAGS,
 ];
 
@@ -146,11 +148,11 @@ export function resolveSimOptions(values: SimFlagValues): SimOptions {
     "metrics-listen": "",
   };
   const client = resolveClientOptions(clientValues);
-  const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false, metrics: false });
+  const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false, metrics: false, "headers-timeout": 0 });
   const starts = durationList(values["outage-at"]);
   const lengths = durationList(values.outage);
   if (lengths.length !== 1 && lengths.length !== starts.length) {
-    throw new Error(`-outage lists ${lengths.length} durations for ${starts.length} outages`);
+    throw new UsageError(`-outage lists ${lengths.length} durations for the ${starts.length} outages of -outage-at`);
   }
   const outages = starts.map((atMs, index) => ({ atMs, durationMs: lengths.length === 1 ? lengths[0]! : lengths[index]! }));
   return { client, server, outages };
@@ -158,9 +160,9 @@ export function resolveSimOptions(values: SimFlagValues): SimOptions {
 
 export function parseSweep(text: string): { param: (typeof SWEEPABLE)[number]; values: string[] } {
   const match = /^([a-zA-Z-]+)=(.+)$/.exec(text);
-  if (match === null) throw new Error("must be param=value,value,…");
+  if (match === null) throw new UsageError("must be param=value,value,…");
   const param = match[1] as (typeof SWEEPABLE)[number];
-  if (!SWEEPABLE.includes(param)) throw new Error(`cannot sweep ${match[1]}; one of ${SWEEPABLE.join(", ")}`);
+  if (!SWEEPABLE.includes(param)) throw new UsageError(`cannot sweep ${match[1]}; one of ${SWEEPABLE.join(", ")}`);
   return { param, values: match[2]!.split(",").map((value) => value.trim()) };
 }
 
@@ -169,6 +171,7 @@ function sweepProblem(text: string): string | undefined {
     parseSweep(text);
     return undefined;
   } catch (error) {
-    return (error as Error).message;
+    if (error instanceof UsageError) return error.message;
+    throw error;
   }
 }

@@ -12,7 +12,7 @@ import {
   referencePolicy,
   tablePolicy,
 } from "../backoff/index.ts";
-import { formatDuration, parseDuration } from "../cli/duration.ts";
+import { DurationSyntaxError, formatDuration, parseDuration } from "../cli/duration.ts";
 import type { FlagSpec, FlagValues } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { findPreset, PRESET_NAMES, PRESETS, type PresetDefinition, type PresetName, presetStrategy, presetsHelp } from "./presets.ts";
@@ -252,7 +252,8 @@ export function strategyListProblem(text: string): string | undefined {
     parseStrategyList(text);
     return undefined;
   } catch (error) {
-    return (error as Error).message;
+    if (error instanceof UsageError) return error.message;
+    throw error;
   }
 }
 
@@ -273,7 +274,7 @@ export function buildStrategyPolicy(name: StrategyName, values: StrategyParamete
   try {
     return strategy.build(values);
   } catch (error) {
-    if (error instanceof RangeError) throw new UsageError(`invalid settings for -strategy ${name}: ${error.message}`);
+    if (error instanceof RangeError) throw new UsageError(`invalid settings for -strategy ${name}: ${inFlagNames(error.message)}`);
     throw error;
   }
 }
@@ -284,6 +285,31 @@ export function onlyParametersOf(name: StrategyName, values: StrategyParameterVa
   const kept = { ...values } as Record<string, unknown>;
   for (const flag of STRATEGY_PARAMETER_FLAGS) if (!(flag.name in strategy.parameters)) kept[flag.name] = flag.default;
   return kept as StrategyParameterValues;
+}
+
+/** The flag behind each field of a backoff policy, for messages about them. */
+const FLAG_OF_POLICY_FIELD: Readonly<Record<string, string>> = {
+  delayMs: "-simple-backoff-delay",
+  minDelayMs: "-min-delay",
+  baseMs: "-min-delay",
+  initialMs: "-min-delay",
+  maxDelayMs: "-max-delay",
+  capMs: "-max-delay",
+  maxMs: "-max-delay",
+  factor: "-backoff-factor",
+  multiplier: "-backoff-factor",
+  jitter: "-jitter",
+  jitterMs: "-jitter-sd",
+  delaysMs: "-table",
+};
+
+/** "minDelayMs must be <= maxDelayMs (got 2000 > 1000)" in the words of the command line: "-min-delay (ms) must be <= -max-delay (ms) (got 2000 > 1000)". */
+function inFlagNames(message: string): string {
+  return message.replace(/\b[a-z][A-Za-z]*\b/g, (word) => {
+    const flag = FLAG_OF_POLICY_FIELD[word];
+    if (flag === undefined) return word;
+    return word.endsWith("Ms") ? `${flag} (ms)` : flag;
+  });
 }
 
 /** Help text listing every strategy, its source and its parameters' defaults. */
@@ -311,7 +337,8 @@ function tableProblem(text: string): string | undefined {
   try {
     const table = parseTable(text);
     return table.length === 0 ? "must list at least one wait" : undefined;
-  } catch {
+  } catch (error) {
+    if (!(error instanceof DurationSyntaxError)) throw error;
     return "must be comma-separated waits in ms (e.g. 0,10,100) or Go durations (e.g. 0,10ms,1s)";
   }
 }

@@ -4,6 +4,7 @@ import { decorrelatedJitterPolicy } from "../../src/backoff/index.ts";
 import { firstWait, initialUserState, type RetryConfig } from "../../src/model/client-loop.ts";
 import { afterAttempt } from "../helpers/retry-config.ts";
 import { seededRandom } from "../../src/backoff/random.ts";
+import { eventually } from "../helpers/eventually.ts";
 import { startScriptedServer } from "../helpers/scripted-server.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
 
@@ -18,24 +19,30 @@ interface WindowJson {
   rejected: number;
   okPerSec: number;
   errorKinds: Record<string, number>;
+  windowMs: number;
   summary?: boolean;
   partial?: boolean;
 }
 
 /**
- * Observed gaps between attempts against the policy's waits: never shorter (a gap is the wait
- * plus a round trip), typically a few ms longer; a loaded machine may delay one timer a lot,
- * so single gaps get a wide bound and the median lateness a tight one.
+ * Observed gaps between attempts against the policy's waits. A retry is sent only after its
+ * wait has passed since the answer, which came after the attempt arrived, so no gap can be
+ * shorter than its wait, however loaded the machine. (How late the timers are is a figure
+ * of `npm run bench -- client`.)
  */
-function expectGapsFollow(gaps: readonly number[], waits: readonly number[]): void {
-  expect(gaps.length).toBeGreaterThanOrEqual(waits.length);
-  const lateness = waits.map((wait, index) => gaps[index]! - wait);
-  for (const late of lateness) {
-    expect(late).toBeGreaterThanOrEqual(0);
-    expect(late).toBeLessThan(250);
-  }
-  const sorted = [...lateness].sort((a, b) => a - b);
-  expect(sorted[Math.floor(sorted.length / 2)]!, `lateness ${lateness.join(", ")} ms`).toBeLessThan(40);
+function expectGapsNeverShorter(arrivals: readonly number[], waits: readonly number[]): void {
+  const gaps = arrivals.slice(1, waits.length + 1).map((time, index) => time - arrivals[index]!);
+  expect(gaps).toHaveLength(waits.length);
+  gaps.forEach((gap, index) =>
+    expect(gap, `gap ${index}: ${gaps.join(", ")} ms for waits ${waits.join(", ")}`).toBeGreaterThanOrEqual(waits[index]!),
+  );
+}
+
+/** The windows and the summary of a client run with -json. */
+function windowsAndSummary(lines: string[]) {
+  const objects = jsonLines(lines);
+  const summary = objects.find((object) => object.summary === true)!;
+  return { windows: objects.filter((object) => object.summary !== true), summary };
 }
 
 const jsonLines = (lines: string[]) => lines.filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as WindowJson);
@@ -86,7 +93,7 @@ describe("./client", () => {
     ],
     [
       ["-strategy", "exponential", "-min-delay", "2s", "-max-delay", "1s"],
-      "client: invalid settings for -strategy exponential: minDelayMs must be <= maxDelayMs (got 2000 > 1000)",
+      "client: invalid settings for -strategy exponential: -min-delay (ms) must be <= -max-delay (ms) (got 2000 > 1000)",
     ],
     [["-url", "ftp://x"], 'client: invalid value "ftp://x" for flag -url: must be an http:// or https:// URL'],
   ])("rejects %j with one line, a hint and exit 2", async (args, message) => {
@@ -95,32 +102,41 @@ describe("./client", () => {
     expect(cli.stderrLines.filter((line) => line !== "")).toEqual([message, "Run 'client -h' for usage."]);
   });
 
-  it("offers the promised rate against the real server: N / (lambda + service time)", async () => {
+  it("counts every attempt against the real server in exactly one printed window", async () => {
+    // The rate it offers (N / (lambda + service time)) is checked on a virtual clock in the
+    // herd's unit tests and measured by `npm run bench -- client`.
     const { url } = await spawnServer(["-baseDelay", "10ms"]);
     const cli = spawnCli("client", [
       "-url",
       url,
       "-clients",
-      "200",
+      "50",
       "-lambda",
       "0.2",
       "-interval",
       "1s",
       "-duration",
-      "6.5s",
+      "3.5s",
       "-json",
       "-seed",
       "1",
     ]);
     expect(await cli.exited).toBe(0);
-    const windows = jsonLines(cli.stdoutLines).filter((window) => !window.summary && !window.partial);
-    expect(windows).toHaveLength(6);
-    const measured = windows.slice(2).reduce((sum, window) => sum + window.ok, 0) / 4;
-    const expected = 200 / (0.2 + 0.0105);
-    // A Poisson count of ~3 800 has a spread of ~1.6 %; allow five of those.
-    expect(measured).toBeGreaterThan(expected * 0.92);
-    expect(measured).toBeLessThan(expected * 1.08);
-    expect(windows.every((window) => window.errors === 0 && window.timedout === 0)).toBe(true);
+    const { windows, summary } = windowsAndSummary(cli.stdoutLines);
+    expect(windows.length).toBeGreaterThanOrEqual(1);
+    expect(summary.ok).toBeGreaterThan(0);
+    expect(summary.errors + summary.timedout).toBe(0);
+    // Windows follow one another without gap or overlap; only a last one shorter than 100 ms is
+    // left out of the printed windows (folded into the summary).
+    const printedMs = windows.reduce((sum, window) => sum + window.windowMs, 0);
+    const foldedMs = summary.windowMs - printedMs;
+    expect(foldedMs).toBeGreaterThanOrEqual(-1e-6);
+    expect(foldedMs).toBeLessThan(100);
+    const sum = (key: "ok" | "attempts" | "retries") => windows.reduce((total, window) => total + window[key], 0);
+    for (const key of ["ok", "attempts", "retries"] as const) {
+      if (foldedMs < 1e-6) expect(sum(key), key).toBe(summary[key]);
+      else expect(sum(key), key).toBeLessThanOrEqual(summary[key]);
+    }
   });
 
   it("prints the reference line every interval and a summary at the end", async () => {
@@ -128,13 +144,13 @@ describe("./client", () => {
     const cli = spawnCli("client", ["-url", url, "-clients", "20", "-lambda", "0.1", "-interval", "500ms", "-duration", "1.2s"]);
     expect(await cli.exited).toBe(0);
     const lines = cli.stdoutLines.filter((line) => line !== "");
-    expect(lines.length).toBeGreaterThanOrEqual(3);
+    expect(lines.length).toBeGreaterThanOrEqual(2); // the first window closes at 0.5 s, before the end at 1.2 s
     for (const line of lines.slice(0, -1)) expect(line).toMatch(REFERENCE_PREFIX);
     expect(lines.at(-1)).toMatch(/^summary: 1\.2s, attempts \d+ \(\d+\.\d\d req\/sec\), OK \d+/);
     expect(cli.stderrLines[0]).toMatch(/^client: 20 clients, lambda 100ms, timeout 2s, strategy fixed \(delayMs 100\), seed \d+, target/);
   });
 
-  it("retries on the wire exactly as the policy says: exponential growth without jitter", async () => {
+  it("retries on the wire as the policy says: exponential growth without jitter, every attempt after the first a retry", async () => {
     const server = await startScriptedServer((_request, response) => response.writeHead(503).end());
     const cli = spawnCli("client", [
       "-url",
@@ -151,15 +167,20 @@ describe("./client", () => {
       "2",
       "-jitter",
       "0",
-      "-duration",
-      "1.4s",
+      "-json",
+      "-interval",
+      "1h",
       "-seed",
       "3",
     ]);
+    await eventually(() => server.arrivals.length >= 6, "six attempts");
+    cli.signal("SIGINT");
     expect(await cli.exited).toBe(0);
-    const gaps = server.arrivals.slice(1).map((time, index) => time - server.arrivals[index]!);
-    // min(10ms * 2^n): 20, 40, 80, 160, 320 ms after each 503 (which takes a millisecond or so).
-    expectGapsFollow(gaps, [20, 40, 80, 160, 320]);
+    // min(10ms * 2^n): 20, 40, 80, 160, 320 ms after each 503.
+    expectGapsNeverShorter(server.arrivals, [20, 40, 80, 160, 320]);
+    const { summary } = windowsAndSummary(cli.stdoutLines);
+    expect(summary.attempts).toBeGreaterThanOrEqual(6);
+    expect(summary.retries).toBe(summary.attempts - 1);
   });
 
   it("retries on the wire in the seeded schedule of decorrelated jitter", async () => {
@@ -178,13 +199,14 @@ describe("./client", () => {
       "20ms",
       "-max-delay",
       "400ms",
-      "-duration",
-      "2s",
       "-seed",
       String(seed),
     ]);
+    await eventually(() => server.arrivals.length >= 7, "seven attempts");
+    cli.signal("SIGINT");
     expect(await cli.exited).toBe(0);
-    // Replay the same user with the same seed through the pure model.
+    // Replay the same user with the same seed through the pure model. Jittered waits differ
+    // widely (20-400 ms), so a client that ignored the seed would show a gap shorter than its wait.
     const retry: RetryConfig = {
       backoff: decorrelatedJitterPolicy({ baseMs: 20, capMs: 400 }),
       thinkTimeMeanMs: 10,
@@ -194,8 +216,7 @@ describe("./client", () => {
     const state = initialUserState(retry);
     firstWait(retry, state, random);
     const expectedWaits = Array.from({ length: 6 }, () => afterAttempt(retry, state, "error", random).waitMs);
-    const gaps = server.arrivals.slice(1, 7).map((time, index) => time - server.arrivals[index]!);
-    expectGapsFollow(gaps, expectedWaits);
+    expectGapsNeverShorter(server.arrivals, expectedWaits);
   });
 
   it.each([[["-retry-budget"]], [["-budget", "grpc"]]])(
@@ -214,20 +235,22 @@ describe("./client", () => {
         "4",
         "-budget-ratio",
         "0.5",
-        "-duration",
-        "1.5s",
         "-json",
         "-interval",
-        "10s",
+        "1h",
       ]);
+      await eventually(() => server.arrivals.length >= 8, "eight attempts");
+      cli.signal("SIGINT");
       expect(await cli.exited).toBe(0);
-      const summary = jsonLines(cli.stdoutLines).find((line) => line.summary)!;
+      const { summary } = windowsAndSummary(cli.stdoutLines);
       // 4 tokens: the first failure leaves 3 (> 2, retry); every later failure finds <= 2.
       expect(summary.retries).toBe(1);
-      expect(summary.attempts).toBeGreaterThan(5);
+      expect(summary.attempts).toBeGreaterThanOrEqual(8);
       expect(summary.gaveUp).toBeGreaterThanOrEqual(summary.errors - 1);
       expect(summary.errors).toBe(summary.errorKinds["http-5xx"]);
-      expect(server.arrivals.length).toBe(summary.attempts);
+      // Every attempt reached the server, but one the exit cut short on its way.
+      expect(summary.attempts - server.arrivals.length).toBeGreaterThanOrEqual(0);
+      expect(summary.attempts - server.arrivals.length).toBeLessThanOrEqual(1);
     },
   );
 
@@ -244,21 +267,23 @@ describe("./client", () => {
       "200ms",
       "-simple-backoff-delay",
       "50ms",
-      "-duration",
-      "1.5s",
       "-json",
       "-interval",
-      "10s",
+      "1h",
     ]);
+    // A client retries only after a timeout: twelve arrivals mean at least nine timeouts.
+    await eventually(() => server.arrivals.length >= 12, "twelve attempts");
+    // While it runs, every connection but the (at most three) current attempts' is closed by the client.
+    await eventually(() => server.closedByClient() >= server.arrivals.length - 3, "timed-out connections closed");
+    cli.signal("SIGINT");
     expect(await cli.exited).toBe(0);
-    const summary = jsonLines(cli.stdoutLines).find((line) => line.summary)!;
+    const { summary } = windowsAndSummary(cli.stdoutLines);
     expect(summary.ok).toBe(0);
     expect(summary.errors).toBe(0);
     expect(summary.timedout).toBeGreaterThanOrEqual(9);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    // Every timed-out request's connection was torn down (plus the ones aborted at exit).
-    expect(server.closedByClient()).toBeGreaterThanOrEqual(summary.timedout);
-    expect(server.arrivals.length).toBe(server.closedByClient());
+    expect(summary.timedout).toBeGreaterThanOrEqual(summary.attempts - 3);
+    // The rest were closed when it exited: none is left open.
+    await eventually(() => server.closedByClient() === server.arrivals.length, "every connection closed");
   });
 
   it("counts refused connections as errors, keeps going, and exits 0 with a summary on SIGINT", async () => {
@@ -282,13 +307,15 @@ describe("./client", () => {
       "300ms",
       "-json",
     ]);
-    await cli.waitForLine(/"errors":[1-9]/, { stream: "stdout" });
-    await cli.waitForLine(/"errors":[1-9]/, { stream: "stdout", fromIndex: 1 });
+    await eventually(
+      () => jsonLines(cli.stdoutLines).reduce((sum, window) => sum + window.errors, 0) >= 100,
+      "100 errors reported in windows",
+    );
     cli.signal("SIGINT");
     expect(await cli.exited).toBe(0);
-    const summary = jsonLines(cli.stdoutLines).find((line) => line.summary)!;
+    const { summary } = windowsAndSummary(cli.stdoutLines);
     expect(summary.errorKinds.refused).toBe(summary.errors);
-    expect(summary.errors).toBeGreaterThan(100);
+    expect(summary.errors).toBeGreaterThanOrEqual(100);
     expect(cli.stderrLines.join("\n")).not.toMatch(/unhandled|uncaught|at .*\.ts:\d+/);
   });
 
@@ -296,11 +323,18 @@ describe("./client", () => {
     const server = await startScriptedServer(() => {}); // holds every request: each needs its own socket
     const cli = spawnCli(
       "client",
-      ["-url", server.url, "-clients", "150", "-lambda", "0.05", "-timeout", "1s", "-interval", "500ms", "-duration", "3s", "-json"],
+      ["-url", server.url, "-clients", "150", "-lambda", "0.05", "-timeout", "1s", "-interval", "500ms", "-json"],
       { shell: "ulimit -n 64" },
     );
+    const windows = () => jsonLines(cli.stdoutLines);
+    await eventually(
+      () =>
+        windows().some((window) => (window.errorKinds["no-file-descriptor"] ?? 0) > 0) && windows().some((window) => window.timedout > 0),
+      "a window with descriptor errors and one with timeouts",
+    );
+    cli.signal("SIGINT");
     expect(await cli.exited).toBe(0);
-    const summary = jsonLines(cli.stdoutLines).find((line) => line.summary)!;
+    const { summary } = windowsAndSummary(cli.stdoutLines);
     expect(summary.errorKinds["no-file-descriptor"]).toBeGreaterThan(0);
     expect(summary.timedout).toBeGreaterThan(0); // the sockets it did get were used
     expect(cli.stderrLines.join("\n")).not.toMatch(/uncaught|unhandled|\n\s+at /);

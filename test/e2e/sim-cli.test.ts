@@ -111,12 +111,12 @@ describe("./sim", () => {
   });
 
   it.each([
-    [["-outage-at", "5s,10s", "-outage", "1s,2s,3s"], "sim: -outage lists 3 durations for 2 outages"],
+    [["-outage-at", "5s,10s", "-outage", "1s,2s,3s"], "sim: -outage lists 3 durations for the 2 outages of -outage-at"],
     [
       ["-sweep", "color=red"],
       'sim: invalid value "color=red" for flag -sweep: cannot sweep color; one of outage, clients, lambda, timeout, backlog, limit, baseDelay, simple-backoff-delay',
     ],
-    [["-sweep", "clients=0"], 'sim: invalid value "0" for flag -clients: must be >= 1'],
+    [["-sweep", "clients=0"], 'sim: in -sweep: invalid value "0" for flag -clients: must be >= 1'],
     [["-factor", "0.5"], 'sim: invalid value "0.5" for flag -factor: must be >= 1'],
     [["-clients", "10000001"], 'sim: invalid value "10000001" for flag -clients: the simulator runs at most 10000000 clients'],
     [["-max-in-service", "0"], 'sim: invalid value "0" for flag -max-in-service: must be >= 1'],

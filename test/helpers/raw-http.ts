@@ -6,6 +6,8 @@ export interface RawRequest {
   readonly response: Promise<string>;
   /** Resolves when the TCP connection is established. */
   readonly connected: Promise<void>;
+  /** What has arrived so far. */
+  readonly received: () => string;
 }
 
 /**
@@ -25,7 +27,7 @@ export function rawGet(port: number, path = "/api", extraHeaders = ""): RawReque
     socket.on("error", () => {});
   });
   socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${extraHeaders}\r\n`);
-  return { socket, response, connected };
+  return { socket, response, connected, received: () => text };
 }
 
 export async function getJson<T>(url: string): Promise<T> {

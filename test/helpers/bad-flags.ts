@@ -1,0 +1,97 @@
+/**
+ * Bad command lines for each program, with the flag its one-line error must name. Shared by
+ * the in-process table (every case) and the process table (the first few of each program).
+ */
+export interface BadFlagCase {
+  readonly args: readonly string[];
+  /** The flag the error line names, e.g. "-limit". */
+  readonly names: string;
+}
+
+const bad = (names: string, ...args: string[]): BadFlagCase => ({ args, names });
+
+export const BAD_FLAGS: Readonly<Record<"server" | "client" | "sim" | "demo", readonly BadFlagCase[]>> = {
+  server: [
+    bad("-nope", "-nope"),
+    bad("-limit", "-limit", "x"),
+    bad("-baseDelay", "-baseDelay", "soon"),
+    bad("-limit", "-limit"),
+    bad("-limit", "-limit", "-1"),
+    bad("-limit", "--limit=1.5"),
+    bad("-factor", "-factor", "0.5"),
+    bad("-baseDelay", "-baseDelay", "-1s"),
+    bad("-k", "-k", "0"),
+    bad("-listen", "-listen", "nowhere"),
+    bad("-listen", "-listen", "127.0.0.1:99999"),
+    bad("-backlog", "-backlog", "0"),
+    bad("-cancel-on-disconnect", "-cancel-on-disconnect=maybe"),
+    bad("-max-concurrency", "-max-concurrency", "-3"),
+    bad("-report-interval", "-report-interval", "0s"),
+    bad("-headers-timeout", "-headers-timeout", "soon"),
+    bad("-json", "-json=2"),
+    bad("-debug", "-debug=x"),
+  ],
+  client: [
+    bad("-clients", "-clients", "many"),
+    bad("-url", "-url", "ftp://x"),
+    bad("-min-delay", "-strategy", "exponential", "-min-delay", "2s", "-max-delay", "1s"),
+    bad("-clients", "-clients", "0"),
+    bad("-lambda", "-lambda", "0"),
+    bad("-lambda", "-lambda", "nan"),
+    bad("-timeout", "-timeout", "0s"),
+    bad("-simple-backoff-delay", "-simple-backoff-delay", "-5ms"),
+    bad("-url", "-url", "not a url"),
+    bad("-strategy", "-strategy", "hope"),
+    bad("-max-delay", "-max-delay", "-1s"),
+    bad("-backoff-factor", "-backoff-factor", "0.9"),
+    bad("-jitter", "-strategy", "exponential", "-jitter", "5"),
+    bad("-table", "-strategy", "table", "-table", "1,x"),
+    bad("-max-attempts", "-max-attempts", "-1"),
+    bad("-budget-tokens", "-budget-tokens", "5000"),
+    bad("-budget-ratio", "-budget-ratio", "0"),
+    bad("-interval", "-interval", "0s"),
+    bad("-duration", "-duration", "-1s"),
+    bad("-seed", "-seed", "99999999999"),
+    bad("-retry-budget", "-retry-budget=perhaps"),
+    bad("-exponential-backoff", "-exponential-backoff", "-strategy", "grpc"),
+    bad("-min-delay", "-strategy", "decorrelated-jitter", "-min-delay", "0s"),
+  ],
+  sim: [
+    bad("-outage", "-outage-at", "5s,10s", "-outage", "1s,2s,3s"),
+    bad("-sweep", "-sweep", "color=red"),
+    bad("-factor", "-factor", "0.5"),
+    bad("-outage-at", "-outage-at", "soon"),
+    bad("-outage", "-outage", "-5s"),
+    bad("-duration", "-duration", "0s"),
+    bad("-seed", "-seed", "x"),
+    bad("-json", "-json=x"),
+    bad("-quiet", "-quiet=x"),
+    bad("-strategies", "-strategies", "hope"),
+    bad("-find-critical-outage", "-find-critical-outage=2"),
+    bad("-sweep", "-sweep", "clients"),
+    bad("-clients", "-sweep", "clients=100,0"),
+    bad("-outage", "-sweep", "outage=5s,soon"),
+    bad("-listen", "-listen", ":1"),
+    bad("-headers-timeout", "-headers-timeout", "1s"),
+    bad("-timeout", "-timeout", "0s"),
+    bad("-min-delay", "-strategy", "exponential", "-min-delay", "2s", "-max-delay", "1s"),
+  ],
+  demo: [
+    bad("-limit", "-server-args", "-limit many"),
+    bad("-strategies", "-strategies", "hope"),
+    bad("-url", "-client-args", "-url http://127.0.0.1:1/api"),
+    bad("-steady", "-steady", "0s"),
+    bad("-steady", "-steady", "soon"),
+    bad("-outage", "-outage", "-1s"),
+    bad("-observe", "-observe", "0s"),
+    bad("-nope", "-server-args", "-nope"),
+    bad("-clients", "-client-args", "-clients 0"),
+    bad("-client-args", "-client-args", "-h"),
+    bad("-listen", "-server-args", "-listen :1"),
+    bad("-exponential-backoff", "-strategies", "fixed", "-client-args", "-exponential-backoff"),
+    bad("-strategy", "-client-args", "-strategy grpc"),
+    bad("-debug", "-debug=x"),
+    bad("-nope", "-nope"),
+    bad("-out", "-out"),
+  ],
+};
