@@ -60,7 +60,8 @@ export function comparisonRows(results: readonly StrategyResult[]): string[][] {
       after(orDash(metrics.serverRecoveryMs)),
       after(orDash(metrics.clientRecoveryMs)),
       describeWaste(metrics.wastedWork),
-      after(`${metrics.goodputAfterResumeOkPerSec.toFixed(1)}/s`),
+      // Results files written before these two figures existed lack them.
+      typeof metrics.goodputAfterResumeOkPerSec === "number" ? after(`${metrics.goodputAfterResumeOkPerSec.toFixed(1)}/s`) : "-",
       metrics.retryAmplification === undefined ? "-" : after(`${metrics.retryAmplification.toFixed(2)}x`),
     ];
   });
