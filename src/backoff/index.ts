@@ -58,3 +58,22 @@ export { parseRetryAfter } from "./retry-after.ts";
 export { retry, sleep } from "./retry.ts";
 export type { Random } from "./random.ts";
 export { seededRandom } from "./random.ts";
+export { RollingCounts } from "./rolling-window.ts";
+export type { EnvoyRetryBudget } from "./envoy-budget.ts";
+export { ENVOY_RETRY_BUDGET_DEFAULTS, envoyAllowsRetry, envoyRetryBudget, envoyRetryLimit } from "./envoy-budget.ts";
+export type { FinagleRetryBudget } from "./finagle-budget.ts";
+export { FINAGLE_RETRY_BUDGET_DEFAULTS, FinagleBudgetState, finagleRetryBudget } from "./finagle-budget.ts";
+export type { AwsRetryQuota } from "./aws-retry-quota.ts";
+export { AWS_RETRY_QUOTA_DEFAULTS, AwsQuotaState, awsRetryCost, awsRetryQuota } from "./aws-retry-quota.ts";
+export type { AdaptiveThrottleConfig } from "./adaptive-throttle.ts";
+export { ADAPTIVE_THROTTLE_DEFAULTS, AdaptiveThrottle, adaptiveThrottleConfig, sreRejectProbability } from "./adaptive-throttle.ts";
+export type { BreakerState, BreakerVerdict, CircuitBreakerConfig } from "./circuit-breaker.ts";
+export {
+  CIRCUIT_BREAKER_DEFAULTS,
+  CircuitBreakers,
+  consecutiveBreaker,
+  BREAKER_PASS,
+  BREAKER_PROBE,
+  BREAKER_REJECT,
+  samplingBreaker,
+} from "./circuit-breaker.ts";

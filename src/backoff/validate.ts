@@ -164,3 +164,16 @@ export function validateTokenBucket(capacity: number, refillPerSecond: number): 
   checkNumber("capacity", capacity, AT_LEAST_ONE);
   checkNumber("refillPerSecond", refillPerSecond, NON_NEGATIVE);
 }
+
+/** Factory options: every field optional; `undefined` means "use the default". */
+export type OptionsOf<T> = { readonly [K in keyof T]?: T[K] | undefined };
+
+/** The defaults with the options that are set laid over them (`{ k: undefined }` keeps the default). */
+export function withDefaults<T extends object>(defaults: T, options: OptionsOf<T>): T {
+  const merged = { ...defaults };
+  for (const key of Object.keys(options) as (keyof T)[]) {
+    const value = options[key];
+    if (value !== undefined) merged[key] = value as T[keyof T];
+  }
+  return merged;
+}

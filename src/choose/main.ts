@@ -347,7 +347,7 @@ function intentOf(candidate: Candidate, config: SimulationConfig): RetryIntent {
     id: candidate.id,
     policy: config.retry.backoff,
     maxAttempts: config.retry.maxAttempts,
-    budget: config.retry.budget,
+    budget: config.retry.fleet?.budget?.kind === "grpc" ? config.retry.fleet.budget.budget : undefined,
     timeoutMs: config.timeoutMs,
     thinkTimeMeanMs: config.retry.thinkTimeMeanMs,
     client: candidate.client,

@@ -224,3 +224,12 @@ export function withoutFlags<T extends readonly FlagSpec[], N extends T[number][
 ): Exclude<T[number], { name: N }>[] {
   return flags.filter((flag) => !(names as readonly string[]).includes(flag.name)) as Exclude<T[number], { name: N }>[];
 }
+
+/** The names of the flags an argument list sets (after Go-style normalisation), e.g. for letting them win over presets. */
+export function givenFlagNames(args: readonly string[], flags: readonly FlagSpec[]): Set<string> {
+  return new Set(
+    normalizeArgv(args, flags)
+      .filter((token) => token !== HELP_TOKEN)
+      .map((token) => token.slice(2).split("=")[0]!),
+  );
+}

@@ -43,10 +43,9 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
       ? undefined
       : clientMetrics({
           users: closed ? options.clients : undefined,
-          // A retry budget is a user's: open-loop requests each start with a full one.
-          budget: closed ? options.retry.budget : undefined,
+          budget: options.retry.fleet?.budget?.kind === "grpc" ? options.retry.fleet.budget.budget : undefined,
           inFlight: () => made.load?.inFlight ?? 0,
-          userStates: () => (made.load instanceof Herd ? made.load.userStates() : []),
+          instances: () => made.load?.instances,
         });
   // Listen before the load starts: a port in use ends the program before any request.
   const metricsEndpoint = metrics === undefined ? undefined : await serveMetrics(options.metricsListen!, metrics.registry);

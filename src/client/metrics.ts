@@ -1,8 +1,8 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { budgetAllowsRetry, type RetryBudget } from "../backoff/budget.ts";
+import type { ClientInstances } from "../model/client-instances.ts";
 import type { HerdObserver } from "../model/herd.ts";
-import type { UserState } from "../model/client-loop.ts";
-import type { AttemptResult } from "../model/outcome.ts";
+import type { AttemptResult, LocalRefusal } from "../model/outcome.ts";
 import { LATENCY_BUCKETS_SECONDS, METRIC_PREFIX } from "../runtime/metrics-endpoint.ts";
 
 const name = (suffix: string) => `${METRIC_PREFIX}client_${suffix}`;
@@ -13,8 +13,9 @@ export interface ClientMetricsSource {
   readonly users: number | undefined;
   /** Attempts in flight now. */
   inFlight(): number;
-  /** Each user's retry state, for the protection mechanisms' gauges. */
-  userStates(): Iterable<Readonly<UserState>>;
+  /** The client instances' protections (budgets, throttles, breakers), for their gauges; undefined when none is on. */
+  instances(): ClientInstances | undefined;
+  /** The gRPC-style retry budget (-budget grpc, -retry-budget), if that is the budget. */
   readonly budget: RetryBudget | undefined;
 }
 
@@ -35,16 +36,18 @@ const retryBudgetProtection: Protection = {
     const sum = () => {
       let tokens = 0;
       let exhausted = 0;
-      for (const state of source.userStates()) {
-        if (state.budget === undefined) continue;
-        tokens += state.budget.tokens;
-        if (!budgetAllowsRetry(budget, state.budget)) exhausted++;
+      const instances = source.instances();
+      for (let instance = 0; instance < (instances?.count ?? 0); instance++) {
+        const state = instances!.grpcBudgetState(instance);
+        if (state === undefined) continue;
+        tokens += state.tokens;
+        if (!budgetAllowsRetry(budget, state)) exhausted++;
       }
       return { tokens, exhausted };
     };
     new Gauge({
       name: name("retry_budget_tokens"),
-      help: "Retry-budget tokens held by all users together (gRPC retry throttling; divide by users for the mean)",
+      help: "Retry-budget tokens held by all client instances together (gRPC retry throttling; one instance per user unless -instances)",
       registers: [registry],
       collect() {
         this.set(sum().tokens);
@@ -52,12 +55,12 @@ const retryBudgetProtection: Protection = {
     });
     new Gauge({
       name: name("retry_budget_max_tokens"),
-      help: "Each user's retry-budget ceiling (-budget-tokens); retries stop below half of it",
+      help: "Each client instance's retry-budget ceiling (-budget-tokens); retries stop below half of it",
       registers: [registry],
     }).set(budget.maxTokens);
     new Gauge({
       name: name("retry_budget_exhausted_users"),
-      help: "Users whose budget refuses retries now (tokens at or below half the ceiling)",
+      help: "Client instances (users, unless -instances) whose budget refuses retries now (tokens at or below half the ceiling)",
       registers: [registry],
       collect() {
         this.set(sum().exhausted);
@@ -97,6 +100,12 @@ export function clientMetrics(source: ClientMetricsSource): ClientMetrics {
     help: "Requests given up: a retry refused by the attempt limit, the budget or the policy",
     registers: [registry],
   });
+  const refused = new Counter({
+    name: name("refused_total"),
+    help: "Attempts the client refused itself, never sent: throttled (adaptive throttle) or rejected (open circuit breaker)",
+    labelNames: ["reason"],
+    registers: [registry],
+  });
   const latency = new Histogram({
     name: name("request_duration_seconds"),
     help: "Latency of the OK answers, seconds",
@@ -127,6 +136,10 @@ export function clientMetrics(source: ClientMetricsSource): ClientMetrics {
         inner.attemptStarted(isRetry);
         attempts.inc();
         if (isRetry) retries.inc();
+      },
+      attemptRefused(refusal: LocalRefusal) {
+        inner.attemptRefused(refusal);
+        refused.inc({ reason: refusal });
       },
       attemptEnded(result: AttemptResult, latencyMs: number) {
         inner.attemptEnded(result, latencyMs);

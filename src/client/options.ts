@@ -1,10 +1,10 @@
-import { retryBudget } from "../backoff/index.ts";
 import { formatDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { type ListenAddress, parseListenAddress } from "../cli/listen-address.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
 import type { Arrivals } from "../model/load.ts";
+import { describeProtection, PROTECTION_FLAGS, protectionHelp, resolveProtection } from "../strategies/protection.ts";
 import {
   buildStrategyPolicy,
   findStrategy,
@@ -67,31 +67,7 @@ export const CLIENT_FLAGS = [
     placeholder: "n",
     description: "attempts per request including the first, then give up (0 = no limit)",
   },
-  {
-    name: "retry-budget",
-    kind: "boolean",
-    default: false,
-    description: "gRPC-style retry throttling per client: retry only while tokens > budget-tokens/2",
-  },
-  {
-    name: "budget-tokens",
-    kind: "number",
-    default: 10,
-    min: 0,
-    minExclusive: true,
-    max: 1000,
-    placeholder: "n",
-    description: "retry budget size; a failure costs 1 token",
-  },
-  {
-    name: "budget-ratio",
-    kind: "number",
-    default: 0.1,
-    min: 0,
-    minExclusive: true,
-    placeholder: "f",
-    description: "tokens a success earns back",
-  },
+  ...PROTECTION_FLAGS,
   ...LOAD_FLAGS,
   { name: "interval", kind: "duration", default: 5000, minMs: 0, minExclusive: true, description: "reporting window" },
   { name: "json", kind: "boolean", default: false, description: "print one JSON object per window instead of the text line" },
@@ -125,7 +101,7 @@ export const CLIENT_PROGRAM: ProgramDescription<typeof CLIENT_FLAGS> = {
     "N simulated clients with exponentially distributed request intervals, retrying failures with a strategy.\n" +
     "Every interval it prints OK / errors / timedout req/sec.",
   flags: CLIENT_FLAGS,
-  epilog: `Strategies:\n${strategiesHelp()}`,
+  epilog: `Strategies:\n${strategiesHelp()}\nFleet-level protection (state kept per client instance, see -instances):\n${protectionHelp()}`,
 };
 
 export interface ClientOptions {
@@ -171,7 +147,7 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
       backoff: buildStrategyPolicy(strategy, values),
       thinkTimeMeanMs: values.lambda * 1000,
       maxAttempts: values["max-attempts"] === 0 ? Infinity : values["max-attempts"],
-      budget: values["retry-budget"] ? retryBudget({ maxTokens: values["budget-tokens"], tokenRatio: values["budget-ratio"] }) : undefined,
+      fleet: resolveProtection(values),
       honorRetryAfter: values["honor-retry-after"],
     },
     intervalMs: values.interval,
@@ -212,7 +188,9 @@ export function describeStrategy(options: ClientOptions): string {
     .filter(([key]) => key !== "kind")
     .map(([key, value]) => `${key} ${Array.isArray(value) ? value.join(",") : String(value)}`)
     .join(", ");
-  return `${options.strategy} (${parameters})`;
+  const attempts = Number.isFinite(options.retry.maxAttempts) ? `, max attempts ${options.retry.maxAttempts}` : "";
+  const fleet = options.retry.fleet === undefined ? "" : describeProtection(options.retry.fleet, options.clients);
+  return `${options.strategy} (${parameters})${attempts}${fleet}`;
 }
 
 function checkUrl(text: string): string | undefined {

@@ -8,7 +8,9 @@ const latency = (ms: number) => formatDuration(Math.round(ms * 1000) / 1000);
 
 /**
  * The reference client's line, exactly, then our extra fields:
- * `OK: 98.00 req/sec, errors: 0.00 req/sec, timedout: 0.00 req/sec, gave up: …`
+ * `OK: 98.00 req/sec, errors: 0.00 req/sec, timedout: 0.00 req/sec, gave up: …`, ending with
+ * the attempts the client refused itself (throttled, rejected by an open breaker) and the
+ * share of the attempts sent that were retries.
  */
 export function formatClientLine(report: WindowReport, inFlight: number): string {
   const { counts } = report;
@@ -17,8 +19,19 @@ export function formatClientLine(report: WindowReport, inFlight: number): string
     `timedout: ${rate(counts.timedout, report)} req/sec`;
   const percentiles =
     report.latency === undefined ? "p50: -, p99: -" : `p50: ${latency(report.latency.p50Ms)}, p99: ${latency(report.latency.p99Ms)}`;
-  return `${head}, gave up: ${rate(counts.gaveUp, report)} req/sec, in flight: ${inFlight}, ${percentiles}`;
+  return (
+    `${head}, gave up: ${rate(counts.gaveUp, report)} req/sec, in flight: ${inFlight}, ${percentiles}, ` +
+    `throttled: ${rate(counts.throttled, report)} req/sec, rejected: ${rate(counts.rejected, report)} req/sec, ` +
+    `retries: ${percent(retryShare(counts))} of attempts`
+  );
 }
+
+/** Retries among the attempts sent, as a fraction; 0 when none was sent. */
+export function retryShare(counts: { attempts: number; retries: number }): number {
+  return counts.attempts > 0 ? counts.retries / counts.attempts : 0;
+}
+
+const percent = (fraction: number) => `${(fraction * 100).toFixed(1)}%`;
 
 /** One JSON object per window: every counter, rates, error kinds and latency percentiles. */
 export function clientReport(report: WindowReport, inFlight: number, epochMs: number) {
@@ -33,11 +46,17 @@ export function clientReport(report: WindowReport, inFlight: number, epochMs: nu
     gaveUp: counts.gaveUp,
     attempts: counts.attempts,
     retries: counts.retries,
+    throttled: counts.throttled,
+    rejected: counts.rejected,
     okPerSec: perSecond(counts.ok, report),
     errorsPerSec: perSecond(counts.errors, report),
     timedoutPerSec: perSecond(counts.timedout, report),
     gaveUpPerSec: perSecond(counts.gaveUp, report),
     attemptsPerSec: perSecond(counts.attempts, report),
+    retriesPerSec: perSecond(counts.retries, report),
+    throttledPerSec: perSecond(counts.throttled, report),
+    rejectedPerSec: perSecond(counts.rejected, report),
+    retryShare: retryShare(counts),
     inFlight,
     errorKinds: counts.errorKinds,
     latencyMs: report.latency === undefined ? null : { p50: report.latency.p50Ms, p99: report.latency.p99Ms, max: report.latency.maxMs },
@@ -55,7 +74,9 @@ export function formatClientSummary(totals: WindowReport): string {
       : `, OK latency p50 ${latency(totals.latency.p50Ms)} p99 ${latency(totals.latency.p99Ms)} max ${latency(totals.latency.maxMs)}`;
   return (
     `summary: ${seconds}s, ${part("attempts", counts.attempts)}, ${part("OK", counts.ok)}, ` +
-    `${part("errors", counts.errors)}, ${part("timedout", counts.timedout)}, ${part("gave up", counts.gaveUp)}${latencyPart}`
+    `${part("errors", counts.errors)}, ${part("timedout", counts.timedout)}, ${part("gave up", counts.gaveUp)}` +
+    `${counts.throttled > 0 ? `, ${part("throttled", counts.throttled)}` : ""}${counts.rejected > 0 ? `, ${part("rejected", counts.rejected)}` : ""}` +
+    `, retries ${percent(retryShare(counts))} of attempts${latencyPart}`
   );
 }
 

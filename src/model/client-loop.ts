@@ -1,15 +1,8 @@
 import { nextDelay } from "../backoff/delay.ts";
 import type { BackoffPolicy } from "../backoff/policy.ts";
-import {
-  attemptAllowed,
-  budgetAfterFailure,
-  budgetAfterSuccess,
-  budgetAllowsRetry,
-  initialBudgetState,
-  type RetryBudget,
-  type RetryBudgetState,
-} from "../backoff/budget.ts";
-import type { Outcome } from "./outcome.ts";
+import { attemptAllowed } from "../backoff/budget.ts";
+import type { FleetConfig } from "./client-instances.ts";
+import type { AttemptOutcome } from "./outcome.ts";
 import type { Random } from "../backoff/random.ts";
 
 /**
@@ -17,7 +10,8 @@ import type { Random } from "../backoff/random.ts";
  * OK wait an exponentially distributed think time; after a failure wait what the retry
  * policy says for the n-th consecutive failure; a success resets n. A refused retry
  * (attempt limit, budget, or a policy that gives up) abandons the request: the user goes
- * back to its think time.
+ * back to its think time. An attempt refused locally (throttled, or rejected by an open
+ * breaker) is a failure like any other for this loop.
  */
 export interface RetryConfig {
   readonly backoff: BackoffPolicy;
@@ -25,10 +19,16 @@ export interface RetryConfig {
   readonly thinkTimeMeanMs: number;
   /** Attempts per request including the first; Infinity for no limit. */
   readonly maxAttempts: number;
-  /** gRPC-style retry throttling for each user, or undefined for none. */
-  readonly budget: RetryBudget | undefined;
+  /** Retry budgets, throttles and breakers, and how many client instances share them; none when undefined. */
+  readonly fleet?: FleetConfig | undefined;
   /** Wait at least what a server's Retry-After asks before the next attempt (see honorServerWait). Default false. */
   readonly honorRetryAfter?: boolean | undefined;
+}
+
+/** Where the loop asks whether a retry may go, when a retry budget is in force. */
+export interface RetryGate {
+  /** Whether a retry may follow this failed attempt; a yes takes the retry's share of the budget. */
+  allowRetry(outcome: AttemptOutcome): boolean;
 }
 
 export interface UserState {
@@ -36,17 +36,12 @@ export interface UserState {
   failures: number;
   /** The wait that preceded the last attempt, ms (the reference policy grows from it). */
   lastWaitMs: number;
-  budget: RetryBudgetState | undefined;
 }
 
 export type Decision = "think" | "retry" | "give-up";
 
-export function initialUserState(config: RetryConfig): UserState {
-  return {
-    failures: 0,
-    lastWaitMs: 0,
-    budget: config.budget === undefined ? undefined : initialBudgetState(config.budget),
-  };
+export function initialUserState(_config: RetryConfig): UserState {
+  return { failures: 0, lastWaitMs: 0 };
 }
 
 /** The first wait of a user, before its first request. */
@@ -58,26 +53,28 @@ export function firstWait(config: RetryConfig, state: UserState, random: Random)
 /**
  * Updates `state` for an attempt's outcome and returns the decision; the wait before the
  * next attempt is the new `state.lastWaitMs` (no object per attempt: this is the herd's hot path).
+ * The gate, when given, has the last word on a retry that the attempt limit and the policy
+ * allow, so that a budget is charged only for retries that would otherwise happen.
  */
-export function decideAfterAttempt(config: RetryConfig, state: UserState, outcome: Outcome, random: Random): Decision {
+export function decideAfterAttempt(
+  config: RetryConfig,
+  state: UserState,
+  outcome: AttemptOutcome,
+  random: Random,
+  gate?: RetryGate,
+): Decision {
   if (outcome === "ok") {
     state.failures = 0;
-    if (config.budget !== undefined && state.budget !== undefined) {
-      state.budget = budgetAfterSuccess(config.budget, state.budget);
-    }
     return think(config, state, random, "think");
   }
   state.failures++;
-  if (config.budget !== undefined && state.budget !== undefined) {
-    state.budget = budgetAfterFailure(config.budget, state.budget);
-    if (!budgetAllowsRetry(config.budget, state.budget)) return giveUp(config, state, random);
-  }
   if (!attemptAllowed(config.maxAttempts, state.failures + 1)) return giveUp(config, state, random);
   // Only the reference policy grows from the think time; decorrelated jitter grows from its
   // own previous retry wait, and starts from its base.
   const previousWaitMs = state.failures > 1 || config.backoff.kind === "reference" ? state.lastWaitMs : undefined;
   const delay = nextDelay(config.backoff, state.failures, previousWaitMs, random);
   if (delay === undefined) return giveUp(config, state, random);
+  if (gate !== undefined && !gate.allowRetry(outcome)) return giveUp(config, state, random);
   state.lastWaitMs = delay;
   return "retry";
 }

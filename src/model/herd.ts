@@ -1,7 +1,15 @@
 import type { Clock, TimerOwner } from "../clock/clock.ts";
-import type { RetryBudgetState } from "../backoff/budget.ts";
-import { decideAfterAttempt, firstWait, honorServerWait, initialUserState, type RetryConfig, type UserState } from "./client-loop.ts";
-import { type AttemptResult, TIMEDOUT_RESULT } from "./outcome.ts";
+import { ADMITTED, ClientInstances, hasProtection, THROTTLED } from "./client-instances.ts";
+import {
+  decideAfterAttempt,
+  firstWait,
+  honorServerWait,
+  initialUserState,
+  type RetryConfig,
+  type RetryGate,
+  type UserState,
+} from "./client-loop.ts";
+import { type AttemptOutcome, type AttemptResult, type LocalRefusal, TIMEDOUT_RESULT } from "./outcome.ts";
 import type { Random } from "../backoff/random.ts";
 
 /** Where a transport reports the result of an attempt. */
@@ -27,6 +35,8 @@ export interface Transport<Attempt = unknown> {
 export interface HerdObserver {
   attemptStarted(isRetry: boolean): void;
   attemptEnded(result: AttemptResult, latencyMs: number): void;
+  /** An attempt the client refused itself (throttle, open breaker): never sent, never counted as an attempt. */
+  attemptRefused(refusal: LocalRefusal): void;
   gaveUp(): void;
   /**
    * A request ended: it succeeded, or its user gave it up. `latencyMs` runs from its first
@@ -50,6 +60,8 @@ interface HerdContext {
   readonly transport: Transport;
   readonly observer: HerdObserver;
   readonly options: HerdOptions;
+  /** The budgets, throttles and breakers of the client instances; undefined when none is on. */
+  readonly fleet: ClientInstances | undefined;
   inFlight: number;
   stopped: boolean;
   /**
@@ -70,9 +82,8 @@ interface HerdContext {
  * attempt's deadline, and the user is that timer (a TimerOwner). An attempt allocates
  * nothing in the herd, which matters when a million users run in virtual time.
  */
-class User implements UserState, AttemptSink, TimerOwner {
+class User implements UserState, AttemptSink, TimerOwner, RetryGate {
   failures: number;
-  budget: RetryBudgetState | undefined;
   clockSlot: unknown = undefined;
   private isRetry = false;
   private inFlight = false;
@@ -88,7 +99,6 @@ class User implements UserState, AttemptSink, TimerOwner {
     const initial = initialUserState(herd.options.retry);
     this.failures = initial.failures;
     this.lastWaitMs = initial.lastWaitMs;
-    this.budget = initial.budget;
   }
 
   get lastWaitMs(): number {
@@ -117,7 +127,15 @@ class User implements UserState, AttemptSink, TimerOwner {
     const herd = this.herd;
     if (herd.stopped) return;
     this.startedAt = herd.clock.now();
+    // A request starts with its first try, sent or refused locally.
     if (!this.isRetry && herd.requestStarts.length > 0) herd.requestStarts[this.index] = this.startedAt;
+    if (herd.fleet !== undefined) {
+      const admission = herd.fleet.admit(this.index, this.isRetry, this.startedAt, herd.random);
+      if (admission !== ADMITTED) {
+        this.refuse(admission === THROTTLED ? "throttled" : "rejected");
+        return;
+      }
+    }
     herd.inFlight++;
     herd.observer.attemptStarted(this.isRetry);
     this.inFlight = true;
@@ -139,6 +157,11 @@ class User implements UserState, AttemptSink, TimerOwner {
     if (result === TIMEDOUT_RESULT) herd.transport.abort(attempt);
     if (herd.stopped) return;
     herd.observer.attemptEnded(result, herd.clock.now() - this.startedAt);
+    if (herd.fleet !== undefined) {
+      herd.fleet.attemptEnded(this.index, result.outcome, herd.clock.now());
+      this.decide(result.outcome, 0, result);
+      return;
+    }
     const decision = decideAfterAttempt(herd.options.retry, this, result.outcome, herd.random);
     honorServerWait(herd.options.retry, this, result);
     if (decision === "give-up") herd.observer.gaveUp();
@@ -147,6 +170,38 @@ class User implements UserState, AttemptSink, TimerOwner {
     }
     this.isRetry = decision === "retry";
     herd.clock.arm(this, this.lastWaitMs);
+  }
+
+  /** The client refused this attempt itself: it fails at once, at no cost to the server. */
+  private refuse(refusal: LocalRefusal): void {
+    const herd = this.herd;
+    herd.observer.attemptRefused(refusal);
+    herd.fleet!.refused(this.index);
+    // Node waits at least 1 ms for any timer; so does the simulator, or a zero backoff
+    // after a local refusal would spin at one instant.
+    this.decide(refusal, 1);
+  }
+
+  /** Decides and arms the next wait, with the client instances' budget as the gate. */
+  private decide(outcome: AttemptOutcome, minWaitMs: number, result?: AttemptResult): void {
+    const herd = this.herd;
+    const decision = decideAfterAttempt(herd.options.retry, this, outcome, herd.random, this);
+    if (result !== undefined) honorServerWait(herd.options.retry, this, result);
+    if (decision === "give-up") {
+      herd.observer.gaveUp();
+      herd.fleet!.requestAbandoned(this.index);
+    }
+    if (decision !== "retry" && herd.requestStarts.length > 0) {
+      herd.observer.requestEnded?.(decision === "think", herd.clock.now() - herd.requestStarts[this.index]!);
+    }
+    this.isRetry = decision === "retry";
+    const waitMs = this.lastWaitMs;
+    herd.clock.arm(this, waitMs < minWaitMs ? minWaitMs : waitMs);
+  }
+
+  /** RetryGate: the budget of this user's instance decides. */
+  allowRetry(outcome: AttemptOutcome): boolean {
+    return this.herd.fleet!.allowRetry(this.index, outcome, this.herd.clock.now());
   }
 
   /** The first wait, before the first request. */
@@ -175,12 +230,14 @@ export class Herd {
   private readonly context: HerdContext;
 
   constructor(clock: Clock, random: Random, transport: Transport, observer: HerdObserver, options: HerdOptions) {
+    const fleet = hasProtection(options.retry.fleet) ? new ClientInstances(options.retry.fleet, options.users) : undefined;
     this.context = {
       clock,
       random,
       transport,
       observer,
       options,
+      fleet,
       inFlight: 0,
       stopped: false,
       times: new Float64Array(2 * options.users),
@@ -193,8 +250,9 @@ export class Herd {
   }
 
   /** Each user's retry state, read-only (the client's metrics read the retry budgets). */
-  userStates(): readonly Readonly<UserState>[] {
-    return this.users;
+  /** The client instances' budgets, throttles and breakers; undefined when none is on. */
+  get instances(): ClientInstances | undefined {
+    return this.context.fleet;
   }
 
   start(): void {

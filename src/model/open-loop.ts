@@ -1,9 +1,17 @@
-import type { RetryBudgetState } from "../backoff/budget.ts";
 import type { Random } from "../backoff/random.ts";
 import type { Clock, TimerOwner } from "../clock/clock.ts";
-import { decideAfterAttempt, firstWait, honorServerWait, initialUserState, type RetryConfig, type UserState } from "./client-loop.ts";
+import { ADMITTED, ClientInstances, hasProtection, THROTTLED } from "./client-instances.ts";
+import {
+  decideAfterAttempt,
+  firstWait,
+  honorServerWait,
+  initialUserState,
+  type RetryConfig,
+  type RetryGate,
+  type UserState,
+} from "./client-loop.ts";
 import type { AttemptSink, HerdObserver, Transport } from "./herd.ts";
-import { type AttemptResult, TIMEDOUT_RESULT } from "./outcome.ts";
+import { type AttemptOutcome, type AttemptResult, TIMEDOUT_RESULT } from "./outcome.ts";
 
 export interface OpenLoopOptions {
   /** Mean arrivals per second of a Poisson process. */
@@ -32,6 +40,11 @@ interface SourceContext {
   /** Chains that have ended, kept for the next arrivals: chain objects are made only up to the most alive at once. */
   readonly idle: Chain[];
   alive: number;
+  /**
+   * Budgets, throttles and breakers, undefined when none is on. Chains play the part of
+   * users: chain slot i belongs to instance i mod -instances (0: one instance per slot).
+   */
+  readonly fleet: ClientInstances | undefined;
 }
 
 /**
@@ -39,19 +52,21 @@ interface SourceContext {
  * policy says, until an OK or a refused retry ends it. Like a closed user it is its own
  * sink and timer (one timer for its wait and its attempt's deadline).
  */
-class Chain implements UserState, AttemptSink, TimerOwner {
+class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
   failures = 0;
   lastWaitMs = 0;
-  budget: RetryBudgetState | undefined = undefined;
   clockSlot: unknown = undefined;
   private isRetry = false;
   private inFlight = false;
   private startedAt = 0;
   private attempt: unknown = undefined;
   private readonly source: SourceContext;
+  /** The chain's slot: which client instance it belongs to. */
+  private readonly index: number;
 
-  constructor(source: SourceContext) {
+  constructor(source: SourceContext, index: number) {
     this.source = source;
+    this.index = index;
   }
 
   /** A new request arrives: its first attempt goes out at once. */
@@ -59,7 +74,6 @@ class Chain implements UserState, AttemptSink, TimerOwner {
     const config = this.source.options.retry;
     const initial = initialUserState(config);
     this.failures = initial.failures;
-    this.budget = initial.budget;
     this.lastWaitMs = 0;
     // The reference policy grows its first wait from the wait before the failed attempt, a
     // closed user's think time; an arrival has none, so it draws one as a user would.
@@ -76,6 +90,18 @@ class Chain implements UserState, AttemptSink, TimerOwner {
   private send(): void {
     const source = this.source;
     if (source.stopped) return;
+    if (source.fleet !== undefined) {
+      const admission = source.fleet.admit(this.index, this.isRetry, source.clock.now(), source.random);
+      if (admission !== ADMITTED) {
+        // Refused by the client itself: never sent; a failure for the retry loop, decided
+        // after Node's minimum timer wait so that a zero backoff cannot spin at one instant.
+        const refusal = admission === THROTTLED ? "throttled" : "rejected";
+        source.observer.attemptRefused(refusal);
+        source.fleet.refused(this.index);
+        this.decide(refusal, undefined, 1);
+        return;
+      }
+    }
     this.startedAt = source.clock.now();
     source.inFlight++;
     source.observer.attemptStarted(this.isRetry);
@@ -96,15 +122,30 @@ class Chain implements UserState, AttemptSink, TimerOwner {
     if (result === TIMEDOUT_RESULT) source.transport.abort(attempt);
     if (source.stopped) return;
     source.observer.attemptEnded(result, source.clock.now() - this.startedAt);
-    const decision = decideAfterAttempt(source.options.retry, this, result.outcome, source.random);
+    source.fleet?.attemptEnded(this.index, result.outcome, source.clock.now());
+    this.decide(result.outcome, result, 0);
+  }
+
+  /** Retries after what the policy says, or ends the request. */
+  private decide(outcome: AttemptOutcome, result: AttemptResult | undefined, minWaitMs: number): void {
+    const source = this.source;
+    const decision = decideAfterAttempt(source.options.retry, this, outcome, source.random, source.fleet === undefined ? undefined : this);
     if (decision !== "retry") {
-      if (decision === "give-up") source.observer.gaveUp();
+      if (decision === "give-up") {
+        source.observer.gaveUp();
+        source.fleet?.requestAbandoned(this.index);
+      }
       this.end();
       return;
     }
-    honorServerWait(source.options.retry, this, result);
+    if (result !== undefined) honorServerWait(source.options.retry, this, result);
     this.isRetry = true;
-    source.clock.arm(this, this.lastWaitMs);
+    source.clock.arm(this, this.lastWaitMs < minWaitMs ? minWaitMs : this.lastWaitMs);
+  }
+
+  /** RetryGate: the budget of this chain's instance decides. */
+  allowRetry(outcome: AttemptOutcome): boolean {
+    return this.source.fleet!.allowRetry(this.index, outcome, this.source.clock.now());
   }
 
   /** Cancels the wait, or ends the attempt in flight without counting it. */
@@ -143,13 +184,19 @@ export class OpenLoop implements TimerOwner {
   private readonly meanGapMs: number;
 
   constructor(clock: Clock, random: Random, transport: Transport, observer: HerdObserver, options: OpenLoopOptions) {
-    this.context = { clock, random, transport, observer, options, inFlight: 0, stopped: false, idle: [], alive: 0 };
+    const fleet = hasProtection(options.retry.fleet) ? new ClientInstances(options.retry.fleet, options.maxChains) : undefined;
+    this.context = { clock, random, transport, observer, options, inFlight: 0, stopped: false, idle: [], alive: 0, fleet };
     this.meanGapMs = 1000 / options.ratePerSec;
   }
 
   /** Attempts in flight. */
   get inFlight(): number {
     return this.context.inFlight;
+  }
+
+  /** The client instances' budgets, throttles and breakers (one per chain slot unless -instances); undefined when none is on. */
+  get instances(): ClientInstances | undefined {
+    return this.context.fleet;
   }
 
   /** Requests alive: an attempt in flight or a retry pending. */
@@ -194,7 +241,7 @@ export class OpenLoop implements TimerOwner {
     }
     let chain = context.idle.pop();
     if (chain === undefined) {
-      chain = new Chain(context);
+      chain = new Chain(context, this.chains.length);
       this.chains.push(chain);
     }
     context.alive++;

@@ -4,6 +4,15 @@
  */
 export type Outcome = "ok" | "error" | "timedout";
 
+/**
+ * An attempt the client refused itself, before sending it: "throttled" by an adaptive
+ * throttle, "rejected" by an open circuit breaker. It costs the server nothing.
+ */
+export type LocalRefusal = "throttled" | "rejected";
+
+/** What the retry loop sees of an attempt: its outcome, or that it was refused locally. */
+export type AttemptOutcome = Outcome | LocalRefusal;
+
 /** Why an attempt failed, for the per-kind counters of the JSON report. */
 export type ErrorKind =
   | "refused"

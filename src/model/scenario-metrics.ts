@@ -49,6 +49,8 @@ export interface ClientWindow {
   readonly errorsPerSec: number;
   readonly timedoutPerSec: number;
   readonly attemptsPerSec: number;
+  /** Retries among the attempts (absent from timelines recorded before it was reported). */
+  readonly retriesPerSec?: number | undefined;
 }
 
 export interface Phases {
@@ -76,6 +78,13 @@ export interface ScenarioMetrics {
   readonly verdict: Verdict;
   /** One line saying why the verdict is what it is. */
   readonly why: string;
+  /** Goodput: mean OK rate of the client windows from the resume to the end of the observation. */
+  readonly goodputAfterResumeOkPerSec: number;
+  /**
+   * Retry amplification: attempts sent ÷ first attempts sent, from the start of the outage
+   * to the end (1 when nothing was retried); undefined without retry counts or first attempts.
+   */
+  readonly retryAmplification: number | undefined;
   /** Over the run, from the last server sample's totals; undefined when the samples carry none. */
   readonly wastedWork: WastedWork | undefined;
 }
@@ -100,6 +109,7 @@ export function computeMetrics(
 
   const afterResume = reportsAfterResume(server, phases);
   const judgement = judge({ server, client, phases, concurrencyLimit, baselineOkPerSec, outOfMemory: events.outOfMemory });
+  const observed = client.filter((window) => window.startMs >= phases.resumeAtMs && window.endMs <= phases.endMs);
   return {
     baselineOkPerSec,
     outageAmplification: ratio(mean(outageAttempts)),
@@ -110,6 +120,8 @@ export function computeMetrics(
     clientRecoveryMs: judgement.clientsBackMs,
     verdict: judgement.verdict,
     why: judgement.why,
+    goodputAfterResumeOkPerSec: mean(observed.map((window) => window.okPerSec)),
+    retryAmplification: retryAmplification(client.filter((window) => window.startMs >= phases.stopAtMs && window.endMs <= phases.endMs)),
     wastedWork: wastedWork(server.at(-1)),
   };
 }
@@ -123,6 +135,19 @@ function wastedWork(last: ServerSample | undefined): WastedWork | undefined {
     total: last.abandoned + held,
     droppedForNobody: (last.cancelled ?? 0) + (last.expired ?? 0),
   };
+}
+
+/** Attempts ÷ first attempts over some windows, weighting each by its length. */
+function retryAmplification(windows: readonly ClientWindow[]): number | undefined {
+  let attempts = 0;
+  let firstAttempts = 0;
+  for (const window of windows) {
+    if (window.retriesPerSec === undefined) return undefined;
+    const seconds = (window.endMs - window.startMs) / 1000;
+    attempts += window.attemptsPerSec * seconds;
+    firstAttempts += (window.attemptsPerSec - window.retriesPerSec) * seconds;
+  }
+  return firstAttempts > 0 ? attempts / firstAttempts : undefined;
 }
 
 function mean(values: readonly number[]): number {

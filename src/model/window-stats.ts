@@ -1,6 +1,6 @@
 import * as hdr from "hdr-histogram-js";
 import type { HerdObserver } from "./herd.ts";
-import type { AttemptResult, ErrorKind } from "./outcome.ts";
+import type { AttemptResult, ErrorKind, LocalRefusal } from "./outcome.ts";
 
 /** Latencies are recorded in microseconds, from 1 µs to an hour, to 3 significant digits. */
 const HISTOGRAM_MAX_US = 3_600_000_000;
@@ -12,6 +12,9 @@ export interface Counts {
   gaveUp: number;
   attempts: number;
   retries: number;
+  /** Attempts refused by the client itself: by an adaptive throttle, and by an open circuit breaker. */
+  throttled: number;
+  rejected: number;
   errorKinds: Partial<Record<ErrorKind, number>>;
 }
 
@@ -36,7 +39,7 @@ export interface WindowReport {
 }
 
 export function emptyCounts(): Counts {
-  return { ok: 0, errors: 0, timedout: 0, gaveUp: 0, attempts: 0, retries: 0, errorKinds: {} };
+  return { ok: 0, errors: 0, timedout: 0, gaveUp: 0, attempts: 0, retries: 0, throttled: 0, rejected: 0, errorKinds: {} };
 }
 
 /** Per second over the window's real length (a window closed late is not over-counted). */
@@ -101,6 +104,11 @@ export class WindowStats implements HerdObserver {
   gaveUp(): void {
     this.window.gaveUp++;
     this.total.gaveUp++;
+  }
+
+  attemptRefused(refusal: LocalRefusal): void {
+    this.window[refusal]++;
+    this.total[refusal]++;
   }
 
   /** Closes the current window at `nowMs` and starts the next one there. */

@@ -17,7 +17,7 @@ import { readableDelay } from "./readable-delay.ts";
 import { comparisonTable, renderReport, type StrategyResult } from "./report.ts";
 import { type LiveRecord, type Progress, runExperiment } from "./run.ts";
 import { explainVerdict } from "./verdict-why.ts";
-import { STRATEGY_NAMES, strategyListProblem } from "../strategies/registry.ts";
+import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
 import { parseStrategies } from "./strategies.ts";
 
 const DEFAULT_STRATEGIES = "fixed,exponential-backoff";
@@ -28,7 +28,7 @@ const DEMO_FLAGS = [
     kind: "string",
     default: DEFAULT_STRATEGIES,
     placeholder: "list",
-    description: `comma-separated strategies to compare, or 'all': ${STRATEGY_NAMES.join(", ")}`,
+    description: `comma-separated strategies and presets to compare: ${RUN_CHOICES_HELP}`,
     check: strategyListProblem,
   },
   { name: "steady", kind: "duration", default: 15_000, minMs: 0, minExclusive: true, description: "steady state before the outage" },
@@ -67,6 +67,7 @@ const DEMO_PROGRAM: ProgramDescription<typeof DEMO_FLAGS> = {
     "The crash experiment, by itself: for each strategy start ./server and ./client, SIGSTOP the server,\n" +
     "SIGCONT it, observe, and report with charts (results/<timestamp>/report.html).",
   flags: DEMO_FLAGS,
+  epilog: `Presets (-strategies takes them beside the strategies; each stands for the client flags shown):\n${presetsHelp()}`,
 };
 
 const splitArgs = (text: string) => text.split(/\s+/).filter((part) => part !== "");

@@ -39,7 +39,11 @@ export const COMPARISON_HEADER = [
   "server back",
   "clients back",
   "wasted work",
+  "goodput after resume",
+  "retry amplification",
 ];
+/** The page's table keeps to the columns that fit its width; the terminal's has them all. */
+const PAGE_COLUMNS = 9;
 
 /** One row per strategy: what a reader compares first. */
 export function comparisonRows(results: readonly StrategyResult[]): string[][] {
@@ -56,6 +60,9 @@ export function comparisonRows(results: readonly StrategyResult[]): string[][] {
       after(orDash(metrics.serverRecoveryMs)),
       after(orDash(metrics.clientRecoveryMs)),
       describeWaste(metrics.wastedWork),
+      // Results files written before these two figures existed lack them.
+      typeof metrics.goodputAfterResumeOkPerSec === "number" ? after(`${metrics.goodputAfterResumeOkPerSec.toFixed(1)}/s`) : "-",
+      metrics.retryAmplification === undefined ? "-" : after(`${metrics.retryAmplification.toFixed(2)}x`),
     ];
   });
 }
@@ -290,7 +297,13 @@ export function reportHtml(report: {
   const cell = (tag: string, text: string, className?: string) =>
     `<${tag}${className === undefined ? "" : ` class="${className}"`}>${escapeHtml(text)}</${tag}>`;
   const rows = comparisonRows(results)
-    .map((row) => `<tr>${row.map((text, column) => cell(column === 0 ? "th" : "td", text, column === 1 ? text : undefined)).join("")}</tr>`)
+    .map(
+      (row) =>
+        `<tr>${row
+          .slice(0, PAGE_COLUMNS)
+          .map((text, column) => cell(column === 0 ? "th" : "td", text, column === 1 ? text : undefined))
+          .join("")}</tr>`,
+    )
     .join("\n");
   const why = results
     .map(
@@ -314,7 +327,9 @@ export function reportHtml(report: {
 <style>${REPORT_CSS}</style></head>
 <body><h1>${escapeHtml(title)}</h1>
 <div class="table-wrap"><table class="comparison">
-<thead><tr>${COMPARISON_HEADER.map((title) => cell("th", title)).join("")}</tr></thead>
+<thead><tr>${COMPARISON_HEADER.slice(0, PAGE_COLUMNS)
+    .map((title) => cell("th", title))
+    .join("")}</tr></thead>
 <tbody>
 ${rows}
 </tbody></table></div>

@@ -255,6 +255,7 @@ interface ClientJson {
   errorsPerSec: number;
   timedoutPerSec: number;
   attemptsPerSec: number;
+  retriesPerSec?: number;
   summary?: boolean;
 }
 
@@ -271,5 +272,6 @@ export function parseClientWindows(lines: readonly string[], startEpochMs: numbe
       errorsPerSec: json.errorsPerSec,
       timedoutPerSec: json.timedoutPerSec,
       attemptsPerSec: json.attemptsPerSec,
+      retriesPerSec: json.retriesPerSec,
     }));
 }

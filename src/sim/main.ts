@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
-import { parseValue } from "../cli/flags.ts";
+import { givenFlagNames, parseValue } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { makeOutputDir, writeOutputFile } from "../runtime/output-files.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
@@ -11,7 +11,8 @@ import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 import { comparisonTable, renderSvg, type StrategyResult } from "../scenario/report.ts";
 import { parseStrategies, type StrategyRun } from "../scenario/strategies.ts";
 import { summaryJson } from "../scenario/summary-file.ts";
-import { onlyParametersOf } from "../strategies/registry.ts";
+import { presetValues } from "../strategies/presets.ts";
+import { onlyParametersOf, presetOf, strategyOfRun } from "../strategies/registry.ts";
 import { formatServerLine, formatServerTotals, serverReport, serverTotalsReport } from "../server/reporter.ts";
 import {
   MAX_CLIENTS,
@@ -62,6 +63,22 @@ export function configFrom(values: SimFlagValues): SimulationConfig {
   };
 }
 
+/** A strategy to simulate, with the flag values its preset sets (none for a plain strategy). */
+type SimRun = StrategyRun & { readonly presetFlags: Partial<SimFlagValues> };
+
+/**
+ * The runs of a strategy list. A preset's flags apply except those given on the command
+ * line, which win, as in the demo, where -client-args come after the preset's flags.
+ */
+function simRuns(runs: readonly StrategyRun[], given: ReadonlySet<string>): SimRun[] {
+  return runs.map((run) => {
+    const preset = presetOf(run.name);
+    const flags = preset === undefined ? {} : presetValues(preset, SIM_FLAGS);
+    const presetFlags = Object.fromEntries(Object.entries(flags).filter(([name]) => name === "strategy" || !given.has(name)));
+    return { ...run, presetFlags: presetFlags as Partial<SimFlagValues> };
+  });
+}
+
 /** Limits of the simulator itself, beyond the flags' own: a run within them completes in bounded memory. */
 function checkSimulatorBounds(values: SimFlagValues, reportIntervalMs: number): void {
   const reports = (intervalMs: number) => values.duration / intervalMs;
@@ -107,8 +124,9 @@ function checkProtection(values: SimFlagValues): void {
  * The flag values with another strategy selected. When several strategies are compared, a
  * parameter flag applies to those that read it and is left out for the others.
  */
-function withStrategy(values: SimFlagValues, strategy: StrategyRun): SimFlagValues {
-  return { ...values, ...onlyParametersOf(strategy.name, values), strategy: strategy.name, "exponential-backoff": false };
+function withStrategy(values: SimFlagValues, strategy: SimRun): SimFlagValues {
+  const base = strategyOfRun(strategy.name);
+  return { ...values, ...onlyParametersOf(base, values), strategy: base, "exponential-backoff": false, ...strategy.presetFlags };
 }
 
 function selectedStrategy(values: SimFlagValues): StrategyRun {
@@ -134,7 +152,7 @@ export function run(values: SimFlagValues, strategy: string, onEvent?: (event: S
   return { config, result, metrics, strategyResult, wallMs };
 }
 
-function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonly StrategyRun[]): void {
+function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonly SimRun[]): void {
   const config = configFrom(values);
   const tipping = concurrencyForDelay(config.latency, config.timeoutMs);
   const open = config.arrivals?.kind === "open" ? config.arrivals : undefined;
@@ -176,11 +194,11 @@ function printEvent(io: ProgramIo, json: boolean): (event: SimulationEvent) => v
   };
 }
 
-function findCriticalOutage(io: ProgramIo, values: SimFlagValues, strategies: readonly StrategyRun[]): void {
+function findCriticalOutage(io: ProgramIo, values: SimFlagValues, strategies: readonly SimRun[]): void {
   const upperMs = 600_000;
   const resolutionMs = 250;
   const observeMs = values.duration - durationOfFirstOutageStart(values) - firstOutageLength(values);
-  const recovers = (strategy: StrategyRun, outageMs: number) => {
+  const recovers = (strategy: SimRun, outageMs: number) => {
     const trial = { ...withStrategy(values, strategy), outage: formatDuration(outageMs) };
     trial.duration = durationOfFirstOutageStart(values) + outageMs + Math.max(observeMs, 1);
     trial["outage-at"] = formatDuration(durationOfFirstOutageStart(values));
@@ -230,7 +248,7 @@ function sweepTrials(values: SimFlagValues, sweepText: string): { param: string;
   return { param, points, trials };
 }
 
-async function sweep(io: ProgramIo, values: SimFlagValues, strategies: readonly StrategyRun[], sweepText: string): Promise<void> {
+async function sweep(io: ProgramIo, values: SimFlagValues, strategies: readonly SimRun[], sweepText: string): Promise<void> {
   const { param, points, trials } = sweepTrials(values, sweepText);
   // A directory that cannot be made fails now, not after the whole sweep has run.
   const dir = values.out === undefined ? undefined : resolve(values.out);
@@ -280,7 +298,10 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
   const values = parsed.values;
   configFrom(values); // every flag checked before anything runs
   if (values.sweep !== undefined) sweepTrials(values, values.sweep);
-  const strategies = values.strategies === undefined ? [selectedStrategy(values)] : parseStrategies(values.strategies);
+  const strategies = simRuns(
+    values.strategies === undefined ? [selectedStrategy(values)] : parseStrategies(values.strategies),
+    givenFlagNames(argv, SIM_FLAGS),
+  );
   if (values.dashboard && (values["find-critical-outage"] || values.sweep !== undefined)) {
     throw new UsageError(
       `-dashboard plays back one run per strategy; it cannot be combined with ${values.sweep === undefined ? "-find-critical-outage" : "-sweep"}`,

@@ -4,7 +4,7 @@ import { IMMEDIATE_ANSWER_MS } from "./network.ts";
 import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
 import { CLIENT_FLAGS, type ClientFlagValues, type ClientOptions, resolveClientOptions } from "../client/options.ts";
 import { resolveServerOptions, SERVER_FLAGS, type ServerOptions } from "../server/options.ts";
-import { STRATEGY_NAMES, strategyListProblem } from "../strategies/registry.ts";
+import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
 import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage } from "./simulate.ts";
 
@@ -78,7 +78,7 @@ const SIM_ONLY_FLAGS = [
     kind: "string",
     default: undefined,
     placeholder: "list",
-    description: `for -find-critical-outage and -sweep: strategies to compare, or 'all' (default: the one selected): ${STRATEGY_NAMES.join(", ")}`,
+    description: `strategies and presets to compare (default: the one selected): ${RUN_CHOICES_HELP}`,
     check: strategyListProblem,
   },
   {
@@ -125,6 +125,7 @@ export const SIM_PROGRAM: ProgramDescription<typeof SIM_FLAGS> = {
     `once (a 503) takes a loopback round trip, ${formatDuration(IMMEDIATE_ANSWER_MS)}. The simulator runs at most ${MAX_CLIENTS} clients and\n` +
     `${MAX_REPORTS} reports of each kind, and needs -timeout and lambda + baseDelay of at least ${formatDuration(MIN_CYCLE_MS)}.`,
   flags: SIM_FLAGS,
+  epilog: `Presets (-strategies takes them beside the strategies; flags given on the command line win over a preset's):\n${presetsHelp()}`,
 };
 
 export interface SimOptions {

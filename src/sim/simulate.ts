@@ -143,6 +143,7 @@ export function simulate(
           attemptStarted: (isRetry) => stats.attemptStarted(isRetry),
           attemptEnded: (result, latencyMs) => stats.attemptEnded(result, latencyMs),
           gaveUp: () => stats.gaveUp(),
+          attemptRefused: (refusal) => stats.attemptRefused(refusal),
           requestEnded: onRequestEnded,
         };
   const herd = createLoad(config, clock, seededRandom(config.seed), network.transport, observer);
@@ -200,6 +201,7 @@ export function simulate(
       errorsPerSec: perSecond(window.counts.errors, window),
       timedoutPerSec: perSecond(window.counts.timedout, window),
       attemptsPerSec: perSecond(window.counts.attempts, window),
+      retriesPerSec: perSecond(window.counts.retries, window),
     });
     onEvent({ kind: "client", atMs: clock.now(), report: window, inFlight: herd.inFlight, openLoop: openLoopTotals() });
     if (clock.now() + config.intervalMs <= config.durationMs) clock.schedule(config.intervalMs, closeWindow);

@@ -15,6 +15,7 @@ import {
 import { DurationSyntaxError, formatDuration, parseDuration } from "../cli/duration.ts";
 import type { FlagSpec, FlagValues } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { findPreset, PRESET_NAMES, PRESETS, type PresetDefinition, type PresetName, presetStrategy, presetsHelp } from "./presets.ts";
 
 /*
  * The one registry of retry strategies: their names and aliases, the flags that tune them
@@ -210,14 +211,39 @@ export function findStrategy(name: string): StrategyDefinition | undefined {
   return STRATEGIES.find((strategy) => strategy.name === name || (strategy.aliases as readonly string[]).includes(name));
 }
 
-/** Parses `fixed,exponential-backoff`, or `all`, into canonical names; throws naming an unknown one. */
-export function parseStrategyList(text: string): StrategyName[] {
-  if (text === "all") return [...STRATEGY_NAMES];
-  return text.split(",").map((part) => {
-    const found = findStrategy(part.trim());
-    if (found === undefined) throw new UsageError(`unknown strategy "${part.trim()}"; one of ${STRATEGY_NAMES.join(", ")}, or all`);
-    return found.name as StrategyName;
+/** What a -strategies list may name: a strategy, or a preset of flags (presets.ts). */
+export type RunName = StrategyName | PresetName;
+
+/** Every name a -strategies list takes, and its two words for groups. */
+export const RUN_CHOICES_HELP = `${STRATEGY_NAMES.join(", ")}; presets ${PRESET_NAMES.join(", ")}; 'all' for every strategy, 'presets' for every preset`;
+
+/**
+ * Parses `fixed,exponential-backoff,aws-standard` into canonical names: strategies (or
+ * their aliases) and presets; `all` stands for every strategy and `presets` for every
+ * preset. Throws naming an unknown one.
+ */
+export function parseStrategyList(text: string): RunName[] {
+  return text.split(",").flatMap((part): RunName[] => {
+    const name = part.trim();
+    if (name === "all") return [...STRATEGY_NAMES];
+    if (name === "presets") return [...PRESET_NAMES];
+    const preset = findPreset(name);
+    if (preset !== undefined) return [preset.name as PresetName];
+    const found = findStrategy(name);
+    if (found === undefined) throw new UsageError(`unknown strategy "${name}"; one of ${RUN_CHOICES_HELP}`);
+    return [found.name as StrategyName];
   });
+}
+
+/** The preset a run name stands for, if it is one. */
+export function presetOf(name: RunName): PresetDefinition | undefined {
+  return findPreset(name);
+}
+
+/** The backoff strategy a run uses: itself, or its preset's. */
+export function strategyOfRun(name: RunName): StrategyName {
+  const preset = findPreset(name);
+  return (preset === undefined ? name : findStrategy(presetStrategy(preset))!.name) as StrategyName;
 }
 
 /** For a flag table's `check`: what is wrong with a strategy list, or undefined. */
@@ -296,6 +322,9 @@ export function strategiesHelp(): string {
     return `  ${strategy.name}${aliases}: ${strategy.summary}${parameters === "" ? "" : `; ${parameters}`}\n      source: ${strategy.source}\n`;
   }).join("");
 }
+
+/** The presets that -strategies takes in the demo and the simulator, and their help. */
+export { PRESETS, presetsHelp };
 
 function parseTable(text: string): number[] {
   return text.split(",").map((item) => {

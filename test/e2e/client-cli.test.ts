@@ -15,6 +15,8 @@ interface WindowJson {
   gaveUp: number;
   attempts: number;
   retries: number;
+  throttled: number;
+  rejected: number;
   okPerSec: number;
   errorKinds: Record<string, number>;
   windowMs: number;
@@ -209,7 +211,6 @@ describe("./client", () => {
       backoff: decorrelatedJitterPolicy({ baseMs: 20, capMs: 400 }),
       thinkTimeMeanMs: 10,
       maxAttempts: Infinity,
-      budget: undefined,
     };
     const random = seededRandom(seed);
     const state = initialUserState(retry);
@@ -218,34 +219,40 @@ describe("./client", () => {
     expectGapsNeverShorter(server.arrivals, expectedWaits);
   });
 
-  it("gives up when the retry budget refuses a retry, and counts it", async () => {
-    const server = await startScriptedServer((_request, response) => response.writeHead(503).end());
-    const cli = spawnCli("client", [
-      "-url",
-      server.url,
-      "-clients",
-      "1",
-      "-lambda",
-      "0.02",
-      "-retry-budget",
-      "-budget-tokens",
-      "4",
-      "-budget-ratio",
-      "0.5",
-      "-json",
-      "-interval",
-      "1h",
-    ]);
-    await eventually(() => server.arrivals.length >= 8, "eight attempts");
-    cli.signal("SIGINT");
-    expect(await cli.exited).toBe(0);
-    const { summary } = windowsAndSummary(cli.stdoutLines);
-    // 4 tokens: the first failure leaves 3 (> 2, retry); every later failure finds <= 2.
-    expect(summary.retries).toBe(1);
-    expect(summary.attempts).toBeGreaterThanOrEqual(8);
-    expect(summary.gaveUp).toBeGreaterThanOrEqual(summary.errors - 1);
-    expect(summary.errors).toBe(summary.errorKinds["http-5xx"]);
-  });
+  it.each([[["-retry-budget"]], [["-budget", "grpc"]]])(
+    "gives up when the gRPC retry budget (%j) refuses a retry, and counts it",
+    async (flag) => {
+      const server = await startScriptedServer((_request, response) => response.writeHead(503).end());
+      const cli = spawnCli("client", [
+        "-url",
+        server.url,
+        "-clients",
+        "1",
+        "-lambda",
+        "0.02",
+        ...flag,
+        "-budget-tokens",
+        "4",
+        "-budget-ratio",
+        "0.5",
+        "-json",
+        "-interval",
+        "1h",
+      ]);
+      await eventually(() => server.arrivals.length >= 8, "eight attempts");
+      cli.signal("SIGINT");
+      expect(await cli.exited).toBe(0);
+      const { summary } = windowsAndSummary(cli.stdoutLines);
+      // 4 tokens: the first failure leaves 3 (> 2, retry); every later failure finds <= 2.
+      expect(summary.retries).toBe(1);
+      expect(summary.attempts).toBeGreaterThanOrEqual(8);
+      expect(summary.gaveUp).toBeGreaterThanOrEqual(summary.errors - 1);
+      expect(summary.errors).toBe(summary.errorKinds["http-5xx"]);
+      // Every attempt reached the server, but one the exit cut short on its way.
+      expect(summary.attempts - server.arrivals.length).toBeGreaterThanOrEqual(0);
+      expect(summary.attempts - server.arrivals.length).toBeLessThanOrEqual(1);
+    },
+  );
 
   it("times out an unanswered request and closes its connection", async () => {
     const server = await startScriptedServer(() => {}); // never answers
@@ -331,5 +338,180 @@ describe("./client", () => {
     expect(summary.errorKinds["no-file-descriptor"]).toBeGreaterThan(0);
     expect(summary.timedout).toBeGreaterThan(0); // the sockets it did get were used
     expect(cli.stderrLines.join("\n")).not.toMatch(/uncaught|unhandled|\n\s+at /);
+  });
+});
+
+describe("./client: fleet-level protection on the wire", () => {
+  /** Runs the client against a scripted server and returns its summary and the server's arrivals. */
+  async function protectedRun(respond: Parameters<typeof startScriptedServer>[0], args: readonly string[]) {
+    const server = await startScriptedServer(respond);
+    const cli = spawnCli("client", ["-url", server.url, "-json", "-interval", "10s", "-seed", "5", ...args]);
+    expect(await cli.exited).toBe(0);
+    const summary = jsonLines(cli.stdoutLines).find((line) => line.summary)!;
+    // Whatever the client refused itself never reached the server: every attempt did, but
+    // those the exit cut short on their way (at most one per client).
+    const clients = Number(args[args.indexOf("-clients") + 1]);
+    expect(summary.attempts - server.arrivals.length).toBeGreaterThanOrEqual(0);
+    expect(summary.attempts - server.arrivals.length).toBeLessThanOrEqual(clients);
+    return { summary, arrivals: server.arrivals.length, stderr: cli.stderrLines.join("\n") };
+  }
+  const unavailable = (_request: unknown, response: { writeHead(status: number): { end(): void } }) => response.writeHead(503).end();
+
+  it("Envoy budget, one instance: 3 retries in progress at most; one instance per client: each its own 3", async () => {
+    // Instant 503s, and a retry that holds its place through a 10 s wait, past the end of the run.
+    const args = ["-clients", "20", "-lambda", "0.05", "-simple-backoff-delay", "10s", "-budget", "envoy", "-duration", "1s"];
+    const shared = await protectedRun(unavailable, [...args, "-instances", "1"]);
+    expect(shared.summary.gaveUp).toBe(shared.summary.errors - 3);
+    expect(shared.arrivals).toBeGreaterThan(20); // the other clients came back with new requests
+    expect(shared.stderr).toContain("budget envoy (budgetPercent 20, minRetryConcurrency 3), 1 instance");
+    const perClient = await protectedRun(unavailable, args);
+    expect(perClient.arrivals).toBe(20); // every client's first failure was retried, 10 s later
+    expect(perClient.summary.gaveUp).toBe(0);
+  });
+
+  it("AWS quota: a retry after an error takes 5 tokens, after a timeout 10; an empty quota refuses", async () => {
+    const errors = await protectedRun(unavailable, [
+      "-clients",
+      "1",
+      "-lambda",
+      "0.02",
+      "-budget",
+      "aws",
+      "-budget-quota",
+      "14",
+      "-duration",
+      "1s",
+    ]);
+    expect(errors.summary.retries).toBe(2); // 14 -> 9 -> 4, and 4 < 5
+    const timeouts = await protectedRun(() => {}, [
+      "-clients",
+      "1",
+      "-lambda",
+      "0.02",
+      "-timeout",
+      "100ms",
+      "-budget",
+      "aws",
+      "-budget-quota",
+      "25",
+      "-duration",
+      "1s",
+    ]);
+    expect(timeouts.summary.timedout).toBeGreaterThan(3);
+    expect(timeouts.summary.retries).toBe(2); // 25 -> 15 -> 5, and 5 < 10
+  });
+
+  it("Finagle budget without reserve: one retry per two requests at 50 %", async () => {
+    const { summary } = await protectedRun(unavailable, [
+      "-clients",
+      "1",
+      "-lambda",
+      "0.02",
+      "-simple-backoff-delay",
+      "5ms",
+      "-budget",
+      "finagle",
+      "-budget-percent",
+      "50",
+      "-budget-min-per-sec",
+      "0",
+      "-budget-ttl",
+      "1m",
+      "-duration",
+      "1s",
+    ]);
+    const requests = summary.attempts - summary.retries;
+    expect(requests).toBeGreaterThan(10);
+    // Every second request finds 2000 units, a retry's worth; the run may end before the last retry is sent.
+    expect([Math.floor(requests / 2), Math.floor(requests / 2) - 1]).toContain(summary.retries);
+  });
+
+  it("SRE throttle: once the server accepts nothing, almost every request is refused locally", async () => {
+    const { summary } = await protectedRun(unavailable, [
+      "-clients",
+      "5",
+      "-lambda",
+      "0.02",
+      "-simple-backoff-delay",
+      "10ms",
+      "-throttle",
+      "sre",
+      "-instances",
+      "1",
+      "-duration",
+      "1s",
+    ]);
+    // After n requests and no accepts, p = n / (n + 1): about ln(n) of them are sent.
+    expect(summary.throttled).toBeGreaterThan(10 * summary.attempts);
+    expect(summary.rejected).toBe(0);
+  });
+
+  it("breaker: 3 failures in a row open it; while open nothing reaches the server; a probe closes it", async () => {
+    const open = await protectedRun(unavailable, [
+      "-clients",
+      "1",
+      "-lambda",
+      "0.02",
+      "-simple-backoff-delay",
+      "10ms",
+      "-breaker",
+      "consecutive",
+      "-breaker-failures",
+      "3",
+      "-breaker-break",
+      "1h",
+      "-duration",
+      "1s",
+    ]);
+    expect(open.arrivals).toBe(3);
+    expect(open.summary.rejected).toBeGreaterThan(0);
+    let answered = 0;
+    const recovering = await protectedRun(
+      (_request, response) => response.writeHead(++answered <= 3 ? 503 : 200).end(),
+      [
+        "-clients",
+        "1",
+        "-lambda",
+        "0.02",
+        "-simple-backoff-delay",
+        "10ms",
+        "-breaker",
+        "consecutive",
+        "-breaker-failures",
+        "3",
+        "-breaker-break",
+        "200ms",
+        "-duration",
+        "1s",
+      ],
+    );
+    expect(recovering.summary.errors).toBe(3);
+    expect(recovering.summary.rejected).toBeGreaterThan(0); // refused locally during the break
+    expect(recovering.summary.ok).toBeGreaterThan(5); // the probe succeeded and closed it
+  });
+
+  it("prints throttled and rejected rates and the retry share after the reference fields", async () => {
+    const server = await startScriptedServer(unavailable);
+    const cli = spawnCli("client", [
+      "-url",
+      server.url,
+      "-clients",
+      "2",
+      "-lambda",
+      "0.02",
+      "-throttle",
+      "sre",
+      "-interval",
+      "400ms",
+      "-duration",
+      "1s",
+    ]);
+    expect(await cli.exited).toBe(0);
+    const windows = cli.stdoutLines.filter((line) => line.startsWith("OK: "));
+    expect(windows.length).toBeGreaterThanOrEqual(2);
+    for (const line of windows) {
+      expect(line).toMatch(REFERENCE_PREFIX);
+      expect(line).toMatch(/, throttled: \d+\.\d\d req\/sec, rejected: 0\.00 req\/sec, retries: \d+\.\d% of attempts$/);
+    }
   });
 });

@@ -59,12 +59,12 @@ describe("./sim", () => {
   it("says recovering, not collapsed, when only the clients are still away; too-short when the run ends in the outage", async () => {
     const backoff = await sim(["-outage-at", "15s", "-outage", "20s", "-duration", "95s", "-seed", "7", "-exponential-backoff", "-quiet"]);
     expect(backoff.code).toBe(0);
-    expect(backoff.stdout).toMatch(/^exponential-backoff +recovering +[\d.]+ .* 3s +never +\d+$/m);
+    expect(backoff.stdout).toMatch(/^exponential-backoff +recovering +[\d.]+ .* 3s +never +\d+ +[\d.]+\/s +[\d.]+x$/m);
     expect(backoff.stdout).toMatch(
       /^exponential-backoff: recovering: server back under its limit of 30 3\.0 s after resume; clients not back at 90 % OK by the end, 60\.0 s after resume$/m,
     );
     const short = await sim(["-quiet", "-duration", "30s", "-clients", "100"]);
-    expect(short.stdout).toMatch(/^fixed +too-short +[\d.]+ +\S+ \(peak \S+\) +- +- +- +- +\d+$/m);
+    expect(short.stdout).toMatch(/^fixed +too-short +[\d.]+ +\S+ \(peak \S+\) +- +- +- +- +\d+ +- +-$/m);
     expect(short.stdout).toMatch(/^fixed: too-short: the run ended at 30\.0 s, before the resume at 35\.0 s: nothing to judge$/m);
     expect(short.stdout).toMatch(/OK latency p50 100ms p99 100ms max 100ms$/m); // never a percentile above the maximum
   });

@@ -1,14 +1,13 @@
 import { constantPolicy } from "../../src/backoff/index.ts";
 import type { Random } from "../../src/backoff/random.ts";
-import { type Decision, decideAfterAttempt, type RetryConfig, type UserState } from "../../src/model/client-loop.ts";
-import type { Outcome } from "../../src/model/outcome.ts";
+import { type Decision, decideAfterAttempt, type RetryConfig, type RetryGate, type UserState } from "../../src/model/client-loop.ts";
+import type { AttemptOutcome } from "../../src/model/outcome.ts";
 
 /** The reference client's defaults (fixed 100 ms retries, 10 s think time), with overrides. */
 export const retryConfig = (overrides: Partial<RetryConfig> = {}): RetryConfig => ({
   backoff: constantPolicy({ delayMs: 100 }),
   thinkTimeMeanMs: 10_000,
   maxAttempts: Infinity,
-  budget: undefined,
   ...overrides,
 });
 
@@ -16,9 +15,10 @@ export const retryConfig = (overrides: Partial<RetryConfig> = {}): RetryConfig =
 export function afterAttempt(
   config: RetryConfig,
   state: UserState,
-  outcome: Outcome,
+  outcome: AttemptOutcome,
   random: Random,
+  gate?: RetryGate,
 ): { decision: Decision; waitMs: number } {
-  const decision = decideAfterAttempt(config, state, outcome, random);
+  const decision = decideAfterAttempt(config, state, outcome, random, gate);
   return { decision, waitMs: state.lastWaitMs };
 }

@@ -16,7 +16,7 @@ function intent(client: Record<string, string>, extra: Partial<RetryIntent> = {}
     id: "winner",
     policy: config.retry.backoff,
     maxAttempts: config.retry.maxAttempts,
-    budget: config.retry.budget,
+    budget: config.retry.fleet?.budget?.kind === "grpc" ? config.retry.fleet.budget.budget : undefined,
     timeoutMs: config.timeoutMs,
     thinkTimeMeanMs: config.retry.thinkTimeMeanMs,
     client,

@@ -11,7 +11,8 @@ describe("client reporter", () => {
     }
     const window = stats.closeWindow(5_000);
     expect(formatClientLine(window, 3)).toBe(
-      "OK: 20.00 req/sec, errors: 0.00 req/sec, timedout: 0.00 req/sec, gave up: 0.00 req/sec, in flight: 3, p50: 100ms, p99: 100ms",
+      "OK: 20.00 req/sec, errors: 0.00 req/sec, timedout: 0.00 req/sec, gave up: 0.00 req/sec, in flight: 3, p50: 100ms, p99: 100ms, " +
+        "throttled: 0.00 req/sec, rejected: 0.00 req/sec, retries: 0.0% of attempts",
     );
     expect(formatClientSummary(stats.totals(5_000))).toMatch(/, OK latency p50 100ms p99 100ms max 100ms$/);
     expect(clientReport(window, 3, 5_000).latencyMs).toEqual({ p50: 100, p99: 100, max: 100 });

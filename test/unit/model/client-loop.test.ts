@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { googlePolicy, referencePolicy, retryBudget, tablePolicy } from "../../../src/backoff/index.ts";
+import { ClientInstances, NO_FLEET_PROTECTION } from "../../../src/model/client-instances.ts";
 import { firstWait, initialUserState } from "../../../src/model/client-loop.ts";
+import type { AttemptOutcome, Outcome } from "../../../src/model/outcome.ts";
 import { afterAttempt } from "../../helpers/retry-config.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
 import { retryConfig as config } from "../../helpers/retry-config.ts";
@@ -58,19 +60,52 @@ describe("client loop", () => {
 
   it("refuses retries once the retry budget is down to half, and earns it back with successes", () => {
     // 4 tokens: a failure leaves 3 (> 2: retry), a second leaves 2 (not > 2: give up).
-    const retry = config({ budget: retryBudget({ maxTokens: 4, tokenRatio: 0.5 }) });
+    const retry = config({});
+    const instances = new ClientInstances(
+      { ...NO_FLEET_PROTECTION, budget: { kind: "grpc", budget: retryBudget({ maxTokens: 4, tokenRatio: 0.5 }) } },
+      1,
+    );
+    const gate = { allowRetry: (outcome: AttemptOutcome) => instances.allowRetry(0, outcome, 0) };
     const random = seededRandom(9);
     const state = initialUserState(retry);
-    expect(afterAttempt(retry, state, "error", random).decision).toBe("retry");
-    expect(afterAttempt(retry, state, "error", random).decision).toBe("give-up");
-    expect(state.budget?.tokens).toBe(2);
-    afterAttempt(retry, state, "ok", random);
-    afterAttempt(retry, state, "ok", random);
-    expect(state.budget?.tokens).toBe(3);
-    expect(afterAttempt(retry, state, "error", random).decision).toBe("give-up");
-    afterAttempt(retry, state, "ok", random);
-    afterAttempt(retry, state, "ok", random);
-    afterAttempt(retry, state, "ok", random);
-    expect(afterAttempt(retry, state, "error", random).decision).toBe("retry");
+    // As the herd does: the attempt's outcome reaches the budget, then the loop decides.
+    const step = (outcome: Outcome) => {
+      instances.attemptEnded(0, outcome, 0);
+      return afterAttempt(retry, state, outcome, random, gate).decision;
+    };
+    expect(step("error")).toBe("retry");
+    expect(step("error")).toBe("give-up");
+    expect(instances.budgetLevel(0, 0)).toBe(2);
+    step("ok");
+    step("ok");
+    expect(instances.budgetLevel(0, 0)).toBe(3);
+    expect(step("error")).toBe("give-up");
+    step("ok");
+    step("ok");
+    step("ok");
+    expect(step("error")).toBe("retry");
+  });
+
+  it("asks the gate only about retries the attempt limit and the policy allow", () => {
+    const asked: AttemptOutcome[] = [];
+    const gate = { allowRetry: (outcome: AttemptOutcome) => (asked.push(outcome), true) };
+    const retry = config({ maxAttempts: 2 });
+    const random = seededRandom(4);
+    const state = initialUserState(retry);
+    expect(afterAttempt(retry, state, "timedout", random, gate).decision).toBe("retry");
+    expect(afterAttempt(retry, state, "throttled", random, gate).decision).toBe("give-up");
+    expect(asked).toEqual(["timedout"]);
+    const google = config({ backoff: googlePolicy({ maxRetries: 0 }) });
+    expect(afterAttempt(google, initialUserState(google), "rejected", random, gate).decision).toBe("give-up");
+    expect(asked).toEqual(["timedout"]);
+  });
+
+  it("treats an attempt refused locally as a failure: the backoff grows", () => {
+    const retry = config({ backoff: tablePolicy({ delaysMs: [0, 10, 1000] }) });
+    const random = seededRandom(2);
+    const state = initialUserState(retry);
+    expect(afterAttempt(retry, state, "throttled", random).waitMs).toBeLessThan(15);
+    expect(afterAttempt(retry, state, "rejected", random).waitMs).toBeGreaterThanOrEqual(500);
+    expect(state.failures).toBe(2);
   });
 });

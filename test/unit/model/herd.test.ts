@@ -114,6 +114,7 @@ describe("Herd", () => {
       attemptStarted: (isRetry: boolean) => stats.attemptStarted(isRetry),
       attemptEnded: (result: AttemptResult, latencyMs: number) => stats.attemptEnded(result, latencyMs),
       gaveUp: () => stats.gaveUp(),
+      attemptRefused: () => {},
       requestEnded: (ok: boolean, latencyMs: number) => ended.push({ ok, latencyMs }),
     };
     const herd = new Herd(clock, seededRandom(6), transport, observer, {

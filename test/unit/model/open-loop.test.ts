@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { constantPolicy } from "../../../src/backoff/index.ts";
+import { constantPolicy, consecutiveBreaker, retryBudget } from "../../../src/backoff/index.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
 import type { Timer } from "../../../src/clock/clock.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
+import { NO_FLEET_PROTECTION } from "../../../src/model/client-instances.ts";
 import type { AttemptSink, Transport } from "../../../src/model/herd.ts";
 import { OpenLoop, type OpenLoopOptions } from "../../../src/model/open-loop.ts";
 import { type AttemptResult, OK_RESULT } from "../../../src/model/outcome.ts";
@@ -139,5 +140,42 @@ describe("OpenLoop", () => {
     };
     expect(run(9)).toEqual(run(9));
     expect(run(9)).not.toEqual(run(10));
+  });
+
+  it("takes the fleet-level protections: a shared breaker refuses the arrivals themselves once open", () => {
+    const clock = new ManualClock();
+    const { transport, sends } = scriptedTransport(clock, 5, FAILED);
+    const breaker = consecutiveBreaker({ failureThreshold: 5, breakMs: 60_000 });
+    const retry = retryConfig({
+      backoff: constantPolicy({ delayMs: 10 }),
+      maxAttempts: 2,
+      fleet: { ...NO_FLEET_PROTECTION, instances: 1, breaker },
+    });
+    const { source, stats } = openLoop(clock, transport, { ratePerSec: 100, retry });
+    source.start();
+    clock.runUntil(10_000);
+    const counts = stats.totals(clock.now()).counts;
+    // Five failures open it for a minute: nothing after them reaches the server, arrivals included.
+    expect(sends.length).toBeLessThanOrEqual(6);
+    expect(counts.attempts).toBe(sends.length);
+    expect(counts.rejected).toBeGreaterThan(900);
+  });
+
+  it("takes the fleet-level protections: a gRPC budget per chain slot, or one for all", () => {
+    const run = (instances: number) => {
+      const clock = new ManualClock();
+      const { transport } = scriptedTransport(clock, 5, FAILED);
+      const retry = retryConfig({
+        backoff: constantPolicy({ delayMs: 10 }),
+        fleet: { ...NO_FLEET_PROTECTION, instances, budget: { kind: "grpc", budget: retryBudget() } },
+      });
+      const { source, stats } = openLoop(clock, transport, { ratePerSec: 100, retry, maxChains: 50 });
+      source.start();
+      clock.runUntil(10_000);
+      return stats.totals(clock.now()).counts.retries;
+    };
+    // No successes: each instance allows 4 retries, ever.
+    expect(run(1)).toBe(4);
+    expect(run(0)).toBeGreaterThan(4);
   });
 });

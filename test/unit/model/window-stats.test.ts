@@ -25,8 +25,21 @@ describe("window statistics", () => {
     stats.attemptStarted(true);
     stats.attemptEnded({ outcome: "timedout" }, 2_000);
     stats.gaveUp();
+    stats.attemptRefused("throttled");
+    stats.attemptRefused("rejected");
+    stats.attemptRefused("rejected");
     const window = stats.closeWindow(1_000);
-    expect(window.counts).toEqual({ ok: 100, errors: 1, timedout: 1, gaveUp: 1, attempts: 102, retries: 2, errorKinds: { refused: 1 } });
+    expect(window.counts).toEqual({
+      ok: 100,
+      errors: 1,
+      timedout: 1,
+      gaveUp: 1,
+      attempts: 102,
+      retries: 2,
+      throttled: 1,
+      rejected: 2,
+      errorKinds: { refused: 1 },
+    });
     expect(window.latency?.p50Ms).toBeCloseTo(50, 1);
     expect(window.latency?.p99Ms).toBeCloseTo(99, 1);
     expect(window.latency?.maxMs).toBeCloseTo(100, 1);

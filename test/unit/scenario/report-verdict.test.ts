@@ -25,7 +25,7 @@ describe("the report's verdicts", () => {
     const short = result(30_000);
     expect(short.metrics.verdict).toBe("too-short");
     const table = comparisonTable([short]).split("\n");
-    expect(table[2]).toMatch(/^fixed +too-short +100\.0 +\S+ \(peak \S+\) +- +- +- +- +-$/);
+    expect(table[2]).toMatch(/^fixed +too-short +100\.0 +\S+ \(peak \S+\) +- +- +- +- +- +- +-$/);
     const html = reportHtml({ title: "run", results: [short], settings: [], strategySvgs: [""], overlaySvg: "" });
     expect(html).toContain(
       '<h3>fixed: <span class="too-short">too-short</span></h3>\n<p>The run ended at 30.0 s, before the resume at 35.0 s: nothing to judge.',

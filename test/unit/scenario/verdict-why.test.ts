@@ -13,6 +13,8 @@ const base: ScenarioMetrics = {
   verdict: "collapsed",
   why: "server still above its limit of 30 at its last report, 90.0 s after resume, with 46234 requests in service: a metastable failure",
   wastedWork: undefined,
+  goodputAfterResumeOkPerSec: 0,
+  retryAmplification: 48.2,
 };
 
 describe("explainVerdict", () => {

@@ -1,0 +1,188 @@
+import { AdaptiveThrottle, type AdaptiveThrottleConfig } from "../backoff/adaptive-throttle.ts";
+import { AwsQuotaState, type AwsRetryQuota } from "../backoff/aws-retry-quota.ts";
+import {
+  budgetAfterFailure,
+  budgetAfterSuccess,
+  budgetAllowsRetry,
+  initialBudgetState,
+  type RetryBudget,
+  type RetryBudgetState,
+} from "../backoff/budget.ts";
+import { type CircuitBreakerConfig, CircuitBreakers, BREAKER_PROBE, BREAKER_REJECT } from "../backoff/circuit-breaker.ts";
+import { envoyAllowsRetry, type EnvoyRetryBudget } from "../backoff/envoy-budget.ts";
+import { FinagleBudgetState, type FinagleRetryBudget } from "../backoff/finagle-budget.ts";
+import type { Random } from "../backoff/random.ts";
+import type { AttemptOutcome } from "./outcome.ts";
+
+/** A retry budget of one of the four designs, with its parameters. */
+export type RetryBudgetConfig =
+  | { readonly kind: "grpc"; readonly budget: RetryBudget }
+  | { readonly kind: "envoy"; readonly budget: EnvoyRetryBudget }
+  | { readonly kind: "finagle"; readonly budget: FinagleRetryBudget }
+  | { readonly kind: "aws"; readonly budget: AwsRetryQuota };
+
+export type RetryBudgetKind = RetryBudgetConfig["kind"];
+
+/**
+ * The fleet-level protections a herd runs, and where their state lives. Users are spread
+ * evenly over `instances` client instances (user i belongs to instance i mod instances);
+ * each instance has its own budget, throttle and breaker, as a process has its own client
+ * library. One instance for the whole herd is one service calling its backend; one per user
+ * is a fleet of phones.
+ */
+export interface FleetConfig {
+  /** Client instances; 0 means one per user. */
+  readonly instances: number;
+  readonly budget: RetryBudgetConfig | undefined;
+  readonly throttle: AdaptiveThrottleConfig | undefined;
+  readonly breaker: CircuitBreakerConfig | undefined;
+}
+
+export const NO_FLEET_PROTECTION: FleetConfig = Object.freeze({ instances: 0, budget: undefined, throttle: undefined, breaker: undefined });
+
+/** Whether a fleet config turns anything on. */
+export function hasProtection(config: FleetConfig | undefined): config is FleetConfig {
+  return config !== undefined && (config.budget !== undefined || config.throttle !== undefined || config.breaker !== undefined);
+}
+
+/** What `admit` says about an attempt about to be sent. */
+export const ADMITTED = 0;
+export const THROTTLED = 1;
+export const REJECTED = 2;
+export type Admission = typeof ADMITTED | typeof THROTTLED | typeof REJECTED;
+
+/** Per-user marks of what the attempt in flight holds. */
+const HOLDS_PROBE = 1;
+const HOLDS_ENVOY_RETRY = 2;
+
+/**
+ * The protections' state for every instance of a herd, and the herd's hooks into it. Time
+ * is passed in; nothing is allocated per event except by the gRPC budget's immutable states.
+ * Users are numbered from 0 as in the herd.
+ */
+export class ClientInstances {
+  readonly count: number;
+  private readonly grpc: RetryBudget | undefined;
+  private readonly grpcStates: RetryBudgetState[];
+  private readonly envoy: EnvoyRetryBudget | undefined;
+  /** Per instance: attempts in flight, and retries decided and not yet finished (Envoy's two counts). */
+  private readonly activeRequests: Float64Array;
+  private readonly activeRetries: Float64Array;
+  private readonly finagle: FinagleBudgetState | undefined;
+  private readonly aws: AwsQuotaState | undefined;
+  /** Per user: what the last retry of its current request cost (AWS), 0 for none. */
+  private readonly awsRetryCost: Float64Array;
+  private readonly throttle: AdaptiveThrottle | undefined;
+  private readonly breakers: CircuitBreakers | undefined;
+  /** Per user: HOLDS_* marks. */
+  private readonly holds: Uint8Array;
+
+  constructor(config: FleetConfig, users: number) {
+    const count = config.instances === 0 ? users : Math.min(config.instances, users);
+    this.count = count;
+    const budget = config.budget;
+    this.grpc = budget?.kind === "grpc" ? budget.budget : undefined;
+    this.grpcStates = this.grpc === undefined ? [] : Array.from({ length: count }, () => initialBudgetState(this.grpc!));
+    this.envoy = budget?.kind === "envoy" ? budget.budget : undefined;
+    this.activeRequests = new Float64Array(this.envoy === undefined ? 0 : count);
+    this.activeRetries = new Float64Array(this.envoy === undefined ? 0 : count);
+    this.finagle = budget?.kind === "finagle" ? new FinagleBudgetState(budget.budget, count) : undefined;
+    this.aws = budget?.kind === "aws" ? new AwsQuotaState(budget.budget, count) : undefined;
+    this.awsRetryCost = new Float64Array(this.aws === undefined ? 0 : users);
+    this.throttle = config.throttle === undefined ? undefined : new AdaptiveThrottle(config.throttle, count);
+    this.breakers = config.breaker === undefined ? undefined : new CircuitBreakers(config.breaker, count);
+    this.holds = new Uint8Array(users);
+  }
+
+  /** The instance a user belongs to. */
+  instanceOf(user: number): number {
+    return user % this.count;
+  }
+
+  /**
+   * An attempt is about to be sent. Every new request deposits into a Finagle budget; then
+   * the throttle decides (counting the request either way), then the breaker. A throttled or
+   * rejected attempt is never sent and must be reported with `refused`.
+   */
+  admit(user: number, isRetry: boolean, nowMs: number, random: Random): Admission {
+    const instance = user % this.count;
+    if (!isRetry) this.finagle?.deposit(nowMs, instance);
+    if (this.throttle !== undefined && this.throttle.reject(nowMs, random.uniform(), instance)) return THROTTLED;
+    if (this.breakers !== undefined) {
+      const verdict = this.breakers.admit(nowMs, instance);
+      if (verdict === BREAKER_REJECT) return REJECTED;
+      if (verdict === BREAKER_PROBE) this.holds[user]! |= HOLDS_PROBE;
+    }
+    if (this.envoy !== undefined) this.activeRequests[instance]!++;
+    return ADMITTED;
+  }
+
+  /** An admitted attempt ended with `outcome` (not called for attempts aborted by a stop). */
+  attemptEnded(user: number, outcome: AttemptOutcome, nowMs: number): void {
+    const instance = user % this.count;
+    const ok = outcome === "ok";
+    const holds = this.holds[user]!;
+    if (this.envoy !== undefined) {
+      this.activeRequests[instance]!--;
+      if ((holds & HOLDS_ENVOY_RETRY) !== 0) this.activeRetries[instance]!--;
+    }
+    this.breakers?.record(ok, (holds & HOLDS_PROBE) !== 0, nowMs, instance);
+    this.holds[user] = 0;
+    if (ok) this.throttle?.accepted(nowMs, instance);
+    if (this.grpc !== undefined) {
+      const state = this.grpcStates[instance]!;
+      this.grpcStates[instance] = ok ? budgetAfterSuccess(this.grpc, state) : budgetAfterFailure(this.grpc, state);
+    }
+    if (this.aws !== undefined && ok) {
+      this.aws.recordSuccess(this.awsRetryCost[user]!, instance);
+      this.awsRetryCost[user] = 0;
+    }
+  }
+
+  /** An attempt was throttled or rejected locally: it gives back the retry place it held. */
+  refused(user: number): void {
+    if (this.envoy !== undefined && (this.holds[user]! & HOLDS_ENVOY_RETRY) !== 0) this.activeRetries[user % this.count]!--;
+    this.holds[user] = 0;
+  }
+
+  /**
+   * Whether the budget lets a user retry after a failed attempt; an allowed retry takes its
+   * share (a token withdrawal, a quota cost, a place among the retries in progress).
+   */
+  allowRetry(user: number, outcome: AttemptOutcome, nowMs: number): boolean {
+    const instance = user % this.count;
+    if (this.grpc !== undefined) return budgetAllowsRetry(this.grpc, this.grpcStates[instance]!);
+    if (this.envoy !== undefined) {
+      if (!envoyAllowsRetry(this.envoy, this.activeRequests[instance]!, this.activeRetries[instance]!)) return false;
+      this.activeRetries[instance]!++;
+      this.holds[user]! |= HOLDS_ENVOY_RETRY;
+      return true;
+    }
+    if (this.finagle !== undefined) return this.finagle.tryWithdraw(nowMs, instance);
+    if (this.aws !== undefined) {
+      const cost = this.aws.tryAcquire(outcome === "timedout", instance);
+      this.awsRetryCost[user] = cost;
+      return cost > 0;
+    }
+    return true;
+  }
+
+  /** A user gave its request up: nothing of it is refunded later. */
+  requestAbandoned(user: number): void {
+    if (this.aws !== undefined) this.awsRetryCost[user] = 0;
+  }
+
+  /** An instance's gRPC retry-budget state, when that is the budget. */
+  grpcBudgetState(instance: number): RetryBudgetState | undefined {
+    return this.grpc === undefined ? undefined : this.grpcStates[instance];
+  }
+
+  /** For tests and reports: an instance's budget level, in the budget's own unit. */
+  budgetLevel(instance: number, nowMs: number): number | undefined {
+    if (this.grpc !== undefined) return this.grpcStates[instance]!.tokens;
+    if (this.envoy !== undefined) return this.activeRetries[instance]!;
+    if (this.finagle !== undefined) return this.finagle.retriesLeft(nowMs, instance);
+    if (this.aws !== undefined) return this.aws.tokens(instance);
+    return undefined;
+  }
+}

@@ -1,0 +1,350 @@
+import {
+  ADAPTIVE_THROTTLE_DEFAULTS,
+  AWS_RETRY_QUOTA_DEFAULTS,
+  adaptiveThrottleConfig,
+  awsRetryQuota,
+  CIRCUIT_BREAKER_DEFAULTS,
+  consecutiveBreaker,
+  ENVOY_RETRY_BUDGET_DEFAULTS,
+  envoyRetryBudget,
+  FINAGLE_RETRY_BUDGET_DEFAULTS,
+  finagleRetryBudget,
+  RETRY_BUDGET_DEFAULTS,
+  RETRY_BUDGET_MAX_TOKENS_LIMIT,
+  retryBudget,
+  samplingBreaker,
+} from "../backoff/index.ts";
+import type { FlagSpec, FlagValues } from "../cli/flags.ts";
+import { UsageError } from "../cli/usage-error.ts";
+import type { FleetConfig, RetryBudgetConfig, RetryBudgetKind } from "../model/client-instances.ts";
+
+/*
+ * The fleet-level protections as command-line flags, read by the client and (through the
+ * client's flag table) the simulator: a retry budget (-budget), an adaptive throttle
+ * (-throttle), a circuit breaker (-breaker), and how many client instances the users are
+ * spread over (-instances). Each parameter flag defaults to its mechanism's published value;
+ * a parameter set to anything else for a mechanism that does not read it is a usage error,
+ * so that no flag is silently ignored.
+ */
+
+export const BUDGET_KINDS = ["grpc", "envoy", "finagle", "aws"] as const satisfies readonly RetryBudgetKind[];
+export const THROTTLE_KINDS = ["sre"] as const;
+export const BREAKER_KINDS = ["consecutive", "sampling"] as const;
+
+export const PROTECTION_FLAGS = [
+  {
+    name: "instances",
+    kind: "integer",
+    default: 0,
+    min: 0,
+    placeholder: "n",
+    description: "client instances the clients are spread over, each with its own budget, throttle and breaker (0 = one per client)",
+  },
+  {
+    name: "budget",
+    kind: "string",
+    default: undefined,
+    choices: BUDGET_KINDS,
+    placeholder: "name",
+    description: `retry budget per instance: ${BUDGET_KINDS.join(", ")} (-h lists each with its parameters)`,
+  },
+  {
+    name: "retry-budget",
+    kind: "boolean",
+    default: false,
+    description: "gRPC retry throttling: the same as -budget grpc",
+  },
+  {
+    name: "budget-tokens",
+    kind: "number",
+    default: RETRY_BUDGET_DEFAULTS.maxTokens,
+    min: 0,
+    minExclusive: true,
+    max: RETRY_BUDGET_MAX_TOKENS_LIMIT,
+    placeholder: "n",
+    description: "grpc: token ceiling and starting value; a failure costs 1 token",
+  },
+  {
+    name: "budget-ratio",
+    kind: "number",
+    default: RETRY_BUDGET_DEFAULTS.tokenRatio,
+    min: 0,
+    minExclusive: true,
+    placeholder: "f",
+    description: "grpc: tokens a success earns back",
+  },
+  {
+    name: "budget-percent",
+    kind: "number",
+    // Envoy's budget_percent and Finagle's percentCanRetry are both 20 %.
+    default: ENVOY_RETRY_BUDGET_DEFAULTS.budgetPercent,
+    min: 0,
+    placeholder: "percent",
+    description: "envoy: retries in progress per 100 requests in progress; finagle: retries per 100 requests",
+  },
+  {
+    name: "budget-min-concurrency",
+    kind: "integer",
+    default: ENVOY_RETRY_BUDGET_DEFAULTS.minRetryConcurrency,
+    min: 0,
+    placeholder: "n",
+    description: "envoy: retries in progress always allowed",
+  },
+  {
+    name: "budget-ttl",
+    kind: "duration",
+    default: FINAGLE_RETRY_BUDGET_DEFAULTS.ttlMs,
+    minMs: 1000,
+    description: "finagle: how long a request's deposit counts, 1s to 1m",
+  },
+  {
+    name: "budget-min-per-sec",
+    kind: "integer",
+    default: FINAGLE_RETRY_BUDGET_DEFAULTS.minRetriesPerSec,
+    min: 0,
+    placeholder: "n",
+    description: "finagle: retries per second always allowed",
+  },
+  {
+    name: "budget-quota",
+    kind: "integer",
+    default: AWS_RETRY_QUOTA_DEFAULTS.tokens,
+    min: 1,
+    placeholder: "n",
+    description: "aws: the retry quota's size and starting value, tokens",
+  },
+  {
+    name: "budget-retry-cost",
+    kind: "integer",
+    default: AWS_RETRY_QUOTA_DEFAULTS.retryCost,
+    min: 1,
+    placeholder: "n",
+    description: "aws: tokens a retry takes",
+  },
+  {
+    name: "budget-timeout-cost",
+    kind: "integer",
+    default: AWS_RETRY_QUOTA_DEFAULTS.timeoutRetryCost,
+    min: 1,
+    placeholder: "n",
+    description: "aws: tokens a retry after a timeout takes",
+  },
+  {
+    name: "throttle",
+    kind: "string",
+    default: undefined,
+    choices: THROTTLE_KINDS,
+    placeholder: "name",
+    description: "adaptive throttle per instance: sre (Google SRE's client-side throttling); throttled requests are never sent",
+  },
+  {
+    name: "throttle-k",
+    kind: "number",
+    default: ADAPTIVE_THROTTLE_DEFAULTS.k,
+    min: 0,
+    minExclusive: true,
+    placeholder: "k",
+    description: "sre: reject with probability (requests - k x accepts) / (requests + 1)",
+  },
+  {
+    name: "throttle-window",
+    kind: "duration",
+    default: ADAPTIVE_THROTTLE_DEFAULTS.windowMs,
+    minMs: 0,
+    minExclusive: true,
+    description: "sre: how much history counts",
+  },
+  {
+    name: "breaker",
+    kind: "string",
+    default: undefined,
+    choices: BREAKER_KINDS,
+    placeholder: "name",
+    description: "circuit breaker per instance: consecutive or sampling; while open, requests fail at once, locally",
+  },
+  {
+    name: "breaker-failures",
+    kind: "integer",
+    default: CIRCUIT_BREAKER_DEFAULTS.consecutive.failureThreshold,
+    min: 1,
+    placeholder: "n",
+    description: "consecutive: failures in a row that open it",
+  },
+  {
+    name: "breaker-ratio",
+    kind: "number",
+    default: CIRCUIT_BREAKER_DEFAULTS.sampling.failureRatio,
+    min: 0,
+    minExclusive: true,
+    max: 1,
+    placeholder: "f",
+    description: "sampling: failure ratio that opens it",
+  },
+  {
+    name: "breaker-min-throughput",
+    kind: "integer",
+    default: CIRCUIT_BREAKER_DEFAULTS.sampling.minimumThroughput,
+    min: 1,
+    placeholder: "n",
+    description: "sampling: calls in the window before the ratio counts",
+  },
+  {
+    name: "breaker-window",
+    kind: "duration",
+    default: CIRCUIT_BREAKER_DEFAULTS.sampling.samplingMs,
+    minMs: 0,
+    minExclusive: true,
+    description: "sampling: the window the ratio is measured over",
+  },
+  {
+    name: "breaker-break",
+    kind: "duration",
+    default: CIRCUIT_BREAKER_DEFAULTS.consecutive.breakMs,
+    minMs: 0,
+    description: "how long it stays open before a probe",
+  },
+] as const satisfies readonly FlagSpec[];
+
+export type ProtectionValues = FlagValues<typeof PROTECTION_FLAGS>;
+type ParameterFlag = Exclude<(typeof PROTECTION_FLAGS)[number]["name"], "instances" | "budget" | "retry-budget" | "throttle" | "breaker">;
+
+/** Which parameter flags each mechanism reads. */
+const READS: Readonly<Record<string, readonly ParameterFlag[]>> = {
+  "budget grpc": ["budget-tokens", "budget-ratio"],
+  "budget envoy": ["budget-percent", "budget-min-concurrency"],
+  "budget finagle": ["budget-percent", "budget-ttl", "budget-min-per-sec"],
+  "budget aws": ["budget-quota", "budget-retry-cost", "budget-timeout-cost"],
+  "throttle sre": ["throttle-k", "throttle-window"],
+  "breaker consecutive": ["breaker-failures", "breaker-break"],
+  "breaker sampling": ["breaker-ratio", "breaker-min-throughput", "breaker-window", "breaker-break"],
+};
+
+/** The protections these flag values describe; a UsageError names the first problem. */
+export function resolveProtection(values: ProtectionValues): FleetConfig {
+  let budgetKind = values.budget as RetryBudgetKind | undefined;
+  if (values["retry-budget"]) {
+    if (budgetKind !== undefined && budgetKind !== "grpc") {
+      throw new UsageError(`-retry-budget is -budget grpc; it cannot be combined with -budget ${budgetKind}`);
+    }
+    budgetKind = "grpc";
+  }
+  const selected = [
+    budgetKind === undefined ? undefined : `budget ${budgetKind}`,
+    values.throttle === undefined ? undefined : `throttle ${values.throttle}`,
+    values.breaker === undefined ? undefined : `breaker ${values.breaker}`,
+  ].filter((key) => key !== undefined);
+  const read = new Set(selected.flatMap((key) => READS[key]!));
+  for (const spec of PROTECTION_FLAGS) {
+    const flag = spec.name as ParameterFlag;
+    if (!isParameter(flag) || read.has(flag) || values[flag] === spec.default) continue;
+    throw misplaced(flag, selected);
+  }
+  try {
+    return {
+      instances: values.instances,
+      budget: budgetKind === undefined ? undefined : budgetConfig(budgetKind, values),
+      throttle:
+        values.throttle === undefined
+          ? undefined
+          : adaptiveThrottleConfig({ k: values["throttle-k"], windowMs: values["throttle-window"] }),
+      breaker:
+        values.breaker === undefined
+          ? undefined
+          : values.breaker === "consecutive"
+            ? consecutiveBreaker({ failureThreshold: values["breaker-failures"], breakMs: values["breaker-break"] })
+            : samplingBreaker({
+                failureRatio: values["breaker-ratio"],
+                minimumThroughput: values["breaker-min-throughput"],
+                samplingMs: values["breaker-window"],
+                breakMs: values["breaker-break"],
+              }),
+    };
+  } catch (error) {
+    if (error instanceof RangeError) throw new UsageError(`invalid protection settings: ${error.message}`);
+    throw error;
+  }
+}
+
+const isParameter = (name: string): name is ParameterFlag =>
+  Object.values(READS).some((flags) => (flags as readonly string[]).includes(name));
+
+/** The usage error for a parameter flag that no selected mechanism reads. */
+function misplaced(flag: ParameterFlag, selected: readonly string[]): UsageError {
+  const owners = Object.entries(READS)
+    .filter(([, flags]) => flags.includes(flag))
+    .map(([key]) => key);
+  const family = owners[0]!.split(" ")[0]!;
+  const current = selected.find((key) => key.startsWith(`${family} `));
+  const ownerFlags = owners.map((key) => `-${key}`).join(" or ");
+  return new UsageError(
+    current === undefined ? `-${flag} needs ${ownerFlags}` : `-${flag} does not apply to -${current} (it is a parameter of ${ownerFlags})`,
+  );
+}
+
+function budgetConfig(kind: RetryBudgetKind, values: ProtectionValues): RetryBudgetConfig {
+  switch (kind) {
+    case "grpc":
+      return { kind, budget: retryBudget({ maxTokens: values["budget-tokens"], tokenRatio: values["budget-ratio"] }) };
+    case "envoy":
+      return {
+        kind,
+        budget: envoyRetryBudget({ budgetPercent: values["budget-percent"], minRetryConcurrency: values["budget-min-concurrency"] }),
+      };
+    case "finagle":
+      return {
+        kind,
+        budget: finagleRetryBudget({
+          ttlMs: values["budget-ttl"],
+          minRetriesPerSec: values["budget-min-per-sec"],
+          percentCanRetry: values["budget-percent"],
+        }),
+      };
+    case "aws":
+      return {
+        kind,
+        budget: awsRetryQuota({
+          tokens: values["budget-quota"],
+          retryCost: values["budget-retry-cost"],
+          timeoutRetryCost: values["budget-timeout-cost"],
+        }),
+      };
+  }
+}
+
+/** A short description for the client's start-up line, or "" when nothing is on. */
+export function describeProtection(config: FleetConfig, users: number): string {
+  const parts: string[] = [];
+  if (config.budget !== undefined) parts.push(`budget ${config.budget.kind} (${describeFields(config.budget.budget)})`);
+  if (config.throttle !== undefined) parts.push(`throttle sre (${describeFields(config.throttle)})`);
+  if (config.breaker !== undefined) parts.push(`breaker ${config.breaker.kind} (${describeFields(config.breaker)})`);
+  if (parts.length === 0) return "";
+  const instances = config.instances === 0 ? users : Math.min(config.instances, users);
+  return `, ${parts.join(", ")}, ${instances === users ? "one instance per client" : `${instances} instance${instances === 1 ? "" : "s"}`}`;
+}
+
+function describeFields(object: object): string {
+  return Object.entries(object)
+    .filter(([key]) => key !== "kind")
+    .map(([key, value]) => `${key} ${String(value)}`)
+    .join(", ");
+}
+
+/** Help text: each mechanism, its source and its parameters' defaults. */
+export function protectionHelp(): string {
+  return [
+    "  -budget grpc (also -retry-budget): gRPC retry throttling: tokens start at -budget-tokens (10); a failure costs 1, a success",
+    "      earns -budget-ratio (0.1); retries only while tokens > half. source: grpc/proposal A6-client-retries.md",
+    "  -budget envoy: retries in progress < max(-budget-min-concurrency 3, -budget-percent 20 % of requests in progress).",
+    "      source: Envoy, circuit_breaker.proto RetryBudget",
+    "  -budget finagle: every request deposits, deposits expire after -budget-ttl (10s); retries may withdraw -budget-percent (20)",
+    '      % of them, plus -budget-min-per-sec (10) x ttl. source: Finagle, "Retry budgets" (finagle.github.io/blog/2016/02/08)',
+    "  -budget aws: a quota of -budget-quota (500); a retry takes -budget-retry-cost (5), or -budget-timeout-cost (10) after a",
+    "      timeout; a success gives back its retry's cost, or 1. source: AWS SDKs, standard retry mode",
+    "  -throttle sre: reject locally with probability max(0, (requests - k x accepts) / (requests + 1)), k -throttle-k (2), over",
+    '      -throttle-window (2m). source: Google, Site Reliability Engineering, ch. 21 "Handling Overload"',
+    "  -breaker consecutive: open after -breaker-failures (5) in a row; -breaker sampling: open at -breaker-ratio (0.1) failures",
+    "      over -breaker-window (30s) with at least -breaker-min-throughput (100) calls; open for -breaker-break (5s), then one",
+    "      probe. source: cockatiel (ConsecutiveBreaker), Polly v8 (CircuitBreakerStrategyOptions defaults)",
+    "",
+  ].join("\n");
+}
