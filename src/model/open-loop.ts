@@ -59,6 +59,8 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
   private isRetry = false;
   private inFlight = false;
   private startedAt = 0;
+  /** When the request arrived: its latency, to an OK or a give-up, counts from here. */
+  private arrivedAt = 0;
   private attempt: unknown = undefined;
   private readonly source: SourceContext;
   /** The chain's slot: which client instance it belongs to. */
@@ -79,6 +81,7 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
     // closed user's think time; an arrival has none, so it draws one as a user would.
     if (config.backoff.kind === "reference") firstWait(config, this, this.source.random);
     this.isRetry = false;
+    this.arrivedAt = this.source.clock.now();
     this.send();
   }
 
@@ -135,6 +138,7 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
         source.observer.gaveUp();
         source.fleet?.requestAbandoned(this.index);
       }
+      source.observer.requestEnded?.(outcome === "ok", source.clock.now() - this.arrivedAt);
       this.end();
       return;
     }

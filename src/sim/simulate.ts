@@ -135,7 +135,7 @@ export function simulate(
   const stats = new WindowStats(0);
   const onRequestEnded = hooks.onRequestEnded;
   // The statistics are the herd's observer; a second one only when asked for, so that ./sim
-  // pays nothing for request-level figures it does not print. (Open-loop chains do not report them.)
+  // pays nothing for request-level figures it does not print.
   const observer: HerdObserver =
     onRequestEnded === undefined
       ? stats

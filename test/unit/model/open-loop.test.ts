@@ -178,4 +178,31 @@ describe("OpenLoop", () => {
     expect(run(1)).toBe(4);
     expect(run(0)).toBeGreaterThan(4);
   });
+
+  it("reports each request's end, OK or given up, timed from its arrival, for request-level figures", () => {
+    const clock = new ManualClock();
+    const { transport } = scriptedTransport(clock, 10, FAILED);
+    const ended: [boolean, number][] = [];
+    const stats = new WindowStats(0);
+    const observer = {
+      attemptStarted: (isRetry: boolean) => stats.attemptStarted(isRetry),
+      attemptEnded: (result: AttemptResult, latencyMs: number) => stats.attemptEnded(result, latencyMs),
+      attemptRefused: (refusal: "throttled" | "rejected") => stats.attemptRefused(refusal),
+      gaveUp: () => stats.gaveUp(),
+      requestEnded: (ok: boolean, latencyMs: number) => ended.push([ok, latencyMs]),
+    };
+    // Three attempts, 10 ms each, 100 ms apart: the request ends given up 10 + 100 + 10 + 100 + 10 ms after it arrived.
+    const source = new OpenLoop(clock, seededRandom(1), transport, observer, {
+      ratePerSec: 0.001,
+      timeoutMs: 2_000,
+      retry: retryConfig({ maxAttempts: 3 }),
+      maxChains: 10,
+    });
+    source.start();
+    clock.runUntil(5_000_000);
+    source.stop();
+    expect(ended.length).toBeGreaterThan(0);
+    expect(ended.every(([ok, latencyMs]) => !ok && latencyMs === 230)).toBe(true);
+    expect(ended.length).toBe(stats.totals(clock.now()).counts.gaveUp);
+  });
 });
