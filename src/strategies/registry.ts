@@ -303,7 +303,10 @@ const FLAG_OF_POLICY_FIELD: Readonly<Record<string, string>> = {
   delaysMs: "-table",
 };
 
-/** "minDelayMs must be <= maxDelayMs (got 2000 > 1000)" in the words of the command line: "-min-delay (ms) must be <= -max-delay (ms) (got 2000 > 1000)". */
+/**
+ * "minDelayMs must be <= maxDelayMs (got 2000 > 1000)" in the words of the command line:
+ * "-min-delay (ms) must be <= -max-delay (ms) (got 2000 > 1000)".
+ */
 function inFlagNames(message: string): string {
   return message.replace(/\b[a-z][A-Za-z]*\b/g, (word) => {
     const flag = FLAG_OF_POLICY_FIELD[word];
