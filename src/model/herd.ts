@@ -32,15 +32,27 @@ export interface HerdObserver {
 
 export interface HerdOptions {
   readonly users: number;
+  /**
+   * The first user's number in the whole herd, when this herd is one share of it (a shard, a
+   * worker thread): users are numbered from here, for `randomFor`. Default 0.
+   */
+  readonly firstUser?: number;
   /** No complete answer within this many ms: the attempt is aborted and counts as timedout. */
   readonly timeoutMs: number;
   readonly retry: RetryConfig;
 }
 
+/**
+ * Where users draw their random numbers: one Random shared in event order (the simulator,
+ * whose events have one order), or each user its own, by its number in the whole herd (the
+ * real client: a user's schedule then does not depend on the network's timing, nor on how
+ * the herd is split across threads and processes).
+ */
+export type HerdRandom = Random | { readonly randomFor: (user: number) => Random };
+
 /** What the users of one herd share. */
 interface HerdContext {
   readonly clock: Clock;
-  readonly random: Random;
   readonly transport: Transport;
   readonly observer: HerdObserver;
   readonly options: HerdOptions;
@@ -73,10 +85,12 @@ class User implements UserState, AttemptSink, TimerOwner {
   private readonly herd: HerdContext;
   /** The user's number in the herd: where its times are. */
   private readonly index: number;
+  private readonly random: Random;
 
-  constructor(herd: HerdContext, index: number) {
+  constructor(herd: HerdContext, index: number, random: Random) {
     this.herd = herd;
     this.index = index;
+    this.random = random;
     const initial = initialUserState(herd.options.retry);
     this.failures = initial.failures;
     this.lastWaitMs = initial.lastWaitMs;
@@ -130,7 +144,7 @@ class User implements UserState, AttemptSink, TimerOwner {
     if (result === TIMEDOUT_RESULT) herd.transport.abort(attempt);
     if (herd.stopped) return;
     herd.observer.attemptEnded(result, herd.clock.now() - this.startedAt);
-    const decision = decideAfterAttempt(herd.options.retry, this, result.outcome, herd.random);
+    const decision = decideAfterAttempt(herd.options.retry, this, result.outcome, this.random);
     if (decision === "give-up") herd.observer.gaveUp();
     this.isRetry = decision === "retry";
     herd.clock.arm(this, this.lastWaitMs);
@@ -138,7 +152,7 @@ class User implements UserState, AttemptSink, TimerOwner {
 
   /** The first wait, before the first request. */
   start(): void {
-    this.herd.clock.arm(this, firstWait(this.herd.options.retry, this, this.herd.random));
+    this.herd.clock.arm(this, firstWait(this.herd.options.retry, this, this.random));
   }
 
   /** Cancels the wait, or ends the attempt in flight without counting it. */
@@ -160,9 +174,11 @@ class User implements UserState, AttemptSink, TimerOwner {
 export class Herd {
   private readonly users: User[] = [];
   private readonly context: HerdContext;
+  private readonly random: HerdRandom;
 
-  constructor(clock: Clock, random: Random, transport: Transport, observer: HerdObserver, options: HerdOptions) {
-    this.context = { clock, random, transport, observer, options, inFlight: 0, stopped: false, times: new Float64Array(2 * options.users) };
+  constructor(clock: Clock, random: HerdRandom, transport: Transport, observer: HerdObserver, options: HerdOptions) {
+    this.context = { clock, transport, observer, options, inFlight: 0, stopped: false, times: new Float64Array(2 * options.users) };
+    this.random = random;
   }
 
   get inFlight(): number {
@@ -170,8 +186,10 @@ export class Herd {
   }
 
   start(): void {
+    const random = this.random;
+    const firstUser = this.context.options.firstUser ?? 0;
     for (let index = 0; index < this.context.options.users; index++) {
-      const user = new User(this.context, index);
+      const user = new User(this.context, index, "randomFor" in random ? random.randomFor(firstUser + index) : random);
       this.users.push(user);
       user.start();
     }
