@@ -1,25 +1,30 @@
 // Builds one program (src/bin/<name>.ts) into a single ES module under
 // node_modules/.cache/thundering-herd/, so the shims can run plain Node: no TypeScript
 // loader thread (about 35 MB less per process) and a faster start. Dependencies stay
-// external and resolve from the project's node_modules.
-import { renameSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+// external and resolve from the project's node_modules. The worker threads' entry
+// (src/runtime/worker-entry.ts) is built beside it as worker-entry.mjs, where the bundled
+// worker pool looks for it.
+import { mkdirSync, renameSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const name = process.argv[2];
-if (!["server", "client", "sim"].includes(name ?? "")) {
-  process.stderr.write("usage: node scripts/bundle.mjs server|client|sim\n");
+if (!["server", "client", "sim", "merge"].includes(name ?? "")) {
+  process.stderr.write("usage: node scripts/bundle.mjs server|client|sim|merge\n");
   process.exit(2);
 }
-const outfile = resolve(root, "node_modules/.cache/thundering-herd", `${name}.mjs`);
-// Several shims may build at once (tests start many): each writes its own file, then renames.
-const temporary = `${outfile}.${process.pid}.tmp`;
+const outdir = resolve(root, "node_modules/.cache/thundering-herd");
+// Several shims may build at once (tests start many): each builds into its own directory, then renames.
+const temporary = join(outdir, `.build-${process.pid}`);
+const outputs = { [name]: resolve(root, "src/bin", `${name}.ts`), "worker-entry": resolve(root, "src/runtime/worker-entry.ts") };
 try {
+  mkdirSync(temporary, { recursive: true });
   await build({
-    entryPoints: [resolve(root, "src/bin", `${name}.ts`)],
-    outfile: temporary,
+    entryPoints: Object.entries(outputs).map(([out, input]) => ({ in: input, out })),
+    outdir: temporary,
+    outExtension: { ".js": ".mjs" },
     bundle: true,
     platform: "node",
     format: "esm",
@@ -27,8 +32,13 @@ try {
     packages: "external",
     logLevel: "error",
   });
-  renameSync(temporary, outfile);
+  // The worker entry first: a program that finds itself rebuilt also finds its workers' entry.
+  for (const out of ["worker-entry", name]) renameSync(join(temporary, `${out}.mjs`), join(outdir, `${out}.mjs`));
 } catch (error) {
-  process.stderr.write(`${name}: could not build ${outfile}: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(
+    `${name}: could not build ${join(outdir, `${name}.mjs`)}: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
   process.exit(1);
+} finally {
+  rmSync(temporary, { recursive: true, force: true });
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The package's command: `thundering-herd server|client|sim|demo [flags]`. Each program is
+// The package's command: `thundering-herd server|client|sim|demo|merge [flags]`. Each program is
 // loaded only when asked for, so the server does not load the demo's chart renderer.
 import type { ProgramMain } from "../runtime/program-io.ts";
 import { runProgram } from "../runtime/run-program.ts";
@@ -9,6 +9,7 @@ const PROGRAMS: Readonly<Record<string, { readonly summary: string; readonly loa
   client: { summary: "a herd of simulated users that retry with a strategy", load: () => import("../client/main.ts") },
   sim: { summary: "the same server and clients in virtual time", load: () => import("../sim/main.ts") },
   demo: { summary: "the crash experiment by itself, with a report", load: () => import("../scenario/main.ts") },
+  merge: { summary: "combine the -json outputs of a sharded herd into one timeline", load: () => import("../merge/main.ts") },
 };
 
 const usage =

@@ -1,18 +1,66 @@
 import { formatDuration } from "../cli/duration.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { Herd } from "../model/herd.ts";
-import { seededRandom } from "../backoff/random.ts";
-import { nextWindowEnd, WindowStats } from "../model/window-stats.ts";
-import { randomSeed } from "../runtime/random-seed.ts";
+import type { Timer } from "../clock/clock.ts";
 import { realClock } from "../clock/real-clock.ts";
-import { createHttpTransport } from "./attempt.ts";
-import { describeStrategy, parseClientArgs, resolveClientOptions } from "./options.ts";
-import { clientReport, formatClientLine, formatClientSummary } from "./reporter.ts";
+import { addCounts } from "../model/window-merge.ts";
+import { addLatencyHistograms, exactMaximum, summarizeLatency } from "../model/latency-histogram.ts";
+import type { WindowReport } from "../model/window-stats.ts";
+import { randomSeed } from "../runtime/random-seed.ts";
+import { type HerdShare, localShare, type ShareWindow } from "./herd-share.ts";
+import { workerShare } from "./herd-worker.ts";
+import { type ClientFlagValues, type ClientOptions, describeStrategy, parseClientArgs, resolveClientOptions } from "./options.ts";
+import { clientSummaryJson, clientWindowJson, formatClientLine, formatClientSummary } from "./reporter.ts";
+import { partOf, type UserRange } from "./shard.ts";
 
 /** A final window shorter than this is folded into the summary instead of printed. */
 const MIN_FINAL_WINDOW_MS = 100;
 
-export function main(argv: readonly string[], io: ProgramIo): void {
+/** The window the shares reported, as one: counts added, histograms added. */
+function mergeShares(windows: readonly ShareWindow[], startMs: number, endMs: number): { report: WindowReport; inFlight: number } {
+  const histogram = addLatencyHistograms(windows.map((window) => window.histogram));
+  return {
+    report: {
+      startMs,
+      endMs,
+      counts: addCounts(windows.map((window) => window.counts)),
+      latency:
+        histogram === undefined
+          ? undefined
+          : summarizeLatency(
+              histogram,
+              exactMaximum(windows.map((window) => ({ histogram: window.histogram, maxMs: window.maxLatencyMs }))),
+            ),
+      histogram,
+    },
+    inFlight: windows.reduce((sum, window) => sum + window.inFlight, 0),
+  };
+}
+
+function describeShare(options: ClientOptions, range: UserRange, threads: number): string {
+  const parts: string[] = [];
+  if (options.shard.count > 1) {
+    parts.push(`shard ${options.shard.index}/${options.shard.count}: users ${range.firstUser}-${range.firstUser + range.users - 1}`);
+  }
+  if (threads > 1) parts.push(`${threads} worker threads`);
+  return parts.length === 0 ? "" : ` (${parts.join(", ")})`;
+}
+
+async function startShares(values: ClientFlagValues, options: ClientOptions, range: UserRange, seed: number, threads: number) {
+  if (threads === 1) return [localShare(options, range, seed)];
+  const shares = await Promise.allSettled(
+    Array.from({ length: threads }, (_, index) =>
+      workerShare({ values, range: partOf(range, index, threads), seed }, `worker thread ${index + 1}`),
+    ),
+  );
+  const failed = shares.find((share) => share.status === "rejected");
+  if (failed !== undefined) {
+    await Promise.all(shares.map((share) => (share.status === "fulfilled" ? share.value.close() : undefined)));
+    throw failed.reason;
+  }
+  return shares.map((share) => (share as PromiseFulfilledResult<HerdShare>).value);
+}
+
+export async function main(argv: readonly string[], io: ProgramIo): Promise<void> {
   const parsed = parseClientArgs(argv);
   if (parsed.kind === "help") {
     io.stdout.write(parsed.text);
@@ -20,55 +68,122 @@ export function main(argv: readonly string[], io: ProgramIo): void {
   }
   const options = resolveClientOptions(parsed.values);
   const seed = options.seed ?? randomSeed();
+  const range = partOf({ firstUser: 0, users: options.clients }, options.shard.index, options.shard.count);
+  const threads = Math.max(1, Math.min(options.workers, range.users));
+  const shardLabel = options.shard.count > 1 ? `${options.shard.index}/${options.shard.count}` : undefined;
   io.stderr.write(
-    `client: ${options.clients} clients, lambda ${formatDuration(options.retry.thinkTimeMeanMs)}, ` +
+    `client: ${options.clients} clients${describeShare(options, range, threads)}, lambda ${formatDuration(options.retry.thinkTimeMeanMs)}, ` +
       `timeout ${formatDuration(options.timeoutMs)}, strategy ${describeStrategy(options)}, seed ${seed}, target ${options.url}\n`,
   );
 
   const clock = realClock;
-  const startMs = clock.now();
-  const stats = new WindowStats(startMs);
-  const transport = createHttpTransport(options.url, options.timeoutMs);
-  const herd = new Herd(clock, seededRandom(seed), transport, stats, {
-    users: options.clients,
-    timeoutMs: options.timeoutMs,
-    retry: options.retry,
-  });
+  let stopping = false;
+  let stopRequest: ((reason: string) => void) | undefined;
+  const earlyStop = new Promise<string>((resolve) => (stopRequest = resolve));
+  process.on("SIGINT", () => stopRequest?.("SIGINT"));
+  process.on("SIGTERM", () => stopRequest?.("SIGTERM"));
 
-  const emit = (report: ReturnType<WindowStats["closeWindow"]>, extra: Record<string, unknown> = {}) => {
-    const line = options.json
-      ? JSON.stringify({ ...clientReport(report, herd.inFlight, Date.now()), ...extra })
-      : formatClientLine(report, herd.inFlight);
-    io.stdout.write(`${line}\n`);
+  const shares = await startShares(parsed.values, options, range, seed, threads);
+  const exit = async () => {
+    await Promise.all(shares.map((share) => share.close().catch(() => {})));
+    process.exit(0);
   };
 
-  let windowTimer = clock.schedule(nextWindowEnd(startMs, options.intervalMs, startMs) - startMs, function closeWindow() {
-    const now = clock.now();
-    emit(stats.closeWindow(now));
-    windowTimer = clock.schedule(nextWindowEnd(startMs, options.intervalMs, now) - now, closeWindow);
-  });
+  // -start-at: wait for the instant, then anchor the window grid there.
+  const waitMs = options.startAtEpochMs === undefined ? 0 : options.startAtEpochMs - Date.now();
+  if (waitMs > 0) {
+    io.stderr.write(`client: starting at ${new Date(options.startAtEpochMs!).toISOString()}, in ${formatDuration(Math.round(waitMs))}\n`);
+    let wake: NodeJS.Timeout | undefined;
+    const reason = await Promise.race([
+      earlyStop,
+      new Promise<undefined>((resolve) => (wake = setTimeout(() => resolve(undefined), waitMs))),
+    ]);
+    clearTimeout(wake);
+    if (reason !== undefined) {
+      io.stdout.write(
+        options.json
+          ? `${JSON.stringify({ summary: true, reason, started: false })}\n`
+          : `summary: stopped by ${reason} before the start\n`,
+      );
+      await exit();
+      return;
+    }
+  }
+  const runStartMs = clock.now();
+  const runStartEpochMs = Date.now();
+  // The window grid: points every interval from the anchor (-start-at, or now). Grid
+  // arithmetic is done in ms since the anchor, where the points and a -duration that waited
+  // for -start-at are exact integers, so every shard labels its windows alike.
+  const anchorEpochMs = options.startAtEpochMs ?? runStartEpochMs;
+  const anchorMs = runStartMs - (runStartEpochMs - anchorEpochMs);
+  const interval = options.intervalMs;
+  // A run that waited for -start-at began at that instant; its -duration counts from there.
+  const startOffsetMs = waitMs > 0 || options.startAtEpochMs === undefined ? 0 : runStartMs - anchorMs;
+  const stopOffsetMs = options.durationMs > 0 ? startOffsetMs + options.durationMs : Infinity;
+  const gridEpoch = (slot: number) => anchorEpochMs + slot * interval;
+  for (const share of shares) share.start();
 
-  let stopping = false;
-  const stop = (reason: string) => {
+  // Windows are emitted in order, each once every share has answered.
+  let printing = Promise.resolve();
+  let windowStartMs = runStartMs;
+  const emitWindow = (endMs: number, gridEpochMs: number, partial: boolean, collect: Promise<ShareWindow[]>) => {
+    const startMs = windowStartMs;
+    windowStartMs = endMs;
+    printing = printing.then(async () => {
+      const { report, inFlight } = mergeShares(await collect, startMs, endMs);
+      if (partial && endMs - startMs < MIN_FINAL_WINDOW_MS) return;
+      const epochMs = Math.round(anchorEpochMs + (endMs - anchorMs));
+      const line = options.json
+        ? JSON.stringify(clientWindowJson(report, inFlight, epochMs, { gridEpochMs, shard: shardLabel, partial }))
+        : formatClientLine(report, inFlight);
+      io.stdout.write(`${line}\n`);
+    });
+  };
+
+  let windowTimer: Timer | undefined;
+  const armNext = (now: number) => {
+    const slot = Math.max(1, Math.floor((now - anchorMs) / interval) + 1);
+    windowTimer =
+      stopOffsetMs <= slot * interval
+        ? clock.schedule(anchorMs + stopOffsetMs - now, () => void stop("duration"))
+        : clock.schedule(anchorMs + slot * interval - now, function closeWindow() {
+            const closedAt = clock.now();
+            // Never early, so the grid point just passed is the window's slot (a late wake
+            // after a stopped process ends at the last one passed).
+            const closedSlot = Math.max(slot, Math.floor((closedAt - anchorMs) / interval));
+            emitWindow(closedAt, gridEpoch(closedSlot), false, Promise.all(shares.map((share) => share.closeWindow())));
+            armNext(closedAt);
+          });
+  };
+  armNext(runStartMs);
+
+  const stop = async (reason: string) => {
     if (stopping) return;
     stopping = true;
-    clock.cancel(windowTimer);
+    if (windowTimer !== undefined) clock.cancel(windowTimer);
     const now = clock.now();
-    const finalWindow = stats.closeWindow(now);
-    if (finalWindow.endMs - finalWindow.startMs >= MIN_FINAL_WINDOW_MS) emit(finalWindow, { partial: true });
-    herd.stop();
-    const totals = stats.totals(now);
-    io.stdout.write(
-      options.json
-        ? `${JSON.stringify({ summary: true, reason, ...clientReport(totals, 0, Date.now()) })}\n`
-        : `${formatClientSummary(totals)}\n`,
+    const finals = Promise.all(shares.map((share) => share.finish()));
+    // A run stopped by -duration ends at its nominal instant: on a grid point it closes a
+    // whole window; elsewhere, and on a signal, a partial one in the slot it ends in.
+    const endOffsetMs = reason === "duration" ? stopOffsetMs : now - anchorMs;
+    emitWindow(
+      now,
+      gridEpoch(Math.ceil(endOffsetMs / interval)),
+      reason !== "duration" || endOffsetMs % interval !== 0,
+      finals.then((all) => all.map((final) => final.window)),
     );
-    void transport.close().finally(() => process.exit(0));
+    const totals = mergeShares(
+      (await finals).map((final) => final.totals),
+      runStartMs,
+      now,
+    ).report;
+    await printing;
+    io.stdout.write(
+      options.json ? `${JSON.stringify(clientSummaryJson(totals, reason, Date.now(), shardLabel))}\n` : `${formatClientSummary(totals)}\n`,
+    );
     // Do not let a slow socket teardown hold the exit.
-    setTimeout(() => process.exit(0), 500).unref();
+    setTimeout(() => process.exit(0), 1000).unref();
+    await exit();
   };
-  process.on("SIGINT", () => stop("SIGINT"));
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  if (options.durationMs > 0) clock.schedule(options.durationMs, () => stop("duration"));
-  herd.start();
+  void earlyStop.then((reason) => stop(reason));
 }

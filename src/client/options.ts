@@ -1,5 +1,6 @@
 import { retryBudget } from "../backoff/index.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
+import { instantProblem, parseInstant } from "../cli/instant.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
 import {
@@ -11,6 +12,7 @@ import {
   strategiesHelp,
   type StrategyName,
 } from "../strategies/registry.ts";
+import { parseShard, type Shard, shardProblem } from "./shard.ts";
 
 /** Flags, defaults and help of ./client, in one table; the first five are the reference's. */
 export const CLIENT_FLAGS = [
@@ -98,7 +100,34 @@ export const CLIENT_FLAGS = [
     min: 0,
     max: 2 ** 31 - 1,
     placeholder: "n",
-    description: "random seed for a reproducible schedule (default: random, printed at start)",
+    description: "random seed for a reproducible schedule (default: random, printed at start); each user draws from its own stream of it",
+  },
+  {
+    name: "shard",
+    kind: "string",
+    default: "0/1",
+    placeholder: "i/n",
+    description:
+      "run shard i of n: this process's share of the -clients users, the same users with the same seeded schedules as in one process; merge the shards' -json with 'thundering-herd merge'",
+    check: shardProblem,
+  },
+  {
+    name: "start-at",
+    kind: "string",
+    default: undefined,
+    placeholder: "time",
+    description:
+      "start at this instant (RFC 3339 or epoch ms), waiting until then; reporting windows fall on a grid anchored there, so shards on many machines share window boundaries",
+    check: instantProblem,
+  },
+  {
+    name: "workers",
+    kind: "integer",
+    default: 1,
+    min: 1,
+    max: 1024,
+    placeholder: "n",
+    description: "worker threads to spread this process's users over; their windows are merged exactly",
   },
   DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];
@@ -123,6 +152,10 @@ export interface ClientOptions {
   /** 0 runs until interrupted. */
   readonly durationMs: number;
   readonly seed: number | undefined;
+  readonly shard: Shard;
+  /** When to start (epoch ms), and where the window grid is anchored; undefined: now. */
+  readonly startAtEpochMs: number | undefined;
+  readonly workers: number;
 }
 
 export type ClientFlagValues = FlagValues<typeof CLIENT_FLAGS>;
@@ -154,6 +187,9 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
     json: values.json,
     durationMs: values.duration,
     seed: values.seed,
+    shard: parseShard(values.shard),
+    startAtEpochMs: values["start-at"] === undefined ? undefined : parseInstant(values["start-at"]),
+    workers: values.workers,
   };
 }
 

@@ -2,77 +2,21 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { parseValue } from "../cli/flags.ts";
-import { UsageError } from "../cli/usage-error.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { clientReport, formatClientLine, formatClientSummary } from "../client/reporter.ts";
 import { concurrencyForDelay } from "../model/latency.ts";
-import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
+import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
+import { defaultParallelism, WorkerPool } from "../runtime/worker-pool.ts";
 import { comparisonTable, renderSvg, type StrategyResult } from "../scenario/report.ts";
 import { parseStrategies, type StrategyRun } from "../scenario/strategies.ts";
-import { onlyParametersOf } from "../strategies/registry.ts";
-import { formatServerLine, serverReport } from "../server/reporter.ts";
-import { parseSimArgs, parseSweep, resolveSimOptions, SIM_FLAGS, type SimFlagValues } from "./options.ts";
+import { bisectCriticalOutage } from "./critical-outage.ts";
+import { parseSimArgs, parseSweep, SIM_FLAGS, type SimFlagValues } from "./options.ts";
 import { retryLoadWhileDown } from "./retry-load.ts";
-import { type SimulationConfig, type SimulationEvent, simulate } from "./simulate.ts";
+import type { StrategyRunReply } from "./sim-worker.ts";
 import { sweepChart } from "./sweep-chart.ts";
-
-/** The outage the metrics are computed around: the first. */
-function phasesOf(config: SimulationConfig) {
-  const first = config.outages[0] ?? { atMs: config.durationMs, durationMs: 0 };
-  return { stopAtMs: first.atMs, resumeAtMs: first.atMs + first.durationMs, endMs: config.durationMs };
-}
-
-function configFrom(values: SimFlagValues): SimulationConfig {
-  let options;
-  try {
-    options = resolveSimOptions(values);
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    throw new UsageError((error as Error).message);
-  }
-  return {
-    users: options.client.clients,
-    timeoutMs: options.client.timeoutMs,
-    retry: options.client.retry,
-    intervalMs: options.client.intervalMs,
-    latency: options.server.latency,
-    cancelOnDisconnect: options.server.cancelOnDisconnect,
-    maxConcurrency: options.server.maxConcurrency,
-    backlog: options.server.backlog,
-    reportIntervalMs: options.server.reportIntervalMs,
-    outages: options.outages,
-    durationMs: values.duration,
-    seed: values.seed,
-  };
-}
-
-/**
- * The flag values with another strategy selected. When several strategies are compared, a
- * parameter flag applies to those that read it and is left out for the others.
- */
-function withStrategy(values: SimFlagValues, strategy: StrategyRun): SimFlagValues {
-  return { ...values, ...onlyParametersOf(strategy.name, values), strategy: strategy.name, "exponential-backoff": false };
-}
+import { configFrom, runStrategy, trialMetrics, withStrategy } from "./trial.ts";
 
 function selectedStrategy(values: SimFlagValues): StrategyRun {
   return parseStrategies(values["exponential-backoff"] ? "exponential-backoff" : values.strategy)[0]!;
-}
-
-function run(values: SimFlagValues, strategy: string, onEvent?: (event: SimulationEvent) => void) {
-  const config = configFrom(values);
-  const started = performance.now();
-  const result = simulate(config, onEvent);
-  const wallMs = performance.now() - started;
-  const metrics = computeMetrics(result.server, result.client, phasesOf(config), config.latency.limit);
-  const strategyResult: StrategyResult = {
-    strategy,
-    phases: phasesOf(config),
-    server: result.server,
-    client: result.client,
-    metrics,
-    concurrencyLimit: config.latency.limit,
-  };
-  return { config, result, metrics, strategyResult, wallMs };
 }
 
 function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonly StrategyRun[]): void {
@@ -93,53 +37,75 @@ function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonl
   io.stderr.write(`sim: attempts per second after ${formatDuration(outageMs)} of outage: ${loads.join("; ")}\n`);
 }
 
-function printEvent(io: ProgramIo, json: boolean): (event: SimulationEvent) => void {
-  return (event) => {
-    let line: string;
-    if (event.kind === "server") {
-      line = json
-        ? JSON.stringify({ source: "server", ...serverReport(event.atMs, event.snapshot) })
-        : formatServerLine(event.atMs, event.snapshot, "utc");
-    } else {
-      line = json
-        ? JSON.stringify({ source: "client", ...clientReport(event.report, event.inFlight, event.atMs) })
-        : formatClientLine(event.report, event.inFlight);
-    }
-    io.stdout.write(`${line}\n`);
+/**
+ * Where the simulator's independent trials run: in this thread, one after another, or on a
+ * pool of worker threads. Either way each result comes back to its own promise and is
+ * printed in the order of the sequential run, so the output is the same.
+ */
+interface Trials {
+  readonly parallelism: number;
+  metrics(values: SimFlagValues): Promise<ScenarioMetrics>;
+  close(): Promise<void>;
+}
+
+function inThisThread(): Trials {
+  return { parallelism: 1, metrics: async (values) => trialMetrics(values), close: async () => {} };
+}
+
+function onWorkers(size: number): Trials & { readonly pool: WorkerPool } {
+  const pool = new WorkerPool("sim", size);
+  return {
+    parallelism: size,
+    pool,
+    metrics: (values) => pool.run<ScenarioMetrics>("metrics", values),
+    close: () => pool.close(),
   };
 }
 
-function findCriticalOutage(io: ProgramIo, values: SimFlagValues, strategies: readonly StrategyRun[]): void {
-  const upperMs = 600_000;
-  const resolutionMs = 250;
+function trialsFor(values: SimFlagValues, jobs: number): Trials {
+  const size = Math.min(values.parallel ?? defaultParallelism(), jobs);
+  return size > 1 ? onWorkers(size) : inThisThread();
+}
+
+const CRITICAL_UPPER_MS = 600_000;
+const CRITICAL_RESOLUTION_MS = 250;
+
+async function findCriticalOutage(io: ProgramIo, values: SimFlagValues, strategies: readonly StrategyRun[]): Promise<void> {
   const observeMs = values.duration - durationOfFirstOutageStart(values) - firstOutageLength(values);
-  const recovers = (strategy: StrategyRun, outageMs: number) => {
-    const trial = { ...withStrategy(values, strategy), outage: formatDuration(outageMs) };
-    trial.duration = durationOfFirstOutageStart(values) + outageMs + Math.max(observeMs, 1);
-    trial["outage-at"] = formatDuration(durationOfFirstOutageStart(values));
-    // Metastability is the server's: the clients' own backoff may still keep them away.
-    return run(trial, strategy.name).metrics.serverRecoveryMs !== undefined;
-  };
+  const trials = trialsFor(values, Number.POSITIVE_INFINITY);
   io.stdout.write(
     `longest outage after which the server still recovers: concurrency back at or below the limit within ${formatDuration(observeMs)} of resuming:\n`,
   );
-  for (const strategy of strategies) {
-    let answer: string;
-    if (!recovers(strategy, resolutionMs)) {
-      answer = `none: it does not recover even from a ${formatDuration(resolutionMs)} outage`;
-    } else if (recovers(strategy, upperMs)) {
-      answer = `at least ${formatDuration(upperMs)}`;
-    } else {
-      let low = resolutionMs;
-      let high = upperMs;
-      while (high - low > resolutionMs) {
-        const middle = Math.round((low + high) / 2);
-        if (recovers(strategy, middle)) low = middle;
-        else high = middle;
+  try {
+    let searching = strategies.length;
+    const answers = strategies.map(async (strategy) => {
+      const recovers = async (outageMs: number) => {
+        const trial = { ...withStrategy(values, strategy), outage: formatDuration(outageMs) };
+        trial.duration = durationOfFirstOutageStart(values) + outageMs + Math.max(observeMs, 1);
+        trial["outage-at"] = formatDuration(durationOfFirstOutageStart(values));
+        // Metastability is the server's: the clients' own backoff may still keep them away.
+        return (await trials.metrics(trial)).serverRecoveryMs !== undefined;
+      };
+      // The workers not busy with other strategies' searches evaluate ahead in this one.
+      const width = () => Math.max(1, Math.floor(trials.parallelism / searching));
+      try {
+        return await bisectCriticalOutage(recovers, width, CRITICAL_RESOLUTION_MS, CRITICAL_UPPER_MS);
+      } finally {
+        searching--;
       }
-      answer = `${formatDuration(low)} (collapses after ${formatDuration(high)})`;
+    });
+    for (const [index, strategy] of strategies.entries()) {
+      const answer = await answers[index]!;
+      const text =
+        answer.kind === "none"
+          ? `none: it does not recover even from a ${formatDuration(CRITICAL_RESOLUTION_MS)} outage`
+          : answer.kind === "at-least"
+            ? `at least ${formatDuration(CRITICAL_UPPER_MS)}`
+            : `${formatDuration(answer.lowMs)} (collapses after ${formatDuration(answer.highMs)})`;
+      io.stdout.write(`  ${strategy.name.padEnd(20)} ${text}\n`);
     }
-    io.stdout.write(`  ${strategy.name.padEnd(20)} ${answer}\n`);
+  } finally {
+    await trials.close();
   }
 }
 
@@ -159,18 +125,27 @@ function sweepTrials(values: SimFlagValues, sweepText: string): { param: string;
 }
 
 async function sweep(io: ProgramIo, values: SimFlagValues, strategies: readonly StrategyRun[], sweepText: string): Promise<void> {
-  const { param, points, trials } = sweepTrials(values, sweepText);
-  const rows: { value: string; strategy: string; metrics: ScenarioMetrics }[] = [];
+  const { param, points, trials: pointValues } = sweepTrials(values, sweepText);
+  const planned: { value: string; strategy: string; trial: SimFlagValues }[] = [];
   for (const [index, point] of points.entries()) {
     for (const strategy of strategies) {
-      const trial = withStrategy(trials[index]!, strategy);
+      const trial = withStrategy(pointValues[index]!, strategy);
       if (param === "outage") {
         // A longer outage keeps the same observation time after it.
         const extra = configFrom(trial).outages[0]!.durationMs - firstOutageLength(values);
         trial.duration = values.duration + extra;
       }
-      rows.push({ value: point, strategy: strategy.name, metrics: run(trial, strategy.name).metrics });
+      planned.push({ value: point, strategy: strategy.name, trial });
     }
+  }
+  const trials = trialsFor(values, planned.length);
+  let rows: { value: string; strategy: string; metrics: ScenarioMetrics }[];
+  try {
+    const metrics = planned.map(({ trial }) => trials.metrics(trial));
+    rows = [];
+    for (const [index, { value, strategy }] of planned.entries()) rows.push({ value, strategy, metrics: await metrics[index]! });
+  } finally {
+    await trials.close();
   }
   const seconds = (ms: number | undefined) => (ms === undefined ? "" : (ms / 1000).toFixed(1));
   const header = `${param},strategy,verdict,peak_concurrency,peak_delay_s,server_recovery_s,client_recovery_s`;
@@ -198,6 +173,33 @@ async function sweep(io: ProgramIo, values: SimFlagValues, strategies: readonly 
   }
 }
 
+/** Every strategy's run, printed in order; on workers when there are several and -parallel allows. */
+async function runStrategies(io: ProgramIo, values: SimFlagValues, strategies: readonly StrategyRun[]): Promise<StrategyResult[]> {
+  const trials = trialsFor(values, strategies.length);
+  if (!("pool" in trials)) {
+    // In this thread the lines are printed as the simulation makes them.
+    return strategies.map((strategy) => {
+      const output = runStrategy(values, strategy, (text) => io.stdout.write(text));
+      io.stderr.write(output.speedLine);
+      return output.strategyResult;
+    });
+  }
+  const pool = (trials as ReturnType<typeof onWorkers>).pool;
+  try {
+    const replies = strategies.map((strategy) => pool.run<StrategyRunReply>("strategy", { values, strategy }));
+    const results: StrategyResult[] = [];
+    for (const reply of replies) {
+      const { stdout, speedLine, strategyResult } = await reply;
+      io.stdout.write(stdout);
+      io.stderr.write(speedLine);
+      results.push(strategyResult);
+    }
+    return results;
+  } finally {
+    await trials.close();
+  }
+}
+
 export async function main(argv: readonly string[], io: ProgramIo): Promise<number> {
   const parsed = parseSimArgs(argv);
   if (parsed.kind === "help") {
@@ -210,32 +212,14 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
   const strategies = values.strategies === undefined ? [selectedStrategy(values)] : parseStrategies(values.strategies);
   printAnalysis(io, values, strategies);
   if (values["find-critical-outage"]) {
-    findCriticalOutage(io, values, strategies);
+    await findCriticalOutage(io, values, strategies);
     return 0;
   }
   if (values.sweep !== undefined) {
     await sweep(io, values, strategies, values.sweep);
     return 0;
   }
-  const results: StrategyResult[] = [];
-  for (const strategy of strategies) {
-    const trial = withStrategy(values, strategy);
-    const outcome = run(trial, strategy.name, values.quiet ? undefined : printEvent(io, values.json));
-    results.push(outcome.strategyResult);
-    const summary = values.json
-      ? JSON.stringify({
-          source: "summary",
-          strategy: strategy.name,
-          ...clientReport(outcome.result.totals, 0, outcome.config.durationMs),
-          metrics: outcome.metrics,
-        })
-      : formatClientSummary(outcome.result.totals);
-    io.stdout.write(`${summary}\n`);
-    io.stderr.write(
-      `sim: ${strategy.name}: ${outcome.result.events} events in ${(outcome.wallMs / 1000).toFixed(2)} s ` +
-        `(${(((outcome.result.events / outcome.wallMs) * 1000) / 1e6).toFixed(2)} million/s)\n`,
-    );
-  }
+  const results = await runStrategies(io, values, strategies);
   if (!values.json) io.stdout.write(`\n${comparisonTable(results)}\n`);
   return 0;
 }

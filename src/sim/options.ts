@@ -81,6 +81,15 @@ const SIM_ONLY_FLAGS = [
     check: (value) => sweepProblem(value),
   },
   {
+    name: "parallel",
+    kind: "integer",
+    default: undefined,
+    min: 1,
+    placeholder: "n",
+    description:
+      "worker threads for the independent runs of -strategies, -sweep and -find-critical-outage (default: every core); the output does not depend on it",
+  },
+  {
     name: "out",
     kind: "string",
     default: undefined,
@@ -90,7 +99,7 @@ const SIM_ONLY_FLAGS = [
 ] as const satisfies readonly FlagSpec[];
 
 export const SIM_FLAGS = [
-  ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed"]),
+  ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed", "shard", "start-at", "workers"]),
   ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug"]),
   ...SIM_ONLY_FLAGS,
 ];
@@ -116,7 +125,16 @@ export function parseSimArgs(args: readonly string[]) {
 }
 
 export function resolveSimOptions(values: SimFlagValues): SimOptions {
-  const clientValues: ClientFlagValues = { ...values, url: "http://127.0.0.1/api", json: false, duration: 0, seed: values.seed };
+  const clientValues: ClientFlagValues = {
+    ...values,
+    url: "http://127.0.0.1/api",
+    json: false,
+    duration: 0,
+    seed: values.seed,
+    shard: "0/1",
+    "start-at": undefined,
+    workers: 1,
+  };
   const client = resolveClientOptions(clientValues);
   const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false });
   const starts = durationList(values["outage-at"]);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { decorrelatedJitterPolicy } from "../../src/backoff/index.ts";
 import { firstWait, initialUserState, type RetryConfig } from "../../src/model/client-loop.ts";
 import { afterAttempt } from "../helpers/retry-config.ts";
-import { seededRandom } from "../../src/backoff/random.ts";
+import { streamRandom } from "../../src/backoff/random.ts";
 import { startScriptedServer } from "../helpers/scripted-server.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
 
@@ -182,14 +182,14 @@ describe("./client", () => {
       String(seed),
     ]);
     expect(await cli.exited).toBe(0);
-    // Replay the same user with the same seed through the pure model.
+    // Replay the same user (user 0, drawing from its own stream of the seed) through the pure model.
     const retry: RetryConfig = {
       backoff: decorrelatedJitterPolicy({ baseMs: 20, capMs: 400 }),
       thinkTimeMeanMs: 10,
       maxAttempts: Infinity,
       budget: undefined,
     };
-    const random = seededRandom(seed);
+    const random = streamRandom(seed, 0);
     const state = initialUserState(retry);
     firstWait(retry, state, random);
     const expectedWaits = Array.from({ length: 6 }, () => afterAttempt(retry, state, "error", random).waitMs);

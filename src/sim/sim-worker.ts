@@ -1,0 +1,21 @@
+import type { StrategyRun } from "../scenario/strategies.ts";
+import { serveTasks } from "../runtime/worker-pool.ts";
+import type { SimFlagValues } from "./options.ts";
+import { runStrategy, type StrategyRunOutput, trialMetrics } from "./trial.ts";
+
+/** A whole strategy run in a worker: its output comes back as text, for the main thread to print in order. */
+export interface StrategyRunReply extends StrategyRunOutput {
+  readonly stdout: string;
+}
+
+/** The simulator's worker thread: runs trials for the main thread's pool. */
+export function runWorker(): void {
+  serveTasks({
+    metrics: (values: SimFlagValues) => trialMetrics(values),
+    strategy: ({ values, strategy }: { values: SimFlagValues; strategy: StrategyRun }): StrategyRunReply => {
+      const chunks: string[] = [];
+      const output = runStrategy(values, strategy, (text) => chunks.push(text));
+      return { ...output, stdout: chunks.join("") };
+    },
+  });
+}
