@@ -87,6 +87,12 @@ describe("./client", () => {
       "client: invalid settings for -strategy exponential: minDelayMs must be <= maxDelayMs (got 2000 > 1000)",
     ],
     [["-url", "ftp://x"], 'client: invalid value "ftp://x" for flag -url: must be an http:// or https:// URL'],
+    [["-shard", "3/3"], 'client: invalid value "3/3" for flag -shard: the shard index must be 0 to 2'],
+    [
+      ["-start-at", "noon"],
+      'client: invalid value "noon" for flag -start-at: must be an RFC 3339 time such as 2025-06-21T22:11:08Z, or epoch milliseconds',
+    ],
+    [["-workers", "0"], 'client: invalid value "0" for flag -workers: must be >= 1'],
   ])("rejects %j with one line, a hint and exit 2", async (args, message) => {
     const cli = spawnCli("client", args);
     expect(await cli.exited).toBe(2);
@@ -130,6 +136,42 @@ describe("./client", () => {
     for (const line of lines.slice(0, -1)) expect(line).toMatch(REFERENCE_PREFIX);
     expect(lines.at(-1)).toMatch(/^summary: 1\.2s, attempts \d+ \(\d+\.\d\d req\/sec\), OK \d+/);
     expect(cli.stderrLines[0]).toMatch(/^client: 20 clients, lambda 100ms, timeout 2s, strategy fixed \(delayMs 100\), seed \d+, target/);
+  });
+
+  it("prints the same lines with worker threads: the reference line, then the summary; JSON with the same fields", async () => {
+    const { url } = await spawnServer(["-baseDelay", "5ms"]);
+    const args = ["-url", url, "-clients", "60", "-lambda", "0.1", "-interval", "500ms", "-duration", "1.2s", "-seed", "4"];
+    const text = spawnCli("client", [...args, "-workers", "3"]);
+    expect(await text.exited).toBe(0);
+    const lines = text.stdoutLines.filter((line) => line !== "");
+    expect(lines).toHaveLength(4);
+    for (const line of lines.slice(0, -1)) expect(line).toMatch(REFERENCE_PREFIX);
+    expect(lines.at(-1)).toMatch(/^summary: 1\.2s, attempts \d+ \(\d+\.\d\d req\/sec\), OK \d+/);
+    expect(text.stderrLines[0]).toMatch(/^client: 60 clients \(3 worker threads\), lambda 100ms/);
+    const [threads, one] = [spawnCli("client", [...args, "-workers", "3", "-json"]), spawnCli("client", [...args, "-json"])];
+    expect(await threads.exited).toBe(0);
+    expect(await one.exited).toBe(0);
+    const [threadObjects, oneObjects] = [jsonLines(threads.stdoutLines), jsonLines(one.stdoutLines)];
+    expect(threadObjects.map((object) => Object.keys(object))).toEqual(oneObjects.map((object) => Object.keys(object)));
+    // Every window's attempts are counted once: the windows add up to the summary (the last window is whole).
+    const windows = threadObjects.filter((object) => !object.summary);
+    expect(windows.reduce((sum, window) => sum + window.attempts, 0)).toBe(threadObjects.at(-1)!.attempts);
+    expect(threadObjects.at(-1)!.ok).toBeGreaterThan(300);
+  });
+
+  it("waits for -start-at, and stops cleanly when interrupted before it", async () => {
+    const cli = spawnCli("client", [
+      "-url",
+      "http://127.0.0.1:9/api",
+      "-start-at",
+      new Date(Date.now() + 600_000).toISOString(),
+      "-workers",
+      "2",
+    ]);
+    await cli.waitForLine(/^client: starting at \S+, in \d+m/, { stream: "stderr" });
+    cli.signal("SIGINT");
+    expect(await cli.exited).toBe(0);
+    expect(cli.stdoutLines.filter((line) => line !== "")).toEqual(["summary: stopped by SIGINT before the start"]);
   });
 
   it("retries on the wire exactly as the policy says: exponential growth without jitter", async () => {
