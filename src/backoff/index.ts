@@ -57,4 +57,4 @@ export type { AttemptContext, RetryDecision, RetryInfo, RetryOptions } from "./r
 export { parseRetryAfter } from "./retry-after.ts";
 export { retry, sleep } from "./retry.ts";
 export type { Random } from "./random.ts";
-export { seededRandom, streamRandom } from "./random.ts";
+export { seededRandom } from "./random.ts";
