@@ -94,19 +94,17 @@ function shardNotes(logs: readonly ClientLog[]): string[] {
 /** Combines clients' -json outputs (shards of one herd) into one timeline and one summary. */
 export function mergeClientLogs(logs: readonly ClientLog[]): MergedRun {
   const notes = shardNotes(logs);
-  const groups = new Map<string, LoggedWindow[]>();
+  const groups = new Map<number, LoggedWindow[]>();
+  const add = (key: number, window: LoggedWindow) => {
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [window]);
+    else group.push(window);
+  };
   if (aligned(logs)) {
-    for (const log of logs) {
-      for (const window of log.windows) {
-        const key = String(window.gridEpochMs);
-        groups.set(key, [...(groups.get(key) ?? []), window]);
-      }
-    }
+    for (const log of logs) for (const window of log.windows) add(window.gridEpochMs!, window);
   } else {
     notes.push("the inputs' windows do not share a grid (start the clients with the same -start-at): windows merged by position");
-    for (const log of logs) {
-      for (const [index, window] of log.windows.entries()) groups.set(String(index), [...(groups.get(String(index)) ?? []), window]);
-    }
+    for (const log of logs) for (const [index, window] of log.windows.entries()) add(index, window);
   }
   const windows = [...groups.values()].map(mergeWindows).sort((a, b) => (a.gridEpochMs ?? a.epochMs) - (b.gridEpochMs ?? b.epochMs));
   const without = logs.flatMap((log) => log.windows).filter((window) => window.missingHistogram).length;
