@@ -7,6 +7,10 @@
  * 100 ms and the client alone is measured. A user sends, waits ~100 ms for the answer,
  * then thinks for lambda on average, so N users should achieve N / (lambda + 0.1 s).
  *
+ * Rows: one thread up to 40 000 users, then worker threads (-workers) up to 80 000; the
+ * capacity target is 60 000. `npx tsx scripts/bench-client.ts 60000x2 40000` measures only
+ * the rows named (users, x worker threads), without the rest.
+ *
  * Also: how late retries go out on the wire compared with the policy's waits (the e2e tests
  * only check that no retry is early), and a long storm's memory.
  */
@@ -42,6 +46,7 @@ const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
 
 interface ClientRun {
   clients: number;
+  workers: number;
   expectedPerSec: number;
   achievedPerSec: number;
   clientCores: number;
@@ -51,8 +56,10 @@ interface ClientRun {
   failures: number;
 }
 
-async function measure(url: string, clients: number): Promise<ClientRun> {
+async function measure(url: string, clients: number, workers: number): Promise<ClientRun> {
   const client = start("client", [
+    "-workers",
+    String(workers),
     "-url",
     url,
     "-clients",
@@ -89,6 +96,7 @@ async function measure(url: string, clients: number): Promise<ClientRun> {
     const cpu = cpuAfter - cpuBefore;
     return {
       clients,
+      workers,
       expectedPerSec: clients / (LAMBDA_S + SERVICE_S),
       achievedPerSec: ok / seconds,
       clientCores: cpu / MEASURE_S,
@@ -183,29 +191,54 @@ async function retryTiming(): Promise<void> {
   );
 }
 
-async function main(): Promise<void> {
+/** The rows to measure: users and worker threads. */
+const DEFAULT_ROWS: readonly (readonly [number, number])[] = [
+  [1_000, 1],
+  [10_000, 1],
+  [20_000, 1],
+  [40_000, 1],
+  [40_000, 2],
+  [60_000, 2],
+  [80_000, 2],
+];
+const CAPACITY_TARGET = 60_000;
+
+function requestedRows(): (readonly [number, number])[] | undefined {
+  const args = process.argv.slice(2).filter((argument) => argument !== "--");
+  if (args.length === 0) return undefined;
+  return args.map((argument) => {
+    const match = /^(\d+)(?:x(\d+))?$/.exec(argument);
+    if (match === null) throw new Error(`bench-client: rows are users or usersxworkers, e.g. 60000x2; got ${argument}`);
+    return [Number(match[1]), Number(match[2] ?? 1)] as const;
+  });
+}
+
+async function main(rows: readonly (readonly [number, number])[]): Promise<void> {
   const server = start("server", ["-listen", "127.0.0.1:0", "-limit", "1000000", "-report-interval", "1h"]);
   try {
     const line = await server.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 });
     const url = `http://127.0.0.1:${/:(\d+)\/api/.exec(line)![1]}/api`;
     process.stdout.write(
       `client benchmark: lambda ${LAMBDA_S}s, ${WARM_UP_S}s warm-up, ${MEASURE_S}s measured per run; expected rate N / (lambda + ${SERVICE_S}s)\n\n` +
-        "clients  expected/s  achieved/s  deviation  client cores  CPU ms/1000 req  RSS MB  peak MB  failures\n",
+        "clients  threads  expected/s  achieved/s  deviation  client cores  CPU ms/1000 req  RSS MB  peak MB  failures\n",
     );
     let capacity = 0;
-    for (const clients of [1_000, 10_000, 20_000, 30_000, 40_000]) {
-      const result = await measure(url, clients);
+    // Past a failure, more users on as many threads would fail too.
+    const failedAt = new Map<number, number>();
+    for (const [clients, workers] of rows) {
+      if (clients >= (failedAt.get(workers) ?? Infinity)) continue;
+      const result = await measure(url, clients, workers);
       const deviation = result.achievedPerSec / result.expectedPerSec - 1;
       process.stdout.write(
-        `${String(clients).padStart(7)}  ${result.expectedPerSec.toFixed(1).padStart(10)}  ${result.achievedPerSec.toFixed(1).padStart(10)}  ` +
+        `${String(clients).padStart(7)}  ${String(workers).padStart(7)}  ${result.expectedPerSec.toFixed(1).padStart(10)}  ${result.achievedPerSec.toFixed(1).padStart(10)}  ` +
           `${(deviation * 100).toFixed(2).padStart(8)}%  ${result.clientCores.toFixed(3).padStart(12)}  ${result.cpuMsPer1000.toFixed(1).padStart(15)}  ` +
           `${result.rssMb.toFixed(0).padStart(6)}  ${result.peakMb.toFixed(0).padStart(7)}  ${String(result.failures).padStart(8)}\n`,
       );
-      if (Math.abs(deviation) > CAPACITY_TOLERANCE || result.failures > 0) break;
-      capacity = clients;
+      if (Math.abs(deviation) > CAPACITY_TOLERANCE || result.failures > 0) failedAt.set(workers, clients);
+      else capacity = Math.max(capacity, clients);
     }
     process.stdout.write(
-      `\ncapacity: ${capacity} clients keep the achieved rate within ${CAPACITY_TOLERANCE * 100}% of expected (target >= 20000)\n`,
+      `\ncapacity: ${capacity} clients keep the achieved rate within ${CAPACITY_TOLERANCE * 100}% of expected (target >= ${CAPACITY_TARGET})\n`,
     );
   } finally {
     await server.stop();
@@ -213,6 +246,9 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
-await retryTiming();
-await storm();
+const rows = requestedRows();
+await main(rows ?? DEFAULT_ROWS);
+if (rows === undefined) {
+  await retryTiming();
+  await storm();
+}

@@ -1,26 +1,31 @@
 // Builds one program (src/bin/<name>.ts) into a single ES module under
 // node_modules/.cache/thundering-herd/, so the shims can run plain Node: no TypeScript
 // loader thread (about 35 MB less per process) and a faster start. Dependencies stay
-// external and resolve from the project's node_modules. The dashboard's page files go
-// beside the bundle, where the dashboard looks for them (next to its own module).
-import { copyFileSync, mkdirSync, readdirSync, renameSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+// external and resolve from the project's node_modules. The worker threads' entry
+// (src/runtime/worker-entry.ts) is built beside it as worker-entry.mjs, where the bundled
+// worker pool looks for it. The dashboard's page files go beside the bundle too, where the
+// dashboard looks for them (next to its own module).
+import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const name = process.argv[2];
-if (!["server", "client", "sim"].includes(name ?? "")) {
-  process.stderr.write("usage: node scripts/bundle.mjs server|client|sim\n");
+if (!["server", "client", "sim", "merge"].includes(name ?? "")) {
+  process.stderr.write("usage: node scripts/bundle.mjs server|client|sim|merge\n");
   process.exit(2);
 }
-const outfile = resolve(root, "node_modules/.cache/thundering-herd", `${name}.mjs`);
-// Several shims may build at once (tests start many): each writes its own file, then renames.
-const temporary = `${outfile}.${process.pid}.tmp`;
+const outdir = resolve(root, "node_modules/.cache/thundering-herd");
+// Several shims may build at once (tests start many): each builds into its own directory, then renames.
+const temporary = join(outdir, `.build-${process.pid}`);
+const outputs = { [name]: resolve(root, "src/bin", `${name}.ts`), "worker-entry": resolve(root, "src/runtime/worker-entry.ts") };
 try {
+  mkdirSync(temporary, { recursive: true });
   await build({
-    entryPoints: [resolve(root, "src/bin", `${name}.ts`)],
-    outfile: temporary,
+    entryPoints: Object.entries(outputs).map(([out, input]) => ({ in: input, out })),
+    outdir: temporary,
+    outExtension: { ".js": ".mjs" },
     bundle: true,
     platform: "node",
     format: "esm",
@@ -28,11 +33,16 @@ try {
     packages: "external",
     logLevel: "error",
   });
-  renameSync(temporary, outfile);
-  if (name === "sim") copyPage(resolve(root, "src/dashboard/page"), resolve(dirname(outfile), "page"));
+  // The worker entry first: a program that finds itself rebuilt also finds its workers' entry.
+  for (const out of ["worker-entry", name]) renameSync(join(temporary, `${out}.mjs`), join(outdir, `${out}.mjs`));
+  if (name === "sim") copyPage(resolve(root, "src/dashboard/page"), resolve(outdir, "page"));
 } catch (error) {
-  process.stderr.write(`${name}: could not build ${outfile}: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(
+    `${name}: could not build ${join(outdir, `${name}.mjs`)}: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
   process.exit(1);
+} finally {
+  rmSync(temporary, { recursive: true, force: true });
 }
 
 /** Copies each file by a rename of its own copy, so a program starting meanwhile never reads half a file. */

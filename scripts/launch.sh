@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts one of the programs (server, client, sim) for its root shim. It runs a bundle of
+# Starts one of the programs (server, client, sim, merge) for its root shim. It runs a bundle of
 # the TypeScript sources, rebuilt when any source is newer, and `exec`s Node so the pid a
 # user sees (for kill -STOP, Ctrl-Z, fg) is the program itself.
 set -u
@@ -11,7 +11,9 @@ if [ ! -d "$root/node_modules/esbuild" ]; then
   exit 1
 fi
 bundle="$root/node_modules/.cache/thundering-herd/$name.mjs"
-if [ ! -f "$bundle" ] || [ -n "$(find "$root/src" "$root/package-lock.json" -newer "$bundle" -print -quit)" ]; then
+# Worker threads start from worker-entry.mjs, built with every program.
+if [ ! -f "$bundle" ] || [ ! -f "$(dirname "$bundle")/worker-entry.mjs" ] ||
+  [ -n "$(find "$root/src" "$root/package-lock.json" -newer "$bundle" -print -quit)" ]; then
   node "$root/scripts/bundle.mjs" "$name" || exit 1
 fi
 exec node "$bundle" "$@"

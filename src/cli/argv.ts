@@ -56,3 +56,21 @@ export function parseGoBool(text: string): boolean | undefined {
   if (["0", "f", "F", "false", "FALSE", "False"].includes(text)) return false;
   return undefined;
 }
+
+/**
+ * Go's flag rule for programs that take arguments after their flags (`merge -json a b`):
+ * flags end at the first argument that is not one (or after `--`); the rest are arguments.
+ * A flag's value given as the next token is not taken for an argument.
+ */
+export function splitArguments(args: readonly string[], flags: readonly ArgvFlag[]): { flags: string[]; rest: string[] } {
+  const byName = new Map(flags.map((flag) => [flag.name, flag]));
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index]!;
+    if (arg === "--") return { flags: args.slice(0, index), rest: args.slice(index + 1) };
+    if (!arg.startsWith("-") || arg === "-") return { flags: args.slice(0, index), rest: args.slice(index) };
+    const body = arg.startsWith("--") ? arg.slice(2) : arg.slice(1);
+    const flag = byName.get(body);
+    if (flag !== undefined && flag.kind !== "boolean") index++;
+  }
+  return { flags: [...args], rest: [] };
+}

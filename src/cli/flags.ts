@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from "commander";
-import { HELP_TOKEN, normalizeArgv, parseGoBool } from "./argv.ts";
+import { HELP_TOKEN, normalizeArgv, parseGoBool, splitArguments } from "./argv.ts";
 import { DurationSyntaxError, formatDuration, parseDuration } from "./duration.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -60,10 +60,13 @@ export interface ProgramDescription<T extends readonly FlagSpec[]> {
   readonly flags: T;
   /** Printed after the flags in help, e.g. a list of strategies. */
   readonly epilog?: string;
+  /** For a program that takes arguments after its flags: how usage names them, e.g. "file…". */
+  readonly arguments?: string;
 }
 
 export type ParseOutcome<T extends readonly FlagSpec[]> =
-  { readonly kind: "run"; readonly values: FlagValues<T> } | { readonly kind: "help"; readonly text: string };
+  | { readonly kind: "run"; readonly values: FlagValues<T>; readonly args: readonly string[] }
+  | { readonly kind: "help"; readonly text: string };
 
 /**
  * Parses Go-style arguments against a flag table. Help (`-h`, `-help`, `--help`) comes
@@ -71,7 +74,8 @@ export type ParseOutcome<T extends readonly FlagSpec[]> =
  * flag, the value and the rule.
  */
 export function parseFlags<T extends readonly FlagSpec[]>(program: ProgramDescription<T>, args: readonly string[]): ParseOutcome<T> {
-  const normalized = normalizeArgv(args, program.flags);
+  const split = program.arguments === undefined ? { flags: args, rest: [] } : splitArguments(args, program.flags);
+  const normalized = normalizeArgv(split.flags, program.flags);
   const command = buildCommand(program);
   let helpText = "";
   command.configureOutput({
@@ -94,13 +98,13 @@ export function parseFlags<T extends readonly FlagSpec[]>(program: ProgramDescri
   const parsed = command.opts();
   const values: Record<string, unknown> = {};
   for (const flag of program.flags) values[flag.name] = parsed[attributeName(flag.name)];
-  return { kind: "run", values: values as FlagValues<T> };
+  return { kind: "run", values: values as FlagValues<T>, args: split.rest };
 }
 
 function buildCommand(program: ProgramDescription<readonly FlagSpec[]>): Command {
   const command = new Command(program.name)
     .description(program.summary)
-    .usage("[flags]")
+    .usage(program.arguments === undefined ? "[flags]" : `[flags] ${program.arguments}`)
     .optionsGroup("Flags:")
     .helpOption("-h, --help", "print this help and exit")
     .exitOverride()

@@ -1,8 +1,10 @@
 import { formatDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
+import { instantProblem, parseInstant } from "../cli/instant.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { type ListenAddress, parseListenAddress } from "../cli/listen-address.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
+import { hasProtection } from "../model/client-instances.ts";
 import type { Arrivals } from "../model/load.ts";
 import { describeProtection, PROTECTION_FLAGS, protectionHelp, resolveProtection } from "../strategies/protection.ts";
 import {
@@ -15,6 +17,7 @@ import {
   type StrategyName,
 } from "../strategies/registry.ts";
 import { LOAD_FLAGS } from "./load-flags.ts";
+import { parseShard, type Shard, shardProblem } from "./shard.ts";
 
 /** Flags, defaults and help of ./client, in one table; the first five are the reference's. */
 export const CLIENT_FLAGS = [
@@ -79,7 +82,34 @@ export const CLIENT_FLAGS = [
     min: 0,
     max: 2 ** 31 - 1,
     placeholder: "n",
-    description: "random seed for a reproducible schedule (default: random, printed at start)",
+    description: "random seed for a reproducible schedule (default: random, printed at start); each user draws from its own stream of it",
+  },
+  {
+    name: "shard",
+    kind: "string",
+    default: "0/1",
+    placeholder: "i/n",
+    description:
+      "run shard i of n: this process's share of the -clients users, the same users with the same seeded schedules as in one process; merge the shards' -json with 'thundering-herd merge'",
+    check: shardProblem,
+  },
+  {
+    name: "start-at",
+    kind: "string",
+    default: undefined,
+    placeholder: "time",
+    description:
+      "start at this instant (RFC 3339 or epoch ms), waiting until then; reporting windows fall on a grid anchored there, so shards on many machines share window boundaries",
+    check: instantProblem,
+  },
+  {
+    name: "workers",
+    kind: "integer",
+    default: 1,
+    min: 1,
+    max: 1024,
+    placeholder: "n",
+    description: "worker threads to spread this process's users over; their windows are merged exactly",
   },
   {
     name: "metrics-listen",
@@ -120,6 +150,10 @@ export interface ClientOptions {
   readonly seed: number | undefined;
   /** Where to serve GET /metrics; undefined for nowhere. */
   readonly metricsListen: ListenAddress | undefined;
+  readonly shard: Shard;
+  /** When to start (epoch ms), and where the window grid is anchored; undefined: now. */
+  readonly startAtEpochMs: number | undefined;
+  readonly workers: number;
 }
 
 export type ClientFlagValues = FlagValues<typeof CLIENT_FLAGS>;
@@ -136,7 +170,7 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
     }
     strategy = "exponential-backoff";
   }
-  return {
+  const options: ClientOptions = {
     clients: values.clients,
     arrivals: resolveArrivals(values),
     propagateDeadline: values["propagate-deadline"],
@@ -155,7 +189,38 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
     durationMs: values.duration,
     seed: values.seed,
     metricsListen: metricsAddress(values["metrics-listen"]),
+    shard: parseShard(values.shard),
+    startAtEpochMs: values["start-at"] === undefined ? undefined : parseInstant(values["start-at"]),
+    workers: values.workers,
   };
+  checkShareCombinations(options);
+  return options;
+}
+
+/**
+ * What does not run split over shares (-shard) or worker threads (-workers) yet: each is a
+ * usage error rather than a run that quietly means something else.
+ */
+function checkShareCombinations(options: ClientOptions): void {
+  const split = options.shard.count > 1 || options.workers > 1;
+  if (!split) return;
+  const how = options.shard.count > 1 ? `-shard ${options.shard.index}/${options.shard.count}` : `-workers ${options.workers}`;
+  // The arrival process is one Poisson process with one bound on the requests alive; it is not split.
+  if (options.arrivals.kind === "open")
+    throw new UsageError(`-arrivals open runs in one thread of one process; it cannot be combined with ${how}`);
+  // Only this thread's counters are registered; the worker threads' are not collected.
+  if (options.metricsListen !== undefined && options.workers > 1) {
+    throw new UsageError(`-metrics-listen counts the main thread's users only; it cannot be combined with -workers ${options.workers}`);
+  }
+  // User i belongs to instance i mod -instances, so an instance's users are spread over every
+  // share, and its budget, throttle and breaker cannot be shared across threads or processes.
+  // One instance per user is the same in any split.
+  const fleet = options.retry.fleet;
+  if (hasProtection(fleet) && fleet.instances !== 0 && fleet.instances < options.clients) {
+    throw new UsageError(
+      `-instances ${fleet.instances} spreads each instance's users over every share; with ${how} use -instances 0 (one per client)`,
+    );
+  }
 }
 
 function metricsAddress(text: string): ListenAddress | undefined {
@@ -174,11 +239,11 @@ function resolveArrivals(values: ClientFlagValues): Arrivals {
   return { kind: "open", ratePerSec: values.rate, maxChains: values["max-chains"] };
 }
 
-/** Who sends, for the start-up line: the users, or the arrival process. */
-export function describeLoad(options: ClientOptions): string {
+/** Who sends, for the start-up line: the users, or the arrival process; `split` says how they are split (shards, threads). */
+export function describeLoad(options: ClientOptions, split = ""): string {
   return options.arrivals.kind === "open"
-    ? `open-loop arrivals at ${options.arrivals.ratePerSec}/s (at most ${options.arrivals.maxChains} alive)`
-    : `${options.clients} clients, lambda ${formatDuration(options.retry.thinkTimeMeanMs)}`;
+    ? `open-loop arrivals at ${options.arrivals.ratePerSec}/s (at most ${options.arrivals.maxChains} alive)${split}`
+    : `${options.clients} clients${split}, lambda ${formatDuration(options.retry.thinkTimeMeanMs)}`;
 }
 
 /** A short description of the strategy and its parameters, for the start-up line. */

@@ -1,4 +1,5 @@
 import { formatDuration } from "../cli/duration.ts";
+import { encodeLatencyHistogram } from "../model/latency-histogram.ts";
 import { perSecond, type WindowReport } from "../model/window-stats.ts";
 
 const rate = (count: number, report: WindowReport) => perSecond(count, report).toFixed(2);
@@ -94,4 +95,40 @@ export function openLoopFields(source: OpenLoopTotals) {
 /** The same, appended to the text line and the summary. */
 export function openLoopSuffix(source: OpenLoopTotals): string {
   return `, alive: ${source.aliveChains}, dropped arrivals: ${source.droppedArrivals}`;
+}
+
+/** What a window's JSON carries besides clientReport, for merging shards. */
+export interface WindowPlacement {
+  /** The end of the window's slot on the window grid (epoch ms): the same on every shard with the same -start-at. */
+  readonly gridEpochMs: number;
+  /** `i/n` when the herd is sharded. */
+  readonly shard?: string | undefined;
+  /** The run ended before the window's slot did. */
+  readonly partial?: boolean;
+}
+
+/**
+ * The client's -json window: clientReport's fields, then where the window sits on the grid
+ * and its OK latencies as an HdrHistogram (compressed base64, null when none), so that
+ * `thundering-herd merge` can combine shards exactly.
+ */
+export function clientWindowJson(report: WindowReport, inFlight: number, epochMs: number, placement: WindowPlacement) {
+  return {
+    ...clientReport(report, inFlight, epochMs),
+    gridEpochMs: placement.gridEpochMs,
+    ...(placement.shard === undefined ? {} : { shard: placement.shard }),
+    latencyHistogram: report.histogram === undefined ? null : encodeLatencyHistogram(report.histogram),
+    ...(placement.partial === true ? { partial: true } : {}),
+  };
+}
+
+/** The client's -json summary: totals of the whole run, with their histogram. */
+export function clientSummaryJson(totals: WindowReport, reason: string, epochMs: number, shard?: string) {
+  return {
+    summary: true,
+    reason,
+    ...clientReport(totals, 0, epochMs),
+    ...(shard === undefined ? {} : { shard }),
+    latencyHistogram: totals.histogram === undefined ? null : encodeLatencyHistogram(totals.histogram),
+  };
 }

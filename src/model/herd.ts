@@ -48,15 +48,27 @@ export interface HerdObserver {
 
 export interface HerdOptions {
   readonly users: number;
+  /**
+   * The first user's number in the whole herd, when this herd is one share of it (a shard, a
+   * worker thread): users are numbered from here, for `randomFor`. Default 0.
+   */
+  readonly firstUser?: number;
   /** No complete answer within this many ms: the attempt is aborted and counts as timedout. */
   readonly timeoutMs: number;
   readonly retry: RetryConfig;
 }
 
+/**
+ * Where users draw their random numbers: one Random shared in event order (the simulator,
+ * whose events have one order), or each user its own, by its number in the whole herd (the
+ * real client: a user's schedule then does not depend on the network's timing, nor on how
+ * the herd is split across threads and processes).
+ */
+export type HerdRandom = Random | { readonly randomFor: (user: number) => Random };
+
 /** What the users of one herd share. */
 interface HerdContext {
   readonly clock: Clock;
-  readonly random: Random;
   readonly transport: Transport;
   readonly observer: HerdObserver;
   readonly options: HerdOptions;
@@ -92,10 +104,12 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
   private readonly herd: HerdContext;
   /** The user's number in the herd: where its times are. */
   private readonly index: number;
+  private readonly random: Random;
 
-  constructor(herd: HerdContext, index: number) {
+  constructor(herd: HerdContext, index: number, random: Random) {
     this.herd = herd;
     this.index = index;
+    this.random = random;
     const initial = initialUserState(herd.options.retry);
     this.failures = initial.failures;
     this.lastWaitMs = initial.lastWaitMs;
@@ -130,7 +144,7 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
     // A request starts with its first try, sent or refused locally.
     if (!this.isRetry && herd.requestStarts.length > 0) herd.requestStarts[this.index] = this.startedAt;
     if (herd.fleet !== undefined) {
-      const admission = herd.fleet.admit(this.index, this.isRetry, this.startedAt, herd.random);
+      const admission = herd.fleet.admit(this.index, this.isRetry, this.startedAt, this.random);
       if (admission !== ADMITTED) {
         this.refuse(admission === THROTTLED ? "throttled" : "rejected");
         return;
@@ -162,7 +176,7 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
       this.decide(result.outcome, 0, result);
       return;
     }
-    const decision = decideAfterAttempt(herd.options.retry, this, result.outcome, herd.random);
+    const decision = decideAfterAttempt(herd.options.retry, this, result.outcome, this.random);
     honorServerWait(herd.options.retry, this, result);
     if (decision === "give-up") herd.observer.gaveUp();
     if (decision !== "retry" && herd.requestStarts.length > 0) {
@@ -185,7 +199,7 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
   /** Decides and arms the next wait, with the client instances' budget as the gate. */
   private decide(outcome: AttemptOutcome, minWaitMs: number, result?: AttemptResult): void {
     const herd = this.herd;
-    const decision = decideAfterAttempt(herd.options.retry, this, outcome, herd.random, this);
+    const decision = decideAfterAttempt(herd.options.retry, this, outcome, this.random, this);
     if (result !== undefined) honorServerWait(herd.options.retry, this, result);
     if (decision === "give-up") {
       herd.observer.gaveUp();
@@ -206,7 +220,7 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
 
   /** The first wait, before the first request. */
   start(): void {
-    this.herd.clock.arm(this, firstWait(this.herd.options.retry, this, this.herd.random));
+    this.herd.clock.arm(this, firstWait(this.herd.options.retry, this, this.random));
   }
 
   /** Cancels the wait, or ends the attempt in flight without counting it. */
@@ -228,12 +242,13 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
 export class Herd {
   private readonly users: User[] = [];
   private readonly context: HerdContext;
+  private readonly random: HerdRandom;
 
-  constructor(clock: Clock, random: Random, transport: Transport, observer: HerdObserver, options: HerdOptions) {
+  constructor(clock: Clock, random: HerdRandom, transport: Transport, observer: HerdObserver, options: HerdOptions) {
     const fleet = hasProtection(options.retry.fleet) ? new ClientInstances(options.retry.fleet, options.users) : undefined;
+    this.random = random;
     this.context = {
       clock,
-      random,
       transport,
       observer,
       options,
@@ -256,8 +271,10 @@ export class Herd {
   }
 
   start(): void {
+    const random = this.random;
+    const firstUser = this.context.options.firstUser ?? 0;
     for (let index = 0; index < this.context.options.users; index++) {
-      const user = new User(this.context, index);
+      const user = new User(this.context, index, "randomFor" in random ? random.randomFor(firstUser + index) : random);
       this.users.push(user);
       user.start();
     }

@@ -1,7 +1,6 @@
-import type { Random } from "../backoff/random.ts";
 import type { Clock } from "../clock/clock.ts";
 import type { RetryConfig } from "./client-loop.ts";
-import { Herd, type HerdObserver, type Transport } from "./herd.ts";
+import { Herd, type HerdObserver, type HerdRandom, type Transport } from "./herd.ts";
 import { OpenLoop } from "./open-loop.ts";
 
 /** How requests are offered: closed users (-clients, -lambda) or open-loop arrivals. */
@@ -10,6 +9,8 @@ export type Arrivals = { readonly kind: "closed" } | { readonly kind: "open"; re
 export interface LoadOptions {
   /** Closed users: how many. */
   readonly users: number;
+  /** Closed users: the first user's number in the whole herd, when this load is one share of it. */
+  readonly firstUser?: number;
   /** Closed users when undefined. */
   readonly arrivals?: Arrivals | undefined;
   readonly timeoutMs: number;
@@ -18,23 +19,31 @@ export interface LoadOptions {
 
 /**
  * The source of load, for the real client and the simulator alike: N closed users or an
- * open-loop arrival process, on the same clock, transport and statistics.
+ * open-loop arrival process, on the same clock, transport and statistics. With a random per
+ * user (`randomFor`), the open-loop source draws from user `firstUser`'s stream: its
+ * arrivals are one process, not users.
  */
 export function createLoad(
   options: LoadOptions,
   clock: Clock,
-  random: Random,
+  random: HerdRandom,
   transport: Transport,
   observer: HerdObserver,
 ): Herd | OpenLoop {
   const arrivals = options.arrivals;
   if (arrivals?.kind === "open") {
-    return new OpenLoop(clock, random, transport, observer, {
+    const sourceRandom = "randomFor" in random ? random.randomFor(options.firstUser ?? 0) : random;
+    return new OpenLoop(clock, sourceRandom, transport, observer, {
       ratePerSec: arrivals.ratePerSec,
       timeoutMs: options.timeoutMs,
       retry: options.retry,
       maxChains: arrivals.maxChains,
     });
   }
-  return new Herd(clock, random, transport, observer, { users: options.users, timeoutMs: options.timeoutMs, retry: options.retry });
+  return new Herd(clock, random, transport, observer, {
+    users: options.users,
+    ...(options.firstUser === undefined ? {} : { firstUser: options.firstUser }),
+    timeoutMs: options.timeoutMs,
+    retry: options.retry,
+  });
 }

@@ -1,9 +1,14 @@
-import * as hdr from "hdr-histogram-js";
 import type { HerdObserver } from "./herd.ts";
+import {
+  HISTOGRAM_MAX_US,
+  type LatencyHistogram,
+  type LatencySummary,
+  newLatencyHistogram,
+  summarizeLatency,
+} from "./latency-histogram.ts";
 import type { AttemptResult, ErrorKind, LocalRefusal } from "./outcome.ts";
 
-/** Latencies are recorded in microseconds, from 1 µs to an hour, to 3 significant digits. */
-const HISTOGRAM_MAX_US = 3_600_000_000;
+export type { LatencySummary } from "./latency-histogram.ts";
 
 export interface Counts {
   ok: number;
@@ -18,17 +23,6 @@ export interface Counts {
   errorKinds: Partial<Record<ErrorKind, number>>;
 }
 
-/**
- * Percentiles come from the histogram, whose buckets hold values to 3 significant digits
- * and answer with a bucket's upper end; the maximum is the exact largest latency, tracked
- * beside it. Percentiles are clamped to it, so p50 <= p99 <= max always holds.
- */
-export interface LatencySummary {
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly maxMs: number;
-}
-
 /** One closed window: counts over [startMs, endMs) on the herd's clock. */
 export interface WindowReport {
   readonly startMs: number;
@@ -36,6 +30,8 @@ export interface WindowReport {
   readonly counts: Counts;
   /** Of the OK responses that ended in the window; undefined when there were none. */
   readonly latency: LatencySummary | undefined;
+  /** The same OK latencies in full (µs), for merging with other herds' windows; undefined when none. */
+  readonly histogram: LatencyHistogram | undefined;
 }
 
 export function emptyCounts(): Counts {
@@ -57,8 +53,8 @@ export class WindowStats implements HerdObserver {
   private readonly total = emptyCounts();
   private windowStartMs: number;
   private readonly runStartMs: number;
-  private readonly windowLatency = newHistogram();
-  private readonly totalLatency = newHistogram();
+  private windowLatency = newLatencyHistogram();
+  private readonly totalLatency = newLatencyHistogram();
   /**
    * Latencies are recorded into the window's histogram only (closing a window adds it to
    * the total), and a run of equal latencies as one value and a count: a server below its
@@ -67,7 +63,7 @@ export class WindowStats implements HerdObserver {
    */
   private pendingMicros = 0;
   private pendingCount = 0;
-  /** The exact largest OK latency of the open window and of the run, in ms. */
+  /** The exact largest OK latency of the open window and of the run, in ms (the histogram knows it to a bucket). */
   private windowMaxMs = -Infinity;
   private totalMaxMs = -Infinity;
 
@@ -114,17 +110,22 @@ export class WindowStats implements HerdObserver {
   /** Closes the current window at `nowMs` and starts the next one there. */
   closeWindow(nowMs: number): WindowReport {
     this.flushLatency();
+    const histogram = this.windowLatency.totalCount === 0 ? undefined : this.windowLatency;
     const report: WindowReport = {
       startMs: this.windowStartMs,
       endMs: nowMs,
       counts: this.window,
-      latency: summarize(this.windowLatency, this.windowMaxMs),
+      latency: histogram === undefined ? undefined : summarizeLatency(histogram, this.windowMaxMs),
+      histogram,
     };
     this.window = emptyCounts();
     if (this.windowMaxMs > this.totalMaxMs) this.totalMaxMs = this.windowMaxMs;
     this.windowMaxMs = -Infinity;
-    this.totalLatency.add(this.windowLatency);
-    this.windowLatency.reset();
+    if (histogram !== undefined) {
+      // The report keeps this window's histogram; the next window gets a fresh one.
+      this.totalLatency.add(histogram);
+      this.windowLatency = newLatencyHistogram();
+    }
     this.windowStartMs = nowMs;
     return report;
   }
@@ -132,26 +133,21 @@ export class WindowStats implements HerdObserver {
   /** Totals of the whole run up to `nowMs` (the open window included). */
   totals(nowMs: number): WindowReport {
     this.flushLatency();
+    const histogram = newLatencyHistogram();
+    histogram.add(this.totalLatency);
+    histogram.add(this.windowLatency);
     return {
       startMs: this.runStartMs,
       endMs: nowMs,
       counts: structuredClone(this.total),
-      latency: summarize(this.totalLatencyNow(), Math.max(this.totalMaxMs, this.windowMaxMs)),
+      latency: summarizeLatency(histogram, Math.max(this.totalMaxMs, this.windowMaxMs)),
+      histogram: histogram.totalCount === 0 ? undefined : histogram,
     };
   }
 
   private flushLatency(): void {
     if (this.pendingCount > 0) this.windowLatency.recordValueWithCount(this.pendingMicros, this.pendingCount);
     this.pendingCount = 0;
-  }
-
-  /** The closed windows' latencies and the open window's. */
-  private totalLatencyNow(): hdr.Histogram {
-    if (this.windowLatency.totalCount === 0) return this.totalLatency;
-    const merged = newHistogram();
-    merged.add(this.totalLatency);
-    merged.add(this.windowLatency);
-    return merged;
   }
 }
 
@@ -163,26 +159,6 @@ function countResult(counts: Counts, result: AttemptResult): void {
     const kind = result.errorKind ?? "other";
     counts.errorKinds[kind] = (counts.errorKinds[kind] ?? 0) + 1;
   }
-}
-
-function newHistogram(): hdr.Histogram {
-  return hdr.build({
-    bitBucketSize: 64,
-    lowestDiscernibleValue: 1,
-    highestTrackableValue: HISTOGRAM_MAX_US,
-    numberOfSignificantValueDigits: 3,
-    useWebAssembly: false,
-  });
-}
-
-/** Percentiles from the histogram, clamped to the exact maximum `maxMs`. */
-function summarize(histogram: hdr.Histogram, maxMs: number): LatencySummary | undefined {
-  if (histogram.totalCount === 0) return undefined;
-  return {
-    p50Ms: Math.min(histogram.getValueAtPercentile(50) / 1000, maxMs),
-    p99Ms: Math.min(histogram.getValueAtPercentile(99) / 1000, maxMs),
-    maxMs,
-  };
 }
 
 /**

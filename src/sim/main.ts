@@ -4,152 +4,25 @@ import { givenFlagNames, parseValue } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { makeOutputDir, writeOutputFile } from "../runtime/output-files.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { clientReport, formatClientLine, formatClientSummary, openLoopSuffix } from "../client/reporter.ts";
 import { concurrencyForDelay } from "../model/latency.ts";
-import { computeMetrics, type Phases, type ScenarioMetrics } from "../model/scenario-metrics.ts";
-import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
+import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
+import { defaultParallelism, WorkerPool } from "../runtime/worker-pool.ts";
 import { comparisonTable, renderSvg, type StrategyResult } from "../scenario/report.ts";
 import { parseStrategies, type StrategyRun } from "../scenario/strategies.ts";
 import { summaryJson } from "../scenario/summary-file.ts";
-import { presetValues } from "../strategies/presets.ts";
-import { onlyParametersOf, presetOf, strategyOfRun } from "../strategies/registry.ts";
-import { formatServerLine, formatServerTotals, serverReport, serverTotalsReport } from "../server/reporter.ts";
-import {
-  MAX_CLIENTS,
-  MAX_REPORTS,
-  MIN_CYCLE_MS,
-  parseSimArgs,
-  parseSweep,
-  resolveSimOptions,
-  SIM_FLAGS,
-  type SimFlagValues,
-} from "./options.ts";
+import { bisectCriticalOutage } from "./critical-outage.ts";
+import { parseSimArgs, parseSweep, SIM_FLAGS, type SimFlagValues } from "./options.ts";
 import { retryLoadWhileDown } from "./retry-load.ts";
-import { type SimulationConfig, type SimulationEvent, simulate } from "./simulate.ts";
+import type { StrategyRunReply } from "./sim-worker.ts";
 import { sweepChart } from "./sweep-chart.ts";
 import { playSimulation } from "./playback.ts";
+import { configFrom, runStrategy, type SimRun, simRuns, trialMetrics, withStrategy } from "./trial.ts";
 
-/** The outage the metrics are computed around: the first; the run ends at `endMs`. */
-function phasesOf(config: SimulationConfig, endMs = config.durationMs): Phases {
-  const first = config.outages[0] ?? { atMs: config.durationMs, durationMs: 0 };
-  return { stopAtMs: first.atMs, resumeAtMs: first.atMs + first.durationMs, endMs };
-}
-
-/** The simulation the flag values describe; a UsageError for values the simulator cannot run. */
-export function configFrom(values: SimFlagValues): SimulationConfig {
-  const options = resolveSimOptions(values);
-  checkProtection(values);
-  checkSimulatorBounds(values, options.server.reportIntervalMs);
-  return {
-    users: options.client.clients,
-    arrivals: options.client.arrivals,
-    protection: {
-      retryAfterMs: options.server.retryAfterMs,
-      deadlines: options.client.propagateDeadline && options.server.deadlineAware,
-      errorRate: options.server.errorRate,
-    },
-    timeoutMs: options.client.timeoutMs,
-    retry: options.client.retry,
-    intervalMs: options.client.intervalMs,
-    latency: options.server.latency,
-    cancelOnDisconnect: options.server.cancelOnDisconnect,
-    maxConcurrency: options.server.maxConcurrency,
-    maxInService: options.server.maxInService ?? DEFAULT_MAX_IN_SERVICE,
-    backlog: options.server.backlog,
-    reportIntervalMs: options.server.reportIntervalMs,
-    outages: options.outages,
-    durationMs: values.duration,
-    seed: values.seed,
-  };
-}
-
-/** A strategy to simulate, with the flag values its preset sets (none for a plain strategy). */
-type SimRun = StrategyRun & { readonly presetFlags: Partial<SimFlagValues> };
-
-/**
- * The runs of a strategy list. A preset's flags apply except those given on the command
- * line, which win, as in the demo, where -client-args come after the preset's flags.
- */
-function simRuns(runs: readonly StrategyRun[], given: ReadonlySet<string>): SimRun[] {
-  return runs.map((run) => {
-    const preset = presetOf(run.name);
-    const flags = preset === undefined ? {} : presetValues(preset, SIM_FLAGS);
-    const presetFlags = Object.fromEntries(Object.entries(flags).filter(([name]) => name === "strategy" || !given.has(name)));
-    return { ...run, presetFlags: presetFlags as Partial<SimFlagValues> };
-  });
-}
-
-/** Limits of the simulator itself, beyond the flags' own: a run within them completes in bounded memory. */
-function checkSimulatorBounds(values: SimFlagValues, reportIntervalMs: number): void {
-  const reports = (intervalMs: number) => values.duration / intervalMs;
-  if (values.clients > MAX_CLIENTS) {
-    throw new UsageError(`invalid value "${values.clients}" for flag -clients: the simulator runs at most ${MAX_CLIENTS} clients`);
-  }
-  if (reports(reportIntervalMs) > MAX_REPORTS) {
-    throw new UsageError(
-      `invalid value "${formatDuration(reportIntervalMs)}" for flag -report-interval: more than ${MAX_REPORTS} server reports in -duration ${formatDuration(values.duration)}`,
-    );
-  }
-  if (reports(values.interval) > MAX_REPORTS) {
-    throw new UsageError(
-      `invalid value "${formatDuration(values.interval)}" for flag -interval: more than ${MAX_REPORTS} client windows in -duration ${formatDuration(values.duration)}`,
-    );
-  }
-  if (values.timeout < MIN_CYCLE_MS) {
-    throw new UsageError(
-      `invalid value "${formatDuration(values.timeout)}" for flag -timeout: the simulator needs at least ${MIN_CYCLE_MS}ms`,
-    );
-  }
-  if (values.lambda * 1000 + values.baseDelay < MIN_CYCLE_MS) {
-    throw new UsageError(
-      `invalid value "${values.lambda}" for flag -lambda: with -baseDelay ${formatDuration(values.baseDelay)} a request cycle is under ${MIN_CYCLE_MS}ms, too short for the simulator`,
-    );
-  }
-}
-
-/**
- * Flag combinations that would simulate nothing: in the simulator one command line sets both
- * sides, so a client option that the server's flags make void is a mistake, not a choice.
- */
-function checkProtection(values: SimFlagValues): void {
-  if (values["deadline-aware"] && !values["propagate-deadline"]) {
-    throw new UsageError("-deadline-aware needs -propagate-deadline: without it the clients send no deadline");
-  }
-  if (values["honor-retry-after"] && (values["max-concurrency"] === 0 || values["retry-after"] === 0)) {
-    throw new UsageError("-honor-retry-after needs -max-concurrency and a -retry-after above 0: otherwise no answer carries a Retry-After");
-  }
-}
-
-/**
- * The flag values with another strategy selected. When several strategies are compared, a
- * parameter flag applies to those that read it and is left out for the others.
- */
-function withStrategy(values: SimFlagValues, strategy: SimRun): SimFlagValues {
-  const base = strategyOfRun(strategy.name);
-  return { ...values, ...onlyParametersOf(base, values), strategy: base, "exponential-backoff": false, ...strategy.presetFlags };
-}
+// The simulator's single run and its configuration, for the programs and tests built on it.
+export { configFrom, runTrial as run } from "./trial.ts";
 
 function selectedStrategy(values: SimFlagValues): StrategyRun {
   return parseStrategies(values["exponential-backoff"] ? "exponential-backoff" : values.strategy)[0]!;
-}
-
-/** One simulation of the flag values, with its metrics. */
-export function run(values: SimFlagValues, strategy: string, onEvent?: (event: SimulationEvent) => void) {
-  const config = configFrom(values);
-  const started = performance.now();
-  const result = simulate(config, onEvent);
-  const wallMs = performance.now() - started;
-  const phases = phasesOf(config, result.endMs);
-  const metrics = computeMetrics(result.server, result.client, phases, config.latency.limit, { outOfMemory: result.outOfMemory });
-  const strategyResult: StrategyResult = {
-    strategy,
-    phases,
-    server: result.server,
-    client: result.client,
-    metrics,
-    concurrencyLimit: config.latency.limit,
-  };
-  return { config, result, metrics, strategyResult, wallMs };
 }
 
 function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonly SimRun[]): void {
@@ -177,54 +50,75 @@ function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonl
   io.stderr.write(`sim: attempts per second after ${formatDuration(outageMs)} of outage: ${loads.join("; ")}\n`);
 }
 
-function printEvent(io: ProgramIo, json: boolean): (event: SimulationEvent) => void {
-  return (event) => {
-    let line: string;
-    if (event.kind === "server") {
-      line = json
-        ? JSON.stringify({ source: "server", ...serverReport(event.atMs, event.snapshot) })
-        : formatServerLine(event.atMs, event.snapshot, "utc");
-    } else {
-      const open = event.openLoop;
-      line = json
-        ? JSON.stringify({ source: "client", ...clientReport(event.report, event.inFlight, event.atMs), ...open })
-        : formatClientLine(event.report, event.inFlight) + (open === undefined ? "" : openLoopSuffix(open));
-    }
-    io.stdout.write(`${line}\n`);
+/**
+ * Where the simulator's independent trials run: in this thread, one after another, or on a
+ * pool of worker threads. Either way each result comes back to its own promise and is
+ * printed in the order of the sequential run, so the output is the same.
+ */
+interface Trials {
+  readonly parallelism: number;
+  metrics(values: SimFlagValues): Promise<ScenarioMetrics>;
+  close(): Promise<void>;
+}
+
+function inThisThread(): Trials {
+  return { parallelism: 1, metrics: async (values) => trialMetrics(values), close: async () => {} };
+}
+
+function onWorkers(size: number): Trials & { readonly pool: WorkerPool } {
+  const pool = new WorkerPool("sim", size);
+  return {
+    parallelism: size,
+    pool,
+    metrics: (values) => pool.run<ScenarioMetrics>("metrics", values),
+    close: () => pool.close(),
   };
 }
 
-function findCriticalOutage(io: ProgramIo, values: SimFlagValues, strategies: readonly SimRun[]): void {
-  const upperMs = 600_000;
-  const resolutionMs = 250;
+function trialsFor(values: SimFlagValues, jobs: number): Trials {
+  const size = Math.min(values.parallel ?? defaultParallelism(), jobs);
+  return size > 1 ? onWorkers(size) : inThisThread();
+}
+
+const CRITICAL_UPPER_MS = 600_000;
+const CRITICAL_RESOLUTION_MS = 250;
+
+async function findCriticalOutage(io: ProgramIo, values: SimFlagValues, strategies: readonly SimRun[]): Promise<void> {
   const observeMs = values.duration - durationOfFirstOutageStart(values) - firstOutageLength(values);
-  const recovers = (strategy: SimRun, outageMs: number) => {
-    const trial = { ...withStrategy(values, strategy), outage: formatDuration(outageMs) };
-    trial.duration = durationOfFirstOutageStart(values) + outageMs + Math.max(observeMs, 1);
-    trial["outage-at"] = formatDuration(durationOfFirstOutageStart(values));
-    // Metastability is the server's: the clients' own backoff may still keep them away.
-    return run(trial, strategy.name).metrics.serverRecoveryMs !== undefined;
-  };
+  const trials = trialsFor(values, Number.POSITIVE_INFINITY);
   io.stdout.write(
     `longest outage after which the server still recovers: concurrency back at or below the limit within ${formatDuration(observeMs)} of resuming:\n`,
   );
-  for (const strategy of strategies) {
-    let answer: string;
-    if (!recovers(strategy, resolutionMs)) {
-      answer = `none: it does not recover even from a ${formatDuration(resolutionMs)} outage`;
-    } else if (recovers(strategy, upperMs)) {
-      answer = `at least ${formatDuration(upperMs)}`;
-    } else {
-      let low = resolutionMs;
-      let high = upperMs;
-      while (high - low > resolutionMs) {
-        const middle = Math.round((low + high) / 2);
-        if (recovers(strategy, middle)) low = middle;
-        else high = middle;
+  try {
+    let searching = strategies.length;
+    const answers = strategies.map(async (strategy) => {
+      const recovers = async (outageMs: number) => {
+        const trial = { ...withStrategy(values, strategy), outage: formatDuration(outageMs) };
+        trial.duration = durationOfFirstOutageStart(values) + outageMs + Math.max(observeMs, 1);
+        trial["outage-at"] = formatDuration(durationOfFirstOutageStart(values));
+        // Metastability is the server's: the clients' own backoff may still keep them away.
+        return (await trials.metrics(trial)).serverRecoveryMs !== undefined;
+      };
+      // The workers not busy with other strategies' searches evaluate ahead in this one.
+      const width = () => Math.max(1, Math.floor(trials.parallelism / searching));
+      try {
+        return await bisectCriticalOutage(recovers, width, CRITICAL_RESOLUTION_MS, CRITICAL_UPPER_MS);
+      } finally {
+        searching--;
       }
-      answer = `${formatDuration(low)} (collapses after ${formatDuration(high)})`;
+    });
+    for (const [index, strategy] of strategies.entries()) {
+      const answer = await answers[index]!;
+      const text =
+        answer.kind === "none"
+          ? `none: it does not recover even from a ${formatDuration(CRITICAL_RESOLUTION_MS)} outage`
+          : answer.kind === "at-least"
+            ? `at least ${formatDuration(CRITICAL_UPPER_MS)}`
+            : `${formatDuration(answer.lowMs)} (collapses after ${formatDuration(answer.highMs)})`;
+      io.stdout.write(`  ${strategy.name.padEnd(20)} ${text}\n`);
     }
-    io.stdout.write(`  ${strategy.name.padEnd(20)} ${answer}\n`);
+  } finally {
+    await trials.close();
   }
 }
 
@@ -249,21 +143,30 @@ function sweepTrials(values: SimFlagValues, sweepText: string): { param: string;
 }
 
 async function sweep(io: ProgramIo, values: SimFlagValues, strategies: readonly SimRun[], sweepText: string): Promise<void> {
-  const { param, points, trials } = sweepTrials(values, sweepText);
+  const { param, points, trials: pointValues } = sweepTrials(values, sweepText);
   // A directory that cannot be made fails now, not after the whole sweep has run.
   const dir = values.out === undefined ? undefined : resolve(values.out);
   if (dir !== undefined) makeOutputDir(dir);
-  const rows: { value: string; strategy: string; metrics: ScenarioMetrics }[] = [];
+  const planned: { value: string; strategy: string; trial: SimFlagValues }[] = [];
   for (const [index, point] of points.entries()) {
     for (const strategy of strategies) {
-      const trial = withStrategy(trials[index]!, strategy);
+      const trial = withStrategy(pointValues[index]!, strategy);
       if (param === "outage") {
         // A longer outage keeps the same observation time after it.
         const extra = configFrom(trial).outages[0]!.durationMs - firstOutageLength(values);
         trial.duration = values.duration + extra;
       }
-      rows.push({ value: point, strategy: strategy.name, metrics: run(trial, strategy.name).metrics });
+      planned.push({ value: point, strategy: strategy.name, trial });
     }
+  }
+  const trials = trialsFor(values, planned.length);
+  let rows: { value: string; strategy: string; metrics: ScenarioMetrics }[];
+  try {
+    const metrics = planned.map(({ trial }) => trials.metrics(trial));
+    rows = [];
+    for (const [index, { value, strategy }] of planned.entries()) rows.push({ value, strategy, metrics: await metrics[index]! });
+  } finally {
+    await trials.close();
   }
   const seconds = (ms: number | undefined) => (ms === undefined ? "" : (ms / 1000).toFixed(1));
   const header = `${param},strategy,verdict,peak_concurrency,peak_delay_s,server_recovery_s,client_recovery_s`;
@@ -289,6 +192,48 @@ async function sweep(io: ProgramIo, values: SimFlagValues, strategies: readonly 
   }
 }
 
+/** What plays each run back on the dashboard (-dashboard), in order. */
+type Playback = Awaited<ReturnType<typeof playSimulation>>;
+
+/**
+ * Every strategy's run, printed in order; on workers when there are several and -parallel
+ * allows. With -dashboard each run is played back once printed.
+ */
+async function runStrategies(
+  io: ProgramIo,
+  values: SimFlagValues,
+  strategies: readonly SimRun[],
+  playback: Playback | undefined,
+): Promise<StrategyResult[]> {
+  const trials = trialsFor(values, strategies.length);
+  if (!("pool" in trials)) {
+    // In this thread the lines are printed as the simulation makes them.
+    const results: StrategyResult[] = [];
+    for (const strategy of strategies) {
+      const output = runStrategy(values, strategy, (text) => io.stdout.write(text));
+      io.stderr.write(output.stderr);
+      results.push(output.strategyResult);
+      await playback?.play(output.strategyResult, output.outages);
+    }
+    return results;
+  }
+  const pool = (trials as ReturnType<typeof onWorkers>).pool;
+  try {
+    const replies = strategies.map((strategy) => pool.run<StrategyRunReply>("strategy", { values, strategy }));
+    const results: StrategyResult[] = [];
+    for (const reply of replies) {
+      const { stdout, stderr, strategyResult, outages } = await reply;
+      io.stdout.write(stdout);
+      io.stderr.write(stderr);
+      results.push(strategyResult);
+      await playback?.play(strategyResult, outages);
+    }
+    return results;
+  } finally {
+    await trials.close();
+  }
+}
+
 export async function main(argv: readonly string[], io: ProgramIo): Promise<number> {
   const parsed = parseSimArgs(argv);
   if (parsed.kind === "help") {
@@ -311,53 +256,15 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
   if (values.out !== undefined && values.sweep === undefined && !values["find-critical-outage"]) makeOutputDir(values.out);
   printAnalysis(io, values, strategies);
   if (values["find-critical-outage"]) {
-    findCriticalOutage(io, values, strategies);
+    await findCriticalOutage(io, values, strategies);
     return 0;
   }
   if (values.sweep !== undefined) {
     await sweep(io, values, strategies, values.sweep);
     return 0;
   }
-  const results: StrategyResult[] = [];
   const playback = values.dashboard ? await playSimulation(io, values) : undefined;
-  for (const strategy of strategies) {
-    const trial = withStrategy(values, strategy);
-    const outcome = run(trial, strategy.name, values.quiet ? undefined : printEvent(io, values.json));
-    results.push(outcome.strategyResult);
-    await playback?.play(outcome.strategyResult, outcome.config.outages);
-    const { result } = outcome;
-    const { openLoop, serverTotals } = result;
-    const summary = values.json
-      ? JSON.stringify({
-          source: "summary",
-          strategy: strategy.name,
-          ...clientReport(result.totals, 0, result.endMs),
-          ...openLoop,
-          server: serverTotalsReport(serverTotals),
-          metrics: outcome.metrics,
-          outOfMemory: result.outOfMemory ?? null,
-          countedRequests: result.countedRequests,
-        })
-      : `${formatClientSummary(result.totals)}${openLoop === undefined ? "" : openLoopSuffix(openLoop)}\n` +
-        `server: ${formatServerTotals(serverTotals)}`;
-    io.stdout.write(`${summary}\n`);
-    if (result.outOfMemory !== undefined) {
-      io.stderr.write(
-        `sim: ${strategy.name}: the server ran out of memory at ${formatDuration(result.outOfMemory.atMs)} with ` +
-          `${result.outOfMemory.inService} requests in service (-max-in-service): a real one dies there, so the run ended there\n`,
-      );
-    }
-    if (result.countedRequests > 0) {
-      io.stderr.write(
-        `sim: ${strategy.name}: ${result.countedRequests} of the requests in service at the end were counted, not stored: ` +
-          "none of them could complete within the run\n",
-      );
-    }
-    io.stderr.write(
-      `sim: ${strategy.name}: ${outcome.result.events} events in ${(outcome.wallMs / 1000).toFixed(2)} s ` +
-        `(${(((outcome.result.events / outcome.wallMs) * 1000) / 1e6).toFixed(2)} million/s)\n`,
-    );
-  }
+  const results = await runStrategies(io, values, strategies, playback);
   if (values.out !== undefined) {
     writeOutputFile(join(values.out, "summary.json"), summaryJson({ command: `sim ${argv.join(" ")}` }, results));
     io.stderr.write(`sim: wrote ${join(values.out, "summary.json")}\n`);

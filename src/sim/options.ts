@@ -96,6 +96,15 @@ const SIM_ONLY_FLAGS = [
     check: (value) => sweepProblem(value),
   },
   {
+    name: "parallel",
+    kind: "integer",
+    default: undefined,
+    min: 1,
+    placeholder: "n",
+    description:
+      "worker threads for the independent runs of -strategies, -sweep and -find-critical-outage (default: every core); the output does not depend on it",
+  },
+  {
     name: "out",
     kind: "string",
     default: undefined,
@@ -107,7 +116,7 @@ const SIM_ONLY_FLAGS = [
 ] as const satisfies readonly FlagSpec[];
 
 export const SIM_FLAGS = [
-  ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed", "metrics-listen"]),
+  ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed", "metrics-listen", "shard", "start-at", "workers"]),
   ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "seed", "metrics", "headers-timeout"]),
   ...SIM_ONLY_FLAGS,
 ];
@@ -146,6 +155,9 @@ export function resolveSimOptions(values: SimFlagValues): SimOptions {
     duration: 0,
     seed: values.seed,
     "metrics-listen": "",
+    shard: "0/1",
+    "start-at": undefined,
+    workers: 1,
   };
   const client = resolveClientOptions(clientValues);
   const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false, metrics: false, "headers-timeout": 0 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { decorrelatedJitterPolicy } from "../../src/backoff/index.ts";
 import { firstWait, initialUserState, type RetryConfig } from "../../src/model/client-loop.ts";
 import { afterAttempt } from "../helpers/retry-config.ts";
-import { seededRandom } from "../../src/backoff/random.ts";
+import { streamRandom } from "../../src/backoff/random.ts";
 import { eventually } from "../helpers/eventually.ts";
 import { startScriptedServer } from "../helpers/scripted-server.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
@@ -96,6 +96,29 @@ describe("./client", () => {
       "client: invalid settings for -strategy exponential: -min-delay (ms) must be <= -max-delay (ms) (got 2000 > 1000)",
     ],
     [["-url", "ftp://x"], 'client: invalid value "ftp://x" for flag -url: must be an http:// or https:// URL'],
+    [["-shard", "3/3"], 'client: invalid value "3/3" for flag -shard: the shard index must be 0 to 2'],
+    [
+      ["-start-at", "noon"],
+      'client: invalid value "noon" for flag -start-at: must be an RFC 3339 time such as 2025-06-21T22:11:08Z, or epoch milliseconds',
+    ],
+    [["-workers", "0"], 'client: invalid value "0" for flag -workers: must be >= 1'],
+    // What does not split over worker threads or shards yet is refused, not run as something else.
+    [
+      ["-arrivals", "open", "-rate", "10", "-workers", "2"],
+      "client: -arrivals open runs in one thread of one process; it cannot be combined with -workers 2",
+    ],
+    [
+      ["-arrivals", "open", "-rate", "10", "-shard", "1/2"],
+      "client: -arrivals open runs in one thread of one process; it cannot be combined with -shard 1/2",
+    ],
+    [
+      ["-metrics-listen", "127.0.0.1:0", "-workers", "2"],
+      "client: -metrics-listen counts the main thread's users only; it cannot be combined with -workers 2",
+    ],
+    [
+      ["-clients", "10", "-budget", "grpc", "-instances", "2", "-shard", "0/2"],
+      "client: -instances 2 spreads each instance's users over every share; with -shard 0/2 use -instances 0 (one per client)",
+    ],
   ])("rejects %j with one line, a hint and exit 2", async (args, message) => {
     const cli = spawnCli("client", args);
     expect(await cli.exited).toBe(2);
@@ -148,6 +171,42 @@ describe("./client", () => {
     for (const line of lines.slice(0, -1)) expect(line).toMatch(REFERENCE_PREFIX);
     expect(lines.at(-1)).toMatch(/^summary: 1\.2s, attempts \d+ \(\d+\.\d\d req\/sec\), OK \d+/);
     expect(cli.stderrLines[0]).toMatch(/^client: 20 clients, lambda 100ms, timeout 2s, strategy fixed \(delayMs 100\), seed \d+, target/);
+  });
+
+  it("prints the same lines with worker threads: the reference line, then the summary; JSON with the same fields", async () => {
+    const { url } = await spawnServer(["-baseDelay", "5ms"]);
+    const args = ["-url", url, "-clients", "60", "-lambda", "0.1", "-interval", "500ms", "-duration", "1.2s", "-seed", "4"];
+    const text = spawnCli("client", [...args, "-workers", "3"]);
+    expect(await text.exited).toBe(0);
+    const lines = text.stdoutLines.filter((line) => line !== "");
+    expect(lines).toHaveLength(4);
+    for (const line of lines.slice(0, -1)) expect(line).toMatch(REFERENCE_PREFIX);
+    expect(lines.at(-1)).toMatch(/^summary: 1\.2s, attempts \d+ \(\d+\.\d\d req\/sec\), OK \d+/);
+    expect(text.stderrLines[0]).toMatch(/^client: 60 clients \(3 worker threads\), lambda 100ms/);
+    const [threads, one] = [spawnCli("client", [...args, "-workers", "3", "-json"]), spawnCli("client", [...args, "-json"])];
+    expect(await threads.exited).toBe(0);
+    expect(await one.exited).toBe(0);
+    const [threadObjects, oneObjects] = [jsonLines(threads.stdoutLines), jsonLines(one.stdoutLines)];
+    expect(threadObjects.map((object) => Object.keys(object))).toEqual(oneObjects.map((object) => Object.keys(object)));
+    // Every window's attempts are counted once: the windows add up to the summary (the last window is whole).
+    const windows = threadObjects.filter((object) => !object.summary);
+    expect(windows.reduce((sum, window) => sum + window.attempts, 0)).toBe(threadObjects.at(-1)!.attempts);
+    expect(threadObjects.at(-1)!.ok).toBeGreaterThan(300);
+  });
+
+  it("waits for -start-at, and stops cleanly when interrupted before it", async () => {
+    const cli = spawnCli("client", [
+      "-url",
+      "http://127.0.0.1:9/api",
+      "-start-at",
+      new Date(Date.now() + 600_000).toISOString(),
+      "-workers",
+      "2",
+    ]);
+    await cli.waitForLine(/^client: starting at \S+, in \d+m/, { stream: "stderr" });
+    cli.signal("SIGINT");
+    expect(await cli.exited).toBe(0);
+    expect(cli.stdoutLines.filter((line) => line !== "")).toEqual(["summary: stopped by SIGINT before the start"]);
   });
 
   it("retries on the wire as the policy says: exponential growth without jitter, every attempt after the first a retry", async () => {
@@ -205,14 +264,14 @@ describe("./client", () => {
     await eventually(() => server.arrivals.length >= 7, "seven attempts");
     cli.signal("SIGINT");
     expect(await cli.exited).toBe(0);
-    // Replay the same user with the same seed through the pure model. Jittered waits differ
-    // widely (20-400 ms), so a client that ignored the seed would show a gap shorter than its wait.
+    // Replay the same user (user 0, drawing from its own stream of the seed) through the pure model. Jittered
+    // waits differ widely (20-400 ms), so a client that ignored the seed would show a gap shorter than its wait.
     const retry: RetryConfig = {
       backoff: decorrelatedJitterPolicy({ baseMs: 20, capMs: 400 }),
       thinkTimeMeanMs: 10,
       maxAttempts: Infinity,
     };
-    const random = seededRandom(seed);
+    const random = streamRandom(seed, 0);
     const state = initialUserState(retry);
     firstWait(retry, state, random);
     const expectedWaits = Array.from({ length: 6 }, () => afterAttempt(retry, state, "error", random).waitMs);
@@ -488,6 +547,32 @@ describe("./client: fleet-level protection on the wire", () => {
     expect(recovering.summary.errors).toBe(3);
     expect(recovering.summary.rejected).toBeGreaterThan(0); // refused locally during the break
     expect(recovering.summary.ok).toBeGreaterThan(5); // the probe succeeded and closed it
+  });
+
+  it("breaker, one instance per client, on worker threads: each client's breaker opens after its own 3 failures", async () => {
+    const run = await protectedRun(unavailable, [
+      "-clients",
+      "4",
+      "-workers",
+      "2",
+      "-lambda",
+      "0.02",
+      "-simple-backoff-delay",
+      "10ms",
+      "-breaker",
+      "consecutive",
+      "-breaker-failures",
+      "3",
+      "-breaker-break",
+      "1h",
+      "-duration",
+      "1s",
+    ]);
+    expect(run.arrivals).toBe(4 * 3);
+    expect(run.summary.errors).toBe(4 * 3);
+    // The refusals of both threads reach the summary.
+    expect(run.summary.rejected).toBeGreaterThan(4);
+    expect(run.stderr).toContain("(2 worker threads)");
   });
 
   it("prints throttled and rejected rates and the retry share after the reference fields", async () => {

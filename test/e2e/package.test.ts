@@ -71,11 +71,9 @@ describe("the packed package", () => {
     expect(help.stdout).toMatch(/-limit n .*\(default: 30\)/);
     const bad = await run("npx", ["--no-install", "thundering-herd", "client", "-clients", "zero"], consumer);
     expect(bad.code).toBe(2);
-    const sim = await run(
-      "npx",
-      ["--no-install", "thundering-herd", "sim", "-clients", "50", "-duration", "20s", "-quiet", "-json"],
-      consumer,
-    );
+    // Two strategies on two worker threads: the installed package finds its workers' entry in dist/.
+    const simArgs = ["--no-install", "thundering-herd", "sim", "-clients", "50", "-duration", "20s", "-quiet", "-json"];
+    const sim = await run("npx", [...simArgs, "-strategies", "fixed,exponential-backoff", "-parallel", "2"], consumer);
     expect(sim.code, sim.stderr).toBe(0);
     expect(sim.stdout).toContain('"summary"');
     // choose measures on worker threads that load the compiled worker module.
@@ -92,6 +90,11 @@ describe("the packed package", () => {
       "fixed",
       "no-retries",
     ]);
+    const sequential = await run("npx", [...simArgs, "-strategies", "fixed,exponential-backoff", "-parallel", "1"], consumer);
+    expect(sequential.stdout).toBe(sim.stdout);
+    const merge = await run("npx", ["--no-install", "thundering-herd", "merge", "-h"], consumer);
+    expect(merge.code, merge.stderr).toBe(0);
+    expect(merge.stdout).toContain("Usage: merge [flags] file…");
   });
 
   it("serves the live dashboard with its page and uPlot from the installed package", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { spawnCli } from "../helpers/spawn-cli.ts";
+import { REPO_ROOT, spawnCli } from "../helpers/spawn-cli.ts";
 
 const SMALL = [
   "-clients",
@@ -18,8 +18,8 @@ const SMALL = [
   "24s",
 ];
 
-async function sim(args: readonly string[]) {
-  const cli = spawnCli("sim", args);
+async function sim(args: readonly string[], options: { command?: string; prefix?: readonly string[] } = {}) {
+  const cli = spawnCli("sim", [...(options.prefix ?? []), ...args], options.command === undefined ? {} : { command: options.command });
   const code = await cli.exited;
   return { code, stdout: cli.stdoutLines.join("\n"), stderr: cli.stderrLines.join("\n") };
 }
@@ -111,6 +111,30 @@ describe("./sim", () => {
   });
 
   it.each([
+    ["every strategy's report lines", ["-strategies", "fixed,exponential-backoff,full-jitter,grpc"]],
+    ["JSON lines", ["-strategies", "all", "-json", "-duration", "12s"]],
+    ["a sweep", ["-sweep", "outage=2s,4s,8s", "-strategies", "fixed,exponential-backoff"]],
+    ["the critical outages", ["-find-critical-outage", "-strategies", "fixed,exponential-backoff,decorrelated-jitter"]],
+  ])("prints %s byte-identical on worker threads and in one thread", async (_what, args) => {
+    const threads = await sim([...SMALL, ...args, "-parallel", "3"]);
+    const sequential = await sim([...SMALL, ...args, "-parallel", "1"]);
+    expect(threads.code, threads.stderr).toBe(0);
+    expect(sequential.code).toBe(0);
+    expect(threads.stdout.length).toBeGreaterThan(200);
+    expect(threads.stdout).toBe(sequential.stdout);
+  });
+
+  it("runs its worker threads from the TypeScript sources too (tsx)", async () => {
+    const args = [...SMALL, "-strategies", "fixed,exponential-backoff", "-quiet"];
+    const fromSources = await sim([...args, "-parallel", "2"], {
+      command: process.execPath,
+      prefix: ["--import", "./src/register-tsx.mjs", `${REPO_ROOT}/src/bin/sim.ts`],
+    });
+    expect(fromSources.code, fromSources.stderr).toBe(0);
+    expect(fromSources.stdout).toBe((await sim([...args, "-parallel", "1"])).stdout);
+  });
+
+  it.each([
     [["-outage-at", "5s,10s", "-outage", "1s,2s,3s"], "sim: -outage lists 3 durations for the 2 outages of -outage-at"],
     [
       ["-sweep", "color=red"],
@@ -125,6 +149,7 @@ describe("./sim", () => {
       ["-report-interval", "1us", "-duration", "1h"],
       'sim: invalid value "1µs" for flag -report-interval: more than 10000000 server reports in -duration 1h0m0s',
     ],
+    [["-parallel", "0"], 'sim: invalid value "0" for flag -parallel: must be >= 1'],
   ])("rejects %j with one line and exit 2", async (args, message) => {
     const run = await sim(args);
     expect(run.code).toBe(2);

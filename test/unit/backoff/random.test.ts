@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { seededRandom } from "../../../src/backoff/random.ts";
+import { seededRandom, streamRandom } from "../../../src/backoff/random.ts";
 
 const draws = (count: number, draw: () => number) => Array.from({ length: count }, draw);
 const minimum = (values: number[]) => values.reduce((low, value) => Math.min(low, value), Infinity);
@@ -56,5 +56,45 @@ describe("seededRandom", () => {
     const withinOneSd = values.filter((value) => Math.abs(value - 5) < 2).length / values.length;
     expect(withinOneSd).toBeGreaterThan(0.675);
     expect(withinOneSd).toBeLessThan(0.69);
+  });
+});
+
+describe("streamRandom", () => {
+  it("gives each (seed, stream) its own sequence, the same however the streams are made", () => {
+    const sequence = (seed: number, stream: number) => {
+      const random = streamRandom(seed, stream);
+      return draws(50, () => random.uniform());
+    };
+    const first = streamRandom(7, 3);
+    const values = draws(50, () => first.uniform());
+    // Made after others, or alone: the same draws.
+    streamRandom(7, 2).uniform();
+    const again = streamRandom(7, 3);
+    expect(draws(50, () => again.uniform())).toEqual(values);
+    expect(sequence(7, 4)).not.toEqual(values);
+    expect(sequence(8, 3)).not.toEqual(values);
+  });
+
+  it("gives neighbouring streams unrelated draws: the first draw of streams 0..4999 is uniform and uncorrelated", () => {
+    const firsts = Array.from({ length: 5000 }, (_, stream) => streamRandom(1, stream).uniform());
+    expect(mean(firsts)).toBeGreaterThan(0.48);
+    expect(mean(firsts)).toBeLessThan(0.52);
+    expect(new Set(firsts).size).toBe(firsts.length);
+    // Lag-1 correlation between neighbouring streams: near zero for unrelated streams.
+    const average = mean(firsts);
+    const covariance = mean(firsts.slice(1).map((value, index) => (value - average) * (firsts[index]! - average)));
+    expect(Math.abs(covariance / standardDeviation(firsts) ** 2)).toBeLessThan(0.05);
+    // Streams beyond 2^32 are distinct from those below.
+    expect(streamRandom(1, 2 ** 32 + 5).uniform()).not.toBe(streamRandom(1, 5).uniform());
+  });
+
+  it("draws the same distributions as seededRandom", () => {
+    const random = streamRandom(3, 9);
+    const exponentials = draws(20_000, () => random.exponential(10));
+    expect(mean(exponentials)).toBeGreaterThan(9.6);
+    expect(mean(exponentials)).toBeLessThan(10.4);
+    const normals = draws(20_000, () => random.normal(5, 2));
+    expect(mean(normals)).toBeCloseTo(5, 1);
+    expect(standardDeviation(normals)).toBeCloseTo(2, 1);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizeArgv } from "../../../src/cli/argv.ts";
+import { normalizeArgv, splitArguments } from "../../../src/cli/argv.ts";
 import { type FlagSpec, parseFlags } from "../../../src/cli/flags.ts";
 import { describeFailure, FatalError, UsageError, wantsDebug } from "../../../src/cli/usage-error.ts";
 
@@ -152,5 +152,33 @@ describe("wantsDebug", () => {
     [[], { THUNDERING_HERD_DEBUG: "0" }, false],
   ] as const)("%j with %j -> %s", (argv, env, expected) => {
     expect(wantsDebug(argv, env)).toBe(expected);
+  });
+});
+
+describe("arguments after the flags", () => {
+  const program = { name: "merge", summary: "test", flags: FLAGS, arguments: "file…" };
+
+  it.each([
+    [["a", "b"], [], ["a", "b"]],
+    [["-clients", "5", "a"], ["-clients", "5"], ["a"]],
+    [["-exponential-backoff", "a", "-clients", "5"], ["-exponential-backoff"], ["a", "-clients", "5"]],
+    [["-clients=5", "--", "-a"], ["-clients=5"], ["-a"]],
+    [
+      ["-clients", "5", "-", "b"],
+      ["-clients", "5"],
+      ["-", "b"],
+    ],
+  ])("splits %j as Go's flag package does", (args, flags, rest) => {
+    expect(splitArguments(args, FLAGS)).toEqual({ flags, rest });
+  });
+
+  it("parses the flags and returns the arguments; help shows them", () => {
+    const outcome = parseFlags(program, ["-clients", "5", "x.log", "y.log"]);
+    expect(outcome).toMatchObject({ kind: "run", args: ["x.log", "y.log"] });
+    if (outcome.kind === "run") expect(outcome.values.clients).toBe(5);
+    const help = parseFlags(program, ["-h"]);
+    expect(help.kind === "help" && help.text).toContain("Usage: merge [flags] file…");
+    // A program without arguments still refuses them.
+    expect(usageError(["x.log"])).toBe('unexpected argument "x.log"');
   });
 });

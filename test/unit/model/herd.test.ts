@@ -4,7 +4,9 @@ import type { Timer } from "../../../src/clock/clock.ts";
 import { Herd, type Transport } from "../../../src/model/herd.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import { type AttemptResult, OK_RESULT } from "../../../src/model/outcome.ts";
-import { seededRandom } from "../../../src/backoff/random.ts";
+import { seededRandom, streamRandom } from "../../../src/backoff/random.ts";
+import { partOf } from "../../../src/client/shard.ts";
+import { mergeWindowReports } from "../../../src/model/window-merge.ts";
 import { retryConfig } from "../../helpers/retry-config.ts";
 import { WindowStats } from "../../../src/model/window-stats.ts";
 
@@ -183,5 +185,36 @@ describe("WindowStats", () => {
     expect(ok).toBe(totals.counts.ok);
     expect(attempts).toBe(totals.counts.attempts);
     expect(totals.latency?.p50Ms).toBeCloseTo(50, 1);
+  });
+
+  it("gives the same windows split into parts as in one herd against a server that always answers OK", () => {
+    const users = 30;
+    const retry = retryConfig({ thinkTimeMeanMs: 200 });
+    const run = (parts: number) => {
+      const clock = new ManualClock();
+      const stats = Array.from({ length: parts }, (_, index) => {
+        const range = partOf({ firstUser: 0, users }, index, parts);
+        const { transport } = scriptedTransport(clock, 2, OK_RESULT);
+        const windowStats = new WindowStats(0);
+        new Herd(clock, { randomFor: (user) => streamRandom(4, user) }, transport, windowStats, {
+          users: range.users,
+          firstUser: range.firstUser,
+          timeoutMs: 2000,
+          retry,
+        }).start();
+        return windowStats;
+      });
+      const windows = [];
+      for (let end = 500; end <= 2_000; end += 500) {
+        clock.runUntil(end);
+        windows.push(mergeWindowReports(stats.map((part) => part.closeWindow(end))));
+      }
+      return windows;
+    };
+    const one = run(1);
+    const four = run(4);
+    expect(four.map((window) => window.counts)).toEqual(one.map((window) => window.counts));
+    expect(four.map((window) => window.latency)).toEqual(one.map((window) => window.latency));
+    expect(one.reduce((sum, window) => sum + window.counts.ok, 0)).toBeGreaterThan(200);
   });
 });

@@ -1,0 +1,180 @@
+import { readFileSync } from "node:fs";
+import { formatDuration } from "../cli/duration.ts";
+import { DEBUG_FLAG, type FlagSpec, parseFlags, type ProgramDescription } from "../cli/flags.ts";
+import { instantProblem, parseInstant } from "../cli/instant.ts";
+import { UsageError } from "../cli/usage-error.ts";
+import { clientSummaryJson, clientWindowJson, formatClientLine, formatClientSummary } from "../client/reporter.ts";
+import { type ClientWindow, computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
+import { perSecond } from "../model/window-stats.ts";
+import type { ProgramIo } from "../runtime/program-io.ts";
+import { readableDelay } from "../scenario/report.ts";
+import { parseServerSamples } from "../scenario/run.ts";
+import { type ClientLog, parseClientLog } from "./client-log.ts";
+import { type MergedRun, mergeClientLogs } from "./merge-logs.ts";
+
+const MERGE_FLAGS = [
+  { name: "json", kind: "boolean", default: false, description: "print the client's JSON objects instead of its text lines" },
+  {
+    name: "server",
+    kind: "string",
+    default: undefined,
+    placeholder: "file",
+    description: "the server's -json output, for the server's side of the scenario metrics",
+  },
+  {
+    name: "stop-at",
+    kind: "string",
+    default: undefined,
+    placeholder: "time",
+    description: "when the server was stopped (RFC 3339 or epoch ms); with -resume-at, the scenario metrics are printed",
+    check: instantProblem,
+  },
+  {
+    name: "resume-at",
+    kind: "string",
+    default: undefined,
+    placeholder: "time",
+    description: "when the server was resumed (RFC 3339 or epoch ms)",
+    check: instantProblem,
+  },
+  {
+    name: "limit",
+    kind: "integer",
+    default: 30,
+    min: 0,
+    placeholder: "n",
+    description: "the server's concurrency limit (its -limit), for the server's recovery",
+  },
+  DEBUG_FLAG,
+] as const satisfies readonly FlagSpec[];
+
+const MERGE_PROGRAM: ProgramDescription<typeof MERGE_FLAGS> = {
+  name: "merge",
+  summary:
+    "Combines the -json outputs of clients that ran one herd in shards (./client -shard i/n) into one timeline\n" +
+    "and one summary, printed as one client would print them: counts add up, latency histograms are merged.\n" +
+    "A file named - is standard input. Lines that are not JSON (start-up lines in a pod's log) are skipped.",
+  flags: MERGE_FLAGS,
+  arguments: "file…",
+};
+
+function readInput(name: string): string {
+  try {
+    return readFileSync(name === "-" ? 0 : name, "utf8");
+  } catch (error) {
+    throw new UsageError(`cannot read ${name}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+function readLogs(files: readonly string[]): ClientLog[] {
+  return files.map((file) => {
+    try {
+      return parseClientLog(file, readInput(file));
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      throw new UsageError((error as Error).message);
+    }
+  });
+}
+
+const seconds = (ms: number | undefined) => (ms === undefined ? "never" : formatDuration(Math.round(ms)));
+
+/**
+ * The crash experiment's figures from the merged timeline, when the outage's times are
+ * given: the clients' side always, the server's when its log is given too.
+ */
+function scenarioMetrics(
+  merged: MergedRun,
+  stopAtEpochMs: number,
+  resumeAtEpochMs: number,
+  serverLines: readonly string[] | undefined,
+  limit: number,
+): { metrics: ScenarioMetrics; startEpochMs: number; withServer: boolean } {
+  const startEpochMs = Math.min(...merged.windows.map((window) => window.report.startMs));
+  const endEpochMs = Math.max(...merged.windows.map((window) => window.report.endMs));
+  const client: ClientWindow[] = merged.windows.map(({ report }) => ({
+    startMs: report.startMs - startEpochMs,
+    endMs: report.endMs - startEpochMs,
+    okPerSec: perSecond(report.counts.ok, report),
+    errorsPerSec: perSecond(report.counts.errors, report),
+    timedoutPerSec: perSecond(report.counts.timedout, report),
+    attemptsPerSec: perSecond(report.counts.attempts, report),
+  }));
+  const server = serverLines === undefined ? [] : parseServerSamples(serverLines, startEpochMs);
+  const phases = { stopAtMs: stopAtEpochMs - startEpochMs, resumeAtMs: resumeAtEpochMs - startEpochMs, endMs: endEpochMs - startEpochMs };
+  return { metrics: computeMetrics(server, client, phases, limit), startEpochMs, withServer: serverLines !== undefined };
+}
+
+function metricsText(metrics: ScenarioMetrics, withServer: boolean): string {
+  const clients =
+    `metrics: baseline ${metrics.baselineOkPerSec.toFixed(1)} OK/s; attempts during the outage ${metrics.outageAmplification.toFixed(2)}x ` +
+    `the baseline (peak ${metrics.peakAmplification.toFixed(2)}x); clients back ${seconds(metrics.clientRecoveryMs)} after the resume`;
+  if (!withServer) return `${clients}\nmetrics: the server's side needs its -json output (-server file)`;
+  return (
+    `${clients}\nmetrics: server peak concurrency ${metrics.peakConcurrencyAfterResume} after the resume, peak delay ` +
+    `${readableDelay(metrics.peakDelayAfterResumeMs)}, back ${seconds(metrics.serverRecoveryMs)} after the resume; verdict ${metrics.verdict}`
+  );
+}
+
+export function main(argv: readonly string[], io: ProgramIo): number {
+  const parsed = parseFlags(MERGE_PROGRAM, argv);
+  if (parsed.kind === "help") {
+    io.stdout.write(parsed.text);
+    return 0;
+  }
+  const { values, args: files } = parsed;
+  if (files.length === 0) throw new UsageError("no input files: give the clients' -json outputs (or - for standard input)");
+  if ((values["stop-at"] === undefined) !== (values["resume-at"] === undefined)) {
+    throw new UsageError("-stop-at and -resume-at go together");
+  }
+  const stopAtEpochMs = values["stop-at"] === undefined ? undefined : parseInstant(values["stop-at"]);
+  const resumeAtEpochMs = values["resume-at"] === undefined ? undefined : parseInstant(values["resume-at"]);
+  if (stopAtEpochMs !== undefined && resumeAtEpochMs !== undefined && resumeAtEpochMs < stopAtEpochMs) {
+    throw new UsageError("-resume-at is before -stop-at");
+  }
+  const serverLines = values.server === undefined ? undefined : readInput(values.server).split("\n");
+
+  const logs = readLogs(files);
+  if (logs.every((log) => log.windows.length === 0 && log.summary === undefined)) {
+    throw new UsageError(`no client -json windows in ${files.join(", ")} (run the clients with -json)`);
+  }
+  const merged = mergeClientLogs(logs);
+  for (const note of merged.notes) io.stderr.write(`merge: ${note}\n`);
+
+  for (const window of merged.windows) {
+    const line = values.json
+      ? JSON.stringify(
+          clientWindowJson(window.report, window.inFlight, window.epochMs, {
+            gridEpochMs: window.gridEpochMs ?? window.epochMs,
+            partial: window.partial,
+          }),
+        )
+      : formatClientLine(window.report, window.inFlight);
+    io.stdout.write(`${line}\n`);
+  }
+  const { summary } = merged;
+  if (summary !== undefined) {
+    io.stdout.write(
+      values.json
+        ? `${JSON.stringify(clientSummaryJson(summary.report, summary.reason, summary.epochMs))}\n`
+        : `${formatClientSummary(summary.report)}\n`,
+    );
+  }
+  if (stopAtEpochMs !== undefined && resumeAtEpochMs !== undefined && merged.windows.length > 0) {
+    const { metrics, withServer } = scenarioMetrics(merged, stopAtEpochMs, resumeAtEpochMs, serverLines, values.limit);
+    const clientSide = {
+      baselineOkPerSec: metrics.baselineOkPerSec,
+      outageAmplification: metrics.outageAmplification,
+      peakAmplification: metrics.peakAmplification,
+      clientRecoveryMs: metrics.clientRecoveryMs ?? null,
+    };
+    io.stdout.write(
+      values.json
+        ? `${JSON.stringify({ metrics: withServer ? { ...metrics, serverRecoveryMs: metrics.serverRecoveryMs ?? null, ...clientSide } : clientSide })}\n`
+        : `${metricsText(metrics, withServer)}\n`,
+    );
+  } else if (serverLines !== undefined) {
+    io.stderr.write("merge: -server is used for the scenario metrics, which need -stop-at and -resume-at\n");
+  }
+  return 0;
+}

@@ -1,0 +1,142 @@
+import { addLatencyHistograms, exactMaximum, summarizeLatency } from "../model/latency-histogram.ts";
+import { addCounts } from "../model/window-merge.ts";
+import type { WindowReport } from "../model/window-stats.ts";
+import type { ClientLog, LoggedWindow } from "./client-log.ts";
+
+/** One window of the merged timeline, or the merged summary. */
+export interface MergedWindow {
+  /** Over [epochMs - windowMs, epochMs], epoch ms. */
+  readonly report: WindowReport;
+  readonly inFlight: number;
+  readonly epochMs: number;
+  readonly gridEpochMs: number | undefined;
+  readonly partial: boolean;
+  /** How many inputs had this window. */
+  readonly parts: number;
+}
+
+export interface MergedRun {
+  readonly windows: MergedWindow[];
+  readonly summary: (MergedWindow & { readonly reason: string }) | undefined;
+  /** What the reader should know about the inputs (missing shards, unaligned windows…), one line each. */
+  readonly notes: string[];
+}
+
+/**
+ * Windows of several herds as one: counts add up, HdrHistograms are added and percentiles
+ * read from the sum, in-flight attempts add up; the window lasts as long as its longest
+ * part (a shard that joined late has a shorter first window).
+ */
+function mergeWindows(parts: readonly LoggedWindow[]): MergedWindow {
+  const epochMs = Math.max(...parts.map((part) => part.epochMs));
+  const windowMs = Math.max(...parts.map((part) => part.windowMs));
+  const histogram = addLatencyHistograms(parts.map((part) => part.histogram));
+  return {
+    report: {
+      startMs: epochMs - windowMs,
+      endMs: epochMs,
+      counts: addCounts(parts.map((part) => part.counts)),
+      latency:
+        histogram === undefined
+          ? undefined
+          : summarizeLatency(histogram, exactMaximum(parts.map((part) => ({ histogram: part.histogram, maxMs: part.maxLatencyMs })))),
+      histogram,
+    },
+    inFlight: parts.reduce((sum, part) => sum + part.inFlight, 0),
+    epochMs,
+    gridEpochMs: parts[0]!.gridEpochMs,
+    partial: parts.some((part) => part.partial),
+    parts: parts.length,
+  };
+}
+
+/**
+ * Whether the inputs' windows share one grid (the clients ran with the same -start-at, or
+ * there is one input): every window has a grid point, and every input with whole windows
+ * shares at least one grid point with the first such input.
+ */
+function aligned(logs: readonly ClientLog[]): boolean {
+  if (logs.some((log) => log.windows.some((window) => window.gridEpochMs === undefined))) return false;
+  const gridsOf = (log: ClientLog) => new Set(log.windows.filter((window) => !window.partial).map((window) => window.gridEpochMs));
+  const withWindows = logs.map(gridsOf).filter((grid) => grid.size > 0);
+  const first = withWindows[0];
+  return first === undefined || withWindows.every((grid) => [...grid].some((point) => first.has(point)));
+}
+
+function shardNotes(logs: readonly ClientLog[]): string[] {
+  const labels = logs.map((log) => ({ log, label: log.summary?.shard ?? log.windows[0]?.shard }));
+  const sharded = labels.filter((entry) => entry.label !== undefined);
+  if (sharded.length === 0) return [];
+  const parsed = sharded.map(({ log, label }) => {
+    const [index, count] = label!.split("/").map(Number) as [number, number];
+    return { log, label: label!, index, count };
+  });
+  const counts = new Set(parsed.map((entry) => entry.count));
+  if (counts.size > 1)
+    throw new Error(`the inputs are shards of different splits: ${parsed.map((entry) => `${entry.log.name} ${entry.label}`).join(", ")}`);
+  const seen = new Map<number, string>();
+  for (const entry of parsed) {
+    const other = seen.get(entry.index);
+    if (other !== undefined) throw new Error(`shard ${entry.label} appears twice: ${other} and ${entry.log.name}`);
+    seen.set(entry.index, entry.log.name);
+  }
+  const count = parsed[0]!.count;
+  const missing = Array.from({ length: count }, (_, index) => index).filter((index) => !seen.has(index));
+  const notes: string[] = [];
+  if (sharded.length < logs.length) notes.push(`${logs.length - sharded.length} input(s) carry no shard label; merged all the same`);
+  if (missing.length > 0)
+    notes.push(
+      `shards missing: ${missing.map((index) => `${index}/${count}`).join(", ")} (the totals cover ${seen.size} of ${count} shards)`,
+    );
+  return notes;
+}
+
+/** Combines clients' -json outputs (shards of one herd) into one timeline and one summary. */
+export function mergeClientLogs(logs: readonly ClientLog[]): MergedRun {
+  const notes = shardNotes(logs);
+  const groups = new Map<number, LoggedWindow[]>();
+  const add = (key: number, window: LoggedWindow) => {
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [window]);
+    else group.push(window);
+  };
+  if (aligned(logs)) {
+    for (const log of logs) for (const window of log.windows) add(window.gridEpochMs!, window);
+  } else {
+    notes.push("the inputs' windows do not share a grid (start the clients with the same -start-at): windows merged by position");
+    for (const log of logs) for (const [index, window] of log.windows.entries()) add(index, window);
+  }
+  const windows = [...groups.values()].map(mergeWindows).sort((a, b) => (a.gridEpochMs ?? a.epochMs) - (b.gridEpochMs ?? b.epochMs));
+  const without = logs.flatMap((log) => log.windows).filter((window) => window.missingHistogram).length;
+  if (without > 0)
+    notes.push(`${without} window(s) with OK answers carry no latency histogram; their latencies are left out of the percentiles`);
+
+  const summaries: (LoggedWindow & { reason: string })[] = [];
+  for (const log of logs) {
+    if (log.summary !== undefined) {
+      summaries.push(log.summary);
+    } else if (log.windows.length > 0) {
+      // A client that was killed prints no summary: its windows stand in for it.
+      notes.push(`${log.name} has no summary (the client did not finish): its windows stand in for it`);
+      const sum = mergeWindows(log.windows);
+      const firstStartMs = Math.min(...log.windows.map((window) => window.epochMs - window.windowMs));
+      summaries.push({
+        source: log.name,
+        epochMs: sum.epochMs,
+        windowMs: sum.epochMs - firstStartMs,
+        gridEpochMs: undefined,
+        counts: sum.report.counts,
+        inFlight: 0,
+        histogram: sum.report.histogram,
+        maxLatencyMs: sum.report.latency?.maxMs,
+        missingHistogram: false,
+        partial: false,
+        shard: undefined,
+        reason: "none",
+      });
+    }
+  }
+  const reasons = [...new Set(summaries.map((summary) => summary.reason))];
+  const summary = summaries.length === 0 ? undefined : { ...mergeWindows(summaries), reason: reasons.join(",") };
+  return { windows, summary, notes };
+}

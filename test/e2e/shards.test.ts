@@ -1,0 +1,209 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { decodeLatencyHistogram } from "../../src/model/latency-histogram.ts";
+import type { Counts } from "../../src/model/window-stats.ts";
+import { scheduleFlags, seedClearOfBoundaries, virtualRun } from "../helpers/herd-schedule.ts";
+import { REPO_ROOT, type SpawnedCli, spawnCli } from "../helpers/spawn-cli.ts";
+
+/*
+ * A herd split over processes counts what one process counts. What "the same" can mean
+ * for real runs: every user draws from its own random stream, so its think times are the
+ * same in whichever process or thread it runs; against a server that always answers OK at
+ * once, a user's attempts are then decided by its schedule, each a little later than in
+ * virtual time (round trips and timer lateness add up). The seed is chosen, in virtual
+ * time, so that no attempt comes near a window boundary; then every attempt lands in the
+ * same window in every run, and the counts must be equal exactly: one process, one process
+ * with worker threads, and the merged shards, each equal to the virtual run.
+ */
+
+const RUN = { clients: 24, lambdaS: 4, intervalMs: 3_000, durationMs: 6_000 };
+/** How much later than in virtual time an attempt may come, and how late a window may close. */
+const LATE_ATTEMPT_MS = 300;
+const LATE_WINDOW_MS = 200;
+const SHARDS = 3;
+/** Long enough for every process to start before the common start. */
+const START_LEAD_MS = 8_000;
+
+interface WindowJson extends Counts {
+  epochMs: number;
+  windowMs: number;
+  gridEpochMs: number;
+  latencyHistogram: string | null;
+  summary?: boolean;
+  partial?: boolean;
+  shard?: string;
+}
+
+const COUNTED = ["attempts", "ok", "errors", "timedout", "retries", "gaveUp"] as const;
+const countsOf = (counts: Counts) => Object.fromEntries(COUNTED.map((field) => [field, counts[field]]));
+const parseJson = (lines: readonly string[]) => lines.filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as WindowJson);
+
+/** Where the programs run: on this host, or each in a network namespace of its own. */
+interface Hosts {
+  /** The server's -listen. */
+  readonly listen: string;
+  spawn(host: string, program: "server" | "client", args: readonly string[]): SpawnedCli;
+  /** The server's URL as seen from `host`. */
+  url(host: string, port: number): string;
+}
+
+const loopback: Hosts = {
+  listen: "127.0.0.1:0",
+  spawn: (_host, program, args) => spawnCli(program, args),
+  url: (_host, port) => `http://127.0.0.1:${port}/api`,
+};
+
+const CLIENT_HOSTS = ["one", "threads", ...Array.from({ length: SHARDS }, (_, index) => `shard${index}`)];
+
+async function runAndCompare(hosts: Hosts): Promise<void> {
+  const seed = seedClearOfBoundaries(RUN, LATE_ATTEMPT_MS, LATE_WINDOW_MS);
+  const expected = virtualRun({ ...RUN, seed });
+  // Build the bundles first, so that no process spends the lead building.
+  for (const program of ["client", "merge"]) expect(await spawnCli(program, ["-h"]).exited).toBe(0);
+
+  const server = hosts.spawn("server", "server", [
+    "-listen",
+    hosts.listen,
+    "-limit",
+    "100000",
+    "-baseDelay",
+    "1ms",
+    "-report-interval",
+    "1h",
+  ]);
+  const listening = await server.waitForLine(/listening on http:\/\/\S+:\d+\/api/, { stream: "stderr", timeoutMs: 20_000 });
+  const port = Number(/:(\d+)\/api/.exec(listening)![1]);
+  const startAt = new Date(Date.now() + START_LEAD_MS).toISOString();
+  const common = (host: string) => ["-url", hosts.url(host, port), ...scheduleFlags({ ...RUN, seed }), "-json", "-start-at", startAt];
+  const clients = new Map<string, SpawnedCli>([
+    ["one", hosts.spawn("one", "client", common("one"))],
+    ["threads", hosts.spawn("threads", "client", [...common("threads"), "-workers", "3"])],
+    ...Array.from({ length: SHARDS }, (_, index) => {
+      const host = `shard${index}`;
+      return [host, hosts.spawn(host, "client", [...common(host), "-shard", `${index}/${SHARDS}`])] as const;
+    }),
+  ]);
+  for (const [name, client] of clients) {
+    expect(await client.exited, `${name}: ${client.stderrLines.join(" | ")}`).toBe(0);
+    // The comparison holds only for processes that were waiting when the start came.
+    expect(client.stderrLines.join("\n"), `${name} started after -start-at`).toMatch(/client: starting at \S+, in \d/);
+  }
+
+  const dir = mkdtempSync(join(tmpdir(), "shards-"));
+  try {
+    const files = Array.from({ length: SHARDS }, (_, index) => {
+      const file = join(dir, `shard${index}.log`);
+      // As a pod's log would be: the start-up lines interleaved with the JSON.
+      const client = clients.get(`shard${index}`)!;
+      writeFileSync(file, [...client.stderrLines, ...client.stdoutLines].join("\n"));
+      return file;
+    });
+    const merge = spawnCli("merge", ["-json", ...files]);
+    expect(await merge.exited, merge.stderrLines.join(" | ")).toBe(0);
+    expect(merge.stderrLines.filter((line) => line !== "")).toEqual([]);
+    const mergeText = spawnCli("merge", files);
+    expect(await mergeText.exited).toBe(0);
+    expect(mergeText.stdoutLines.filter((line) => line !== "")).toHaveLength(expected.windows.length + 1);
+    for (const line of mergeText.stdoutLines.slice(0, expected.windows.length)) {
+      expect(line).toMatch(/^OK: \d+\.\d\d req\/sec, errors: 0\.00 req\/sec, timedout: 0\.00 req\/sec, gave up/);
+    }
+
+    const startEpochMs = Date.parse(startAt);
+    const outputs = new Map<string, WindowJson[]>([
+      ["one process", parseJson(clients.get("one")!.stdoutLines)],
+      ["one process, 3 worker threads", parseJson(clients.get("threads")!.stdoutLines)],
+      [`${SHARDS} shards merged`, parseJson(merge.stdoutLines)],
+    ]);
+    for (const [name, objects] of outputs) {
+      const windows = objects.filter((object) => object.summary !== true);
+      const summary = objects.find((object) => object.summary === true);
+      const describeRun = `${name}: windows ${JSON.stringify(windows.map(countsOf))}, expected ${JSON.stringify(expected.windows.map(countsOf))}`;
+      expect(
+        windows.map((window) => window.gridEpochMs),
+        describeRun,
+      ).toEqual(expected.windows.map((_, index) => startEpochMs + (index + 1) * RUN.intervalMs));
+      expect(windows.map(countsOf), describeRun).toEqual(expected.windows.map(countsOf));
+      expect(windows.some((window) => window.partial === true)).toBe(false);
+      expect(countsOf(summary!), describeRun).toEqual(countsOf(expected.totals));
+      // Every OK answer's latency is in the summary's histogram.
+      expect(decodeLatencyHistogram(summary!.latencyHistogram!).totalCount).toBe(expected.totals.ok);
+    }
+    expect(expected.totals.attempts).toBeGreaterThan(20);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe("a herd split over processes and threads", () => {
+  it("counts exactly what one process counts, and what the virtual run counts (loopback)", async () => {
+    await runAndCompare(loopback);
+  });
+
+  const netns = networkNamespaces();
+  it.skipIf(netns.problem !== undefined)(
+    `counts the same with every process on a host of its own (network namespaces)${netns.problem === undefined ? "" : `: skipped, ${netns.problem}`}`,
+    async () => {
+      await runAndCompare(netns.setUp());
+    },
+  );
+  afterAll(() => netns.tearDown());
+});
+
+/**
+ * Hosts as Linux network namespaces: the server in one, each client in its own, joined to
+ * the server's by a veth pair made inside the namespaces, with addresses 10.213.k.1 (server
+ * side) and 10.213.k.2 (client k) that exist only there. Needs root and iproute2.
+ */
+function networkNamespaces(): { problem: string | undefined; setUp: () => Hosts; tearDown: () => void } {
+  const prefix = `th${process.pid}`;
+  const made: string[] = [];
+  const ip = (...args: string[]) => execFileSync("ip", args, { stdio: ["ignore", "ignore", "pipe"], timeout: 10_000 });
+  const tearDown = () => {
+    for (const name of made.splice(0)) {
+      try {
+        ip("netns", "del", name);
+      } catch {
+        // already gone
+      }
+    }
+  };
+  let problem: string | undefined;
+  if (process.platform !== "linux") problem = "network namespaces are Linux's";
+  else if (process.getuid?.() !== 0) problem = "creating network namespaces needs root";
+  else {
+    const probe = `${prefix}probe`;
+    try {
+      ip("netns", "add", probe);
+      ip("netns", "del", probe);
+    } catch (error) {
+      problem = `'ip netns add' failed: ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`;
+    }
+  }
+  const namespace = (host: string) => `${prefix}${host}`;
+  const setUp = (): Hosts => {
+    ip("netns", "add", namespace("server"));
+    made.push(namespace("server"));
+    ip("-n", namespace("server"), "link", "set", "lo", "up");
+    for (const [index, host] of CLIENT_HOSTS.entries()) {
+      ip("netns", "add", namespace(host));
+      made.push(namespace(host));
+      ip("-n", namespace(host), "link", "set", "lo", "up");
+      // Both ends made inside the namespaces: nothing touches this host's own network.
+      ip("-n", namespace("server"), "link", "add", `v${index}s`, "type", "veth", "peer", "name", `v${index}c`, "netns", namespace(host));
+      ip("-n", namespace("server"), "addr", "add", `10.213.${index}.1/24`, "dev", `v${index}s`);
+      ip("-n", namespace("server"), "link", "set", `v${index}s`, "up");
+      ip("-n", namespace(host), "addr", "add", `10.213.${index}.2/24`, "dev", `v${index}c`);
+      ip("-n", namespace(host), "link", "set", `v${index}c`, "up");
+    }
+    return {
+      listen: ":0",
+      spawn: (host, program, args) =>
+        spawnCli(program, ["netns", "exec", namespace(host), resolve(REPO_ROOT, program), ...args], { command: "ip" }),
+      url: (host, port) => `http://10.213.${CLIENT_HOSTS.indexOf(host)}.1:${port}/api`,
+    };
+  };
+  return { problem, setUp, tearDown };
+}

@@ -1,0 +1,168 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { clientSummaryJson, clientWindowJson, formatClientLine, formatClientSummary } from "../../../src/client/reporter.ts";
+import { parseClientLog } from "../../../src/merge/client-log.ts";
+import { main } from "../../../src/merge/main.ts";
+import { mergeClientLogs } from "../../../src/merge/merge-logs.ts";
+import { mergeWindowReports } from "../../../src/model/window-merge.ts";
+import { type WindowReport, WindowStats } from "../../../src/model/window-stats.ts";
+
+const START = Date.UTC(2025, 5, 21, 12, 0, 0);
+
+/** One shard's -json output: `windows` windows of 1 s from START with the given OK latencies, then a summary. */
+function shardOutput(options: { shard?: string; windows: number; oks: number[]; latencyMs: number; failures?: number; offsetMs?: number }) {
+  const stats = new WindowStats(0);
+  const lines: string[] = [];
+  const reports: WindowReport[] = [];
+  const offset = options.offsetMs ?? 0;
+  for (let index = 0; index < options.windows; index++) {
+    for (let ok = 0; ok < options.oks[index]!; ok++) {
+      stats.attemptStarted(false);
+      stats.attemptEnded({ outcome: "ok" }, options.latencyMs + ok);
+    }
+    for (let failure = 0; failure < (options.failures ?? 0); failure++) {
+      stats.attemptStarted(true);
+      stats.attemptEnded({ outcome: "timedout" }, 2_000);
+    }
+    const report = stats.closeWindow((index + 1) * 1_000);
+    reports.push(report);
+    const epochMs = START + offset + (index + 1) * 1_000 + 3;
+    lines.push(
+      JSON.stringify(clientWindowJson(report, index, epochMs, { gridEpochMs: START + offset + (index + 1) * 1_000, shard: options.shard })),
+    );
+  }
+  const totals = stats.totals(options.windows * 1_000);
+  lines.push(JSON.stringify(clientSummaryJson(totals, "duration", START + offset + options.windows * 1_000 + 9, options.shard)));
+  return { text: `client: 10 clients (shard …)\n${lines.join("\n")}\n`, reports, totals };
+}
+
+describe("merge", () => {
+  it("adds the shards' windows and summaries, with histograms merged", () => {
+    const a = shardOutput({ shard: "0/2", windows: 3, oks: [10, 20, 30], latencyMs: 5, failures: 1 });
+    const b = shardOutput({ shard: "1/2", windows: 3, oks: [100, 5, 0], latencyMs: 900 });
+    const merged = mergeClientLogs([parseClientLog("a", a.text), parseClientLog("b", b.text)]);
+    expect(merged.notes).toEqual([]);
+    expect(merged.windows).toHaveLength(3);
+    for (const [index, window] of merged.windows.entries()) {
+      const expected = mergeWindowReports([a.reports[index]!, b.reports[index]!]);
+      expect(window.report.counts).toEqual(expected.counts);
+      expect(window.report.latency).toEqual(expected.latency);
+      expect(window.inFlight).toBe(2 * index);
+      expect(window.gridEpochMs).toBe(START + (index + 1) * 1_000);
+    }
+    const totals = mergeWindowReports([a.totals, b.totals]);
+    expect(merged.summary!.report.counts).toEqual(totals.counts);
+    expect(merged.summary!.report.latency).toEqual(totals.latency);
+    expect(merged.summary!.reason).toBe("duration");
+  });
+
+  it("reports missing shards, refuses a shard given twice and shards of different splits", () => {
+    const shard = (label: string) => parseClientLog(label, shardOutput({ shard: label, windows: 1, oks: [1], latencyMs: 1 }).text);
+    expect(mergeClientLogs([shard("0/3"), shard("2/3")]).notes).toEqual(["shards missing: 1/3 (the totals cover 2 of 3 shards)"]);
+    expect(() => mergeClientLogs([shard("1/3"), { ...shard("1/3"), name: "again" }])).toThrow("shard 1/3 appears twice: 1/3 and again");
+    expect(() => mergeClientLogs([shard("0/2"), shard("1/3")])).toThrow("shards of different splits");
+  });
+
+  it("merges by position, and says so, when the clients did not share a -start-at", () => {
+    const a = parseClientLog("a", shardOutput({ windows: 2, oks: [1, 2], latencyMs: 1 }).text);
+    const b = parseClientLog("b", shardOutput({ windows: 2, oks: [3, 4], latencyMs: 1, offsetMs: 437 }).text);
+    const merged = mergeClientLogs([a, b]);
+    expect(merged.notes).toEqual([expect.stringContaining("windows merged by position")]);
+    expect(merged.windows.map((window) => window.report.counts.ok)).toEqual([4, 6]);
+  });
+
+  it("lets the windows of a client that printed no summary stand in for it", () => {
+    const whole = shardOutput({ shard: "0/2", windows: 2, oks: [1, 2], latencyMs: 1 });
+    const killed = shardOutput({ shard: "1/2", windows: 2, oks: [3, 4], latencyMs: 1 });
+    const withoutSummary = killed.text.split("\n").slice(0, -2).join("\n");
+    const merged = mergeClientLogs([parseClientLog("a", whole.text), parseClientLog("b", withoutSummary)]);
+    expect(merged.notes).toEqual(["b has no summary (the client did not finish): its windows stand in for it"]);
+    expect(merged.summary!.report.counts.ok).toBe(10);
+  });
+
+  it("names the line of a JSON object that is not a client's window", () => {
+    expect(() => parseClientLog("x.log", '{"source":"server","concurrency":3}\n')).toThrow("x.log:1: no epochMs and windowMs");
+    expect(() => parseClientLog("x.log", "client: …\n{oops\n")).toThrow("x.log:2: not valid JSON");
+  });
+});
+
+describe("merge's main", () => {
+  let dir: string | undefined;
+  afterEach(() => {
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  const run = (argv: string[]) => {
+    let stdout = "";
+    let stderr = "";
+    const code = main(argv, {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text) },
+      env: {},
+    });
+    return { code, stdout, stderr };
+  };
+
+  it("prints the client's own lines for the merged herd, as text or as JSON", () => {
+    dir = mkdtempSync(join(tmpdir(), "merge-"));
+    const a = shardOutput({ shard: "0/2", windows: 2, oks: [10, 20], latencyMs: 5 });
+    const b = shardOutput({ shard: "1/2", windows: 2, oks: [30, 40], latencyMs: 7 });
+    writeFileSync(join(dir, "a.log"), a.text);
+    writeFileSync(join(dir, "b.log"), b.text);
+    const text = run([join(dir, "a.log"), join(dir, "b.log")]);
+    expect(text.code).toBe(0);
+    const lines = text.stdout.trim().split("\n");
+    const first = mergeWindowReports([a.reports[0]!, b.reports[0]!]);
+    // The merged window lasts 1 s (from the JSON's epochMs and windowMs).
+    expect(lines[0]).toBe(formatClientLine({ ...first, startMs: 0, endMs: 1_000 }, 0));
+    expect(lines[2]).toBe(formatClientSummary({ ...mergeWindowReports([a.totals, b.totals]), startMs: 0, endMs: 2_000 }));
+    const json = run(["-json", join(dir, "a.log"), join(dir, "b.log")]);
+    const objects = json.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(objects.map((object) => object.ok)).toEqual([40, 60, 100]);
+    expect(objects[2]).toMatchObject({ summary: true, reason: "duration", ok: 100, attempts: 100 });
+    expect(Object.keys(objects[0]!)).toEqual(Object.keys(JSON.parse(a.text.split("\n")[1]!)).filter((key) => key !== "shard"));
+  });
+
+  it("computes the scenario metrics from the outage's times, with the server's side when its log is given", () => {
+    dir = mkdtempSync(join(tmpdir(), "merge-"));
+    // 10 windows of 1 s: 100 OK/s, nothing during the outage (4 s to 6 s), then 100 again.
+    const oks = [100, 100, 100, 100, 0, 0, 100, 100, 100, 100];
+    writeFileSync(join(dir, "a.log"), shardOutput({ windows: 10, oks, latencyMs: 1 }).text);
+    const server = Array.from({ length: 10 }, (_, index) =>
+      JSON.stringify({
+        epochMs: START + (index + 1) * 1_000,
+        concurrency: index === 6 ? 200 : 5,
+        lastDelayMs: 100,
+        peakConcurrency: index === 6 ? 400 : 5,
+        peakDelayMs: 100,
+      }),
+    );
+    writeFileSync(join(dir, "server.log"), `${server.join("\n")}\n`);
+    const phases = ["-stop-at", String(START + 4_000), "-resume-at", new Date(START + 6_000).toISOString()];
+    const clientOnly = run([...phases, join(dir, "a.log")]);
+    expect(clientOnly.stdout).toContain(
+      "metrics: baseline 100.0 OK/s; attempts during the outage 0.00x the baseline (peak 0.00x); clients back 1.003s after the resume",
+    );
+    expect(clientOnly.stdout).toContain("the server's side needs its -json output");
+    const withServer = run(["-json", "-limit", "30", "-server", join(dir, "server.log"), ...phases, join(dir, "a.log")]);
+    const metrics = (JSON.parse(withServer.stdout.trim().split("\n").at(-1)!) as { metrics: Record<string, unknown> }).metrics;
+    expect(metrics).toMatchObject({
+      baselineOkPerSec: 100,
+      peakConcurrencyAfterResume: 400,
+      serverRecoveryMs: 2_000,
+      verdict: "recovered",
+    });
+  });
+
+  it("refuses bad input with a usage error naming it", () => {
+    expect(() => run([])).toThrow("no input files");
+    expect(() => run(["/nonexistent/x.log"])).toThrow("cannot read /nonexistent/x.log: ENOENT");
+    expect(() => run(["-stop-at", "0", "x"])).toThrow("-stop-at and -resume-at go together");
+  });
+});
