@@ -3,8 +3,9 @@
  * full-size scenario fits the targets: one million clients for ten minutes of virtual
  * time with a 20 s outage in at most 40 s of wall time and 2 GB of memory; then how much
  * the worker threads gain on independent runs (-strategies all, -parallel 1 against
- * every core), whose output must be byte-identical. Prints figures; asserts nothing. Each run is a `./sim` child, stopped by its own pid (and group) when it
- * runs over its time limit, on failure, or on Ctrl-C.
+ * every core), whose output must be byte-identical. Prints figures; asserts nothing. Each
+ * run is a `./sim` child, stopped by its own pid (and group) when it runs over its time
+ * limit, on failure, or on Ctrl-C.
  *
  * The full-size scenario is the article's scaled by 1000 (limit 30 000, K 15 000), so the
  * server is not swamped at baseline; the mid-size one is scaled by 100. The last section
