@@ -11,7 +11,8 @@ import { spawnCli } from "../helpers/spawn-cli.ts";
  * which the delay reaches the timeout. The reference backoff queues a couple of hundred.
  * Its clients come back 9–22 s after the resume depending on the seed (simulated, seeds
  * 1–30); the seed is pinned (14 s in the simulator) and 25 s observed, for a wide margin
- * on a loaded machine.
+ * on a loaded machine. (The article's own formula collapses like fixed retry; the full-size
+ * runs of the README compare every strategy.)
  */
 const SCALED_CLIENT = ["-clients", "200", "-lambda", "2", "-timeout", "400ms", "-interval", "1s", "-seed", "1"];
 const SCALED = ["-steady", "5s", "-outage", "6s", "-observe", "25s", "-client-args", SCALED_CLIENT.join(" ")];
@@ -79,12 +80,12 @@ describe("npm run demo", () => {
     async () => {
       const out = mkdtempSync(join(tmpdir(), "thundering-herd-demo-"));
       outDirs.push(out);
-      const run = demo([...SCALED, "-strategies", "fixed,exponential-backoff,exponential", "-out", out]);
+      const run = demo([...SCALED, "-strategies", "fixed,exponential-backoff", "-out", out]);
       expect(await run.exited).toBe(0);
       const reportLine = run.stdoutLines.find((line) => line.startsWith("report: "))!;
       const dir = reportLine.replace("report: ", "").replace(/\/report\.html$/, "");
       const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8")) as Summary;
-      const [fixed, backoff, formula] = summary.results;
+      const [fixed, backoff] = summary.results;
       const allMeasured = JSON.stringify(summary.results);
       expect(fixed?.strategy).toBe("fixed");
       expect(fixed?.metrics.verdict, allMeasured).toBe("collapsed");
@@ -94,10 +95,9 @@ describe("npm run demo", () => {
       expect(backoff?.strategy).toBe("exponential-backoff");
       expect(backoff?.metrics.verdict, allMeasured).toBe("recovered");
       expect(backoff?.metrics.clientRecoveryMs).toBeGreaterThan(0);
-      expect(formula?.strategy).toBe("exponential");
 
       // The simulator, run on the same scenario, agrees with what the real programs did.
-      const predicted = await simulated("fixed,exponential-backoff,exponential");
+      const predicted = await simulated("fixed,exponential-backoff");
       for (const measured of summary.results) {
         const simulatedMetrics = predicted.get(measured.strategy)!;
         expect(
@@ -115,7 +115,6 @@ describe("npm run demo", () => {
         "report.html",
         "fixed.svg",
         "exponential-backoff.svg",
-        "exponential.svg",
         "fixed.server.jsonl",
         "exponential-backoff.client.jsonl",
       ]) {
@@ -125,12 +124,12 @@ describe("npm run demo", () => {
       expect(html).toContain("<svg");
       // Self-contained: scripts and styles inline, nothing fetched (the one address is uPlot's licence banner).
       expect(html).not.toMatch(/<script[^>]*\ssrc=|<link[^>]*\shref=|https?:\/\/(?!www\.w3\.org|github\.com\/leeoniya\/uPlot)/);
-      expect(html.match(/<table class="comparison">[\s\S]*?<\/table>/)?.[0].match(/<tr>/g)).toHaveLength(4);
+      expect(html.match(/<table class="comparison">[\s\S]*?<\/table>/)?.[0].match(/<tr>/g)).toHaveLength(3);
       expect(run.stdoutLines.join("\n")).toMatch(/fixed\s+collapsed/);
       expect(run.stdoutLines.join("\n")).toMatch(/exponential-backoff\s+recovered/);
       // Every program the runner started is gone.
       const pids = run.stderrLines.flatMap((line) => [...line.matchAll(/pid (\d+)/g)].map((match) => Number(match[1])));
-      expect(pids).toHaveLength(6);
+      expect(pids).toHaveLength(4);
       for (const pid of pids) expect(isRunning(pid)).toBe(false);
     },
   );
@@ -148,12 +147,18 @@ describe("npm run demo", () => {
         { strategies: "envoy-budget", extra: ["-instances", "1"], outageS: 6, observeS: 10, verdict: "recovered" },
         { strategies: "breaker", extra: [], outageS: 6, observeS: 12, verdict: "recovered" },
       ];
-      for (const { strategies, extra, outageS, observeS, verdict } of cases) {
+      // The three experiments run at once, each its own server and client on its own port:
+      // 200 users each, a small load for two cores, and three times faster than one by one.
+      const runs = cases.map(({ strategies, extra, outageS, observeS }) => {
         const out = mkdtempSync(join(tmpdir(), "thundering-herd-demo-"));
         outDirs.push(out);
         const phases = ["-steady", "4s", "-outage", `${outageS}s`, "-observe", `${observeS}s`];
-        const run = demo([...phases, "-client-args", [...SCALED_CLIENT, ...extra].join(" "), "-strategies", strategies, "-out", out]);
-        expect(await run.exited).toBe(0);
+        return demo([...phases, "-client-args", [...SCALED_CLIENT, ...extra].join(" "), "-strategies", strategies, "-out", out]);
+      });
+      const exits = await Promise.all(runs.map((run) => run.exited));
+      for (const [index, { strategies, extra, outageS, observeS, verdict }] of cases.entries()) {
+        const run = runs[index]!;
+        expect(exits[index], run.stderrLines.join("\n")).toBe(0);
         const dir = run.stdoutLines
           .find((line) => line.startsWith("report: "))!
           .replace("report: ", "")
