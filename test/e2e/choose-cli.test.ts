@@ -1,27 +1,12 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { isRunning } from "../helpers/processes.ts";
 import { spawnCli } from "../helpers/spawn-cli.ts";
+import { temporaryDir } from "../helpers/temporary-dirs.ts";
 
 const choose = (args: readonly string[]) =>
   spawnCli("choose", ["--import", "./src/register-tsx.mjs", "src/bin/choose.ts", ...args], { command: process.execPath });
 const herd = (args: readonly string[]) =>
   spawnCli("thundering-herd", ["--import", "./src/register-tsx.mjs", "src/bin/thundering-herd.ts", ...args], { command: process.execPath });
-
-const outDirs: string[] = [];
-afterEach(() => {
-  for (const dir of outDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 interface Validation {
   id: string;
@@ -46,8 +31,7 @@ describe("thundering-herd choose", () => {
     "agrees with the real programs on the verdicts of its top candidate and of fixed retry (-validate)",
     { timeout: 170_000 },
     async () => {
-      const out = mkdtempSync(join(tmpdir(), "thundering-herd-choose-"));
-      outDirs.push(out);
+      const out = temporaryDir("thundering-herd-choose-");
       const run = choose([...SCALED, "-candidates", "no-retries", "-validate", "-validate-top", "1", "-json", "-out", out]);
       expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
       const result = JSON.parse(run.stdoutLines.join("\n")) as { ranking: { id: string }[]; validation: Validation[] };

@@ -1,8 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { isRunning } from "../helpers/processes.ts";
 import { spawnCli } from "../helpers/spawn-cli.ts";
+import { temporaryDir } from "../helpers/temporary-dirs.ts";
 
 /**
  * The experiment scaled down with the model in mind: 200 clients at lambda 2 s offer the
@@ -19,20 +20,6 @@ const SCALED = ["-steady", "5s", "-outage", "6s", "-observe", "25s", "-client-ar
 
 const demo = (args: readonly string[]) =>
   spawnCli("demo", ["--import", "./src/register-tsx.mjs", "src/bin/demo.ts", ...args], { command: process.execPath });
-
-const outDirs: string[] = [];
-afterEach(() => {
-  for (const dir of outDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 interface Metrics {
   verdict: string;
@@ -78,8 +65,7 @@ describe("npm run demo", () => {
     "shows fixed retry collapsing and -exponential-backoff recovering, with a report, as the simulator predicts",
     { timeout: 175_000 },
     async () => {
-      const out = mkdtempSync(join(tmpdir(), "thundering-herd-demo-"));
-      outDirs.push(out);
+      const out = temporaryDir("thundering-herd-demo-");
       const run = demo([...SCALED, "-strategies", "fixed,exponential-backoff", "-out", out]);
       expect(await run.exited).toBe(0);
       const reportLine = run.stdoutLines.find((line) => line.startsWith("report: "))!;
@@ -150,8 +136,7 @@ describe("npm run demo", () => {
       // The three experiments run at once, each its own server and client on its own port:
       // 200 users each, a small load for two cores, and three times faster than one by one.
       const runs = cases.map(({ strategies, extra, outageS, observeS }) => {
-        const out = mkdtempSync(join(tmpdir(), "thundering-herd-demo-"));
-        outDirs.push(out);
+        const out = temporaryDir("thundering-herd-demo-");
         const phases = ["-steady", "4s", "-outage", `${outageS}s`, "-observe", `${observeS}s`];
         return demo([...phases, "-client-args", [...SCALED_CLIENT, ...extra].join(" "), "-strategies", strategies, "-out", out]);
       });
@@ -188,8 +173,7 @@ describe("npm run demo", () => {
   );
 
   it("stops the server and client it started when interrupted, and exits 130", { timeout: 60_000 }, async () => {
-    const out = mkdtempSync(join(tmpdir(), "thundering-herd-demo-"));
-    outDirs.push(out);
+    const out = temporaryDir("thundering-herd-demo-");
     const run = demo(["-steady", "30s", "-client-args", "-clients 50", "-out", out]);
     const started = await run.waitForLine(/server pid \d+, client pid \d+/, { stream: "stderr", timeoutMs: 30_000 });
     const [serverPid, clientPid] = [...started.matchAll(/pid (\d+)/g)].map((match) => Number(match[1]));
