@@ -17,6 +17,12 @@ export function parseListenAddress(text: string): ListenAddress | string {
   return { host: host === "" ? undefined : host, port };
 }
 
+/** For a flag table's `check`: what is wrong with a `host:port`, or undefined. */
+export function listenAddressProblem(text: string): string | undefined {
+  const parsed = parseListenAddress(text);
+  return typeof parsed === "string" ? parsed : undefined;
+}
+
 export function formatListenAddress(address: ListenAddress): string {
   const host = address.host ?? "";
   return `${host.includes(":") ? `[${host}]` : host}:${address.port}`;

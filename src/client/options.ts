@@ -2,7 +2,7 @@ import { formatDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
 import { instantProblem, parseInstant } from "../cli/instant.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { type ListenAddress, parseListenAddress } from "../cli/listen-address.ts";
+import { type ListenAddress, listenAddressProblem, parseListenAddress } from "../cli/listen-address.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
 import { hasProtection } from "../model/client-instances.ts";
 import type { Arrivals } from "../model/load.ts";
@@ -117,10 +117,7 @@ export const CLIENT_FLAGS = [
     default: "",
     placeholder: "host:port",
     description: "serve GET /metrics (Prometheus text format) on this address, e.g. 127.0.0.1:9464 (empty: off)",
-    check: (value) => {
-      const parsed = parseListenAddress(value);
-      return typeof parsed === "string" ? parsed : undefined;
-    },
+    check: listenAddressProblem,
   },
   DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];

@@ -1,5 +1,5 @@
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
-import { type ListenAddress, parseListenAddress } from "../cli/listen-address.ts";
+import { type ListenAddress, listenAddressProblem, parseListenAddress } from "../cli/listen-address.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { DEFAULT_LATENCY_MODEL } from "../model/latency.ts";
 import { DEADLINE_HEADER, retryAfterSeconds } from "../model/protection-headers.ts";
@@ -55,10 +55,7 @@ export const SERVER_FLAGS = [
     default: "127.0.0.1:8070",
     placeholder: "host:port",
     description: "address to listen on; ':8070' for all interfaces, port 0 for any free port",
-    check: (value) => {
-      const parsed = parseListenAddress(value);
-      return typeof parsed === "string" ? parsed : undefined;
-    },
+    check: listenAddressProblem,
   },
   {
     name: "backlog",

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { seededRandom } from "../../src/backoff/random.ts";
 import { getJson, rawGet } from "../helpers/raw-http.ts";
 import { startScriptedServer } from "../helpers/scripted-server.ts";
+import { SMALL_SIM_SCENARIO } from "../helpers/small-scenario.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
 
 interface Stats {
@@ -211,22 +212,7 @@ describe("fleet protection on the wire", () => {
   });
 
   it("the simulator models the same: shed requests carry Retry-After, deadlines expire, errors are injected, arrivals can be open", async () => {
-    const small = [
-      "-clients",
-      "300",
-      "-lambda",
-      "3",
-      "-timeout",
-      "500ms",
-      "-interval",
-      "2s",
-      "-outage-at",
-      "6s",
-      "-outage",
-      "4s",
-      "-duration",
-      "24s",
-    ];
+    const small = SMALL_SIM_SCENARIO;
     const run = async (args: readonly string[]) => {
       const cli = spawnCli("sim", [...small, "-quiet", ...args]);
       expect(await cli.exited).toBe(0);

@@ -1,22 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { SMALL_SIM_SCENARIO } from "../helpers/small-scenario.ts";
 import { REPO_ROOT, spawnCli } from "../helpers/spawn-cli.ts";
-
-const SMALL = [
-  "-clients",
-  "300",
-  "-lambda",
-  "3",
-  "-timeout",
-  "500ms",
-  "-interval",
-  "2s",
-  "-outage-at",
-  "6s",
-  "-outage",
-  "4s",
-  "-duration",
-  "24s",
-];
 
 async function sim(args: readonly string[], options: { command?: string; prefix?: readonly string[] } = {}) {
   const cli = spawnCli("sim", [...(options.prefix ?? []), ...args], options.command === undefined ? {} : { command: options.command });
@@ -26,9 +10,9 @@ async function sim(args: readonly string[], options: { command?: string; prefix?
 
 describe("./sim", () => {
   it("prints the real programs' formats in virtual time, byte-identical for the same flags and seed", async () => {
-    const first = await sim([...SMALL, "-seed", "5"]);
-    const second = await sim([...SMALL, "-seed", "5"]);
-    const other = await sim([...SMALL, "-seed", "6"]);
+    const first = await sim([...SMALL_SIM_SCENARIO, "-seed", "5"]);
+    const second = await sim([...SMALL_SIM_SCENARIO, "-seed", "5"]);
+    const other = await sim([...SMALL_SIM_SCENARIO, "-seed", "6"]);
     expect(first.code).toBe(0);
     expect(second.stdout).toBe(first.stdout);
     expect(other.stdout).not.toBe(first.stdout);
@@ -50,7 +34,7 @@ describe("./sim", () => {
   });
 
   it("writes one JSON object per report with -json", async () => {
-    const run = await sim([...SMALL, "-duration", "40s", "-json", "-exponential-backoff"]);
+    const run = await sim([...SMALL_SIM_SCENARIO, "-duration", "40s", "-json", "-exponential-backoff"]);
     const objects = run.stdout.split("\n").map((line) => JSON.parse(line) as { source: string; metrics?: { verdict: string } });
     expect(new Set(objects.map((object) => object.source))).toEqual(new Set(["server", "client", "summary"]));
     expect(objects.at(-1)?.metrics?.verdict).toBe("recovered");
@@ -87,7 +71,7 @@ describe("./sim", () => {
   });
 
   it("finds the critical outage by bisection: fixed retry survives less than backoff", async () => {
-    const run = await sim([...SMALL, "-find-critical-outage", "-strategies", "fixed,exponential-backoff"]);
+    const run = await sim([...SMALL_SIM_SCENARIO, "-find-critical-outage", "-strategies", "fixed,exponential-backoff"]);
     expect(run.code).toBe(0);
     const fixed = /fixed +(.+)/.exec(run.stdout)?.[1] ?? "";
     const backoff = /exponential-backoff +(.+)/.exec(run.stdout)?.[1] ?? "";
@@ -97,7 +81,7 @@ describe("./sim", () => {
   });
 
   it("sweeps a parameter across strategies as CSV", async () => {
-    const run = await sim([...SMALL, "-sweep", "clients=100,600", "-strategies", "fixed,exponential-backoff"]);
+    const run = await sim([...SMALL_SIM_SCENARIO, "-sweep", "clients=100,600", "-strategies", "fixed,exponential-backoff"]);
     expect(run.code).toBe(0);
     const rows = run.stdout.split("\n");
     expect(rows[0]).toBe("clients,strategy,verdict,peak_concurrency,peak_delay_s,server_recovery_s,client_recovery_s");
@@ -116,8 +100,8 @@ describe("./sim", () => {
     ["a sweep", ["-sweep", "outage=2s,4s,8s", "-strategies", "fixed,exponential-backoff"]],
     ["the critical outages", ["-find-critical-outage", "-strategies", "fixed,exponential-backoff,decorrelated-jitter"]],
   ])("prints %s byte-identical on worker threads and in one thread", async (_what, args) => {
-    const threads = await sim([...SMALL, ...args, "-parallel", "3"]);
-    const sequential = await sim([...SMALL, ...args, "-parallel", "1"]);
+    const threads = await sim([...SMALL_SIM_SCENARIO, ...args, "-parallel", "3"]);
+    const sequential = await sim([...SMALL_SIM_SCENARIO, ...args, "-parallel", "1"]);
     expect(threads.code, threads.stderr).toBe(0);
     expect(sequential.code).toBe(0);
     expect(threads.stdout.length).toBeGreaterThan(200);
@@ -125,7 +109,7 @@ describe("./sim", () => {
   });
 
   it("runs its worker threads from the TypeScript sources too (tsx)", async () => {
-    const args = [...SMALL, "-strategies", "fixed,exponential-backoff", "-quiet"];
+    const args = [...SMALL_SIM_SCENARIO, "-strategies", "fixed,exponential-backoff", "-quiet"];
     const fromSources = await sim([...args, "-parallel", "2"], {
       command: process.execPath,
       prefix: ["--import", "./src/register-tsx.mjs", `${REPO_ROOT}/src/bin/sim.ts`],
