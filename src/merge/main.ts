@@ -7,8 +7,8 @@ import { clientSummaryJson, clientWindowJson, formatClientLine, formatClientSumm
 import { type ClientWindow, computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { perSecond } from "../model/window-stats.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { readableDelay } from "../scenario/report.ts";
-import { parseServerSamples } from "../scenario/run.ts";
+import { readableDelay } from "../report/report.ts";
+import { parseServerSamples } from "../runtime/experiment.ts";
 import { type ClientLog, parseClientLog } from "./client-log.ts";
 import { type MergedRun, mergeClientLogs } from "./merge-logs.ts";
 

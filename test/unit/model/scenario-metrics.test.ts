@@ -145,7 +145,7 @@ describe("computeMetrics", () => {
 
 describe("readableDelay", () => {
   it("uses Go notation up to a year and years beyond", async () => {
-    const { readableDelay } = await import("../../../src/scenario/report.ts");
+    const { readableDelay } = await import("../../../src/report/report.ts");
     expect(readableDelay(2_611.306)).toBe("2.611306s");
     expect(readableDelay(3_600_000 * 24 * 364)).toBe("8736h0m0s");
     expect(readableDelay(1e13)).toBe("317 years");
