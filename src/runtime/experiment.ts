@@ -2,7 +2,7 @@ import { createServer } from "node:net";
 import { FatalError } from "../cli/usage-error.ts";
 import { ChildProgram } from "./child-program.ts";
 import type { Launcher } from "./launcher.ts";
-import type { ClientWindow, Phases, ServerSample } from "../model/scenario-metrics.ts";
+import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
 
 export interface ExperimentPlan {

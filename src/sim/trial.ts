@@ -1,7 +1,8 @@
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { clientReport, formatClientLine, formatClientSummary, openLoopSuffix } from "../client/reporter.ts";
-import { computeMetrics, type Phases, type ScenarioMetrics } from "../model/scenario-metrics.ts";
+import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
+import type { Phases } from "../model/timeline.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 import type { StrategyResult } from "../report/report.ts";
 import type { StrategyRun } from "../strategies/runs.ts";

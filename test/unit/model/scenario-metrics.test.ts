@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type ClientWindow, computeMetrics, type ServerSample } from "../../../src/model/scenario-metrics.ts";
+import { computeMetrics } from "../../../src/model/scenario-metrics.ts";
+import type { ClientWindow, ServerSample } from "../../../src/model/timeline.ts";
 
 const phases = { stopAtMs: 15_000, resumeAtMs: 35_000, endMs: 95_000 };
 
