@@ -8,7 +8,7 @@ import { ManualClock } from "../clock/manual-clock.ts";
 import { seededRandom } from "../backoff/random.ts";
 import { type OutOfMemoryEvent, ServiceQueue, type ServiceSnapshot } from "../model/service-queue.ts";
 import { perSecond, type WindowReport, WindowStats } from "../model/window-stats.ts";
-import type { ClientWindow, ServerSample } from "../model/scenario-metrics.ts";
+import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { SimulatedNetwork } from "./network.ts";
 
 export interface Outage {
