@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
+import { type Verdict, worstVerdict } from "../model/verdict.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { renderSvg } from "../scenario/report.ts";
@@ -11,7 +12,7 @@ import type { StrategyRun } from "../scenario/strategies.ts";
 import { configFrom } from "../sim/main.ts";
 import type { SimulationConfig } from "../sim/simulate.ts";
 import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, serverLevers } from "./candidates.ts";
-import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult, type Verdict, verdictOf } from "./measure.ts";
+import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult } from "./measure.ts";
 import { type ChooseOptions, ERROR_RATE_MODELLED, parseChooseArgs } from "./options.ts";
 import { progress } from "./progress.ts";
 import { explanation, longestText, paretoFront, percent, rank, rankingRule, runnerUp } from "./ranking.ts";
@@ -28,7 +29,7 @@ import {
 } from "./report.ts";
 import { settingsFor, settingsToArgs, SIM_FLAG_SPECS, simulatorOnly, simValuesFor, systemSettings } from "./settings.ts";
 import { type RetryIntent, type Snippet, snippetsFor } from "./snippets.ts";
-import { type CandidateSummary, summarize, worstVerdict } from "./summary.ts";
+import { type CandidateSummary, summarize } from "./summary.ts";
 import { inlineRunner, type JobRunner, threadRunner } from "./worker-pool.ts";
 import { measure } from "./measure.ts";
 
@@ -477,7 +478,7 @@ async function validate(
       const measured = computeMetrics(record.server, record.client, record.phases, config.latency.limit);
       const simulatedVerdict = majority(simulated.map((run) => run.verdict));
       const first = simulated[0]!;
-      const measuredVerdict = verdictOf(measured);
+      const measuredVerdict = measured.verdict;
       rows.push({
         id: candidate.id,
         outageMs,
