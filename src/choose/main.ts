@@ -6,6 +6,7 @@ import { computeMetrics } from "../model/scenario-metrics.ts";
 import { type Verdict, worstVerdict } from "../model/verdict.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
+import { WorkerPool } from "../runtime/worker-pool.ts";
 import { renderSvg } from "../scenario/report.ts";
 import { runExperiment } from "../scenario/run.ts";
 import type { StrategyRun } from "../scenario/strategies.ts";
@@ -30,8 +31,6 @@ import {
 import { settingsFor, settingsToArgs, SIM_FLAG_SPECS, simulatorOnly, simValuesFor, systemSettings } from "./settings.ts";
 import { type RetryIntent, type Snippet, snippetsFor } from "./snippets.ts";
 import { type CandidateSummary, summarize } from "./summary.ts";
-import { inlineRunner, type JobRunner, threadRunner } from "./worker-pool.ts";
-import { measure } from "./measure.ts";
 
 /*
  * `thundering-herd choose`: ranks retry policies for the user's own system. Every candidate
@@ -51,8 +50,6 @@ const BISECTION_RATIO = 1.05;
 const BISECTION_MS = 250;
 
 export interface ChooseDependencies {
-  /** Runs the measurement jobs; by default worker threads, one per -workers. */
-  readonly runner?: (workers: number) => JobRunner<MeasureJob, SeedResult>;
   /** Starts ./server and ./client for -validate. */
   readonly launcher?: Launcher;
 }
@@ -60,11 +57,6 @@ export interface ChooseDependencies {
 interface Measured {
   readonly candidate: Candidate;
   readonly config: SimulationConfig;
-}
-
-export function defaultRunner(workers: number): JobRunner<MeasureJob, SeedResult> {
-  const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
-  return threadRunner<MeasureJob, SeedResult>(new URL(`./measure-worker.${extension}`, import.meta.url), workers);
 }
 
 export async function main(argv: readonly string[], io: ProgramIo, dependencies: ChooseDependencies = {}): Promise<number> {
@@ -118,12 +110,13 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
       `${levers.length > 0 ? `; then server levers ${levers.map((lever) => lever.id).join(", ")}` : ""}\n`,
   );
 
-  const runner = (dependencies.runner ?? defaultRunner)(options.workers);
+  // Each result comes back to its own job: the order the threads finish in does not matter.
+  const pool = new WorkerPool("choose", options.workers);
   let summaries: CandidateSummary[];
   const timelines = new Map<string, Timeline[]>();
   let pairs: Measured[] = [];
   try {
-    summaries = await measureAll(grid, options, plan, runner, io, timelines, "choose: simulating");
+    summaries = await measureAll(grid, options, plan, pool, io, timelines, "choose: simulating");
     if (levers.length > 0) {
       const ranked = rank(summaries);
       const clients = [
@@ -144,10 +137,10 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
           }
         }),
       );
-      summaries = [...summaries, ...(await measureAll(pairs, options, plan, runner, io, timelines, "choose: server levers"))];
+      summaries = [...summaries, ...(await measureAll(pairs, options, plan, pool, io, timelines, "choose: server levers"))];
     }
   } finally {
-    await runner.close();
+    await pool.close();
   }
 
   const ranked = rank(summaries);
@@ -284,7 +277,7 @@ async function measureAll(
   entries: readonly Measured[],
   options: ChooseOptions,
   plan: MeasurePlan,
-  runner: JobRunner<MeasureJob, SeedResult>,
+  pool: WorkerPool,
   io: ProgramIo,
   timelines: Map<string, Timeline[]>,
   label: string,
@@ -297,7 +290,13 @@ async function measureAll(
   bar.update(0);
   let results: SeedResult[];
   try {
-    results = await runner.run(jobs, () => bar.update(++done));
+    results = await Promise.all(
+      jobs.map(async (job) => {
+        const result = await pool.run<SeedResult>("measure", job);
+        bar.update(++done);
+        return result;
+      }),
+    );
   } finally {
     bar.finish();
   }
@@ -575,6 +574,3 @@ async function writeReport(outDir: string, result: object, input: ReportInput): 
     }),
   );
 }
-
-/** For tests: the jobs run in this thread. */
-export const inlineMeasureRunner = (): JobRunner<MeasureJob, SeedResult> => inlineRunner(measure);
