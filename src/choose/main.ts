@@ -14,10 +14,9 @@ import { configFrom } from "../sim/main.ts";
 import type { SimulationConfig } from "../sim/simulate.ts";
 import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, serverLevers } from "./candidates.ts";
 import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult } from "./measure.ts";
-import { type ChooseOptions, ERROR_RATE_MODELLED, parseChooseArgs } from "./options.ts";
+import { type ChooseOptions, parseChooseArgs } from "./options.ts";
 import { progress } from "./progress.ts";
 import { explanation, longestText, paretoFront, percent, rank, rankingRule, runnerUp } from "./ranking.ts";
-import { registryView } from "./registry-view.ts";
 import {
   outageDetails,
   paretoSpec,
@@ -28,7 +27,7 @@ import {
   validationTable,
   type ValidationRow,
 } from "./report.ts";
-import { settingsFor, settingsToArgs, SIM_FLAG_SPECS, simulatorOnly, simValuesFor, systemSettings } from "./settings.ts";
+import { settingsFor, settingsToArgs, simulatorOnly, simValuesFor, systemSettings } from "./settings.ts";
 import { type RetryIntent, type Snippet, snippetsFor } from "./snippets.ts";
 import { type CandidateSummary, summarize } from "./summary.ts";
 
@@ -82,7 +81,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     bisectionRatio: BISECTION_RATIO,
     bisectionMs: BISECTION_MS,
   };
-  const levers = own["server-side"] ? serverLevers(SIM_FLAG_SPECS, baseConfig.latency, baseConfig.timeoutMs).slice(1) : [];
+  const levers = own["server-side"] ? serverLevers(baseConfig.latency, baseConfig.timeoutMs).slice(1) : [];
 
   if (own.list) {
     io.stdout.write(
@@ -97,21 +96,13 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     return 0;
   }
 
-  const warnings: string[] = [];
-  if (!ERROR_RATE_MODELLED) {
-    warnings.push(
-      `The everyday error rate (-error-rate ${system["error-rate"]}) is NOT MODELLED: this simulator has no -error-rate yet, so the everyday ` +
-        `figures (success rate, amplification, p99) are measured without injected errors; they differ between candidates only through the load they cause.`,
-    );
-  }
-  for (const warning of warnings) io.stderr.write(`choose: warning: ${warning}\n`);
   io.stderr.write(
-    `choose: ${grid.length} candidates x ${options.seeds.length} seeds on ${options.workers} worker threads; outages ${options.outagesMs.map((ms) => formatDuration(ms)).join(", ")}` +
+    `choose: ${grid.length} candidates x ${options.seeds.length} seeds on ${options.parallel} worker threads; outages ${options.outagesMs.map((ms) => formatDuration(ms)).join(", ")}` +
       `${levers.length > 0 ? `; then server levers ${levers.map((lever) => lever.id).join(", ")}` : ""}\n`,
   );
 
   // Each result comes back to its own job: the order the threads finish in does not matter.
-  const pool = new WorkerPool("choose", options.workers);
+  const pool = new WorkerPool("choose", options.parallel);
   let summaries: CandidateSummary[];
   const timelines = new Map<string, Timeline[]>();
   let pairs: Measured[] = [];
@@ -176,7 +167,6 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
       (summary, index, all): summary is CandidateSummary => summary !== undefined && all.indexOf(summary) === index,
     );
     io.stdout.write(`${outageDetails(detailed)}\n\n`);
-    for (const warning of warnings) io.stdout.write(`Warning: ${warning}\n\n`);
     io.stdout.write(`The winner's settings for other systems:\n\n`);
     for (const snippet of snippets) io.stdout.write(snippetText(snippet));
   }
@@ -212,9 +202,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
       everydayMs: own.everyday,
       maxOutageMs: own["max-outage"],
       serverSide: own["server-side"],
-      errorRateModelled: ERROR_RATE_MODELLED,
     },
-    warnings,
     rankingRule: rule,
     ranking: ranked.map((summary, index) => ({ rank: index + 1, ...jsonSummary(summary), command: commands.get(summary.candidate.id) })),
     paretoFront: front.map((summary) => summary.candidate.id),
@@ -232,7 +220,6 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     timelines,
     snippets,
     validation,
-    warnings,
     recommendation,
     rule,
     skipped,
@@ -255,7 +242,7 @@ function toConfig(system: Readonly<Record<string, unknown>>, client: Candidate["
 
 /** The client grid, filtered by -candidates, each checked by the simulator's rules (rejected ones are listed, not run). */
 function buildGrid(options: ChooseOptions, skipped: string[]): Measured[] {
-  const all = clientGrid(registryView(SIM_FLAG_SPECS), SIM_FLAG_SPECS);
+  const all = clientGrid();
   const filter = options.candidateFilter;
   for (const pattern of filter ?? []) {
     const matches = all.some((entry) => (pattern.endsWith("*") ? entry.id.startsWith(pattern.slice(0, -1)) : entry.id === pattern));
@@ -523,7 +510,6 @@ interface ReportInput {
   readonly timelines: ReadonlyMap<string, Timeline[]>;
   readonly snippets: readonly Snippet[];
   readonly validation: readonly ValidationRow[] | undefined;
-  readonly warnings: readonly string[];
   readonly recommendation: readonly string[];
   readonly rule: string;
   readonly skipped: readonly string[];
@@ -560,7 +546,6 @@ async function writeReport(outDir: string, result: object, input: ReportInput): 
     reportHtml({
       title: "thundering-herd choose: retry policies for your system",
       settings,
-      warnings: input.warnings,
       recommendation: input.recommendation,
       rule: input.rule,
       ranked: input.ranked,

@@ -256,7 +256,6 @@ const escapeHtml = (text: string) =>
 export interface ReportPage {
   readonly title: string;
   readonly settings: readonly string[];
-  readonly warnings: readonly string[];
   readonly recommendation: readonly string[];
   readonly rule: string;
   readonly ranked: readonly CandidateSummary[];
@@ -317,9 +316,8 @@ ${snippet.notes.length > 0 ? `<ul>${snippet.notes.map((note) => `<li>${escapeHtm
 pre{background:#f6f6f6;padding:1em;overflow-x:auto}table{border-collapse:collapse;font-size:13px}
 td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;white-space:nowrap}th{background:#f0f0f0}
 .collapsed{color:#b00}.recovering{color:#a60}.recovered{color:#070}.too-short{color:#666}.alarm{color:#fff;background:#b00;padding:.5em;font-weight:700}
-.warning{background:#fff4ce;padding:.5em}</style></head>
+</style></head>
 <body><h1>${escapeHtml(page.title)}</h1>
-${page.warnings.map((warning) => `<p class="warning">${escapeHtml(warning)}</p>`).join("\n")}
 <h2>Recommendation</h2>
 ${page.recommendation.map((paragraph) => `<p>${escapeHtml(paragraph)}</p>`).join("\n")}
 <h2>Ranking</h2>

@@ -32,9 +32,22 @@ const durationListProblem = (text: string) => {
   }
 };
 
+/** Worker threads for independent simulations: the simulator's runs, and choose's measurements. */
+export const PARALLEL_FLAG = {
+  name: "parallel",
+  group: "run",
+  kind: "integer",
+  default: undefined,
+  min: 1,
+  placeholder: "n",
+  description:
+    "worker threads for the independent runs of -strategies, -sweep and -find-critical-outage (default: every core); the output does not depend on it",
+} as const satisfies FlagSpec;
+
 const SIM_ONLY_FLAGS = [
   {
     name: "outage-at",
+    group: "run",
     kind: "string",
     default: "15s",
     placeholder: "durations",
@@ -43,6 +56,7 @@ const SIM_ONLY_FLAGS = [
   },
   {
     name: "outage",
+    group: "run",
     kind: "string",
     default: "20s",
     placeholder: "durations",
@@ -51,6 +65,7 @@ const SIM_ONLY_FLAGS = [
   },
   {
     name: "duration",
+    group: "run",
     kind: "duration",
     default: 125_000,
     minMs: 0,
@@ -59,6 +74,7 @@ const SIM_ONLY_FLAGS = [
   },
   {
     name: "seed",
+    group: "run",
     kind: "integer",
     default: 1,
     min: 0,
@@ -68,13 +84,21 @@ const SIM_ONLY_FLAGS = [
   },
   {
     name: "json",
+    group: "output",
     kind: "boolean",
     default: false,
     description: 'one JSON object per report (with a "source" field) instead of the text lines',
   },
-  { name: "quiet", kind: "boolean", default: false, description: "print only the analysis and the summary, not every report line" },
+  {
+    name: "quiet",
+    group: "output",
+    kind: "boolean",
+    default: false,
+    description: "print only the analysis and the summary, not every report line",
+  },
   {
     name: "strategies",
+    group: "run",
     kind: "string",
     default: undefined,
     placeholder: "list",
@@ -83,29 +107,24 @@ const SIM_ONLY_FLAGS = [
   },
   {
     name: "find-critical-outage",
+    group: "run",
     kind: "boolean",
     default: false,
     description: "find by bisection the longest outage after which the server still recovers, per strategy",
   },
   {
     name: "sweep",
+    group: "run",
     kind: "string",
     default: undefined,
     placeholder: "param=values",
     description: `run once per value and strategy and print a table, e.g. outage=5s,10s,20s; one of ${SWEEPABLE.join(", ")}`,
     check: (value) => sweepProblem(value),
   },
-  {
-    name: "parallel",
-    kind: "integer",
-    default: undefined,
-    min: 1,
-    placeholder: "n",
-    description:
-      "worker threads for the independent runs of -strategies, -sweep and -find-critical-outage (default: every core); the output does not depend on it",
-  },
+  PARALLEL_FLAG,
   {
     name: "out",
+    group: "output",
     kind: "string",
     default: undefined,
     placeholder: "dir",

@@ -31,6 +31,7 @@ const DEFAULT_TABLE = POLICY_DEFAULTS.table.delaysMs.join(",");
 export const STRATEGY_PARAMETER_FLAGS = [
   {
     name: "simple-backoff-delay",
+    group: "strategy",
     kind: "duration",
     default: POLICY_DEFAULTS.constant.delayMs,
     minMs: 0,
@@ -38,15 +39,25 @@ export const STRATEGY_PARAMETER_FLAGS = [
   },
   {
     name: "min-delay",
+    group: "strategy",
     kind: "duration",
     default: undefined,
     minMs: 0,
     description: "first or base retry delay",
   },
-  { name: "max-delay", kind: "duration", default: undefined, minMs: 0, description: "cap on the retry delay" },
-  { name: "backoff-factor", kind: "number", default: undefined, min: 1, placeholder: "f", description: "growth per failure" },
+  { name: "max-delay", group: "strategy", kind: "duration", default: undefined, minMs: 0, description: "cap on the retry delay" },
+  {
+    name: "backoff-factor",
+    group: "strategy",
+    kind: "number",
+    default: undefined,
+    min: 1,
+    placeholder: "f",
+    description: "growth per failure",
+  },
   {
     name: "jitter",
+    group: "strategy",
     kind: "number",
     default: undefined,
     min: 0,
@@ -56,6 +67,7 @@ export const STRATEGY_PARAMETER_FLAGS = [
   },
   {
     name: "jitter-sd",
+    group: "strategy",
     kind: "duration",
     default: undefined,
     minMs: 0,
@@ -63,6 +75,7 @@ export const STRATEGY_PARAMETER_FLAGS = [
   },
   {
     name: "table",
+    group: "strategy",
     kind: "string",
     default: DEFAULT_TABLE,
     placeholder: "list",
