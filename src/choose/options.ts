@@ -1,6 +1,7 @@
 import { parseDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, flagsInGroups, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { defaultParallelism } from "../runtime/worker-pool.ts";
 import { PARALLEL_FLAG, SIM_FLAGS } from "../sim/options.ts";
 
@@ -45,7 +46,7 @@ const CHOOSE_ONLY_FLAGS = [
     name: "steady",
     group: "run",
     kind: "duration",
-    default: 15_000,
+    default: DEFAULT_PHASES.steadyMs,
     minMs: 0,
     minExclusive: true,
     description: "steady state before each outage",
@@ -54,7 +55,7 @@ const CHOOSE_ONLY_FLAGS = [
     name: "observe",
     group: "run",
     kind: "duration",
-    default: 90_000,
+    default: DEFAULT_PHASES.observeMs,
     minMs: 0,
     minExclusive: true,
     description: "observation after each outage: recovery must happen within it",

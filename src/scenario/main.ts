@@ -8,6 +8,7 @@ import { summaryJson } from "./summary-file.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { parseClientArgs, resolveClientOptions } from "../client/options.ts";
 import { parseServerArgs, resolveServerOptions } from "../server/options.ts";
+import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
 import { type DashboardEvent, clientEvent, serverEvent } from "../dashboard/events.ts";
 import { DASHBOARD_FLAGS } from "../dashboard/options.ts";
@@ -36,7 +37,7 @@ const DEMO_FLAGS = [
     name: "steady",
     group: "run",
     kind: "duration",
-    default: 15_000,
+    default: DEFAULT_PHASES.steadyMs,
     minMs: 0,
     minExclusive: true,
     description: "steady state before the outage",
@@ -45,7 +46,7 @@ const DEMO_FLAGS = [
     name: "outage",
     group: "run",
     kind: "duration",
-    default: 20_000,
+    default: DEFAULT_PHASES.outageMs,
     minMs: 0,
     minExclusive: true,
     description: "how long the server stays stopped (SIGSTOP)",
@@ -54,7 +55,7 @@ const DEMO_FLAGS = [
     name: "observe",
     group: "run",
     kind: "duration",
-    default: 90_000,
+    default: DEFAULT_PHASES.observeMs,
     minMs: 0,
     minExclusive: true,
     description: "observation after resuming it (SIGCONT); clients using the reference backoff need 45-70 s to come back",

@@ -1,5 +1,6 @@
 import { DurationSyntaxError, formatDuration, parseDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { DEFAULT_EXPERIMENT_MS, DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { IMMEDIATE_ANSWER_MS } from "./network.ts";
 import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
 import { CLIENT_FLAGS, type ClientFlagValues, type ClientOptions, resolveClientOptions } from "../client/options.ts";
@@ -49,7 +50,7 @@ const SIM_ONLY_FLAGS = [
     name: "outage-at",
     group: "run",
     kind: "string",
-    default: "15s",
+    default: formatDuration(DEFAULT_PHASES.steadyMs),
     placeholder: "durations",
     description: "when the server is stopped (SIGSTOP), virtual time; a comma-separated list for several outages",
     check: durationListProblem,
@@ -58,7 +59,7 @@ const SIM_ONLY_FLAGS = [
     name: "outage",
     group: "run",
     kind: "string",
-    default: "20s",
+    default: formatDuration(DEFAULT_PHASES.outageMs),
     placeholder: "durations",
     description: "how long each outage lasts; one value for all, or one per -outage-at",
     check: durationListProblem,
@@ -67,10 +68,12 @@ const SIM_ONLY_FLAGS = [
     name: "duration",
     group: "run",
     kind: "duration",
-    default: 125_000,
+    default: DEFAULT_EXPERIMENT_MS,
     minMs: 0,
     minExclusive: true,
-    description: "length of the run, virtual time (default: the demo's 15s steady + 20s outage + 90s observation)",
+    description:
+      `length of the run, virtual time (default: the demo's ${formatDuration(DEFAULT_PHASES.steadyMs)} steady + ` +
+      `${formatDuration(DEFAULT_PHASES.outageMs)} outage + ${formatDuration(DEFAULT_PHASES.observeMs)} observation)`,
   },
   {
     name: "seed",
