@@ -34,35 +34,64 @@ function describe(value: unknown): string {
   return String(value);
 }
 
-/** Throws a RangeError unless `value` is a number obeying `rule`; returns it otherwise. */
-export function checkNumber(field: string, value: unknown, rule: NumberRule = {}): number {
-  if (typeof value !== "number" || Number.isNaN(value)) {
-    throw new RangeError(`${field} must be a number (got ${describe(value)})`);
+/**
+ * A field out of its range: a RangeError with the same message as ever (`factor must be >= 1
+ * (got 0.5)`), that also carries the field's name, so that a program can name the field in
+ * its own words (a command-line flag) without reading the message.
+ */
+export class FieldRangeError extends RangeError {
+  /** The field, e.g. `minDelayMs`. */
+  readonly field: string;
+  /** Which entry of the field, for a list. */
+  readonly index: number | undefined;
+  /** The field it must be ordered against, for a rule between two fields (`minDelayMs must be <= maxDelayMs`). */
+  readonly otherField: string | undefined;
+  private readonly rule: string;
+  private readonly received: string;
+
+  constructor(field: string, rule: string, received: string, options: { index?: number; otherField?: string } = {}) {
+    super(fieldMessage(field, options.index, rule, options.otherField, received, (name) => name));
+    this.field = field;
+    this.index = options.index;
+    this.otherField = options.otherField;
+    this.rule = rule;
+    this.received = received;
   }
+
+  /** The message with each field named by `name`, e.g. `-min-delay (ms) must be <= -max-delay (ms) (got 2000 > 1000)`. */
+  describe(name: (field: string) => string): string {
+    return fieldMessage(this.field, this.index, this.rule, this.otherField, this.received, name);
+  }
+}
+
+function fieldMessage(
+  field: string,
+  index: number | undefined,
+  rule: string,
+  otherField: string | undefined,
+  received: string,
+  name: (field: string) => string,
+): string {
+  const subject = index === undefined ? name(field) : `${name(field)}[${index}]`;
+  return `${subject} ${rule}${otherField === undefined ? "" : ` ${name(otherField)}`} (got ${received})`;
+}
+
+/** Throws a FieldRangeError unless `value` is a number obeying `rule`; returns it otherwise. */
+export function checkNumber(field: string, value: unknown, rule: NumberRule = {}, index?: number): number {
+  const fail = (requirement: string) => new FieldRangeError(field, requirement, describe(value), index === undefined ? {} : { index });
+  if (typeof value !== "number" || Number.isNaN(value)) throw fail("must be a number");
   const infinityAllowed = rule.allowInfinity === true && value === Infinity;
-  if (!Number.isFinite(value) && !infinityAllowed) {
-    throw new RangeError(`${field} must be finite (got ${describe(value)})`);
-  }
-  if (rule.integer === true && !Number.isInteger(value) && !infinityAllowed) {
-    throw new RangeError(`${field} must be an integer (got ${describe(value)})`);
-  }
-  if (rule.min !== undefined && value < rule.min) {
-    throw new RangeError(`${field} must be >= ${rule.min} (got ${describe(value)})`);
-  }
-  if (rule.above !== undefined && value <= rule.above) {
-    throw new RangeError(`${field} must be > ${rule.above} (got ${describe(value)})`);
-  }
-  if (rule.max !== undefined && value > rule.max) {
-    throw new RangeError(`${field} must be <= ${rule.max} (got ${describe(value)})`);
-  }
+  if (!Number.isFinite(value) && !infinityAllowed) throw fail("must be finite");
+  if (rule.integer === true && !Number.isInteger(value) && !infinityAllowed) throw fail("must be an integer");
+  if (rule.min !== undefined && value < rule.min) throw fail(`must be >= ${rule.min}`);
+  if (rule.above !== undefined && value <= rule.above) throw fail(`must be > ${rule.above}`);
+  if (rule.max !== undefined && value > rule.max) throw fail(`must be <= ${rule.max}`);
   return value;
 }
 
 /** Throws unless `lowField <= highField`. */
 export function checkOrdered(lowField: string, low: number, highField: string, high: number): void {
-  if (low > high) {
-    throw new RangeError(`${lowField} must be <= ${highField} (got ${low} > ${high})`);
-  }
+  if (low > high) throw new FieldRangeError(lowField, "must be <=", `${low} > ${high}`, { otherField: highField });
 }
 
 const NON_NEGATIVE: NumberRule = { min: 0 };
@@ -70,13 +99,9 @@ const AT_LEAST_ONE: NumberRule = { min: 1 };
 const FRACTION: NumberRule = { min: 0, max: 1 };
 
 function checkTable(field: string, table: unknown): void {
-  if (!Array.isArray(table)) {
-    throw new RangeError(`${field} must be an array of numbers (got ${describe(table)})`);
-  }
-  if (table.length === 0) {
-    throw new RangeError(`${field} must not be empty (got [])`);
-  }
-  table.forEach((entry: unknown, index) => checkNumber(`${field}[${index}]`, entry, NON_NEGATIVE));
+  if (!Array.isArray(table)) throw new FieldRangeError(field, "must be an array of numbers", describe(table));
+  if (table.length === 0) throw new FieldRangeError(field, "must not be empty", "[]");
+  table.forEach((entry: unknown, index) => checkNumber(field, entry, NON_NEGATIVE, index));
 }
 
 /**
@@ -138,7 +163,7 @@ export function validatePolicy<P extends BackoffPolicy>(policy: P): P {
       break;
     default: {
       const kind: unknown = (candidate as { kind: unknown }).kind;
-      throw new RangeError(`kind must be a known policy kind (got ${describe(kind)})`);
+      throw new FieldRangeError("kind", "must be a known policy kind", describe(kind));
     }
   }
   return policy;
