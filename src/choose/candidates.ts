@@ -41,12 +41,13 @@ export const FIXED = "fixed";
  * it. -retry-budget is -budget grpc: gRPC's parameters are varied under it, as its candidates'
  * ids have always said, and not again under -budget grpc.
  */
+const GRPC_BUDGET = MECHANISMS.find((mechanism) => mechanism.flag === "budget" && mechanism.choice === "grpc")!;
 const MECHANISM_TRIALS: readonly { readonly flag: string; readonly choice: string; readonly parameters: readonly string[] }[] = [
-  { flag: "retry-budget", choice: "true", parameters: MECHANISMS[0].reads },
+  { flag: "retry-budget", choice: "true", parameters: GRPC_BUDGET.reads },
   ...MECHANISMS.map((mechanism) => ({
     flag: mechanism.flag,
     choice: mechanism.choice,
-    parameters: mechanism === MECHANISMS[0] ? [] : mechanism.reads,
+    parameters: mechanism === GRPC_BUDGET ? [] : mechanism.reads,
   })),
 ];
 
