@@ -19,6 +19,7 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const SERVER_FLAGS = [
   {
     name: "limit",
+    group: "system",
     kind: "integer",
     default: DEFAULT_LATENCY_MODEL.limit,
     min: 0,
@@ -27,6 +28,7 @@ export const SERVER_FLAGS = [
   },
   {
     name: "factor",
+    group: "system",
     kind: "number",
     default: DEFAULT_LATENCY_MODEL.factor,
     min: 1,
@@ -35,6 +37,7 @@ export const SERVER_FLAGS = [
   },
   {
     name: "baseDelay",
+    group: "system",
     kind: "duration",
     default: DEFAULT_LATENCY_MODEL.baseDelayMs,
     minMs: 0,
@@ -42,6 +45,7 @@ export const SERVER_FLAGS = [
   },
   {
     name: "k",
+    group: "system",
     kind: "number",
     default: DEFAULT_LATENCY_MODEL.exponentDivisor,
     min: 0,
@@ -51,6 +55,7 @@ export const SERVER_FLAGS = [
   },
   {
     name: "listen",
+    group: "run",
     kind: "string",
     default: "127.0.0.1:8070",
     placeholder: "host:port",
@@ -59,6 +64,7 @@ export const SERVER_FLAGS = [
   },
   {
     name: "backlog",
+    group: "system",
     kind: "integer",
     default: 4096,
     min: 1,
@@ -68,12 +74,14 @@ export const SERVER_FLAGS = [
   },
   {
     name: "cancel-on-disconnect",
+    group: "system",
     kind: "boolean",
     default: false,
     description: "take a request out of service when its client goes away (the reference keeps it)",
   },
   {
     name: "max-concurrency",
+    group: "system",
     kind: "integer",
     default: 0,
     min: 0,
@@ -82,6 +90,7 @@ export const SERVER_FLAGS = [
   },
   {
     name: "retry-after",
+    group: "system",
     kind: "duration",
     default: 1000,
     minMs: 0,
@@ -89,12 +98,14 @@ export const SERVER_FLAGS = [
   },
   {
     name: "deadline-aware",
+    group: "system",
     kind: "boolean",
     default: false,
     description: `take a request out of service, answering 504, once the deadline its client sent (${DEADLINE_HEADER}) has passed`,
   },
   {
     name: "error-rate",
+    group: "system",
     kind: "number",
     default: 0,
     min: 0,
@@ -104,6 +115,7 @@ export const SERVER_FLAGS = [
   },
   {
     name: "seed",
+    group: "run",
     kind: "integer",
     default: undefined,
     min: 0,
@@ -113,6 +125,7 @@ export const SERVER_FLAGS = [
   },
   {
     name: "max-in-service",
+    group: "system",
     kind: "integer",
     default: DEFAULT_MAX_IN_SERVICE,
     min: 1,
@@ -124,6 +137,7 @@ export const SERVER_FLAGS = [
   },
   {
     name: "report-interval",
+    group: "observation",
     kind: "duration",
     default: 1000,
     minMs: 0,
@@ -132,14 +146,22 @@ export const SERVER_FLAGS = [
   },
   {
     name: "headers-timeout",
+    group: "system",
     kind: "duration",
     default: DEFAULT_HEADERS_TIMEOUT_MS,
     minMs: 0,
     description: "close a connection that has not sent a complete request head within this time, with 408 (0 = never)",
   },
-  { name: "json", kind: "boolean", default: false, description: "print one JSON object per report instead of the text line" },
+  {
+    name: "json",
+    group: "output",
+    kind: "boolean",
+    default: false,
+    description: "print one JSON object per report instead of the text line",
+  },
   {
     name: "metrics",
+    group: "output",
     kind: "boolean",
     default: false,
     description: "serve GET /metrics (Prometheus text format) on the same address",

@@ -4,6 +4,7 @@ import { givenFlagNames, parseValue } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { makeOutputDir, writeOutputFile } from "../runtime/output-files.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
+import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { concurrencyForDelay } from "../model/latency.ts";
 import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { defaultParallelism, WorkerPool } from "../runtime/worker-pool.ts";
@@ -30,7 +31,7 @@ function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonl
   const tipping = concurrencyForDelay(config.latency, config.timeoutMs);
   const open = config.arrivals?.kind === "open" ? config.arrivals : undefined;
   const baselinePerSec = open?.ratePerSec ?? config.users / ((config.retry.thinkTimeMeanMs + config.latency.baseDelayMs) / 1000);
-  const outageMs = config.outages[0]?.durationMs ?? 20_000;
+  const outageMs = config.outages[0]?.durationMs ?? DEFAULT_PHASES.outageMs;
   const offeredBy =
     open === undefined
       ? `${config.users} clients, lambda ${formatDuration(config.retry.thinkTimeMeanMs)}`
