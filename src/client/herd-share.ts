@@ -4,7 +4,7 @@ import type { Herd, HerdObserver } from "../model/herd.ts";
 import type { LatencyHistogram } from "../model/latency-histogram.ts";
 import { createLoad } from "../model/load.ts";
 import { OpenLoop } from "../model/open-loop.ts";
-import { type Counts, WindowStats } from "../model/window-stats.ts";
+import { type Counts, type WindowReport, WindowStats } from "../model/window-stats.ts";
 import { createHttpTransport } from "./attempt.ts";
 import type { ClientOptions } from "./options.ts";
 import type { OpenLoopTotals } from "./reporter.ts";
@@ -16,6 +16,9 @@ export interface ShareWindow {
   readonly histogram: LatencyHistogram | undefined;
   /** The exact longest OK latency (a histogram knows it only to its bucket's width). */
   readonly maxLatencyMs: number | undefined;
+  /** How late the attempts went out (µs histogram) and the exact maximum (ms). */
+  readonly latenessHistogram: LatencyHistogram | undefined;
+  readonly maxLatenessMs: number | undefined;
   readonly inFlight: number;
   /** Open-loop arrivals only: requests alive now and arrivals dropped so far. */
   readonly openLoop?: OpenLoopTotals | undefined;
@@ -67,14 +70,7 @@ export function localShare(
   );
   const openLoop = load instanceof OpenLoop ? load : undefined;
   const closeWindow = (): ShareWindow => {
-    const report = stats.closeWindow(clock.now());
-    return {
-      counts: report.counts,
-      histogram: report.histogram,
-      maxLatencyMs: report.latency?.maxMs,
-      inFlight: load.inFlight,
-      openLoop: openLoopTotals(openLoop),
-    };
+    return shareWindow(stats.closeWindow(clock.now()), load.inFlight, openLoopTotals(openLoop));
   };
   return {
     load,
@@ -83,19 +79,21 @@ export function localShare(
     finish: async () => {
       const window = closeWindow();
       load.stop();
-      const totals = stats.totals(clock.now());
-      return {
-        window,
-        totals: {
-          counts: totals.counts,
-          histogram: totals.histogram,
-          maxLatencyMs: totals.latency?.maxMs,
-          inFlight: 0,
-          openLoop: openLoopTotals(openLoop),
-        },
-      };
+      return { window, totals: shareWindow(stats.totals(clock.now()), 0, openLoopTotals(openLoop)) };
     },
     close: () => transport.close(),
+  };
+}
+
+function shareWindow(report: WindowReport, inFlight: number, openLoop: OpenLoopTotals | undefined): ShareWindow {
+  return {
+    counts: report.counts,
+    histogram: report.histogram,
+    maxLatencyMs: report.latency?.maxMs,
+    latenessHistogram: report.latenessHistogram,
+    maxLatenessMs: report.lateness?.maxMs,
+    inFlight,
+    openLoop,
   };
 }
 

@@ -24,6 +24,8 @@ interface WireWindow {
   readonly counts: ShareWindow["counts"];
   readonly histogram: string | null;
   readonly maxLatencyMs: number | undefined;
+  readonly latenessHistogram: string | null;
+  readonly maxLatenessMs: number | undefined;
   readonly inFlight: number;
 }
 
@@ -37,6 +39,8 @@ const toWire = (window: ShareWindow): WireWindow => ({
   counts: window.counts,
   histogram: window.histogram === undefined ? null : encodeLatencyHistogram(window.histogram),
   maxLatencyMs: window.maxLatencyMs,
+  latenessHistogram: window.latenessHistogram === undefined ? null : encodeLatencyHistogram(window.latenessHistogram),
+  maxLatenessMs: window.maxLatenessMs,
   inFlight: window.inFlight,
 });
 
@@ -44,6 +48,8 @@ const fromWire = (window: WireWindow): ShareWindow => ({
   counts: window.counts,
   histogram: window.histogram === null ? undefined : decodeLatencyHistogram(window.histogram),
   maxLatencyMs: window.maxLatencyMs,
+  latenessHistogram: window.latenessHistogram === null ? undefined : decodeLatencyHistogram(window.latenessHistogram),
+  maxLatenessMs: window.maxLatenessMs,
   inFlight: window.inFlight,
 });
 

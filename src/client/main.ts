@@ -3,8 +3,7 @@ import { formatListenAddress } from "../cli/listen-address.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import type { Timer } from "../clock/clock.ts";
 import { realClock } from "../clock/real-clock.ts";
-import { addCounts } from "../model/window-merge.ts";
-import { addLatencyHistograms, exactMaximum, summarizeLatency } from "../model/latency-histogram.ts";
+import { addCounts, addSummarized } from "../model/window-merge.ts";
 import type { WindowReport } from "../model/window-stats.ts";
 import { serveMetrics } from "../runtime/metrics-endpoint.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
@@ -39,20 +38,17 @@ function mergeShares(
   startMs: number,
   endMs: number,
 ): { report: WindowReport; inFlight: number; openLoop: OpenLoopTotals | undefined } {
-  const histogram = addLatencyHistograms(windows.map((window) => window.histogram));
+  const latency = addSummarized(windows.map((window) => ({ histogram: window.histogram, maxMs: window.maxLatencyMs })));
+  const lateness = addSummarized(windows.map((window) => ({ histogram: window.latenessHistogram, maxMs: window.maxLatenessMs })));
   return {
     report: {
       startMs,
       endMs,
       counts: addCounts(windows.map((window) => window.counts)),
-      latency:
-        histogram === undefined
-          ? undefined
-          : summarizeLatency(
-              histogram,
-              exactMaximum(windows.map((window) => ({ histogram: window.histogram, maxMs: window.maxLatencyMs }))),
-            ),
-      histogram,
+      latency: latency.summary,
+      histogram: latency.histogram,
+      lateness: lateness.summary,
+      latenessHistogram: lateness.histogram,
     },
     inFlight: windows.reduce((sum, window) => sum + window.inFlight, 0),
     openLoop: windows.some((window) => window.openLoop !== undefined)

@@ -15,6 +15,11 @@ export interface LoggedWindow {
   readonly histogram: LatencyHistogram | undefined;
   /** The exact longest OK latency (latencyMs.max), which the histogram knows only to its bucket's width. */
   readonly maxLatencyMs: number | undefined;
+  /** How late the client sent its attempts (the -json `lateness` and `latenessHistogram`); undefined from older clients. */
+  readonly latenessHistogram: LatencyHistogram | undefined;
+  readonly maxLatenessMs: number | undefined;
+  /** Why the client (this shard) fell behind in this window; undefined when it kept up. */
+  readonly behind: string | undefined;
   /** OK answers were counted but the line carries no histogram to merge. */
   readonly missingHistogram: boolean;
   readonly partial: boolean;
@@ -78,8 +83,8 @@ function readWindow(source: string, json: Json): LoggedWindow {
     if (!isNumber(value) || !Number.isInteger(value) || value < 0) throw fail(`no count "${field}"`);
     counts[field] = value;
   }
-  // Attempts the client refused itself (-throttle, -breaker); absent from a client without them.
-  for (const field of ["throttled", "rejected"] as const) {
+  // Attempts the client refused itself (-throttle, -breaker) or could not send; absent from older clients.
+  for (const field of ["throttled", "rejected", "notSent"] as const) {
     const value = json[field] ?? 0;
     if (!isNumber(value) || !Number.isInteger(value) || value < 0) throw fail(`a bad count "${field}"`);
     counts[field] = value;
@@ -90,14 +95,16 @@ function readWindow(source: string, json: Json): LoggedWindow {
       counts.errorKinds[kind as keyof Counts["errorKinds"]] = count;
     }
   }
-  let histogram: LatencyHistogram | undefined;
-  if (typeof json.latencyHistogram === "string") {
+  const decode = (field: "latencyHistogram" | "latenessHistogram"): LatencyHistogram | undefined => {
+    const encoded = json[field];
+    if (typeof encoded !== "string") return undefined;
     try {
-      histogram = decodeLatencyHistogram(json.latencyHistogram);
+      return decodeLatencyHistogram(encoded);
     } catch {
-      throw fail("a latencyHistogram that does not decode");
+      throw fail(`a ${field} that does not decode`);
     }
-  }
+  };
+  const histogram = decode("latencyHistogram");
   return {
     source,
     epochMs: json.epochMs,
@@ -107,6 +114,9 @@ function readWindow(source: string, json: Json): LoggedWindow {
     inFlight: isNumber(json.inFlight) ? json.inFlight : 0,
     histogram,
     maxLatencyMs: readMax(json.latencyMs),
+    latenessHistogram: decode("latenessHistogram"),
+    maxLatenessMs: readMax(json.lateness),
+    behind: json.behind === true ? (typeof json.behindReason === "string" ? json.behindReason : "the client fell behind") : undefined,
     missingHistogram: histogram === undefined && counts.ok > 0,
     partial: json.partial === true,
     shard: typeof json.shard === "string" ? json.shard : undefined,

@@ -1,5 +1,4 @@
-import { addLatencyHistograms, exactMaximum, summarizeLatency } from "../model/latency-histogram.ts";
-import { addCounts } from "../model/window-merge.ts";
+import { addCounts, addSummarized } from "../model/window-merge.ts";
 import type { WindowReport } from "../model/window-stats.ts";
 import type { ClientLog, LoggedWindow } from "./client-log.ts";
 
@@ -30,17 +29,17 @@ export interface MergedRun {
 function mergeWindows(parts: readonly LoggedWindow[]): MergedWindow {
   const epochMs = Math.max(...parts.map((part) => part.epochMs));
   const windowMs = Math.max(...parts.map((part) => part.windowMs));
-  const histogram = addLatencyHistograms(parts.map((part) => part.histogram));
+  const latency = addSummarized(parts.map((part) => ({ histogram: part.histogram, maxMs: part.maxLatencyMs })));
+  const lateness = addSummarized(parts.map((part) => ({ histogram: part.latenessHistogram, maxMs: part.maxLatenessMs })));
   return {
     report: {
       startMs: epochMs - windowMs,
       endMs: epochMs,
       counts: addCounts(parts.map((part) => part.counts)),
-      latency:
-        histogram === undefined
-          ? undefined
-          : summarizeLatency(histogram, exactMaximum(parts.map((part) => ({ histogram: part.histogram, maxMs: part.maxLatencyMs })))),
-      histogram,
+      latency: latency.summary,
+      histogram: latency.histogram,
+      lateness: lateness.summary,
+      latenessHistogram: lateness.histogram,
     },
     inFlight: parts.reduce((sum, part) => sum + part.inFlight, 0),
     epochMs,
@@ -129,6 +128,9 @@ export function mergeClientLogs(logs: readonly ClientLog[]): MergedRun {
         inFlight: 0,
         histogram: sum.report.histogram,
         maxLatencyMs: sum.report.latency?.maxMs,
+        latenessHistogram: sum.report.latenessHistogram,
+        maxLatenessMs: sum.report.lateness?.maxMs,
+        behind: log.windows.find((window) => window.behind !== undefined)?.behind,
         missingHistogram: false,
         partial: false,
         shard: undefined,

@@ -10,7 +10,7 @@ import {
   type RetryGate,
   type UserState,
 } from "./client-loop.ts";
-import type { AttemptSink, HerdObserver, Transport } from "./herd.ts";
+import { type AttemptSink, type HerdObserver, NOT_SENT_WAIT_MS, type Transport } from "./herd.ts";
 import { type AttemptOutcome, type AttemptResult, TIMEDOUT_RESULT } from "./outcome.ts";
 
 export interface OpenLoopOptions {
@@ -59,6 +59,8 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
   private isRetry = false;
   private inFlight = false;
   private startedAt = 0;
+  /** When the next attempt is planned: the arrival's instant on the Poisson schedule, or the retry wait's due time. */
+  private plannedAt = 0;
   /** When the request arrived: its latency, to an OK or a give-up, counts from here. */
   private arrivedAt = 0;
   private attempt: unknown = undefined;
@@ -71,8 +73,8 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
     this.index = index;
   }
 
-  /** A new request arrives: its first attempt goes out at once. */
-  begin(): void {
+  /** A new request arrives (due at `plannedAt`): its first attempt goes out at once. */
+  begin(plannedAt: number): void {
     const config = this.source.options.retry;
     const initial = initialUserState(config);
     this.failures = initial.failures;
@@ -82,6 +84,7 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
     if (config.backoff.kind === "reference") firstWait(config, this, this.source.random);
     this.isRetry = false;
     this.arrivedAt = this.source.clock.now();
+    this.plannedAt = plannedAt;
     this.send();
   }
 
@@ -107,7 +110,8 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
     }
     this.startedAt = source.clock.now();
     source.inFlight++;
-    source.observer.attemptStarted(this.isRetry);
+    const lateness = this.startedAt - this.plannedAt;
+    source.observer.attemptStarted(this.isRetry, lateness > 0 ? lateness : 0);
     this.inFlight = true;
     source.clock.arm(this, source.options.timeoutMs);
     const attempt = source.transport.send(this);
@@ -144,7 +148,22 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
     }
     if (result !== undefined) honorServerWait(source.options.retry, this, result);
     this.isRetry = true;
-    source.clock.arm(this, this.lastWaitMs < minWaitMs ? minWaitMs : this.lastWaitMs);
+    const waitMs = this.lastWaitMs < minWaitMs ? minWaitMs : this.lastWaitMs;
+    this.plannedAt = source.clock.now() + (waitMs > 0 ? waitMs : 0);
+    source.clock.arm(this, waitMs);
+  }
+
+  /** The attempt never went out: it is sent again shortly, still planned when it was, so the wait counts as lateness. */
+  notSent(): void {
+    if (!this.inFlight) return;
+    const source = this.source;
+    this.inFlight = false;
+    source.clock.cancel(this);
+    source.inFlight--;
+    this.attempt = undefined;
+    if (source.stopped) return;
+    source.observer.attemptNotSent(this.isRetry);
+    source.clock.arm(this, NOT_SENT_WAIT_MS);
   }
 
   /** RetryGate: the budget of this chain's instance decides. */
@@ -224,8 +243,9 @@ export class OpenLoop implements TimerOwner {
     if (context.stopped) return;
     const now = context.clock.now();
     while (this.nextArrivalAt <= now && !context.stopped) {
+      const arrivalAt = this.nextArrivalAt;
       this.nextArrivalAt += context.random.exponential(this.meanGapMs);
-      this.arrive();
+      this.arrive(arrivalAt);
     }
     if (!context.stopped) context.clock.arm(this, this.nextArrivalAt - now);
   }
@@ -237,7 +257,7 @@ export class OpenLoop implements TimerOwner {
     for (const chain of this.chains) chain.stop();
   }
 
-  private arrive(): void {
+  private arrive(arrivalAt: number): void {
     const context = this.context;
     if (context.alive >= context.options.maxChains) {
       this.droppedTotal++;
@@ -249,6 +269,6 @@ export class OpenLoop implements TimerOwner {
       this.chains.push(chain);
     }
     context.alive++;
-    chain.begin();
+    chain.begin(arrivalAt);
   }
 }
