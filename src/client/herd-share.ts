@@ -1,11 +1,12 @@
 import { streamRandom } from "../backoff/random.ts";
 import { realClock } from "../clock/real-clock.ts";
 import type { Herd, HerdObserver } from "../model/herd.ts";
-import type { LatencyHistogram } from "../model/latency-histogram.ts";
+import type { LatencyHistogram, LatencySummary } from "../model/latency-histogram.ts";
 import { createLoad } from "../model/load.ts";
 import { OpenLoop } from "../model/open-loop.ts";
 import { type Counts, type WindowReport, WindowStats } from "../model/window-stats.ts";
 import { createHttpTransport } from "./attempt.ts";
+import { EventLoopDelay } from "./event-loop-delay.ts";
 import type { ClientOptions } from "./options.ts";
 import type { OpenLoopTotals } from "./reporter.ts";
 import type { UserRange } from "./shard.ts";
@@ -19,6 +20,8 @@ export interface ShareWindow {
   /** How late the attempts went out (µs histogram) and the exact maximum (ms). */
   readonly latenessHistogram: LatencyHistogram | undefined;
   readonly maxLatenessMs: number | undefined;
+  /** This share's thread's event-loop delay in the window; undefined over the whole run. */
+  readonly eventLoopDelay: LatencySummary | undefined;
   readonly inFlight: number;
   /** Open-loop arrivals only: requests alive now and arrivals dropped so far. */
   readonly openLoop?: OpenLoopTotals | undefined;
@@ -69,8 +72,9 @@ export function localShare(
     observe(stats),
   );
   const openLoop = load instanceof OpenLoop ? load : undefined;
+  const loopDelay = new EventLoopDelay();
   const closeWindow = (): ShareWindow => {
-    return shareWindow(stats.closeWindow(clock.now()), load.inFlight, openLoopTotals(openLoop));
+    return shareWindow(stats.closeWindow(clock.now()), load.inFlight, openLoopTotals(openLoop), loopDelay.closeWindow());
   };
   return {
     load,
@@ -79,19 +83,26 @@ export function localShare(
     finish: async () => {
       const window = closeWindow();
       load.stop();
-      return { window, totals: shareWindow(stats.totals(clock.now()), 0, openLoopTotals(openLoop)) };
+      loopDelay.stop();
+      return { window, totals: shareWindow(stats.totals(clock.now()), 0, openLoopTotals(openLoop), undefined) };
     },
     close: () => transport.close(),
   };
 }
 
-function shareWindow(report: WindowReport, inFlight: number, openLoop: OpenLoopTotals | undefined): ShareWindow {
+function shareWindow(
+  report: WindowReport,
+  inFlight: number,
+  openLoop: OpenLoopTotals | undefined,
+  eventLoopDelay: LatencySummary | undefined,
+): ShareWindow {
   return {
     counts: report.counts,
     histogram: report.histogram,
     maxLatencyMs: report.latency?.maxMs,
     latenessHistogram: report.latenessHistogram,
     maxLatenessMs: report.lateness?.maxMs,
+    eventLoopDelay,
     inFlight,
     openLoop,
   };

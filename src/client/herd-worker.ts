@@ -26,6 +26,7 @@ interface WireWindow {
   readonly maxLatencyMs: number | undefined;
   readonly latenessHistogram: string | null;
   readonly maxLatenessMs: number | undefined;
+  readonly eventLoopDelay: ShareWindow["eventLoopDelay"];
   readonly inFlight: number;
 }
 
@@ -41,6 +42,7 @@ const toWire = (window: ShareWindow): WireWindow => ({
   maxLatencyMs: window.maxLatencyMs,
   latenessHistogram: window.latenessHistogram === undefined ? null : encodeLatencyHistogram(window.latenessHistogram),
   maxLatenessMs: window.maxLatenessMs,
+  eventLoopDelay: window.eventLoopDelay,
   inFlight: window.inFlight,
 });
 
@@ -50,6 +52,7 @@ const fromWire = (window: WireWindow): ShareWindow => ({
   maxLatencyMs: window.maxLatencyMs,
   latenessHistogram: window.latenessHistogram === null ? undefined : decodeLatencyHistogram(window.latenessHistogram),
   maxLatenessMs: window.maxLatenessMs,
+  eventLoopDelay: window.eventLoopDelay,
   inFlight: window.inFlight,
 });
 

@@ -4,6 +4,9 @@ import type { ProgramIo } from "../runtime/program-io.ts";
 import type { Timer } from "../clock/clock.ts";
 import { realClock } from "../clock/real-clock.ts";
 import { addCounts, addSummarized } from "../model/window-merge.ts";
+import { behindReason, worstDelay } from "../model/client-behind.ts";
+import type { LatencySummary } from "../model/latency-histogram.ts";
+import { behindWarning } from "./workers.ts";
 import type { WindowReport } from "../model/window-stats.ts";
 import { serveMetrics } from "../runtime/metrics-endpoint.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
@@ -37,7 +40,7 @@ function mergeShares(
   windows: readonly ShareWindow[],
   startMs: number,
   endMs: number,
-): { report: WindowReport; inFlight: number; openLoop: OpenLoopTotals | undefined } {
+): { report: WindowReport; inFlight: number; openLoop: OpenLoopTotals | undefined; eventLoopDelay: LatencySummary | undefined } {
   const latency = addSummarized(windows.map((window) => ({ histogram: window.histogram, maxMs: window.maxLatencyMs })));
   const lateness = addSummarized(windows.map((window) => ({ histogram: window.latenessHistogram, maxMs: window.maxLatenessMs })));
   return {
@@ -51,6 +54,7 @@ function mergeShares(
       latenessHistogram: lateness.histogram,
     },
     inFlight: windows.reduce((sum, window) => sum + window.inFlight, 0),
+    eventLoopDelay: worstDelay(windows.map((window) => window.eventLoopDelay)),
     openLoop: windows.some((window) => window.openLoop !== undefined)
       ? {
           aliveChains: windows.reduce((sum, window) => sum + (window.openLoop?.aliveChains ?? 0), 0),
@@ -183,20 +187,27 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
   // Windows are emitted in order, each once every share has answered.
   let printing = Promise.resolve();
   let windowStartMs = runStartMs;
+  let behindWindows = 0;
   const emitWindow = (endMs: number, gridEpochMs: number, partial: boolean, collect: Promise<ShareWindow[]>) => {
     const startMs = windowStartMs;
     windowStartMs = endMs;
     printing = printing.then(async () => {
-      const { report, inFlight, openLoop } = mergeShares(await collect, startMs, endMs);
+      const { report, inFlight, openLoop, eventLoopDelay } = mergeShares(await collect, startMs, endMs);
       if (partial && endMs - startMs < MIN_FINAL_WINDOW_MS) return;
       const epochMs = Math.round(anchorEpochMs + (endMs - anchorMs));
+      const behind = behindReason({ lateness: report.lateness, eventLoopDelay, notSent: report.counts.notSent }, options.behindThresholdMs);
+      const self = { eventLoopDelay, behind };
       const line = options.json
         ? JSON.stringify({
-            ...clientWindowJson(report, inFlight, epochMs, { gridEpochMs, shard: shardLabel, partial }),
+            ...clientWindowJson(report, inFlight, epochMs, { gridEpochMs, shard: shardLabel, partial }, self),
             ...(openLoop && openLoopFields(openLoop)),
           })
-        : formatClientLine(report, inFlight) + (openLoop === undefined ? "" : openLoopSuffix(openLoop));
+        : formatClientLine(report, inFlight, self) + (openLoop === undefined ? "" : openLoopSuffix(openLoop));
       io.stdout.write(`${line}\n`);
+      if (behind !== undefined) {
+        behindWindows++;
+        io.stderr.write(`${behindWarning(behind, new Date(epochMs), range.users, threads)}\n`);
+      }
     });
   };
 
@@ -240,8 +251,8 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
     await printing;
     io.stdout.write(
       options.json
-        ? `${JSON.stringify({ ...clientSummaryJson(totals, reason, Date.now(), shardLabel), ...(openLoop && openLoopFields(openLoop)) })}\n`
-        : `${formatClientSummary(totals)}${openLoop === undefined ? "" : openLoopSuffix(openLoop)}\n`,
+        ? `${JSON.stringify({ ...clientSummaryJson(totals, reason, Date.now(), shardLabel, behindWindows), ...(openLoop && openLoopFields(openLoop)) })}\n`
+        : `${formatClientSummary(totals, behindWindows)}${openLoop === undefined ? "" : openLoopSuffix(openLoop)}\n`,
     );
     // Do not let a slow socket teardown hold the exit.
     setTimeout(() => process.exit(0), 1000).unref();

@@ -5,6 +5,7 @@ import { UsageError } from "../cli/usage-error.ts";
 import { type ListenAddress, listenAddressProblem, parseListenAddress } from "../cli/listen-address.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
 import { hasProtection } from "../model/client-instances.ts";
+import { defaultBehindThresholdMs } from "../model/client-behind.ts";
 import type { Arrivals } from "../model/load.ts";
 import { describeProtection, PROTECTION_FLAGS, protectionHelp, resolveProtection } from "../strategies/protection.ts";
 import {
@@ -112,6 +113,15 @@ export const CLIENT_FLAGS = [
     description: "worker threads to spread this process's users over; their windows are merged exactly",
   },
   {
+    name: "behind-threshold",
+    kind: "duration",
+    default: 0,
+    minMs: 0,
+    description:
+      "mark a window, and warn on stderr, when the client itself falls behind: its attempts' lateness p99 or its event loop's delay p99 " +
+      "above this, or an attempt it could not send (no descriptor or local port); 0 = 10% of -timeout, at least 100ms",
+  },
+  {
     name: "metrics-listen",
     kind: "string",
     default: "",
@@ -151,6 +161,8 @@ export interface ClientOptions {
   /** When to start (epoch ms), and where the window grid is anchored; undefined: now. */
   readonly startAtEpochMs: number | undefined;
   readonly workers: number;
+  /** Lateness or event-loop delay p99 above this marks a window as the client's own fault (src/model/client-behind.ts). */
+  readonly behindThresholdMs: number;
 }
 
 export type ClientFlagValues = FlagValues<typeof CLIENT_FLAGS>;
@@ -189,6 +201,7 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
     shard: parseShard(values.shard),
     startAtEpochMs: values["start-at"] === undefined ? undefined : parseInstant(values["start-at"]),
     workers: values.workers,
+    behindThresholdMs: values["behind-threshold"] > 0 ? values["behind-threshold"] : defaultBehindThresholdMs(values.timeout),
   };
   checkShareCombinations(options);
   return options;

@@ -1,4 +1,4 @@
-import { decodeLatencyHistogram, type LatencyHistogram } from "../model/latency-histogram.ts";
+import { decodeLatencyHistogram, type LatencyHistogram, type LatencySummary } from "../model/latency-histogram.ts";
 import { type Counts, emptyCounts } from "../model/window-stats.ts";
 
 /** One window or summary of a client's -json output, as merging needs it. */
@@ -18,6 +18,8 @@ export interface LoggedWindow {
   /** How late the client sent its attempts (the -json `lateness` and `latenessHistogram`); undefined from older clients. */
   readonly latenessHistogram: LatencyHistogram | undefined;
   readonly maxLatenessMs: number | undefined;
+  /** The client's event-loop delay (its worst thread's); undefined from older clients. */
+  readonly eventLoopDelay: LatencySummary | undefined;
   /** Why the client (this shard) fell behind in this window; undefined when it kept up. */
   readonly behind: string | undefined;
   /** OK answers were counted but the line carries no histogram to merge. */
@@ -116,11 +118,18 @@ function readWindow(source: string, json: Json): LoggedWindow {
     maxLatencyMs: readMax(json.latencyMs),
     latenessHistogram: decode("latenessHistogram"),
     maxLatenessMs: readMax(json.lateness),
+    eventLoopDelay: readSummary(json.eventLoopDelayMs),
     behind: json.behind === true ? (typeof json.behindReason === "string" ? json.behindReason : "the client fell behind") : undefined,
     missingHistogram: histogram === undefined && counts.ok > 0,
     partial: json.partial === true,
     shard: typeof json.shard === "string" ? json.shard : undefined,
   };
+}
+
+function readSummary(summary: unknown): LatencySummary | undefined {
+  if (typeof summary !== "object" || summary === null) return undefined;
+  const { p50, p99, max } = summary as Json;
+  return isNumber(p50) && isNumber(p99) && isNumber(max) ? { p50Ms: p50, p99Ms: p99, maxMs: max } : undefined;
 }
 
 function readMax(latency: unknown): number | undefined {

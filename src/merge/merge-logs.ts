@@ -1,5 +1,7 @@
 import { addCounts, addSummarized } from "../model/window-merge.ts";
 import type { WindowReport } from "../model/window-stats.ts";
+import { worstDelay } from "../model/client-behind.ts";
+import type { LatencySummary } from "../model/latency-histogram.ts";
 import type { ClientLog, LoggedWindow } from "./client-log.ts";
 
 /** One window of the merged timeline, or the merged summary. */
@@ -12,6 +14,10 @@ export interface MergedWindow {
   readonly partial: boolean;
   /** How many inputs had this window. */
   readonly parts: number;
+  /** The worst event-loop delay of the parts. */
+  readonly eventLoopDelay: LatencySummary | undefined;
+  /** Why some shard fell behind in this window (each shard that did, by name); undefined when all kept up. */
+  readonly behind: string | undefined;
 }
 
 export interface MergedRun {
@@ -46,7 +52,16 @@ function mergeWindows(parts: readonly LoggedWindow[]): MergedWindow {
     gridEpochMs: parts[0]!.gridEpochMs,
     partial: parts.some((part) => part.partial),
     parts: parts.length,
+    eventLoopDelay: worstDelay(parts.map((part) => part.eventLoopDelay)),
+    behind: behindParts(parts),
   };
+}
+
+/** A merged window is not evidence when any of its parts was not: each behind part, named, with its reason. */
+function behindParts(parts: readonly LoggedWindow[]): string | undefined {
+  const behind = parts.filter((part) => part.behind !== undefined);
+  if (behind.length === 0) return undefined;
+  return behind.map((part) => `${part.shard === undefined ? part.source : `shard ${part.shard}`}: ${part.behind}`).join(" | ");
 }
 
 /**
@@ -130,6 +145,7 @@ export function mergeClientLogs(logs: readonly ClientLog[]): MergedRun {
         maxLatencyMs: sum.report.latency?.maxMs,
         latenessHistogram: sum.report.latenessHistogram,
         maxLatenessMs: sum.report.lateness?.maxMs,
+        eventLoopDelay: worstDelay(log.windows.map((window) => window.eventLoopDelay)),
         behind: log.windows.find((window) => window.behind !== undefined)?.behind,
         missingHistogram: false,
         partial: false,

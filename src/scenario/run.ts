@@ -257,6 +257,9 @@ interface ClientJson {
   attemptsPerSec: number;
   retriesPerSec?: number;
   summary?: boolean;
+  /** The client fell behind in this window, and why (absent from clients before it was reported). */
+  behind?: boolean;
+  behindReason?: string;
 }
 
 /** The client's windows (its final summary object left out). */
@@ -273,5 +276,6 @@ export function parseClientWindows(lines: readonly string[], startEpochMs: numbe
       timedoutPerSec: json.timedoutPerSec,
       attemptsPerSec: json.attemptsPerSec,
       retriesPerSec: json.retriesPerSec,
+      ...(json.behind === true ? { behind: json.behindReason ?? "the client fell behind" } : {}),
     }));
 }
