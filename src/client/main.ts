@@ -9,6 +9,7 @@ import type { LatencySummary } from "../model/latency-histogram.ts";
 import { behindWarning } from "./workers.ts";
 import type { WindowReport } from "../model/window-stats.ts";
 import { serveMetrics } from "../runtime/metrics-endpoint.ts";
+import { readFdLimit } from "../runtime/fd-usage.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { type HerdShare, localShare, type ShareWindow } from "./herd-share.ts";
 import { workerShare } from "./herd-worker.ts";
@@ -206,7 +207,8 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
       io.stdout.write(`${line}\n`);
       if (behind !== undefined) {
         behindWindows++;
-        io.stderr.write(`${behindWarning(behind, new Date(epochMs), range.users, threads)}\n`);
+        const load = { users: range.users, threads, notSent: report.counts.notSent, fdLimit: readFdLimit() };
+        io.stderr.write(`${behindWarning(behind, new Date(epochMs), load)}\n`);
       }
     });
   };

@@ -30,14 +30,26 @@ export function suggestedWorkers(users: number, threads: number, available = cor
 }
 
 /** The stderr warning for a window in which the client fell behind: the figure and the remedy. */
-export function behindWarning(reason: string, windowEnd: Date, users: number, threads: number, available = cores()): string {
-  const suggested = suggestedWorkers(users, threads, available);
-  const remedy =
+export function behindWarning(
+  reason: string,
+  windowEnd: Date,
+  load: { users: number; threads: number; notSent: number; fdLimit: number | undefined },
+  available = cores(),
+): string {
+  const { users, threads } = load;
+  const remedies: string[] = [];
+  if (load.notSent > 0) {
+    // Threads share the process's descriptors and the machine's ports: more threads do not help there.
+    const limit = load.fdLimit === undefined ? "" : ` (now ${load.fdLimit})`;
+    remedies.push(`raise the descriptor limit with ulimit -n${limit}, or split the herd over machines with -shard i/n`);
+  }
+  remedies.push(
     threads >= available
       ? `run fewer users per process: split the herd over machines with -shard i/n (this machine has ${available} cores, all in use)`
-      : `run with -workers ${suggested} (or -workers auto; this machine has ${available} cores)`;
+      : `run with -workers ${suggestedWorkers(users, threads, available)} (or -workers auto; this machine has ${available} cores)`,
+  );
   return (
     `client: WARNING: the client fell behind in the window ending ${windowEnd.toISOString()}: ${reason}. ` +
-    `This window measures the client's own lag, not the server. Remedy: ${remedy}.`
+    `This window measures the client's own lag, not the server. Remedy: ${remedies.join("; ")}.`
   );
 }
