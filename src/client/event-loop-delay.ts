@@ -16,12 +16,17 @@ export class EventLoopDelay {
     this.histogram.enable();
   }
 
-  /** The window's p50, p99 and maximum in ms (undefined when no sample was taken), and a fresh start. */
-  closeWindow(): LatencySummary | undefined {
+  /**
+   * The window's p50, p99 and maximum in ms, and a fresh start. A window of `windowMs` with no
+   * sample at all had its loop blocked throughout: its delay was at least the window's length.
+   * Undefined for a window too short to sample.
+   */
+  closeWindow(windowMs: number): LatencySummary | undefined {
     const histogram = this.histogram;
+    const blocked = windowMs >= 2 * RESOLUTION_MS ? { p50Ms: windowMs, p99Ms: windowMs, maxMs: windowMs } : undefined;
     const summary =
       histogram.count === 0
-        ? undefined
+        ? blocked
         : { p50Ms: histogram.percentile(50) / 1e6, p99Ms: histogram.percentile(99) / 1e6, maxMs: histogram.max / 1e6 };
     histogram.reset();
     return summary;

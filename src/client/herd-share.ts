@@ -40,7 +40,8 @@ export interface ShareFinal {
  * exactly one window and none is lost or counted twice.
  */
 export interface HerdShare {
-  start(): void;
+  /** Starts the users; none sends at or after `stopAtEpochMs` (undefined: until finished). */
+  start(stopAtEpochMs: number | undefined): void;
   closeWindow(): Promise<ShareWindow>;
   /** Stops the users (an attempt in flight is not counted) and reports the last window and the totals. */
   finish(): Promise<ShareFinal>;
@@ -74,11 +75,13 @@ export function localShare(
   const openLoop = load instanceof OpenLoop ? load : undefined;
   const loopDelay = new EventLoopDelay();
   const closeWindow = (): ShareWindow => {
-    return shareWindow(stats.closeWindow(clock.now()), load.inFlight, openLoopTotals(openLoop), loopDelay.closeWindow());
+    const report = stats.closeWindow(clock.now());
+    return shareWindow(report, load.inFlight, openLoopTotals(openLoop), loopDelay.closeWindow(report.endMs - report.startMs));
   };
   return {
     load,
-    start: () => load.start(),
+    // The end of the run as an instant of this thread's clock (each thread's performance.now() has its own origin).
+    start: (stopAtEpochMs) => load.start(stopAtEpochMs === undefined ? Infinity : clock.now() + (stopAtEpochMs - Date.now())),
     closeWindow: async () => closeWindow(),
     finish: async () => {
       const window = closeWindow();

@@ -18,7 +18,9 @@ export interface HerdWorkerData {
   readonly seed: number;
 }
 
-type Command = { readonly type: "start" } | { readonly type: "close" | "finish" | "end"; readonly id: number };
+type Command =
+  | { readonly type: "start"; readonly stopAtEpochMs: number | undefined }
+  | { readonly type: "close" | "finish" | "end"; readonly id: number };
 
 interface WireWindow {
   readonly counts: ShareWindow["counts"];
@@ -65,7 +67,7 @@ export function runWorker(data: HerdWorkerData): void {
     void (async () => {
       switch (command.type) {
         case "start":
-          share.start();
+          share.start(command.stopAtEpochMs);
           return;
         case "close":
           reply({ type: "window", id: command.id, window: toWire(await share.closeWindow()) });
@@ -125,7 +127,7 @@ export function workerShare(data: HerdWorkerData, name: string): Promise<HerdSha
       pending?.resolve(message);
     });
     const share: HerdShare = {
-      start: () => worker.postMessage({ type: "start" } satisfies Command),
+      start: (stopAtEpochMs) => worker.postMessage({ type: "start", stopAtEpochMs } satisfies Command),
       closeWindow: async () => {
         const message = await ask("close");
         if (message.type !== "window") throw new Error(`${name}: unexpected reply ${message.type}`);

@@ -89,6 +89,12 @@ interface HerdContext {
   inFlight: number;
   stopped: boolean;
   /**
+   * No attempt is sent at or after this instant (the end of a run with a duration). A busy
+   * process runs its overdue timers before the one that stops it; past the end they send
+   * nothing, so the stop comes at once instead of after every overdue send.
+   */
+  stopAtMs: number;
+  /**
    * Each user's three times side by side: [3i] its last wait (UserState.lastWaitMs), [3i+1]
    * when its attempt in flight started, [3i+2] when its next attempt is planned (its wait's
    * due time). In a typed array rather than in the users: a
@@ -159,8 +165,9 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
 
   private send(): void {
     const herd = this.herd;
-    if (herd.stopped) return;
-    this.startedAt = herd.clock.now();
+    const now = herd.clock.now();
+    if (herd.stopped || now >= herd.stopAtMs) return;
+    this.startedAt = now;
     // A request starts with its first try, sent or refused locally.
     if (!this.isRetry && herd.requestStarts.length > 0) herd.requestStarts[this.index] = this.startedAt;
     if (herd.fleet !== undefined) {
@@ -289,6 +296,7 @@ export class Herd {
       fleet,
       inFlight: 0,
       stopped: false,
+      stopAtMs: Infinity,
       times: new Float64Array(3 * options.users),
       requestStarts: new Float64Array(observer.requestEnded === undefined ? 0 : options.users),
     };
@@ -304,7 +312,9 @@ export class Herd {
     return this.context.fleet;
   }
 
-  start(): void {
+  /** Starts every user; none sends at or after `stopAtMs` (default: never stops by itself). */
+  start(stopAtMs = Infinity): void {
+    this.context.stopAtMs = stopAtMs;
     const random = this.random;
     const firstUser = this.context.options.firstUser ?? 0;
     for (let index = 0; index < this.context.options.users; index++) {

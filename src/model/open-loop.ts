@@ -37,6 +37,8 @@ interface SourceContext {
   readonly options: OpenLoopOptions;
   inFlight: number;
   stopped: boolean;
+  /** No attempt is sent at or after this instant (see the herd's). */
+  stopAtMs: number;
   /** Chains that have ended, kept for the next arrivals: chain objects are made only up to the most alive at once. */
   readonly idle: Chain[];
   alive: number;
@@ -95,7 +97,7 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
 
   private send(): void {
     const source = this.source;
-    if (source.stopped) return;
+    if (source.stopped || source.clock.now() >= source.stopAtMs) return;
     if (source.fleet !== undefined) {
       const admission = source.fleet.admit(this.index, this.isRetry, source.clock.now(), source.random);
       if (admission !== ADMITTED) {
@@ -208,7 +210,7 @@ export class OpenLoop implements TimerOwner {
 
   constructor(clock: Clock, random: Random, transport: Transport, observer: HerdObserver, options: OpenLoopOptions) {
     const fleet = hasProtection(options.retry.fleet) ? new ClientInstances(options.retry.fleet, options.maxChains) : undefined;
-    this.context = { clock, random, transport, observer, options, inFlight: 0, stopped: false, idle: [], alive: 0, fleet };
+    this.context = { clock, random, transport, observer, options, inFlight: 0, stopped: false, stopAtMs: Infinity, idle: [], alive: 0, fleet };
     this.meanGapMs = 1000 / options.ratePerSec;
   }
 
@@ -232,7 +234,9 @@ export class OpenLoop implements TimerOwner {
     return this.droppedTotal;
   }
 
-  start(): void {
+  /** Starts the arrivals; none is sent at or after `stopAtMs` (default: never stops by itself). */
+  start(stopAtMs = Infinity): void {
+    this.context.stopAtMs = stopAtMs;
     const { clock, random } = this.context;
     this.nextArrivalAt = clock.now() + random.exponential(this.meanGapMs);
     clock.arm(this, this.nextArrivalAt - clock.now());
@@ -240,8 +244,8 @@ export class OpenLoop implements TimerOwner {
 
   onTimer(): void {
     const context = this.context;
-    if (context.stopped) return;
     const now = context.clock.now();
+    if (context.stopped || now >= context.stopAtMs) return;
     while (this.nextArrivalAt <= now && !context.stopped) {
       const arrivalAt = this.nextArrivalAt;
       this.nextArrivalAt += context.random.exponential(this.meanGapMs);

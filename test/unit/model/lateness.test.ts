@@ -145,3 +145,35 @@ describe("lateness: the actual send instant against the planned one", () => {
     expect(window.lateness?.maxMs).toBe(75);
   });
 });
+
+describe("the end of a run", () => {
+  it("sends nothing at or after the stop instant, even from timers that were due before it and fire late", () => {
+    const clock = new LateClock();
+    const transport = instantTransport(clock);
+    const herd = new Herd(clock, seededRandom(8), transport, new WindowStats(0), { users: 200, timeoutMs: 2000, retry: retryConfig() });
+    herd.start(5_000);
+    // Every timer due before 4.9 s fires on time; the rest fire 200 ms late, past the stop.
+    clock.manual.runUntil(4_900);
+    const sentBefore = transport.sentAt.length;
+    expect(sentBefore).toBeGreaterThan(0);
+    clock.lagMs = 200;
+    clock.manual.runUntil(60_000);
+    expect(transport.sentAt.length).toBe(sentBefore);
+    expect(Math.max(...transport.sentAt)).toBeLessThan(5_000);
+  });
+
+  it("sends no open-loop arrival at or after the stop instant", () => {
+    const clock = new ManualClock();
+    const transport = instantTransport(clock);
+    const source = new OpenLoop(clock, seededRandom(9), transport, new WindowStats(0), {
+      ratePerSec: 100,
+      timeoutMs: 2000,
+      retry: retryConfig(),
+      maxChains: 1000,
+    });
+    source.start(1_000);
+    clock.runUntil(10_000);
+    expect(transport.sentAt.length).toBeGreaterThan(50);
+    expect(Math.max(...transport.sentAt)).toBeLessThan(1_000);
+  });
+});
