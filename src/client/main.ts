@@ -34,7 +34,7 @@ import {
 import { partOf, type UserRange } from "./shard.ts";
 
 /** How long the end of a run waits for a worker thread's last window before it goes on without it. */
-const FINISH_WAIT_MS = 500;
+const FINISH_WAIT_MS = 700;
 
 /** How long the end of a run waits for the connections to close before it exits with them open. */
 const CLOSE_WAIT_MS = 300;

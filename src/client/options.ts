@@ -19,6 +19,7 @@ import {
 } from "../strategies/registry.ts";
 import { LOAD_FLAGS } from "./load-flags.ts";
 import { parseShard, type Shard, shardProblem } from "./shard.ts";
+import { autoWorkers, USERS_PER_THREAD } from "./workers.ts";
 
 /** Flags, defaults and help of ./client, in one table; the first five are the reference's. */
 export const CLIENT_FLAGS = [
@@ -105,12 +106,13 @@ export const CLIENT_FLAGS = [
   },
   {
     name: "workers",
-    kind: "integer",
-    default: 1,
-    min: 1,
-    max: 1024,
-    placeholder: "n",
-    description: "worker threads to spread this process's users over; their windows are merged exactly",
+    kind: "string",
+    default: "1",
+    placeholder: "n|auto",
+    description:
+      "worker threads to spread this process's users over; their windows are merged exactly. " +
+      `auto: one per ${USERS_PER_THREAD.toLocaleString("en")} users (measured by npm run bench -- client), at most one per core`,
+    check: workersProblem,
   },
   {
     name: "behind-threshold",
@@ -200,11 +202,12 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
     metricsListen: metricsAddress(values["metrics-listen"]),
     shard: parseShard(values.shard),
     startAtEpochMs: values["start-at"] === undefined ? undefined : parseInstant(values["start-at"]),
-    workers: values.workers,
+    workers: 1,
     behindThresholdMs: values["behind-threshold"] > 0 ? values["behind-threshold"] : defaultBehindThresholdMs(values.timeout),
   };
-  checkShareCombinations(options);
-  return options;
+  const resolved = { ...options, workers: resolveWorkers(values, options.retry.fleet) };
+  checkShareCombinations(resolved);
+  return resolved;
 }
 
 /**
@@ -231,6 +234,28 @@ function checkShareCombinations(options: ClientOptions): void {
       `-instances ${fleet.instances} spreads each instance's users over every share; with ${how} use -instances 0 (one per client)`,
     );
   }
+}
+
+const MAX_WORKERS = 1024;
+
+function workersProblem(text: string): string | undefined {
+  if (text === "auto") return undefined;
+  const value = Number(text);
+  return /^\d+$/.test(text) && value >= 1 && value <= MAX_WORKERS ? undefined : `must be auto or an integer from 1 to ${MAX_WORKERS}`;
+}
+
+/**
+ * The thread count: as given, or for `auto`, from this process's share of the users and the
+ * cores (src/client/workers.ts). What runs in one thread only (-metrics-listen, open-loop
+ * arrivals) gets one.
+ */
+function resolveWorkers(values: ClientFlagValues, fleet: RetryConfig["fleet"]): number {
+  if (values.workers !== "auto") return Number(values.workers);
+  if (values["metrics-listen"] !== "" || values.arrivals === "open") return 1;
+  // Client instances shared by users of several threads cannot be split (see checkShareCombinations).
+  if (hasProtection(fleet) && fleet.instances !== 0 && fleet.instances < values.clients) return 1;
+  const shard = parseShard(values.shard);
+  return autoWorkers(Math.ceil(values.clients / shard.count));
 }
 
 function metricsAddress(text: string): ListenAddress | undefined {

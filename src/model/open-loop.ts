@@ -210,7 +210,19 @@ export class OpenLoop implements TimerOwner {
 
   constructor(clock: Clock, random: Random, transport: Transport, observer: HerdObserver, options: OpenLoopOptions) {
     const fleet = hasProtection(options.retry.fleet) ? new ClientInstances(options.retry.fleet, options.maxChains) : undefined;
-    this.context = { clock, random, transport, observer, options, inFlight: 0, stopped: false, stopAtMs: Infinity, idle: [], alive: 0, fleet };
+    this.context = {
+      clock,
+      random,
+      transport,
+      observer,
+      options,
+      inFlight: 0,
+      stopped: false,
+      stopAtMs: Infinity,
+      idle: [],
+      alive: 0,
+      fleet,
+    };
     this.meanGapMs = 1000 / options.ratePerSec;
   }
 

@@ -95,6 +95,9 @@ export async function runExperiment(
       "-url",
       `http://127.0.0.1:${port}/api`,
       "-json",
+      // Enough threads for a large herd, so that a verdict is never the client's own lag; the user's -workers wins.
+      "-workers",
+      "auto",
       ...plan.strategy.clientArgs,
       ...plan.clientArgs,
     ]);
