@@ -120,7 +120,7 @@ export const CLIENT_FLAGS = [
     default: 0,
     minMs: 0,
     description:
-      "mark a window, and warn on stderr, when the client itself falls behind: its attempts' lateness p99 or its event loop's delay p99 " +
+      "mark a window, and warn on stderr, when the client itself falls behind: its attempts' lateness p99 or its event loop's delay p50 " +
       "above this, or an attempt it could not send (no descriptor or local port); 0 = 10% of -timeout, at least 100ms",
   },
   {
@@ -163,7 +163,7 @@ export interface ClientOptions {
   /** When to start (epoch ms), and where the window grid is anchored; undefined: now. */
   readonly startAtEpochMs: number | undefined;
   readonly workers: number;
-  /** Lateness or event-loop delay p99 above this marks a window as the client's own fault (src/model/client-behind.ts). */
+  /** Lateness p99 or event-loop delay p50 above this marks a window as the client's own fault (src/model/client-behind.ts). */
   readonly behindThresholdMs: number;
 }
 

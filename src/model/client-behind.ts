@@ -5,8 +5,10 @@ import type { LatencySummary } from "./latency-histogram.ts";
  * late offers the server less load than planned, and one whose requests wait in its own
  * event loop measures its own lag as the server's latency and timeouts: its window is not
  * evidence about the server ("coordinated omission"). A window is behind when the attempts'
- * lateness p99 or the event loop's delay p99 is above the threshold, or when an attempt
- * could not be sent at all (no file descriptor, no local port).
+ * lateness p99 is above the threshold, when the event loop's delay p50 is (a loop late most
+ * of the window, not one burst of answers at a resume, which the lateness shows if it
+ * delayed sends), or when an attempt could not be sent at all (no file descriptor, no local
+ * port).
  */
 
 /** The default threshold: 10 % of the timeout, at least 100 ms. */
@@ -33,8 +35,8 @@ export function behindReason(lag: ClientLag, thresholdMs: number): string | unde
   const reasons: string[] = [];
   if (lag.lateness !== undefined && lag.lateness.p99Ms > thresholdMs)
     reasons.push(`attempts sent late: lateness p99 ${ms(lag.lateness.p99Ms)} (max ${ms(lag.lateness.maxMs)}) above ${ms(thresholdMs)}`);
-  if (lag.eventLoopDelay !== undefined && lag.eventLoopDelay.p99Ms > thresholdMs)
-    reasons.push(`event-loop delay p99 ${ms(lag.eventLoopDelay.p99Ms)} above ${ms(thresholdMs)}`);
+  if (lag.eventLoopDelay !== undefined && lag.eventLoopDelay.p50Ms > thresholdMs)
+    reasons.push(`event-loop delay p50 ${ms(lag.eventLoopDelay.p50Ms)} above ${ms(thresholdMs)}`);
   if (lag.notSent > 0) reasons.push(`${lag.notSent} attempts could not be sent (no file descriptor or local port)`);
   return reasons.length === 0 ? undefined : reasons.join("; ");
 }

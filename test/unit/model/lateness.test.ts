@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { seededRandom } from "../../../src/backoff/random.ts";
 import type { Clock, Timer, TimerOwner } from "../../../src/clock/clock.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
+import { behindReason, defaultBehindThresholdMs, worstDelay } from "../../../src/model/client-behind.ts";
 import { Herd, NOT_SENT_WAIT_MS, type AttemptSink, type Transport } from "../../../src/model/herd.ts";
 import { OpenLoop } from "../../../src/model/open-loop.ts";
 import { OK_RESULT } from "../../../src/model/outcome.ts";
@@ -175,5 +176,44 @@ describe("the end of a run", () => {
     clock.runUntil(10_000);
     expect(transport.sentAt.length).toBeGreaterThan(50);
     expect(Math.max(...transport.sentAt)).toBeLessThan(1_000);
+  });
+});
+
+describe("whether the client fell behind in a window", () => {
+  const summary = (p50Ms: number, p99Ms: number, maxMs: number) => ({ p50Ms, p99Ms, maxMs });
+
+  it("defaults to 10 % of the timeout, at least 100 ms", () => {
+    expect(defaultBehindThresholdMs(2_000)).toBe(200);
+    expect(defaultBehindThresholdMs(400)).toBe(100);
+    expect(defaultBehindThresholdMs(30_000)).toBe(3_000);
+  });
+
+  it("is behind when the sends' lateness p99 passes the threshold, naming the figure", () => {
+    expect(behindReason({ lateness: summary(1, 200, 250), eventLoopDelay: undefined, notSent: 0 }, 200)).toBeUndefined();
+    expect(behindReason({ lateness: summary(1, 201, 250), eventLoopDelay: undefined, notSent: 0 }, 200)).toBe(
+      "attempts sent late: lateness p99 201 ms (max 250 ms) above 200 ms",
+    );
+  });
+
+  it("is behind when the event loop is late most of the window, not for one burst", () => {
+    expect(behindReason({ lateness: undefined, eventLoopDelay: summary(11, 900, 950), notSent: 0 }, 200)).toBeUndefined();
+    expect(behindReason({ lateness: undefined, eventLoopDelay: summary(5_000, 5_000, 5_000), notSent: 0 }, 200)).toBe(
+      "event-loop delay p50 5000 ms above 200 ms",
+    );
+  });
+
+  it("is behind when an attempt could not be sent, and gives every reason at once", () => {
+    expect(behindReason({ lateness: summary(0, 0, 0), eventLoopDelay: summary(10, 10, 10), notSent: 3 }, 200)).toBe(
+      "3 attempts could not be sent (no file descriptor or local port)",
+    );
+    expect(behindReason({ lateness: summary(300, 900, 901), eventLoopDelay: summary(400, 500, 500), notSent: 1 }, 200)).toBe(
+      "attempts sent late: lateness p99 900 ms (max 901 ms) above 200 ms; event-loop delay p50 400 ms above 200 ms; " +
+        "1 attempts could not be sent (no file descriptor or local port)",
+    );
+  });
+
+  it("combines threads' event-loop delays as the worst, figure by figure", () => {
+    expect(worstDelay([undefined, summary(1, 50, 60), summary(3, 20, 90)])).toEqual(summary(3, 50, 90));
+    expect(worstDelay([undefined])).toBeUndefined();
   });
 });
