@@ -30,6 +30,7 @@ interface WireWindow {
   readonly maxLatenessMs: number | undefined;
   readonly eventLoopDelay: ShareWindow["eventLoopDelay"];
   readonly inFlight: number;
+  readonly openLoop: ShareWindow["openLoop"];
 }
 
 type Reply =
@@ -46,6 +47,7 @@ const toWire = (window: ShareWindow): WireWindow => ({
   maxLatenessMs: window.maxLatenessMs,
   eventLoopDelay: window.eventLoopDelay,
   inFlight: window.inFlight,
+  openLoop: window.openLoop,
 });
 
 const fromWire = (window: WireWindow): ShareWindow => ({
@@ -56,6 +58,7 @@ const fromWire = (window: WireWindow): ShareWindow => ({
   maxLatenessMs: window.maxLatenessMs,
   eventLoopDelay: window.eventLoopDelay,
   inFlight: window.inFlight,
+  openLoop: window.openLoop,
 });
 
 /** The worker thread's side. */

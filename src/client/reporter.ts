@@ -99,7 +99,7 @@ function selfJson(self: ClientSelf) {
   return {
     eventLoopDelayMs: summaryJson(self.eventLoopDelay),
     behind: self.behind !== undefined,
-    ...(self.behind === undefined ? {} : { behindReason: self.behind }),
+    behindReason: self.behind ?? null,
   };
 }
 

@@ -104,7 +104,7 @@ describe("./client", () => {
       ["-start-at", "noon"],
       'client: invalid value "noon" for flag -start-at: must be an RFC 3339 time such as 2025-06-21T22:11:08Z, or epoch milliseconds',
     ],
-    [["-workers", "0"], 'client: invalid value "0" for flag -workers: must be >= 1'],
+    [["-workers", "0"], 'client: invalid value "0" for flag -workers: must be auto or an integer from 1 to 1024'],
     // What does not split over worker threads or shards yet is refused, not run as something else.
     [
       ["-arrivals", "open", "-rate", "10", "-workers", "2"],
