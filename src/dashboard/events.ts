@@ -22,6 +22,8 @@ export type DashboardEvent =
       readonly timedoutPerSec: number;
       readonly attemptsPerSec: number;
       readonly throttledPerSec?: number;
+      /** Why the client fell behind in this window: its figures are its own lag, not the server's. */
+      readonly behind?: string;
     }
   | { readonly kind: "verdict"; readonly run: number; readonly verdict: string; readonly why: string }
   /** Nothing more will come: the page stops reconnecting. */
@@ -47,6 +49,7 @@ export function clientEvent(run: number, window: ClientWindow & { readonly throt
     timedoutPerSec: window.timedoutPerSec,
     attemptsPerSec: window.attemptsPerSec,
     ...(typeof window.throttledPerSec === "number" ? { throttledPerSec: window.throttledPerSec } : {}),
+    ...(window.behind === undefined ? {} : { behind: window.behind }),
   };
 }
 

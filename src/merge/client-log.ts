@@ -1,4 +1,4 @@
-import { decodeLatencyHistogram, type LatencyHistogram } from "../model/latency-histogram.ts";
+import { decodeLatencyHistogram, type LatencyHistogram, type LatencySummary } from "../model/latency-histogram.ts";
 import { type Counts, emptyCounts } from "../model/window-stats.ts";
 
 /** One window or summary of a client's -json output, as merging needs it. */
@@ -15,6 +15,13 @@ export interface LoggedWindow {
   readonly histogram: LatencyHistogram | undefined;
   /** The exact longest OK latency (latencyMs.max), which the histogram knows only to its bucket's width. */
   readonly maxLatencyMs: number | undefined;
+  /** How late the client sent its attempts (the -json `lateness` and `latenessHistogram`); undefined from older clients. */
+  readonly latenessHistogram: LatencyHistogram | undefined;
+  readonly maxLatenessMs: number | undefined;
+  /** The client's event-loop delay (its worst thread's); undefined from older clients. */
+  readonly eventLoopDelay: LatencySummary | undefined;
+  /** Why the client (this shard) fell behind in this window; undefined when it kept up. */
+  readonly behind: string | undefined;
   /** OK answers were counted but the line carries no histogram to merge. */
   readonly missingHistogram: boolean;
   readonly partial: boolean;
@@ -78,8 +85,8 @@ function readWindow(source: string, json: Json): LoggedWindow {
     if (!isNumber(value) || !Number.isInteger(value) || value < 0) throw fail(`no count "${field}"`);
     counts[field] = value;
   }
-  // Attempts the client refused itself (-throttle, -breaker); absent from a client without them.
-  for (const field of ["throttled", "rejected"] as const) {
+  // Attempts the client refused itself (-throttle, -breaker) or could not send; absent from older clients.
+  for (const field of ["throttled", "rejected", "notSent"] as const) {
     const value = json[field] ?? 0;
     if (!isNumber(value) || !Number.isInteger(value) || value < 0) throw fail(`a bad count "${field}"`);
     counts[field] = value;
@@ -90,14 +97,16 @@ function readWindow(source: string, json: Json): LoggedWindow {
       counts.errorKinds[kind as keyof Counts["errorKinds"]] = count;
     }
   }
-  let histogram: LatencyHistogram | undefined;
-  if (typeof json.latencyHistogram === "string") {
+  const decode = (field: "latencyHistogram" | "latenessHistogram"): LatencyHistogram | undefined => {
+    const encoded = json[field];
+    if (typeof encoded !== "string") return undefined;
     try {
-      histogram = decodeLatencyHistogram(json.latencyHistogram);
+      return decodeLatencyHistogram(encoded);
     } catch {
-      throw fail("a latencyHistogram that does not decode");
+      throw fail(`a ${field} that does not decode`);
     }
-  }
+  };
+  const histogram = decode("latencyHistogram");
   return {
     source,
     epochMs: json.epochMs,
@@ -107,10 +116,20 @@ function readWindow(source: string, json: Json): LoggedWindow {
     inFlight: isNumber(json.inFlight) ? json.inFlight : 0,
     histogram,
     maxLatencyMs: readMax(json.latencyMs),
+    latenessHistogram: decode("latenessHistogram"),
+    maxLatenessMs: readMax(json.lateness),
+    eventLoopDelay: readSummary(json.eventLoopDelayMs),
+    behind: json.behind === true ? (typeof json.behindReason === "string" ? json.behindReason : "the client fell behind") : undefined,
     missingHistogram: histogram === undefined && counts.ok > 0,
     partial: json.partial === true,
     shard: typeof json.shard === "string" ? json.shard : undefined,
   };
+}
+
+function readSummary(summary: unknown): LatencySummary | undefined {
+  if (typeof summary !== "object" || summary === null) return undefined;
+  const { p50, p99, max } = summary as Json;
+  return isNumber(p50) && isNumber(p99) && isNumber(max) ? { p50Ms: p50, p99Ms: p99, maxMs: max } : undefined;
 }
 
 function readMax(latency: unknown): number | undefined {

@@ -103,13 +103,14 @@ function scenarioMetrics(
 ): { metrics: ScenarioMetrics; startEpochMs: number; withServer: boolean } {
   const startEpochMs = Math.min(...merged.windows.map((window) => window.report.startMs));
   const endEpochMs = Math.max(...merged.windows.map((window) => window.report.endMs));
-  const client: ClientWindow[] = merged.windows.map(({ report }) => ({
+  const client: ClientWindow[] = merged.windows.map(({ report, behind }) => ({
     startMs: report.startMs - startEpochMs,
     endMs: report.endMs - startEpochMs,
     okPerSec: perSecond(report.counts.ok, report),
     errorsPerSec: perSecond(report.counts.errors, report),
     timedoutPerSec: perSecond(report.counts.timedout, report),
     attemptsPerSec: perSecond(report.counts.attempts, report),
+    behind,
   }));
   const server = serverLines === undefined ? [] : parseServerSamples(serverLines, startEpochMs);
   const phases = { stopAtMs: stopAtEpochMs - startEpochMs, resumeAtMs: resumeAtEpochMs - startEpochMs, endMs: endEpochMs - startEpochMs };
@@ -120,6 +121,7 @@ function metricsText(metrics: ScenarioMetrics, withServer: boolean): string {
   const clients =
     `metrics: baseline ${metrics.baselineOkPerSec.toFixed(1)} OK/s; attempts during the outage ${metrics.outageAmplification.toFixed(2)}x ` +
     `the baseline (peak ${metrics.peakAmplification.toFixed(2)}x); clients back ${seconds(metrics.clientRecoveryMs)} after the resume`;
+  if (metrics.verdict === "invalid") return `${clients}\nmetrics: verdict invalid: ${metrics.why}`;
   if (!withServer) return `${clients}\nmetrics: the server's side needs its -json output (-server file)`;
   return (
     `${clients}\nmetrics: server peak concurrency ${metrics.peakConcurrencyAfterResume} after the resume, peak delay ` +
@@ -155,20 +157,29 @@ export function main(argv: readonly string[], io: ProgramIo): number {
   for (const window of merged.windows) {
     const line = values.json
       ? JSON.stringify(
-          clientWindowJson(window.report, window.inFlight, window.epochMs, {
-            gridEpochMs: window.gridEpochMs ?? window.epochMs,
-            partial: window.partial,
-          }),
+          clientWindowJson(
+            window.report,
+            window.inFlight,
+            window.epochMs,
+            { gridEpochMs: window.gridEpochMs ?? window.epochMs, partial: window.partial },
+            window,
+          ),
         )
-      : formatClientLine(window.report, window.inFlight);
+      : formatClientLine(window.report, window.inFlight, window);
     io.stdout.write(`${line}\n`);
+    if (window.behind !== undefined) {
+      io.stderr.write(
+        `merge: WARNING: a client fell behind in the window ending ${new Date(window.epochMs).toISOString()}: ${window.behind}\n`,
+      );
+    }
   }
   const { summary } = merged;
+  const behindWindows = merged.windows.filter((window) => window.behind !== undefined).length;
   if (summary !== undefined) {
     io.stdout.write(
       values.json
-        ? `${JSON.stringify(clientSummaryJson(summary.report, summary.reason, summary.epochMs))}\n`
-        : `${formatClientSummary(summary.report)}\n`,
+        ? `${JSON.stringify(clientSummaryJson(summary.report, summary.reason, summary.epochMs, undefined, behindWindows))}\n`
+        : `${formatClientSummary(summary.report, behindWindows)}\n`,
     );
   }
   if (stopAtEpochMs !== undefined && resumeAtEpochMs !== undefined && merged.windows.length > 0) {
@@ -178,6 +189,8 @@ export function main(argv: readonly string[], io: ProgramIo): number {
       outageAmplification: metrics.outageAmplification,
       peakAmplification: metrics.peakAmplification,
       clientRecoveryMs: metrics.clientRecoveryMs ?? null,
+      // A client that fell behind makes any verdict invalid, with or without the server's log.
+      ...(metrics.verdict === "invalid" ? { verdict: metrics.verdict, why: metrics.why } : {}),
     };
     io.stdout.write(
       values.json

@@ -15,7 +15,16 @@ import type { Random } from "../backoff/random.ts";
 /** Where a transport reports the result of an attempt. */
 export interface AttemptSink {
   done(result: AttemptResult): void;
+  /**
+   * The client could not send the attempt at all (no file descriptor, no local port): its
+   * own limit, not the server's answer. The attempt is held and sent again shortly, as if
+   * its timer had fired late; nothing is retried as a failure. Instead of `done`, once.
+   */
+  notSent(): void;
 }
+
+/** How long an attempt that found no descriptor or local port waits before it tries again, ms. */
+export const NOT_SENT_WAIT_MS = 50;
 
 /**
  * How attempts reach a server: the real client sends HTTP with undici, the simulator
@@ -33,7 +42,10 @@ export interface Transport<Attempt = unknown> {
 
 /** What a herd tells its statistics; times in ms on the herd's clock. */
 export interface HerdObserver {
-  attemptStarted(isRetry: boolean): void;
+  /** `latenessMs`: how long after its planned instant (its timer's due time) it went out; 0 on a virtual clock. */
+  attemptStarted(isRetry: boolean, latenessMs: number): void;
+  /** An attempt started could not be sent (see AttemptSink.notSent); it is not an attempt, nor a failure. */
+  attemptNotSent(isRetry: boolean): void;
   attemptEnded(result: AttemptResult, latencyMs: number): void;
   /** An attempt the client refused itself (throttle, open breaker): never sent, never counted as an attempt. */
   attemptRefused(refusal: LocalRefusal): void;
@@ -77,8 +89,15 @@ interface HerdContext {
   inFlight: number;
   stopped: boolean;
   /**
-   * Each user's two times side by side: [2i] its last wait (UserState.lastWaitMs), [2i+1]
-   * when its attempt in flight started. In a typed array rather than in the users: a
+   * No attempt is sent at or after this instant (the end of a run with a duration). A busy
+   * process runs its overdue timers before the one that stops it; past the end they send
+   * nothing, so the stop comes at once instead of after every overdue send.
+   */
+  stopAtMs: number;
+  /**
+   * Each user's three times side by side: [3i] its last wait (UserState.lastWaitMs), [3i+1]
+   * when its attempt in flight started, [3i+2] when its next attempt is planned (its wait's
+   * due time). In a typed array rather than in the users: a
    * number field that holds fractions is a separate heap object in V8, one more cache
    * miss per write for a million users.
    */
@@ -116,19 +135,26 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
   }
 
   get lastWaitMs(): number {
-    return this.herd.times[2 * this.index]!;
+    return this.herd.times[3 * this.index]!;
   }
 
   set lastWaitMs(ms: number) {
-    this.herd.times[2 * this.index] = ms;
+    this.herd.times[3 * this.index] = ms;
   }
 
   private get startedAt(): number {
-    return this.herd.times[2 * this.index + 1]!;
+    return this.herd.times[3 * this.index + 1]!;
   }
 
   private set startedAt(ms: number) {
-    this.herd.times[2 * this.index + 1] = ms;
+    this.herd.times[3 * this.index + 1] = ms;
+  }
+
+  /** Arms the wait before the next attempt, and plans that attempt at the wait's end. */
+  private waitFor(waitMs: number): void {
+    const herd = this.herd;
+    herd.times[3 * this.index + 2] = herd.clock.now() + (waitMs > 0 ? waitMs : 0);
+    herd.clock.arm(this, waitMs);
   }
 
   /** The wait is over (send), or the attempt's deadline has passed. */
@@ -139,8 +165,9 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
 
   private send(): void {
     const herd = this.herd;
-    if (herd.stopped) return;
-    this.startedAt = herd.clock.now();
+    const now = herd.clock.now();
+    if (herd.stopped || now >= herd.stopAtMs) return;
+    this.startedAt = now;
     // A request starts with its first try, sent or refused locally.
     if (!this.isRetry && herd.requestStarts.length > 0) herd.requestStarts[this.index] = this.startedAt;
     if (herd.fleet !== undefined) {
@@ -151,7 +178,8 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
       }
     }
     herd.inFlight++;
-    herd.observer.attemptStarted(this.isRetry);
+    const lateness = this.startedAt - herd.times[3 * this.index + 2]!;
+    herd.observer.attemptStarted(this.isRetry, lateness > 0 ? lateness : 0);
     this.inFlight = true;
     herd.clock.arm(this, herd.options.timeoutMs);
     const attempt = herd.transport.send(this);
@@ -183,7 +211,20 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
       herd.observer.requestEnded?.(decision === "think", herd.clock.now() - herd.requestStarts[this.index]!);
     }
     this.isRetry = decision === "retry";
-    herd.clock.arm(this, this.lastWaitMs);
+    this.waitFor(this.lastWaitMs);
+  }
+
+  /** The attempt never went out: it is sent again shortly, still planned when it was, so the wait counts as lateness. */
+  notSent(): void {
+    if (!this.inFlight) return;
+    const herd = this.herd;
+    this.inFlight = false;
+    herd.clock.cancel(this);
+    herd.inFlight--;
+    this.attempt = undefined;
+    if (herd.stopped) return;
+    herd.observer.attemptNotSent(this.isRetry);
+    herd.clock.arm(this, NOT_SENT_WAIT_MS);
   }
 
   /** The client refused this attempt itself: it fails at once, at no cost to the server. */
@@ -210,7 +251,7 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
     }
     this.isRetry = decision === "retry";
     const waitMs = this.lastWaitMs;
-    herd.clock.arm(this, waitMs < minWaitMs ? minWaitMs : waitMs);
+    this.waitFor(waitMs < minWaitMs ? minWaitMs : waitMs);
   }
 
   /** RetryGate: the budget of this user's instance decides. */
@@ -220,7 +261,7 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
 
   /** The first wait, before the first request. */
   start(): void {
-    this.herd.clock.arm(this, firstWait(this.herd.options.retry, this, this.random));
+    this.waitFor(firstWait(this.herd.options.retry, this, this.random));
   }
 
   /** Cancels the wait, or ends the attempt in flight without counting it. */
@@ -255,7 +296,8 @@ export class Herd {
       fleet,
       inFlight: 0,
       stopped: false,
-      times: new Float64Array(2 * options.users),
+      stopAtMs: Infinity,
+      times: new Float64Array(3 * options.users),
       requestStarts: new Float64Array(observer.requestEnded === undefined ? 0 : options.users),
     };
   }
@@ -270,7 +312,9 @@ export class Herd {
     return this.context.fleet;
   }
 
-  start(): void {
+  /** Starts every user; none sends at or after `stopAtMs` (default: never stops by itself). */
+  start(stopAtMs = Infinity): void {
+    this.context.stopAtMs = stopAtMs;
     const random = this.random;
     const firstUser = this.context.options.firstUser ?? 0;
     for (let index = 0; index < this.context.options.users; index++) {

@@ -10,7 +10,7 @@ import {
   type RetryGate,
   type UserState,
 } from "./client-loop.ts";
-import type { AttemptSink, HerdObserver, Transport } from "./herd.ts";
+import { type AttemptSink, type HerdObserver, NOT_SENT_WAIT_MS, type Transport } from "./herd.ts";
 import { type AttemptOutcome, type AttemptResult, TIMEDOUT_RESULT } from "./outcome.ts";
 
 export interface OpenLoopOptions {
@@ -37,6 +37,8 @@ interface SourceContext {
   readonly options: OpenLoopOptions;
   inFlight: number;
   stopped: boolean;
+  /** No attempt is sent at or after this instant (see the herd's). */
+  stopAtMs: number;
   /** Chains that have ended, kept for the next arrivals: chain objects are made only up to the most alive at once. */
   readonly idle: Chain[];
   alive: number;
@@ -59,6 +61,8 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
   private isRetry = false;
   private inFlight = false;
   private startedAt = 0;
+  /** When the next attempt is planned: the arrival's instant on the Poisson schedule, or the retry wait's due time. */
+  private plannedAt = 0;
   /** When the request arrived: its latency, to an OK or a give-up, counts from here. */
   private arrivedAt = 0;
   private attempt: unknown = undefined;
@@ -71,8 +75,8 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
     this.index = index;
   }
 
-  /** A new request arrives: its first attempt goes out at once. */
-  begin(): void {
+  /** A new request arrives (due at `plannedAt`): its first attempt goes out at once. */
+  begin(plannedAt: number): void {
     const config = this.source.options.retry;
     const initial = initialUserState(config);
     this.failures = initial.failures;
@@ -82,6 +86,7 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
     if (config.backoff.kind === "reference") firstWait(config, this, this.source.random);
     this.isRetry = false;
     this.arrivedAt = this.source.clock.now();
+    this.plannedAt = plannedAt;
     this.send();
   }
 
@@ -92,7 +97,7 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
 
   private send(): void {
     const source = this.source;
-    if (source.stopped) return;
+    if (source.stopped || source.clock.now() >= source.stopAtMs) return;
     if (source.fleet !== undefined) {
       const admission = source.fleet.admit(this.index, this.isRetry, source.clock.now(), source.random);
       if (admission !== ADMITTED) {
@@ -107,7 +112,8 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
     }
     this.startedAt = source.clock.now();
     source.inFlight++;
-    source.observer.attemptStarted(this.isRetry);
+    const lateness = this.startedAt - this.plannedAt;
+    source.observer.attemptStarted(this.isRetry, lateness > 0 ? lateness : 0);
     this.inFlight = true;
     source.clock.arm(this, source.options.timeoutMs);
     const attempt = source.transport.send(this);
@@ -144,7 +150,22 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
     }
     if (result !== undefined) honorServerWait(source.options.retry, this, result);
     this.isRetry = true;
-    source.clock.arm(this, this.lastWaitMs < minWaitMs ? minWaitMs : this.lastWaitMs);
+    const waitMs = this.lastWaitMs < minWaitMs ? minWaitMs : this.lastWaitMs;
+    this.plannedAt = source.clock.now() + (waitMs > 0 ? waitMs : 0);
+    source.clock.arm(this, waitMs);
+  }
+
+  /** The attempt never went out: it is sent again shortly, still planned when it was, so the wait counts as lateness. */
+  notSent(): void {
+    if (!this.inFlight) return;
+    const source = this.source;
+    this.inFlight = false;
+    source.clock.cancel(this);
+    source.inFlight--;
+    this.attempt = undefined;
+    if (source.stopped) return;
+    source.observer.attemptNotSent(this.isRetry);
+    source.clock.arm(this, NOT_SENT_WAIT_MS);
   }
 
   /** RetryGate: the budget of this chain's instance decides. */
@@ -189,7 +210,19 @@ export class OpenLoop implements TimerOwner {
 
   constructor(clock: Clock, random: Random, transport: Transport, observer: HerdObserver, options: OpenLoopOptions) {
     const fleet = hasProtection(options.retry.fleet) ? new ClientInstances(options.retry.fleet, options.maxChains) : undefined;
-    this.context = { clock, random, transport, observer, options, inFlight: 0, stopped: false, idle: [], alive: 0, fleet };
+    this.context = {
+      clock,
+      random,
+      transport,
+      observer,
+      options,
+      inFlight: 0,
+      stopped: false,
+      stopAtMs: Infinity,
+      idle: [],
+      alive: 0,
+      fleet,
+    };
     this.meanGapMs = 1000 / options.ratePerSec;
   }
 
@@ -213,7 +246,9 @@ export class OpenLoop implements TimerOwner {
     return this.droppedTotal;
   }
 
-  start(): void {
+  /** Starts the arrivals; none is sent at or after `stopAtMs` (default: never stops by itself). */
+  start(stopAtMs = Infinity): void {
+    this.context.stopAtMs = stopAtMs;
     const { clock, random } = this.context;
     this.nextArrivalAt = clock.now() + random.exponential(this.meanGapMs);
     clock.arm(this, this.nextArrivalAt - clock.now());
@@ -221,11 +256,12 @@ export class OpenLoop implements TimerOwner {
 
   onTimer(): void {
     const context = this.context;
-    if (context.stopped) return;
     const now = context.clock.now();
+    if (context.stopped || now >= context.stopAtMs) return;
     while (this.nextArrivalAt <= now && !context.stopped) {
+      const arrivalAt = this.nextArrivalAt;
       this.nextArrivalAt += context.random.exponential(this.meanGapMs);
-      this.arrive();
+      this.arrive(arrivalAt);
     }
     if (!context.stopped) context.clock.arm(this, this.nextArrivalAt - now);
   }
@@ -237,7 +273,7 @@ export class OpenLoop implements TimerOwner {
     for (const chain of this.chains) chain.stop();
   }
 
-  private arrive(): void {
+  private arrive(arrivalAt: number): void {
     const context = this.context;
     if (context.alive >= context.options.maxChains) {
       this.droppedTotal++;
@@ -249,6 +285,6 @@ export class OpenLoop implements TimerOwner {
       this.chains.push(chain);
     }
     context.alive++;
-    chain.begin();
+    chain.begin(arrivalAt);
   }
 }

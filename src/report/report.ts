@@ -50,7 +50,8 @@ const PAGE_COLUMNS = 9;
 export function comparisonRows(results: readonly StrategyResult[]): string[][] {
   return results.map(({ strategy, metrics, phases }) => {
     // The run ended before the resume: no figure after it to show.
-    const after = (text: string) => (phases.endMs >= phases.resumeAtMs && metrics.verdict !== "too-short" ? text : "-");
+    const after = (text: string) =>
+      phases.endMs >= phases.resumeAtMs && metrics.verdict !== "too-short" && metrics.verdict !== "invalid" ? text : "-";
     return [
       strategy,
       metrics.verdict,
@@ -276,7 +277,7 @@ const REPORT_CSS = `body{font-family:system-ui,sans-serif;max-width:1000px;margi
 table{border-collapse:collapse;font-variant-numeric:tabular-nums}th,td{padding:.3em .7em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}
 thead th{border-bottom:2px solid #999;vertical-align:bottom}.comparison td:nth-child(n+3){text-align:right}
 .comparison th,.comparison td{padding:.3em .5em}
-.table-wrap{overflow-x:auto}.collapsed{color:#b22}.recovered{color:#272}.recovering{color:#a60}.too-short{color:#666}section{margin:2em 0;break-inside:avoid}
+.table-wrap{overflow-x:auto}.collapsed{color:#b22}.recovered{color:#272}.recovering{color:#a60}.too-short{color:#666}.invalid{color:#639;font-weight:bold}section{margin:2em 0;break-inside:avoid}
 dt{font-weight:600}figure{margin:1em 0}figcaption{font-weight:600}.settings th{font-weight:600;white-space:nowrap}
 .static-charts svg,.strategy svg{max-width:100%;height:auto}
 html:not(.js) .live-charts,.js .static-charts{display:none}

@@ -95,6 +95,9 @@ export async function runExperiment(
       "-url",
       `http://127.0.0.1:${port}/api`,
       "-json",
+      // Enough threads for a large herd, so that a verdict is never the client's own lag; the user's -workers wins.
+      "-workers",
+      "auto",
       ...plan.strategy.clientArgs,
       ...plan.clientArgs,
     ]);
@@ -257,6 +260,9 @@ interface ClientJson {
   attemptsPerSec: number;
   retriesPerSec?: number;
   summary?: boolean;
+  /** The client fell behind in this window, and why (absent from clients before it was reported). */
+  behind?: boolean;
+  behindReason?: string;
 }
 
 /** The client's windows (its final summary object left out). */
@@ -273,5 +279,6 @@ export function parseClientWindows(lines: readonly string[], startEpochMs: numbe
       timedoutPerSec: json.timedoutPerSec,
       attemptsPerSec: json.attemptsPerSec,
       retriesPerSec: json.retriesPerSec,
+      ...(json.behind === true ? { behind: json.behindReason ?? "the client fell behind" } : {}),
     }));
 }

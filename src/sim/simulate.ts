@@ -140,7 +140,8 @@ export function simulate(
     onRequestEnded === undefined
       ? stats
       : {
-          attemptStarted: (isRetry) => stats.attemptStarted(isRetry),
+          attemptStarted: (isRetry, latenessMs) => stats.attemptStarted(isRetry, latenessMs),
+          attemptNotSent: (isRetry) => stats.attemptNotSent(isRetry),
           attemptEnded: (result, latencyMs) => stats.attemptEnded(result, latencyMs),
           gaveUp: () => stats.gaveUp(),
           attemptRefused: (refusal) => stats.attemptRefused(refusal),

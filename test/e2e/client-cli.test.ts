@@ -17,6 +17,9 @@ interface WindowJson {
   retries: number;
   throttled: number;
   rejected: number;
+  notSent: number;
+  behind?: boolean;
+  behindReason?: string;
   okPerSec: number;
   errorKinds: Record<string, number>;
   windowMs: number;
@@ -101,7 +104,7 @@ describe("./client", () => {
       ["-start-at", "noon"],
       'client: invalid value "noon" for flag -start-at: must be an RFC 3339 time such as 2025-06-21T22:11:08Z, or epoch milliseconds',
     ],
-    [["-workers", "0"], 'client: invalid value "0" for flag -workers: must be >= 1'],
+    [["-workers", "0"], 'client: invalid value "0" for flag -workers: must be auto or an integer from 1 to 1024'],
     // What does not split over worker threads or shards yet is refused, not run as something else.
     [
       ["-arrivals", "open", "-rate", "10", "-workers", "2"],
@@ -378,7 +381,7 @@ describe("./client", () => {
     expect(cli.stderrLines.join("\n")).not.toMatch(/unhandled|uncaught|at .*\.ts:\d+/);
   });
 
-  it("counts running out of file descriptors as errors and keeps going", async () => {
+  it("holds attempts it cannot send for want of a file descriptor, never counts them as the server's errors, and marks the window", async () => {
     const server = await startScriptedServer(() => {}); // holds every request: each needs its own socket
     const cli = spawnCli(
       "client",
@@ -387,15 +390,22 @@ describe("./client", () => {
     );
     const windows = () => jsonLines(cli.stdoutLines);
     await eventually(
-      () =>
-        windows().some((window) => (window.errorKinds["no-file-descriptor"] ?? 0) > 0) && windows().some((window) => window.timedout > 0),
-      "a window with descriptor errors and one with timeouts",
+      () => windows().some((window) => window.notSent > 0) && windows().some((window) => window.timedout > 0),
+      "a window with attempts not sent and one with timeouts",
     );
     cli.signal("SIGINT");
     expect(await cli.exited).toBe(0);
-    const { summary } = windowsAndSummary(cli.stdoutLines);
-    expect(summary.errorKinds["no-file-descriptor"]).toBeGreaterThan(0);
+    const { windows: printed, summary } = windowsAndSummary(cli.stdoutLines);
+    expect(summary.notSent).toBeGreaterThan(0);
+    expect(summary.errorKinds["no-file-descriptor"]).toBeUndefined();
+    expect(summary.errors).toBe(0);
     expect(summary.timedout).toBeGreaterThan(0); // the sockets it did get were used
+    for (const window of printed.filter((window) => window.notSent > 0)) {
+      expect(window).toMatchObject({ behind: true, behindReason: expect.stringContaining("could not be sent") as string });
+    }
+    expect(cli.stderrLines.join("\n")).toMatch(
+      /WARNING: the client fell behind .* Remedy: raise the descriptor limit with ulimit -n \(now 64\)/,
+    );
     expect(cli.stderrLines.join("\n")).not.toMatch(/uncaught|unhandled|\n\s+at /);
   });
 });
@@ -596,7 +606,7 @@ describe("./client: fleet-level protection on the wire", () => {
     expect(windows.length).toBeGreaterThanOrEqual(2);
     for (const line of windows) {
       expect(line).toMatch(REFERENCE_PREFIX);
-      expect(line).toMatch(/, throttled: \d+\.\d\d req\/sec, rejected: 0\.00 req\/sec, retries: \d+\.\d% of attempts$/);
+      expect(line).toMatch(/, throttled: \d+\.\d\d req\/sec, rejected: 0\.00 req\/sec, retries: \d+\.\d% of attempts, lateness/);
     }
   });
 });

@@ -39,7 +39,7 @@ function newRun(event) {
     limit: event.limit,
     phases: [],
     server: { t: [], concurrency: [], delay: [], points: 0, lastConcurrency: null, lastDelayS: null },
-    client: { t: [], ok: [], errors: [], timedout: [], throttled: [], attempts: [], hasThrottled: false },
+    client: { t: [], ok: [], errors: [], timedout: [], throttled: [], attempts: [], hasThrottled: false, behind: [] },
     verdict: undefined,
   };
 }
@@ -77,6 +77,7 @@ function receive(event) {
       for (const series of ["ok", "errors", "timedout", "attempts"]) run.client[series].push(event[`${series}PerSec`]);
       run.client.throttled.push(event.throttledPerSec ?? null);
       if (event.throttledPerSec !== undefined) run.client.hasThrottled = true;
+      if (event.behind !== undefined) run.client.behind.push({ atS: event.atS, why: event.behind });
       break;
     case "verdict":
       run.verdict = { verdict: event.verdict, why: event.why };
@@ -287,6 +288,14 @@ function showFigures(run) {
   };
   $("ok").textContent = rate(run?.client.ok ?? []);
   $("timedout").textContent = rate(run?.client.timedout ?? []);
+  // A window in which the client fell behind is not evidence about the server: said loudly, with its figure.
+  const behind = run?.client.behind ?? [];
+  $("behind").hidden = behind.length === 0;
+  $("behind").textContent =
+    behind.length === 0
+      ? ""
+      : `The client fell behind in ${behind.length} window(s), last at ${last(behind).atS.toFixed(0)} s: ${last(behind).why}. ` +
+        "Those windows measure the client, not the server.";
   $("verdicts").replaceChildren(
     ...runs
       .filter((other) => other?.verdict !== undefined)

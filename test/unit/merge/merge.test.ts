@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -10,16 +10,26 @@ import { mergeWindowReports } from "../../../src/model/window-merge.ts";
 import { type WindowReport, WindowStats } from "../../../src/model/window-stats.ts";
 
 const START = Date.UTC(2025, 5, 21, 12, 0, 0);
+const NOT_BEHIND = { eventLoopDelay: undefined, behind: undefined };
 
 /** One shard's -json output: `windows` windows of 1 s from START with the given OK latencies, then a summary. */
-function shardOutput(options: { shard?: string; windows: number; oks: number[]; latencyMs: number; failures?: number; offsetMs?: number }) {
+function shardOutput(options: {
+  shard?: string;
+  windows: number;
+  oks: number[];
+  latencyMs: number;
+  failures?: number;
+  offsetMs?: number;
+  /** Windows (by index) in which this shard fell behind, with the lateness it records there. */
+  behind?: Record<number, number>;
+}) {
   const stats = new WindowStats(0);
   const lines: string[] = [];
   const reports: WindowReport[] = [];
   const offset = options.offsetMs ?? 0;
   for (let index = 0; index < options.windows; index++) {
     for (let ok = 0; ok < options.oks[index]!; ok++) {
-      stats.attemptStarted(false);
+      stats.attemptStarted(false, options.behind?.[index] ?? 0);
       stats.attemptEnded({ outcome: "ok" }, options.latencyMs + ok);
     }
     for (let failure = 0; failure < (options.failures ?? 0); failure++) {
@@ -30,11 +40,21 @@ function shardOutput(options: { shard?: string; windows: number; oks: number[]; 
     reports.push(report);
     const epochMs = START + offset + (index + 1) * 1_000 + 3;
     lines.push(
-      JSON.stringify(clientWindowJson(report, index, epochMs, { gridEpochMs: START + offset + (index + 1) * 1_000, shard: options.shard })),
+      JSON.stringify(
+        clientWindowJson(
+          report,
+          index,
+          epochMs,
+          { gridEpochMs: START + offset + (index + 1) * 1_000, shard: options.shard },
+          options.behind?.[index] === undefined
+            ? NOT_BEHIND
+            : { eventLoopDelay: undefined, behind: `lateness p99 ${options.behind[index]} ms` },
+        ),
+      ),
     );
   }
   const totals = stats.totals(options.windows * 1_000);
-  lines.push(JSON.stringify(clientSummaryJson(totals, "duration", START + offset + options.windows * 1_000 + 9, options.shard)));
+  lines.push(JSON.stringify(clientSummaryJson(totals, "duration", START + offset + options.windows * 1_000 + 9, options.shard, 0)));
   return { text: `client: 10 clients (shard …)\n${lines.join("\n")}\n`, reports, totals };
 }
 
@@ -117,8 +137,8 @@ describe("merge's main", () => {
     const lines = text.stdout.trim().split("\n");
     const first = mergeWindowReports([a.reports[0]!, b.reports[0]!]);
     // The merged window lasts 1 s (from the JSON's epochMs and windowMs).
-    expect(lines[0]).toBe(formatClientLine({ ...first, startMs: 0, endMs: 1_000 }, 0));
-    expect(lines[2]).toBe(formatClientSummary({ ...mergeWindowReports([a.totals, b.totals]), startMs: 0, endMs: 2_000 }));
+    expect(lines[0]).toBe(formatClientLine({ ...first, startMs: 0, endMs: 1_000 }, 0, NOT_BEHIND));
+    expect(lines[2]).toBe(formatClientSummary({ ...mergeWindowReports([a.totals, b.totals]), startMs: 0, endMs: 2_000 }, 0));
     const json = run(["-json", join(dir, "a.log"), join(dir, "b.log")]);
     const objects = json.stdout
       .trim()
@@ -127,6 +147,43 @@ describe("merge's main", () => {
     expect(objects.map((object) => object.ok)).toEqual([40, 60, 100]);
     expect(objects[2]).toMatchObject({ summary: true, reason: "duration", ok: 100, attempts: 100 });
     expect(Object.keys(objects[0]!)).toEqual(Object.keys(JSON.parse(a.text.split("\n")[1]!)).filter((key) => key !== "shard"));
+  });
+
+  it("marks a merged window in which any shard fell behind, names the shard, and makes the verdict invalid", () => {
+    dir = mkdtempSync(join(tmpdir(), "merge-"));
+    const oks = [100, 100, 100, 100, 100, 100];
+    writeFileSync(join(dir, "a.log"), shardOutput({ shard: "0/2", windows: 6, oks, latencyMs: 1 }).text);
+    writeFileSync(join(dir, "b.log"), shardOutput({ shard: "1/2", windows: 6, oks, latencyMs: 1, behind: { 4: 500 } }).text);
+    const merged = mergeClientLogs([
+      parseClientLog("a", readFileSync(join(dir, "a.log"), "utf8")),
+      parseClientLog("b", readFileSync(join(dir, "b.log"), "utf8")),
+    ]);
+    expect(merged.windows.map((window) => window.behind)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      "shard 1/2: lateness p99 500 ms",
+      undefined,
+    ]);
+    // The lateness of the shards is merged from their histograms, with the exact maximum.
+    expect(merged.windows[4]!.report.lateness?.maxMs).toBe(500);
+    expect(merged.windows[3]!.report.lateness?.maxMs).toBe(0);
+
+    const phases = ["-stop-at", String(START + 2_000), "-resume-at", String(START + 3_000)];
+    const json = run(["-json", ...phases, join(dir, "a.log"), join(dir, "b.log")]);
+    expect(json.code).toBe(0);
+    const objects = json.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(objects.slice(0, 6).map((object) => object.behind)).toEqual([false, false, false, false, true, false]);
+    expect(objects[6]).toMatchObject({ summary: true, behind: true, behindWindows: 1 });
+    expect(objects[7]).toMatchObject({ metrics: { verdict: "invalid" } });
+    expect(json.stderr).toContain("merge: WARNING: a client fell behind in the window ending");
+    const text = run([...phases, join(dir, "a.log"), join(dir, "b.log")]);
+    expect(text.stdout).toContain("CLIENT BEHIND (not the server's figures): shard 1/2: lateness p99 500 ms");
+    expect(text.stdout).toMatch(/metrics: verdict invalid: the client could not keep up in the window 4\.0 s to 5\.0 s/);
   });
 
   it("computes the scenario metrics from the outage's times, with the server's side when its log is given", () => {
