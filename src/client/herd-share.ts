@@ -3,11 +3,10 @@ import { realClock } from "../clock/real-clock.ts";
 import type { Herd, HerdObserver } from "../model/herd.ts";
 import type { LatencyHistogram } from "../model/latency-histogram.ts";
 import { createLoad } from "../model/load.ts";
-import { OpenLoop } from "../model/open-loop.ts";
+import { OpenLoop, type OpenLoopTotals, openLoopTotals } from "../model/open-loop.ts";
 import { type Counts, WindowStats } from "../model/window-stats.ts";
 import { createHttpTransport } from "./attempt.ts";
 import type { ClientOptions } from "./options.ts";
-import type { OpenLoopTotals } from "./reporter.ts";
 import type { UserRange } from "./shard.ts";
 
 /** What one share of the herd counted in a window (or over the whole run). */
@@ -97,9 +96,4 @@ export function localShare(
     },
     close: () => transport.close(),
   };
-}
-
-/** A plain copy of an open-loop source's figures (it crosses to the main thread by structured clone). */
-function openLoopTotals(source: OpenLoop | undefined): OpenLoopTotals | undefined {
-  return source === undefined ? undefined : { aliveChains: source.aliveChains, droppedArrivals: source.droppedArrivals };
 }

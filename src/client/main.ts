@@ -19,15 +19,9 @@ import {
   parseClientArgs,
   resolveClientOptions,
 } from "./options.ts";
-import {
-  clientSummaryJson,
-  clientWindowJson,
-  formatClientLine,
-  formatClientSummary,
-  openLoopFields,
-  openLoopSuffix,
-  type OpenLoopTotals,
-} from "./reporter.ts";
+import { formatClientLine, formatClientSummary, openLoopSuffix } from "./reporter.ts";
+import { clientNotStartedLine, clientSummaryLine, clientWindowLine } from "../contracts/client-line.ts";
+import type { OpenLoopTotals } from "../model/open-loop.ts";
 import { partOf, type UserRange } from "./shard.ts";
 
 /** A final window shorter than this is folded into the summary instead of printed. */
@@ -162,9 +156,7 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
     clearTimeout(wake);
     if (reason !== undefined) {
       io.stdout.write(
-        options.json
-          ? `${JSON.stringify({ summary: true, reason, started: false })}\n`
-          : `summary: stopped by ${reason} before the start\n`,
+        options.json ? `${JSON.stringify(clientNotStartedLine(reason))}\n` : `summary: stopped by ${reason} before the start\n`,
       );
       await exit();
       return;
@@ -195,10 +187,7 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
       if (partial && endMs - startMs < MIN_FINAL_WINDOW_MS) return;
       const epochMs = Math.round(anchorEpochMs + (endMs - anchorMs));
       const line = options.json
-        ? JSON.stringify({
-            ...clientWindowJson(report, inFlight, epochMs, { gridEpochMs, shard: shardLabel, partial }),
-            ...(openLoop && openLoopFields(openLoop)),
-          })
+        ? JSON.stringify(clientWindowLine(report, inFlight, epochMs, { gridEpochMs, shard: shardLabel, partial }, openLoop))
         : formatClientLine(report, inFlight) + (openLoop === undefined ? "" : openLoopSuffix(openLoop));
       io.stdout.write(`${line}\n`);
     });
@@ -244,7 +233,7 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
     await printing;
     io.stdout.write(
       options.json
-        ? `${JSON.stringify({ ...clientSummaryJson(totals, reason, Date.now(), shardLabel), ...(openLoop && openLoopFields(openLoop)) })}\n`
+        ? `${JSON.stringify(clientSummaryLine(totals, reason, Date.now(), shardLabel, openLoop))}\n`
         : `${formatClientSummary(totals)}${openLoop === undefined ? "" : openLoopSuffix(openLoop)}\n`,
     );
     // Do not let a slow socket teardown hold the exit.

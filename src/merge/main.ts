@@ -3,13 +3,15 @@ import { formatDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { instantProblem, parseInstant } from "../cli/instant.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { clientSummaryJson, clientWindowJson, formatClientLine, formatClientSummary } from "../client/reporter.ts";
+import { formatClientLine, formatClientSummary } from "../client/reporter.ts";
+import { clientSummaryLine, clientWindowLine } from "../contracts/client-line.ts";
+import { ContractError } from "../contracts/json-line.ts";
+import { readServerSamples } from "../contracts/server-line.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { ClientWindow } from "../model/timeline.ts";
 import { perSecond } from "../model/window-stats.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { readableDelay } from "../report/report.ts";
-import { parseServerSamples } from "../runtime/experiment.ts";
 import { type ClientLog, parseClientLog } from "./client-log.ts";
 import { type MergedRun, mergeClientLogs } from "./merge-logs.ts";
 
@@ -67,15 +69,17 @@ function readInput(name: string): string {
   }
 }
 
+/** A file that does not hold what its contract says was given by mistake: a usage error naming the file and line. */
+function usageErrors<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw error instanceof ContractError ? new UsageError(error.message) : error;
+  }
+}
+
 function readLogs(files: readonly string[]): ClientLog[] {
-  return files.map((file) => {
-    try {
-      return parseClientLog(file, readInput(file));
-    } catch (error) {
-      if (error instanceof UsageError) throw error;
-      throw new UsageError((error as Error).message);
-    }
-  });
+  return files.map((file) => usageErrors(() => parseClientLog(file, readInput(file))));
 }
 
 const seconds = (ms: number | undefined) => (ms === undefined ? "never" : formatDuration(Math.round(ms)));
@@ -88,7 +92,7 @@ function scenarioMetrics(
   merged: MergedRun,
   stopAtEpochMs: number,
   resumeAtEpochMs: number,
-  serverLines: readonly string[] | undefined,
+  server: { readonly file: string; readonly lines: readonly string[] } | undefined,
   limit: number,
 ): { metrics: ScenarioMetrics; startEpochMs: number; withServer: boolean } {
   const startEpochMs = Math.min(...merged.windows.map((window) => window.report.startMs));
@@ -101,9 +105,9 @@ function scenarioMetrics(
     timedoutPerSec: perSecond(report.counts.timedout, report),
     attemptsPerSec: perSecond(report.counts.attempts, report),
   }));
-  const server = serverLines === undefined ? [] : parseServerSamples(serverLines, startEpochMs);
+  const samples = server === undefined ? [] : readServerSamples(server.lines, startEpochMs, server.file, { requireSome: true });
   const phases = { stopAtMs: stopAtEpochMs - startEpochMs, resumeAtMs: resumeAtEpochMs - startEpochMs, endMs: endEpochMs - startEpochMs };
-  return { metrics: computeMetrics(server, client, phases, limit), startEpochMs, withServer: serverLines !== undefined };
+  return { metrics: computeMetrics(samples, client, phases, limit), startEpochMs, withServer: server !== undefined };
 }
 
 function metricsText(metrics: ScenarioMetrics, withServer: boolean): string {
@@ -133,7 +137,7 @@ export function main(argv: readonly string[], io: ProgramIo): number {
   if (stopAtEpochMs !== undefined && resumeAtEpochMs !== undefined && resumeAtEpochMs < stopAtEpochMs) {
     throw new UsageError("-resume-at is before -stop-at");
   }
-  const serverLines = values.server === undefined ? undefined : readInput(values.server).split("\n");
+  const server = values.server === undefined ? undefined : { file: values.server, lines: readInput(values.server).split("\n") };
 
   const logs = readLogs(files);
   if (logs.every((log) => log.windows.length === 0 && log.summary === undefined)) {
@@ -145,7 +149,7 @@ export function main(argv: readonly string[], io: ProgramIo): number {
   for (const window of merged.windows) {
     const line = values.json
       ? JSON.stringify(
-          clientWindowJson(window.report, window.inFlight, window.epochMs, {
+          clientWindowLine(window.report, window.inFlight, window.epochMs, {
             gridEpochMs: window.gridEpochMs ?? window.epochMs,
             partial: window.partial,
           }),
@@ -157,12 +161,12 @@ export function main(argv: readonly string[], io: ProgramIo): number {
   if (summary !== undefined) {
     io.stdout.write(
       values.json
-        ? `${JSON.stringify(clientSummaryJson(summary.report, summary.reason, summary.epochMs))}\n`
+        ? `${JSON.stringify(clientSummaryLine(summary.report, summary.reason, summary.epochMs))}\n`
         : `${formatClientSummary(summary.report)}\n`,
     );
   }
   if (stopAtEpochMs !== undefined && resumeAtEpochMs !== undefined && merged.windows.length > 0) {
-    const { metrics, withServer } = scenarioMetrics(merged, stopAtEpochMs, resumeAtEpochMs, serverLines, values.limit);
+    const { metrics, withServer } = usageErrors(() => scenarioMetrics(merged, stopAtEpochMs, resumeAtEpochMs, server, values.limit));
     const clientSide = {
       baselineOkPerSec: metrics.baselineOkPerSec,
       outageAmplification: metrics.outageAmplification,
@@ -174,7 +178,7 @@ export function main(argv: readonly string[], io: ProgramIo): number {
         ? `${JSON.stringify({ metrics: withServer ? { ...metrics, serverRecoveryMs: metrics.serverRecoveryMs ?? null, ...clientSide } : clientSide })}\n`
         : `${metricsText(metrics, withServer)}\n`,
     );
-  } else if (serverLines !== undefined) {
+  } else if (server !== undefined) {
     io.stderr.write("merge: -server is used for the scenario metrics, which need -stop-at and -resume-at\n");
   }
   return 0;

@@ -178,6 +178,19 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
  * stopped process) sends every arrival that has come due, so the count of arrivals over
  * a run does not depend on the machine's speed.
  */
+/** What an open-loop source reports besides the herd's counters. */
+export interface OpenLoopTotals {
+  /** Requests alive now (a first attempt or one of its retries pending). */
+  readonly aliveChains: number;
+  /** Arrivals dropped so far at -max-chains. */
+  readonly droppedArrivals: number;
+}
+
+/** A plain copy of an open-loop source's figures (it crosses threads by structured clone); undefined without one. */
+export function openLoopTotals(source: OpenLoopTotals | undefined): OpenLoopTotals | undefined {
+  return source === undefined ? undefined : { aliveChains: source.aliveChains, droppedArrivals: source.droppedArrivals };
+}
+
 export class OpenLoop implements TimerOwner {
   clockSlot: unknown = undefined;
   private readonly context: SourceContext;

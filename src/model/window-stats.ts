@@ -44,6 +44,11 @@ export function perSecond(count: number, report: { startMs: number; endMs: numbe
   return seconds > 0 ? count / seconds : 0;
 }
 
+/** Retries among the attempts sent, as a fraction; 0 when none was sent. */
+export function retryShare(counts: { attempts: number; retries: number }): number {
+  return counts.attempts > 0 ? counts.retries / counts.attempts : 0;
+}
+
 /**
  * Counters for the current window and for the whole run. Every attempt lands in exactly one
  * window: closing a window swaps in fresh counters, so none is lost or counted twice.

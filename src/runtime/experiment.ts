@@ -2,6 +2,8 @@ import { createServer } from "node:net";
 import { FatalError } from "../cli/usage-error.ts";
 import { ChildProgram } from "./child-program.ts";
 import type { Launcher } from "./launcher.ts";
+import { clientWindow, parseClientLine, readClientWindows } from "../contracts/client-line.ts";
+import { parseServerLine, readServerSamples, serverSample } from "../contracts/server-line.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
 
@@ -74,8 +76,8 @@ export async function runExperiment(
   const unfollow: (() => void)[] = [];
   if (onRecord !== undefined) {
     unfollow.push(
-      follow(server, (line) => {
-        for (const sample of parseServerSamples([line], startEpochMs)) onRecord({ kind: "server", sample });
+      follow(server, (text, line) => {
+        onRecord({ kind: "server", sample: serverSample(parseServerLine(text, { file: SERVER_OUTPUT, line }), startEpochMs) });
       }),
     );
   }
@@ -102,11 +104,10 @@ export async function runExperiment(
     const clientStarted = client;
     if (onRecord !== undefined) {
       unfollow.push(
-        follow(clientStarted, (line) => {
-          const throttledPerSec = (JSON.parse(line) as { throttledPerSec?: unknown }).throttledPerSec;
-          for (const window of parseClientWindows([line], startEpochMs)) {
-            onRecord({ kind: "client", window: typeof throttledPerSec === "number" ? { ...window, throttledPerSec } : window });
-          }
+        follow(clientStarted, (text, line) => {
+          const parsed = parseClientLine(text, { file: CLIENT_OUTPUT, line });
+          if (parsed.kind !== "window") return;
+          onRecord({ kind: "client", window: { ...clientWindow(parsed, startEpochMs), throttledPerSec: parsed.throttledPerSec } });
         }),
       );
     }
@@ -124,13 +125,15 @@ export async function runExperiment(
         strategy: plan.strategy.name,
         phase,
         phaseLeftMs: Math.max(0, startEpochMs + phaseEndsAtMs - Date.now()),
-        client: parseClientWindows(
+        client: readClientWindows(
           clientStarted.stdout.map((line) => line.text),
           startEpochMs,
+          CLIENT_OUTPUT,
         ).at(-1),
-        server: parseServerSamples(
+        server: readServerSamples(
           server.stdout.map((line) => line.text),
           startEpochMs,
+          SERVER_OUTPUT,
         ).at(-1),
       });
 
@@ -147,14 +150,16 @@ export async function runExperiment(
     await clientStarted.stop();
     await server.stop();
     await ensureGone(programs, port);
-    const serverLines = server.stdout.map((line) => line.text).filter((line) => line.startsWith("{"));
-    const clientLines = clientStarted.stdout.map((line) => line.text).filter((line) => line.startsWith("{"));
+    const serverOutput = server.stdout.map((line) => line.text);
+    const clientOutput = clientStarted.stdout.map((line) => line.text);
+    const serverLines = serverOutput.filter((line) => line.startsWith("{"));
+    const clientLines = clientOutput.filter((line) => line.startsWith("{"));
     return {
       strategy: plan.strategy.name,
       startEpochMs,
       phases,
-      server: parseServerSamples(serverLines, startEpochMs),
-      client: parseClientWindows(clientLines, startEpochMs),
+      server: readServerSamples(serverOutput, startEpochMs, SERVER_OUTPUT),
+      client: readClientWindows(clientOutput, startEpochMs, CLIENT_OUTPUT),
       serverLines,
       clientLines,
       serverPid: server.pid,
@@ -180,13 +185,17 @@ export async function runExperiment(
   }
 }
 
-/** Calls `onLine` with each JSON line a program prints on stdout, once, as it arrives. */
-function follow(program: ChildProgram, onLine: (line: string) => void): () => void {
+/** How messages name the programs' output: a line that breaks its contract is a bug in that program. */
+const SERVER_OUTPUT = "the server's stdout";
+const CLIENT_OUTPUT = "the client's stdout";
+
+/** Calls `onLine` with each JSON line a program prints on stdout (and its line number), once, as it arrives. */
+function follow(program: ChildProgram, onLine: (text: string, line: number) => void): () => void {
   let next = 0;
   return program.onChange(() => {
     while (next < program.stdout.length) {
       const text = program.stdout[next++]!.text;
-      if (text.startsWith("{")) onLine(text);
+      if (text.startsWith("{")) onLine(text, next);
     }
   });
 }
@@ -215,63 +224,4 @@ async function ensureGone(programs: readonly ChildProgram[], port: number): Prom
     probe.once("error", () => reject(new FatalError(`port ${port} is still in use after the run`)));
     probe.listen(port, "127.0.0.1", () => probe.close(() => resolveFree()));
   });
-}
-
-interface ServerJson {
-  epochMs: number;
-  concurrency: number;
-  lastDelayMs: number | null;
-  peakConcurrency: number;
-  peakDelayMs: number | null;
-  abandoned?: number;
-  abandonedInService?: number;
-  cancelled?: number;
-  expired?: number;
-}
-
-export function parseServerSamples(lines: readonly string[], startEpochMs: number): ServerSample[] {
-  return lines
-    .filter((line) => line.startsWith("{"))
-    .map((line) => {
-      const json = JSON.parse(line) as ServerJson;
-      return {
-        atMs: json.epochMs - startEpochMs,
-        concurrency: json.concurrency,
-        lastDelayMs: json.lastDelayMs ?? Infinity,
-        peakConcurrency: json.peakConcurrency,
-        peakDelayMs: json.peakDelayMs ?? Infinity,
-        abandoned: json.abandoned,
-        abandonedInService: json.abandonedInService,
-        cancelled: json.cancelled,
-        expired: json.expired,
-      };
-    });
-}
-
-interface ClientJson {
-  epochMs: number;
-  windowMs: number;
-  okPerSec: number;
-  errorsPerSec: number;
-  timedoutPerSec: number;
-  attemptsPerSec: number;
-  retriesPerSec?: number;
-  summary?: boolean;
-}
-
-/** The client's windows (its final summary object left out). */
-export function parseClientWindows(lines: readonly string[], startEpochMs: number): ClientWindow[] {
-  return lines
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as ClientJson)
-    .filter((json) => json.summary !== true)
-    .map((json) => ({
-      startMs: json.epochMs - json.windowMs - startEpochMs,
-      endMs: json.epochMs - startEpochMs,
-      okPerSec: json.okPerSec,
-      errorsPerSec: json.errorsPerSec,
-      timedoutPerSec: json.timedoutPerSec,
-      attemptsPerSec: json.attemptsPerSec,
-      retriesPerSec: json.retriesPerSec,
-    }));
 }

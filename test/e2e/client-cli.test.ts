@@ -5,24 +5,9 @@ import { firstWait, initialUserState, type RetryConfig } from "../../src/model/c
 import { afterAttempt } from "../helpers/retry-config.ts";
 import { streamRandom } from "../../src/backoff/random.ts";
 import { eventually } from "../helpers/eventually.ts";
+import { clientReportLines } from "../helpers/output-lines.ts";
 import { startScriptedServer } from "../helpers/scripted-server.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
-
-interface WindowJson {
-  ok: number;
-  errors: number;
-  timedout: number;
-  gaveUp: number;
-  attempts: number;
-  retries: number;
-  throttled: number;
-  rejected: number;
-  okPerSec: number;
-  errorKinds: Record<string, number>;
-  windowMs: number;
-  summary?: boolean;
-  partial?: boolean;
-}
 
 /**
  * Observed gaps between attempts against the policy's waits. A retry is sent only after its
@@ -45,7 +30,7 @@ function windowsAndSummary(lines: string[]) {
   return { windows: objects.filter((object) => object.summary !== true), summary };
 }
 
-const jsonLines = (lines: string[]) => lines.filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as WindowJson);
+const jsonLines = (lines: string[]) => clientReportLines(lines);
 const REFERENCE_PREFIX = /^OK: \d+\.\d\d req\/sec, errors: \d+\.\d\d req\/sec, timedout: \d+\.\d\d req\/sec/;
 
 describe("./client", () => {
