@@ -1,6 +1,7 @@
 import { streamRandom } from "../backoff/random.ts";
 import { realClock } from "../clock/real-clock.ts";
-import type { Herd, HerdObserver } from "../model/herd.ts";
+import type { HerdObserver } from "../model/attempt.ts";
+import type { Herd } from "../model/herd.ts";
 import type { LatencyHistogram } from "../model/latency-histogram.ts";
 import { createLoad } from "../model/load.ts";
 import { OpenLoop, type OpenLoopTotals, openLoopTotals } from "../model/open-loop.ts";

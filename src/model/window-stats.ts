@@ -1,4 +1,4 @@
-import type { HerdObserver } from "./herd.ts";
+import type { HerdObserver } from "./attempt.ts";
 import {
   HISTOGRAM_MAX_US,
   type LatencyHistogram,

@@ -1,7 +1,7 @@
 import type { RetryConfig } from "../model/client-loop.ts";
 import { type Arrivals, createLoad } from "../model/load.ts";
 import { OpenLoop, type OpenLoopTotals, openLoopTotals } from "../model/open-loop.ts";
-import type { HerdObserver } from "../model/herd.ts";
+import type { HerdObserver } from "../model/attempt.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
 import { seededRandom } from "../backoff/random.ts";

@@ -45,13 +45,12 @@ describe("the server's line", () => {
 
   it("refuses a line that is not the server's with one line naming the file, the line and the field", () => {
     const client = JSON.stringify(clientWindowLine(window().report, 0, 2_000, { gridEpochMs: 2_000 }));
-    const error = (() => {
-      try {
-        readServerSamples(["text", client], 0, "client.log");
-      } catch (caught) {
-        return caught;
-      }
-    })();
+    let error: unknown;
+    try {
+      readServerSamples(["text", client], 0, "client.log");
+    } catch (caught) {
+      error = caught;
+    }
     expect(error).toBeInstanceOf(LineError);
     expect((error as LineError).message).toBe(
       'client.log:2: "concurrency": expected number, received undefined (is this the server\'s -json output?)',
