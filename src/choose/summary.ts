@@ -1,3 +1,4 @@
+import { percentile } from "../model/percentile.ts";
 import type { Candidate } from "./candidates.ts";
 import type { SeedResult, Verdict } from "./measure.ts";
 
@@ -53,13 +54,6 @@ const VERDICT_ORDER: Readonly<Record<Verdict, number>> = { collapsed: 0, recover
 
 export function worstVerdict(verdicts: readonly Verdict[]): Verdict {
   return verdicts.reduce<Verdict>((worst, verdict) => (VERDICT_ORDER[verdict] < VERDICT_ORDER[worst] ? verdict : worst), "recovered");
-}
-
-/** The nearest-rank percentile of sorted values. */
-export function percentile(sorted: ArrayLike<number>, fraction: number): number | undefined {
-  if (sorted.length === 0) return undefined;
-  const rank = Math.max(1, Math.ceil(fraction * sorted.length));
-  return sorted[rank - 1];
 }
 
 /** Merges sorted arrays into one sorted array. */

@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import { formatDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { instantProblem, parseInstant } from "../cli/instant.ts";
 import { UsageError } from "../cli/usage-error.ts";
@@ -11,7 +10,7 @@ import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.
 import type { ClientWindow } from "../model/timeline.ts";
 import { perSecond } from "../model/window-stats.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { readableDelay } from "../report/report.ts";
+import { readableDelay, timeOrNever } from "../report/readable-delay.ts";
 import { type ClientLog, parseClientLog } from "./client-log.ts";
 import { type MergedRun, mergeClientLogs } from "./merge-logs.ts";
 
@@ -82,8 +81,6 @@ function readLogs(files: readonly string[]): ClientLog[] {
   return files.map((file) => usageErrors(() => parseClientLog(file, readInput(file))));
 }
 
-const seconds = (ms: number | undefined) => (ms === undefined ? "never" : formatDuration(Math.round(ms)));
-
 /**
  * The crash experiment's figures from the merged timeline, when the outage's times are
  * given: the clients' side always, the server's when its log is given too.
@@ -113,11 +110,11 @@ function scenarioMetrics(
 function metricsText(metrics: ScenarioMetrics, withServer: boolean): string {
   const clients =
     `metrics: baseline ${metrics.baselineOkPerSec.toFixed(1)} OK/s; attempts during the outage ${metrics.outageAmplification.toFixed(2)}x ` +
-    `the baseline (peak ${metrics.peakAmplification.toFixed(2)}x); clients back ${seconds(metrics.clientRecoveryMs)} after the resume`;
+    `the baseline (peak ${metrics.peakAmplification.toFixed(2)}x); clients back ${timeOrNever(metrics.clientRecoveryMs)} after the resume`;
   if (!withServer) return `${clients}\nmetrics: the server's side needs its -json output (-server file)`;
   return (
     `${clients}\nmetrics: server peak concurrency ${metrics.peakConcurrencyAfterResume} after the resume, peak delay ` +
-    `${readableDelay(metrics.peakDelayAfterResumeMs)}, back ${seconds(metrics.serverRecoveryMs)} after the resume; verdict ${metrics.verdict}`
+    `${readableDelay(metrics.peakDelayAfterResumeMs)}, back ${timeOrNever(metrics.serverRecoveryMs)} after the resume; verdict ${metrics.verdict}`
   );
 }
 

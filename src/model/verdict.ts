@@ -20,6 +20,7 @@
  * - `recovering`: the server is back but the clients are not yet (often their own backoff
  *   keeps them away), by the end of the observation.
  */
+import { secondsText as seconds } from "./seconds.ts";
 import type { ClientWindow, Phases, ServerSample } from "./timeline.ts";
 
 /** Every verdict, best first. */
@@ -101,7 +102,6 @@ export function clientsBackMs(client: readonly ClientWindow[], phases: Phases, b
   return undefined;
 }
 
-const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const GOOD_OK_PERCENT = `${Math.round(GOOD_OK_SHARE * 100)} % OK`;
 
 /** The verdict, both recovery times and the reason, from the timelines. */

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { Candidate } from "../../../src/choose/candidates.ts";
 import { longestSurvived, type MeasurePlan, measure, verdictOf } from "../../../src/choose/measure.ts";
 import { simValuesFor } from "../../../src/choose/settings.ts";
-import { percentile, summarize, worstVerdict } from "../../../src/choose/summary.ts";
+import { summarize, worstVerdict } from "../../../src/choose/summary.ts";
+import { percentile } from "../../../src/model/percentile.ts";
 import { configFrom } from "../../../src/sim/main.ts";
 
 const BISECTION = { minOutageMs: 250, maxOutageMs: 600_000, bisectionRatio: 1.05, bisectionMs: 250 };
