@@ -16,6 +16,7 @@
  */
 import { createServer } from "node:http";
 import { resolve } from "node:path";
+import { parseClientLine } from "../src/contracts/client-line.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { cpuSeconds, memoryMb } from "./proc-usage.ts";
 
@@ -85,11 +86,8 @@ async function measure(url: string, clients: number, workers: number): Promise<C
     await client.exited;
     const windows = client.stdout
       .slice(linesBefore)
-      .map(
-        (line) =>
-          JSON.parse(line.text) as { ok: number; errors: number; timedout: number; windowMs: number; summary?: boolean; partial?: boolean },
-      )
-      .filter((window) => window.summary !== true && window.partial !== true);
+      .map((line, index) => parseClientLine(line.text, { file: "the client's stdout", line: linesBefore + index + 1 }))
+      .flatMap((window) => (window.kind === "window" && window.partial !== true ? [window] : []));
     const ok = windows.reduce((sum, window) => sum + window.ok, 0);
     const seconds = windows.reduce((sum, window) => sum + window.windowMs, 0) / 1000;
     const failures = windows.reduce((sum, window) => sum + window.errors + window.timedout, 0);

@@ -23,6 +23,8 @@ import { type FlagSpec, parseFlags, type ProgramDescription } from "../src/cli/f
 import { describeFailure, UsageError } from "../src/cli/usage-error.ts";
 import { DEFAULT_HEADERS_TIMEOUT_MS } from "../src/server/options.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
+import { parseClientLine } from "../src/contracts/client-line.ts";
+import { jsonLines } from "../src/contracts/json-line.ts";
 import { percentile } from "../src/model/percentile.ts";
 import { secondsText as seconds } from "../src/model/seconds.ts";
 import { openStalledConnections, sendHostileRequests } from "./hostile-http.ts";
@@ -294,16 +296,6 @@ interface Sample {
   readonly sockets: Record<string, number>;
 }
 
-interface ClientWindowJson {
-  windowMs: number;
-  ok: number;
-  errors: number;
-  timedout: number;
-  attempts: number;
-  summary?: boolean;
-  partial?: boolean;
-}
-
 /** When each outage starts, evenly spaced after the warm-up; a UsageError when they do not fit. */
 function outageSchedule(values: { storm: number; outages: number; outage: number; "warm-up": number }): number[] {
   const cycleMs = values.outages === 0 ? 0 : (values.storm - values["warm-up"]) / values.outages;
@@ -460,12 +452,11 @@ async function storm(values: {
 
     // Every client window printed once: they follow one another without gap or overlap, one per
     // interval, and only a final one shorter than 100 ms is folded into the summary.
-    const objects = client.stdout
-      .map((line) => line.text)
-      .filter((line) => line.startsWith("{"))
-      .map((line) => JSON.parse(line) as ClientWindowJson);
-    const summary = objects.find((object) => object.summary === true);
-    const windows = objects.filter((object) => object.summary !== true);
+    const objects = jsonLines(client.stdout.map((line) => line.text)).map(({ text, line }) =>
+      parseClientLine(text, { file: "the client's stdout", line }),
+    );
+    const summary = objects.find((object) => object.kind === "summary");
+    const windows = objects.filter((object) => object.kind === "window");
     const full = windows.filter((window) => window.partial !== true);
     const intervalMs = 5_000;
     if (summary === undefined) {

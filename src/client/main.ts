@@ -20,7 +20,7 @@ import {
   resolveClientOptions,
 } from "./options.ts";
 import { formatClientLine, formatClientSummary, openLoopSuffix } from "./reporter.ts";
-import { clientNotStartedLine, clientSummaryLine, clientWindowLine } from "../contracts/client-line.ts";
+import { clientNotStartedLine, clientSummaryLine, clientWindowLine } from "../contracts/client-line-writer.ts";
 import type { OpenLoopTotals } from "../model/open-loop.ts";
 import { partOf, type UserRange } from "./shard.ts";
 

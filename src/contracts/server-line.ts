@@ -1,12 +1,13 @@
 import { z } from "zod";
-import { formatDuration } from "../cli/duration.ts";
-import type { ServiceSnapshot } from "../model/service-queue.ts";
 import type { ServerSample } from "../model/timeline.ts";
 import { checkLine, ContractError, jsonLines, type LinePlace, parseJsonObject } from "./json-line.ts";
 
 /*
  * The server's -json line (once a second), also its GET /stats body and, with "source":
  * "server", the simulator's. One object per line; an infinite delay is written as null.
+ * Its type and the one reader are here; the writer, serverLine(), is in
+ * server-line-writer.ts, so that the programs that only write lines never load the
+ * validator (zod's many files at start-up would not fit a process short of descriptors).
  * A new field is one entry in SERVER_LINE (optional if older lines lack it) and one in
  * serverLine().
  */
@@ -38,32 +39,6 @@ export const SERVER_LINE = z.object({
 export type ServerLine = z.infer<typeof SERVER_LINE>;
 
 const WHAT = "the server's -json output";
-
-/** The line for one snapshot of the service. */
-export function serverLine(epochMs: number, snapshot: ServiceSnapshot): ServerLine {
-  return {
-    time: new Date(epochMs).toISOString(),
-    epochMs,
-    concurrency: snapshot.concurrency,
-    lastDelayMs: Number.isFinite(snapshot.lastDelayMs) ? snapshot.lastDelayMs : null,
-    lastDelay: formatDuration(snapshot.lastDelayMs),
-    peakConcurrency: snapshot.peakConcurrency,
-    peakDelayMs: Number.isFinite(snapshot.peakDelayMs) ? snapshot.peakDelayMs : null,
-    admitted: snapshot.admitted,
-    served: snapshot.served,
-    abandoned: snapshot.abandoned,
-    abandonedInService: snapshot.abandonedInService,
-    cancelled: snapshot.cancelled,
-    shed: snapshot.shed,
-    expired: snapshot.expired,
-    errorsInjected: snapshot.errorsInjected,
-  };
-}
-
-/** serverLine() as the text the server prints. */
-export function formatServerJson(epochMs: number, snapshot: ServiceSnapshot): string {
-  return JSON.stringify(serverLine(epochMs, snapshot));
-}
 
 /** One line of the server's -json output, checked; a LineError naming the file and line otherwise. */
 export function parseServerLine(text: string, place: LinePlace): ServerLine {

@@ -3,7 +3,7 @@ import { DEBUG_FLAG, type FlagSpec, parseFlags, type ProgramDescription } from "
 import { instantProblem, parseInstant } from "../cli/instant.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { formatClientLine, formatClientSummary } from "../client/reporter.ts";
-import { clientSummaryLine, clientWindowLine } from "../contracts/client-line.ts";
+import { clientSummaryLine, clientWindowLine } from "../contracts/client-line-writer.ts";
 import { ContractError } from "../contracts/json-line.ts";
 import { readServerSamples } from "../contracts/server-line.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";

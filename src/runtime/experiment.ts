@@ -74,11 +74,20 @@ export async function runExperiment(
   let client: ChildProgram | undefined;
   const onRecord = options.onRecord;
   const unfollow: (() => void)[] = [];
+  // A line that breaks its contract, seen while following: it ends the run at the next check, with both programs stopped.
+  let brokenLine: unknown;
+  const live = (read: () => void) => {
+    try {
+      read();
+    } catch (error) {
+      brokenLine ??= error;
+    }
+  };
   if (onRecord !== undefined) {
     unfollow.push(
-      follow(server, (text, line) => {
-        onRecord({ kind: "server", sample: serverSample(parseServerLine(text, { file: SERVER_OUTPUT, line }), startEpochMs) });
-      }),
+      follow(server, (text, line) =>
+        live(() => onRecord({ kind: "server", sample: serverSample(parseServerLine(text, { file: SERVER_OUTPUT, line }), startEpochMs) })),
+      ),
     );
   }
   const abandon = () => {
@@ -104,11 +113,13 @@ export async function runExperiment(
     const clientStarted = client;
     if (onRecord !== undefined) {
       unfollow.push(
-        follow(clientStarted, (text, line) => {
-          const parsed = parseClientLine(text, { file: CLIENT_OUTPUT, line });
-          if (parsed.kind !== "window") return;
-          onRecord({ kind: "client", window: { ...clientWindow(parsed, startEpochMs), throttledPerSec: parsed.throttledPerSec } });
-        }),
+        follow(clientStarted, (text, line) =>
+          live(() => {
+            const parsed = parseClientLine(text, { file: CLIENT_OUTPUT, line });
+            if (parsed.kind !== "window") return;
+            onRecord({ kind: "client", window: { ...clientWindow(parsed, startEpochMs), throttledPerSec: parsed.throttledPerSec } });
+          }),
+        ),
       );
     }
     await clientStarted.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 }).catch(notStarted);
@@ -170,6 +181,7 @@ export async function runExperiment(
     async function phase(name: Phase, endsAtMs: number): Promise<void> {
       while (Date.now() < startEpochMs + endsAtMs) {
         if (options.signal.aborted) throw new Error("interrupted");
+        if (brokenLine !== undefined) throw brokenLine;
         for (const program of programs) if (!program.running) throw diedEarly(program);
         report(name, endsAtMs);
         await new Promise((wake) => setTimeout(wake, Math.min(250, startEpochMs + endsAtMs - Date.now())));

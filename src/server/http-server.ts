@@ -10,7 +10,7 @@ import { respondWithMetrics } from "../runtime/metrics-endpoint.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { type ServerMetrics, serverMetrics } from "./metrics.ts";
 import type { ServerOptions } from "./options.ts";
-import { serverLine } from "../contracts/server-line.ts";
+import { serverLine } from "../contracts/server-line-writer.ts";
 
 export interface RunningServer {
   readonly address: ListenAddress;

@@ -1,8 +1,8 @@
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { formatClientLine, formatClientSummary, openLoopSuffix } from "../client/reporter.ts";
-import { clientReport } from "../contracts/client-line.ts";
-import { serverLine } from "../contracts/server-line.ts";
+import { clientReport } from "../contracts/client-line-writer.ts";
+import { serverLine } from "../contracts/server-line-writer.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { Phases } from "../model/timeline.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";

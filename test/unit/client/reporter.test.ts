@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatClientLine, formatClientSummary } from "../../../src/client/reporter.ts";
-import { clientReport } from "../../../src/contracts/client-line.ts";
+import { clientReport } from "../../../src/contracts/client-line-writer.ts";
 import { WindowStats } from "../../../src/model/window-stats.ts";
 
 describe("client reporter", () => {

@@ -1,13 +1,9 @@
 import { describe, expect, it } from "vitest";
-import {
-  clientNotStartedLine,
-  clientSummaryLine,
-  clientWindowLine,
-  parseClientLine,
-  readClientWindows,
-} from "../../../src/contracts/client-line.ts";
+import { parseClientLine, readClientWindows } from "../../../src/contracts/client-line.ts";
+import { clientNotStartedLine, clientSummaryLine, clientWindowLine } from "../../../src/contracts/client-line-writer.ts";
 import { LineError } from "../../../src/contracts/json-line.ts";
-import { parseServerLine, readServerSamples, serverLine } from "../../../src/contracts/server-line.ts";
+import { parseServerLine, readServerSamples } from "../../../src/contracts/server-line.ts";
+import { serverLine } from "../../../src/contracts/server-line-writer.ts";
 import { WindowStats } from "../../../src/model/window-stats.ts";
 
 const SNAPSHOT = {
