@@ -7,7 +7,7 @@ import { clientSummaryLine, clientWindowLine } from "../contracts/client-line-wr
 import { ContractError } from "../contracts/json-line.ts";
 import { readServerSamples } from "../contracts/server-line.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
-import type { ClientWindow } from "../model/timeline.ts";
+import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { perSecond } from "../model/window-stats.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { readableDelay, timeOrNever } from "../report/readable-delay.ts";
@@ -89,7 +89,8 @@ function scenarioMetrics(
   merged: MergedRun,
   stopAtEpochMs: number,
   resumeAtEpochMs: number,
-  server: { readonly file: string; readonly lines: readonly string[] } | undefined,
+  /** The server's timeline in epoch ms, when its log was given. */
+  server: readonly ServerSample[] | undefined,
   limit: number,
 ): { metrics: ScenarioMetrics; startEpochMs: number; withServer: boolean } {
   const startEpochMs = Math.min(...merged.windows.map((window) => window.report.startMs));
@@ -102,7 +103,7 @@ function scenarioMetrics(
     timedoutPerSec: perSecond(report.counts.timedout, report),
     attemptsPerSec: perSecond(report.counts.attempts, report),
   }));
-  const samples = server === undefined ? [] : readServerSamples(server.lines, startEpochMs, server.file, { requireSome: true });
+  const samples = (server ?? []).map((sample) => ({ ...sample, atMs: sample.atMs - startEpochMs }));
   const phases = { stopAtMs: stopAtEpochMs - startEpochMs, resumeAtMs: resumeAtEpochMs - startEpochMs, endMs: endEpochMs - startEpochMs };
   return { metrics: computeMetrics(samples, client, phases, limit), startEpochMs, withServer: server !== undefined };
 }
@@ -134,7 +135,12 @@ export function main(argv: readonly string[], io: ProgramIo): number {
   if (stopAtEpochMs !== undefined && resumeAtEpochMs !== undefined && resumeAtEpochMs < stopAtEpochMs) {
     throw new UsageError("-resume-at is before -stop-at");
   }
-  const server = values.server === undefined ? undefined : { file: values.server, lines: readInput(values.server).split("\n") };
+  // Read and checked before anything is printed: the wrong file is a usage error, never NaN metrics.
+  const serverFile = values.server;
+  const server =
+    serverFile === undefined
+      ? undefined
+      : usageErrors(() => readServerSamples(readInput(serverFile).split("\n"), 0, serverFile, { requireSome: true }));
 
   const logs = readLogs(files);
   if (logs.every((log) => log.windows.length === 0 && log.summary === undefined)) {
@@ -163,7 +169,7 @@ export function main(argv: readonly string[], io: ProgramIo): number {
     );
   }
   if (stopAtEpochMs !== undefined && resumeAtEpochMs !== undefined && merged.windows.length > 0) {
-    const { metrics, withServer } = usageErrors(() => scenarioMetrics(merged, stopAtEpochMs, resumeAtEpochMs, server, values.limit));
+    const { metrics, withServer } = scenarioMetrics(merged, stopAtEpochMs, resumeAtEpochMs, server, values.limit);
     const clientSide = {
       baselineOkPerSec: metrics.baselineOkPerSec,
       outageAmplification: metrics.outageAmplification,

@@ -197,6 +197,11 @@ describe("merge's main", () => {
     expect(() => run(["-server", text, ...phases, client])).toThrow(
       new UsageError(`${text}: no JSON line (is this the server's -json output?)`),
     );
+    // Refused before anything is printed.
+    let printed = "";
+    const write = (more: string) => (printed += more);
+    expect(() => main(["-server", client, ...phases, client], { stdout: { write }, stderr: { write }, env: {} })).toThrow(UsageError);
+    expect(printed).toBe("");
   });
 
   it("refuses bad input with a usage error naming it", () => {
