@@ -24,6 +24,7 @@
 import { createServer } from "node:http";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import { parseClientLine } from "../src/contracts/client-line.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { cpuSeconds, memoryMb } from "./proc-usage.ts";
 import { USERS_PER_THREAD } from "../src/client/workers.ts";
@@ -74,17 +75,6 @@ interface Timing {
   readonly measureS: number;
 }
 
-interface WindowLine {
-  ok: number;
-  errors: number;
-  timedout: number;
-  windowMs: number;
-  summary?: boolean;
-  partial?: boolean;
-  lateness?: { p99: number } | null;
-  behind?: boolean;
-}
-
 async function measure(
   url: string,
   clients: number,
@@ -119,8 +109,8 @@ async function measure(
     await client.exited;
     const windows = client.stdout
       .slice(linesBefore)
-      .map((line) => JSON.parse(line.text) as WindowLine)
-      .filter((window) => window.summary !== true && window.partial !== true);
+      .map((line, index) => parseClientLine(line.text, { file: "the client's stdout", line: linesBefore + index + 1 }))
+      .flatMap((window) => (window.kind === "window" && window.partial !== true ? [window] : []));
     const ok = windows.reduce((sum, window) => sum + window.ok, 0);
     const seconds = windows.reduce((sum, window) => sum + window.windowMs, 0) / 1000;
     const failures = windows.reduce((sum, window) => sum + window.errors + window.timedout, 0);

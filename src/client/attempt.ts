@@ -1,5 +1,5 @@
 import { Agent } from "undici";
-import type { Transport } from "../model/herd.ts";
+import type { Transport } from "../model/attempt.ts";
 import { classifyError, isClientLimit } from "./classify-error.ts";
 import { type AttemptResult, classifyStatus } from "../model/outcome.ts";
 import { parseRetryAfter } from "../backoff/retry-after.ts";

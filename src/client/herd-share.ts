@@ -1,14 +1,14 @@
 import { streamRandom } from "../backoff/random.ts";
 import { realClock } from "../clock/real-clock.ts";
-import type { Herd, HerdObserver } from "../model/herd.ts";
+import type { HerdObserver } from "../model/attempt.ts";
+import type { Herd } from "../model/herd.ts";
 import type { LatencyHistogram, LatencySummary } from "../model/latency-histogram.ts";
 import { createLoad } from "../model/load.ts";
-import { OpenLoop } from "../model/open-loop.ts";
+import { OpenLoop, type OpenLoopTotals, openLoopTotals } from "../model/open-loop.ts";
 import { type Counts, type WindowReport, WindowStats } from "../model/window-stats.ts";
 import { createHttpTransport } from "./attempt.ts";
 import { EventLoopDelay } from "./event-loop-delay.ts";
 import type { ClientOptions } from "./options.ts";
-import type { OpenLoopTotals } from "./reporter.ts";
 import type { UserRange } from "./shard.ts";
 
 /** What one share of the herd counted in a window (or over the whole run). */
@@ -109,9 +109,4 @@ function shareWindow(
     inFlight,
     openLoop,
   };
-}
-
-/** A plain copy of an open-loop source's figures (it crosses to the main thread by structured clone). */
-function openLoopTotals(source: OpenLoop | undefined): OpenLoopTotals | undefined {
-  return source === undefined ? undefined : { aliveChains: source.aliveChains, droppedArrivals: source.droppedArrivals };
 }

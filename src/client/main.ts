@@ -22,15 +22,9 @@ import {
   parseClientArgs,
   resolveClientOptions,
 } from "./options.ts";
-import {
-  clientSummaryJson,
-  clientWindowJson,
-  formatClientLine,
-  formatClientSummary,
-  openLoopFields,
-  openLoopSuffix,
-  type OpenLoopTotals,
-} from "./reporter.ts";
+import { formatClientLine, formatClientSummary, openLoopSuffix } from "./reporter.ts";
+import { clientNotStartedLine, clientSummaryLine, clientWindowLine } from "../contracts/client-line-writer.ts";
+import type { OpenLoopTotals } from "../model/open-loop.ts";
 import { partOf, type UserRange } from "./shard.ts";
 
 /** How long the end of a run waits for a worker thread's last window before it goes on without it. */
@@ -188,9 +182,7 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
     clearTimeout(wake);
     if (reason !== undefined) {
       io.stdout.write(
-        options.json
-          ? `${JSON.stringify({ summary: true, reason, started: false })}\n`
-          : `summary: stopped by ${reason} before the start\n`,
+        options.json ? `${JSON.stringify(clientNotStartedLine(reason))}\n` : `summary: stopped by ${reason} before the start\n`,
       );
       await exitAfterClose();
       return;
@@ -238,10 +230,7 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
       const behind = reasons.length === 0 ? undefined : reasons.join("; ");
       const self = { eventLoopDelay, behind };
       const line = options.json
-        ? JSON.stringify({
-            ...clientWindowJson(report, inFlight, epochMs, { gridEpochMs, shard: shardLabel, partial }, self),
-            ...(openLoop && openLoopFields(openLoop)),
-          })
+        ? JSON.stringify(clientWindowLine(report, inFlight, epochMs, { gridEpochMs, shard: shardLabel, partial }, self, openLoop))
         : formatClientLine(report, inFlight, self) + (openLoop === undefined ? "" : openLoopSuffix(openLoop));
       io.stdout.write(`${line}\n`);
       if (behind !== undefined) {
@@ -297,7 +286,7 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
       : { report: mergeWindowReports(reports, { startMs: runStartMs, endMs: now }), openLoop: undefined };
     io.stdout.write(
       options.json
-        ? `${JSON.stringify({ ...clientSummaryJson(totals, reason, Date.now(), shardLabel, behindWindows), ...(openLoop && openLoopFields(openLoop)) })}\n`
+        ? `${JSON.stringify(clientSummaryLine(totals, reason, Date.now(), shardLabel, behindWindows, openLoop))}\n`
         : `${formatClientSummary(totals, behindWindows)}${openLoop === undefined ? "" : openLoopSuffix(openLoop)}\n`,
     );
     // The summary is out: the run is over. Closing the connections of a large herd can take

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { budgetAllowsRetry, type RetryBudget } from "../backoff/budget.ts";
 import type { ClientInstances } from "../model/client-instances.ts";
-import type { HerdObserver } from "../model/herd.ts";
+import type { HerdObserver } from "../model/attempt.ts";
 import type { AttemptResult, LocalRefusal } from "../model/outcome.ts";
 import { LATENCY_BUCKETS_SECONDS, METRIC_PREFIX } from "../runtime/metrics-endpoint.ts";
 

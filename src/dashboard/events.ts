@@ -1,3 +1,4 @@
+import { seconds } from "../model/seconds.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 
 /**
@@ -30,8 +31,6 @@ export type DashboardEvent =
   | { readonly kind: "end"; readonly note: string };
 
 export type PhaseName = "steady" | "outage" | "observe";
-
-const seconds = (ms: number) => ms / 1000;
 
 export function serverEvent(run: number, sample: ServerSample): DashboardEvent {
   const delayS = Number.isFinite(sample.lastDelayMs) ? seconds(sample.lastDelayMs) : null;

@@ -24,6 +24,7 @@
  * - `recovering`: the server is back but the clients are not yet (often their own backoff
  *   keeps them away), by the end of the observation.
  */
+import { secondsText as seconds } from "./seconds.ts";
 import type { ClientWindow, Phases, ServerSample } from "./timeline.ts";
 
 /** Every verdict, best first; the last two judge nothing about the server (nothing to judge, or a client that fell behind). */
@@ -116,8 +117,6 @@ export function clientsBackMs(client: readonly ClientWindow[], phases: Phases, b
   }
   return undefined;
 }
-
-const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /** The first client window, from the outage's start to the end, in which the client fell behind. */
 export function firstBehindWindow(client: readonly ClientWindow[], phases: Phases): ClientWindow | undefined {

@@ -1,4 +1,4 @@
-import type { HerdObserver } from "./herd.ts";
+import type { HerdObserver } from "./attempt.ts";
 import {
   HISTOGRAM_MAX_US,
   type LatencyHistogram,
@@ -118,6 +118,11 @@ class WindowRecorder {
 export function perSecond(count: number, report: { startMs: number; endMs: number }): number {
   const seconds = (report.endMs - report.startMs) / 1000;
   return seconds > 0 ? count / seconds : 0;
+}
+
+/** Retries among the attempts sent, as a fraction; 0 when none was sent. */
+export function retryShare(counts: { attempts: number; retries: number }): number {
+  return counts.attempts > 0 ? counts.retries / counts.attempts : 0;
 }
 
 /**

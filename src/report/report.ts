@@ -1,13 +1,14 @@
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
-import { formatDuration } from "../cli/duration.ts";
-import { uPlotFile } from "../dashboard/assets.ts";
+import { chartScriptFile, uPlotFile } from "./chart-files.ts";
 import type { ScenarioMetrics, WastedWork } from "../model/scenario-metrics.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 import { VERDICT_DEFINITIONS, VERDICTS } from "../model/verdict.ts";
-import { readableDelay } from "./readable-delay.ts";
+import { seconds } from "../model/seconds.ts";
+import { escapeHtml } from "./html.ts";
+import { readableDelay, timeOrNever } from "./readable-delay.ts";
+import { textTable } from "./text-table.ts";
 import { explainVerdict } from "./verdict-why.ts";
 
 export { readableDelay };
@@ -20,9 +21,6 @@ export interface StrategyResult {
   readonly metrics: ScenarioMetrics;
   readonly concurrencyLimit: number;
 }
-
-const seconds = (ms: number) => ms / 1000;
-const orDash = (ms: number | undefined) => (ms === undefined ? "never" : formatDuration(Math.round(ms)));
 
 /** Requests worked on for nobody, and beside them those dropped as soon as nobody waited. */
 function describeWaste(waste: WastedWork | undefined): string {
@@ -59,8 +57,8 @@ export function comparisonRows(results: readonly StrategyResult[]): string[][] {
       `${metrics.outageAmplification.toFixed(2)}x (peak ${metrics.peakAmplification.toFixed(2)}x)`,
       after(String(metrics.peakConcurrencyAfterResume)),
       after(readableDelay(metrics.peakDelayAfterResumeMs)),
-      after(orDash(metrics.serverRecoveryMs)),
-      after(orDash(metrics.clientRecoveryMs)),
+      after(timeOrNever(metrics.serverRecoveryMs)),
+      after(timeOrNever(metrics.clientRecoveryMs)),
       describeWaste(metrics.wastedWork),
       // Results files written before these two figures existed lack them.
       typeof metrics.goodputAfterResumeOkPerSec === "number" ? after(`${metrics.goodputAfterResumeOkPerSec.toFixed(1)}/s`) : "-",
@@ -71,15 +69,7 @@ export function comparisonRows(results: readonly StrategyResult[]): string[][] {
 
 /** The comparison as aligned text, for the terminal. */
 export function comparisonTable(results: readonly StrategyResult[]): string {
-  const header = COMPARISON_HEADER;
-  const rows = comparisonRows(results);
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, column) => cell.padEnd(widths[column]!))
-      .join("  ")
-      .trimEnd();
-  return [line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)].join("\n");
+  return textTable([COMPARISON_HEADER, ...comparisonRows(results)]);
 }
 
 /**
@@ -246,9 +236,6 @@ export async function renderReport(
   return { html: reportHtml({ title, results, settings, strategySvgs, overlaySvg }), strategySvgs };
 }
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"]/g, (character) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[character]!);
-
 /** JSON inside a <script> element: nothing in it may close the element. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c");
 
@@ -361,7 +348,8 @@ ${figure("overlay-goodput", "client: goodput, OK per second")}
 ${sections}
 <script type="application/json" id="report-data">${scriptJson(chartData(results))}</script>
 <script>${readFileSync(uPlotFile("uPlot.iife.min.js"), "utf8")}</script>
-<script>${readFileSync(fileURLToPath(new URL("./report-charts.js", import.meta.url)), "utf8")}</script>
+<script>${readFileSync(chartScriptFile("charts.js"), "utf8")}</script>
+<script>${readFileSync(chartScriptFile("report-charts.js"), "utf8")}</script>
 </body></html>
 `;
 }

@@ -5,7 +5,8 @@ import { realClock } from "../clock/real-clock.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { startHttpServer } from "./http-server.ts";
 import { parseServerArgs, resolveServerOptions } from "./options.ts";
-import { formatServerJson, formatServerLine, formatServerTotals } from "./reporter.ts";
+import { formatServerJson } from "../contracts/server-line-writer.ts";
+import { formatServerLine, formatServerTotals } from "./reporter.ts";
 
 /** Server-level problems (EMFILE storms) are reported at most this often. */
 const PROBLEM_REPORT_INTERVAL_MS = 1_000;

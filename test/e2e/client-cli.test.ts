@@ -5,27 +5,9 @@ import { firstWait, initialUserState, type RetryConfig } from "../../src/model/c
 import { afterAttempt } from "../helpers/retry-config.ts";
 import { streamRandom } from "../../src/backoff/random.ts";
 import { eventually } from "../helpers/eventually.ts";
+import { clientReportLines } from "../helpers/output-lines.ts";
 import { startScriptedServer } from "../helpers/scripted-server.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
-
-interface WindowJson {
-  ok: number;
-  errors: number;
-  timedout: number;
-  gaveUp: number;
-  attempts: number;
-  retries: number;
-  throttled: number;
-  rejected: number;
-  notSent: number;
-  behind?: boolean;
-  behindReason?: string;
-  okPerSec: number;
-  errorKinds: Record<string, number>;
-  windowMs: number;
-  summary?: boolean;
-  partial?: boolean;
-}
 
 /**
  * Observed gaps between attempts against the policy's waits. A retry is sent only after its
@@ -48,7 +30,7 @@ function windowsAndSummary(lines: string[]) {
   return { windows: objects.filter((object) => object.summary !== true), summary };
 }
 
-const jsonLines = (lines: string[]) => lines.filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as WindowJson);
+const jsonLines = (lines: string[]) => clientReportLines(lines);
 const REFERENCE_PREFIX = /^OK: \d+\.\d\d req\/sec, errors: \d+\.\d\d req\/sec, timedout: \d+\.\d\d req\/sec/;
 
 describe("./client", () => {
@@ -390,7 +372,7 @@ describe("./client", () => {
     );
     const windows = () => jsonLines(cli.stdoutLines);
     await eventually(
-      () => windows().some((window) => window.notSent > 0) && windows().some((window) => window.timedout > 0),
+      () => windows().some((window) => (window.notSent ?? 0) > 0) && windows().some((window) => window.timedout > 0),
       "a window with attempts not sent and one with timeouts",
     );
     cli.signal("SIGINT");
@@ -400,7 +382,7 @@ describe("./client", () => {
     expect(summary.errorKinds["no-file-descriptor"]).toBeUndefined();
     expect(summary.errors).toBe(0);
     expect(summary.timedout).toBeGreaterThan(0); // the sockets it did get were used
-    for (const window of printed.filter((window) => window.notSent > 0)) {
+    for (const window of printed.filter((window) => (window.notSent ?? 0) > 0)) {
       expect(window).toMatchObject({ behind: true, behindReason: expect.stringContaining("could not be sent") as string });
     }
     expect(cli.stderrLines.join("\n")).toMatch(

@@ -2,15 +2,34 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { clientSummaryJson, clientWindowJson, formatClientLine, formatClientSummary } from "../../../src/client/reporter.ts";
+import { formatClientLine, formatClientSummary } from "../../../src/client/reporter.ts";
+import { clientSummaryLine, clientWindowLine } from "../../../src/contracts/client-line-writer.ts";
+import { serverLine } from "../../../src/contracts/server-line-writer.ts";
 import { parseClientLog } from "../../../src/merge/client-log.ts";
 import { main } from "../../../src/merge/main.ts";
+import { UsageError } from "../../../src/cli/usage-error.ts";
 import { mergeClientLogs } from "../../../src/merge/merge-logs.ts";
 import { mergeWindowReports } from "../../../src/model/window-merge.ts";
 import { type WindowReport, WindowStats } from "../../../src/model/window-stats.ts";
 
 const START = Date.UTC(2025, 5, 21, 12, 0, 0);
 const NOT_BEHIND = { eventLoopDelay: undefined, behind: undefined };
+
+/** A server snapshot with nothing going on: 100 ms delay, every total 0. */
+const IDLE_SERVER = {
+  concurrency: 0,
+  lastDelayMs: 100,
+  peakConcurrency: 0,
+  peakDelayMs: 100,
+  admitted: 0,
+  served: 0,
+  abandoned: 0,
+  abandonedInService: 0,
+  cancelled: 0,
+  shed: 0,
+  expired: 0,
+  errorsInjected: 0,
+};
 
 /** One shard's -json output: `windows` windows of 1 s from START with the given OK latencies, then a summary. */
 function shardOutput(options: {
@@ -41,7 +60,7 @@ function shardOutput(options: {
     const epochMs = START + offset + (index + 1) * 1_000 + 3;
     lines.push(
       JSON.stringify(
-        clientWindowJson(
+        clientWindowLine(
           report,
           index,
           epochMs,
@@ -54,7 +73,7 @@ function shardOutput(options: {
     );
   }
   const totals = stats.totals(options.windows * 1_000);
-  lines.push(JSON.stringify(clientSummaryJson(totals, "duration", START + offset + options.windows * 1_000 + 9, options.shard, 0)));
+  lines.push(JSON.stringify(clientSummaryLine(totals, "duration", START + offset + options.windows * 1_000 + 9, options.shard, 0)));
   return { text: `client: 10 clients (shard …)\n${lines.join("\n")}\n`, reports, totals };
 }
 
@@ -103,8 +122,12 @@ describe("merge", () => {
   });
 
   it("names the line of a JSON object that is not a client's window", () => {
-    expect(() => parseClientLog("x.log", '{"source":"server","concurrency":3}\n')).toThrow("x.log:1: no epochMs and windowMs");
+    expect(() => parseClientLog("x.log", '{"source":"server","concurrency":3}\n')).toThrow(
+      /^x\.log:1: "time": expected string, received undefined \(is this a client's -json output\?\)$/,
+    );
     expect(() => parseClientLog("x.log", "client: …\n{oops\n")).toThrow("x.log:2: not valid JSON");
+    const window = shardOutput({ windows: 1, oks: [1], latencyMs: 1 }).text.split("\n")[1]!;
+    expect(() => parseClientLog("x.log", `${window.replace('"ok":1', '"ok":-1')}\n`)).toThrow(/^x\.log:1: "ok": /);
   });
 });
 
@@ -192,13 +215,13 @@ describe("merge's main", () => {
     const oks = [100, 100, 100, 100, 0, 0, 100, 100, 100, 100];
     writeFileSync(join(dir, "a.log"), shardOutput({ windows: 10, oks, latencyMs: 1 }).text);
     const server = Array.from({ length: 10 }, (_, index) =>
-      JSON.stringify({
-        epochMs: START + (index + 1) * 1_000,
-        concurrency: index === 6 ? 200 : 5,
-        lastDelayMs: 100,
-        peakConcurrency: index === 6 ? 400 : 5,
-        peakDelayMs: 100,
-      }),
+      JSON.stringify(
+        serverLine(START + (index + 1) * 1_000, {
+          ...IDLE_SERVER,
+          concurrency: index === 6 ? 200 : 5,
+          peakConcurrency: index === 6 ? 400 : 5,
+        }),
+      ),
     );
     writeFileSync(join(dir, "server.log"), `${server.join("\n")}\n`);
     const phases = ["-stop-at", String(START + 4_000), "-resume-at", new Date(START + 6_000).toISOString()];
@@ -215,6 +238,27 @@ describe("merge's main", () => {
       serverRecoveryMs: 2_000,
       verdict: "recovered",
     });
+  });
+
+  it("refuses a -server file that is not the server's -json output, naming its file and line", () => {
+    dir = mkdtempSync(join(tmpdir(), "merge-"));
+    const client = join(dir, "a.log");
+    writeFileSync(client, shardOutput({ windows: 10, oks: Array<number>(10).fill(100), latencyMs: 1 }).text);
+    const text = join(dir, "server.txt");
+    writeFileSync(text, "Jun 21 22:11:08.519: concurrency:    8, last delay: 100ms\n");
+    const phases = ["-stop-at", String(START + 4_000), "-resume-at", String(START + 6_000)];
+    // The client's own output given as the server's: its first JSON line is line 2.
+    expect(() => run(["-server", client, ...phases, client])).toThrow(
+      new UsageError(`${client}:2: "concurrency": expected number, received undefined (is this the server's -json output?)`),
+    );
+    expect(() => run(["-server", text, ...phases, client])).toThrow(
+      new UsageError(`${text}: no JSON line (is this the server's -json output?)`),
+    );
+    // Refused before anything is printed.
+    let printed = "";
+    const write = (more: string) => (printed += more);
+    expect(() => main(["-server", client, ...phases, client], { stdout: { write }, stderr: { write }, env: {} })).toThrow(UsageError);
+    expect(printed).toBe("");
   });
 
   it("refuses bad input with a usage error naming it", () => {

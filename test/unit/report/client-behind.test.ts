@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { clientReport, clientWindowJson } from "../../../src/client/reporter.ts";
+import { clientSummaryLine, clientWindowLine } from "../../../src/contracts/client-line-writer.ts";
 import { clientEvent } from "../../../src/dashboard/events.ts";
 import { computeMetrics } from "../../../src/model/scenario-metrics.ts";
 import { WindowStats } from "../../../src/model/window-stats.ts";
 import { comparisonTable, reportHtml } from "../../../src/report/report.ts";
-import { parseClientWindows } from "../../../src/runtime/experiment.ts";
+import { readClientWindows } from "../../../src/contracts/client-line.ts";
 
 const START = 1_700_000_000_000;
 
@@ -25,9 +25,9 @@ function clientLines(count: number, behind: ReadonlySet<number>): string[] {
     const self = behind.has(index)
       ? { eventLoopDelay: undefined, behind: "attempts sent late: lateness p99 900 ms (max 900 ms) above 200 ms" }
       : { eventLoopDelay: undefined, behind: undefined };
-    lines.push(JSON.stringify(clientWindowJson(report, 0, epochMs, { gridEpochMs: epochMs }, self)));
+    lines.push(JSON.stringify(clientWindowLine(report, 0, epochMs, { gridEpochMs: epochMs }, self)));
   }
-  lines.push(JSON.stringify({ summary: true, ...clientReport(stats.totals(count * 5_000), 0, START + count * 5_000) }));
+  lines.push(JSON.stringify(clientSummaryLine(stats.totals(count * 5_000), "duration", START + count * 5_000, undefined, behind.size)));
   return lines;
 }
 
@@ -39,11 +39,11 @@ describe("the demo's reading of a client that fell behind", () => {
   ];
 
   it("reads the marks from the client's -json windows and gives the invalid verdict, in the report and on the dashboard", () => {
-    const kept = parseClientWindows(clientLines(12, new Set()), START);
+    const kept = readClientWindows(clientLines(12, new Set()), START, "client.jsonl");
     expect(kept.every((window) => window.behind === undefined)).toBe(true);
     expect(computeMetrics(server, kept, phases, 30).verdict).toBe("recovered");
 
-    const client = parseClientWindows(clientLines(12, new Set([8])), START);
+    const client = readClientWindows(clientLines(12, new Set([8])), START, "client.jsonl");
     expect(client.map((window) => window.behind !== undefined)).toEqual(Array.from({ length: 12 }, (_, index) => index === 8));
     const metrics = computeMetrics(server, client, phases, 30);
     expect(metrics.verdict).toBe("invalid");
@@ -59,7 +59,7 @@ describe("the demo's reading of a client that fell behind", () => {
   });
 
   it("does not let a window marked before the outage change the verdict", () => {
-    const client = parseClientWindows(clientLines(12, new Set([1])), START);
+    const client = readClientWindows(clientLines(12, new Set([1])), START, "client.jsonl");
     expect(computeMetrics(server, client, phases, 30).verdict).toBe("recovered");
   });
 });
