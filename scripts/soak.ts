@@ -4,7 +4,7 @@
  * figures and a PASS/FAIL line per check, and exits 1 if any check failed. Results and the
  * commands are recorded in docs/reliability.md.
  *
- *   1. Hostile input: random and malformed requests against ./server (scripts/hostile-http.ts),
+ *   1. Hostile input: random and malformed requests against ./server (harness/hostile-http.ts),
  *      each answered as a correct server does (400, 431, … or the right answer).
  *   2. Stalled connections: thousands of connections that never finish their request head;
  *      /stats still answers, and the headers timeout closes them all with 408.
@@ -23,7 +23,7 @@ import { type FlagSpec, parseFlags, type ProgramDescription } from "../src/cli/f
 import { describeFailure, UsageError } from "../src/cli/usage-error.ts";
 import { DEFAULT_HEADERS_TIMEOUT_MS } from "../src/server/options.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
-import { openStalledConnections, sendHostileRequests } from "./hostile-http.ts";
+import { openStalledConnections, sendHostileRequests } from "../harness/hostile-http.ts";
 import { memoryMb } from "./proc-usage.ts";
 import { describeSockets, heldSockets, socketsOnPort } from "./socket-count.ts";
 

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { computeMetrics } from "../../src/model/scenario-metrics.ts";
 import { renderReport, type StrategyResult } from "../../src/scenario/report.ts";
 import { parseClientWindows, parseServerSamples } from "../../src/scenario/run.ts";
-import { launchBrowser } from "../helpers/browser.ts";
+import { launchBrowser } from "../../harness/browser.ts";
 import { spawnCli } from "../helpers/spawn-cli.ts";
 
 /** What the report's script exposes for tests (window.reportCharts), and the bits of the DOM the checks read. */
