@@ -1,9 +1,11 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * Two projects, run one after the other (sequence.groupOrder): first the unit tests, all
- * at once; then the end-to-end tests, one file at a time. So no end-to-end test ever runs
- * beside a unit test or beside another end-to-end test, and the 2 cores are theirs.
+ * Projects run one after the other (sequence.groupOrder): first the unit tests, all at once;
+ * then the end-to-end tests, one file at a time. So no end-to-end test ever runs beside a
+ * unit test or beside another end-to-end test, and the 2 cores are theirs. `npm test` runs
+ * these two; `npm run validate` runs the third, the long real-time comparisons of the
+ * simulator with the real programs (test/README.md).
  */
 export default defineConfig({
   test: {
@@ -21,6 +23,17 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           fileParallelism: false,
           testTimeout: 120_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        // Validation experiments of real programs, one file at a time, last.
+        test: {
+          name: "validate",
+          include: ["test/validate/**/*.test.ts"],
+          sequence: { groupOrder: 2 },
+          fileParallelism: false,
+          testTimeout: 300_000,
           hookTimeout: 60_000,
         },
       },
