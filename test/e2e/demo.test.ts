@@ -17,12 +17,13 @@ import { temporaryDir } from "../helpers/temporary-dirs.ts";
 /**
  * The experiment scaled down (test/helpers/demo-experiment.ts): fixed retry collapses, and
  * the reference backoff queues a couple of hundred. Its clients come back 9–22 s after the
- * resume depending on the seed (simulated, seeds 1–30); the seed is pinned (14 s in the
- * simulator) and 25 s observed, for a wide margin on a loaded machine. (The article's own
- * formula collapses like fixed retry; the full-size runs of the README compare every
- * strategy, and `npm run validate` the fleet-level protections.)
+ * resume depending on the seed (simulated, seeds 1–30); the seed is pinned to one of the
+ * quick ones (9 s in the simulator) and 17 s observed, for a wide margin on a loaded machine.
+ * (The article's own formula collapses like fixed retry; the full-size runs of the README
+ * compare every strategy, and `npm run validate` the fleet-level protections.)
  */
-const PHASES: Phases = { steadyS: 5, outageS: 6, observeS: 25 };
+const PHASES: Phases = { steadyS: 5, outageS: 6, observeS: 17 };
+const SEED = ["-seed", "8"];
 
 describe("npm run demo", () => {
   it(
@@ -33,7 +34,7 @@ describe("npm run demo", () => {
       const run = demo([
         ...phaseFlags(PHASES),
         "-client-args",
-        SCALED_CLIENT.join(" "),
+        [...SCALED_CLIENT, ...SEED].join(" "),
         "-strategies",
         "fixed,exponential-backoff",
         "-out",
@@ -54,7 +55,7 @@ describe("npm run demo", () => {
       expect(backoff?.metrics.clientRecoveryMs).toBeGreaterThan(0);
 
       // The simulator, run on the same scenario, agrees with what the real programs did.
-      const predicted = await simulated("fixed,exponential-backoff", PHASES);
+      const predicted = await simulated("fixed,exponential-backoff", PHASES, SEED);
       for (const measured of summary.results) {
         const simulatedMetrics = predicted.get(measured.strategy)!;
         expect(
