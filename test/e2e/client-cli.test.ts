@@ -179,7 +179,9 @@ describe("./client", () => {
     // Every window's attempts are counted once: the windows add up to the summary (the last window is whole).
     const windows = threadObjects.filter((object) => !object.summary);
     expect(windows.reduce((sum, window) => sum + window.attempts, 0)).toBe(threadObjects.at(-1)!.attempts);
-    expect(threadObjects.at(-1)!.ok).toBeGreaterThan(300);
+    // Every thread's users worked: each user draws the same think times in both runs (same
+    // seed), so a thread that sent nothing would leave the threaded run a third short.
+    expect(threadObjects.at(-1)!.ok).toBeGreaterThan((2 / 3) * oneObjects.at(-1)!.ok);
   });
 
   it("waits for -start-at, and stops cleanly when interrupted before it", async () => {
