@@ -125,6 +125,8 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
   }
   const options = resolveClientOptions(parsed.values);
   const seed = options.seed ?? randomSeed();
+  // Read now, while descriptors are free: the warning that names it is written when they have run out.
+  const fdLimit = readFdLimit();
   const range = partOf({ firstUser: 0, users: options.clients }, options.shard.index, options.shard.count);
   const threads = Math.max(1, Math.min(options.workers, range.users));
   const shardLabel = options.shard.count > 1 ? `${options.shard.index}/${options.shard.count}` : undefined;
@@ -235,7 +237,7 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
       io.stdout.write(`${line}\n`);
       if (behind !== undefined) {
         behindWindows++;
-        const load = { users: range.users, threads, notSent: report.counts.notSent, fdLimit: readFdLimit() };
+        const load = { users: range.users, threads, notSent: report.counts.notSent, fdLimit };
         io.stderr.write(`${behindWarning(behind, new Date(epochMs), load)}\n`);
       }
     });

@@ -53,7 +53,7 @@ describe("./client overloaded on purpose", () => {
   it("ends on SIGTERM with its summary while overloaded", async () => {
     const { url } = await spawnServer(["-limit", "10000000", "-report-interval", "1h"]);
     const cli = spawnCli("client", ["-url", url, ...OVERLOAD]);
-    await cli.waitForLine(/^client: WARNING: the client fell behind/, { stream: "stderr", timeoutMs: 20_000 });
+    await cli.waitForLine(/^client: WARNING: the client fell behind/, { stream: "stderr", timeoutMs: 90_000 });
     cli.signal("SIGTERM");
     expect(await cli.exited).toBe(0);
     const lines = jsonLines(cli.stdoutLines);

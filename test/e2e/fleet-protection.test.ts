@@ -425,7 +425,7 @@ describe("./client: fleet-level protection on the wire", () => {
     expect(windows.length).toBeGreaterThanOrEqual(2);
     for (const line of windows) {
       expect(line).toMatch(REFERENCE_PREFIX);
-      expect(line).toMatch(/, throttled: \d+\.\d\d req\/sec, rejected: 0\.00 req\/sec, retries: \d+\.\d% of attempts$/);
+      expect(line).toMatch(/, throttled: \d+\.\d\d req\/sec, rejected: 0\.00 req\/sec, retries: \d+\.\d% of attempts, lateness/);
     }
   });
 });
