@@ -1,7 +1,8 @@
 import type { Random } from "../backoff/random.ts";
 import { CallbackTimer, type Clock } from "../clock/clock.ts";
 import { EventHeap } from "../clock/event-heap.ts";
-import { type LatencyModel, modelledDelayMs } from "./latency.ts";
+import { type DelayCurve, modelledDelayMs } from "./latency.ts";
+import type { ServerModel } from "./servers/server-model.ts";
 
 /**
  * Requests in service on the modelled server, in virtual or real time.
@@ -29,7 +30,8 @@ import { type LatencyModel, modelledDelayMs } from "./latency.ts";
  *   connection, and the abandoned request holds no socket while it stays in service.
  */
 export interface ServiceQueueOptions {
-  readonly latency: LatencyModel;
+  /** delay(c): the exponential curve (the default model) or the linear one. */
+  readonly latency: DelayCurve;
   /** Drop a request from service when its client goes away. Defaults to false, as in the reference. */
   readonly cancelOnDisconnect: boolean;
   /** Answer 503 at once above this many requests in service. Defaults to Infinity (off). */
@@ -97,6 +99,12 @@ export interface ServiceSnapshot {
   readonly expired: number;
   /** Of `served`, those answered with an error by errorInjection. */
   readonly errorsInjected: number;
+  /** The queue model only (src/model/servers/queue.ts): requests waiting for a thread, */
+  readonly queueLength?: number;
+  /** threads serving a request now, */
+  readonly threadsBusy?: number;
+  /** and threads in all. */
+  readonly threads?: number;
 }
 
 type CompletionCallback = (context: unknown, completion: Completion) => void;
@@ -106,7 +114,7 @@ const DUE_TOLERANCE_MS = 1e-6;
 
 const INITIAL_CAPACITY = 1024;
 
-export class ServiceQueue {
+export class ServiceQueue implements ServerModel {
   // The requests in service, oldest first, in a ring buffer of parallel arrays indexed by
   // ticket number modulo the capacity (a power of two): tickets [head, tail) are in it.
   private arrivals = new Float64Array(INITIAL_CAPACITY);

@@ -5,6 +5,8 @@ import { UsageError } from "../cli/usage-error.ts";
 import { makeOutputDir, writeOutputFile } from "../runtime/output-files.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { concurrencyForDelay } from "../model/latency.ts";
+import { describeModel } from "../server/model-flags.ts";
+import { serverModelOf } from "../server/options.ts";
 import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { defaultParallelism, WorkerPool } from "../runtime/worker-pool.ts";
 import { comparisonTable, renderSvg, type StrategyResult } from "../scenario/report.ts";
@@ -16,7 +18,7 @@ import { retryLoadWhileDown } from "./retry-load.ts";
 import type { StrategyRunReply } from "./sim-worker.ts";
 import { sweepChart } from "./sweep-chart.ts";
 import { playSimulation } from "./playback.ts";
-import { configFrom, runStrategy, type SimRun, simRuns, trialMetrics, withStrategy } from "./trial.ts";
+import { configFrom, figuresOf, runStrategy, type SimRun, simRuns, trialMetrics, withStrategy } from "./trial.ts";
 
 // The simulator's single run and its configuration, for the programs and tests built on it.
 export { configFrom, runTrial as run } from "./trial.ts";
@@ -27,7 +29,13 @@ function selectedStrategy(values: SimFlagValues): StrategyRun {
 
 function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonly SimRun[]): void {
   const config = configFrom(values);
-  const tipping = concurrencyForDelay(config.latency, config.timeoutMs);
+  const spec = serverModelOf(config);
+  const latency = config.latency;
+  const exponential =
+    spec.kind === "exponential"
+      ? `sim: the delay reaches the ${formatDuration(config.timeoutMs)} timeout at ${concurrencyForDelay(latency, config.timeoutMs)} requests in service ` +
+        `(limit ${latency.limit}, factor ${latency.factor}, k ${latency.exponentDivisor}, baseDelay ${formatDuration(latency.baseDelayMs)})\n`
+      : "";
   const open = config.arrivals?.kind === "open" ? config.arrivals : undefined;
   const baselinePerSec = open?.ratePerSec ?? config.users / ((config.retry.thinkTimeMeanMs + config.latency.baseDelayMs) / 1000);
   const outageMs = config.outages[0]?.durationMs ?? 20_000;
@@ -36,8 +44,8 @@ function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonl
       ? `${config.users} clients, lambda ${formatDuration(config.retry.thinkTimeMeanMs)}`
       : `open-loop arrivals, at most ${open.maxChains} alive`;
   io.stderr.write(
-    `sim: the delay reaches the ${formatDuration(config.timeoutMs)} timeout at ${tipping} requests in service ` +
-      `(limit ${config.latency.limit}, factor ${config.latency.factor}, k ${config.latency.exponentDivisor}, baseDelay ${formatDuration(config.latency.baseDelayMs)})\n` +
+    exponential +
+      `sim: ${describeModel(spec, figuresOf(config), config.timeoutMs)}\n` +
       `sim: offered load ${baselinePerSec.toFixed(1)} req/s (${offeredBy})\n` +
       `sim: the server runs out of memory at ${config.maxInService} requests in service (-max-in-service): ` +
       "a real one dies there, and so the run ends there\n",

@@ -1,7 +1,8 @@
 import type { Clock, TimerOwner } from "../clock/clock.ts";
 import type { AttemptSink, Transport } from "../model/herd.ts";
 import { OK_RESULT, type AttemptResult } from "../model/outcome.ts";
-import type { Completion, ServiceQueue, ServiceTicket } from "../model/service-queue.ts";
+import type { Completion, ServiceTicket } from "../model/service-queue.ts";
+import type { ServerModel } from "../model/servers/server-model.ts";
 
 const SHED_RESULT: AttemptResult = Object.freeze({ outcome: "error", errorKind: "http-5xx" });
 /** A 500 from the server's -error-rate. */
@@ -92,13 +93,13 @@ const answer = (sink: AttemptSink | undefined, completion: Completion): void => 
  * queued connection, reads its request and takes it into service before it notices the
  * close. That is the stale work that keeps a server down after fixed-interval retries.
  *
- * When the server runs out of memory (the service queue's `maxInService`), a real one
+ * When the server runs out of memory (the server model's `maxInService`), a real one
  * dies; `onOutOfMemory` is called once and the request gets no answer.
  */
 export class SimulatedNetwork {
   private stopped = false;
   private acceptQueue: QueuedConnection[] = [];
-  private readonly queue: ServiceQueue;
+  private readonly queue: ServerModel;
   private readonly clock: Clock;
   private readonly backlog: number;
   /** Connection attempts that found the accept queue full. */
@@ -109,7 +110,7 @@ export class SimulatedNetwork {
   private readonly shedResult: AttemptResult;
   private readonly deadline: NetworkOptions["deadline"];
 
-  constructor(queue: ServiceQueue, clock: Clock, backlog: number, options: NetworkOptions = {}) {
+  constructor(queue: ServerModel, clock: Clock, backlog: number, options: NetworkOptions = {}) {
     this.queue = queue;
     this.clock = clock;
     this.backlog = backlog;

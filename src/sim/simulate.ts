@@ -5,8 +5,9 @@ import { OpenLoop } from "../model/open-loop.ts";
 import type { HerdObserver } from "../model/herd.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
-import { seededRandom } from "../backoff/random.ts";
-import { type OutOfMemoryEvent, ServiceQueue, type ServiceSnapshot } from "../model/service-queue.ts";
+import { seededRandom, streamRandom } from "../backoff/random.ts";
+import type { OutOfMemoryEvent, ServiceSnapshot } from "../model/service-queue.ts";
+import { createServerModel, type ServerModelSpec } from "../model/servers/server-model.ts";
 import { perSecond, type WindowReport, WindowStats } from "../model/window-stats.ts";
 import type { ClientWindow, ServerSample } from "../model/scenario-metrics.ts";
 import { SimulatedNetwork } from "./network.ts";
@@ -37,7 +38,10 @@ export interface SimulationConfig {
   readonly retry: RetryConfig;
   /** The client's reporting window. */
   readonly intervalMs: number;
+  /** The exponential model's curve: the server model when `model` is absent. */
   readonly latency: LatencyModel;
+  /** The server model (src/model/servers); the exponential one with `latency` when absent. */
+  readonly model?: ServerModelSpec | undefined;
   readonly cancelOnDisconnect: boolean;
   readonly maxConcurrency: number;
   /** Requests in service the server's memory holds; at one more it runs out of memory and the run ends. */
@@ -106,7 +110,7 @@ export function fifoDelays(config: Pick<SimulationConfig, "timeoutMs" | "retry">
 }
 
 /**
- * The crash experiment in virtual time: the very Herd, ServiceQueue and statistics the real
+ * The crash experiment in virtual time: the very Herd, server model and statistics the real
  * programs run, on a manual clock, with a modelled network in between. Deterministic: the
  * same config gives the same events.
  */
@@ -117,14 +121,14 @@ export function simulate(
 ): SimulationResult {
   const clock = new ManualClock(0, fifoDelays(config));
   const protection = config.protection ?? NO_PROTECTION;
-  const queue = new ServiceQueue(clock, {
-    latency: config.latency,
+  const queue = createServerModel(config.model ?? { kind: "exponential", latency: config.latency }, clock, {
     cancelOnDisconnect: config.cancelOnDisconnect,
     maxConcurrency: config.maxConcurrency,
     errorInjection: protection.errorRate > 0 ? { rate: protection.errorRate, random: seededRandom(serverSeed(config.seed)) } : undefined,
     maxInService: config.maxInService,
     // Nothing after the end of the run is observed: what cannot complete by then is counted.
     horizonMs: config.durationMs,
+    serviceRandom: streamRandom(serverSeed(config.seed), 1),
   });
   const network = new SimulatedNetwork(queue, clock, config.backlog, {
     retryAfterMs: protection.retryAfterMs,

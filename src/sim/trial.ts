@@ -3,6 +3,7 @@ import { UsageError } from "../cli/usage-error.ts";
 import { clientReport, formatClientLine, formatClientSummary, openLoopSuffix } from "../client/reporter.ts";
 import { computeMetrics, type Phases, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
+import { modelFigures, type ServerModelFigures } from "../model/servers/server-model.ts";
 import type { StrategyResult } from "../scenario/report.ts";
 import type { StrategyRun } from "../scenario/strategies.ts";
 import { formatServerLine, formatServerTotals, serverReport, serverTotalsReport } from "../server/reporter.ts";
@@ -40,6 +41,7 @@ export function configFrom(values: SimFlagValues): SimulationConfig {
     retry: options.client.retry,
     intervalMs: options.client.intervalMs,
     latency: options.server.latency,
+    model: options.server.model,
     cancelOnDisconnect: options.server.cancelOnDisconnect,
     maxConcurrency: options.server.maxConcurrency,
     maxInService: options.server.maxInService ?? DEFAULT_MAX_IN_SERVICE,
@@ -49,6 +51,11 @@ export function configFrom(values: SimFlagValues): SimulationConfig {
     durationMs: values.duration,
     seed: values.seed,
   };
+}
+
+/** The capacity and tipping point of the run's server model, for its clients' timeout. */
+export function figuresOf(config: SimulationConfig): ServerModelFigures {
+  return modelFigures(config.model ?? { kind: "exponential", latency: config.latency }, config.timeoutMs, config.maxConcurrency);
 }
 
 /** Limits of the simulator itself, beyond the flags' own: a run within them completes in bounded memory. */
@@ -87,8 +94,11 @@ function checkProtection(values: SimFlagValues): void {
   if (values["deadline-aware"] && !values["propagate-deadline"]) {
     throw new UsageError("-deadline-aware needs -propagate-deadline: without it the clients send no deadline");
   }
-  if (values["honor-retry-after"] && (values["max-concurrency"] === 0 || values["retry-after"] === 0)) {
-    throw new UsageError("-honor-retry-after needs -max-concurrency and a -retry-after above 0: otherwise no answer carries a Retry-After");
+  const sheds = values["max-concurrency"] !== 0 || (values["queue-limit"] ?? 0) !== 0;
+  if (values["honor-retry-after"] && (!sheds || values["retry-after"] === 0)) {
+    throw new UsageError(
+      "-honor-retry-after needs -max-concurrency (or -queue-limit) and a -retry-after above 0: otherwise no answer carries a Retry-After",
+    );
   }
 }
 
@@ -124,14 +134,16 @@ export function runTrial(values: SimFlagValues, strategy: string, onEvent?: (eve
   const result = simulate(config, onEvent);
   const wallMs = performance.now() - started;
   const phases = phasesOf(config, result.endMs);
-  const metrics = computeMetrics(result.server, result.client, phases, config.latency.limit, { outOfMemory: result.outOfMemory });
+  // The verdict's line: the exponential model's limit, or where another model is over its tipping point.
+  const overloadAbove = figuresOf(config).overloadAbove;
+  const metrics = computeMetrics(result.server, result.client, phases, overloadAbove, { outOfMemory: result.outOfMemory });
   const strategyResult: StrategyResult = {
     strategy,
     phases,
     server: result.server,
     client: result.client,
     metrics,
-    concurrencyLimit: config.latency.limit,
+    concurrencyLimit: overloadAbove,
   };
   return { config, result, metrics, strategyResult, wallMs };
 }
