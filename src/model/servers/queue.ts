@@ -116,6 +116,10 @@ const DUE_TOLERANCE_MS = 1e-6;
 /** Cancelled requests left in the queue's array before it is compacted (at least as many as wait). */
 const COMPACT_AFTER = 1024;
 
+function answerExpired(expired: readonly Job[] | undefined): void {
+  if (expired !== undefined) for (const job of expired) job.callback?.(job.context, "expired");
+}
+
 export class ThreadPool implements ServerModel {
   private readonly clock: Clock;
   private readonly options: ThreadPoolOptions;
@@ -246,7 +250,7 @@ export class ThreadPool implements ServerModel {
     // Its completion stays in the heap and is skipped when it comes up.
     job.state = GONE;
     this.busy--;
-    this.fillThreads();
+    answerExpired(this.fillThreads());
   }
 
   snapshot(): ServiceSnapshot {
@@ -284,7 +288,7 @@ export class ThreadPool implements ServerModel {
   /** Threads from now on (a capacity fault); requests in threads beyond them finish first. */
   setThreads(threads: number): void {
     this.threads = threads;
-    this.fillThreads();
+    answerExpired(this.fillThreads());
   }
 
   /** Service times drawn from now on are this many times the mean (a slow fault). */
@@ -306,8 +310,12 @@ export class ThreadPool implements ServerModel {
     this.clock.arm(this.timer, dueAt - this.clock.now());
   }
 
-  /** Takes waiting requests into free threads, in the queue's order; deferred answers run after. */
-  private fillThreads(): void {
+  /**
+   * Takes waiting requests into free threads, in the queue's order. Returns those dropped at
+   * their deadline, for the caller to answer once the threads are taken (so that a client
+   * retrying at once cannot jump the queue) and after any answer of its own.
+   */
+  private fillThreads(): Job[] | undefined {
     let expired: Job[] | undefined;
     const now = this.clock.now();
     while (this.busy < this.threads && this.queued > 0) {
@@ -323,8 +331,7 @@ export class ThreadPool implements ServerModel {
       }
       this.startService(job);
     }
-    // Answered after the threads are taken, so that a client retrying at once cannot jump the queue.
-    if (expired !== undefined) for (const job of expired) job.callback?.(job.context, "expired");
+    return expired;
   }
 
   /** The next waiting request in the queue's order (one is waiting). */
@@ -375,15 +382,16 @@ export class ThreadPool implements ServerModel {
     const inServer = now - job.arrivedAt;
     this.lastDelay = inServer;
     if (inServer > this.peakDelay) this.peakDelay = inServer;
-    this.fillThreads();
+    const expired = this.fillThreads();
     if (job.abandoned) {
       this.abandonedTotal++;
       this.abandonedInService--;
-      return;
+    } else {
+      this.servedTotal++;
+      const completion = this.injectError() ? "injected-error" : "served";
+      job.callback?.(job.context, completion);
     }
-    this.servedTotal++;
-    const completion = this.injectError() ? "injected-error" : "served";
-    job.callback?.(job.context, completion);
+    answerExpired(expired);
   }
 
   private injectError(): boolean {
