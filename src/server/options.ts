@@ -79,7 +79,7 @@ export const SERVER_FLAGS = [
     min: 0,
     max: 2 ** 31 - 1,
     placeholder: "n",
-    description: "random seed of -error-rate (default: random, printed at start)",
+    description: "random seed of -error-rate and the queue model's service times (default: random, printed at start)",
   },
   {
     name: "max-in-service",
@@ -120,7 +120,8 @@ export const SERVER_FLAGS = [
 export const SERVER_PROGRAM: ProgramDescription<typeof SERVER_FLAGS> = {
   name: "server",
   summary:
-    "An HTTP server whose latency is baseDelay up to a concurrency limit and grows exponentially above it.\n" +
+    "An HTTP server whose latency is baseDelay up to a concurrency limit and grows exponentially above it\n" +
+    "(or another -model: linear, or queue, a thread pool).\n" +
     "GET /api answers OK after the modelled delay; GET /stats gives a JSON snapshot.",
   flags: SERVER_FLAGS,
 };
