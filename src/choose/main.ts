@@ -9,7 +9,7 @@ import { renderSvg } from "../scenario/report.ts";
 import { runExperiment } from "../scenario/run.ts";
 import type { StrategyRun } from "../scenario/strategies.ts";
 import { configFrom } from "../sim/main.ts";
-import type { SimulationConfig } from "../sim/simulate.ts";
+import { figuresOf, type SimulationConfig } from "../sim/simulate.ts";
 import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, serverLevers } from "./candidates.ts";
 import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult, type Verdict, verdictOf } from "./measure.ts";
 import { type ChooseOptions, ERROR_RATE_MODELLED, parseChooseArgs } from "./options.ts";
@@ -474,7 +474,7 @@ async function validate(
           onStarted: (pids) => io.stderr.write(`choose: ${candidate.id}: server pid ${pids.server}, client pid ${pids.client}\n`),
         },
       );
-      const measured = computeMetrics(record.server, record.client, record.phases, config.latency.limit);
+      const measured = computeMetrics(record.server, record.client, record.phases, figuresOf(config).overloadAbove);
       const simulatedVerdict = majority(simulated.map((run) => run.verdict));
       const first = simulated[0]!;
       const measuredVerdict = verdictOf(measured);

@@ -1,5 +1,5 @@
 import { type ClientWindow, computeMetrics, type ScenarioMetrics, type ServerSample } from "../model/scenario-metrics.ts";
-import { type SimulationConfig, simulate } from "../sim/simulate.ts";
+import { figuresOf, type SimulationConfig, simulate } from "../sim/simulate.ts";
 
 /*
  * What one candidate does with one seed: an everyday run (no outage), one run per listed
@@ -177,7 +177,7 @@ export function outageRun(
     if (event.atMs <= phases.stopAtMs) abandonedBeforeStop = event.snapshot.abandoned;
     abandonedAtEnd = event.snapshot.abandoned;
   });
-  const metrics = computeMetrics(run.server, run.client, phases, config.latency.limit);
+  const metrics = computeMetrics(run.server, run.client, phases, figuresOf(config).overloadAbove);
   return {
     result: {
       outageMs,

@@ -18,7 +18,8 @@ import { retryLoadWhileDown } from "./retry-load.ts";
 import type { StrategyRunReply } from "./sim-worker.ts";
 import { sweepChart } from "./sweep-chart.ts";
 import { playSimulation } from "./playback.ts";
-import { configFrom, figuresOf, runStrategy, type SimRun, simRuns, trialMetrics, withStrategy } from "./trial.ts";
+import { figuresOf } from "./simulate.ts";
+import { configFrom, runStrategy, type SimRun, simRuns, trialMetrics, withStrategy } from "./trial.ts";
 
 // The simulator's single run and its configuration, for the programs and tests built on it.
 export { configFrom, runTrial as run } from "./trial.ts";

@@ -7,7 +7,7 @@ import type { LatencyModel } from "../model/latency.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
 import { seededRandom, streamRandom } from "../backoff/random.ts";
 import type { OutOfMemoryEvent, ServiceSnapshot } from "../model/service-queue.ts";
-import { createServerModel, type ServerModelSpec } from "../model/servers/server-model.ts";
+import { createServerModel, modelFigures, type ServerModelFigures, type ServerModelSpec } from "../model/servers/server-model.ts";
 import { perSecond, type WindowReport, WindowStats } from "../model/window-stats.ts";
 import type { ClientWindow, ServerSample } from "../model/scenario-metrics.ts";
 import { SimulatedNetwork } from "./network.ts";
@@ -84,6 +84,14 @@ export interface SimulationResult {
   readonly countedRequests: number;
   /** The most requests in service the simulator stored one by one at any one time. */
   readonly mostStoredRequests: number;
+}
+
+/**
+ * The capacity and tipping point of the run's server model, for its clients' timeout; its
+ * `overloadAbove` is the line the verdict judges the server against.
+ */
+export function figuresOf(config: SimulationConfig): ServerModelFigures {
+  return modelFigures(config.model ?? { kind: "exponential", latency: config.latency }, config.timeoutMs, config.maxConcurrency);
 }
 
 /** The seed of the server's error injection: a stream of its own, apart from the clients'. */

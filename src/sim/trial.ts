@@ -3,14 +3,13 @@ import { UsageError } from "../cli/usage-error.ts";
 import { clientReport, formatClientLine, formatClientSummary, openLoopSuffix } from "../client/reporter.ts";
 import { computeMetrics, type Phases, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
-import { modelFigures, type ServerModelFigures } from "../model/servers/server-model.ts";
 import type { StrategyResult } from "../scenario/report.ts";
 import type { StrategyRun } from "../scenario/strategies.ts";
 import { formatServerLine, formatServerTotals, serverReport, serverTotalsReport } from "../server/reporter.ts";
 import { presetValues } from "../strategies/presets.ts";
 import { onlyParametersOf, presetOf, strategyOfRun } from "../strategies/registry.ts";
 import { MAX_CLIENTS, MAX_REPORTS, MIN_CYCLE_MS, resolveSimOptions, SIM_FLAGS, type SimFlagValues } from "./options.ts";
-import { type Outage, type SimulationConfig, type SimulationEvent, simulate } from "./simulate.ts";
+import { figuresOf, type Outage, type SimulationConfig, type SimulationEvent, simulate } from "./simulate.ts";
 
 /*
  * One simulation from the simulator's flag values, the unit of work that -strategies,
@@ -51,11 +50,6 @@ export function configFrom(values: SimFlagValues): SimulationConfig {
     durationMs: values.duration,
     seed: values.seed,
   };
-}
-
-/** The capacity and tipping point of the run's server model, for its clients' timeout. */
-export function figuresOf(config: SimulationConfig): ServerModelFigures {
-  return modelFigures(config.model ?? { kind: "exponential", latency: config.latency }, config.timeoutMs, config.maxConcurrency);
 }
 
 /** Limits of the simulator itself, beyond the flags' own: a run within them completes in bounded memory. */

@@ -35,6 +35,7 @@ describe("HTTP server with the queue model", () => {
       clock.advanceBy(ms);
       await eventually(
         () => requests.filter((request) => request.received().includes("\r\n\r\nOK")).length >= server.queue.snapshot().served,
+        "every answer served has reached its client",
       );
       return server.queue.snapshot().served;
     };
