@@ -25,6 +25,7 @@ const NOT_SYSTEM = new Set<string>([
   "propagate-deadline",
   "outage-at",
   "outage",
+  "faults",
   "duration",
   "seed",
   "json",

@@ -3,6 +3,7 @@ import { CallbackTimer, type Clock } from "../clock/clock.ts";
 import { EventHeap } from "../clock/event-heap.ts";
 import { type DelayCurve, modelledDelayMs } from "./latency.ts";
 import type { ServerModel } from "./servers/server-model.ts";
+import { curveUnder, type FaultConditions } from "./faults/conditions.ts";
 
 /**
  * Requests in service on the modelled server, in virtual or real time.
@@ -163,10 +164,15 @@ export class ServiceQueue implements ServerModel {
   private readonly options: ServiceQueueOptions;
   private readonly maxInService: number;
   private readonly horizonMs: number;
+  /** delay(c) now: the options' curve, or that curve under a fault (setFaultConditions). */
+  private curve: DelayCurve;
+  /** The share answered as errors while an errors fault is on; undefined otherwise. */
+  private errorRateOverride: number | undefined = undefined;
 
   constructor(clock: Clock, options: ServiceQueueOptions) {
     this.clock = clock;
     this.options = options;
+    this.curve = options.latency;
     this.maxInService = options.maxInService ?? Infinity;
     this.horizonMs = options.horizonMs ?? Infinity;
   }
@@ -329,7 +335,7 @@ export class ServiceQueue implements ServerModel {
       concurrency: this.inService,
       lastDelayMs: this.lastDelay,
       peakConcurrency: this.peak,
-      peakDelayMs: modelledDelayMs(this.options.latency, this.peak),
+      peakDelayMs: modelledDelayMs(this.curve, this.peak),
       admitted: this.admittedTotal,
       served: this.servedTotal,
       abandoned: this.abandonedTotal,
@@ -353,11 +359,49 @@ export class ServiceQueue implements ServerModel {
     this.timerArmed = false;
   }
 
+  /**
+   * Works under a fault from now on: the delay of every request in service follows the
+   * changed curve at once (a completion it brings forward happens now), and errors fault
+   * shares replace the injection rate (they need `errorInjection` for its random source).
+   * Callers that change the curve keep the horizon off: counting assumes a delay that only grows.
+   */
+  setFaultConditions(conditions: FaultConditions): void {
+    this.curve = curveUnder(this.options.latency, conditions);
+    this.errorRateOverride = conditions.errorRate;
+    this.delayConcurrency = -1;
+    if (this.inService > 0 && !this.beyondHorizon) this.rearm();
+  }
+
+  /**
+   * The server dies: every request in it is lost and its timers stop; the contexts of those
+   * whose clients still wait come back, for the caller to reset their connections. Totals stay.
+   */
+  crash(): unknown[] {
+    const lost: unknown[] = [];
+    const mask = this.arrivals.length - 1;
+    for (let ticket = this.headTicket; ticket < this.tailTicket; ticket++) {
+      const slot = ticket & mask;
+      if (this.states[slot] === IN_SERVICE && this.callbacks[slot] !== undefined) lost.push(this.contexts[slot]);
+      this.callbacks[slot] = undefined;
+      this.contexts[slot] = undefined;
+    }
+    this.headTicket = this.tailTicket;
+    this.inService = 0;
+    this.abandonedInService = 0;
+    this.countedTotal = 0;
+    this.beyondHorizon = false;
+    this.countedFromTicket = Infinity;
+    this.deadlines = undefined;
+    this.delayConcurrency = -1;
+    this.stop();
+    return lost;
+  }
+
   /** delay(c) for the current concurrency c. */
   private currentDelay(): number {
     if (this.inService !== this.delayConcurrency) {
       this.delayConcurrency = this.inService;
-      this.delayForConcurrency = modelledDelayMs(this.options.latency, this.inService);
+      this.delayForConcurrency = modelledDelayMs(this.curve, this.inService);
     }
     return this.delayForConcurrency;
   }
@@ -447,7 +491,9 @@ export class ServiceQueue implements ServerModel {
   /** Whether this answer is an injected error; draws only when injection is on. */
   private injectError(): boolean {
     const injection = this.options.errorInjection;
-    if (injection === undefined || injection.rate <= 0 || !(injection.random.uniform() < injection.rate)) return false;
+    if (injection === undefined) return false;
+    const rate = this.errorRateOverride ?? injection.rate;
+    if (rate <= 0 || !(injection.random.uniform() < rate)) return false;
     this.errorsInjectedTotal++;
     return true;
   }

@@ -17,8 +17,17 @@ import { figuresOf, type Outage, type SimulationConfig, type SimulationEvent, si
  * in worker threads, so a run's output does not depend on where it ran.
  */
 
-/** The outage the metrics are computed around: the first; the run ends at `endMs`. */
+/**
+ * The trouble the metrics are computed around: the first outage; with a fault schedule,
+ * from the start of its first fault to the end of its last. The run ends at `endMs`.
+ */
 export function phasesOf(config: SimulationConfig, endMs = config.durationMs): Phases {
+  const faults = config.faults ?? [];
+  if (faults.length > 0) {
+    const all = [...config.outages, ...faults];
+    const stopAtMs = Math.min(...all.map((fault) => fault.atMs));
+    return { stopAtMs, resumeAtMs: Math.max(...all.map((fault) => fault.atMs + fault.durationMs)), endMs };
+  }
   const first = config.outages[0] ?? { atMs: config.durationMs, durationMs: 0 };
   return { stopAtMs: first.atMs, resumeAtMs: first.atMs + first.durationMs, endMs };
 }
@@ -47,6 +56,7 @@ export function configFrom(values: SimFlagValues): SimulationConfig {
     backlog: options.server.backlog,
     reportIntervalMs: options.server.reportIntervalMs,
     outages: options.outages,
+    faults: options.faults,
     durationMs: values.duration,
     seed: values.seed,
   };

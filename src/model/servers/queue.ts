@@ -3,6 +3,7 @@ import { CallbackTimer, type Clock } from "../../clock/clock.ts";
 import { EventHeap } from "../../clock/event-heap.ts";
 import type { Completion, OutOfMemoryEvent, ServiceSnapshot, ServiceTicket } from "../service-queue.ts";
 import type { ServerModel, ServerModelFigures } from "./server-model.ts";
+import type { FaultConditions } from "../faults/conditions.ts";
 
 /**
  * The queue model: a thread pool, as most real services are (a gunicorn server with N sync
@@ -126,6 +127,8 @@ export class ThreadPool implements ServerModel {
   private readonly maxInService: number;
   private threads: number;
   private serviceTimeFactor = 1;
+  /** The share answered as errors while an errors fault is on; undefined otherwise. */
+  private errorRateOverride: number | undefined = undefined;
   private readonly jobs = new Map<number, Job>();
   /** Waiting requests in arrival order, from `waitingHead`; cancelled ones are skipped when reached. */
   private waiting: Job[] = [];
@@ -296,6 +299,32 @@ export class ThreadPool implements ServerModel {
     this.serviceTimeFactor = factor;
   }
 
+  /** Works under a fault from now on: threads × capacity (at least one), service times × slow, the errors share. */
+  setFaultConditions(conditions: FaultConditions): void {
+    this.errorRateOverride = conditions.errorRate;
+    this.setServiceTimeFactor(conditions.slowFactor);
+    this.setThreads(Math.max(1, Math.round(this.options.threads * conditions.capacityFactor)));
+  }
+
+  /** The server dies: everything in it is lost; the contexts of the clients still waiting come back. Totals stay. */
+  crash(): unknown[] {
+    const lost: unknown[] = [];
+    for (const job of this.jobs.values()) {
+      if (!job.abandoned && job.callback !== undefined) lost.push(job.context);
+      job.state = GONE;
+    }
+    this.jobs.clear();
+    this.waiting = [];
+    this.waitingHead = 0;
+    this.queued = 0;
+    this.busy = 0;
+    this.abandonedInService = 0;
+    while (this.completions.size > 0) this.completions.pop();
+    this.clock.cancel(this.timer);
+    this.armedAt = Infinity;
+    return lost;
+  }
+
   private startService(job: Job): void {
     job.state = IN_THREAD;
     this.busy++;
@@ -396,7 +425,9 @@ export class ThreadPool implements ServerModel {
 
   private injectError(): boolean {
     const injection = this.options.errorInjection;
-    if (injection === undefined || injection.rate <= 0 || !(injection.random.uniform() < injection.rate)) return false;
+    if (injection === undefined) return false;
+    const rate = this.errorRateOverride ?? injection.rate;
+    if (rate <= 0 || !(injection.random.uniform() < rate)) return false;
     this.errorsInjectedTotal++;
     return true;
   }

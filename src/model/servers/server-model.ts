@@ -1,5 +1,6 @@
 import type { Random } from "../../backoff/random.ts";
 import type { Clock } from "../../clock/clock.ts";
+import type { FaultConditions } from "../faults/conditions.ts";
 import type { LatencyModel } from "../latency.ts";
 import { type Completion, type OutOfMemoryEvent, ServiceQueue, type ServiceSnapshot, type ServiceTicket } from "../service-queue.ts";
 import { exponentialFigures } from "./exponential.ts";
@@ -49,6 +50,13 @@ export interface ServerModel {
   resetPeak(): void;
   /** Stops the model's timers; nothing in it completes any more. */
   stop(): void;
+  /** Works under these fault conditions from now on (src/model/faults: capacity, slow, errors). */
+  setFaultConditions(conditions: FaultConditions): void;
+  /**
+   * The server dies (a crash fault): every request in it is lost. Returns the contexts of
+   * those whose clients still wait, for the caller to reset their connections.
+   */
+  crash(): unknown[];
 }
 
 /** What the server does around any model. */
