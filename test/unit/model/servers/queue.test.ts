@@ -2,25 +2,13 @@ import { describe, expect, it } from "vitest";
 import { seededRandom } from "../../../../src/backoff/random.ts";
 import { ManualClock } from "../../../../src/clock/manual-clock.ts";
 import type { Completion } from "../../../../src/model/service-queue.ts";
-import {
-  DEFAULT_THREAD_POOL,
-  drawServiceTimeMs,
-  queueFigures,
-  ThreadPool,
-  type ThreadPoolOptions,
-} from "../../../../src/model/servers/queue.ts";
+import { DEFAULT_THREAD_POOL, drawServiceTimeMs, queueFigures, type ThreadPoolOptions } from "../../../../src/model/servers/queue.ts";
+import { testThreadPool } from "../../../helpers/thread-pool.ts";
 
 /** A pool of `threads` with a constant 100 ms service time unless told otherwise. */
 function setUp(overrides: Partial<ThreadPoolOptions> = {}) {
   const clock = new ManualClock();
-  const pool = new ThreadPool(clock, {
-    ...DEFAULT_THREAD_POOL,
-    threads: 1,
-    serviceTimeMs: 100,
-    cancelOnDisconnect: false,
-    random: seededRandom(1),
-    ...overrides,
-  });
+  const pool = testThreadPool(clock, overrides);
   const completions: string[] = [];
   const record = (name: string, completion: Completion) =>
     completions.push(completion === "served" ? `${name}@${clock.now()}` : `${name}:${completion}@${clock.now()}`);
