@@ -6,6 +6,7 @@ import { makeOutputDir, writeOutputFile } from "../runtime/output-files.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { concurrencyForDelay } from "../model/latency.ts";
 import { describeModel } from "../server/model-flags.ts";
+import { formatFault } from "../model/faults/fault-schedule.ts";
 import { serverModelOf } from "../server/options.ts";
 import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { defaultParallelism, WorkerPool } from "../runtime/worker-pool.ts";
@@ -57,6 +58,10 @@ function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonl
     return `${strategy.name} ${load.toFixed(1)}/s (${(load / baselinePerSec).toFixed(2)}x)`;
   });
   io.stderr.write(`sim: attempts per second after ${formatDuration(outageMs)} of outage: ${loads.join("; ")}\n`);
+  const faults = [...config.outages.map((outage) => ({ kind: "stop" as const, factor: 1, ...outage })), ...(config.faults ?? [])];
+  if (values.faults !== undefined) {
+    io.stderr.write(`sim: faults: ${faults.map((fault) => formatFault(fault, formatDuration)).join(", ")}\n`);
+  }
 }
 
 /**

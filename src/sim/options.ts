@@ -189,6 +189,9 @@ export function resolveSimOptions(values: SimFlagValues): SimOptions {
   const client = resolveClientOptions(clientValues);
   const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false, metrics: false, "headers-timeout": 0 });
   if (values.faults !== undefined) {
+    if (values["find-critical-outage"] || (values.sweep !== undefined && parseSweep(values.sweep).param === "outage")) {
+      throw new UsageError("-faults does not combine with -find-critical-outage or -sweep outage=…, which vary -outage");
+    }
     const defaults = SIM_FLAGS.filter((flag) => flag.name === "outage-at" || flag.name === "outage");
     if (defaults.some((flag) => values[flag.name as "outage-at" | "outage"] !== flag.default)) {
       throw new UsageError("-faults replaces -outage-at and -outage: list the stops in it, e.g. stop@15s+20s");

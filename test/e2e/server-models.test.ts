@@ -25,10 +25,11 @@ describe("server models", () => {
     );
   });
 
-  it("./sim -model linear runs Brooker's collapse model and judges it against its tipping point", async () => {
+  it("./sim -model linear runs Brooker's collapse model with a fault schedule and judges it against its tipping point", async () => {
     const cli = spawnCli("sim", [
       ...["-model", "linear", "-baseDelay", "1s", "-slope", "10ms", "-timeout", "3s"],
-      ...["-clients", "300", "-lambda", "5", "-interval", "2s", "-outage-at", "6s", "-outage", "4s", "-duration", "40s"],
+      ...["-clients", "300", "-lambda", "5", "-interval", "2s", "-duration", "40s"],
+      ...["-faults", "stop@6s+4s, spike@15s+5s*2"],
       ...["-strategies", "fixed,exponential", "-quiet", "-parallel", "1"],
     ]);
     expect(await cli.exited).toBe(0);
@@ -37,6 +38,7 @@ describe("server models", () => {
       "sim: model linear (baseDelay 1s + slope 10ms per request in service): capacity 66.6 req/s (at 199 in the server)",
     );
     expect(stderr).toContain("tipping point 200 in the server");
+    expect(stderr).toContain("sim: faults: stop@6s+4s, spike@15s+5s*2");
     const stdout = cli.stdoutLines.join("\n");
     expect(stdout).toMatch(/^fixed +(collapsed|recovering|recovered) /m);
     expect(stdout).toMatch(/limit of 199/);
