@@ -107,6 +107,20 @@ describe("ThreadPool (the queue model)", () => {
     expect(completions).toEqual(["a@100", "b@200"]);
   });
 
+  it("keeps its order across thousands of requests taken or cancelled (the queue's storage is compacted)", () => {
+    for (const queueOrder of ["fifo", "lifo"] as const) {
+      const { clock, pool, completions, arrive } = setUp({ cancelOnDisconnect: true, queueOrder, serviceTimeMs: 1 });
+      const tickets = Array.from({ length: 5000 }, (_, index) => arrive(`r${index}`)!);
+      for (const ticket of tickets.slice(1, 4001)) pool.abandon(ticket); // r1 … r4000 leave the queue
+      expect(pool.snapshot()).toMatchObject({ queueLength: 999, cancelled: 4000 });
+      clock.advanceBy(1000);
+      const served = completions.map((entry) => Number(entry.slice(1).split("@")[0]));
+      const rest = Array.from({ length: 999 }, (_, index) => 4001 + index);
+      expect(served).toEqual([0, ...(queueOrder === "fifo" ? rest : rest.reverse())]);
+      expect(completions.at(-1)).toBe(`r${queueOrder === "fifo" ? 4999 : 4001}@1000`);
+    }
+  });
+
   it("drops a request whose deadline passed while it waited when it reaches a thread, and finishes one already in a thread", () => {
     const { clock, pool, completions, arrive } = setUp();
     arrive("a", 50); // in a thread at once: served although its deadline passes first
