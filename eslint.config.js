@@ -18,7 +18,7 @@ export default tseslint.config(
   },
   {
     // The dashboard's and the report's scripts run in the browser, with uPlot loaded before them.
-    files: ["src/dashboard/page/**/*.js", "src/scenario/report-charts.js"],
+    files: ["src/dashboard/page/**/*.js", "src/report/report-charts.js"],
     languageOptions: {
       sourceType: "script",
       globals: {

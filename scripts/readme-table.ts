@@ -5,7 +5,7 @@
  * checks that the table still says what the file says.
  */
 import { readFileSync } from "node:fs";
-import { markdownComparison } from "../src/scenario/readme-table.ts";
+import { markdownComparison } from "../src/report/readme-table.ts";
 
 const file = process.argv[2];
 if (file === undefined) {

@@ -28,9 +28,10 @@ export {
   isPolicyKind,
   referencePolicy,
   tablePolicy,
+  validatePolicy,
 } from "./policy.ts";
 export { nextDelay } from "./delay.ts";
-export { GOOGLE_MAX_RETRIES_LIMIT, RETRY_BUDGET_MAX_TOKENS_LIMIT, validateMaxAttempts, validatePolicy } from "./validate.ts";
+export { GOOGLE_MAX_RETRIES_LIMIT, RETRY_BUDGET_MAX_TOKENS_LIMIT, validateMaxAttempts } from "./validate.ts";
 export type {
   RetryBudget,
   RetryBudgetOptions,

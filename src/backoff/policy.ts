@@ -1,4 +1,4 @@
-import { validatePolicy } from "./validate.ts";
+import { AT_LEAST_ONE, checkNumber, checkOrdered, describe, FRACTION, GOOGLE_MAX_RETRIES_LIMIT, NON_NEGATIVE } from "./validate.ts";
 
 /**
  * e as the article's Go client writes it (`expFactor = 2.71828`); the default growth of the
@@ -286,4 +286,79 @@ export function grpcPolicy(options: PolicyOptions<GrpcPolicy> = {}): GrpcPolicy 
     maxMs: options.maxMs ?? defaults.maxMs,
     jitter: options.jitter ?? defaults.jitter,
   });
+}
+
+function checkTable(field: string, table: unknown): void {
+  if (!Array.isArray(table)) {
+    throw new RangeError(`${field} must be an array of numbers (got ${describe(table)})`);
+  }
+  if (table.length === 0) {
+    throw new RangeError(`${field} must not be empty (got [])`);
+  }
+  table.forEach((entry: unknown, index) => checkNumber(`${field}[${index}]`, entry, NON_NEGATIVE));
+}
+
+/** The parameters the article's exponential formula and the reference program's share. */
+function checkGrowth(policy: { minDelayMs: number; maxDelayMs: number; factor: number }): void {
+  checkNumber("minDelayMs", policy.minDelayMs, NON_NEGATIVE);
+  checkNumber("maxDelayMs", policy.maxDelayMs, NON_NEGATIVE);
+  checkOrdered("minDelayMs", policy.minDelayMs, "maxDelayMs", policy.maxDelayMs);
+  checkNumber("factor", policy.factor, AT_LEAST_ONE);
+}
+
+/**
+ * Throws a RangeError naming the first bad field of `policy`; returns the policy unchanged.
+ * The factories call it; call it yourself for policies written as literals or parsed from
+ * configuration.
+ */
+export function validatePolicy<P extends BackoffPolicy>(policy: P): P {
+  // `policy` is typed, but it may come from JavaScript or JSON: check the kind too.
+  const candidate: BackoffPolicy = policy;
+  switch (candidate.kind) {
+    case "constant":
+      checkNumber("delayMs", candidate.delayMs, NON_NEGATIVE);
+      break;
+    case "exponential":
+      checkGrowth(candidate);
+      checkNumber("jitter", candidate.jitter, FRACTION);
+      break;
+    case "reference":
+      checkGrowth(candidate);
+      checkNumber("jitterMs", candidate.jitterMs, NON_NEGATIVE);
+      break;
+    case "table":
+      checkTable("delaysMs", candidate.delaysMs);
+      break;
+    case "google":
+      checkNumber("maxRetries", candidate.maxRetries, {
+        min: 0,
+        max: GOOGLE_MAX_RETRIES_LIMIT,
+        integer: true,
+      });
+      break;
+    case "full-jitter":
+    case "equal-jitter":
+      checkNumber("baseMs", candidate.baseMs, NON_NEGATIVE);
+      checkNumber("capMs", candidate.capMs, NON_NEGATIVE);
+      checkOrdered("baseMs", candidate.baseMs, "capMs", candidate.capMs);
+      break;
+    case "decorrelated-jitter":
+      // With baseMs 0 every wait would be uniform(0, 3 * 0) = 0 forever.
+      checkNumber("baseMs", candidate.baseMs, { above: 0 });
+      checkNumber("capMs", candidate.capMs, NON_NEGATIVE);
+      checkOrdered("baseMs", candidate.baseMs, "capMs", candidate.capMs);
+      break;
+    case "grpc":
+      checkNumber("initialMs", candidate.initialMs, NON_NEGATIVE);
+      checkNumber("maxMs", candidate.maxMs, NON_NEGATIVE);
+      checkOrdered("initialMs", candidate.initialMs, "maxMs", candidate.maxMs);
+      checkNumber("multiplier", candidate.multiplier, AT_LEAST_ONE);
+      checkNumber("jitter", candidate.jitter, FRACTION);
+      break;
+    default: {
+      const kind: unknown = (candidate as { kind: unknown }).kind;
+      throw new RangeError(`kind must be a known policy kind (got ${describe(kind)})`);
+    }
+  }
+  return policy;
 }

@@ -1,8 +1,8 @@
 import { seededRandom, type Random } from "./random.ts";
 import { attemptAllowed } from "./budget.ts";
 import { nextDelay } from "./delay.ts";
-import type { BackoffPolicy } from "./policy.ts";
-import { validateMaxAttempts, validatePolicy } from "./validate.ts";
+import { type BackoffPolicy, validatePolicy } from "./policy.ts";
+import { validateMaxAttempts } from "./validate.ts";
 
 /*
  * The I/O convenience layer: real timers and a default random seed live here and nowhere

@@ -1,5 +1,3 @@
-import type { BackoffPolicy } from "./policy.ts";
-
 /*
  * Checks run once, when a policy or limit is built; after that the hot path trusts its
  * inputs. Every message names the field, the rule and the value received, e.g.
@@ -27,7 +25,8 @@ export interface NumberRule {
   readonly allowInfinity?: boolean;
 }
 
-function describe(value: unknown): string {
+/** A received value as a message shows it: numbers plain, strings quoted, arrays listed. */
+export function describe(value: unknown): string {
   if (typeof value === "number") return String(value);
   if (typeof value === "string") return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(describe).join(", ")}]`;
@@ -65,84 +64,10 @@ export function checkOrdered(lowField: string, low: number, highField: string, h
   }
 }
 
-const NON_NEGATIVE: NumberRule = { min: 0 };
-const AT_LEAST_ONE: NumberRule = { min: 1 };
-const FRACTION: NumberRule = { min: 0, max: 1 };
-
-function checkTable(field: string, table: unknown): void {
-  if (!Array.isArray(table)) {
-    throw new RangeError(`${field} must be an array of numbers (got ${describe(table)})`);
-  }
-  if (table.length === 0) {
-    throw new RangeError(`${field} must not be empty (got [])`);
-  }
-  table.forEach((entry: unknown, index) => checkNumber(`${field}[${index}]`, entry, NON_NEGATIVE));
-}
-
-/**
- * Throws a RangeError naming the first bad field of `policy`; returns the policy unchanged.
- * The factories call it; call it yourself for policies written as literals or parsed from
- * configuration.
- */
-/** The parameters the article's exponential formula and the reference program's share. */
-function checkGrowth(policy: { minDelayMs: number; maxDelayMs: number; factor: number }): void {
-  checkNumber("minDelayMs", policy.minDelayMs, NON_NEGATIVE);
-  checkNumber("maxDelayMs", policy.maxDelayMs, NON_NEGATIVE);
-  checkOrdered("minDelayMs", policy.minDelayMs, "maxDelayMs", policy.maxDelayMs);
-  checkNumber("factor", policy.factor, AT_LEAST_ONE);
-}
-
-export function validatePolicy<P extends BackoffPolicy>(policy: P): P {
-  // `policy` is typed, but it may come from JavaScript or JSON: check the kind too.
-  const candidate: BackoffPolicy = policy;
-  switch (candidate.kind) {
-    case "constant":
-      checkNumber("delayMs", candidate.delayMs, NON_NEGATIVE);
-      break;
-    case "exponential":
-      checkGrowth(candidate);
-      checkNumber("jitter", candidate.jitter, FRACTION);
-      break;
-    case "reference":
-      checkGrowth(candidate);
-      checkNumber("jitterMs", candidate.jitterMs, NON_NEGATIVE);
-      break;
-    case "table":
-      checkTable("delaysMs", candidate.delaysMs);
-      break;
-    case "google":
-      checkNumber("maxRetries", candidate.maxRetries, {
-        min: 0,
-        max: GOOGLE_MAX_RETRIES_LIMIT,
-        integer: true,
-      });
-      break;
-    case "full-jitter":
-    case "equal-jitter":
-      checkNumber("baseMs", candidate.baseMs, NON_NEGATIVE);
-      checkNumber("capMs", candidate.capMs, NON_NEGATIVE);
-      checkOrdered("baseMs", candidate.baseMs, "capMs", candidate.capMs);
-      break;
-    case "decorrelated-jitter":
-      // With baseMs 0 every wait would be uniform(0, 3 * 0) = 0 forever.
-      checkNumber("baseMs", candidate.baseMs, { above: 0 });
-      checkNumber("capMs", candidate.capMs, NON_NEGATIVE);
-      checkOrdered("baseMs", candidate.baseMs, "capMs", candidate.capMs);
-      break;
-    case "grpc":
-      checkNumber("initialMs", candidate.initialMs, NON_NEGATIVE);
-      checkNumber("maxMs", candidate.maxMs, NON_NEGATIVE);
-      checkOrdered("initialMs", candidate.initialMs, "maxMs", candidate.maxMs);
-      checkNumber("multiplier", candidate.multiplier, AT_LEAST_ONE);
-      checkNumber("jitter", candidate.jitter, FRACTION);
-      break;
-    default: {
-      const kind: unknown = (candidate as { kind: unknown }).kind;
-      throw new RangeError(`kind must be a known policy kind (got ${describe(kind)})`);
-    }
-  }
-  return policy;
-}
+/** Rules several checks share. */
+export const NON_NEGATIVE: NumberRule = { min: 0 };
+export const AT_LEAST_ONE: NumberRule = { min: 1 };
+export const FRACTION: NumberRule = { min: 0, max: 1 };
 
 /** `maxAttempts` counts every attempt including the first: an integer >= 1, or Infinity. */
 export function validateMaxAttempts(maxAttempts: number): number {

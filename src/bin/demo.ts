@@ -1,5 +1,5 @@
-// Entry of `npm run demo`; the program itself is src/scenario/main.ts.
+// Entry of `npm run demo`; the program itself is src/demo/main.ts.
 import { runProgram } from "../runtime/run-program.ts";
-import { main } from "../scenario/main.ts";
+import { main } from "../demo/main.ts";
 
 runProgram("demo", main);

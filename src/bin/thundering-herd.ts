@@ -8,7 +8,7 @@ const PROGRAMS: Readonly<Record<string, { readonly summary: string; readonly loa
   server: { summary: "the HTTP server whose latency explodes past a concurrency limit", load: () => import("../server/main.ts") },
   client: { summary: "a herd of simulated users that retry with a strategy", load: () => import("../client/main.ts") },
   sim: { summary: "the same server and clients in virtual time", load: () => import("../sim/main.ts") },
-  demo: { summary: "the crash experiment by itself, with a report", load: () => import("../scenario/main.ts") },
+  demo: { summary: "the crash experiment by itself, with a report", load: () => import("../demo/main.ts") },
   choose: { summary: "rank retry policies for your own system, in the simulator", load: () => import("../choose/main.ts") },
   merge: { summary: "combine the -json outputs of a sharded herd into one timeline", load: () => import("../merge/main.ts") },
 };

@@ -1,4 +1,5 @@
-import { type ClientWindow, computeMetrics, type ScenarioMetrics, type ServerSample } from "../model/scenario-metrics.ts";
+import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
+import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { figuresOf, type SimulationConfig, simulate } from "../sim/simulate.ts";
 
 /*

@@ -1,6 +1,6 @@
 import type { TopLevelSpec } from "vega-lite";
 import { formatDuration } from "../cli/duration.ts";
-import type { ClientWindow, ServerSample } from "../model/scenario-metrics.ts";
+import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import type { Verdict } from "./measure.ts";
 import { longestText, percent, seconds } from "./ranking.ts";
 import type { Snippet } from "./snippets.ts";

@@ -1,4 +1,4 @@
-import type { ClientWindow, Phases, ServerSample } from "../model/scenario-metrics.ts";
+import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 
 /**
  * What the dashboard page is told, one JSON object per Server-Sent Event. Times are

@@ -4,11 +4,12 @@ import { DEBUG_FLAG, type FlagSpec, parseFlags, type ProgramDescription } from "
 import { instantProblem, parseInstant } from "../cli/instant.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { clientSummaryJson, clientWindowJson, formatClientLine, formatClientSummary } from "../client/reporter.ts";
-import { type ClientWindow, computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
+import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
+import type { ClientWindow } from "../model/timeline.ts";
 import { perSecond } from "../model/window-stats.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { readableDelay } from "../scenario/report.ts";
-import { parseServerSamples } from "../scenario/run.ts";
+import { readableDelay } from "../report/report.ts";
+import { parseServerSamples } from "../runtime/experiment.ts";
 import { type ClientLog, parseClientLog } from "./client-log.ts";
 import { type MergedRun, mergeClientLogs } from "./merge-logs.ts";
 

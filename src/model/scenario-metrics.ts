@@ -1,31 +1,10 @@
+import type { ClientWindow, Phases, ServerSample } from "./timeline.ts";
 import { judge, type OutOfMemory, reportsAfterResume, type Verdict } from "./verdict.ts";
 
 /**
- * The crash experiment's figures, computed from the two programs' timelines. Pure: the
- * scenario runner and the simulator feed it the same shapes. Times are ms from the start
- * of the run; rates are per second.
+ * The crash experiment's figures, computed from the two programs' timelines
+ * (src/model/timeline.ts). Pure: the real run and the simulator feed it the same shapes.
  */
-export interface ServerSample {
-  readonly atMs: number;
-  readonly concurrency: number;
-  /** Infinity where the delay outgrew every number. */
-  readonly lastDelayMs: number;
-  /**
-   * The most in service since the previous sample, and its delay: a burst that drains
-   * between two reports (stale requests on resume) still counts.
-   */
-  readonly peakConcurrency: number;
-  readonly peakDelayMs: number;
-  /** Totals since the start, when the source reports them: completed after the client had gone; */
-  readonly abandoned?: number | undefined;
-  /** in service now for a client that has gone; */
-  readonly abandonedInService?: number | undefined;
-  /** taken out of service when the client went away (-cancel-on-disconnect); */
-  readonly cancelled?: number | undefined;
-  /** taken out of service, or refused, at an expired deadline (-deadline-aware). */
-  readonly expired?: number | undefined;
-}
-
 /**
  * Work the server did for nobody: requests it kept working on after their client had given
  * up, either to completion (the answer goes nowhere) or still at the end of the run. These
@@ -40,26 +19,6 @@ export interface WastedWork {
   readonly total: number;
   /** Cancelled or expired: cut short once nobody waited. */
   readonly droppedForNobody: number;
-}
-
-export interface ClientWindow {
-  readonly startMs: number;
-  readonly endMs: number;
-  readonly okPerSec: number;
-  readonly errorsPerSec: number;
-  readonly timedoutPerSec: number;
-  readonly attemptsPerSec: number;
-  /** Retries among the attempts (absent from timelines recorded before it was reported). */
-  readonly retriesPerSec?: number | undefined;
-}
-
-export interface Phases {
-  /** When the server was stopped (SIGSTOP). */
-  readonly stopAtMs: number;
-  /** When it was resumed (SIGCONT). */
-  readonly resumeAtMs: number;
-  /** End of the observation. */
-  readonly endMs: number;
 }
 
 export interface ScenarioMetrics {

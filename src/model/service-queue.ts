@@ -2,8 +2,11 @@ import type { Random } from "../backoff/random.ts";
 import { CallbackTimer, type Clock } from "../clock/clock.ts";
 import { EventHeap } from "../clock/event-heap.ts";
 import { type DelayCurve, modelledDelayMs } from "./latency.ts";
-import type { ServerModel } from "./servers/server-model.ts";
+import type { Completion, OutOfMemoryEvent, ServerModel, ServiceSnapshot, ServiceTicket } from "./servers/server-model.ts";
 import { curveUnder, type FaultConditions } from "./faults/conditions.ts";
+
+// The types every server model shares, from where they were first defined.
+export type { Completion, OutOfMemoryEvent, ServiceSnapshot, ServiceTicket } from "./servers/server-model.ts";
 
 /**
  * Requests in service on the modelled server, in virtual or real time.
@@ -53,60 +56,13 @@ export interface ServiceQueueOptions {
   readonly horizonMs?: number;
 }
 
-/** When the server ran out of memory, and with how many requests in service. */
-export interface OutOfMemoryEvent {
-  readonly atMs: number;
-  readonly inService: number;
-}
-
 /** The default memory limit: about what a Node server's default 4 GB heap holds (see above). */
 export const DEFAULT_MAX_IN_SERVICE = 800_000;
-
-/**
- * How a request left service, as its completion callback is told: answered, answered with
- * an injected error, or taken out at its deadline (see admit's `deadlineAt`).
- */
-export type Completion = "served" | "injected-error" | "expired";
-
-/**
- * A request taken into service: its number in the order of arrival. Numbers, not objects,
- * so that admitting a request allocates nothing.
- */
-export type ServiceTicket = number;
 
 /** A slot's state: in service, possibly abandoned by its client, or cancelled. */
 const IN_SERVICE = 0;
 const ABANDONED = 1;
 const CANCELLED = 2;
-
-export interface ServiceSnapshot {
-  readonly concurrency: number;
-  readonly lastDelayMs: number;
-  /** The most requests in service since the last resetPeak(). */
-  readonly peakConcurrency: number;
-  /** delay(peakConcurrency): the longest delay since the last resetPeak(), in ms. */
-  readonly peakDelayMs: number;
-  readonly admitted: number;
-  /** Completed with the client still waiting. */
-  readonly served: number;
-  /** Completed after the client had gone away (the work done for nobody). */
-  readonly abandoned: number;
-  /** In service now for a client that has gone away (without cancelOnDisconnect). */
-  readonly abandonedInService: number;
-  /** Taken out of service on disconnect (only with cancelOnDisconnect). */
-  readonly cancelled: number;
-  readonly shed: number;
-  /** Taken out of service, or refused on arrival, because the deadline its client sent had passed. */
-  readonly expired: number;
-  /** Of `served`, those answered with an error by errorInjection. */
-  readonly errorsInjected: number;
-  /** The queue model only (src/model/servers/queue.ts): requests waiting for a thread, */
-  readonly queueLength?: number;
-  /** threads serving a request now, */
-  readonly threadsBusy?: number;
-  /** and threads in all. */
-  readonly threads?: number;
-}
 
 type CompletionCallback = (context: unknown, completion: Completion) => void;
 

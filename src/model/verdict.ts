@@ -20,7 +20,7 @@
  * - `recovering`: the server is back but the clients are not yet (often their own backoff
  *   keeps them away), by the end of the observation.
  */
-import type { ClientWindow, Phases, ServerSample } from "./scenario-metrics.ts";
+import type { ClientWindow, Phases, ServerSample } from "./timeline.ts";
 
 /** Every verdict, best first. */
 export const VERDICTS = ["recovered", "recovering", "collapsed", "too-short"] as const;

@@ -10,7 +10,8 @@ import {
   SERVICE_DISTRIBUTIONS,
   type ServiceDistribution,
 } from "../model/servers/queue.ts";
-import { SERVER_MODEL_KINDS, type ServerModelFigures, type ServerModelKind, type ServerModelSpec } from "../model/servers/server-model.ts";
+import type { ServerModelFigures } from "../model/servers/figures.ts";
+import { SERVER_MODEL_KINDS, type ServerModelKind, type ServerModelSpec } from "../model/servers/models.ts";
 
 const POOL = DEFAULT_THREAD_POOL;
 

@@ -1,7 +1,8 @@
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
 import { type ListenAddress, listenAddressProblem, parseListenAddress } from "../cli/listen-address.ts";
 import type { LatencyModel } from "../model/latency.ts";
-import { modelFigures, type ServerModelFigures, type ServerModelSpec } from "../model/servers/server-model.ts";
+import type { ServerModelFigures } from "../model/servers/figures.ts";
+import { modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
 import { MODEL_FLAGS, resolveServerModel } from "./model-flags.ts";
 import { DEADLINE_HEADER, retryAfterSeconds } from "../model/protection-headers.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";

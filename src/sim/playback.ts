@@ -4,8 +4,8 @@ import { clientEvent, type DashboardEvent, phaseEvents, serverEvent } from "../d
 import { parseSpeed, playBack, type TimedEvent } from "../dashboard/playback.ts";
 import { startAnnouncedDashboard } from "../dashboard/start.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import type { StrategyResult } from "../scenario/report.ts";
-import { explainVerdict } from "../scenario/verdict-why.ts";
+import type { StrategyResult } from "../report/report.ts";
+import { explainVerdict } from "../report/verdict-why.ts";
 import type { SimFlagValues } from "./options.ts";
 import type { Outage } from "./simulate.ts";
 

@@ -9,9 +9,10 @@ import { seededRandom, streamRandom } from "../backoff/random.ts";
 import type { OutOfMemoryEvent, ServiceSnapshot } from "../model/service-queue.ts";
 import { conditionsOf } from "../model/faults/conditions.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
-import { createServerModel, modelFigures, type ServerModelFigures, type ServerModelSpec } from "../model/servers/server-model.ts";
+import type { ServerModelFigures } from "../model/servers/figures.ts";
+import { createServerModel, modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
 import { perSecond, type WindowReport, WindowStats } from "../model/window-stats.ts";
-import type { ClientWindow, ServerSample } from "../model/scenario-metrics.ts";
+import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { SimulatedNetwork } from "./network.ts";
 
 export interface Outage {

@@ -1,10 +1,11 @@
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { clientReport, formatClientLine, formatClientSummary, openLoopSuffix } from "../client/reporter.ts";
-import { computeMetrics, type Phases, type ScenarioMetrics } from "../model/scenario-metrics.ts";
+import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
+import type { Phases } from "../model/timeline.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
-import type { StrategyResult } from "../scenario/report.ts";
-import type { StrategyRun } from "../scenario/strategies.ts";
+import type { StrategyResult } from "../report/report.ts";
+import type { StrategyRun } from "../strategies/runs.ts";
 import { formatServerLine, formatServerTotals, serverReport, serverTotalsReport } from "../server/reporter.ts";
 import { presetValues } from "../strategies/presets.ts";
 import { onlyParametersOf, presetOf, strategyOfRun } from "../strategies/registry.ts";

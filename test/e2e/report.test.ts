@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { computeMetrics } from "../../src/model/scenario-metrics.ts";
-import { renderReport, type StrategyResult } from "../../src/scenario/report.ts";
-import { parseClientWindows, parseServerSamples } from "../../src/scenario/run.ts";
+import { renderReport, type StrategyResult } from "../../src/report/report.ts";
+import { parseClientWindows, parseServerSamples } from "../../src/runtime/experiment.ts";
 import { launchBrowser } from "../helpers/browser.ts";
 import { spawnCli } from "../helpers/spawn-cli.ts";
 

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { comparisonCells } from "../../src/scenario/readme-table.ts";
+import { comparisonCells } from "../../src/report/readme-table.ts";
 
 /*
  * Every comparison table in the README says what its results file says. A table marked

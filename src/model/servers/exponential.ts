@@ -1,6 +1,5 @@
-import type { LatencyModel } from "../latency.ts";
-import type { ServerModelFigures } from "./server-model.ts";
-import { sharedDelayFigures } from "./shared-delay.ts";
+import { concurrencyForDelay, type LatencyModel, modelledDelayMs } from "../latency.ts";
+import { type ServerModelFigures, sharedDelayFigures } from "./figures.ts";
 
 /**
  * The exponential model, the default: the article's server (src/model/latency.ts holds its
@@ -11,5 +10,6 @@ import { sharedDelayFigures } from "./shared-delay.ts";
  */
 export function exponentialFigures(latency: LatencyModel, timeoutMs: number, maxConcurrency = Infinity): ServerModelFigures {
   const peaksAt = latency.factor > 1 ? Math.max(latency.limit, latency.exponentDivisor / Math.log(latency.factor)) : Infinity;
-  return sharedDelayFigures(latency, timeoutMs, maxConcurrency, peaksAt, latency.limit);
+  const delayMs = (concurrency: number) => modelledDelayMs(latency, concurrency);
+  return sharedDelayFigures(delayMs, concurrencyForDelay(latency, timeoutMs), maxConcurrency, peaksAt, latency.limit);
 }

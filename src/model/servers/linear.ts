@@ -1,5 +1,4 @@
-import type { ServerModelFigures } from "./server-model.ts";
-import { sharedDelayFigures } from "./shared-delay.ts";
+import { type ServerModelFigures, sharedDelayFigures } from "./figures.ts";
 
 /**
  * The linear server model, from Marc Brooker's collapse simulation (`simple_collapse_sim` in
@@ -45,5 +44,6 @@ export function linearConcurrencyForDelay(model: LinearLatency, delayMs: number)
  */
 export function linearFigures(latency: LinearLatency, timeoutMs: number, maxConcurrency = Infinity): ServerModelFigures {
   const tipping = linearConcurrencyForDelay(latency, timeoutMs);
-  return sharedDelayFigures(latency, timeoutMs, maxConcurrency, Infinity, Math.max(0, tipping - 1));
+  const delayMs = (concurrency: number) => linearDelayMs(latency, concurrency);
+  return sharedDelayFigures(delayMs, tipping, maxConcurrency, Infinity, Math.max(0, tipping - 1));
 }

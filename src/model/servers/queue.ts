@@ -1,8 +1,8 @@
 import type { Random } from "../../backoff/random.ts";
 import { CallbackTimer, type Clock } from "../../clock/clock.ts";
 import { EventHeap } from "../../clock/event-heap.ts";
-import type { Completion, OutOfMemoryEvent, ServiceSnapshot, ServiceTicket } from "../service-queue.ts";
-import type { ServerModel, ServerModelFigures } from "./server-model.ts";
+import type { ServerModelFigures } from "./figures.ts";
+import type { Completion, OutOfMemoryEvent, ServerModel, ServiceSnapshot, ServiceTicket } from "./server-model.ts";
 import type { FaultConditions } from "../faults/conditions.ts";
 
 /**

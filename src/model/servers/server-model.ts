@@ -1,26 +1,57 @@
-import type { Random } from "../../backoff/random.ts";
-import type { Clock } from "../../clock/clock.ts";
 import type { FaultConditions } from "../faults/conditions.ts";
-import type { LatencyModel } from "../latency.ts";
-import { type Completion, type OutOfMemoryEvent, ServiceQueue, type ServiceSnapshot, type ServiceTicket } from "../service-queue.ts";
-import { exponentialFigures } from "./exponential.ts";
-import { type LinearLatency, linearFigures } from "./linear.ts";
-import { queueFigures, ThreadPool, type ThreadPoolShape } from "./queue.ts";
 
 /**
- * The server models, one pure interface that the real server's HTTP shell and the
- * simulator's network both drive, on either clock. A new model is one file here that
- * implements ServerModel (or, for a shared delay, a DelayCurve for ServiceQueue), states its
- * figures, and is named in ServerModelSpec, createServerModel and modelFigures.
+ * The server models' one interface, which the real server's HTTP shell and the simulator's
+ * network both drive, on either clock, and the types every model shares. The models and
+ * their registry are beside it (models.ts); a new model goes there (see docs/design.md).
  */
-export const SERVER_MODEL_KINDS = ["exponential", "linear", "queue"] as const;
-export type ServerModelKind = (typeof SERVER_MODEL_KINDS)[number];
 
-/** Which model, with its own parameters. */
-export type ServerModelSpec =
-  | { readonly kind: "exponential"; readonly latency: LatencyModel }
-  | { readonly kind: "linear"; readonly latency: LinearLatency }
-  | { readonly kind: "queue"; readonly pool: ThreadPoolShape };
+/** When the server ran out of memory, and with how many requests in service. */
+export interface OutOfMemoryEvent {
+  readonly atMs: number;
+  readonly inService: number;
+}
+
+/**
+ * How a request left service, as its completion callback is told: answered, answered with
+ * an injected error, or taken out at its deadline (see admit's `deadlineAt`).
+ */
+export type Completion = "served" | "injected-error" | "expired";
+
+/**
+ * A request taken into service: its number in the order of arrival. Numbers, not objects,
+ * so that admitting a request allocates nothing.
+ */
+export type ServiceTicket = number;
+
+export interface ServiceSnapshot {
+  readonly concurrency: number;
+  readonly lastDelayMs: number;
+  /** The most requests in service since the last resetPeak(). */
+  readonly peakConcurrency: number;
+  /** delay(peakConcurrency): the longest delay since the last resetPeak(), in ms. */
+  readonly peakDelayMs: number;
+  readonly admitted: number;
+  /** Completed with the client still waiting. */
+  readonly served: number;
+  /** Completed after the client had gone away (the work done for nobody). */
+  readonly abandoned: number;
+  /** In service now for a client that has gone away (without cancelOnDisconnect). */
+  readonly abandonedInService: number;
+  /** Taken out of service on disconnect (only with cancelOnDisconnect). */
+  readonly cancelled: number;
+  readonly shed: number;
+  /** Taken out of service, or refused on arrival, because the deadline its client sent had passed. */
+  readonly expired: number;
+  /** Of `served`, those answered with an error by errorInjection. */
+  readonly errorsInjected: number;
+  /** The queue model only (src/model/servers/queue.ts): requests waiting for a thread, */
+  readonly queueLength?: number;
+  /** threads serving a request now, */
+  readonly threadsBusy?: number;
+  /** and threads in all. */
+  readonly threads?: number;
+}
 
 /** What every model does with requests: take them in, let their clients go, report its state. */
 export interface ServerModel {
@@ -57,66 +88,4 @@ export interface ServerModel {
    * those whose clients still wait, for the caller to reset their connections.
    */
   crash(): unknown[];
-}
-
-/** What the server does around any model. */
-export interface CommonServerOptions {
-  readonly cancelOnDisconnect: boolean;
-  /** Shedding above this many requests in service (the shared-delay models); Infinity for none. */
-  readonly maxConcurrency: number;
-  readonly errorInjection?: { readonly rate: number; readonly random: Random } | undefined;
-  readonly maxInService?: number;
-  /** The simulator's end of run (see ServiceQueue). */
-  readonly horizonMs?: number;
-  /** Draws the queue model's service times. */
-  readonly serviceRandom: Random;
-}
-
-export function createServerModel(spec: ServerModelSpec, clock: Clock, options: CommonServerOptions): ServerModel {
-  if (spec.kind === "queue") {
-    return new ThreadPool(clock, {
-      ...spec.pool,
-      cancelOnDisconnect: options.cancelOnDisconnect,
-      errorInjection: options.errorInjection,
-      maxInService: options.maxInService ?? Infinity,
-      random: options.serviceRandom,
-    });
-  }
-  return new ServiceQueue(clock, {
-    latency: spec.latency,
-    cancelOnDisconnect: options.cancelOnDisconnect,
-    maxConcurrency: options.maxConcurrency,
-    errorInjection: options.errorInjection,
-    maxInService: options.maxInService ?? Infinity,
-    horizonMs: options.horizonMs ?? Infinity,
-  });
-}
-
-/**
- * What a model can take, for clients that give up after `timeoutMs`:
- * - capacity: the most requests per second it answers within the timeout, and the
- *   requests in the server at which it does;
- * - tipping point: the requests in the server at which a new request's time there reaches
- *   the timeout, undefined where the model has none. Beyond it, clients that give up and
- *   retry only add work the server still does for nobody: the metastable region;
- * - overloadAbove: the verdict's line (src/model/verdict.ts): above this many requests in
- *   the server it is not back (the exponential model's limit, the linear model's tipping
- *   point less one, the queue model's threads plus a short queue).
- */
-export interface ServerModelFigures {
-  readonly capacityPerSec: number;
-  readonly capacityAtConcurrency: number;
-  readonly tippingConcurrency: number | undefined;
-  readonly overloadAbove: number;
-}
-
-export function modelFigures(spec: ServerModelSpec, timeoutMs: number, maxConcurrency = Infinity): ServerModelFigures {
-  switch (spec.kind) {
-    case "exponential":
-      return exponentialFigures(spec.latency, timeoutMs, maxConcurrency);
-    case "linear":
-      return linearFigures(spec.latency, timeoutMs, maxConcurrency);
-    case "queue":
-      return queueFigures(spec.pool, timeoutMs);
-  }
 }

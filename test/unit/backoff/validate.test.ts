@@ -12,7 +12,8 @@ import {
   tablePolicy,
   type BackoffPolicy,
 } from "../../../src/backoff/policy.ts";
-import { validateMaxAttempts, validatePolicy } from "../../../src/backoff/validate.ts";
+import { validatePolicy } from "../../../src/backoff/policy.ts";
+import { validateMaxAttempts } from "../../../src/backoff/validate.ts";
 
 const cases: ReadonlyArray<readonly [string, () => unknown, string]> = [
   ["negative delay", () => constantPolicy({ delayMs: -1 }), "delayMs must be >= 0 (got -1)"],

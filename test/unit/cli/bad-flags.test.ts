@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { describeFailure, UsageError } from "../../../src/cli/usage-error.ts";
 import { main as clientMain } from "../../../src/client/main.ts";
 import type { ProgramIo, ProgramMain } from "../../../src/runtime/program-io.ts";
-import { main as demoMain } from "../../../src/scenario/main.ts";
+import { main as demoMain } from "../../../src/demo/main.ts";
 import { main as serverMain } from "../../../src/server/main.ts";
 import { main as simMain } from "../../../src/sim/main.ts";
 import { BAD_FLAGS } from "../../helpers/bad-flags.ts";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type ClientWindow, computeMetrics, type ServerSample } from "../../../src/model/scenario-metrics.ts";
+import { computeMetrics } from "../../../src/model/scenario-metrics.ts";
+import type { ClientWindow, ServerSample } from "../../../src/model/timeline.ts";
 
 const phases = { stopAtMs: 15_000, resumeAtMs: 35_000, endMs: 95_000 };
 
@@ -145,7 +146,7 @@ describe("computeMetrics", () => {
 
 describe("readableDelay", () => {
   it("uses Go notation up to a year and years beyond", async () => {
-    const { readableDelay } = await import("../../../src/scenario/report.ts");
+    const { readableDelay } = await import("../../../src/report/report.ts");
     expect(readableDelay(2_611.306)).toBe("2.611306s");
     expect(readableDelay(3_600_000 * 24 * 364)).toBe("8736h0m0s");
     expect(readableDelay(1e13)).toBe("317 years");

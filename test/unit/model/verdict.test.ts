@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ClientWindow, Phases, ServerSample } from "../../../src/model/scenario-metrics.ts";
+import type { ClientWindow, Phases, ServerSample } from "../../../src/model/timeline.ts";
 import { clientsBackMs, judge, serverBackMs, VERDICT_DEFINITIONS } from "../../../src/model/verdict.ts";
 
 /** One-second server reports from `startMs`, each [concurrency, peak of its interval]. */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { computeMetrics, type ClientWindow } from "../../../src/model/scenario-metrics.ts";
+import { computeMetrics } from "../../../src/model/scenario-metrics.ts";
+import type { ClientWindow } from "../../../src/model/timeline.ts";
 import { VERDICT_DEFINITIONS } from "../../../src/model/verdict.ts";
-import { comparisonTable, reportHtml, type StrategyResult } from "../../../src/scenario/report.ts";
+import { comparisonTable, reportHtml, type StrategyResult } from "../../../src/report/report.ts";
 
 const windows = (count: number): ClientWindow[] =>
   Array.from({ length: count }, (_, index) => ({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ScenarioMetrics } from "../../../src/model/scenario-metrics.ts";
-import { explainVerdict } from "../../../src/scenario/verdict-why.ts";
+import { explainVerdict } from "../../../src/report/verdict-why.ts";
 
 const base: ScenarioMetrics = {
   baselineOkPerSec: 100,

@@ -1,9 +1,9 @@
 import { createServer } from "node:net";
 import { FatalError } from "../cli/usage-error.ts";
-import { ChildProgram } from "../runtime/child-program.ts";
-import type { Launcher } from "../runtime/launcher.ts";
-import type { ClientWindow, Phases, ServerSample } from "../model/scenario-metrics.ts";
-import type { StrategyRun } from "./strategies.ts";
+import { ChildProgram } from "./child-program.ts";
+import type { Launcher } from "./launcher.ts";
+import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
+import type { StrategyRun } from "../strategies/runs.ts";
 
 export interface ExperimentPlan {
   readonly strategy: StrategyRun;

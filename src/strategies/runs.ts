@@ -1,4 +1,4 @@
-import { parseStrategyList, presetOf, type RunName } from "../strategies/registry.ts";
+import { parseStrategyList, presetOf, type RunName } from "./registry.ts";
 
 /** A strategy or preset as the experiment runs it, and the client flags that select it. */
 export interface StrategyRun {

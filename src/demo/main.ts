@@ -4,7 +4,7 @@ import { DEBUG_FLAG, type FlagSpec, parseFlags, type ProgramDescription } from "
 import { UsageError } from "../cli/usage-error.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import { makeOutputDir, removeIfEmpty, writeOutputFile } from "../runtime/output-files.ts";
-import { summaryJson } from "./summary-file.ts";
+import { summaryJson } from "../report/summary-file.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { parseClientArgs, resolveClientOptions } from "../client/options.ts";
 import { parseServerArgs, resolveServerOptions } from "../server/options.ts";
@@ -13,12 +13,12 @@ import { type DashboardEvent, clientEvent, serverEvent } from "../dashboard/even
 import { DASHBOARD_FLAGS } from "../dashboard/options.ts";
 import type { Dashboard } from "../dashboard/server.ts";
 import { startAnnouncedDashboard } from "../dashboard/start.ts";
-import { readableDelay } from "./readable-delay.ts";
-import { comparisonTable, renderReport, type StrategyResult } from "./report.ts";
-import { type LiveRecord, type Progress, runExperiment } from "./run.ts";
-import { explainVerdict } from "./verdict-why.ts";
+import { readableDelay } from "../report/readable-delay.ts";
+import { comparisonTable, renderReport, type StrategyResult } from "../report/report.ts";
+import { type LiveRecord, type Progress, runExperiment } from "../runtime/experiment.ts";
+import { explainVerdict } from "../report/verdict-why.ts";
 import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
-import { parseStrategies } from "./strategies.ts";
+import { parseStrategies } from "../strategies/runs.ts";
 
 const DEFAULT_STRATEGIES = "fixed,exponential-backoff";
 

@@ -1,0 +1,45 @@
+/**
+ * The timelines of one crash experiment, as the real programs' reports and the simulator
+ * give them: what the verdict and the metrics read. Times are ms from the start of the run;
+ * rates are per second.
+ */
+export interface ServerSample {
+  readonly atMs: number;
+  readonly concurrency: number;
+  /** Infinity where the delay outgrew every number. */
+  readonly lastDelayMs: number;
+  /**
+   * The most in service since the previous sample, and its delay: a burst that drains
+   * between two reports (stale requests on resume) still counts.
+   */
+  readonly peakConcurrency: number;
+  readonly peakDelayMs: number;
+  /** Totals since the start, when the source reports them: completed after the client had gone; */
+  readonly abandoned?: number | undefined;
+  /** in service now for a client that has gone; */
+  readonly abandonedInService?: number | undefined;
+  /** taken out of service when the client went away (-cancel-on-disconnect); */
+  readonly cancelled?: number | undefined;
+  /** taken out of service, or refused, at an expired deadline (-deadline-aware). */
+  readonly expired?: number | undefined;
+}
+
+export interface ClientWindow {
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly okPerSec: number;
+  readonly errorsPerSec: number;
+  readonly timedoutPerSec: number;
+  readonly attemptsPerSec: number;
+  /** Retries among the attempts (absent from timelines recorded before it was reported). */
+  readonly retriesPerSec?: number | undefined;
+}
+
+export interface Phases {
+  /** When the server was stopped (SIGSTOP). */
+  readonly stopAtMs: number;
+  /** When it was resumed (SIGCONT). */
+  readonly resumeAtMs: number;
+  /** End of the observation. */
+  readonly endMs: number;
+}
