@@ -10,8 +10,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { clientGrid } from "../src/choose/candidates.ts";
 import { outageRun } from "../src/choose/measure.ts";
-import { registryView } from "../src/choose/registry-view.ts";
-import { SIM_FLAG_SPECS, simValuesFor } from "../src/choose/settings.ts";
+import { simValuesFor } from "../src/choose/settings.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { configFrom } from "../src/sim/main.ts";
 import { simulate } from "../src/sim/simulate.ts";
@@ -53,7 +52,7 @@ function oneSimulation(): void {
 }
 
 async function defaultGrid(): Promise<void> {
-  const grid = clientGrid(registryView(SIM_FLAG_SPECS), SIM_FLAG_SPECS);
+  const grid = clientGrid();
   const out = mkdtempSync(join(tmpdir(), "thundering-herd-bench-choose-"));
   const workers = availableParallelism();
   process.stdout.write(`\ndefault grid: ${grid.length} candidates x 3 seeds on ${workers} worker threads (thundering-herd choose -json)\n`);

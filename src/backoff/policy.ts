@@ -1,4 +1,13 @@
-import { AT_LEAST_ONE, checkNumber, checkOrdered, describe, FRACTION, GOOGLE_MAX_RETRIES_LIMIT, NON_NEGATIVE } from "./validate.ts";
+import {
+  AT_LEAST_ONE,
+  checkNumber,
+  checkOrdered,
+  describe,
+  FieldRangeError,
+  FRACTION,
+  GOOGLE_MAX_RETRIES_LIMIT,
+  NON_NEGATIVE,
+} from "./validate.ts";
 
 /**
  * e as the article's Go client writes it (`expFactor = 2.71828`); the default growth of the
@@ -289,13 +298,9 @@ export function grpcPolicy(options: PolicyOptions<GrpcPolicy> = {}): GrpcPolicy 
 }
 
 function checkTable(field: string, table: unknown): void {
-  if (!Array.isArray(table)) {
-    throw new RangeError(`${field} must be an array of numbers (got ${describe(table)})`);
-  }
-  if (table.length === 0) {
-    throw new RangeError(`${field} must not be empty (got [])`);
-  }
-  table.forEach((entry: unknown, index) => checkNumber(`${field}[${index}]`, entry, NON_NEGATIVE));
+  if (!Array.isArray(table)) throw new FieldRangeError(field, "must be an array of numbers", describe(table));
+  if (table.length === 0) throw new FieldRangeError(field, "must not be empty", "[]");
+  table.forEach((entry: unknown, index) => checkNumber(field, entry, NON_NEGATIVE, index));
 }
 
 /** The parameters the article's exponential formula and the reference program's share. */
@@ -357,7 +362,7 @@ export function validatePolicy<P extends BackoffPolicy>(policy: P): P {
       break;
     default: {
       const kind: unknown = (candidate as { kind: unknown }).kind;
-      throw new RangeError(`kind must be a known policy kind (got ${describe(kind)})`);
+      throw new FieldRangeError("kind", "must be a known policy kind", describe(kind));
     }
   }
   return policy;

@@ -33,35 +33,64 @@ export function describe(value: unknown): string {
   return String(value);
 }
 
-/** Throws a RangeError unless `value` is a number obeying `rule`; returns it otherwise. */
-export function checkNumber(field: string, value: unknown, rule: NumberRule = {}): number {
-  if (typeof value !== "number" || Number.isNaN(value)) {
-    throw new RangeError(`${field} must be a number (got ${describe(value)})`);
+/**
+ * A field out of its range: a RangeError with the same message as ever (`factor must be >= 1
+ * (got 0.5)`), that also carries the field's name, so that a program can name the field in
+ * its own words (a command-line flag) without reading the message.
+ */
+export class FieldRangeError extends RangeError {
+  /** The field, e.g. `minDelayMs`. */
+  readonly field: string;
+  /** Which entry of the field, for a list. */
+  readonly index: number | undefined;
+  /** The field it must be ordered against, for a rule between two fields (`minDelayMs must be <= maxDelayMs`). */
+  readonly otherField: string | undefined;
+  private readonly rule: string;
+  private readonly received: string;
+
+  constructor(field: string, rule: string, received: string, options: { index?: number; otherField?: string } = {}) {
+    super(fieldMessage(field, options.index, rule, options.otherField, received, (name) => name));
+    this.field = field;
+    this.index = options.index;
+    this.otherField = options.otherField;
+    this.rule = rule;
+    this.received = received;
   }
+
+  /** The message with each field named by `name`, e.g. `-min-delay (ms) must be <= -max-delay (ms) (got 2000 > 1000)`. */
+  describe(name: (field: string) => string): string {
+    return fieldMessage(this.field, this.index, this.rule, this.otherField, this.received, name);
+  }
+}
+
+function fieldMessage(
+  field: string,
+  index: number | undefined,
+  rule: string,
+  otherField: string | undefined,
+  received: string,
+  name: (field: string) => string,
+): string {
+  const subject = index === undefined ? name(field) : `${name(field)}[${index}]`;
+  return `${subject} ${rule}${otherField === undefined ? "" : ` ${name(otherField)}`} (got ${received})`;
+}
+
+/** Throws a FieldRangeError unless `value` is a number obeying `rule`; returns it otherwise. */
+export function checkNumber(field: string, value: unknown, rule: NumberRule = {}, index?: number): number {
+  const fail = (requirement: string) => new FieldRangeError(field, requirement, describe(value), index === undefined ? {} : { index });
+  if (typeof value !== "number" || Number.isNaN(value)) throw fail("must be a number");
   const infinityAllowed = rule.allowInfinity === true && value === Infinity;
-  if (!Number.isFinite(value) && !infinityAllowed) {
-    throw new RangeError(`${field} must be finite (got ${describe(value)})`);
-  }
-  if (rule.integer === true && !Number.isInteger(value) && !infinityAllowed) {
-    throw new RangeError(`${field} must be an integer (got ${describe(value)})`);
-  }
-  if (rule.min !== undefined && value < rule.min) {
-    throw new RangeError(`${field} must be >= ${rule.min} (got ${describe(value)})`);
-  }
-  if (rule.above !== undefined && value <= rule.above) {
-    throw new RangeError(`${field} must be > ${rule.above} (got ${describe(value)})`);
-  }
-  if (rule.max !== undefined && value > rule.max) {
-    throw new RangeError(`${field} must be <= ${rule.max} (got ${describe(value)})`);
-  }
+  if (!Number.isFinite(value) && !infinityAllowed) throw fail("must be finite");
+  if (rule.integer === true && !Number.isInteger(value) && !infinityAllowed) throw fail("must be an integer");
+  if (rule.min !== undefined && value < rule.min) throw fail(`must be >= ${rule.min}`);
+  if (rule.above !== undefined && value <= rule.above) throw fail(`must be > ${rule.above}`);
+  if (rule.max !== undefined && value > rule.max) throw fail(`must be <= ${rule.max}`);
   return value;
 }
 
 /** Throws unless `lowField <= highField`. */
 export function checkOrdered(lowField: string, low: number, highField: string, high: number): void {
-  if (low > high) {
-    throw new RangeError(`${lowField} must be <= ${highField} (got ${low} > ${high})`);
-  }
+  if (low > high) throw new FieldRangeError(lowField, "must be <=", `${low} > ${high}`, { otherField: highField });
 }
 
 /** Rules several checks share. */

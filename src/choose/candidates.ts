@@ -1,14 +1,17 @@
 import { formatDuration, parseDuration } from "../cli/duration.ts";
 import type { FlagSpec } from "../cli/flags.ts";
 import { concurrencyForDelay, type LatencyModel } from "../model/latency.ts";
+import { SIM_FLAGS } from "../sim/options.ts";
+import { PRESETS, presetSettings } from "../strategies/presets.ts";
+import { MECHANISMS, PROTECTION_FLAGS } from "../strategies/protection.ts";
+import { STRATEGIES } from "../strategies/registry.ts";
 import type { FlagSettings } from "./settings.ts";
 
 /*
  * The grid: every strategy and preset of the registry, a few parameter variants of each, the
- * client-side mechanisms the simulator's flags offer (with variants of their parameters),
- * and, with -server-side, the server levers. All of it is read from data (the registry and
- * the flag table), so a strategy, preset or mechanism added there joins the grid by itself;
- * where one does not exist yet, the grid is simply smaller.
+ * fleet-level mechanisms (with variants of their parameters), and, with -server-side, the
+ * server levers. All of it is read from the registry (src/strategies: strategies, presets,
+ * protections), so a strategy, preset or mechanism added there joins the grid by itself.
  */
 
 export type CandidateOrigin = "baseline" | "strategy" | "variant" | "preset" | "mechanism" | "pair";
@@ -30,21 +33,22 @@ export interface Candidate {
   readonly clientId: string;
 }
 
-/** What the grid reads of the strategy registry. */
-export interface RegistryView {
-  readonly strategies: readonly { readonly name: string; readonly parameters: Readonly<Record<string, string>> }[];
-  readonly presets: readonly { readonly name: string; readonly summary: string; readonly client: FlagSettings }[];
-}
-
 export const NO_RETRIES = "no-retries";
 export const FIXED = "fixed";
 
-/** Client-side mechanisms: a flag that switches one on (a boolean or a choice) and how its parameters are named. */
-const MECHANISMS: readonly { readonly flag: string; readonly parameters: (name: string) => boolean }[] = [
-  { flag: "retry-budget", parameters: (name) => name === "budget-tokens" || name === "budget-ratio" },
-  { flag: "budget", parameters: (name) => name.startsWith("budget-") && name !== "budget-tokens" && name !== "budget-ratio" },
-  { flag: "throttle", parameters: (name) => name.startsWith("throttle-") },
-  { flag: "breaker", parameters: (name) => name.startsWith("breaker-") },
+/**
+ * The mechanisms tried on the bases: each of the registry's, and the parameters varied with
+ * it. -retry-budget is -budget grpc: gRPC's parameters are varied under it, as its candidates'
+ * ids have always said, and not again under -budget grpc.
+ */
+const GRPC_BUDGET = MECHANISMS.find((mechanism) => mechanism.flag === "budget" && mechanism.choice === "grpc")!;
+const MECHANISM_TRIALS: readonly { readonly flag: string; readonly choice: string; readonly parameters: readonly string[] }[] = [
+  { flag: "retry-budget", choice: "true", parameters: GRPC_BUDGET.reads },
+  ...MECHANISMS.map((mechanism) => ({
+    flag: mechanism.flag,
+    choice: mechanism.choice,
+    parameters: mechanism === GRPC_BUDGET ? [] : mechanism.reads,
+  })),
 ];
 
 /** Strategies a mechanism is tried with: the worst (fixed) and AWS's recommendation (full jitter). */
@@ -58,9 +62,6 @@ const FIRST_WAIT_PARAMETERS = ["simple-backoff-delay", "min-delay"];
 const FIRST_WAIT_FACTOR = 10;
 /** Strategies whose first wait grows from the user's think time: -min-delay does not change it. */
 const FIRST_WAIT_FROM_THINK_TIME = new Set(["exponential-backoff"]);
-
-/** Choices of a mechanism flag that mean "off". */
-const OFF = new Set(["", "off", "none", "false", "0"]);
 
 function candidate(
   id: string,
@@ -89,33 +90,30 @@ export function baselines(): Candidate[] {
 /**
  * Every client-side candidate: the baselines, each strategy with its defaults, capped at
  * three attempts and with a ten times longer first wait, each preset, and each mechanism
- * on fixed retry and full jitter with its parameters halved and doubled. Flags that the
- * simulator does not have are skipped; combinations it rejects are dropped later.
+ * on fixed retry and full jitter, and on full jitter with each parameter it reads halved
+ * and doubled. Combinations the simulator rejects are dropped later.
  */
-export function clientGrid(registry: RegistryView, flags: ReadonlyMap<string, FlagSpec>): Candidate[] {
+export function clientGrid(): Candidate[] {
   const grid: Candidate[] = baselines();
-  const strategyNames = new Set(registry.strategies.map((strategy) => strategy.name));
-  for (const strategy of registry.strategies) {
+  for (const strategy of STRATEGIES) {
     const name = strategy.name;
+    const parameters: Readonly<Record<string, string>> = strategy.parameters;
     if (name !== FIXED) grid.push(candidate(name, name, "strategy", `${name} with its defaults`, { strategy: name }));
-    if (flags.has("max-attempts")) {
-      grid.push(
-        candidate(
-          `${name}:max-attempts=${MAX_ATTEMPTS_VARIANT}`,
-          name,
-          "variant",
-          `${name}, at most ${MAX_ATTEMPTS_VARIANT} attempts per request`,
-          {
-            strategy: name,
-            "max-attempts": String(MAX_ATTEMPTS_VARIANT),
-          },
-        ),
-      );
-    }
+    grid.push(
+      candidate(
+        `${name}:max-attempts=${MAX_ATTEMPTS_VARIANT}`,
+        name,
+        "variant",
+        `${name}, at most ${MAX_ATTEMPTS_VARIANT} attempts per request`,
+        {
+          strategy: name,
+          "max-attempts": String(MAX_ATTEMPTS_VARIANT),
+        },
+      ),
+    );
     for (const parameter of FIRST_WAIT_FROM_THINK_TIME.has(name) ? [] : FIRST_WAIT_PARAMETERS) {
-      const text = strategy.parameters[parameter];
-      const spec = flags.get(parameter);
-      if (text === undefined || spec?.kind !== "duration") continue;
+      const text = parameters[parameter];
+      if (text === undefined) continue;
       const defaultMs = parseDuration(text);
       if (!(defaultMs > 0)) continue;
       const value = formatDuration(defaultMs * FIRST_WAIT_FACTOR);
@@ -127,39 +125,31 @@ export function clientGrid(registry: RegistryView, flags: ReadonlyMap<string, Fl
       );
     }
   }
-  for (const preset of registry.presets) {
-    grid.push(candidate(preset.name, preset.name, "preset", preset.summary, preset.client));
+  for (const preset of PRESETS) {
+    grid.push(candidate(preset.name, preset.name, "preset", preset.summary, presetSettings(preset, SIM_FLAGS)));
   }
-  const bases = MECHANISM_BASES.filter((base) => strategyNames.has(base));
-  for (const mechanism of MECHANISMS) {
-    const spec = flags.get(mechanism.flag);
-    if (spec === undefined) continue;
-    const choices =
-      spec.kind === "boolean" ? ["true"] : spec.kind === "string" ? (spec.choices ?? []).filter((choice) => !OFF.has(choice)) : [];
-    const parameters = [...flags.values()].filter((flag) => mechanism.parameters(flag.name));
-    for (const choice of choices) {
-      const label = choice === "true" ? mechanism.flag : `${mechanism.flag}=${choice}`;
-      for (const base of bases) {
-        grid.push(candidate(`${base}:${label}`, base, "mechanism", `${base} with -${label}`, { strategy: base, [mechanism.flag]: choice }));
-      }
-      const base = bases.at(-1);
-      if (base === undefined) continue;
-      for (const parameter of parameters) {
-        for (const value of parameterVariants(parameter)) {
-          grid.push(
-            candidate(
-              `${base}:${label}:${parameter.name}=${value}`,
-              base,
-              "mechanism",
-              `${base} with -${label} -${parameter.name} ${value}`,
-              {
-                strategy: base,
-                [mechanism.flag]: choice,
-                [parameter.name]: value,
-              },
-            ),
-          );
-        }
+  for (const mechanism of MECHANISM_TRIALS) {
+    const label = mechanism.choice === "true" ? mechanism.flag : `${mechanism.flag}=${mechanism.choice}`;
+    const switchOn = { [mechanism.flag]: mechanism.choice };
+    for (const base of MECHANISM_BASES) {
+      grid.push(candidate(`${base}:${label}`, base, "mechanism", `${base} with -${label}`, { strategy: base, ...switchOn }));
+    }
+    const base = MECHANISM_BASES.at(-1)!;
+    for (const parameter of PROTECTION_FLAGS.filter((flag) => mechanism.parameters.includes(flag.name))) {
+      for (const value of parameterVariants(parameter)) {
+        grid.push(
+          candidate(
+            `${base}:${label}:${parameter.name}=${value}`,
+            base,
+            "mechanism",
+            `${base} with -${label} -${parameter.name} ${value}`,
+            {
+              strategy: base,
+              ...switchOn,
+              [parameter.name]: value,
+            },
+          ),
+        );
       }
     }
   }
@@ -208,58 +198,48 @@ export interface ServerLever {
 }
 
 /**
- * The server levers the simulator offers, read from its flags: a short listen backlog,
- * dropping abandoned work, load shedding (with a Retry-After when the server can send one),
- * deadline-aware admission. Load shedding starts before the delay reaches half the client
- * timeout, a point derived from the user's own latency model.
+ * The server levers: a short listen backlog, dropping abandoned work, load shedding (with
+ * and without a Retry-After), deadline-aware admission. Load shedding starts before the
+ * delay reaches half the client timeout, a point derived from the user's own latency model.
  */
-export function serverLevers(flags: ReadonlyMap<string, FlagSpec>, latency: LatencyModel, timeoutMs: number): ServerLever[] {
-  const levers: ServerLever[] = [{ id: "default", summary: "your server as it is", server: {}, client: {} }];
-  if (flags.has("backlog")) {
-    levers.push({
+export function serverLevers(latency: LatencyModel, timeoutMs: number): ServerLever[] {
+  const tipping = concurrencyForDelay(latency, timeoutMs / 2);
+  // The most in service whose delay stays below half the timeout (a model whose delay never
+  // grows has no such point: ten times its limit then).
+  const shedAt = Number.isFinite(tipping) ? Math.max(latency.limit + 1, tipping - 1) : Math.max(1, latency.limit * 10);
+  return [
+    { id: "default", summary: "your server as it is", server: {}, client: {} },
+    {
       id: "backlog=128",
       summary: "a listen backlog of 128: fewer stale requests queue while stopped",
       server: { backlog: "128" },
       client: {},
-    });
-  }
-  if (flags.has("cancel-on-disconnect")) {
-    levers.push({
+    },
+    {
       id: "cancel-on-disconnect",
       summary: "drop a request from service when its client goes away",
       server: { "cancel-on-disconnect": "true" },
       client: {},
-    });
-  }
-  if (flags.has("max-concurrency")) {
-    const tipping = concurrencyForDelay(latency, timeoutMs / 2);
-    // The most in service whose delay stays below half the timeout (a model whose delay never
-    // grows has no such point: ten times its limit then).
-    const shedAt = Number.isFinite(tipping) ? Math.max(latency.limit + 1, tipping - 1) : Math.max(1, latency.limit * 10);
-    levers.push({
+    },
+    {
       id: `shed=${shedAt}`,
       summary: `load shedding: 503 at once above ${shedAt} in service (the delay stays below half the timeout)`,
       server: { "max-concurrency": String(shedAt) },
       client: {},
-    });
-    if (flags.has("retry-after")) {
-      levers.push({
-        id: `shed=${shedAt}+retry-after=1s`,
-        summary: `load shedding above ${shedAt} in service, with Retry-After: 1s`,
-        server: { "max-concurrency": String(shedAt), "retry-after": "1s" },
-        client: {},
-      });
-    }
-  }
-  if (flags.has("deadline-aware")) {
-    levers.push({
+    },
+    {
+      id: `shed=${shedAt}+retry-after=1s`,
+      summary: `load shedding above ${shedAt} in service, with Retry-After: 1s`,
+      server: { "max-concurrency": String(shedAt), "retry-after": "1s" },
+      client: {},
+    },
+    {
       id: "deadline-aware",
       summary: "the server drops requests whose deadline has passed",
       server: { "deadline-aware": "true" },
-      client: flags.has("propagate-deadline") ? { "propagate-deadline": "true" } : {},
-    });
-  }
-  return levers;
+      client: { "propagate-deadline": "true" },
+    },
+  ];
 }
 
 /** A client policy with a server lever. */

@@ -3,19 +3,20 @@ import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
+import { type Verdict, worstVerdict } from "../model/verdict.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { renderSvg } from "../report/report.ts";
 import { runExperiment } from "../runtime/experiment.ts";
+import { WorkerPool } from "../runtime/worker-pool.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
 import { configFrom } from "../sim/main.ts";
 import { figuresOf, type SimulationConfig } from "../sim/simulate.ts";
 import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, serverLevers } from "./candidates.ts";
-import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult, type Verdict, verdictOf } from "./measure.ts";
-import { type ChooseOptions, ERROR_RATE_MODELLED, parseChooseArgs } from "./options.ts";
+import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult } from "./measure.ts";
+import { type ChooseOptions, parseChooseArgs } from "./options.ts";
 import { progress } from "./progress.ts";
 import { explanation, longestText, paretoFront, percent, rank, rankingRule, runnerUp } from "./ranking.ts";
-import { registryView } from "./registry-view.ts";
 import {
   outageDetails,
   paretoSpec,
@@ -26,11 +27,9 @@ import {
   validationTable,
   type ValidationRow,
 } from "./report.ts";
-import { settingsFor, settingsToArgs, SIM_FLAG_SPECS, simulatorOnly, simValuesFor, systemSettings } from "./settings.ts";
+import { settingsFor, settingsToArgs, simulatorOnly, simValuesFor, systemSettings } from "./settings.ts";
 import { type RetryIntent, type Snippet, snippetsFor } from "./snippets.ts";
-import { type CandidateSummary, summarize, worstVerdict } from "./summary.ts";
-import { inlineRunner, type JobRunner, threadRunner } from "./worker-pool.ts";
-import { measure } from "./measure.ts";
+import { type CandidateSummary, summarize } from "./summary.ts";
 
 /*
  * `thundering-herd choose`: ranks retry policies for the user's own system. Every candidate
@@ -50,8 +49,6 @@ const BISECTION_RATIO = 1.05;
 const BISECTION_MS = 250;
 
 export interface ChooseDependencies {
-  /** Runs the measurement jobs; by default worker threads, one per -workers. */
-  readonly runner?: (workers: number) => JobRunner<MeasureJob, SeedResult>;
   /** Starts ./server and ./client for -validate. */
   readonly launcher?: Launcher;
 }
@@ -59,11 +56,6 @@ export interface ChooseDependencies {
 interface Measured {
   readonly candidate: Candidate;
   readonly config: SimulationConfig;
-}
-
-export function defaultRunner(workers: number): JobRunner<MeasureJob, SeedResult> {
-  const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
-  return threadRunner<MeasureJob, SeedResult>(new URL(`./measure-worker.${extension}`, import.meta.url), workers);
 }
 
 export async function main(argv: readonly string[], io: ProgramIo, dependencies: ChooseDependencies = {}): Promise<number> {
@@ -89,7 +81,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     bisectionRatio: BISECTION_RATIO,
     bisectionMs: BISECTION_MS,
   };
-  const levers = own["server-side"] ? serverLevers(SIM_FLAG_SPECS, baseConfig.latency, baseConfig.timeoutMs).slice(1) : [];
+  const levers = own["server-side"] ? serverLevers(baseConfig.latency, baseConfig.timeoutMs).slice(1) : [];
 
   if (own.list) {
     io.stdout.write(
@@ -104,25 +96,18 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     return 0;
   }
 
-  const warnings: string[] = [];
-  if (!ERROR_RATE_MODELLED) {
-    warnings.push(
-      `The everyday error rate (-error-rate ${system["error-rate"]}) is NOT MODELLED: this simulator has no -error-rate yet, so the everyday ` +
-        `figures (success rate, amplification, p99) are measured without injected errors; they differ between candidates only through the load they cause.`,
-    );
-  }
-  for (const warning of warnings) io.stderr.write(`choose: warning: ${warning}\n`);
   io.stderr.write(
-    `choose: ${grid.length} candidates x ${options.seeds.length} seeds on ${options.workers} worker threads; outages ${options.outagesMs.map((ms) => formatDuration(ms)).join(", ")}` +
+    `choose: ${grid.length} candidates x ${options.seeds.length} seeds on ${options.parallel} worker threads; outages ${options.outagesMs.map((ms) => formatDuration(ms)).join(", ")}` +
       `${levers.length > 0 ? `; then server levers ${levers.map((lever) => lever.id).join(", ")}` : ""}\n`,
   );
 
-  const runner = (dependencies.runner ?? defaultRunner)(options.workers);
+  // Each result comes back to its own job: the order the threads finish in does not matter.
+  const pool = new WorkerPool("choose", options.parallel);
   let summaries: CandidateSummary[];
   const timelines = new Map<string, Timeline[]>();
   let pairs: Measured[] = [];
   try {
-    summaries = await measureAll(grid, options, plan, runner, io, timelines, "choose: simulating");
+    summaries = await measureAll(grid, options, plan, pool, io, timelines, "choose: simulating");
     if (levers.length > 0) {
       const ranked = rank(summaries);
       const clients = [
@@ -143,10 +128,10 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
           }
         }),
       );
-      summaries = [...summaries, ...(await measureAll(pairs, options, plan, runner, io, timelines, "choose: server levers"))];
+      summaries = [...summaries, ...(await measureAll(pairs, options, plan, pool, io, timelines, "choose: server levers"))];
     }
   } finally {
-    await runner.close();
+    await pool.close();
   }
 
   const ranked = rank(summaries);
@@ -182,7 +167,6 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
       (summary, index, all): summary is CandidateSummary => summary !== undefined && all.indexOf(summary) === index,
     );
     io.stdout.write(`${outageDetails(detailed)}\n\n`);
-    for (const warning of warnings) io.stdout.write(`Warning: ${warning}\n\n`);
     io.stdout.write(`The winner's settings for other systems:\n\n`);
     for (const snippet of snippets) io.stdout.write(snippetText(snippet));
   }
@@ -218,9 +202,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
       everydayMs: own.everyday,
       maxOutageMs: own["max-outage"],
       serverSide: own["server-side"],
-      errorRateModelled: ERROR_RATE_MODELLED,
     },
-    warnings,
     rankingRule: rule,
     ranking: ranked.map((summary, index) => ({ rank: index + 1, ...jsonSummary(summary), command: commands.get(summary.candidate.id) })),
     paretoFront: front.map((summary) => summary.candidate.id),
@@ -238,7 +220,6 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     timelines,
     snippets,
     validation,
-    warnings,
     recommendation,
     rule,
     skipped,
@@ -261,7 +242,7 @@ function toConfig(system: Readonly<Record<string, unknown>>, client: Candidate["
 
 /** The client grid, filtered by -candidates, each checked by the simulator's rules (rejected ones are listed, not run). */
 function buildGrid(options: ChooseOptions, skipped: string[]): Measured[] {
-  const all = clientGrid(registryView(SIM_FLAG_SPECS), SIM_FLAG_SPECS);
+  const all = clientGrid();
   const filter = options.candidateFilter;
   for (const pattern of filter ?? []) {
     const matches = all.some((entry) => (pattern.endsWith("*") ? entry.id.startsWith(pattern.slice(0, -1)) : entry.id === pattern));
@@ -283,7 +264,7 @@ async function measureAll(
   entries: readonly Measured[],
   options: ChooseOptions,
   plan: MeasurePlan,
-  runner: JobRunner<MeasureJob, SeedResult>,
+  pool: WorkerPool,
   io: ProgramIo,
   timelines: Map<string, Timeline[]>,
   label: string,
@@ -296,7 +277,13 @@ async function measureAll(
   bar.update(0);
   let results: SeedResult[];
   try {
-    results = await runner.run(jobs, () => bar.update(++done));
+    results = await Promise.all(
+      jobs.map(async (job) => {
+        const result = await pool.run<SeedResult>("measure", job);
+        bar.update(++done);
+        return result;
+      }),
+    );
   } finally {
     bar.finish();
   }
@@ -477,7 +464,7 @@ async function validate(
       const measured = computeMetrics(record.server, record.client, record.phases, figuresOf(config).overloadAbove);
       const simulatedVerdict = majority(simulated.map((run) => run.verdict));
       const first = simulated[0]!;
-      const measuredVerdict = verdictOf(measured);
+      const measuredVerdict = measured.verdict;
       rows.push({
         id: candidate.id,
         outageMs,
@@ -523,7 +510,6 @@ interface ReportInput {
   readonly timelines: ReadonlyMap<string, Timeline[]>;
   readonly snippets: readonly Snippet[];
   readonly validation: readonly ValidationRow[] | undefined;
-  readonly warnings: readonly string[];
   readonly recommendation: readonly string[];
   readonly rule: string;
   readonly skipped: readonly string[];
@@ -560,7 +546,6 @@ async function writeReport(outDir: string, result: object, input: ReportInput): 
     reportHtml({
       title: "thundering-herd choose: retry policies for your system",
       settings,
-      warnings: input.warnings,
       recommendation: input.recommendation,
       rule: input.rule,
       ranked: input.ranked,
@@ -574,6 +559,3 @@ async function writeReport(outDir: string, result: object, input: ReportInput): 
     }),
   );
 }
-
-/** For tests: the jobs run in this thread. */
-export const inlineMeasureRunner = (): JobRunner<MeasureJob, SeedResult> => inlineRunner(measure);

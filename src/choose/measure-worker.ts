@@ -1,5 +1,12 @@
-// A worker thread of choose: measures one candidate with one seed per job (src/choose/measure.ts).
-import { measure } from "./measure.ts";
-import { serveJobs } from "./worker-pool.ts";
+import { serveTasks } from "../runtime/worker-pool.ts";
+import { type MeasureJob, measure, type SeedResult } from "./measure.ts";
 
-serveJobs(measure, (result) => [result.everyday.latenciesMs.buffer as ArrayBuffer]);
+/**
+ * choose's worker thread: measures one candidate with one seed per task. The everyday
+ * latencies, the largest part of a result, move back to the main thread instead of being copied.
+ */
+export function runWorker(): void {
+  serveTasks({ measure: (job: MeasureJob) => measure(job) }, (_task, output) => [
+    (output as SeedResult).everyday.latenciesMs.buffer as ArrayBuffer,
+  ]);
+}

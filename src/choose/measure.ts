@@ -1,5 +1,6 @@
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
+import { serverIsBack, type Verdict } from "../model/verdict.ts";
 import { figuresOf, type SimulationConfig, simulate } from "../sim/simulate.ts";
 
 /*
@@ -32,8 +33,6 @@ export interface MeasureJob {
   readonly keepTimelines: boolean;
 }
 
-export type Verdict = "collapsed" | "recovering" | "recovered";
-
 export interface EverydayResult {
   /** Requests that ended: succeeded or given up. */
   readonly requests: number;
@@ -48,6 +47,7 @@ export interface EverydayResult {
 export interface OutageResult {
   readonly outageMs: number;
   readonly metrics: ScenarioMetrics;
+  /** The model's verdict (src/model/verdict.ts), as metrics.verdict. */
   readonly verdict: Verdict;
   /**
    * Requests the server completed after their client had given up (the work done for
@@ -75,16 +75,6 @@ export interface SeedResult {
   /** Simulations this job ran, and the virtual-clock events they fired. */
   readonly simulations: number;
   readonly events: number;
-}
-
-/**
- * The three verdicts: collapsed when the server did not come back under its limit by the
- * end of the observation (the metastable failure); recovering when it did but the clients
- * had not; recovered when both did.
- */
-export function verdictOf(metrics: Pick<ScenarioMetrics, "serverRecoveryMs" | "clientRecoveryMs">): Verdict {
-  if (metrics.serverRecoveryMs === undefined) return "collapsed";
-  return metrics.clientRecoveryMs === undefined ? "recovering" : "recovered";
 }
 
 export function measure(job: MeasureJob): SeedResult {
@@ -123,7 +113,7 @@ export function measure(job: MeasureJob): SeedResult {
   };
 
   const outages = plan.outagesMs.map((outageMs) => runOutage(outageMs, job.keepTimelines));
-  const recovers = (outageMs: number) => runOutage(outageMs, false).verdict !== "collapsed";
+  const recovers = (outageMs: number) => serverIsBack(runOutage(outageMs, false).verdict);
   const longest = longestSurvived(plan, outages, recovers);
   return { candidateIndex: job.candidateIndex, seed, everyday, outages, longest, simulations, events };
 }
@@ -138,10 +128,10 @@ export function longestSurvived(
   known: readonly Pick<OutageResult, "outageMs" | "verdict">[],
   recovers: (outageMs: number) => boolean,
 ): LongestOutage {
-  const collapsed = known.filter((run) => run.verdict === "collapsed").map((run) => run.outageMs);
+  const collapsed = known.filter((run) => !serverIsBack(run.verdict)).map((run) => run.outageMs);
   let high: number | undefined = collapsed.length > 0 ? Math.min(...collapsed) : undefined;
   const survived = known
-    .filter((run) => run.verdict !== "collapsed" && (high === undefined || run.outageMs < high))
+    .filter((run) => serverIsBack(run.verdict) && (high === undefined || run.outageMs < high))
     .map((run) => run.outageMs);
   let low: number | undefined = survived.length > 0 ? Math.max(...survived) : undefined;
   if (low === undefined) {
@@ -178,12 +168,12 @@ export function outageRun(
     if (event.atMs <= phases.stopAtMs) abandonedBeforeStop = event.snapshot.abandoned;
     abandonedAtEnd = event.snapshot.abandoned;
   });
-  const metrics = computeMetrics(run.server, run.client, phases, figuresOf(config).overloadAbove);
+  const metrics = computeMetrics(run.server, run.client, phases, figuresOf(config).overloadAbove, { outOfMemory: run.outOfMemory });
   return {
     result: {
       outageMs,
       metrics,
-      verdict: verdictOf(metrics),
+      verdict: metrics.verdict,
       servedForNobody: abandonedAtEnd - abandonedBeforeStop,
       outageWindows: run.client.filter((window) => window.startMs >= phases.stopAtMs && window.endMs <= phases.resumeAtMs).length,
       timeline: keepTimeline ? { server: run.server, client: run.client } : undefined,

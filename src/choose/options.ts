@@ -1,76 +1,27 @@
-import { availableParallelism } from "node:os";
 import { parseDuration } from "../cli/duration.ts";
-import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ProgramDescription } from "../cli/flags.ts";
+import { DEBUG_FLAG, type FlagSpec, type FlagValues, flagsInGroups, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { STRATEGY_PARAMETER_FLAGS } from "../strategies/registry.ts";
-import { SIM_FLAG_SPECS } from "./settings.ts";
+import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
+import { defaultParallelism } from "../runtime/worker-pool.ts";
+import { PARALLEL_FLAG, SIM_FLAGS } from "../sim/options.ts";
 
 /*
  * choose takes the flags of ./sim that describe the user's system (clients or arrival rate,
- * timeout, server model, everyday error rate, instances, …) and its own flags. The flags
- * that describe a retry policy or a simulator run are choose's to set, per candidate.
+ * timeout, server model, everyday error rate, instances, …) and how it is measured (the
+ * reporting windows): the flag groups system and observation. The strategy, protection and
+ * run flags are choose's to set, per candidate; ./sim's output flags mean nothing here.
  */
-
-/** Flags of ./sim that choose sets itself: the retry policy, and the run. */
-const NOT_SYSTEM = new Set<string>([
-  "strategy",
-  "exponential-backoff",
-  ...STRATEGY_PARAMETER_FLAGS.map((flag) => flag.name),
-  "max-attempts",
-  "retry-budget",
-  "preset",
-  "budget",
-  "throttle",
-  "breaker",
-  "propagate-deadline",
-  "outage-at",
-  "outage",
-  "faults",
-  "duration",
-  "seed",
-  "json",
-  "quiet",
-  "strategies",
-  "find-critical-outage",
-  "sweep",
-  "out",
-  "debug",
-]);
-/** Parameters of client-side mechanisms, e.g. -budget-tokens: part of a candidate too. */
-const NOT_SYSTEM_PREFIXES = ["budget-", "throttle-", "breaker-"];
 
 /** The everyday error rate choose assumes when none is given: 1 % of attempts fail. */
 export const DEFAULT_ERROR_RATE = 0.01;
 
-const simErrorRate = SIM_FLAG_SPECS.get("error-rate");
+type SimFlag = (typeof SIM_FLAGS)[number];
+const simErrorRate = SIM_FLAGS.find((flag): flag is Extract<SimFlag, { name: "error-rate" }> => flag.name === "error-rate")!;
 
-/** Whether the simulator models an everyday error rate (-error-rate) at all. */
-export const ERROR_RATE_MODELLED = simErrorRate !== undefined;
-
-function errorRateFlag(): FlagSpec {
-  if (simErrorRate !== undefined && simErrorRate.kind === "number") {
-    // A flag whose maximum exceeds 1 counts in percent.
-    const percent = simErrorRate.max !== undefined && simErrorRate.max > 1;
-    return { ...simErrorRate, default: percent ? DEFAULT_ERROR_RATE * 100 : DEFAULT_ERROR_RATE };
-  }
-  return {
-    name: "error-rate",
-    kind: "number",
-    default: DEFAULT_ERROR_RATE,
-    min: 0,
-    max: 1,
-    placeholder: "p",
-    description: "everyday share of attempts that fail (NOT MODELLED by this simulator yet: accepted and reported, not injected)",
-  };
-}
-
-/** The user's system: every flag of ./sim that is not choose's to set. */
+/** The user's system: ./sim's system and observation flags, the everyday error rate last with choose's default. */
 export const SYSTEM_FLAGS: readonly FlagSpec[] = [
-  ...[...SIM_FLAG_SPECS.values()].filter(
-    (flag) =>
-      flag.name !== "error-rate" && !NOT_SYSTEM.has(flag.name) && !NOT_SYSTEM_PREFIXES.some((prefix) => flag.name.startsWith(prefix)),
-  ),
-  errorRateFlag(),
+  ...flagsInGroups(SIM_FLAGS, ["system", "observation"]).filter((flag) => flag.name !== "error-rate"),
+  { ...simErrorRate, default: DEFAULT_ERROR_RATE },
 ];
 
 const durationList = (text: string) => text.split(",").map((part) => parseDuration(part.trim()));
@@ -78,6 +29,7 @@ const durationList = (text: string) => text.split(",").map((part) => parseDurati
 const CHOOSE_ONLY_FLAGS = [
   {
     name: "outages",
+    group: "run",
     kind: "string",
     default: "5s,20s,60s",
     placeholder: "durations",
@@ -90,17 +42,27 @@ const CHOOSE_ONLY_FLAGS = [
       }
     },
   },
-  { name: "steady", kind: "duration", default: 15_000, minMs: 0, minExclusive: true, description: "steady state before each outage" },
+  {
+    name: "steady",
+    group: "run",
+    kind: "duration",
+    default: DEFAULT_PHASES.steadyMs,
+    minMs: 0,
+    minExclusive: true,
+    description: "steady state before each outage",
+  },
   {
     name: "observe",
+    group: "run",
     kind: "duration",
-    default: 90_000,
+    default: DEFAULT_PHASES.observeMs,
     minMs: 0,
     minExclusive: true,
     description: "observation after each outage: recovery must happen within it",
   },
   {
     name: "everyday",
+    group: "run",
     kind: "duration",
     default: 120_000,
     minMs: 0,
@@ -109,6 +71,7 @@ const CHOOSE_ONLY_FLAGS = [
   },
   {
     name: "max-outage",
+    group: "run",
     kind: "duration",
     default: 600_000,
     minMs: 0,
@@ -117,6 +80,7 @@ const CHOOSE_ONLY_FLAGS = [
   },
   {
     name: "seeds",
+    group: "run",
     kind: "integer",
     default: 3,
     min: 1,
@@ -126,46 +90,56 @@ const CHOOSE_ONLY_FLAGS = [
   },
   {
     name: "seed",
+    group: "run",
     kind: "integer",
     default: 1,
     min: 0,
     max: 2 ** 31 - 1000,
     placeholder: "n",
-    description: "first seed: the same flags and seed give the same ranking, whatever the number of workers",
+    description: "first seed: the same flags and seed give the same ranking, whatever -parallel is",
   },
-  {
-    name: "workers",
-    kind: "integer",
-    default: 0,
-    min: 0,
-    max: 256,
-    placeholder: "n",
-    description: "worker threads (0 = one per core)",
-  },
+  { ...PARALLEL_FLAG, description: "worker threads for the simulations (default: every core); the ranking does not depend on it" },
   {
     name: "server-side",
+    group: "run",
     kind: "boolean",
     default: false,
     description: "also try server levers (backlog, -cancel-on-disconnect, load shedding, …) and recommend a client and server pair",
   },
   {
     name: "candidates",
+    group: "run",
     kind: "string",
     default: undefined,
     placeholder: "list",
     description: "only these candidates (ids as -list prints them; a trailing * matches a prefix); the two baselines always run",
   },
-  { name: "list", kind: "boolean", default: false, description: "print the grid of candidates and the simulations it costs, and exit" },
-  { name: "json", kind: "boolean", default: false, description: "print the whole result as one JSON object" },
-  { name: "out", kind: "string", default: "results", placeholder: "dir", description: "where choose-<time>/report.html is written" },
+  {
+    name: "list",
+    group: "output",
+    kind: "boolean",
+    default: false,
+    description: "print the grid of candidates and the simulations it costs, and exit",
+  },
+  { name: "json", group: "output", kind: "boolean", default: false, description: "print the whole result as one JSON object" },
+  {
+    name: "out",
+    group: "output",
+    kind: "string",
+    default: "results",
+    placeholder: "dir",
+    description: "where choose-<time>/report.html is written",
+  },
   {
     name: "validate",
+    group: "run",
     kind: "boolean",
     default: false,
     description: "re-run the top candidates and fixed retry with the real ./server and ./client, and compare",
   },
   {
     name: "validate-top",
+    group: "run",
     kind: "integer",
     default: 3,
     min: 1,
@@ -175,6 +149,7 @@ const CHOOSE_ONLY_FLAGS = [
   },
   {
     name: "validate-outage",
+    group: "run",
     kind: "duration",
     default: undefined,
     minMs: 0,
@@ -203,7 +178,8 @@ export interface ChooseOptions {
   readonly own: ChooseOwnValues;
   readonly outagesMs: readonly number[];
   readonly seeds: readonly number[];
-  readonly workers: number;
+  /** Worker threads for the measurements. */
+  readonly parallel: number;
   readonly candidateFilter: readonly string[] | undefined;
   readonly validateOutageMs: number;
 }
@@ -232,7 +208,7 @@ export function parseChooseArgs(argv: readonly string[]): ChooseParse {
       own,
       outagesMs,
       seeds: Array.from({ length: own.seeds }, (_, index) => own.seed + index),
-      workers: own.workers === 0 ? availableParallelism() : own.workers,
+      parallel: own.parallel ?? defaultParallelism(),
       candidateFilter: filter,
       validateOutageMs: own["validate-outage"] ?? outagesMs[Math.floor((outagesMs.length - 1) / 2)]!,
     },

@@ -1,7 +1,7 @@
 import type { TopLevelSpec } from "vega-lite";
 import { formatDuration } from "../cli/duration.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
-import type { Verdict } from "./measure.ts";
+import { serverIsBack, type Verdict } from "../model/verdict.ts";
 import { longestText, percent, seconds } from "./ranking.ts";
 import type { Snippet } from "./snippets.ts";
 import type { CandidateSummary, OutageSummary } from "./summary.ts";
@@ -37,11 +37,11 @@ export interface ValidationRow {
 
 const never = (ms: number | null) => (ms === null ? "never" : seconds(ms));
 
-/** "recovered 3s/45s" (server back / clients back, worst seed), "recovering 4s/-", "collapsed". */
+/** "recovered 3s/45s" (server back / clients back, worst seed), "recovering 4s/-", "collapsed", "too-short (1/2 ok)". */
 export function outageCell(outage: OutageSummary): string {
-  if (outage.verdict === "collapsed") {
-    const survived = outage.verdicts.filter((verdict) => verdict !== "collapsed").length;
-    return survived > 0 ? `collapsed (${survived}/${outage.verdicts.length} ok)` : "collapsed";
+  if (!outage.survived) {
+    const survived = outage.verdicts.filter(serverIsBack).length;
+    return survived > 0 ? `${outage.verdict} (${survived}/${outage.verdicts.length} ok)` : outage.verdict;
   }
   const server = outage.serverRecoveryMs === null ? "-" : seconds(outage.serverRecoveryMs);
   const clients = outage.clientRecoveryMs === null ? "-" : seconds(outage.clientRecoveryMs);
@@ -256,7 +256,6 @@ const escapeHtml = (text: string) =>
 export interface ReportPage {
   readonly title: string;
   readonly settings: readonly string[];
-  readonly warnings: readonly string[];
   readonly recommendation: readonly string[];
   readonly rule: string;
   readonly ranked: readonly CandidateSummary[];
@@ -316,10 +315,9 @@ ${snippet.notes.length > 0 ? `<ul>${snippet.notes.map((note) => `<li>${escapeHtm
 <style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 pre{background:#f6f6f6;padding:1em;overflow-x:auto}table{border-collapse:collapse;font-size:13px}
 td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;white-space:nowrap}th{background:#f0f0f0}
-.collapsed{color:#b00}.recovering{color:#a60}.recovered{color:#070}.alarm{color:#fff;background:#b00;padding:.5em;font-weight:700}
-.warning{background:#fff4ce;padding:.5em}</style></head>
+.collapsed{color:#b00}.recovering{color:#a60}.recovered{color:#070}.too-short{color:#666}.alarm{color:#fff;background:#b00;padding:.5em;font-weight:700}
+</style></head>
 <body><h1>${escapeHtml(page.title)}</h1>
-${page.warnings.map((warning) => `<p class="warning">${escapeHtml(warning)}</p>`).join("\n")}
 <h2>Recommendation</h2>
 ${page.recommendation.map((paragraph) => `<p>${escapeHtml(paragraph)}</p>`).join("\n")}
 <h2>Ranking</h2>

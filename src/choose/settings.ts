@@ -19,10 +19,6 @@ export const SIM_FLAG_SPECS: ReadonlyMap<string, FlagSpec> = new Map((SIM_FLAGS 
 const CLIENT_FLAG_NAMES = new Set((CLIENT_FLAGS as readonly FlagSpec[]).map((flag) => flag.name));
 const SERVER_FLAG_NAMES = new Set((SERVER_FLAGS as readonly FlagSpec[]).map((flag) => flag.name));
 
-export function hasSimFlag(name: string): boolean {
-  return SIM_FLAG_SPECS.has(name);
-}
-
 /** The simulator's defaults, as parsed values. */
 export function simDefaults(): SimFlagValues {
   const parsed = parseSimArgs([]);

@@ -1,5 +1,6 @@
 import type { Candidate } from "./candidates.ts";
-import type { SeedResult, Verdict } from "./measure.ts";
+import { serverIsBack, type Verdict, worstVerdict } from "../model/verdict.ts";
+import type { SeedResult } from "./measure.ts";
 
 /*
  * One candidate's figures over its seeds: pooled where counts add up (success rate,
@@ -23,7 +24,7 @@ export interface OutageSummary {
   readonly verdicts: readonly Verdict[];
   /** The worst verdict over the seeds. */
   readonly verdict: Verdict;
-  /** The server recovered with every seed. */
+  /** The server came back with every seed (each verdict recovered or recovering). */
   readonly survived: boolean;
   /** The slowest seed's server recovery; null when some seed never recovered. */
   readonly serverRecoveryMs: number | null;
@@ -47,12 +48,6 @@ export interface CandidateSummary {
   readonly survivesAll: boolean;
   readonly listedSurvived: number;
   readonly simulations: number;
-}
-
-const VERDICT_ORDER: Readonly<Record<Verdict, number>> = { collapsed: 0, recovering: 1, recovered: 2 };
-
-export function worstVerdict(verdicts: readonly Verdict[]): Verdict {
-  return verdicts.reduce<Verdict>((worst, verdict) => (VERDICT_ORDER[verdict] < VERDICT_ORDER[worst] ? verdict : worst), "recovered");
 }
 
 /** The nearest-rank percentile of sorted values. */
@@ -93,7 +88,7 @@ export function summarize(candidate: Candidate, results: readonly SeedResult[]):
       outageMs: first.outageMs,
       verdicts,
       verdict: worstVerdict(verdicts),
-      survived: verdicts.every((verdict) => verdict !== "collapsed"),
+      survived: verdicts.every(serverIsBack),
       serverRecoveryMs: worstOf(runs.map((run) => run.metrics.serverRecoveryMs)),
       clientRecoveryMs: worstOf(runs.map((run) => run.metrics.clientRecoveryMs)),
       peakLoad: peaks.every((peak) => peak === undefined) ? null : Math.max(...peaks.map((peak) => peak ?? 0)),

@@ -3,9 +3,23 @@ import { HELP_TOKEN, normalizeArgv, parseGoBool, splitArguments } from "./argv.t
 import { DurationSyntaxError, formatDuration, parseDuration } from "./duration.ts";
 import { UsageError } from "./usage-error.ts";
 
+/**
+ * What a flag is about, so that a program can take another's flags by kind (choose takes
+ * ./sim's system and observation flags) rather than by a list of names kept by hand:
+ * - system: the system under test: the load the clients offer and the server they meet;
+ * - strategy: the retry strategy, its parameters and the attempt limit;
+ * - protection: fleet-level protections (budgets, throttle, breaker) and the deadline a client sends;
+ * - observation: how the programs measure: their reporting windows;
+ * - run: how one run goes: where, how long, which seed, outages, threads, what it compares;
+ * - output: what is printed or written, and where.
+ */
+export const FLAG_GROUPS = ["system", "strategy", "protection", "observation", "run", "output"] as const;
+export type FlagGroup = (typeof FLAG_GROUPS)[number];
+
 interface FlagCommon {
   /** Go-style name, used as `-name`; also the key of the parsed value. */
   readonly name: string;
+  readonly group: FlagGroup;
   readonly description: string;
   /** Word shown in help after the flag, e.g. `-clients n`. */
   readonly placeholder?: string;
@@ -216,6 +230,7 @@ function checkRange(
 /** Every program takes it: unexpected errors then print their stack (also THUNDERING_HERD_DEBUG=1). */
 export const DEBUG_FLAG = {
   name: "debug",
+  group: "output",
   kind: "boolean",
   default: false,
   description: "print the stack of an unexpected error (also THUNDERING_HERD_DEBUG=1)",
@@ -229,11 +244,29 @@ export function withoutFlags<T extends readonly FlagSpec[], N extends T[number][
   return flags.filter((flag) => !(names as readonly string[]).includes(flag.name)) as Exclude<T[number], { name: N }>[];
 }
 
-/** The names of the flags an argument list sets (after Go-style normalisation), e.g. for letting them win over presets. */
+/** The flags of a table in some groups, in the table's order. */
+export function flagsInGroups<T extends readonly FlagSpec[], G extends FlagGroup>(
+  flags: T,
+  groups: readonly G[],
+): Extract<T[number], { group: G }>[] {
+  return flags.filter((flag) => (groups as readonly FlagGroup[]).includes(flag.group)) as Extract<T[number], { group: G }>[];
+}
+
+/**
+ * Flag name to value as typed, from Go-style arguments read by the command line's own rules
+ * (`-name value`, `-name=value`, a bare boolean as "true"); a flag given twice keeps its last value.
+ */
+export function argsToSettings(args: readonly string[], flags: readonly FlagSpec[]): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const token of normalizeArgv(args, flags)) {
+    if (token === HELP_TOKEN) continue;
+    const equals = token.indexOf("=");
+    settings[token.slice(2, equals)] = token.slice(equals + 1);
+  }
+  return settings;
+}
+
+/** The names of the flags an argument list sets, e.g. for letting them win over presets. */
 export function givenFlagNames(args: readonly string[], flags: readonly FlagSpec[]): Set<string> {
-  return new Set(
-    normalizeArgv(args, flags)
-      .filter((token) => token !== HELP_TOKEN)
-      .map((token) => token.slice(2).split("=")[0]!),
-  );
+  return new Set(Object.keys(argsToSettings(args, flags)));
 }

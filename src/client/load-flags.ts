@@ -8,6 +8,7 @@ import { DEADLINE_HEADER } from "../model/protection-headers.ts";
 export const LOAD_FLAGS = [
   {
     name: "arrivals",
+    group: "system",
     kind: "string",
     default: "closed",
     choices: ["closed", "open"],
@@ -18,6 +19,7 @@ export const LOAD_FLAGS = [
   },
   {
     name: "rate",
+    group: "system",
     kind: "number",
     default: undefined,
     min: 0,
@@ -27,6 +29,7 @@ export const LOAD_FLAGS = [
   },
   {
     name: "max-chains",
+    group: "system",
     kind: "integer",
     default: 100_000,
     min: 1,
@@ -37,12 +40,14 @@ export const LOAD_FLAGS = [
   },
   {
     name: "honor-retry-after",
+    group: "system",
     kind: "boolean",
     default: false,
     description: "wait at least what a server's Retry-After asks before the next attempt",
   },
   {
     name: "propagate-deadline",
+    group: "protection",
     kind: "boolean",
     default: false,
     description: `send each attempt's deadline (send time + -timeout, Unix epoch ms) in the ${DEADLINE_HEADER} header`,

@@ -21,9 +21,18 @@ import { parseShard, type Shard, shardProblem } from "./shard.ts";
 
 /** Flags, defaults and help of ./client, in one table; the first five are the reference's. */
 export const CLIENT_FLAGS = [
-  { name: "clients", kind: "integer", default: 1000, min: 1, placeholder: "n", description: "number of simulated clients" },
+  {
+    name: "clients",
+    group: "system",
+    kind: "integer",
+    default: 1000,
+    min: 1,
+    placeholder: "n",
+    description: "number of simulated clients",
+  },
   {
     name: "lambda",
+    group: "system",
     kind: "number",
     default: 10,
     min: 0,
@@ -33,6 +42,7 @@ export const CLIENT_FLAGS = [
   },
   {
     name: "timeout",
+    group: "system",
     kind: "duration",
     default: 2000,
     minMs: 0,
@@ -41,12 +51,14 @@ export const CLIENT_FLAGS = [
   },
   {
     name: "exponential-backoff",
+    group: "strategy",
     kind: "boolean",
     default: false,
     description: "retry with the reference program's exponential backoff (same as -strategy exponential-backoff)",
   },
   {
     name: "url",
+    group: "run",
     kind: "string",
     default: "http://127.0.0.1:8070/api",
     placeholder: "url",
@@ -55,6 +67,7 @@ export const CLIENT_FLAGS = [
   },
   {
     name: "strategy",
+    group: "strategy",
     kind: "string",
     default: "fixed",
     choices: STRATEGY_CHOICES,
@@ -64,6 +77,7 @@ export const CLIENT_FLAGS = [
   ...STRATEGY_PARAMETER_FLAGS,
   {
     name: "max-attempts",
+    group: "strategy",
     kind: "integer",
     default: 0,
     min: 0,
@@ -72,11 +86,26 @@ export const CLIENT_FLAGS = [
   },
   ...PROTECTION_FLAGS,
   ...LOAD_FLAGS,
-  { name: "interval", kind: "duration", default: 5000, minMs: 0, minExclusive: true, description: "reporting window" },
-  { name: "json", kind: "boolean", default: false, description: "print one JSON object per window instead of the text line" },
-  { name: "duration", kind: "duration", default: 0, minMs: 0, description: "stop after this long (0 = until interrupted)" },
+  {
+    name: "interval",
+    group: "observation",
+    kind: "duration",
+    default: 5000,
+    minMs: 0,
+    minExclusive: true,
+    description: "reporting window",
+  },
+  {
+    name: "json",
+    group: "output",
+    kind: "boolean",
+    default: false,
+    description: "print one JSON object per window instead of the text line",
+  },
+  { name: "duration", group: "run", kind: "duration", default: 0, minMs: 0, description: "stop after this long (0 = until interrupted)" },
   {
     name: "seed",
+    group: "run",
     kind: "integer",
     default: undefined,
     min: 0,
@@ -86,6 +115,7 @@ export const CLIENT_FLAGS = [
   },
   {
     name: "shard",
+    group: "run",
     kind: "string",
     default: "0/1",
     placeholder: "i/n",
@@ -95,6 +125,7 @@ export const CLIENT_FLAGS = [
   },
   {
     name: "start-at",
+    group: "run",
     kind: "string",
     default: undefined,
     placeholder: "time",
@@ -104,6 +135,7 @@ export const CLIENT_FLAGS = [
   },
   {
     name: "workers",
+    group: "run",
     kind: "integer",
     default: 1,
     min: 1,
@@ -113,6 +145,7 @@ export const CLIENT_FLAGS = [
   },
   {
     name: "metrics-listen",
+    group: "output",
     kind: "string",
     default: "",
     placeholder: "host:port",

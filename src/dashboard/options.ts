@@ -3,9 +3,16 @@ import { parseSpeed } from "./playback.ts";
 
 /** The flags of the live dashboard, shared by the demo and the simulator. */
 export const DASHBOARD_FLAGS = [
-  { name: "dashboard", kind: "boolean", default: false, description: "serve a live dashboard on 127.0.0.1 and print its URL" },
+  {
+    name: "dashboard",
+    group: "output",
+    kind: "boolean",
+    default: false,
+    description: "serve a live dashboard on 127.0.0.1 and print its URL",
+  },
   {
     name: "dashboard-port",
+    group: "output",
     kind: "integer",
     default: 0,
     min: 0,
@@ -13,12 +20,19 @@ export const DASHBOARD_FLAGS = [
     placeholder: "port",
     description: "the dashboard's port (0: any free port)",
   },
-  { name: "open", kind: "boolean", default: false, description: "with -dashboard: also open it in a browser, where there is one" },
+  {
+    name: "open",
+    group: "output",
+    kind: "boolean",
+    default: false,
+    description: "with -dashboard: also open it in a browser, where there is one",
+  },
 ] as const satisfies readonly FlagSpec[];
 
 /** The simulator's playback speed on the dashboard. */
 export const SPEED_FLAG = {
   name: "speed",
+  group: "output",
   kind: "string",
   default: "1x",
   placeholder: "factor",

@@ -8,6 +8,7 @@ import { summaryJson } from "../report/summary-file.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { parseClientArgs, resolveClientOptions } from "../client/options.ts";
 import { parseServerArgs, resolveServerOptions, serverFigures } from "../server/options.ts";
+import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
 import { type DashboardEvent, clientEvent, serverEvent } from "../dashboard/events.ts";
 import { DASHBOARD_FLAGS } from "../dashboard/options.ts";
@@ -25,38 +26,64 @@ const DEFAULT_STRATEGIES = "fixed,exponential-backoff";
 const DEMO_FLAGS = [
   {
     name: "strategies",
+    group: "run",
     kind: "string",
     default: DEFAULT_STRATEGIES,
     placeholder: "list",
     description: `comma-separated strategies and presets to compare: ${RUN_CHOICES_HELP}`,
     check: strategyListProblem,
   },
-  { name: "steady", kind: "duration", default: 15_000, minMs: 0, minExclusive: true, description: "steady state before the outage" },
+  {
+    name: "steady",
+    group: "run",
+    kind: "duration",
+    default: DEFAULT_PHASES.steadyMs,
+    minMs: 0,
+    minExclusive: true,
+    description: "steady state before the outage",
+  },
   {
     name: "outage",
+    group: "run",
     kind: "duration",
-    default: 20_000,
+    default: DEFAULT_PHASES.outageMs,
     minMs: 0,
     minExclusive: true,
     description: "how long the server stays stopped (SIGSTOP)",
   },
   {
     name: "observe",
+    group: "run",
     kind: "duration",
-    default: 90_000,
+    default: DEFAULT_PHASES.observeMs,
     minMs: 0,
     minExclusive: true,
     description: "observation after resuming it (SIGCONT); clients using the reference backoff need 45-70 s to come back",
   },
-  { name: "server-args", kind: "string", default: "", placeholder: "flags", description: 'flags passed to ./server, e.g. "-backlog 1024"' },
+  {
+    name: "server-args",
+    group: "run",
+    kind: "string",
+    default: "",
+    placeholder: "flags",
+    description: 'flags passed to ./server, e.g. "-backlog 1024"',
+  },
   {
     name: "client-args",
+    group: "run",
     kind: "string",
     default: "",
     placeholder: "flags",
     description: 'flags passed to ./client, e.g. "-clients 500 -timeout 1s"',
   },
-  { name: "out", kind: "string", default: "results", placeholder: "dir", description: "where results/<timestamp>/ is written" },
+  {
+    name: "out",
+    group: "output",
+    kind: "string",
+    default: "results",
+    placeholder: "dir",
+    description: "where results/<timestamp>/ is written",
+  },
   ...DASHBOARD_FLAGS,
   DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];

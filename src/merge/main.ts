@@ -14,9 +14,16 @@ import { type ClientLog, parseClientLog } from "./client-log.ts";
 import { type MergedRun, mergeClientLogs } from "./merge-logs.ts";
 
 const MERGE_FLAGS = [
-  { name: "json", kind: "boolean", default: false, description: "print the client's JSON objects instead of its text lines" },
+  {
+    name: "json",
+    group: "output",
+    kind: "boolean",
+    default: false,
+    description: "print the client's JSON objects instead of its text lines",
+  },
   {
     name: "server",
+    group: "run",
     kind: "string",
     default: undefined,
     placeholder: "file",
@@ -24,6 +31,7 @@ const MERGE_FLAGS = [
   },
   {
     name: "stop-at",
+    group: "run",
     kind: "string",
     default: undefined,
     placeholder: "time",
@@ -32,6 +40,7 @@ const MERGE_FLAGS = [
   },
   {
     name: "resume-at",
+    group: "run",
     kind: "string",
     default: undefined,
     placeholder: "time",
@@ -40,6 +49,7 @@ const MERGE_FLAGS = [
   },
   {
     name: "limit",
+    group: "system",
     kind: "integer",
     default: 30,
     min: 0,

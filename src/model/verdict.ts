@@ -26,6 +26,16 @@ import type { ClientWindow, Phases, ServerSample } from "./timeline.ts";
 export const VERDICTS = ["recovered", "recovering", "collapsed", "too-short"] as const;
 export type Verdict = (typeof VERDICTS)[number];
 
+/** The worst of some verdicts (the latest in VERDICTS); recovered for none. */
+export function worstVerdict(verdicts: readonly Verdict[]): Verdict {
+  return verdicts.reduce<Verdict>((worst, verdict) => (VERDICTS.indexOf(verdict) > VERDICTS.indexOf(worst) ? verdict : worst), "recovered");
+}
+
+/** The server came back under its limit and stayed there (the clients may not have yet): the outage was survived. */
+export function serverIsBack(verdict: Verdict): boolean {
+  return verdict === "recovered" || verdict === "recovering";
+}
+
 /** One line per verdict, for a report's legend. */
 export const VERDICT_DEFINITIONS: Readonly<Record<Verdict, string>> = {
   recovered: "the server came back under its concurrency limit and stayed there, and the clients came back",

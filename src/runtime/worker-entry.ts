@@ -6,6 +6,7 @@ import type { WorkerRole, WorkerStart } from "./worker-pool.ts";
 const ROLES: Readonly<Record<WorkerRole, () => Promise<{ runWorker: (data: never) => unknown }>>> = {
   sim: () => import("../sim/sim-worker.ts"),
   "client-herd": () => import("../client/herd-worker.ts"),
+  choose: () => import("../choose/measure-worker.ts"),
 };
 
 const start = workerData as WorkerStart;

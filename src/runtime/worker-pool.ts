@@ -2,9 +2,10 @@ import { availableParallelism } from "node:os";
 import { parentPort, Worker } from "node:worker_threads";
 
 /*
- * Worker threads for the programs: a tiny pool for independent jobs (simulations) and the
- * plumbing to start a long-lived worker (a share of the client's herd). Every worker
- * starts from one entry file, worker-entry, which loads the module of the worker's role.
+ * Worker threads for the programs: a tiny pool for independent jobs (the simulator's runs,
+ * choose's measurements) and the plumbing to start a long-lived worker (a share of the
+ * client's herd). Every worker starts from one entry file, worker-entry, which loads the
+ * module of the worker's role.
  *
  * Where that entry file is depends on how the program runs, and import.meta.url tells:
  * - from the TypeScript sources (tsx, vitest): src/runtime/worker-entry.ts. Node 20 does
@@ -24,7 +25,7 @@ export interface WorkerStart {
 }
 
 /** The modules a worker can run; worker-entry maps each to its module. */
-export type WorkerRole = "sim" | "client-herd";
+export type WorkerRole = "sim" | "client-herd" | "choose";
 
 /** The script a worker thread runs, and the entry module it must import when the script is a boot file. */
 export function workerScript(moduleUrl: string = import.meta.url): { script: URL; entry: string | undefined } {
@@ -150,11 +151,14 @@ export class WorkerPool {
   }
 }
 
+/** The buffers of a task's output to move to the main thread instead of copying them (large typed arrays). */
+export type TransferList = (task: string, output: unknown) => ArrayBuffer[];
+
 /**
  * The worker's side of the pool: answers every task message with its handler's result.
  * Handlers run one at a time, in the order the tasks arrive.
  */
-export function serveTasks(handlers: Readonly<Record<string, (input: never) => unknown>>): void {
+export function serveTasks(handlers: Readonly<Record<string, (input: never) => unknown>>, transferList?: TransferList): void {
   const port = parentPort;
   if (port === null) throw new Error("serveTasks: not in a worker thread");
   let chain = Promise.resolve();
@@ -169,7 +173,7 @@ export function serveTasks(handlers: Readonly<Record<string, (input: never) => u
         const failure = error instanceof Error ? error : new Error(String(error));
         reply = { id: message.id, ok: false, message: failure.message, stack: failure.stack };
       }
-      port.postMessage(reply);
+      port.postMessage(reply, reply.ok && transferList !== undefined ? transferList(message.task, reply.output) : []);
     });
   });
 }

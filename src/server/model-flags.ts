@@ -25,6 +25,7 @@ const POOL = DEFAULT_THREAD_POOL;
 export const MODEL_FLAGS = [
   {
     name: "limit",
+    group: "system",
     kind: "integer",
     default: DEFAULT_LATENCY_MODEL.limit,
     min: 0,
@@ -33,6 +34,7 @@ export const MODEL_FLAGS = [
   },
   {
     name: "factor",
+    group: "system",
     kind: "number",
     default: DEFAULT_LATENCY_MODEL.factor,
     min: 1,
@@ -41,6 +43,7 @@ export const MODEL_FLAGS = [
   },
   {
     name: "baseDelay",
+    group: "system",
     kind: "duration",
     default: DEFAULT_LATENCY_MODEL.baseDelayMs,
     minMs: 0,
@@ -48,6 +51,7 @@ export const MODEL_FLAGS = [
   },
   {
     name: "k",
+    group: "system",
     kind: "number",
     default: DEFAULT_LATENCY_MODEL.exponentDivisor,
     min: 0,
@@ -57,6 +61,7 @@ export const MODEL_FLAGS = [
   },
   {
     name: "model",
+    group: "system",
     kind: "string",
     default: "exponential",
     choices: SERVER_MODEL_KINDS,
@@ -67,6 +72,7 @@ export const MODEL_FLAGS = [
   },
   {
     name: "slope",
+    group: "system",
     kind: "duration",
     default: undefined,
     minMs: 0,
@@ -74,6 +80,7 @@ export const MODEL_FLAGS = [
   },
   {
     name: "threads",
+    group: "system",
     kind: "integer",
     default: undefined,
     min: 1,
@@ -83,6 +90,7 @@ export const MODEL_FLAGS = [
   },
   {
     name: "service-time",
+    group: "system",
     kind: "duration",
     default: undefined,
     minMs: 0,
@@ -91,6 +99,7 @@ export const MODEL_FLAGS = [
   },
   {
     name: "service-dist",
+    group: "system",
     kind: "string",
     default: undefined,
     choices: SERVICE_DISTRIBUTIONS,
@@ -99,6 +108,7 @@ export const MODEL_FLAGS = [
   },
   {
     name: "service-sigma",
+    group: "system",
     kind: "number",
     default: undefined,
     min: 0,
@@ -108,6 +118,7 @@ export const MODEL_FLAGS = [
   },
   {
     name: "queue-order",
+    group: "system",
     kind: "string",
     default: undefined,
     choices: QUEUE_ORDERS,
@@ -116,6 +127,7 @@ export const MODEL_FLAGS = [
   },
   {
     name: "queue-limit",
+    group: "system",
     kind: "integer",
     default: undefined,
     min: 0,

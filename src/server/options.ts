@@ -22,6 +22,7 @@ export const SERVER_FLAGS = [
   ...MODEL_FLAGS,
   {
     name: "listen",
+    group: "run",
     kind: "string",
     default: "127.0.0.1:8070",
     placeholder: "host:port",
@@ -30,6 +31,7 @@ export const SERVER_FLAGS = [
   },
   {
     name: "backlog",
+    group: "system",
     kind: "integer",
     default: 4096,
     min: 1,
@@ -39,12 +41,14 @@ export const SERVER_FLAGS = [
   },
   {
     name: "cancel-on-disconnect",
+    group: "system",
     kind: "boolean",
     default: false,
     description: "take a request out of service when its client goes away (the reference keeps it)",
   },
   {
     name: "max-concurrency",
+    group: "system",
     kind: "integer",
     default: 0,
     min: 0,
@@ -53,6 +57,7 @@ export const SERVER_FLAGS = [
   },
   {
     name: "retry-after",
+    group: "system",
     kind: "duration",
     default: 1000,
     minMs: 0,
@@ -60,12 +65,14 @@ export const SERVER_FLAGS = [
   },
   {
     name: "deadline-aware",
+    group: "system",
     kind: "boolean",
     default: false,
     description: `take a request out of service, answering 504, once the deadline its client sent (${DEADLINE_HEADER}) has passed`,
   },
   {
     name: "error-rate",
+    group: "system",
     kind: "number",
     default: 0,
     min: 0,
@@ -75,6 +82,7 @@ export const SERVER_FLAGS = [
   },
   {
     name: "seed",
+    group: "run",
     kind: "integer",
     default: undefined,
     min: 0,
@@ -84,6 +92,7 @@ export const SERVER_FLAGS = [
   },
   {
     name: "max-in-service",
+    group: "system",
     kind: "integer",
     default: DEFAULT_MAX_IN_SERVICE,
     min: 1,
@@ -95,6 +104,7 @@ export const SERVER_FLAGS = [
   },
   {
     name: "report-interval",
+    group: "observation",
     kind: "duration",
     default: 1000,
     minMs: 0,
@@ -103,14 +113,22 @@ export const SERVER_FLAGS = [
   },
   {
     name: "headers-timeout",
+    group: "system",
     kind: "duration",
     default: DEFAULT_HEADERS_TIMEOUT_MS,
     minMs: 0,
     description: "close a connection that has not sent a complete request head within this time, with 408 (0 = never)",
   },
-  { name: "json", kind: "boolean", default: false, description: "print one JSON object per report instead of the text line" },
+  {
+    name: "json",
+    group: "output",
+    kind: "boolean",
+    default: false,
+    description: "print one JSON object per report instead of the text line",
+  },
   {
     name: "metrics",
+    group: "output",
     kind: "boolean",
     default: false,
     description: "serve GET /metrics (Prometheus text format) on the same address",

@@ -4,6 +4,7 @@ import { givenFlagNames, parseValue } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { makeOutputDir, writeOutputFile } from "../runtime/output-files.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
+import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { concurrencyForDelay } from "../model/latency.ts";
 import { describeModel } from "../server/model-flags.ts";
 import { formatFault } from "../model/faults/fault-schedule.ts";
@@ -40,7 +41,7 @@ function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonl
       : "";
   const open = config.arrivals?.kind === "open" ? config.arrivals : undefined;
   const baselinePerSec = open?.ratePerSec ?? config.users / ((config.retry.thinkTimeMeanMs + config.latency.baseDelayMs) / 1000);
-  const outageMs = config.outages[0]?.durationMs ?? 20_000;
+  const outageMs = config.outages[0]?.durationMs ?? DEFAULT_PHASES.outageMs;
   const offeredBy =
     open === undefined
       ? `${config.users} clients, lambda ${formatDuration(config.retry.thinkTimeMeanMs)}`

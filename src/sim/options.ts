@@ -1,5 +1,6 @@
 import { DurationSyntaxError, formatDuration, parseDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { DEFAULT_EXPERIMENT_MS, DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { IMMEDIATE_ANSWER_MS } from "./network.ts";
 import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
 import { CLIENT_FLAGS, type ClientFlagValues, type ClientOptions, resolveClientOptions } from "../client/options.ts";
@@ -44,9 +45,22 @@ const faultsProblem = (text: string) => {
   }
 };
 
+/** Worker threads for independent simulations: the simulator's runs, and choose's measurements. */
+export const PARALLEL_FLAG = {
+  name: "parallel",
+  group: "run",
+  kind: "integer",
+  default: undefined,
+  min: 1,
+  placeholder: "n",
+  description:
+    "worker threads for the independent runs of -strategies, -sweep and -find-critical-outage (default: every core); the output does not depend on it",
+} as const satisfies FlagSpec;
+
 const SIM_ONLY_FLAGS = [
   {
     name: "faults",
+    group: "run",
     kind: "string",
     default: undefined,
     placeholder: "schedule",
@@ -58,8 +72,9 @@ const SIM_ONLY_FLAGS = [
   },
   {
     name: "outage-at",
+    group: "run",
     kind: "string",
-    default: "15s",
+    default: formatDuration(DEFAULT_PHASES.steadyMs),
     placeholder: "durations",
     description:
       "when the server is stopped (SIGSTOP), virtual time; a comma-separated list for several outages (shorthand for -faults stop@…)",
@@ -67,22 +82,27 @@ const SIM_ONLY_FLAGS = [
   },
   {
     name: "outage",
+    group: "run",
     kind: "string",
-    default: "20s",
+    default: formatDuration(DEFAULT_PHASES.outageMs),
     placeholder: "durations",
     description: "how long each outage lasts; one value for all, or one per -outage-at",
     check: durationListProblem,
   },
   {
     name: "duration",
+    group: "run",
     kind: "duration",
-    default: 125_000,
+    default: DEFAULT_EXPERIMENT_MS,
     minMs: 0,
     minExclusive: true,
-    description: "length of the run, virtual time (default: the demo's 15s steady + 20s outage + 90s observation)",
+    description:
+      `length of the run, virtual time (default: the demo's ${formatDuration(DEFAULT_PHASES.steadyMs)} steady + ` +
+      `${formatDuration(DEFAULT_PHASES.outageMs)} outage + ${formatDuration(DEFAULT_PHASES.observeMs)} observation)`,
   },
   {
     name: "seed",
+    group: "run",
     kind: "integer",
     default: 1,
     min: 0,
@@ -92,13 +112,21 @@ const SIM_ONLY_FLAGS = [
   },
   {
     name: "json",
+    group: "output",
     kind: "boolean",
     default: false,
     description: 'one JSON object per report (with a "source" field) instead of the text lines',
   },
-  { name: "quiet", kind: "boolean", default: false, description: "print only the analysis and the summary, not every report line" },
+  {
+    name: "quiet",
+    group: "output",
+    kind: "boolean",
+    default: false,
+    description: "print only the analysis and the summary, not every report line",
+  },
   {
     name: "strategies",
+    group: "run",
     kind: "string",
     default: undefined,
     placeholder: "list",
@@ -107,29 +135,24 @@ const SIM_ONLY_FLAGS = [
   },
   {
     name: "find-critical-outage",
+    group: "run",
     kind: "boolean",
     default: false,
     description: "find by bisection the longest outage after which the server still recovers, per strategy",
   },
   {
     name: "sweep",
+    group: "run",
     kind: "string",
     default: undefined,
     placeholder: "param=values",
     description: `run once per value and strategy and print a table, e.g. outage=5s,10s,20s; one of ${SWEEPABLE.join(", ")}`,
     check: (value) => sweepProblem(value),
   },
-  {
-    name: "parallel",
-    kind: "integer",
-    default: undefined,
-    min: 1,
-    placeholder: "n",
-    description:
-      "worker threads for the independent runs of -strategies, -sweep and -find-critical-outage (default: every core); the output does not depend on it",
-  },
+  PARALLEL_FLAG,
   {
     name: "out",
+    group: "output",
     kind: "string",
     default: undefined,
     placeholder: "dir",

@@ -1,4 +1,5 @@
-import { type FlagSpec, parseValue } from "../cli/flags.ts";
+import { argsToSettings, type FlagSpec, parseValue } from "../cli/flags.ts";
+import { UsageError } from "../cli/usage-error.ts";
 
 /*
  * Presets: what real systems ship, as combinations of a backoff strategy, an attempt limit
@@ -78,22 +79,30 @@ export function presetStrategy(preset: PresetDefinition): string {
 }
 
 /**
- * A preset's flags as parsed values, against a program's flag table: `-name value` pairs,
- * or a bare `-name` for a boolean. Throws if a preset names a flag the table lacks.
+ * The one reading of a preset's flags: flag name to value as typed (`"full-jitter"`, `"100ms"`,
+ * a bare boolean as `"true"`), read from its `args` by the command line's own rules against
+ * a program's flag table. Throws if the preset names a flag the table lacks.
  */
-export function presetValues(preset: PresetDefinition, flags: readonly FlagSpec[]): Record<string, unknown> {
-  const values: Record<string, unknown> = {};
-  for (let index = 0; index < preset.args.length; index++) {
-    const name = preset.args[index]!.replace(/^-/, "");
-    const spec = flags.find((flag) => flag.name === name);
-    if (spec === undefined) throw new Error(`preset ${preset.name}: no flag -${name}`);
-    if (spec.kind === "boolean") {
-      values[name] = true;
-      continue;
-    }
-    values[name] = parseValue(spec, preset.args[++index]!);
+export function presetSettings(preset: PresetDefinition, flags: readonly FlagSpec[]): Record<string, string> {
+  try {
+    return argsToSettings(preset.args, flags);
+  } catch (error) {
+    if (error instanceof UsageError) throw new Error(`preset ${preset.name}: ${error.message}`);
+    throw error;
   }
-  return values;
+}
+
+/** A preset's flags as parsed values, against a program's flag table. */
+export function presetValues(preset: PresetDefinition, flags: readonly FlagSpec[]): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(presetSettings(preset, flags)).map(([name, raw]) => [
+      name,
+      parseValue(
+        flags.find((flag) => flag.name === name)!,
+        raw,
+      ),
+    ]),
+  );
 }
 
 /** Help text listing every preset, its flags and its sources. */

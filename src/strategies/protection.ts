@@ -34,6 +34,7 @@ export const BREAKER_KINDS = ["consecutive", "sampling"] as const;
 export const PROTECTION_FLAGS = [
   {
     name: "instances",
+    group: "system",
     kind: "integer",
     default: 0,
     min: 0,
@@ -42,6 +43,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "budget",
+    group: "protection",
     kind: "string",
     default: undefined,
     choices: BUDGET_KINDS,
@@ -50,12 +52,14 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "retry-budget",
+    group: "protection",
     kind: "boolean",
     default: false,
     description: "gRPC retry throttling: the same as -budget grpc",
   },
   {
     name: "budget-tokens",
+    group: "protection",
     kind: "number",
     default: RETRY_BUDGET_DEFAULTS.maxTokens,
     min: 0,
@@ -66,6 +70,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "budget-ratio",
+    group: "protection",
     kind: "number",
     default: RETRY_BUDGET_DEFAULTS.tokenRatio,
     min: 0,
@@ -75,6 +80,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "budget-percent",
+    group: "protection",
     kind: "number",
     // Envoy's budget_percent and Finagle's percentCanRetry are both 20 %.
     default: ENVOY_RETRY_BUDGET_DEFAULTS.budgetPercent,
@@ -84,6 +90,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "budget-min-concurrency",
+    group: "protection",
     kind: "integer",
     default: ENVOY_RETRY_BUDGET_DEFAULTS.minRetryConcurrency,
     min: 0,
@@ -92,6 +99,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "budget-ttl",
+    group: "protection",
     kind: "duration",
     default: FINAGLE_RETRY_BUDGET_DEFAULTS.ttlMs,
     minMs: 1000,
@@ -99,6 +107,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "budget-min-per-sec",
+    group: "protection",
     kind: "integer",
     default: FINAGLE_RETRY_BUDGET_DEFAULTS.minRetriesPerSec,
     min: 0,
@@ -107,6 +116,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "budget-quota",
+    group: "protection",
     kind: "integer",
     default: AWS_RETRY_QUOTA_DEFAULTS.tokens,
     min: 1,
@@ -115,6 +125,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "budget-retry-cost",
+    group: "protection",
     kind: "integer",
     default: AWS_RETRY_QUOTA_DEFAULTS.retryCost,
     min: 1,
@@ -123,6 +134,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "budget-timeout-cost",
+    group: "protection",
     kind: "integer",
     default: AWS_RETRY_QUOTA_DEFAULTS.timeoutRetryCost,
     min: 1,
@@ -131,6 +143,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "throttle",
+    group: "protection",
     kind: "string",
     default: undefined,
     choices: THROTTLE_KINDS,
@@ -139,6 +152,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "throttle-k",
+    group: "protection",
     kind: "number",
     default: ADAPTIVE_THROTTLE_DEFAULTS.k,
     min: 0,
@@ -148,6 +162,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "throttle-window",
+    group: "protection",
     kind: "duration",
     default: ADAPTIVE_THROTTLE_DEFAULTS.windowMs,
     minMs: 0,
@@ -156,6 +171,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "breaker",
+    group: "protection",
     kind: "string",
     default: undefined,
     choices: BREAKER_KINDS,
@@ -164,6 +180,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "breaker-failures",
+    group: "protection",
     kind: "integer",
     default: CIRCUIT_BREAKER_DEFAULTS.consecutive.failureThreshold,
     min: 1,
@@ -172,6 +189,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "breaker-ratio",
+    group: "protection",
     kind: "number",
     default: CIRCUIT_BREAKER_DEFAULTS.sampling.failureRatio,
     min: 0,
@@ -182,6 +200,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "breaker-min-throughput",
+    group: "protection",
     kind: "integer",
     default: CIRCUIT_BREAKER_DEFAULTS.sampling.minimumThroughput,
     min: 1,
@@ -190,6 +209,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "breaker-window",
+    group: "protection",
     kind: "duration",
     default: CIRCUIT_BREAKER_DEFAULTS.sampling.samplingMs,
     minMs: 0,
@@ -198,6 +218,7 @@ export const PROTECTION_FLAGS = [
   },
   {
     name: "breaker-break",
+    group: "protection",
     kind: "duration",
     default: CIRCUIT_BREAKER_DEFAULTS.consecutive.breakMs,
     minMs: 0,
@@ -208,16 +229,26 @@ export const PROTECTION_FLAGS = [
 export type ProtectionValues = FlagValues<typeof PROTECTION_FLAGS>;
 type ParameterFlag = Exclude<(typeof PROTECTION_FLAGS)[number]["name"], "instances" | "budget" | "retry-budget" | "throttle" | "breaker">;
 
-/** Which parameter flags each mechanism reads. */
-const READS: Readonly<Record<string, readonly ParameterFlag[]>> = {
-  "budget grpc": ["budget-tokens", "budget-ratio"],
-  "budget envoy": ["budget-percent", "budget-min-concurrency"],
-  "budget finagle": ["budget-percent", "budget-ttl", "budget-min-per-sec"],
-  "budget aws": ["budget-quota", "budget-retry-cost", "budget-timeout-cost"],
-  "throttle sre": ["throttle-k", "throttle-window"],
-  "breaker consecutive": ["breaker-failures", "breaker-break"],
-  "breaker sampling": ["breaker-ratio", "breaker-min-throughput", "breaker-window", "breaker-break"],
-};
+/** A fleet-level mechanism: the flag and choice that switch it on, and the parameter flags it reads. */
+export interface Mechanism {
+  readonly flag: "budget" | "throttle" | "breaker";
+  readonly choice: string;
+  readonly reads: readonly ParameterFlag[];
+}
+
+/** Every mechanism, as the client, the simulator and choose know them. */
+export const MECHANISMS = [
+  { flag: "budget", choice: "grpc", reads: ["budget-tokens", "budget-ratio"] },
+  { flag: "budget", choice: "envoy", reads: ["budget-percent", "budget-min-concurrency"] },
+  { flag: "budget", choice: "finagle", reads: ["budget-percent", "budget-ttl", "budget-min-per-sec"] },
+  { flag: "budget", choice: "aws", reads: ["budget-quota", "budget-retry-cost", "budget-timeout-cost"] },
+  { flag: "throttle", choice: "sre", reads: ["throttle-k", "throttle-window"] },
+  { flag: "breaker", choice: "consecutive", reads: ["breaker-failures", "breaker-break"] },
+  { flag: "breaker", choice: "sampling", reads: ["breaker-ratio", "breaker-min-throughput", "breaker-window", "breaker-break"] },
+] as const satisfies readonly Mechanism[];
+
+/** How a mechanism is named in messages: `-budget grpc`. */
+const named = (mechanism: Mechanism) => `-${mechanism.flag} ${mechanism.choice}`;
 
 /** The protections these flag values describe; a UsageError names the first problem. */
 export function resolveProtection(values: ProtectionValues): FleetConfig {
@@ -228,12 +259,9 @@ export function resolveProtection(values: ProtectionValues): FleetConfig {
     }
     budgetKind = "grpc";
   }
-  const selected = [
-    budgetKind === undefined ? undefined : `budget ${budgetKind}`,
-    values.throttle === undefined ? undefined : `throttle ${values.throttle}`,
-    values.breaker === undefined ? undefined : `breaker ${values.breaker}`,
-  ].filter((key) => key !== undefined);
-  const read = new Set(selected.flatMap((key) => READS[key]!));
+  const chosen = { budget: budgetKind, throttle: values.throttle, breaker: values.breaker };
+  const selected: readonly Mechanism[] = MECHANISMS.filter((mechanism) => chosen[mechanism.flag] === mechanism.choice);
+  const read = new Set(selected.flatMap((mechanism) => mechanism.reads));
   for (const spec of PROTECTION_FLAGS) {
     const flag = spec.name as ParameterFlag;
     if (!isParameter(flag) || read.has(flag) || values[flag] === spec.default) continue;
@@ -266,18 +294,17 @@ export function resolveProtection(values: ProtectionValues): FleetConfig {
 }
 
 const isParameter = (name: string): name is ParameterFlag =>
-  Object.values(READS).some((flags) => (flags as readonly string[]).includes(name));
+  MECHANISMS.some((mechanism) => (mechanism.reads as readonly string[]).includes(name));
 
 /** The usage error for a parameter flag that no selected mechanism reads. */
-function misplaced(flag: ParameterFlag, selected: readonly string[]): UsageError {
-  const owners = Object.entries(READS)
-    .filter(([, flags]) => flags.includes(flag))
-    .map(([key]) => key);
-  const family = owners[0]!.split(" ")[0]!;
-  const current = selected.find((key) => key.startsWith(`${family} `));
-  const ownerFlags = owners.map((key) => `-${key}`).join(" or ");
+function misplaced(flag: ParameterFlag, selected: readonly Mechanism[]): UsageError {
+  const owners: readonly Mechanism[] = MECHANISMS.filter((mechanism) => (mechanism.reads as readonly string[]).includes(flag));
+  const current = selected.find((mechanism) => mechanism.flag === owners[0]!.flag);
+  const ownerFlags = owners.map(named).join(" or ");
   return new UsageError(
-    current === undefined ? `-${flag} needs ${ownerFlags}` : `-${flag} does not apply to -${current} (it is a parameter of ${ownerFlags})`,
+    current === undefined
+      ? `-${flag} needs ${ownerFlags}`
+      : `-${flag} does not apply to ${named(current)} (it is a parameter of ${ownerFlags})`,
   );
 }
 

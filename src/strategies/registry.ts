@@ -12,6 +12,7 @@ import {
   referencePolicy,
   tablePolicy,
 } from "../backoff/index.ts";
+import { FieldRangeError } from "../backoff/validate.ts";
 import { DurationSyntaxError, formatDuration, parseDuration } from "../cli/duration.ts";
 import type { FlagSpec, FlagValues } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
@@ -31,6 +32,7 @@ const DEFAULT_TABLE = POLICY_DEFAULTS.table.delaysMs.join(",");
 export const STRATEGY_PARAMETER_FLAGS = [
   {
     name: "simple-backoff-delay",
+    group: "strategy",
     kind: "duration",
     default: POLICY_DEFAULTS.constant.delayMs,
     minMs: 0,
@@ -38,15 +40,25 @@ export const STRATEGY_PARAMETER_FLAGS = [
   },
   {
     name: "min-delay",
+    group: "strategy",
     kind: "duration",
     default: undefined,
     minMs: 0,
     description: "first or base retry delay",
   },
-  { name: "max-delay", kind: "duration", default: undefined, minMs: 0, description: "cap on the retry delay" },
-  { name: "backoff-factor", kind: "number", default: undefined, min: 1, placeholder: "f", description: "growth per failure" },
+  { name: "max-delay", group: "strategy", kind: "duration", default: undefined, minMs: 0, description: "cap on the retry delay" },
+  {
+    name: "backoff-factor",
+    group: "strategy",
+    kind: "number",
+    default: undefined,
+    min: 1,
+    placeholder: "f",
+    description: "growth per failure",
+  },
   {
     name: "jitter",
+    group: "strategy",
     kind: "number",
     default: undefined,
     min: 0,
@@ -56,6 +68,7 @@ export const STRATEGY_PARAMETER_FLAGS = [
   },
   {
     name: "jitter-sd",
+    group: "strategy",
     kind: "duration",
     default: undefined,
     minMs: 0,
@@ -63,6 +76,7 @@ export const STRATEGY_PARAMETER_FLAGS = [
   },
   {
     name: "table",
+    group: "strategy",
     kind: "string",
     default: DEFAULT_TABLE,
     placeholder: "list",
@@ -274,7 +288,8 @@ export function buildStrategyPolicy(name: StrategyName, values: StrategyParamete
   try {
     return strategy.build(values);
   } catch (error) {
-    if (error instanceof RangeError) throw new UsageError(`invalid settings for -strategy ${name}: ${inFlagNames(error.message)}`);
+    if (error instanceof FieldRangeError) throw new UsageError(`invalid settings for -strategy ${name}: ${error.describe(flagOfField)}`);
+    if (error instanceof RangeError) throw new UsageError(`invalid settings for -strategy ${name}: ${error.message}`);
     throw error;
   }
 }
@@ -303,16 +318,11 @@ const FLAG_OF_POLICY_FIELD: Readonly<Record<string, string>> = {
   delaysMs: "-table",
 };
 
-/**
- * "minDelayMs must be <= maxDelayMs (got 2000 > 1000)" in the words of the command line:
- * "-min-delay (ms) must be <= -max-delay (ms) (got 2000 > 1000)".
- */
-function inFlagNames(message: string): string {
-  return message.replace(/\b[a-z][A-Za-z]*\b/g, (word) => {
-    const flag = FLAG_OF_POLICY_FIELD[word];
-    if (flag === undefined) return word;
-    return word.endsWith("Ms") ? `${flag} (ms)` : flag;
-  });
+/** A policy field in the words of the command line: `minDelayMs` is "-min-delay (ms)". */
+function flagOfField(field: string): string {
+  const flag = FLAG_OF_POLICY_FIELD[field];
+  if (flag === undefined) return field;
+  return field.endsWith("Ms") ? `${flag} (ms)` : flag;
 }
 
 /** Help text listing every strategy, its source and its parameters' defaults. */

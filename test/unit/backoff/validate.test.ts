@@ -13,7 +13,7 @@ import {
   type BackoffPolicy,
 } from "../../../src/backoff/policy.ts";
 import { validatePolicy } from "../../../src/backoff/policy.ts";
-import { validateMaxAttempts } from "../../../src/backoff/validate.ts";
+import { FieldRangeError, validateMaxAttempts } from "../../../src/backoff/validate.ts";
 
 const cases: ReadonlyArray<readonly [string, () => unknown, string]> = [
   ["negative delay", () => constantPolicy({ delayMs: -1 }), "delayMs must be >= 0 (got -1)"],
@@ -72,6 +72,23 @@ describe("validation", () => {
   it.each(cases)("%s", (_name, build, message) => {
     expect(build).toThrow(RangeError);
     expect(build).toThrow(message);
+  });
+
+  it("names the field as a property too, so that a program can say it in its own words", () => {
+    const caught = (build: () => unknown) => {
+      try {
+        build();
+      } catch (error) {
+        return error as FieldRangeError;
+      }
+      throw new Error("expected a FieldRangeError");
+    };
+    const ordered = caught(() => exponentialPolicy({ minDelayMs: 500, maxDelayMs: 100 }));
+    expect(ordered).toBeInstanceOf(FieldRangeError);
+    expect(ordered.name).toBe("RangeError");
+    expect(ordered).toMatchObject({ field: "minDelayMs", otherField: "maxDelayMs", index: undefined });
+    expect(ordered.describe((field) => field.toUpperCase())).toBe("MINDELAYMS must be <= MAXDELAYMS (got 500 > 100)");
+    expect(caught(() => tablePolicy({ delaysMs: [0, 10, -3] }))).toMatchObject({ field: "delaysMs", index: 2 });
   });
 
   it("accepts the edges of every range", () => {

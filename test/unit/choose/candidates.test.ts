@@ -1,29 +1,18 @@
 import { describe, expect, it } from "vitest";
-import {
-  type Candidate,
-  clientGrid,
-  pair,
-  parameterVariants,
-  type RegistryView,
-  selectedBy,
-  serverLevers,
-} from "../../../src/choose/candidates.ts";
-import { argsToSettings, registryView } from "../../../src/choose/registry-view.ts";
-import { SIM_FLAG_SPECS } from "../../../src/choose/settings.ts";
-import type { FlagSpec } from "../../../src/cli/flags.ts";
+import { type Candidate, clientGrid, pair, parameterVariants, selectedBy, serverLevers } from "../../../src/choose/candidates.ts";
+import { simValuesFor } from "../../../src/choose/settings.ts";
 import { concurrencyForDelay, DEFAULT_LATENCY_MODEL, modelledDelayMs } from "../../../src/model/latency.ts";
+import { configFrom } from "../../../src/sim/main.ts";
+import { SIM_FLAGS } from "../../../src/sim/options.ts";
+import { PRESETS, presetSettings } from "../../../src/strategies/presets.ts";
+import { MECHANISMS } from "../../../src/strategies/protection.ts";
 import { STRATEGY_NAMES } from "../../../src/strategies/registry.ts";
 
 const byId = (grid: readonly Candidate[]) => new Map(grid.map((candidate) => [candidate.id, candidate]));
 
-/** The simulator's flags plus client-side mechanisms as another branch might add them: data only. */
-function flagsWith(extra: readonly FlagSpec[]): ReadonlyMap<string, FlagSpec> {
-  return new Map([...SIM_FLAG_SPECS, ...extra.map((flag) => [flag.name, flag] as const)]);
-}
-
 describe("the grid of client candidates", () => {
   it("starts with the two baselines and holds every strategy of the registry, with variants, under unique ids", () => {
-    const grid = clientGrid(registryView(SIM_FLAG_SPECS), SIM_FLAG_SPECS);
+    const grid = clientGrid();
     expect(grid.slice(0, 2).map((candidate) => [candidate.id, candidate.client])).toEqual([
       ["no-retries", { strategy: "fixed", "max-attempts": "1" }],
       ["fixed", { strategy: "fixed" }],
@@ -49,70 +38,68 @@ describe("the grid of client candidates", () => {
     expect(ids.has("fixed:retry-budget")).toBe(true);
   });
 
-  it("takes presets and client-side mechanisms from the registry and the flag table, with variants of their parameters", () => {
-    const registry: RegistryView = {
-      strategies: [
-        { name: "fixed", parameters: { "simple-backoff-delay": "100ms" } },
-        { name: "full-jitter", parameters: { "min-delay": "100ms", "max-delay": "5m0s" } },
-      ],
-      presets: [{ name: "grpc-throttled", summary: "gRPC's backoff with throttling", client: { strategy: "grpc", budget: "grpc" } }],
-    };
-    const flags = flagsWith([
-      { name: "budget", kind: "string", default: "off", choices: ["off", "grpc", "envoy"], description: "" },
-      { name: "budget-percent", kind: "number", default: 20, min: 0, max: 30, description: "" },
-      { name: "breaker", kind: "string", default: "none", choices: ["none", "consecutive", "sampling"], description: "" },
-      { name: "breaker-threshold", kind: "integer", default: 5, min: 1, description: "" },
-      { name: "breaker-half-open", kind: "duration", default: 10_000, minMs: 0, description: "" },
-      { name: "throttle", kind: "string", default: "off", choices: ["off", "sre"], description: "" },
-    ]);
-    const ids = byId(clientGrid(registry, flags));
-    expect(ids.get("grpc-throttled")).toMatchObject({ origin: "preset", client: { strategy: "grpc", budget: "grpc" } });
-    for (const base of ["fixed", "full-jitter"]) {
-      expect(ids.get(`${base}:budget=grpc`)?.client).toEqual({ strategy: base, budget: "grpc" });
-      expect(ids.get(`${base}:budget=envoy`)?.client).toEqual({ strategy: base, budget: "envoy" });
-      expect(ids.get(`${base}:breaker=sampling`)?.client).toEqual({ strategy: base, breaker: "sampling" });
-      expect(ids.get(`${base}:throttle=sre`)?.client).toEqual({ strategy: base, throttle: "sre" });
-      expect(ids.has(`${base}:budget=off`)).toBe(false);
+  it("takes every preset and mechanism of the registry, with variants of the parameters each mechanism reads", () => {
+    const grid = clientGrid();
+    const ids = byId(grid);
+    for (const preset of PRESETS) {
+      expect(ids.get(preset.name)).toMatchObject({ origin: "preset", summary: preset.summary, client: presetSettings(preset, SIM_FLAGS) });
     }
-    // Parameters halved and doubled (within the flag's range), on full jitter.
+    expect(ids.get("aws-standard")?.client).toEqual({
+      strategy: "full-jitter",
+      "min-delay": "100ms",
+      "max-delay": "20s",
+      "max-attempts": "3",
+      budget: "aws",
+    });
+    for (const mechanism of MECHANISMS) {
+      for (const base of ["fixed", "full-jitter"]) {
+        expect(ids.get(`${base}:${mechanism.flag}=${mechanism.choice}`)?.client).toEqual({
+          strategy: base,
+          [mechanism.flag]: mechanism.choice,
+        });
+      }
+    }
+    // Parameters halved and doubled (within the flag's range), on full jitter, only with a mechanism that reads them.
     expect(ids.get("full-jitter:budget=envoy:budget-percent=10")?.client).toEqual({
       strategy: "full-jitter",
       budget: "envoy",
       "budget-percent": "10",
     });
-    expect(ids.has("full-jitter:budget=envoy:budget-percent=30")).toBe(true); // 40 clamped to the maximum
-    expect(ids.has("full-jitter:breaker=consecutive:breaker-threshold=3")).toBe(true); // 2.5 rounded
-    expect(ids.has("full-jitter:breaker=consecutive:breaker-threshold=10")).toBe(true);
-    expect(ids.has("full-jitter:breaker=sampling:breaker-half-open=5s")).toBe(true);
-    expect(ids.has("full-jitter:breaker=sampling:breaker-half-open=20s")).toBe(true);
-  });
-
-  it("has fewer entries where the simulator lacks a flag", () => {
-    const without = new Map([...SIM_FLAG_SPECS].filter(([name]) => name !== "max-attempts" && name !== "retry-budget"));
-    const grid = clientGrid(registryView(SIM_FLAG_SPECS), without);
-    expect(grid.some((candidate) => candidate.id.includes("max-attempts=3"))).toBe(false);
-    expect(grid.some((candidate) => candidate.id.includes("retry-budget"))).toBe(false);
-    expect(grid.length).toBeLessThan(clientGrid(registryView(SIM_FLAG_SPECS), SIM_FLAG_SPECS).length);
+    expect(ids.has("full-jitter:budget=finagle:budget-percent=40")).toBe(true);
+    expect(ids.has("full-jitter:breaker=consecutive:breaker-failures=3")).toBe(true);
+    expect(ids.has("full-jitter:breaker=sampling:breaker-window=1m0s")).toBe(true);
+    expect(ids.has("full-jitter:budget=aws:budget-percent=10")).toBe(false);
+    expect(ids.has("full-jitter:breaker=consecutive:breaker-window=15s")).toBe(false);
+    // -retry-budget (-budget grpc) carries gRPC's parameters.
+    expect(ids.has("full-jitter:retry-budget:budget-ratio=0.2")).toBe(true);
+    expect(ids.has("full-jitter:budget=grpc:budget-ratio=0.2")).toBe(false);
+    // Every candidate is one the simulator accepts on its default system.
+    for (const entry of grid) expect(() => configFrom(simValuesFor({}, entry.client)), entry.id).not.toThrow();
   });
 });
 
 describe("parameter variants", () => {
   it("halves and doubles a default within the flag's range, in the flag's own notation", () => {
-    expect(parameterVariants({ name: "p", kind: "number", default: 0.1, min: 0, minExclusive: true, description: "" })).toEqual([
-      "0.05",
-      "0.2",
+    expect(
+      parameterVariants({ name: "p", group: "run", kind: "number", default: 0.1, min: 0, minExclusive: true, description: "" }),
+    ).toEqual(["0.05", "0.2"]);
+    expect(parameterVariants({ name: "p", group: "run", kind: "number", default: 800, max: 1000, description: "" })).toEqual([
+      "400",
+      "1000",
     ]);
-    expect(parameterVariants({ name: "p", kind: "number", default: 800, max: 1000, description: "" })).toEqual(["400", "1000"]);
-    expect(parameterVariants({ name: "p", kind: "integer", default: 1, min: 1, description: "" })).toEqual(["2"]);
-    expect(parameterVariants({ name: "p", kind: "duration", default: 1500, minMs: 0, description: "" })).toEqual(["750ms", "3s"]);
-    expect(parameterVariants({ name: "p", kind: "number", default: undefined, description: "" })).toEqual([]);
-    expect(parameterVariants({ name: "p", kind: "boolean", default: false, description: "" })).toEqual([]);
+    expect(parameterVariants({ name: "p", group: "run", kind: "integer", default: 1, min: 1, description: "" })).toEqual(["2"]);
+    expect(parameterVariants({ name: "p", group: "run", kind: "duration", default: 1500, minMs: 0, description: "" })).toEqual([
+      "750ms",
+      "3s",
+    ]);
+    expect(parameterVariants({ name: "p", group: "run", kind: "number", default: undefined, description: "" })).toEqual([]);
+    expect(parameterVariants({ name: "p", group: "run", kind: "boolean", default: false, description: "" })).toEqual([]);
   });
 });
 
 describe("server levers", () => {
   it("sheds load before the delay reaches half the client timeout, on the user's own latency model", () => {
-    const levers = serverLevers(SIM_FLAG_SPECS, DEFAULT_LATENCY_MODEL, 2_000);
+    const levers = serverLevers(DEFAULT_LATENCY_MODEL, 2_000);
     const shedAt = concurrencyForDelay(DEFAULT_LATENCY_MODEL, 1_000) - 1;
     expect(levers.map((lever) => lever.id)).toEqual([
       "default",
@@ -127,17 +114,10 @@ describe("server levers", () => {
     expect(levers[3]!.server).toEqual({ "max-concurrency": String(shedAt) });
   });
 
-  it("adds Retry-After and deadline-aware admission when the simulator has them, with the client flag a lever needs", () => {
-    const flags = flagsWith([
-      { name: "retry-after", kind: "duration", default: 0, description: "" },
-      { name: "deadline-aware", kind: "boolean", default: false, description: "" },
-      { name: "propagate-deadline", kind: "boolean", default: false, description: "" },
-    ]);
-    const levers = serverLevers(flags, DEFAULT_LATENCY_MODEL, 2_000);
-    const deadline = levers.find((lever) => lever.id === "deadline-aware")!;
+  it("pairs a client policy with a lever, with the client flag the lever needs", () => {
+    const deadline = serverLevers(DEFAULT_LATENCY_MODEL, 2_000).find((lever) => lever.id === "deadline-aware")!;
     expect(deadline).toMatchObject({ server: { "deadline-aware": "true" }, client: { "propagate-deadline": "true" } });
-    expect(levers.some((lever) => lever.id.endsWith("+retry-after=1s"))).toBe(true);
-    const client = clientGrid(registryView(SIM_FLAG_SPECS), SIM_FLAG_SPECS)[1]!;
+    const client = clientGrid()[1]!;
     expect(pair(client, deadline)).toMatchObject({
       id: "fixed@deadline-aware",
       clientId: "fixed",
@@ -150,7 +130,7 @@ describe("server levers", () => {
 
 describe("selecting candidates", () => {
   it("matches exact ids and prefixes, and always keeps the baselines", () => {
-    const grid = clientGrid(registryView(SIM_FLAG_SPECS), SIM_FLAG_SPECS);
+    const grid = clientGrid();
     const chosen = grid.filter((candidate) => selectedBy(["grpc", "full-jitter:*"], candidate)).map((candidate) => candidate.id);
     expect(chosen.slice(0, 2)).toEqual(["no-retries", "fixed"]);
     expect(chosen).toContain("grpc");
@@ -159,43 +139,5 @@ describe("selecting candidates", () => {
     expect(chosen).not.toContain("grpc:max-attempts=3");
     expect(chosen).toContain("full-jitter:retry-budget");
     expect(chosen).not.toContain("equal-jitter");
-  });
-});
-
-describe("reading the registry", () => {
-  it("reads presets in any of the forms a registry may export, and the choices of a -preset flag", () => {
-    const flags = flagsWith([
-      { name: "preset", kind: "string", default: "none", choices: ["none", "aws-standard", "breaker"], description: "" },
-    ]);
-    const module = {
-      STRATEGIES: [{ name: "fixed", aliases: [], parameters: { "simple-backoff-delay": "100ms" } }],
-      RETRY_PRESETS: [
-        { name: "envoy-budget", summary: "Envoy's budget", flags: { strategy: "full-jitter", "max-attempts": 3, "min-delay": 25 } },
-        { name: "sre-throttle", args: ["-strategy", "full-jitter", "-retry-budget", "--budget-ratio=0.2"] },
-        { name: "not-a-preset" },
-      ],
-      OTHER: [{ name: "ignored", flags: { strategy: "fixed" } }],
-    };
-    const view = registryView(flags, module);
-    expect(view.strategies).toEqual([{ name: "fixed", parameters: { "simple-backoff-delay": "100ms" } }]);
-    expect(view.presets).toEqual([
-      { name: "envoy-budget", summary: "Envoy's budget", client: { strategy: "full-jitter", "max-attempts": "3", "min-delay": "25ms" } },
-      {
-        name: "sre-throttle",
-        summary: "preset sre-throttle",
-        client: { strategy: "full-jitter", "retry-budget": "true", "budget-ratio": "0.2" },
-      },
-      { name: "aws-standard", summary: "preset aws-standard (-preset aws-standard)", client: { preset: "aws-standard" } },
-      { name: "breaker", summary: "preset breaker (-preset breaker)", client: { preset: "breaker" } },
-    ]);
-  });
-
-  it("reads Go-style arguments", () => {
-    expect(argsToSettings(["-strategy", "grpc", "-retry-budget", "-max-attempts=4", "--min-delay", "1s"], SIM_FLAG_SPECS)).toEqual({
-      strategy: "grpc",
-      "retry-budget": "true",
-      "max-attempts": "4",
-      "min-delay": "1s",
-    });
   });
 });

@@ -3,6 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../../src/choose/main.ts";
+import { SYSTEM_FLAGS } from "../../../src/choose/options.ts";
+import { flagsInGroups } from "../../../src/cli/flags.ts";
+import { SIM_FLAGS } from "../../../src/sim/options.ts";
 import { UsageError } from "../../../src/cli/usage-error.ts";
 import type { ProgramIo } from "../../../src/runtime/program-io.ts";
 
@@ -43,14 +46,14 @@ function result(stdout: string): Record<string, unknown> {
 describe("choose", () => {
   // Time limits bound a hung run (worker threads, a busy machine); they never measure speed.
   it(
-    "gives the same result for the same seed, with one worker thread or two, and another for another seed",
+    "gives the same result for the same seed, with one worker thread or two (-parallel), and another for another seed",
     { timeout: 180_000 },
     async () => {
-      const one = await choose([...SMALL, "-json", "-workers", "1"]);
-      const two = await choose([...SMALL, "-json", "-workers", "2"]);
+      const one = await choose([...SMALL, "-json", "-parallel", "1"]);
+      const two = await choose([...SMALL, "-json", "-parallel", "2"]);
       expect(one.code).toBe(0);
       expect(result(two.stdout)).toEqual(result(one.stdout));
-      const other = await choose([...SMALL, "-json", "-workers", "2", "-seed", "7"]);
+      const other = await choose([...SMALL, "-json", "-parallel", "2", "-seed", "7"]);
       expect(result(other.stdout)).not.toEqual(result(one.stdout));
 
       const parsed = result(one.stdout) as {
@@ -85,7 +88,7 @@ describe("choose", () => {
     "prints the table, the rule, the recommendation and the runner-up, and writes a self-contained report",
     { timeout: 120_000 },
     async () => {
-      const run = await choose([...SMALL, "-workers", "2"]);
+      const run = await choose([...SMALL, "-parallel", "2"]);
       expect(run.code).toBe(0);
       expect(run.stdout).toMatch(/^rank +candidate +success +amplification +p99 +survives +2s outage +6s outage$/m);
       expect(run.stdout).toMatch(/^\d +fixed +[\d.]+ % +[\d.]+x +\S+ .*collapsed$/m);
@@ -128,5 +131,21 @@ describe("choose", () => {
     await expect(choose(["-candidates", "no-such-policy"])).rejects.toThrow(/-candidates: no such candidate/);
     await expect(choose(["-outages", "20m"])).rejects.toThrow(/-max-outage/);
     await expect(choose(["-clients", "0"])).rejects.toThrow(/-clients/);
+    // One thread-count flag, as in ./sim; ./sim's strategy, run and output flags are not choose's.
+    for (const flag of ["-workers", "-strategy", "-budget", "-outage", "-dashboard", "-speed"]) {
+      await expect(choose([flag, "1"])).rejects.toThrow(`flag provided but not defined: ${flag}`);
+    }
+  });
+
+  it("describes the system with ./sim's system and observation flags, with an everyday error rate of 1 %", () => {
+    const names = SYSTEM_FLAGS.map((flag) => flag.name);
+    expect(names).toEqual([
+      ...flagsInGroups(SIM_FLAGS, ["system", "observation"])
+        .map((flag) => flag.name)
+        .filter((name) => name !== "error-rate"),
+      "error-rate",
+    ]);
+    expect(names).toEqual(expect.arrayContaining(["clients", "arrivals", "instances", "limit", "backlog", "interval", "report-interval"]));
+    expect(SYSTEM_FLAGS.find((flag) => flag.name === "error-rate")?.default).toBe(0.01);
   });
 });

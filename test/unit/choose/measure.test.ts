@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { Candidate } from "../../../src/choose/candidates.ts";
-import { longestSurvived, type MeasurePlan, measure, verdictOf } from "../../../src/choose/measure.ts";
+import { longestSurvived, type MeasurePlan, measure } from "../../../src/choose/measure.ts";
+import { outageCell } from "../../../src/choose/report.ts";
 import { simValuesFor } from "../../../src/choose/settings.ts";
-import { percentile, summarize, worstVerdict } from "../../../src/choose/summary.ts";
+import { percentile, summarize } from "../../../src/choose/summary.ts";
+import { serverIsBack, worstVerdict } from "../../../src/model/verdict.ts";
 import { configFrom } from "../../../src/sim/main.ts";
 
 const BISECTION = { minOutageMs: 250, maxOutageMs: 600_000, bisectionRatio: 1.05, bisectionMs: 250 };
@@ -64,12 +66,40 @@ describe("the bisection for the longest outage survived", () => {
 });
 
 describe("verdicts", () => {
-  it("are collapsed without the server, recovering without the clients, recovered with both; the worst of several wins", () => {
-    expect(verdictOf({ serverRecoveryMs: undefined, clientRecoveryMs: undefined })).toBe("collapsed");
-    expect(verdictOf({ serverRecoveryMs: 1_000, clientRecoveryMs: undefined })).toBe("recovering");
-    expect(verdictOf({ serverRecoveryMs: 1_000, clientRecoveryMs: 5_000 })).toBe("recovered");
+  it("are the model's: the server is back when recovered or recovering; the worst of several wins, too-short worst of all", () => {
+    expect(["recovered", "recovering", "collapsed", "too-short"].map((verdict) => serverIsBack(verdict as never))).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
     expect(worstVerdict(["recovered", "recovering", "recovered"])).toBe("recovering");
     expect(worstVerdict(["recovered", "collapsed"])).toBe("collapsed");
+    expect(worstVerdict(["collapsed", "too-short", "recovered"])).toBe("too-short");
+  });
+
+  it("counts a too-short run as not survived in the bisection, never as survived", () => {
+    const known = [
+      { outageMs: 5_000, verdict: "recovered" as const },
+      { outageMs: 20_000, verdict: "too-short" as const },
+    ];
+    const result = longestSurvived(BISECTION, known, threshold(Infinity).recovers);
+    expect(result.collapsedMs).toBeLessThanOrEqual(20_000);
+  });
+
+  it("shows a too-short outage as too-short in the table, not as collapsed", () => {
+    const outage = {
+      outageMs: 6_000,
+      verdicts: ["recovered", "too-short"] as const,
+      verdict: "too-short" as const,
+      survived: false,
+      serverRecoveryMs: null,
+      clientRecoveryMs: null,
+      peakLoad: null,
+      servedForNobody: 0,
+    };
+    expect(outageCell(outage)).toBe("too-short (1/2 ok)");
+    expect(outageCell({ ...outage, verdicts: ["collapsed", "recovered"], verdict: "collapsed" })).toBe("collapsed (1/2 ok)");
   });
 
   it("takes the nearest-rank percentile", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Candidate } from "../../../src/choose/candidates.ts";
-import type { Verdict } from "../../../src/choose/measure.ts";
+import type { Verdict } from "../../../src/model/verdict.ts";
 import { compareCandidates, explanation, paretoFront, rank, rankingRule, runnerUp } from "../../../src/choose/ranking.ts";
 import type { CandidateSummary } from "../../../src/choose/summary.ts";
 

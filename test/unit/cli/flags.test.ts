@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { normalizeArgv, splitArguments } from "../../../src/cli/argv.ts";
-import { type FlagSpec, parseFlags } from "../../../src/cli/flags.ts";
+import { argsToSettings, type FlagSpec, flagsInGroups, givenFlagNames, parseFlags } from "../../../src/cli/flags.ts";
 import { describeFailure, FatalError, UsageError, wantsDebug } from "../../../src/cli/usage-error.ts";
 
 const FLAGS = [
-  { name: "clients", kind: "integer", default: 1000, min: 1, description: "number of clients" },
-  { name: "lambda", kind: "number", default: 10, min: 0, minExclusive: true, description: "mean seconds" },
-  { name: "timeout", kind: "duration", default: 2000, minMs: 0, description: "timeout" },
-  { name: "exponential-backoff", kind: "boolean", default: false, description: "use backoff" },
-  { name: "strategy", kind: "string", default: "fixed", choices: ["fixed", "exponential"], description: "strategy" },
-  { name: "seed", kind: "integer", default: undefined, description: "seed" },
+  { name: "clients", group: "system", kind: "integer", default: 1000, min: 1, description: "number of clients" },
+  { name: "lambda", group: "system", kind: "number", default: 10, min: 0, minExclusive: true, description: "mean seconds" },
+  { name: "timeout", group: "system", kind: "duration", default: 2000, minMs: 0, description: "timeout" },
+  { name: "exponential-backoff", group: "strategy", kind: "boolean", default: false, description: "use backoff" },
+  { name: "strategy", group: "strategy", kind: "string", default: "fixed", choices: ["fixed", "exponential"], description: "strategy" },
+  { name: "seed", group: "run", kind: "integer", default: undefined, description: "seed" },
 ] as const satisfies readonly FlagSpec[];
 const PROGRAM = { name: "client", summary: "test program", flags: FLAGS };
 
@@ -109,6 +109,26 @@ describe("parseFlags", () => {
       expect(outcome.text).toMatch(/-strategy string\s+strategy \(default: "fixed"\)/);
       expect(outcome.text).toContain("-h, -help");
     }
+  });
+});
+
+describe("reading a table by group and an argument list as settings", () => {
+  it("selects the flags of some groups, in the table's order", () => {
+    expect(flagsInGroups(FLAGS, ["system"]).map((flag) => flag.name)).toEqual(["clients", "lambda", "timeout"]);
+    expect(flagsInGroups(FLAGS, ["run", "strategy"]).map((flag) => flag.name)).toEqual(["exponential-backoff", "strategy", "seed"]);
+  });
+
+  it("reads Go-style arguments as values as typed, by the parser's own rules", () => {
+    const args = ["-strategy", "exponential", "-exponential-backoff", "-clients=4", "--timeout", "1s", "-seed", "1", "-seed", "2"];
+    expect(argsToSettings(args, FLAGS)).toEqual({
+      strategy: "exponential",
+      "exponential-backoff": "true",
+      clients: "4",
+      timeout: "1s",
+      seed: "2",
+    });
+    expect(givenFlagNames([...args, "-h"], FLAGS)).toEqual(new Set(["strategy", "exponential-backoff", "clients", "timeout", "seed"]));
+    expect(() => argsToSettings(["-nope", "1"], FLAGS)).toThrow("flag provided but not defined: -nope");
   });
 });
 

@@ -2,6 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { parseSimArgs } from "../../../src/sim/options.ts";
 import { trialMetrics } from "../../../src/sim/trial.ts";
 import { WorkerPool, type WorkerRole, workerScript } from "../../../src/runtime/worker-pool.ts";
+import { type MeasureJob, measure, type SeedResult } from "../../../src/choose/measure.ts";
+import { simValuesFor } from "../../../src/choose/settings.ts";
+import { configFrom } from "../../../src/sim/trial.ts";
 
 /** Small simulations: the simulator's own task, run in worker threads started from the TypeScript sources. */
 const trial = (clients: number) => {
@@ -55,6 +58,28 @@ describe("WorkerPool", () => {
     const sizes = [2_000, 50, 80, 120];
     const results = await Promise.all(sizes.map((clients) => sims.run("metrics", trial(clients))));
     expect(results).toEqual(sizes.map((clients) => trialMetrics(trial(clients))));
+  });
+
+  it("runs choose's measurements, the same as in this thread, their latencies moved back as a typed array", async () => {
+    const job: MeasureJob = {
+      candidateIndex: 0,
+      seed: 5,
+      config: configFrom(simValuesFor({ clients: 100, lambda: 2, timeout: 400, interval: 1_000 }, { strategy: "full-jitter" })),
+      plan: {
+        steadyMs: 3_000,
+        observeMs: 8_000,
+        everydayMs: 5_000,
+        outagesMs: [2_000],
+        minOutageMs: 250,
+        maxOutageMs: 4_000,
+        bisectionRatio: 1.5,
+        bisectionMs: 1_000,
+      },
+      keepTimelines: false,
+    };
+    const result = await pool("choose", 1).run<SeedResult>("measure", job);
+    expect(result.everyday.latenciesMs).toBeInstanceOf(Float64Array);
+    expect(result).toEqual(measure(job));
   });
 
   it("rejects a task whose handler throws, with its message, and keeps serving", async () => {
