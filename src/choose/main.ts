@@ -81,7 +81,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     bisectionRatio: BISECTION_RATIO,
     bisectionMs: BISECTION_MS,
   };
-  const levers = own["server-side"] ? serverLevers(baseConfig.latency, baseConfig.timeoutMs).slice(1) : [];
+  const levers = own["server-side"] ? serverLevers(baseConfig.latency, baseConfig.timeoutMs, baseConfig.model).slice(1) : [];
 
   if (own.list) {
     io.stdout.write(

@@ -114,6 +114,21 @@ describe("server levers", () => {
     expect(levers[3]!.server).toEqual({ "max-concurrency": String(shedAt) });
   });
 
+  it("sheds with the queue model's own flag: beyond the waiting requests its threads serve in half the timeout", () => {
+    const pool = {
+      threads: 8,
+      serviceTimeMs: 20,
+      serviceDist: "constant",
+      serviceSigma: 0.5,
+      queueOrder: "fifo",
+      queueLimit: Infinity,
+    } as const;
+    const levers = serverLevers(DEFAULT_LATENCY_MODEL, 2_000, { kind: "queue", pool });
+    // 8 threads serve 400 requests in 1 s.
+    expect(levers.find((lever) => lever.id === "shed=400")!.server).toEqual({ "queue-limit": "400" });
+    expect(levers.find((lever) => lever.id === "shed=400+retry-after=1s")!.server).toEqual({ "queue-limit": "400", "retry-after": "1s" });
+  });
+
   it("pairs a client policy with a lever, with the client flag the lever needs", () => {
     const deadline = serverLevers(DEFAULT_LATENCY_MODEL, 2_000).find((lever) => lever.id === "deadline-aware")!;
     expect(deadline).toMatchObject({ server: { "deadline-aware": "true" }, client: { "propagate-deadline": "true" } });
