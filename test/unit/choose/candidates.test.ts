@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { DEFAULT_THREAD_POOL } from "../../../src/model/servers/queue.ts";
 import { type Candidate, clientGrid, pair, parameterVariants, selectedBy, serverLevers } from "../../../src/choose/candidates.ts";
 import { simValuesFor } from "../../../src/choose/settings.ts";
 import { concurrencyForDelay, DEFAULT_LATENCY_MODEL, modelledDelayMs } from "../../../src/model/latency.ts";
