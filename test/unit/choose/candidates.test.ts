@@ -116,14 +116,7 @@ describe("server levers", () => {
   });
 
   it("sheds with the queue model's own flag: beyond the waiting requests its threads serve in half the timeout", () => {
-    const pool = {
-      threads: 8,
-      serviceTimeMs: 20,
-      serviceDist: "constant",
-      serviceSigma: 0.5,
-      queueOrder: "fifo",
-      queueLimit: Infinity,
-    } as const;
+    const pool = { ...DEFAULT_THREAD_POOL, threads: 8, serviceTimeMs: 20 };
     const levers = serverLevers(DEFAULT_LATENCY_MODEL, 2_000, { kind: "queue", pool });
     // 8 threads serve 400 requests in 1 s.
     expect(levers.find((lever) => lever.id === "shed=400")!.server).toEqual({ "queue-limit": "400" });
