@@ -17,8 +17,8 @@ export default tseslint.config(
     },
   },
   {
-    // The dashboard's and the report's scripts run in the browser, with uPlot loaded before them.
-    files: ["src/dashboard/page/**/*.js", "src/report/report-charts.js"],
+    // The dashboard's and the report's scripts run in the browser, with uPlot and src/report/charts.js loaded before them.
+    files: ["src/dashboard/page/**/*.js", "src/report/*.js"],
     languageOptions: {
       sourceType: "script",
       globals: {
@@ -29,6 +29,7 @@ export default tseslint.config(
         devicePixelRatio: "readonly",
         addEventListener: "readonly",
         uPlot: "readonly",
+        herdCharts: "readonly",
       },
     },
   },

@@ -11,13 +11,23 @@
  * capacity target is 60 000. `npx tsx scripts/bench-client.ts 60000x2 40000` measures only
  * the rows named (users, x worker threads), without the rest.
  *
+ * The capacity table: for each thread count from 1 to the cores, the largest herd whose
+ * achieved OK rate stays within 2 % of the expected, against `./server -limit 10000000`, with
+ * the lateness p99 of its sends. The per-thread figure is what `-workers auto` relies on
+ * (USERS_PER_THREAD in src/client/workers.ts, set below the 1-thread row with a margin).
+ * `npx tsx scripts/bench-client.ts capacity` measures only the table; `capacity:tiny` runs it
+ * with a few hundred users and seconds-long runs, to check that it works.
+ *
  * Also: how late retries go out on the wire compared with the policy's waits (the e2e tests
  * only check that no retry is early), and a long storm's memory.
  */
 import { createServer } from "node:http";
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import { parseClientLine } from "../src/contracts/client-line.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { cpuSeconds, memoryMb } from "./proc-usage.ts";
+import { USERS_PER_THREAD } from "../src/client/workers.ts";
 
 const REPO_ROOT = resolve(import.meta.dirname, "..");
 const LAMBDA_S = 10;
@@ -54,9 +64,23 @@ interface ClientRun {
   rssMb: number;
   peakMb: number;
   failures: number;
+  /** The largest lateness p99 of the measured windows, ms (how late the client sent). */
+  latenessP99Ms: number;
+  /** Measured windows the client marked as behind. */
+  behindWindows: number;
 }
 
-async function measure(url: string, clients: number, workers: number): Promise<ClientRun> {
+interface Timing {
+  readonly warmUpS: number;
+  readonly measureS: number;
+}
+
+async function measure(
+  url: string,
+  clients: number,
+  workers: number,
+  timing: Timing = { warmUpS: WARM_UP_S, measureS: MEASURE_S },
+): Promise<ClientRun> {
   const client = start("client", [
     "-workers",
     String(workers),
@@ -68,28 +92,25 @@ async function measure(url: string, clients: number, workers: number): Promise<C
     String(LAMBDA_S),
     "-json",
     "-interval",
-    "5s",
+    `${Math.min(5, timing.measureS)}s`,
     "-duration",
-    `${WARM_UP_S + MEASURE_S + 1}s`,
+    `${timing.warmUpS + timing.measureS + 1}s`,
     "-seed",
     "1",
   ]);
   try {
     await client.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 });
-    await sleep(WARM_UP_S * 1000);
+    await sleep(timing.warmUpS * 1000);
     const linesBefore = client.stdout.length;
     const cpuBefore = cpuSeconds(client.pid);
-    await sleep(MEASURE_S * 1000);
+    await sleep(timing.measureS * 1000);
     const cpuAfter = cpuSeconds(client.pid);
     const memory = memoryMb(client.pid);
     await client.exited;
     const windows = client.stdout
       .slice(linesBefore)
-      .map(
-        (line) =>
-          JSON.parse(line.text) as { ok: number; errors: number; timedout: number; windowMs: number; summary?: boolean; partial?: boolean },
-      )
-      .filter((window) => window.summary !== true && window.partial !== true);
+      .map((line, index) => parseClientLine(line.text, { file: "the client's stdout", line: linesBefore + index + 1 }))
+      .flatMap((window) => (window.kind === "window" && window.partial !== true ? [window] : []));
     const ok = windows.reduce((sum, window) => sum + window.ok, 0);
     const seconds = windows.reduce((sum, window) => sum + window.windowMs, 0) / 1000;
     const failures = windows.reduce((sum, window) => sum + window.errors + window.timedout, 0);
@@ -99,11 +120,13 @@ async function measure(url: string, clients: number, workers: number): Promise<C
       workers,
       expectedPerSec: clients / (LAMBDA_S + SERVICE_S),
       achievedPerSec: ok / seconds,
-      clientCores: cpu / MEASURE_S,
+      clientCores: cpu / timing.measureS,
       cpuMsPer1000: (cpu * 1000 * 1000) / Math.max(1, ok),
       rssMb: memory.rssMb,
       peakMb: memory.peakMb,
       failures,
+      latenessP99Ms: Math.max(0, ...windows.map((window) => window.lateness?.p99 ?? 0)),
+      behindWindows: windows.filter((window) => window.behind === true).length,
     };
   } finally {
     await client.stop();
@@ -246,9 +269,80 @@ async function main(rows: readonly (readonly [number, number])[]): Promise<void>
   }
 }
 
-const rows = requestedRows();
-await main(rows ?? DEFAULT_ROWS);
-if (rows === undefined) {
-  await retryTiming();
-  await storm();
+/** How the capacity search runs: its first herd per thread, its ceiling, its runs' lengths. */
+interface CapacitySettings extends Timing {
+  readonly firstUsersPerThread: number;
+  readonly maxUsers: number;
+  /** Runs per thread count at most: doubling up to the first failure, then halving the gap. */
+  readonly maxRunsPerThreads: number;
+}
+
+const CAPACITY: CapacitySettings = { firstUsersPerThread: 20_000, maxUsers: 400_000, maxRunsPerThreads: 6, warmUpS: 5, measureS: 20 };
+/** To check that the table works, not to measure: a few hundred users, seconds-long runs. */
+const CAPACITY_TINY: CapacitySettings = { firstUsersPerThread: 100, maxUsers: 400, maxRunsPerThreads: 2, warmUpS: 1, measureS: 2 };
+
+/**
+ * The capacity table: for each thread count, the largest herd (found by doubling, then
+ * bisecting) whose achieved OK rate stays within CAPACITY_TOLERANCE of the expected with no
+ * failure and no window the client marked as behind. Bounded: at most maxRunsPerThreads
+ * runs of warmUpS + measureS per thread count.
+ */
+async function capacityTable(settings: CapacitySettings): Promise<void> {
+  const cores = availableParallelism();
+  const server = start("server", ["-listen", "127.0.0.1:0", "-limit", "10000000", "-report-interval", "1h"]);
+  try {
+    const line = await server.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 });
+    const url = `http://127.0.0.1:${/:(\d+)\/api/.exec(line)![1]}/api`;
+    const boundS = cores * settings.maxRunsPerThreads * (settings.warmUpS + settings.measureS + 5);
+    process.stdout.write(
+      `\ncapacity table: server -limit 10000000, lambda ${LAMBDA_S}s, within ${CAPACITY_TOLERANCE * 100}% of N / (lambda + ${SERVICE_S}s); ` +
+        `threads 1 to ${cores} (the cores); at most ${settings.maxRunsPerThreads} runs of ${settings.warmUpS}s + ${settings.measureS}s per row ` +
+        `(bounded by about ${Math.ceil(boundS / 60)} min)\n\n` +
+        "threads  largest herd within 2%  achieved/s  expected/s  lateness p99  first herd beyond  its deviation  its lateness p99  its behind windows\n",
+    );
+    const within = (run: ClientRun) =>
+      Math.abs(run.achievedPerSec / run.expectedPerSec - 1) <= CAPACITY_TOLERANCE && run.failures === 0 && run.behindWindows === 0;
+    for (let threads = 1; threads <= cores; threads++) {
+      let good: ClientRun | undefined;
+      let bad: ClientRun | undefined;
+      let users = settings.firstUsersPerThread * threads;
+      for (let runs = 0; runs < settings.maxRunsPerThreads && users <= settings.maxUsers; runs++) {
+        const run = await measure(url, users, threads, settings);
+        if (within(run)) good = run;
+        else bad = run;
+        const next =
+          bad === undefined ? users * 2 : good === undefined ? Math.floor(users / 2) : Math.round((good.clients + bad.clients) / 2);
+        // Steps below 5 % of the herd are below what a run's noise can tell apart.
+        if (good !== undefined && bad !== undefined && bad.clients - good.clients <= Math.max(1, good.clients * 0.05)) break;
+        if (next < 1 || next === users) break;
+        users = next;
+      }
+      const ms = (value: number | undefined) => (value === undefined ? "-" : `${value.toFixed(1)} ms`);
+      const deviation = bad === undefined ? "-" : `${((bad.achievedPerSec / bad.expectedPerSec - 1) * 100).toFixed(2)}%`;
+      process.stdout.write(
+        `${String(threads).padStart(7)}  ${String(good?.clients ?? "none").padStart(22)}  ${(good?.achievedPerSec.toFixed(1) ?? "-").padStart(10)}  ` +
+          `${(good?.expectedPerSec.toFixed(1) ?? "-").padStart(10)}  ${ms(good?.latenessP99Ms).padStart(12)}  ${String(bad?.clients ?? "-").padStart(17)}  ` +
+          `${deviation.padStart(13)}  ${ms(bad?.latenessP99Ms).padStart(16)}  ${String(bad?.behindWindows ?? "-").padStart(18)}\n`,
+      );
+    }
+    process.stdout.write(
+      `\n-workers auto counts USERS_PER_THREAD = ${USERS_PER_THREAD} users per thread (src/client/workers.ts): keep it below the 1-thread row, with a margin.\n`,
+    );
+  } finally {
+    await server.stop();
+    stopAll();
+  }
+}
+
+const mode = process.argv.slice(2).find((argument) => argument.startsWith("capacity"));
+if (mode !== undefined) {
+  await capacityTable(mode === "capacity:tiny" ? CAPACITY_TINY : CAPACITY);
+} else {
+  const rows = requestedRows();
+  await main(rows ?? DEFAULT_ROWS);
+  if (rows === undefined) {
+    await capacityTable(CAPACITY);
+    await retryTiming();
+    await storm();
+  }
 }

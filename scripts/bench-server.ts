@@ -17,6 +17,7 @@ import { connect, type Socket } from "node:net";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, request } from "undici";
+import { percentile } from "../src/model/percentile.ts";
 import { CLOCK_TICKS_PER_SECOND, cpuSeconds, machineBusySeconds, memoryMb } from "./proc-usage.ts";
 
 const REPO_ROOT = resolve(import.meta.dirname, "..");
@@ -354,12 +355,8 @@ function say(text: string): void {
   process.stdout.write(`${text}\n`);
 }
 
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  // Nearest rank: the smallest value with at least p% of the samples at or below it.
-  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
-  return sorted[rank - 1]!;
-}
+/** The nearest-rank p-th percentile (p in percent) of sorted samples; NaN when there are none. */
+const percentileOf = (sorted: readonly number[], p: number): number => percentile(sorted, p / 100) ?? NaN;
 
 const fmt = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : String(value));
 
@@ -406,7 +403,7 @@ async function cpuAtRate(server: BenchServer, ratePerSecond: number, note: strin
   say(
     `   sent ${load.sent}, got ${load.ok} OK in ${fmt(cpu.wallSeconds, 2)} s (${fmt(load.ok / cpu.wallSeconds, 0)} OK/s), ` +
       `${load.failed} failed${load.firstError === undefined ? "" : ` (first: ${load.firstError})`}; ` +
-      `response time p50 ${fmt(percentile(sorted, 50), 1)} ms, p99 ${fmt(percentile(sorted, 99), 1)} ms`,
+      `response time p50 ${fmt(percentileOf(sorted, 50), 1)} ms, p99 ${fmt(percentileOf(sorted, 99), 1)} ms`,
   );
   say(`   server ${fmt(cpu.cpuSeconds, 2)} CPU s; ${describeWindow(figures)}`);
   if (load.failed > 0) throw new Error(`${load.failed} requests failed at ${ratePerSecond} req/s: ${load.firstError}`);
@@ -532,20 +529,20 @@ async function benchAccuracy(): Promise<void> {
     // Exact percentiles over a sorted array of every sample (a few hundred).
     const excess = load.latenciesMs.map((ms) => ms - baseDelayMs).sort((a, b) => a - b);
     const roundTrip = probe.latenciesMs.sort((a, b) => a - b);
-    const p50 = percentile(excess, 50);
-    const p99 = percentile(excess, 99);
+    const p50 = percentileOf(excess, 50);
+    const p99 = percentileOf(excess, 99);
     const min = excess[0] ?? NaN;
     const max = excess[excess.length - 1] ?? NaN;
     say(
       `   ${excess.length} answers; excess over ${baseDelayMs} ms: min ${fmt(min, 3)}, p50 ${fmt(p50, 3)}, ` +
         `p99 ${fmt(p99, 3)}, max ${fmt(max, 3)} ms (exact percentiles, sorted array); ` +
-        `404 round trip: p50 ${fmt(percentile(roundTrip, 50), 3)}, p99 ${fmt(percentile(roundTrip, 99), 3)} ms`,
+        `404 round trip: p50 ${fmt(percentileOf(roundTrip, 50), 3)}, p99 ${fmt(percentileOf(roundTrip, 99), 3)} ms`,
     );
     if (figures !== undefined) say(`   server ${fmt(figures.server.cores, 4)} cores; ${describeWindow(figures)}`);
     addRow("excess response time p50 at 20 req/s (ms)", fmt(p50, 2), "<= 1", p50 <= 1);
     addRow("excess response time p99 at 20 req/s (ms)", fmt(p99, 2), "<= 5", p99 <= 5);
     addRow("excess response time max at 20 req/s (ms)", fmt(max, 2));
-    addRow("  of which loopback round trip (404) p50 (ms)", fmt(percentile(roundTrip, 50), 2));
+    addRow("  of which loopback round trip (404) p50 (ms)", fmt(percentileOf(roundTrip, 50), 2));
     if (min < 0) addRow("excess response time min (ms): answered early!", fmt(min, 3), ">= 0", false);
   } finally {
     await probeClient.close();

@@ -4,7 +4,7 @@
 // external and resolve from the project's node_modules. The worker threads' entry
 // (src/runtime/worker-entry.ts) is built beside it as worker-entry.mjs, where the bundled
 // worker pool looks for it. The dashboard's page files go beside the bundle too, where the
-// dashboard looks for them (next to its own module).
+// dashboard looks for them (next to its own module), and the charts' scripts of src/report.
 import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -35,7 +35,11 @@ try {
   });
   // The worker entry first: a program that finds itself rebuilt also finds its workers' entry.
   for (const out of ["worker-entry", name]) renameSync(join(temporary, `${out}.mjs`), join(outdir, `${out}.mjs`));
-  if (name === "sim") copyPage(resolve(root, "src/dashboard/page"), resolve(outdir, "page"));
+  if (name === "sim") {
+    copyPage(resolve(root, "src/dashboard/page"), resolve(outdir, "page"));
+    // The charts' shared script, where src/report/chart-files.ts looks for it from the bundle.
+    copyFiles(resolve(root, "src/report"), outdir, ["charts.js", "report-charts.js"]);
+  }
 } catch (error) {
   process.stderr.write(
     `${name}: could not build ${join(outdir, `${name}.mjs`)}: ${error instanceof Error ? error.message : String(error)}\n`,
@@ -45,10 +49,14 @@ try {
   rmSync(temporary, { recursive: true, force: true });
 }
 
-/** Copies each file by a rename of its own copy, so a program starting meanwhile never reads half a file. */
 function copyPage(from, to) {
+  copyFiles(from, to, readdirSync(from));
+}
+
+/** Copies each file by a rename of its own copy, so a program starting meanwhile never reads half a file. */
+function copyFiles(from, to, files) {
   mkdirSync(to, { recursive: true });
-  for (const file of readdirSync(from)) {
+  for (const file of files) {
     copyFileSync(resolve(from, file), `${resolve(to, file)}.${process.pid}.tmp`);
     renameSync(`${resolve(to, file)}.${process.pid}.tmp`, resolve(to, file));
   }

@@ -23,6 +23,10 @@ import { type FlagSpec, parseFlags, type ProgramDescription } from "../src/cli/f
 import { describeFailure, UsageError } from "../src/cli/usage-error.ts";
 import { DEFAULT_HEADERS_TIMEOUT_MS } from "../src/server/options.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
+import { parseClientLine } from "../src/contracts/client-line.ts";
+import { jsonLines } from "../src/contracts/json-line.ts";
+import { percentile } from "../src/model/percentile.ts";
+import { secondsText as seconds } from "../src/model/seconds.ts";
 import { openStalledConnections, sendHostileRequests } from "./hostile-http.ts";
 import { memoryMb } from "./proc-usage.ts";
 import { describeSockets, heldSockets, socketsOnPort } from "./socket-count.ts";
@@ -232,12 +236,12 @@ function say(text: string): void {
 }
 
 const fmt = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : String(value));
-const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
-
-function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
+/** The nearest-rank median of unsorted values; NaN when there are none. */
+const median = (values: readonly number[]): number =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  ) ?? Number.NaN;
 
 // ---------------------------------------------------------------- 1 and 2: hostile input, stalled connections
 
@@ -290,7 +294,7 @@ async function hostileAndStalled(count: number, concurrency: number, stalledCoun
         const lifetimes = closes.map((closed, index) => closed.atMs - stalled[index]!.openedAt);
         const with408 = closes.filter((closed) => closed.statuses.length === 1 && closed.statuses[0] === 408).length;
         say(
-          `   closed after ${seconds(Math.min(...lifetimes))} (min), ${seconds(percentile(lifetimes, 50))} (median), ${seconds(Math.max(...lifetimes))} (max); ` +
+          `   closed after ${seconds(Math.min(...lifetimes))} (min), ${seconds(median(lifetimes))} (median), ${seconds(Math.max(...lifetimes))} (max); ` +
             `${with408} answered 408`,
         );
         check("the headers timeout closes every stalled connection, with 408", with408 === stalledCount, `${with408} of ${stalledCount}`);
@@ -334,16 +338,6 @@ interface Sample {
   readonly serverFds: number;
   readonly clientFds: number;
   readonly sockets: Record<string, number>;
-}
-
-interface ClientWindowJson {
-  windowMs: number;
-  ok: number;
-  errors: number;
-  timedout: number;
-  attempts: number;
-  summary?: boolean;
-  partial?: boolean;
 }
 
 /** When each outage starts, evenly spaced after the warm-up; a UsageError when they do not fit. */
@@ -485,12 +479,7 @@ async function storm(values: {
         );
         continue;
       }
-      const medians = compared.map((cycle) =>
-        percentile(
-          cycle.map((point) => point[key]),
-          50,
-        ),
-      );
+      const medians = compared.map((cycle) => median(cycle.map((point) => point[key])));
       const deviations = medians.map((median) => median / medians[0]! - 1);
       const worst = deviations.reduce((a, b) => (Math.abs(b) > Math.abs(a) ? b : a), 0);
       const ranges = compared.map(
@@ -507,12 +496,11 @@ async function storm(values: {
 
     // Every client window printed once: they follow one another without gap or overlap, one per
     // interval, and only a final one shorter than 100 ms is folded into the summary.
-    const objects = client.stdout
-      .map((line) => line.text)
-      .filter((line) => line.startsWith("{"))
-      .map((line) => JSON.parse(line) as ClientWindowJson);
-    const summary = objects.find((object) => object.summary === true);
-    const windows = objects.filter((object) => object.summary !== true);
+    const objects = jsonLines(client.stdout.map((line) => line.text)).map(({ text, line }) =>
+      parseClientLine(text, { file: "the client's stdout", line }),
+    );
+    const summary = objects.find((object) => object.kind === "summary");
+    const windows = objects.filter((object) => object.kind === "window");
     const full = windows.filter((window) => window.partial !== true);
     const intervalMs = 5_000;
     if (summary === undefined) {

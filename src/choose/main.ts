@@ -480,6 +480,8 @@ async function validate(
         measuredPeakConcurrency: measured.peakConcurrencyAfterResume,
       });
       io.stderr.write(`choose: ${candidate.id}: simulated ${simulatedVerdict}, measured ${measuredVerdict}; server and client stopped\n`);
+      // The shared verdict says the real client fell behind: this row measures the client, not the server.
+      if (measured.verdict === "invalid") io.stderr.write(`choose: !!! ${candidate.id}: the measurement is invalid: ${measured.why} !!!\n`);
     }
   } catch (error) {
     if (controller.signal.aborted) {

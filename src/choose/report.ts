@@ -2,6 +2,8 @@ import type { TopLevelSpec } from "vega-lite";
 import { formatDuration } from "../cli/duration.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { serverIsBack, type Verdict } from "../model/verdict.ts";
+import { escapeHtml } from "../report/html.ts";
+import { textTable as table } from "../report/text-table.ts";
 import { longestText, percent, seconds } from "./ranking.ts";
 import type { Snippet } from "./snippets.ts";
 import type { CandidateSummary, OutageSummary } from "./summary.ts";
@@ -46,16 +48,6 @@ export function outageCell(outage: OutageSummary): string {
   const server = outage.serverRecoveryMs === null ? "-" : seconds(outage.serverRecoveryMs);
   const clients = outage.clientRecoveryMs === null ? "-" : seconds(outage.clientRecoveryMs);
   return `${outage.verdict} ${server}/${clients}`;
-}
-
-export function table(rows: readonly (readonly string[])[]): string {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, column) => cell.padEnd(widths[column]!))
-      .join("  ")
-      .trimEnd();
-  return [line(rows[0]!), line(widths.map((width) => "-".repeat(width))), ...rows.slice(1).map(line)].join("\n");
 }
 
 const p99Text = (summary: CandidateSummary) =>
@@ -249,9 +241,6 @@ export function timelineSpec(timelines: readonly Timeline[]): TopLevelSpec {
     ],
   } as TopLevelSpec;
 }
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"]/g, (character) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[character]!);
 
 export interface ReportPage {
   readonly title: string;

@@ -1,3 +1,4 @@
+import { percentile } from "../model/percentile.ts";
 import type { Candidate } from "./candidates.ts";
 import { serverIsBack, type Verdict, worstVerdict } from "../model/verdict.ts";
 import type { SeedResult } from "./measure.ts";
@@ -48,13 +49,6 @@ export interface CandidateSummary {
   readonly survivesAll: boolean;
   readonly listedSurvived: number;
   readonly simulations: number;
-}
-
-/** The nearest-rank percentile of sorted values. */
-export function percentile(sorted: ArrayLike<number>, fraction: number): number | undefined {
-  if (sorted.length === 0) return undefined;
-  const rank = Math.max(1, Math.ceil(fraction * sorted.length));
-  return sorted[rank - 1];
 }
 
 /** Merges sorted arrays into one sorted array. */

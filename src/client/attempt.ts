@@ -1,6 +1,6 @@
 import { Agent } from "undici";
-import type { Transport } from "../model/herd.ts";
-import { classifyError } from "./classify-error.ts";
+import type { Transport } from "../model/attempt.ts";
+import { classifyError, isClientLimit } from "./classify-error.ts";
 import { type AttemptResult, classifyStatus } from "../model/outcome.ts";
 import { parseRetryAfter } from "../backoff/retry-after.ts";
 import { DEADLINE_HEADER, formatDeadline } from "../model/protection-headers.ts";
@@ -49,7 +49,15 @@ export function createHttpTransport(url: string, timeoutMs: number, options: { p
           }
           done(withRetryAfter(classifyStatus(response.statusCode), response.headers["retry-after"]));
         },
-        (error: unknown) => done(classifyError(error)),
+        (error: unknown) => {
+          const result = classifyError(error);
+          // No descriptor or local port: the request never left this machine. Not the server's failure.
+          if (isClientLimit(result)) {
+            if (!controller.signal.aborted) sink.notSent();
+          } else {
+            done(result);
+          }
+        },
       );
       return controller;
     },

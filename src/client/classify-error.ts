@@ -41,3 +41,12 @@ function errorCode(error: unknown): string | undefined {
   const topCode = (error as { code?: unknown } | null)?.code;
   return typeof topCode === "string" ? topCode : undefined;
 }
+
+/**
+ * Failures of the client's own machine before anything was sent: no file descriptor for a
+ * socket (EMFILE, ENFILE), no local address or port to connect from (EADDRNOTAVAIL,
+ * EADDRINUSE: the ephemeral ports are exhausted). The server never saw these attempts.
+ */
+export function isClientLimit(result: AttemptResult): boolean {
+  return result.errorKind === "no-file-descriptor" || result.errorKind === "no-local-port";
+}

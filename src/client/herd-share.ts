@@ -1,13 +1,14 @@
 import { streamRandom } from "../backoff/random.ts";
 import { realClock } from "../clock/real-clock.ts";
-import type { Herd, HerdObserver } from "../model/herd.ts";
-import type { LatencyHistogram } from "../model/latency-histogram.ts";
+import type { HerdObserver } from "../model/attempt.ts";
+import type { Herd } from "../model/herd.ts";
+import type { LatencyHistogram, LatencySummary } from "../model/latency-histogram.ts";
 import { createLoad } from "../model/load.ts";
-import { OpenLoop } from "../model/open-loop.ts";
-import { type Counts, WindowStats } from "../model/window-stats.ts";
+import { OpenLoop, type OpenLoopTotals, openLoopTotals } from "../model/open-loop.ts";
+import { type Counts, type WindowReport, WindowStats } from "../model/window-stats.ts";
 import { createHttpTransport } from "./attempt.ts";
+import { EventLoopDelay } from "./event-loop-delay.ts";
 import type { ClientOptions } from "./options.ts";
-import type { OpenLoopTotals } from "./reporter.ts";
 import type { UserRange } from "./shard.ts";
 
 /** What one share of the herd counted in a window (or over the whole run). */
@@ -16,6 +17,11 @@ export interface ShareWindow {
   readonly histogram: LatencyHistogram | undefined;
   /** The exact longest OK latency (a histogram knows it only to its bucket's width). */
   readonly maxLatencyMs: number | undefined;
+  /** How late the attempts went out (µs histogram) and the exact maximum (ms). */
+  readonly latenessHistogram: LatencyHistogram | undefined;
+  readonly maxLatenessMs: number | undefined;
+  /** This share's thread's event-loop delay in the window; undefined over the whole run. */
+  readonly eventLoopDelay: LatencySummary | undefined;
   readonly inFlight: number;
   /** Open-loop arrivals only: requests alive now and arrivals dropped so far. */
   readonly openLoop?: OpenLoopTotals | undefined;
@@ -34,7 +40,8 @@ export interface ShareFinal {
  * exactly one window and none is lost or counted twice.
  */
 export interface HerdShare {
-  start(): void;
+  /** Starts the users; none sends at or after `stopAtEpochMs` (undefined: until finished). */
+  start(stopAtEpochMs: number | undefined): void;
   closeWindow(): Promise<ShareWindow>;
   /** Stops the users (an attempt in flight is not counted) and reports the last window and the totals. */
   finish(): Promise<ShareFinal>;
@@ -66,40 +73,40 @@ export function localShare(
     observe(stats),
   );
   const openLoop = load instanceof OpenLoop ? load : undefined;
+  const loopDelay = new EventLoopDelay();
   const closeWindow = (): ShareWindow => {
     const report = stats.closeWindow(clock.now());
-    return {
-      counts: report.counts,
-      histogram: report.histogram,
-      maxLatencyMs: report.latency?.maxMs,
-      inFlight: load.inFlight,
-      openLoop: openLoopTotals(openLoop),
-    };
+    return shareWindow(report, load.inFlight, openLoopTotals(openLoop), loopDelay.closeWindow(report.endMs - report.startMs));
   };
   return {
     load,
-    start: () => load.start(),
+    // The end of the run as an instant of this thread's clock (each thread's performance.now() has its own origin).
+    start: (stopAtEpochMs) => load.start(stopAtEpochMs === undefined ? Infinity : clock.now() + (stopAtEpochMs - Date.now())),
     closeWindow: async () => closeWindow(),
     finish: async () => {
       const window = closeWindow();
       load.stop();
-      const totals = stats.totals(clock.now());
-      return {
-        window,
-        totals: {
-          counts: totals.counts,
-          histogram: totals.histogram,
-          maxLatencyMs: totals.latency?.maxMs,
-          inFlight: 0,
-          openLoop: openLoopTotals(openLoop),
-        },
-      };
+      loopDelay.stop();
+      return { window, totals: shareWindow(stats.totals(clock.now()), 0, openLoopTotals(openLoop), undefined) };
     },
     close: () => transport.close(),
   };
 }
 
-/** A plain copy of an open-loop source's figures (it crosses to the main thread by structured clone). */
-function openLoopTotals(source: OpenLoop | undefined): OpenLoopTotals | undefined {
-  return source === undefined ? undefined : { aliveChains: source.aliveChains, droppedArrivals: source.droppedArrivals };
+function shareWindow(
+  report: WindowReport,
+  inFlight: number,
+  openLoop: OpenLoopTotals | undefined,
+  eventLoopDelay: LatencySummary | undefined,
+): ShareWindow {
+  return {
+    counts: report.counts,
+    histogram: report.histogram,
+    maxLatencyMs: report.latency?.maxMs,
+    latenessHistogram: report.latenessHistogram,
+    maxLatenessMs: report.lateness?.maxMs,
+    eventLoopDelay,
+    inFlight,
+    openLoop,
+  };
 }

@@ -18,13 +18,19 @@ export interface HerdWorkerData {
   readonly seed: number;
 }
 
-type Command = { readonly type: "start" } | { readonly type: "close" | "finish" | "end"; readonly id: number };
+type Command =
+  | { readonly type: "start"; readonly stopAtEpochMs: number | undefined }
+  | { readonly type: "close" | "finish" | "end"; readonly id: number };
 
 interface WireWindow {
   readonly counts: ShareWindow["counts"];
   readonly histogram: string | null;
   readonly maxLatencyMs: number | undefined;
+  readonly latenessHistogram: string | null;
+  readonly maxLatenessMs: number | undefined;
+  readonly eventLoopDelay: ShareWindow["eventLoopDelay"];
   readonly inFlight: number;
+  readonly openLoop: ShareWindow["openLoop"];
 }
 
 type Reply =
@@ -37,14 +43,22 @@ const toWire = (window: ShareWindow): WireWindow => ({
   counts: window.counts,
   histogram: window.histogram === undefined ? null : encodeLatencyHistogram(window.histogram),
   maxLatencyMs: window.maxLatencyMs,
+  latenessHistogram: window.latenessHistogram === undefined ? null : encodeLatencyHistogram(window.latenessHistogram),
+  maxLatenessMs: window.maxLatenessMs,
+  eventLoopDelay: window.eventLoopDelay,
   inFlight: window.inFlight,
+  openLoop: window.openLoop,
 });
 
 const fromWire = (window: WireWindow): ShareWindow => ({
   counts: window.counts,
   histogram: window.histogram === null ? undefined : decodeLatencyHistogram(window.histogram),
   maxLatencyMs: window.maxLatencyMs,
+  latenessHistogram: window.latenessHistogram === null ? undefined : decodeLatencyHistogram(window.latenessHistogram),
+  maxLatenessMs: window.maxLatenessMs,
+  eventLoopDelay: window.eventLoopDelay,
   inFlight: window.inFlight,
+  openLoop: window.openLoop,
 });
 
 /** The worker thread's side. */
@@ -56,7 +70,7 @@ export function runWorker(data: HerdWorkerData): void {
     void (async () => {
       switch (command.type) {
         case "start":
-          share.start();
+          share.start(command.stopAtEpochMs);
           return;
         case "close":
           reply({ type: "window", id: command.id, window: toWire(await share.closeWindow()) });
@@ -116,7 +130,7 @@ export function workerShare(data: HerdWorkerData, name: string): Promise<HerdSha
       pending?.resolve(message);
     });
     const share: HerdShare = {
-      start: () => worker.postMessage({ type: "start" } satisfies Command),
+      start: (stopAtEpochMs) => worker.postMessage({ type: "start", stopAtEpochMs } satisfies Command),
       closeWindow: async () => {
         const message = await ask("close");
         if (message.type !== "window") throw new Error(`${name}: unexpected reply ${message.type}`);

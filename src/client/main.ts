@@ -3,10 +3,13 @@ import { formatListenAddress } from "../cli/listen-address.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import type { Timer } from "../clock/clock.ts";
 import { realClock } from "../clock/real-clock.ts";
-import { addCounts } from "../model/window-merge.ts";
-import { addLatencyHistograms, exactMaximum, summarizeLatency } from "../model/latency-histogram.ts";
+import { addCounts, addSummarized, mergeWindowReports } from "../model/window-merge.ts";
+import { behindReason, worstDelay } from "../model/client-behind.ts";
+import type { LatencySummary } from "../model/latency-histogram.ts";
+import { behindWarning } from "./workers.ts";
 import type { WindowReport } from "../model/window-stats.ts";
 import { serveMetrics } from "../runtime/metrics-endpoint.ts";
+import { readFdLimit } from "../runtime/fd-usage.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { type HerdShare, localShare, type ShareWindow } from "./herd-share.ts";
 import { workerShare } from "./herd-worker.ts";
@@ -19,42 +22,51 @@ import {
   parseClientArgs,
   resolveClientOptions,
 } from "./options.ts";
-import {
-  clientSummaryJson,
-  clientWindowJson,
-  formatClientLine,
-  formatClientSummary,
-  openLoopFields,
-  openLoopSuffix,
-  type OpenLoopTotals,
-} from "./reporter.ts";
+import { formatClientLine, formatClientSummary, openLoopSuffix } from "./reporter.ts";
+import { clientNotStartedLine, clientSummaryLine, clientWindowLine } from "../contracts/client-line-writer.ts";
+import type { OpenLoopTotals } from "../model/open-loop.ts";
 import { partOf, type UserRange } from "./shard.ts";
+
+/** How long the end of a run waits for a worker thread's last window before it goes on without it. */
+const FINISH_WAIT_MS = 700;
+
+/** How long the end of a run waits for the connections to close before it exits with them open. */
+const CLOSE_WAIT_MS = 300;
 
 /** A final window shorter than this is folded into the summary instead of printed. */
 const MIN_FINAL_WINDOW_MS = 100;
 
-/** The window the shares reported, as one: counts added, histograms added, open-loop figures added. */
+/**
+ * The window the shares reported, as one: counts added, histograms added, open-loop figures
+ * added. A share that did not answer by the end of the run (undefined) is counted as missing.
+ */
 function mergeShares(
-  windows: readonly ShareWindow[],
+  answers: readonly (ShareWindow | undefined)[],
   startMs: number,
   endMs: number,
-): { report: WindowReport; inFlight: number; openLoop: OpenLoopTotals | undefined } {
-  const histogram = addLatencyHistograms(windows.map((window) => window.histogram));
+): {
+  report: WindowReport;
+  inFlight: number;
+  openLoop: OpenLoopTotals | undefined;
+  eventLoopDelay: LatencySummary | undefined;
+  missing: number;
+} {
+  const windows = answers.filter((window) => window !== undefined);
+  const latency = addSummarized(windows.map((window) => ({ histogram: window.histogram, maxMs: window.maxLatencyMs })));
+  const lateness = addSummarized(windows.map((window) => ({ histogram: window.latenessHistogram, maxMs: window.maxLatenessMs })));
   return {
     report: {
       startMs,
       endMs,
       counts: addCounts(windows.map((window) => window.counts)),
-      latency:
-        histogram === undefined
-          ? undefined
-          : summarizeLatency(
-              histogram,
-              exactMaximum(windows.map((window) => ({ histogram: window.histogram, maxMs: window.maxLatencyMs }))),
-            ),
-      histogram,
+      latency: latency.summary,
+      histogram: latency.histogram,
+      lateness: lateness.summary,
+      latenessHistogram: lateness.histogram,
     },
     inFlight: windows.reduce((sum, window) => sum + window.inFlight, 0),
+    eventLoopDelay: worstDelay(windows.map((window) => window.eventLoopDelay)),
+    missing: answers.length - windows.length,
     openLoop: windows.some((window) => window.openLoop !== undefined)
       ? {
           aliveChains: windows.reduce((sum, window) => sum + (window.openLoop?.aliveChains ?? 0), 0),
@@ -85,7 +97,10 @@ async function startShares(
   threads: number,
   metrics: ClientMetrics | undefined,
 ) {
-  if (threads === 1) {
+  // The herd runs in worker threads, so that this thread keeps the time: a herd that
+  // overloads its own loop cannot delay the end of the run. -metrics-listen reads the
+  // counters of a herd in this thread.
+  if (metrics !== undefined) {
     const share = localShare(options, range, seed, (stats) => metrics?.observer(stats) ?? stats);
     return { shares: [share], local: share };
   }
@@ -123,8 +138,13 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
   let stopping = false;
   let stopRequest: ((reason: string) => void) | undefined;
   const earlyStop = new Promise<string>((resolve) => (stopRequest = resolve));
-  process.on("SIGINT", () => stopRequest?.("SIGINT"));
-  process.on("SIGTERM", () => stopRequest?.("SIGTERM"));
+  // A second signal while stopping ends the process at once, as Ctrl-C twice does elsewhere.
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(signal === "SIGINT" ? 130 : 143);
+    stopRequest?.(signal);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
 
   // The metrics read the local share's load, which is made with their observer: filled in below.
   // -metrics-listen runs in one thread only (a usage error with -workers above 1).
@@ -145,7 +165,7 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
   const { shares, local } = await startShares(parsed.values, options, range, seed, threads, metrics);
   made.share = local;
   // A failure to close is a bug: it surfaces (one line, exit 1) instead of a quiet exit 0.
-  const exit = async () => {
+  const exitAfterClose = async () => {
     await Promise.all(shares.map((share) => share.close()));
     process.exit(0);
   };
@@ -162,11 +182,9 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
     clearTimeout(wake);
     if (reason !== undefined) {
       io.stdout.write(
-        options.json
-          ? `${JSON.stringify({ summary: true, reason, started: false })}\n`
-          : `summary: stopped by ${reason} before the start\n`,
+        options.json ? `${JSON.stringify(clientNotStartedLine(reason))}\n` : `summary: stopped by ${reason} before the start\n`,
       );
-      await exit();
+      await exitAfterClose();
       return;
     }
   }
@@ -182,25 +200,44 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
   const startOffsetMs = waitMs > 0 || options.startAtEpochMs === undefined ? 0 : runStartMs - anchorMs;
   const stopOffsetMs = options.durationMs > 0 ? startOffsetMs + options.durationMs : Infinity;
   const gridEpoch = (slot: number) => anchorEpochMs + slot * interval;
-  for (const share of shares) share.start();
+  const stopAtEpochMs = Number.isFinite(stopOffsetMs) ? anchorEpochMs + stopOffsetMs : undefined;
+  for (const share of shares) share.start(stopAtEpochMs);
 
-  // Windows are emitted in order, each once every share has answered.
+  // Windows are emitted in order, each once every share has answered, or the end of the run
+  // has waited FINISH_WAIT_MS for it: a thread whose loop is blocked must not hold the end.
+  let giveUpWaiting: (value: undefined) => void = () => {};
+  const gaveUpWaiting = new Promise<undefined>((resolve) => (giveUpWaiting = resolve));
+  const answer = <T>(promise: Promise<T>): Promise<T | undefined> => Promise.race([promise, gaveUpWaiting]);
+  /** Every window's merged report, printed or not, for a summary without a share's totals. */
+  const reports: WindowReport[] = [];
   let printing = Promise.resolve();
   let windowStartMs = runStartMs;
-  const emitWindow = (endMs: number, gridEpochMs: number, partial: boolean, collect: Promise<ShareWindow[]>) => {
+  let behindWindows = 0;
+  const emitWindow = (endMs: number, gridEpochMs: number, partial: boolean, collect: Promise<(ShareWindow | undefined)[]>) => {
     const startMs = windowStartMs;
     windowStartMs = endMs;
     printing = printing.then(async () => {
-      const { report, inFlight, openLoop } = mergeShares(await collect, startMs, endMs);
+      const { report, inFlight, openLoop, eventLoopDelay, missing } = mergeShares(await collect, startMs, endMs);
+      reports.push(report);
       if (partial && endMs - startMs < MIN_FINAL_WINDOW_MS) return;
       const epochMs = Math.round(anchorEpochMs + (endMs - anchorMs));
+      const reasons = [
+        behindReason({ lateness: report.lateness, eventLoopDelay, notSent: report.counts.notSent }, options.behindThresholdMs),
+        missing > 0
+          ? `${missing} of ${shares.length} worker threads did not answer by the end of the run: their counts are missing`
+          : undefined,
+      ].filter((reason) => reason !== undefined);
+      const behind = reasons.length === 0 ? undefined : reasons.join("; ");
+      const self = { eventLoopDelay, behind };
       const line = options.json
-        ? JSON.stringify({
-            ...clientWindowJson(report, inFlight, epochMs, { gridEpochMs, shard: shardLabel, partial }),
-            ...(openLoop && openLoopFields(openLoop)),
-          })
-        : formatClientLine(report, inFlight) + (openLoop === undefined ? "" : openLoopSuffix(openLoop));
+        ? JSON.stringify(clientWindowLine(report, inFlight, epochMs, { gridEpochMs, shard: shardLabel, partial }, self, openLoop))
+        : formatClientLine(report, inFlight, self) + (openLoop === undefined ? "" : openLoopSuffix(openLoop));
       io.stdout.write(`${line}\n`);
+      if (behind !== undefined) {
+        behindWindows++;
+        const load = { users: range.users, threads, notSent: report.counts.notSent, fdLimit: readFdLimit() };
+        io.stderr.write(`${behindWarning(behind, new Date(epochMs), load)}\n`);
+      }
     });
   };
 
@@ -215,7 +252,7 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
             // Never early, so the grid point just passed is the window's slot (a late wake
             // after a stopped process ends at the last one passed).
             const closedSlot = Math.max(slot, Math.floor((closedAt - anchorMs) / interval));
-            emitWindow(closedAt, gridEpoch(closedSlot), false, Promise.all(shares.map((share) => share.closeWindow())));
+            emitWindow(closedAt, gridEpoch(closedSlot), false, Promise.all(shares.map((share) => answer(share.closeWindow()))));
             armNext(closedAt);
           });
   };
@@ -226,7 +263,8 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
     stopping = true;
     if (windowTimer !== undefined) clock.cancel(windowTimer);
     const now = clock.now();
-    const finals = Promise.all(shares.map((share) => share.finish()));
+    setTimeout(() => giveUpWaiting(undefined), FINISH_WAIT_MS).unref();
+    const finals = Promise.all(shares.map((share) => answer(share.finish())));
     // A run stopped by -duration ends at its nominal instant: on a grid point it closes a
     // whole window; elsewhere, and on a signal, a partial one in the slot it ends in.
     const endOffsetMs = reason === "duration" ? stopOffsetMs : now - anchorMs;
@@ -234,22 +272,27 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
       now,
       gridEpoch(Math.ceil(endOffsetMs / interval)),
       reason !== "duration" || endOffsetMs % interval !== 0,
-      finals.then((all) => all.map((final) => final.window)),
+      finals.then((all) => all.map((final) => final?.window)),
     );
-    const { report: totals, openLoop } = mergeShares(
-      (await finals).map((final) => final.totals),
-      runStartMs,
-      now,
-    );
+    const answered = await finals;
     await printing;
+    // Every share's totals; without them (a share that did not answer), the windows printed.
+    const { report: totals, openLoop } = answered.every((final) => final !== undefined)
+      ? mergeShares(
+          answered.map((final) => final!.totals),
+          runStartMs,
+          now,
+        )
+      : { report: mergeWindowReports(reports, { startMs: runStartMs, endMs: now }), openLoop: undefined };
     io.stdout.write(
       options.json
-        ? `${JSON.stringify({ ...clientSummaryJson(totals, reason, Date.now(), shardLabel), ...(openLoop && openLoopFields(openLoop)) })}\n`
-        : `${formatClientSummary(totals)}${openLoop === undefined ? "" : openLoopSuffix(openLoop)}\n`,
+        ? `${JSON.stringify(clientSummaryLine(totals, reason, Date.now(), shardLabel, behindWindows, openLoop))}\n`
+        : `${formatClientSummary(totals, behindWindows)}${openLoop === undefined ? "" : openLoopSuffix(openLoop)}\n`,
     );
-    // Do not let a slow socket teardown hold the exit.
-    setTimeout(() => process.exit(0), 1000).unref();
-    await exit();
+    // The summary is out: the run is over. Closing the connections of a large herd can take
+    // longer than the run's end may wait; what is left is closed by the exit.
+    await Promise.race([exitAfterClose(), new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS))]);
+    process.exit(0);
   };
   void earlyStop.then((reason) => stop(reason));
 }

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { budgetAllowsRetry, type RetryBudget } from "../backoff/budget.ts";
 import type { ClientInstances } from "../model/client-instances.ts";
-import type { HerdObserver } from "../model/herd.ts";
+import type { HerdObserver } from "../model/attempt.ts";
 import type { AttemptResult, LocalRefusal } from "../model/outcome.ts";
 import { LATENCY_BUCKETS_SECONDS, METRIC_PREFIX } from "../runtime/metrics-endpoint.ts";
 
@@ -93,7 +93,16 @@ export function clientMetrics(source: ClientMetricsSource): ClientMetrics {
     labelNames: ["kind"],
     registers: [registry],
   });
-  const attempts = new Counter({ name: name("attempts_total"), help: "Attempts started, retries included", registers: [registry] });
+  const attempts = new Counter({
+    name: name("attempts_total"),
+    help: "Attempts started, retries included (and tries that could not be sent, see not_sent_total)",
+    registers: [registry],
+  });
+  const notSent = new Counter({
+    name: name("not_sent_total"),
+    help: "Attempts the client could not send (no file descriptor, no local port): held and sent again, never a server failure",
+    registers: [registry],
+  });
   const retries = new Counter({ name: name("retries_total"), help: "Attempts started that were retries", registers: [registry] });
   const gaveUp = new Counter({
     name: name("gave_up_total"),
@@ -132,10 +141,14 @@ export function clientMetrics(source: ClientMetricsSource): ClientMetrics {
   return {
     registry,
     observer: (inner) => ({
-      attemptStarted(isRetry: boolean) {
-        inner.attemptStarted(isRetry);
+      attemptStarted(isRetry: boolean, latenessMs: number) {
+        inner.attemptStarted(isRetry, latenessMs);
         attempts.inc();
         if (isRetry) retries.inc();
+      },
+      attemptNotSent(isRetry: boolean) {
+        inner.attemptNotSent(isRetry);
+        notSent.inc();
       },
       attemptRefused(refusal: LocalRefusal) {
         inner.attemptRefused(refusal);

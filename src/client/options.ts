@@ -5,6 +5,7 @@ import { UsageError } from "../cli/usage-error.ts";
 import { type ListenAddress, listenAddressProblem, parseListenAddress } from "../cli/listen-address.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
 import { hasProtection } from "../model/client-instances.ts";
+import { defaultBehindThresholdMs } from "../model/client-behind.ts";
 import type { Arrivals } from "../model/load.ts";
 import { describeProtection, PROTECTION_FLAGS, protectionHelp, resolveProtection } from "../strategies/protection.ts";
 import {
@@ -18,6 +19,7 @@ import {
 } from "../strategies/registry.ts";
 import { LOAD_FLAGS } from "./load-flags.ts";
 import { parseShard, type Shard, shardProblem } from "./shard.ts";
+import { autoWorkers, USERS_PER_THREAD } from "./workers.ts";
 
 /** Flags, defaults and help of ./client, in one table; the first five are the reference's. */
 export const CLIENT_FLAGS = [
@@ -136,12 +138,23 @@ export const CLIENT_FLAGS = [
   {
     name: "workers",
     group: "run",
-    kind: "integer",
-    default: 1,
-    min: 1,
-    max: 1024,
-    placeholder: "n",
-    description: "worker threads to spread this process's users over; their windows are merged exactly",
+    kind: "string",
+    default: "1",
+    placeholder: "n|auto",
+    description:
+      "worker threads to spread this process's users over; their windows are merged exactly. " +
+      `auto: one per ${USERS_PER_THREAD.toLocaleString("en")} users (measured by npm run bench -- client), at most one per core`,
+    check: workersProblem,
+  },
+  {
+    name: "behind-threshold",
+    group: "run",
+    kind: "duration",
+    default: 0,
+    minMs: 0,
+    description:
+      "mark a window, and warn on stderr, when the client itself falls behind: its attempts' lateness p99 or its event loop's delay p50 " +
+      "above this, or an attempt it could not send (no descriptor or local port); 0 = 10% of -timeout, at least 100ms",
   },
   {
     name: "metrics-listen",
@@ -184,6 +197,8 @@ export interface ClientOptions {
   /** When to start (epoch ms), and where the window grid is anchored; undefined: now. */
   readonly startAtEpochMs: number | undefined;
   readonly workers: number;
+  /** Lateness p99 or event-loop delay p50 above this marks a window as the client's own fault (src/model/client-behind.ts). */
+  readonly behindThresholdMs: number;
 }
 
 export type ClientFlagValues = FlagValues<typeof CLIENT_FLAGS>;
@@ -221,10 +236,12 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
     metricsListen: metricsAddress(values["metrics-listen"]),
     shard: parseShard(values.shard),
     startAtEpochMs: values["start-at"] === undefined ? undefined : parseInstant(values["start-at"]),
-    workers: values.workers,
+    workers: 1,
+    behindThresholdMs: values["behind-threshold"] > 0 ? values["behind-threshold"] : defaultBehindThresholdMs(values.timeout),
   };
-  checkShareCombinations(options);
-  return options;
+  const resolved = { ...options, workers: resolveWorkers(values, options.retry.fleet) };
+  checkShareCombinations(resolved);
+  return resolved;
 }
 
 /**
@@ -251,6 +268,28 @@ function checkShareCombinations(options: ClientOptions): void {
       `-instances ${fleet.instances} spreads each instance's users over every share; with ${how} use -instances 0 (one per client)`,
     );
   }
+}
+
+const MAX_WORKERS = 1024;
+
+function workersProblem(text: string): string | undefined {
+  if (text === "auto") return undefined;
+  const value = Number(text);
+  return /^\d+$/.test(text) && value >= 1 && value <= MAX_WORKERS ? undefined : `must be auto or an integer from 1 to ${MAX_WORKERS}`;
+}
+
+/**
+ * The thread count: as given, or for `auto`, from this process's share of the users and the
+ * cores (src/client/workers.ts). What runs in one thread only (-metrics-listen, open-loop
+ * arrivals) gets one.
+ */
+function resolveWorkers(values: ClientFlagValues, fleet: RetryConfig["fleet"]): number {
+  if (values.workers !== "auto") return Number(values.workers);
+  if (values["metrics-listen"] !== "" || values.arrivals === "open") return 1;
+  // Client instances shared by users of several threads cannot be split (see checkShareCombinations).
+  if (hasProtection(fleet) && fleet.instances !== 0 && fleet.instances < values.clients) return 1;
+  const shard = parseShard(values.shard);
+  return autoWorkers(Math.ceil(values.clients / shard.count));
 }
 
 function metricsAddress(text: string): ListenAddress | undefined {

@@ -1,3 +1,4 @@
+import { seconds } from "../model/seconds.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 
 /**
@@ -22,14 +23,14 @@ export type DashboardEvent =
       readonly timedoutPerSec: number;
       readonly attemptsPerSec: number;
       readonly throttledPerSec?: number;
+      /** Why the client fell behind in this window: its figures are its own lag, not the server's. */
+      readonly behind?: string;
     }
   | { readonly kind: "verdict"; readonly run: number; readonly verdict: string; readonly why: string }
   /** Nothing more will come: the page stops reconnecting. */
   | { readonly kind: "end"; readonly note: string };
 
 export type PhaseName = "steady" | "outage" | "observe";
-
-const seconds = (ms: number) => ms / 1000;
 
 export function serverEvent(run: number, sample: ServerSample): DashboardEvent {
   const delayS = Number.isFinite(sample.lastDelayMs) ? seconds(sample.lastDelayMs) : null;
@@ -47,6 +48,7 @@ export function clientEvent(run: number, window: ClientWindow & { readonly throt
     timedoutPerSec: window.timedoutPerSec,
     attemptsPerSec: window.attemptsPerSec,
     ...(typeof window.throttledPerSec === "number" ? { throttledPerSec: window.throttledPerSec } : {}),
+    ...(window.behind === undefined ? {} : { behind: window.behind }),
   };
 }
 

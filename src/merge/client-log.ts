@@ -1,5 +1,7 @@
-import { decodeLatencyHistogram, type LatencyHistogram } from "../model/latency-histogram.ts";
-import { type Counts, emptyCounts } from "../model/window-stats.ts";
+import { decodeLatencyHistogram, type LatencyHistogram, type LatencySummary } from "../model/latency-histogram.ts";
+import type { Counts } from "../model/window-stats.ts";
+import { type ClientSummaryLine, type ClientWindowLine, parseClientLine } from "../contracts/client-line.ts";
+import { jsonLines, LineError, type LinePlace } from "../contracts/json-line.ts";
 
 /** One window or summary of a client's -json output, as merging needs it. */
 export interface LoggedWindow {
@@ -15,6 +17,13 @@ export interface LoggedWindow {
   readonly histogram: LatencyHistogram | undefined;
   /** The exact longest OK latency (latencyMs.max), which the histogram knows only to its bucket's width. */
   readonly maxLatencyMs: number | undefined;
+  /** How late the client sent its attempts (the -json `lateness` and `latenessHistogram`); undefined from older clients. */
+  readonly latenessHistogram: LatencyHistogram | undefined;
+  readonly maxLatenessMs: number | undefined;
+  /** The client's event-loop delay (its worst thread's); undefined from older clients. */
+  readonly eventLoopDelay: LatencySummary | undefined;
+  /** Why the client (this shard) fell behind in this window; undefined when it kept up. */
+  readonly behind: string | undefined;
   /** OK answers were counted but the line carries no histogram to merge. */
   readonly missingHistogram: boolean;
   readonly partial: boolean;
@@ -32,89 +41,71 @@ export interface ClientLog {
   readonly summary: LoggedSummary | undefined;
 }
 
-type Json = Record<string, unknown>;
-
-const isNumber = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
-const COUNT_FIELDS = ["ok", "errors", "timedout", "gaveUp", "attempts", "retries"] as const;
-
 /**
  * Reads a client's -json output (a file, a pod's log). Lines that are not JSON objects
  * (the start-up line on stderr, which `kubectl logs` interleaves) are skipped; a JSON line
- * that is not a client window is an error naming the line.
+ * that is not a client's line is an error naming the file and line.
  */
 export function parseClientLog(name: string, text: string): ClientLog {
   const windows: LoggedWindow[] = [];
   let summary: LoggedSummary | undefined;
-  const lines = text.split("\n");
-  for (const [index, raw] of lines.entries()) {
-    const line = raw.trim();
-    if (!line.startsWith("{")) continue;
-    const source = `${name}:${index + 1}`;
-    let json: Json;
-    try {
-      json = JSON.parse(line) as Json;
-    } catch {
-      throw new Error(`${source}: not valid JSON`);
-    }
-    if (json.summary === true && json.started === false) continue; // stopped before it started
-    const window = readWindow(source, json);
-    if (json.summary === true) {
-      if (summary !== undefined) throw new Error(`${source}: a second summary in one client's output`);
-      summary = { ...window, reason: typeof json.reason === "string" ? json.reason : "unknown" };
+  for (const { text: line, line: number } of jsonLines(text.split("\n"))) {
+    const place = { file: name, line: number };
+    const parsed = parseClientLine(line, place);
+    if (parsed.kind === "not-started") continue; // stopped before it started
+    const window = loggedWindow(place, parsed);
+    if (parsed.kind === "summary") {
+      if (summary !== undefined) throw new LineError(place, "a second summary in one client's output");
+      summary = { ...window, reason: parsed.reason };
     } else {
-      if (summary !== undefined) throw new Error(`${source}: a window after the summary`);
+      if (summary !== undefined) throw new LineError(place, "a window after the summary");
       windows.push(window);
     }
   }
   return { name, windows, summary };
 }
 
-function readWindow(source: string, json: Json): LoggedWindow {
-  const fail = (what: string) => new Error(`${source}: ${what} (is this a client's -json output?)`);
-  if (!isNumber(json.epochMs) || !isNumber(json.windowMs)) throw fail("no epochMs and windowMs");
-  const counts = emptyCounts();
-  for (const field of COUNT_FIELDS) {
-    const value = json[field];
-    if (!isNumber(value) || !Number.isInteger(value) || value < 0) throw fail(`no count "${field}"`);
-    counts[field] = value;
-  }
-  // Attempts the client refused itself (-throttle, -breaker); absent from a client without them.
-  for (const field of ["throttled", "rejected"] as const) {
-    const value = json[field] ?? 0;
-    if (!isNumber(value) || !Number.isInteger(value) || value < 0) throw fail(`a bad count "${field}"`);
-    counts[field] = value;
-  }
-  if (typeof json.errorKinds === "object" && json.errorKinds !== null) {
-    for (const [kind, count] of Object.entries(json.errorKinds as Json)) {
-      if (!isNumber(count)) throw fail(`a bad error kind count "${kind}"`);
-      counts.errorKinds[kind as keyof Counts["errorKinds"]] = count;
-    }
-  }
-  let histogram: LatencyHistogram | undefined;
-  if (typeof json.latencyHistogram === "string") {
-    try {
-      histogram = decodeLatencyHistogram(json.latencyHistogram);
-    } catch {
-      throw fail("a latencyHistogram that does not decode");
-    }
-  }
-  return {
-    source,
-    epochMs: json.epochMs,
-    windowMs: json.windowMs,
-    gridEpochMs: isNumber(json.gridEpochMs) ? json.gridEpochMs : undefined,
-    counts,
-    inFlight: isNumber(json.inFlight) ? json.inFlight : 0,
-    histogram,
-    maxLatencyMs: readMax(json.latencyMs),
-    missingHistogram: histogram === undefined && counts.ok > 0,
-    partial: json.partial === true,
-    shard: typeof json.shard === "string" ? json.shard : undefined,
+function loggedWindow(place: LinePlace, line: ClientWindowLine | ClientSummaryLine): LoggedWindow {
+  const counts: Counts = {
+    ok: line.ok,
+    errors: line.errors,
+    timedout: line.timedout,
+    gaveUp: line.gaveUp,
+    attempts: line.attempts,
+    retries: line.retries,
+    throttled: line.throttled,
+    rejected: line.rejected,
+    // Attempts the client could not send; absent from older clients.
+    notSent: line.notSent ?? 0,
+    errorKinds: { ...(line.errorKinds as Counts["errorKinds"]) },
   };
-}
-
-function readMax(latency: unknown): number | undefined {
-  if (typeof latency !== "object" || latency === null) return undefined;
-  const max = (latency as Json).max;
-  return isNumber(max) ? max : undefined;
+  const decode = (field: "latencyHistogram" | "latenessHistogram"): LatencyHistogram | undefined => {
+    const encoded = line[field];
+    if (typeof encoded !== "string") return undefined;
+    try {
+      return decodeLatencyHistogram(encoded);
+    } catch {
+      throw new LineError(place, `a ${field} that does not decode (is this a client's -json output?)`);
+    }
+  };
+  const histogram = decode("latencyHistogram");
+  const loop = "eventLoopDelayMs" in line ? line.eventLoopDelayMs : undefined;
+  const behind = "behindReason" in line && line.behind === true ? (line.behindReason ?? "the client fell behind") : undefined;
+  return {
+    source: `${place.file}:${place.line}`,
+    epochMs: line.epochMs,
+    windowMs: line.windowMs,
+    gridEpochMs: line.gridEpochMs,
+    counts,
+    inFlight: line.inFlight,
+    histogram,
+    maxLatencyMs: line.latencyMs?.max,
+    latenessHistogram: decode("latenessHistogram"),
+    maxLatenessMs: line.lateness?.max,
+    eventLoopDelay: loop == null ? undefined : { p50Ms: loop.p50, p99Ms: loop.p99, maxMs: loop.max },
+    behind,
+    missingHistogram: histogram === undefined && counts.ok > 0,
+    partial: "partial" in line && line.partial === true,
+    shard: line.shard,
+  };
 }

@@ -1,15 +1,16 @@
 import { readFileSync } from "node:fs";
-import { formatDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { instantProblem, parseInstant } from "../cli/instant.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { clientSummaryJson, clientWindowJson, formatClientLine, formatClientSummary } from "../client/reporter.ts";
+import { formatClientLine, formatClientSummary } from "../client/reporter.ts";
+import { clientSummaryLine, clientWindowLine } from "../contracts/client-line-writer.ts";
+import { ContractError } from "../contracts/json-line.ts";
+import { readServerSamples } from "../contracts/server-line.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
-import type { ClientWindow } from "../model/timeline.ts";
+import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { perSecond } from "../model/window-stats.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { readableDelay } from "../report/report.ts";
-import { parseServerSamples } from "../runtime/experiment.ts";
+import { readableDelay, timeOrNever } from "../report/readable-delay.ts";
 import { type ClientLog, parseClientLog } from "./client-log.ts";
 import { type MergedRun, mergeClientLogs } from "./merge-logs.ts";
 
@@ -77,18 +78,18 @@ function readInput(name: string): string {
   }
 }
 
-function readLogs(files: readonly string[]): ClientLog[] {
-  return files.map((file) => {
-    try {
-      return parseClientLog(file, readInput(file));
-    } catch (error) {
-      if (error instanceof UsageError) throw error;
-      throw new UsageError((error as Error).message);
-    }
-  });
+/** A file that does not hold what its contract says was given by mistake: a usage error naming the file and line. */
+function usageErrors<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw error instanceof ContractError ? new UsageError(error.message) : error;
+  }
 }
 
-const seconds = (ms: number | undefined) => (ms === undefined ? "never" : formatDuration(Math.round(ms)));
+function readLogs(files: readonly string[]): ClientLog[] {
+  return files.map((file) => usageErrors(() => parseClientLog(file, readInput(file))));
+}
 
 /**
  * The crash experiment's figures from the merged timeline, when the outage's times are
@@ -98,32 +99,35 @@ function scenarioMetrics(
   merged: MergedRun,
   stopAtEpochMs: number,
   resumeAtEpochMs: number,
-  serverLines: readonly string[] | undefined,
+  /** The server's timeline in epoch ms, when its log was given. */
+  server: readonly ServerSample[] | undefined,
   limit: number,
 ): { metrics: ScenarioMetrics; startEpochMs: number; withServer: boolean } {
   const startEpochMs = Math.min(...merged.windows.map((window) => window.report.startMs));
   const endEpochMs = Math.max(...merged.windows.map((window) => window.report.endMs));
-  const client: ClientWindow[] = merged.windows.map(({ report }) => ({
+  const client: ClientWindow[] = merged.windows.map(({ report, behind }) => ({
     startMs: report.startMs - startEpochMs,
     endMs: report.endMs - startEpochMs,
     okPerSec: perSecond(report.counts.ok, report),
     errorsPerSec: perSecond(report.counts.errors, report),
     timedoutPerSec: perSecond(report.counts.timedout, report),
     attemptsPerSec: perSecond(report.counts.attempts, report),
+    behind,
   }));
-  const server = serverLines === undefined ? [] : parseServerSamples(serverLines, startEpochMs);
+  const samples = (server ?? []).map((sample) => ({ ...sample, atMs: sample.atMs - startEpochMs }));
   const phases = { stopAtMs: stopAtEpochMs - startEpochMs, resumeAtMs: resumeAtEpochMs - startEpochMs, endMs: endEpochMs - startEpochMs };
-  return { metrics: computeMetrics(server, client, phases, limit), startEpochMs, withServer: serverLines !== undefined };
+  return { metrics: computeMetrics(samples, client, phases, limit), startEpochMs, withServer: server !== undefined };
 }
 
 function metricsText(metrics: ScenarioMetrics, withServer: boolean): string {
   const clients =
     `metrics: baseline ${metrics.baselineOkPerSec.toFixed(1)} OK/s; attempts during the outage ${metrics.outageAmplification.toFixed(2)}x ` +
-    `the baseline (peak ${metrics.peakAmplification.toFixed(2)}x); clients back ${seconds(metrics.clientRecoveryMs)} after the resume`;
+    `the baseline (peak ${metrics.peakAmplification.toFixed(2)}x); clients back ${timeOrNever(metrics.clientRecoveryMs)} after the resume`;
+  if (metrics.verdict === "invalid") return `${clients}\nmetrics: verdict invalid: ${metrics.why}`;
   if (!withServer) return `${clients}\nmetrics: the server's side needs its -json output (-server file)`;
   return (
     `${clients}\nmetrics: server peak concurrency ${metrics.peakConcurrencyAfterResume} after the resume, peak delay ` +
-    `${readableDelay(metrics.peakDelayAfterResumeMs)}, back ${seconds(metrics.serverRecoveryMs)} after the resume; verdict ${metrics.verdict}`
+    `${readableDelay(metrics.peakDelayAfterResumeMs)}, back ${timeOrNever(metrics.serverRecoveryMs)} after the resume; verdict ${metrics.verdict}`
   );
 }
 
@@ -143,7 +147,12 @@ export function main(argv: readonly string[], io: ProgramIo): number {
   if (stopAtEpochMs !== undefined && resumeAtEpochMs !== undefined && resumeAtEpochMs < stopAtEpochMs) {
     throw new UsageError("-resume-at is before -stop-at");
   }
-  const serverLines = values.server === undefined ? undefined : readInput(values.server).split("\n");
+  // Read and checked before anything is printed: the wrong file is a usage error, never NaN metrics.
+  const serverFile = values.server;
+  const server =
+    serverFile === undefined
+      ? undefined
+      : usageErrors(() => readServerSamples(readInput(serverFile).split("\n"), 0, serverFile, { requireSome: true }));
 
   const logs = readLogs(files);
   if (logs.every((log) => log.windows.length === 0 && log.summary === undefined)) {
@@ -155,36 +164,47 @@ export function main(argv: readonly string[], io: ProgramIo): number {
   for (const window of merged.windows) {
     const line = values.json
       ? JSON.stringify(
-          clientWindowJson(window.report, window.inFlight, window.epochMs, {
-            gridEpochMs: window.gridEpochMs ?? window.epochMs,
-            partial: window.partial,
-          }),
+          clientWindowLine(
+            window.report,
+            window.inFlight,
+            window.epochMs,
+            { gridEpochMs: window.gridEpochMs ?? window.epochMs, partial: window.partial },
+            window,
+          ),
         )
-      : formatClientLine(window.report, window.inFlight);
+      : formatClientLine(window.report, window.inFlight, window);
     io.stdout.write(`${line}\n`);
+    if (window.behind !== undefined) {
+      io.stderr.write(
+        `merge: WARNING: a client fell behind in the window ending ${new Date(window.epochMs).toISOString()}: ${window.behind}\n`,
+      );
+    }
   }
   const { summary } = merged;
+  const behindWindows = merged.windows.filter((window) => window.behind !== undefined).length;
   if (summary !== undefined) {
     io.stdout.write(
       values.json
-        ? `${JSON.stringify(clientSummaryJson(summary.report, summary.reason, summary.epochMs))}\n`
-        : `${formatClientSummary(summary.report)}\n`,
+        ? `${JSON.stringify(clientSummaryLine(summary.report, summary.reason, summary.epochMs, undefined, behindWindows))}\n`
+        : `${formatClientSummary(summary.report, behindWindows)}\n`,
     );
   }
   if (stopAtEpochMs !== undefined && resumeAtEpochMs !== undefined && merged.windows.length > 0) {
-    const { metrics, withServer } = scenarioMetrics(merged, stopAtEpochMs, resumeAtEpochMs, serverLines, values.limit);
+    const { metrics, withServer } = scenarioMetrics(merged, stopAtEpochMs, resumeAtEpochMs, server, values.limit);
     const clientSide = {
       baselineOkPerSec: metrics.baselineOkPerSec,
       outageAmplification: metrics.outageAmplification,
       peakAmplification: metrics.peakAmplification,
       clientRecoveryMs: metrics.clientRecoveryMs ?? null,
+      // A client that fell behind makes any verdict invalid, with or without the server's log.
+      ...(metrics.verdict === "invalid" ? { verdict: metrics.verdict, why: metrics.why } : {}),
     };
     io.stdout.write(
       values.json
         ? `${JSON.stringify({ metrics: withServer ? { ...metrics, serverRecoveryMs: metrics.serverRecoveryMs ?? null, ...clientSide } : clientSide })}\n`
         : `${metricsText(metrics, withServer)}\n`,
     );
-  } else if (serverLines !== undefined) {
+  } else if (server !== undefined) {
     io.stderr.write("merge: -server is used for the scenario metrics, which need -stop-at and -resume-at\n");
   }
   return 0;

@@ -1,6 +1,7 @@
-import { addLatencyHistograms, exactMaximum, summarizeLatency } from "../model/latency-histogram.ts";
-import { addCounts } from "../model/window-merge.ts";
+import { addCounts, addSummarized } from "../model/window-merge.ts";
 import type { WindowReport } from "../model/window-stats.ts";
+import { worstDelay } from "../model/client-behind.ts";
+import type { LatencySummary } from "../model/latency-histogram.ts";
 import type { ClientLog, LoggedWindow } from "./client-log.ts";
 
 /** One window of the merged timeline, or the merged summary. */
@@ -13,6 +14,10 @@ export interface MergedWindow {
   readonly partial: boolean;
   /** How many inputs had this window. */
   readonly parts: number;
+  /** The worst event-loop delay of the parts. */
+  readonly eventLoopDelay: LatencySummary | undefined;
+  /** Why some shard fell behind in this window (each shard that did, by name); undefined when all kept up. */
+  readonly behind: string | undefined;
 }
 
 export interface MergedRun {
@@ -30,24 +35,33 @@ export interface MergedRun {
 function mergeWindows(parts: readonly LoggedWindow[]): MergedWindow {
   const epochMs = Math.max(...parts.map((part) => part.epochMs));
   const windowMs = Math.max(...parts.map((part) => part.windowMs));
-  const histogram = addLatencyHistograms(parts.map((part) => part.histogram));
+  const latency = addSummarized(parts.map((part) => ({ histogram: part.histogram, maxMs: part.maxLatencyMs })));
+  const lateness = addSummarized(parts.map((part) => ({ histogram: part.latenessHistogram, maxMs: part.maxLatenessMs })));
   return {
     report: {
       startMs: epochMs - windowMs,
       endMs: epochMs,
       counts: addCounts(parts.map((part) => part.counts)),
-      latency:
-        histogram === undefined
-          ? undefined
-          : summarizeLatency(histogram, exactMaximum(parts.map((part) => ({ histogram: part.histogram, maxMs: part.maxLatencyMs })))),
-      histogram,
+      latency: latency.summary,
+      histogram: latency.histogram,
+      lateness: lateness.summary,
+      latenessHistogram: lateness.histogram,
     },
     inFlight: parts.reduce((sum, part) => sum + part.inFlight, 0),
     epochMs,
     gridEpochMs: parts[0]!.gridEpochMs,
     partial: parts.some((part) => part.partial),
     parts: parts.length,
+    eventLoopDelay: worstDelay(parts.map((part) => part.eventLoopDelay)),
+    behind: behindParts(parts),
   };
+}
+
+/** A merged window is not evidence when any of its parts was not: each behind part, named, with its reason. */
+function behindParts(parts: readonly LoggedWindow[]): string | undefined {
+  const behind = parts.filter((part) => part.behind !== undefined);
+  if (behind.length === 0) return undefined;
+  return behind.map((part) => `${part.shard === undefined ? part.source : `shard ${part.shard}`}: ${part.behind}`).join(" | ");
 }
 
 /**
@@ -129,6 +143,10 @@ export function mergeClientLogs(logs: readonly ClientLog[]): MergedRun {
         inFlight: 0,
         histogram: sum.report.histogram,
         maxLatencyMs: sum.report.latency?.maxMs,
+        latenessHistogram: sum.report.latenessHistogram,
+        maxLatenessMs: sum.report.lateness?.maxMs,
+        eventLoopDelay: worstDelay(log.windows.map((window) => window.eventLoopDelay)),
+        behind: log.windows.find((window) => window.behind !== undefined)?.behind,
         missingHistogram: false,
         partial: false,
         shard: undefined,

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock/clock.ts";
 import type { RetryConfig } from "./client-loop.ts";
-import { Herd, type HerdObserver, type HerdRandom, type Transport } from "./herd.ts";
+import type { HerdObserver, Transport } from "./attempt.ts";
+import { Herd, type HerdRandom } from "./herd.ts";
 import { OpenLoop } from "./open-loop.ts";
 
 /** How requests are offered: closed users (-clients, -lambda) or open-loop arrivals. */

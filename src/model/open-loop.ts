@@ -1,17 +1,9 @@
 import type { Random } from "../backoff/random.ts";
 import type { Clock, TimerOwner } from "../clock/clock.ts";
-import { ADMITTED, ClientInstances, hasProtection, THROTTLED } from "./client-instances.ts";
-import {
-  decideAfterAttempt,
-  firstWait,
-  honorServerWait,
-  initialUserState,
-  type RetryConfig,
-  type RetryGate,
-  type UserState,
-} from "./client-loop.ts";
-import type { AttemptSink, HerdObserver, Transport } from "./herd.ts";
-import { type AttemptOutcome, type AttemptResult, TIMEDOUT_RESULT } from "./outcome.ts";
+import { AttemptCycle, type AttemptContext, type HerdObserver, type Transport } from "./attempt.ts";
+import { ClientInstances, hasProtection } from "./client-instances.ts";
+import { decideAfterAttempt, firstWait, honorServerWait, initialUserState, type RetryConfig, type UserState } from "./client-loop.ts";
+import type { AttemptOutcome, AttemptResult } from "./outcome.ts";
 
 export interface OpenLoopOptions {
   /** Mean arrivals per second of a Poisson process. */
@@ -29,14 +21,9 @@ export interface OpenLoopOptions {
 }
 
 /** What an open-loop source shares with its chains. */
-interface SourceContext {
-  readonly clock: Clock;
+interface SourceContext extends AttemptContext {
   readonly random: Random;
-  readonly transport: Transport;
-  readonly observer: HerdObserver;
   readonly options: OpenLoopOptions;
-  inFlight: number;
-  stopped: boolean;
   /** Chains that have ended, kept for the next arrivals: chain objects are made only up to the most alive at once. */
   readonly idle: Chain[];
   alive: number;
@@ -48,31 +35,31 @@ interface SourceContext {
 }
 
 /**
- * One request of an open-loop source and its retries: send, classify, retry after what the
- * policy says, until an OK or a refused retry ends it. Like a closed user it is its own
- * sink and timer (one timer for its wait and its attempt's deadline).
+ * One request of an open-loop source and its retries, on the attempt cycle a closed user
+ * has too (src/model/attempt.ts): retry after what the policy says, until an OK or a
+ * refused retry ends it.
  */
-class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
+class Chain extends AttemptCycle implements UserState {
   failures = 0;
   lastWaitMs = 0;
-  clockSlot: unknown = undefined;
-  private isRetry = false;
-  private inFlight = false;
-  private startedAt = 0;
+  protected startedAt = 0;
+  /** When the next attempt is planned: the arrival's instant on the Poisson schedule, or the retry wait's due time. */
+  protected plannedAt = 0;
   /** When the request arrived: its latency, to an OK or a give-up, counts from here. */
   private arrivedAt = 0;
-  private attempt: unknown = undefined;
   private readonly source: SourceContext;
-  /** The chain's slot: which client instance it belongs to. */
-  private readonly index: number;
 
   constructor(source: SourceContext, index: number) {
+    super(source, index);
     this.source = source;
-    this.index = index;
   }
 
-  /** A new request arrives: its first attempt goes out at once. */
-  begin(): void {
+  protected get random(): Random {
+    return this.source.random;
+  }
+
+  /** A new request arrives (due at `plannedAt`): its first attempt goes out at once. */
+  begin(plannedAt: number): void {
     const config = this.source.options.retry;
     const initial = initialUserState(config);
     this.failures = initial.failures;
@@ -82,92 +69,42 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
     if (config.backoff.kind === "reference") firstWait(config, this, this.source.random);
     this.isRetry = false;
     this.arrivedAt = this.source.clock.now();
+    this.plannedAt = plannedAt;
     this.send();
   }
 
-  onTimer(): void {
-    if (this.inFlight) this.done(TIMEDOUT_RESULT);
-    else this.send();
-  }
-
-  private send(): void {
-    const source = this.source;
-    if (source.stopped) return;
-    if (source.fleet !== undefined) {
-      const admission = source.fleet.admit(this.index, this.isRetry, source.clock.now(), source.random);
-      if (admission !== ADMITTED) {
-        // Refused by the client itself: never sent; a failure for the retry loop, decided
-        // after Node's minimum timer wait so that a zero backoff cannot spin at one instant.
-        const refusal = admission === THROTTLED ? "throttled" : "rejected";
-        source.observer.attemptRefused(refusal);
-        source.fleet.refused(this.index);
-        this.decide(refusal, undefined, 1);
-        return;
-      }
-    }
-    this.startedAt = source.clock.now();
-    source.inFlight++;
-    source.observer.attemptStarted(this.isRetry);
-    this.inFlight = true;
-    source.clock.arm(this, source.options.timeoutMs);
-    const attempt = source.transport.send(this);
-    if (this.inFlight) this.attempt = attempt;
-  }
-
-  done(result: AttemptResult): void {
-    if (!this.inFlight) return;
-    const source = this.source;
-    this.inFlight = false;
-    source.clock.cancel(this);
-    source.inFlight--;
-    const attempt = this.attempt;
-    this.attempt = undefined;
-    if (result === TIMEDOUT_RESULT) source.transport.abort(attempt);
-    if (source.stopped) return;
-    source.observer.attemptEnded(result, source.clock.now() - this.startedAt);
-    source.fleet?.attemptEnded(this.index, result.outcome, source.clock.now());
-    this.decide(result.outcome, result, 0);
-  }
-
   /** Retries after what the policy says, or ends the request. */
-  private decide(outcome: AttemptOutcome, result: AttemptResult | undefined, minWaitMs: number): void {
+  protected decide(outcome: AttemptOutcome, result: AttemptResult | undefined, minWaitMs: number): void {
     const source = this.source;
-    const decision = decideAfterAttempt(source.options.retry, this, outcome, source.random, source.fleet === undefined ? undefined : this);
+    const decision = decideAfterAttempt(source.options.retry, this, outcome, source.random, this.gate);
     if (decision !== "retry") {
-      if (decision === "give-up") {
-        source.observer.gaveUp();
-        source.fleet?.requestAbandoned(this.index);
-      }
+      if (decision === "give-up") this.gaveUp();
       source.observer.requestEnded?.(outcome === "ok", source.clock.now() - this.arrivedAt);
       this.end();
       return;
     }
     if (result !== undefined) honorServerWait(source.options.retry, this, result);
     this.isRetry = true;
-    source.clock.arm(this, this.lastWaitMs < minWaitMs ? minWaitMs : this.lastWaitMs);
-  }
-
-  /** RetryGate: the budget of this chain's instance decides. */
-  allowRetry(outcome: AttemptOutcome): boolean {
-    return this.source.fleet!.allowRetry(this.index, outcome, this.source.clock.now());
-  }
-
-  /** Cancels the wait, or ends the attempt in flight without counting it. */
-  stop(): void {
-    const source = this.source;
-    source.clock.cancel(this);
-    if (!this.inFlight) return;
-    this.inFlight = false;
-    source.inFlight--;
-    const attempt = this.attempt;
-    this.attempt = undefined;
-    source.transport.abort(attempt);
+    this.armRetry(this.lastWaitMs, minWaitMs);
   }
 
   private end(): void {
     this.source.alive--;
     this.source.idle.push(this);
   }
+}
+
+/** What an open-loop source reports besides the herd's counters. */
+export interface OpenLoopTotals {
+  /** Requests alive now (a first attempt or one of its retries pending). */
+  readonly aliveChains: number;
+  /** Arrivals dropped so far at -max-chains. */
+  readonly droppedArrivals: number;
+}
+
+/** A plain copy of an open-loop source's figures (it crosses threads by structured clone); undefined without one. */
+export function openLoopTotals(source: OpenLoopTotals | undefined): OpenLoopTotals | undefined {
+  return source === undefined ? undefined : { aliveChains: source.aliveChains, droppedArrivals: source.droppedArrivals };
 }
 
 /**
@@ -189,7 +126,19 @@ export class OpenLoop implements TimerOwner {
 
   constructor(clock: Clock, random: Random, transport: Transport, observer: HerdObserver, options: OpenLoopOptions) {
     const fleet = hasProtection(options.retry.fleet) ? new ClientInstances(options.retry.fleet, options.maxChains) : undefined;
-    this.context = { clock, random, transport, observer, options, inFlight: 0, stopped: false, idle: [], alive: 0, fleet };
+    this.context = {
+      clock,
+      random,
+      transport,
+      observer,
+      options,
+      inFlight: 0,
+      stopped: false,
+      stopAtMs: Infinity,
+      idle: [],
+      alive: 0,
+      fleet,
+    };
     this.meanGapMs = 1000 / options.ratePerSec;
   }
 
@@ -213,7 +162,9 @@ export class OpenLoop implements TimerOwner {
     return this.droppedTotal;
   }
 
-  start(): void {
+  /** Starts the arrivals; none is sent at or after `stopAtMs` (default: never stops by itself). */
+  start(stopAtMs = Infinity): void {
+    this.context.stopAtMs = stopAtMs;
     const { clock, random } = this.context;
     this.nextArrivalAt = clock.now() + random.exponential(this.meanGapMs);
     clock.arm(this, this.nextArrivalAt - clock.now());
@@ -221,11 +172,12 @@ export class OpenLoop implements TimerOwner {
 
   onTimer(): void {
     const context = this.context;
-    if (context.stopped) return;
     const now = context.clock.now();
+    if (context.stopped || now >= context.stopAtMs) return;
     while (this.nextArrivalAt <= now && !context.stopped) {
+      const arrivalAt = this.nextArrivalAt;
       this.nextArrivalAt += context.random.exponential(this.meanGapMs);
-      this.arrive();
+      this.arrive(arrivalAt);
     }
     if (!context.stopped) context.clock.arm(this, this.nextArrivalAt - now);
   }
@@ -237,7 +189,7 @@ export class OpenLoop implements TimerOwner {
     for (const chain of this.chains) chain.stop();
   }
 
-  private arrive(): void {
+  private arrive(arrivalAt: number): void {
     const context = this.context;
     if (context.alive >= context.options.maxChains) {
       this.droppedTotal++;
@@ -249,6 +201,6 @@ export class OpenLoop implements TimerOwner {
       this.chains.push(chain);
     }
     context.alive++;
-    chain.begin();
+    chain.begin(arrivalAt);
   }
 }

@@ -33,6 +33,8 @@ export interface ClientWindow {
   readonly attemptsPerSec: number;
   /** Retries among the attempts (absent from timelines recorded before it was reported). */
   readonly retriesPerSec?: number | undefined;
+  /** Why the client fell behind in this window (src/model/client-behind.ts); undefined when it kept up, or in the simulator. */
+  readonly behind?: string | undefined;
 }
 
 export interface Phases {

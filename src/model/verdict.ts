@@ -11,6 +11,10 @@
  *   wholly after the resume. Undefined when there was none, or no baseline to compare with.
  *
  * The verdict, the first that applies:
+ * - `invalid`: the client could not keep up (src/model/client-behind.ts) in a window the
+ *   verdict depends on, from the outage's start to the end: its figures there are its own
+ *   lag, so neither a collapse nor a recovery can be read from them. It wins over every
+ *   server result; a server that ran out of memory is still reported as collapsed.
  * - `collapsed`: the server ran out of memory (it crashed), or it was not back under its
  *   concurrency limit by its last report: a metastable failure, since whatever stopped it
  *   is long gone.
@@ -20,10 +24,11 @@
  * - `recovering`: the server is back but the clients are not yet (often their own backoff
  *   keeps them away), by the end of the observation.
  */
+import { secondsText as seconds } from "./seconds.ts";
 import type { ClientWindow, Phases, ServerSample } from "./timeline.ts";
 
-/** Every verdict, best first. */
-export const VERDICTS = ["recovered", "recovering", "collapsed", "too-short"] as const;
+/** Every verdict, best first; the last two judge nothing about the server (nothing to judge, or a client that fell behind). */
+export const VERDICTS = ["recovered", "recovering", "collapsed", "too-short", "invalid"] as const;
 export type Verdict = (typeof VERDICTS)[number];
 
 /** The worst of some verdicts (the latest in VERDICTS); recovered for none. */
@@ -42,6 +47,8 @@ export const VERDICT_DEFINITIONS: Readonly<Record<Verdict, string>> = {
   recovering: "the server came back under its concurrency limit and stayed there, but the clients had not come back by the end",
   collapsed: "the server was still above its concurrency limit at the end (a metastable failure), or it ran out of memory",
   "too-short": "the run ended before the resume or before the server reported after it: nothing to judge",
+  invalid:
+    "the client could not keep up (it sent late, its event loop lagged, or it ran out of descriptors) after the outage began: its figures are not the server's",
 };
 
 /** A window is good when OK is back to this share of the baseline… */
@@ -115,7 +122,10 @@ export function clientsBackMs(client: readonly ClientWindow[], phases: Phases, b
   return undefined;
 }
 
-const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+/** The first client window, from the outage's start to the end, in which the client fell behind. */
+export function firstBehindWindow(client: readonly ClientWindow[], phases: Phases): ClientWindow | undefined {
+  return client.find((window) => window.behind !== undefined && window.endMs > phases.stopAtMs && window.startMs < phases.endMs);
+}
 const GOOD_OK_PERCENT = `${Math.round(GOOD_OK_SHARE * 100)} % OK`;
 
 /** The verdict, both recovery times and the reason, from the timelines. */
@@ -138,6 +148,17 @@ export function judge(input: VerdictInput): Judgement {
       clientsBackMs: undefined,
       why: `server ran out of memory with ${oom.inService} requests in service ${when}; a real server crashes there`,
     };
+  }
+  const behind = firstBehindWindow(input.client, phases);
+  if (behind !== undefined) {
+    const marked = input.client.filter(
+      (window) => window.behind !== undefined && window.endMs > phases.stopAtMs && window.startMs < phases.endMs,
+    );
+    return judgement(
+      "invalid",
+      `the client could not keep up in the window ${seconds(behind.startMs)} to ${seconds(behind.endMs)} ` +
+        `(${marked.length} window(s) marked from the outage on): ${behind.behind}; nothing about the server can be read from them`,
+    );
   }
   if (phases.resumeAtMs > phases.endMs) {
     const before =

@@ -1,4 +1,4 @@
-import type { HerdObserver } from "./herd.ts";
+import type { HerdObserver } from "./attempt.ts";
 import {
   HISTOGRAM_MAX_US,
   type LatencyHistogram,
@@ -20,6 +20,12 @@ export interface Counts {
   /** Attempts refused by the client itself: by an adaptive throttle, and by an open circuit breaker. */
   throttled: number;
   rejected: number;
+  /**
+   * Attempts the client could not send at all (no file descriptor, no local port): the
+   * client's own limit, not the server's failure. Not in `attempts`, `errors` or `timedout`;
+   * the user sends again shortly, and the wait counts as lateness.
+   */
+  notSent: number;
   errorKinds: Partial<Record<ErrorKind, number>>;
 }
 
@@ -32,16 +38,91 @@ export interface WindowReport {
   readonly latency: LatencySummary | undefined;
   /** The same OK latencies in full (µs), for merging with other herds' windows; undefined when none. */
   readonly histogram: LatencyHistogram | undefined;
+  /**
+   * How late the client sent its attempts in the window: actual send instant minus planned
+   * (the instant its timer was due). 0 on a virtual clock; on a real one, a client that cannot
+   * keep up sends late, and the server is judged on load it was never offered. Undefined when
+   * no attempt was sent.
+   */
+  readonly lateness: LatencySummary | undefined;
+  /** The same lateness in full (µs), for merging; undefined when none. */
+  readonly latenessHistogram: LatencyHistogram | undefined;
 }
 
 export function emptyCounts(): Counts {
-  return { ok: 0, errors: 0, timedout: 0, gaveUp: 0, attempts: 0, retries: 0, throttled: 0, rejected: 0, errorKinds: {} };
+  return { ok: 0, errors: 0, timedout: 0, gaveUp: 0, attempts: 0, retries: 0, throttled: 0, rejected: 0, notSent: 0, errorKinds: {} };
+}
+
+/**
+ * A histogram of one window (µs) with its exact maximum (ms), recording a run of equal values
+ * as one value and a count: a server below its limit answers in exactly its base delay, and
+ * a virtual clock is never late, and recording costs more than the rest of an attempt in the
+ * simulator. The histogram ends up the same.
+ */
+class WindowRecorder {
+  histogram = newLatencyHistogram();
+  /** The smallest value recorded, µs: a latency is at least 1 µs, a lateness may be 0. */
+  private readonly floorMicros: number;
+  maxMs = -Infinity;
+  private pendingMicros = -1;
+  private pendingCount = 0;
+
+  constructor(floorMicros: number) {
+    this.floorMicros = floorMicros;
+  }
+
+  record(ms: number): void {
+    if (ms > this.maxMs) this.maxMs = ms;
+    const micros = Math.min(HISTOGRAM_MAX_US, Math.max(this.floorMicros, Math.round(ms * 1000)));
+    if (micros === this.pendingMicros) {
+      this.pendingCount++;
+    } else {
+      this.flush();
+      this.pendingMicros = micros;
+      this.pendingCount = 1;
+    }
+  }
+
+  flush(): void {
+    if (this.pendingCount > 0) this.histogram.recordValueWithCount(this.pendingMicros, this.pendingCount);
+    this.pendingCount = 0;
+  }
+
+  /** The window's histogram (undefined when empty) and summary; the recorder starts afresh and adds it to `total`. */
+  close(total: WindowRecorder): { histogram: LatencyHistogram | undefined; summary: LatencySummary | undefined } {
+    this.flush();
+    const histogram = this.histogram.totalCount === 0 ? undefined : this.histogram;
+    const summary = histogram === undefined ? undefined : summarizeLatency(histogram, this.maxMs);
+    if (this.maxMs > total.maxMs) total.maxMs = this.maxMs;
+    this.maxMs = -Infinity;
+    if (histogram !== undefined) {
+      // The report keeps this window's histogram; the next window gets a fresh one.
+      total.histogram.add(histogram);
+      this.histogram = newLatencyHistogram();
+    }
+    return { histogram, summary };
+  }
+
+  /** The run so far: `this` (the total of closed windows) and the open window. */
+  sum(open: WindowRecorder): { histogram: LatencyHistogram | undefined; summary: LatencySummary | undefined } {
+    open.flush();
+    const histogram = newLatencyHistogram();
+    histogram.add(this.histogram);
+    histogram.add(open.histogram);
+    if (histogram.totalCount === 0) return { histogram: undefined, summary: undefined };
+    return { histogram, summary: summarizeLatency(histogram, Math.max(this.maxMs, open.maxMs)) };
+  }
 }
 
 /** Per second over the window's real length (a window closed late is not over-counted). */
 export function perSecond(count: number, report: { startMs: number; endMs: number }): number {
   const seconds = (report.endMs - report.startMs) / 1000;
   return seconds > 0 ? count / seconds : 0;
+}
+
+/** Retries among the attempts sent, as a fraction; 0 when none was sent. */
+export function retryShare(counts: { attempts: number; retries: number }): number {
+  return counts.attempts > 0 ? counts.retries / counts.attempts : 0;
 }
 
 /**
@@ -53,26 +134,21 @@ export class WindowStats implements HerdObserver {
   private readonly total = emptyCounts();
   private windowStartMs: number;
   private readonly runStartMs: number;
-  private windowLatency = newLatencyHistogram();
-  private readonly totalLatency = newLatencyHistogram();
-  /**
-   * Latencies are recorded into the window's histogram only (closing a window adds it to
-   * the total), and a run of equal latencies as one value and a count: a server below its
-   * limit answers in exactly its base delay, and recording costs more than the rest of an
-   * attempt in the simulator. The histograms end up the same.
-   */
-  private pendingMicros = 0;
-  private pendingCount = 0;
-  /** The exact largest OK latency of the open window and of the run, in ms (the histogram knows it to a bucket). */
-  private windowMaxMs = -Infinity;
-  private totalMaxMs = -Infinity;
+  /** OK latencies of the open window and of the closed ones (the run). */
+  private readonly windowLatency = new WindowRecorder(1);
+  private readonly totalLatency = new WindowRecorder(1);
+  /** Lateness of the attempts sent, likewise. */
+  private readonly windowLateness = new WindowRecorder(0);
+  private readonly totalLateness = new WindowRecorder(0);
 
   constructor(startMs: number) {
     this.windowStartMs = startMs;
     this.runStartMs = startMs;
   }
 
-  attemptStarted(isRetry: boolean): void {
+  /** `latenessMs`: how long after its planned instant the attempt went out (0 on a virtual clock). */
+  attemptStarted(isRetry: boolean, latenessMs = 0): void {
+    this.windowLateness.record(latenessMs);
     this.window.attempts++;
     this.total.attempts++;
     if (isRetry) {
@@ -84,16 +160,19 @@ export class WindowStats implements HerdObserver {
   attemptEnded(result: AttemptResult, latencyMs: number): void {
     countResult(this.window, result);
     countResult(this.total, result);
-    if (result.outcome === "ok") {
-      if (latencyMs > this.windowMaxMs) this.windowMaxMs = latencyMs;
-      const micros = Math.min(HISTOGRAM_MAX_US, Math.max(1, Math.round(latencyMs * 1000)));
-      if (micros === this.pendingMicros) {
-        this.pendingCount++;
-      } else {
-        this.flushLatency();
-        this.pendingMicros = micros;
-        this.pendingCount = 1;
-      }
+    if (result.outcome === "ok") this.windowLatency.record(latencyMs);
+  }
+
+  /**
+   * An attempt started (attemptStarted) found no descriptor or local port and never went out:
+   * it is taken back from the attempts (of the open window: the transport says so at once)
+   * and counted as not sent. Its lateness stays recorded; the next try records its own.
+   */
+  attemptNotSent(isRetry: boolean): void {
+    for (const counts of [this.window, this.total]) {
+      counts.attempts--;
+      if (isRetry) counts.retries--;
+      counts.notSent++;
     }
   }
 
@@ -109,45 +188,35 @@ export class WindowStats implements HerdObserver {
 
   /** Closes the current window at `nowMs` and starts the next one there. */
   closeWindow(nowMs: number): WindowReport {
-    this.flushLatency();
-    const histogram = this.windowLatency.totalCount === 0 ? undefined : this.windowLatency;
+    const latency = this.windowLatency.close(this.totalLatency);
+    const lateness = this.windowLateness.close(this.totalLateness);
     const report: WindowReport = {
       startMs: this.windowStartMs,
       endMs: nowMs,
       counts: this.window,
-      latency: histogram === undefined ? undefined : summarizeLatency(histogram, this.windowMaxMs),
-      histogram,
+      latency: latency.summary,
+      histogram: latency.histogram,
+      lateness: lateness.summary,
+      latenessHistogram: lateness.histogram,
     };
     this.window = emptyCounts();
-    if (this.windowMaxMs > this.totalMaxMs) this.totalMaxMs = this.windowMaxMs;
-    this.windowMaxMs = -Infinity;
-    if (histogram !== undefined) {
-      // The report keeps this window's histogram; the next window gets a fresh one.
-      this.totalLatency.add(histogram);
-      this.windowLatency = newLatencyHistogram();
-    }
     this.windowStartMs = nowMs;
     return report;
   }
 
   /** Totals of the whole run up to `nowMs` (the open window included). */
   totals(nowMs: number): WindowReport {
-    this.flushLatency();
-    const histogram = newLatencyHistogram();
-    histogram.add(this.totalLatency);
-    histogram.add(this.windowLatency);
+    const latency = this.totalLatency.sum(this.windowLatency);
+    const lateness = this.totalLateness.sum(this.windowLateness);
     return {
       startMs: this.runStartMs,
       endMs: nowMs,
       counts: structuredClone(this.total),
-      latency: summarizeLatency(histogram, Math.max(this.totalMaxMs, this.windowMaxMs)),
-      histogram: histogram.totalCount === 0 ? undefined : histogram,
+      latency: latency.summary,
+      histogram: latency.histogram,
+      lateness: lateness.summary,
+      latenessHistogram: lateness.histogram,
     };
-  }
-
-  private flushLatency(): void {
-    if (this.pendingCount > 0) this.windowLatency.recordValueWithCount(this.pendingMicros, this.pendingCount);
-    this.pendingCount = 0;
   }
 }
 

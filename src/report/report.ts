@@ -1,13 +1,14 @@
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
-import { formatDuration } from "../cli/duration.ts";
-import { uPlotFile } from "../dashboard/assets.ts";
+import { chartScriptFile, uPlotFile } from "./chart-files.ts";
 import type { ScenarioMetrics, WastedWork } from "../model/scenario-metrics.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 import { VERDICT_DEFINITIONS, VERDICTS } from "../model/verdict.ts";
-import { readableDelay } from "./readable-delay.ts";
+import { seconds } from "../model/seconds.ts";
+import { escapeHtml } from "./html.ts";
+import { readableDelay, timeOrNever } from "./readable-delay.ts";
+import { textTable } from "./text-table.ts";
 import { explainVerdict } from "./verdict-why.ts";
 
 export { readableDelay };
@@ -20,9 +21,6 @@ export interface StrategyResult {
   readonly metrics: ScenarioMetrics;
   readonly concurrencyLimit: number;
 }
-
-const seconds = (ms: number) => ms / 1000;
-const orDash = (ms: number | undefined) => (ms === undefined ? "never" : formatDuration(Math.round(ms)));
 
 /** Requests worked on for nobody, and beside them those dropped as soon as nobody waited. */
 function describeWaste(waste: WastedWork | undefined): string {
@@ -50,7 +48,8 @@ const PAGE_COLUMNS = 9;
 export function comparisonRows(results: readonly StrategyResult[]): string[][] {
   return results.map(({ strategy, metrics, phases }) => {
     // The run ended before the resume: no figure after it to show.
-    const after = (text: string) => (phases.endMs >= phases.resumeAtMs && metrics.verdict !== "too-short" ? text : "-");
+    const after = (text: string) =>
+      phases.endMs >= phases.resumeAtMs && metrics.verdict !== "too-short" && metrics.verdict !== "invalid" ? text : "-";
     return [
       strategy,
       metrics.verdict,
@@ -58,8 +57,8 @@ export function comparisonRows(results: readonly StrategyResult[]): string[][] {
       `${metrics.outageAmplification.toFixed(2)}x (peak ${metrics.peakAmplification.toFixed(2)}x)`,
       after(String(metrics.peakConcurrencyAfterResume)),
       after(readableDelay(metrics.peakDelayAfterResumeMs)),
-      after(orDash(metrics.serverRecoveryMs)),
-      after(orDash(metrics.clientRecoveryMs)),
+      after(timeOrNever(metrics.serverRecoveryMs)),
+      after(timeOrNever(metrics.clientRecoveryMs)),
       describeWaste(metrics.wastedWork),
       // Results files written before these two figures existed lack them.
       typeof metrics.goodputAfterResumeOkPerSec === "number" ? after(`${metrics.goodputAfterResumeOkPerSec.toFixed(1)}/s`) : "-",
@@ -70,15 +69,7 @@ export function comparisonRows(results: readonly StrategyResult[]): string[][] {
 
 /** The comparison as aligned text, for the terminal. */
 export function comparisonTable(results: readonly StrategyResult[]): string {
-  const header = COMPARISON_HEADER;
-  const rows = comparisonRows(results);
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, column) => cell.padEnd(widths[column]!))
-      .join("  ")
-      .trimEnd();
-  return [line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)].join("\n");
+  return textTable([COMPARISON_HEADER, ...comparisonRows(results)]);
 }
 
 /**
@@ -245,9 +236,6 @@ export async function renderReport(
   return { html: reportHtml({ title, results, settings, strategySvgs, overlaySvg }), strategySvgs };
 }
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"]/g, (character) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[character]!);
-
 /** JSON inside a <script> element: nothing in it may close the element. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c");
 
@@ -276,7 +264,7 @@ const REPORT_CSS = `body{font-family:system-ui,sans-serif;max-width:1000px;margi
 table{border-collapse:collapse;font-variant-numeric:tabular-nums}th,td{padding:.3em .7em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}
 thead th{border-bottom:2px solid #999;vertical-align:bottom}.comparison td:nth-child(n+3){text-align:right}
 .comparison th,.comparison td{padding:.3em .5em}
-.table-wrap{overflow-x:auto}.collapsed{color:#b22}.recovered{color:#272}.recovering{color:#a60}.too-short{color:#666}section{margin:2em 0;break-inside:avoid}
+.table-wrap{overflow-x:auto}.collapsed{color:#b22}.recovered{color:#272}.recovering{color:#a60}.too-short{color:#666}.invalid{color:#639;font-weight:bold}section{margin:2em 0;break-inside:avoid}
 dt{font-weight:600}figure{margin:1em 0}figcaption{font-weight:600}.settings th{font-weight:600;white-space:nowrap}
 .static-charts svg,.strategy svg{max-width:100%;height:auto}
 html:not(.js) .live-charts,.js .static-charts{display:none}
@@ -360,7 +348,8 @@ ${figure("overlay-goodput", "client: goodput, OK per second")}
 ${sections}
 <script type="application/json" id="report-data">${scriptJson(chartData(results))}</script>
 <script>${readFileSync(uPlotFile("uPlot.iife.min.js"), "utf8")}</script>
-<script>${readFileSync(fileURLToPath(new URL("./report-charts.js", import.meta.url)), "utf8")}</script>
+<script>${readFileSync(chartScriptFile("charts.js"), "utf8")}</script>
+<script>${readFileSync(chartScriptFile("report-charts.js"), "utf8")}</script>
 </body></html>
 `;
 }

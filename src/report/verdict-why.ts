@@ -19,6 +19,8 @@ export function explainVerdict(metrics: ScenarioMetrics): string {
   const load =
     `During the outage the clients sent ${metrics.outageAmplification.toFixed(2)}x the normal load ` +
     `(worst window ${metrics.peakAmplification.toFixed(2)}x)`;
+  // The client's own figures after the outage began are not the server's: no figure of them is worth quoting.
+  if (metrics.verdict === "invalid") return `${reason} Run the client with more worker threads (-workers auto) and run again.`;
   if (metrics.verdict === "too-short") return `${reason} ${load}.`;
   return (
     `${reason} ${load}; after the resume up to ${metrics.peakConcurrencyAfterResume.toLocaleString("en")} requests were in service ` +

@@ -2,6 +2,8 @@ import { createServer } from "node:net";
 import { FatalError } from "../cli/usage-error.ts";
 import { ChildProgram } from "./child-program.ts";
 import type { Launcher } from "./launcher.ts";
+import { clientWindow, parseClientLine, readClientWindows } from "../contracts/client-line.ts";
+import { parseServerLine, readServerSamples, serverSample } from "../contracts/server-line.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
 
@@ -72,11 +74,20 @@ export async function runExperiment(
   let client: ChildProgram | undefined;
   const onRecord = options.onRecord;
   const unfollow: (() => void)[] = [];
+  // A line that breaks its contract, seen while following: it ends the run at the next check, with both programs stopped.
+  let brokenLine: unknown;
+  const live = (read: () => void) => {
+    try {
+      read();
+    } catch (error) {
+      brokenLine ??= error;
+    }
+  };
   if (onRecord !== undefined) {
     unfollow.push(
-      follow(server, (line) => {
-        for (const sample of parseServerSamples([line], startEpochMs)) onRecord({ kind: "server", sample });
-      }),
+      follow(server, (text, line) =>
+        live(() => onRecord({ kind: "server", sample: serverSample(parseServerLine(text, { file: SERVER_OUTPUT, line }), startEpochMs) })),
+      ),
     );
   }
   const abandon = () => {
@@ -95,6 +106,9 @@ export async function runExperiment(
       "-url",
       `http://127.0.0.1:${port}/api`,
       "-json",
+      // Enough threads for a large herd, so that a verdict is never the client's own lag; the user's -workers wins.
+      "-workers",
+      "auto",
       ...plan.strategy.clientArgs,
       ...plan.clientArgs,
     ]);
@@ -102,12 +116,13 @@ export async function runExperiment(
     const clientStarted = client;
     if (onRecord !== undefined) {
       unfollow.push(
-        follow(clientStarted, (line) => {
-          const throttledPerSec = (JSON.parse(line) as { throttledPerSec?: unknown }).throttledPerSec;
-          for (const window of parseClientWindows([line], startEpochMs)) {
-            onRecord({ kind: "client", window: typeof throttledPerSec === "number" ? { ...window, throttledPerSec } : window });
-          }
-        }),
+        follow(clientStarted, (text, line) =>
+          live(() => {
+            const parsed = parseClientLine(text, { file: CLIENT_OUTPUT, line });
+            if (parsed.kind !== "window") return;
+            onRecord({ kind: "client", window: { ...clientWindow(parsed, startEpochMs), throttledPerSec: parsed.throttledPerSec } });
+          }),
+        ),
       );
     }
     await clientStarted.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 }).catch(notStarted);
@@ -124,13 +139,15 @@ export async function runExperiment(
         strategy: plan.strategy.name,
         phase,
         phaseLeftMs: Math.max(0, startEpochMs + phaseEndsAtMs - Date.now()),
-        client: parseClientWindows(
+        client: readClientWindows(
           clientStarted.stdout.map((line) => line.text),
           startEpochMs,
+          CLIENT_OUTPUT,
         ).at(-1),
-        server: parseServerSamples(
+        server: readServerSamples(
           server.stdout.map((line) => line.text),
           startEpochMs,
+          SERVER_OUTPUT,
         ).at(-1),
       });
 
@@ -147,14 +164,16 @@ export async function runExperiment(
     await clientStarted.stop();
     await server.stop();
     await ensureGone(programs, port);
-    const serverLines = server.stdout.map((line) => line.text).filter((line) => line.startsWith("{"));
-    const clientLines = clientStarted.stdout.map((line) => line.text).filter((line) => line.startsWith("{"));
+    const serverOutput = server.stdout.map((line) => line.text);
+    const clientOutput = clientStarted.stdout.map((line) => line.text);
+    const serverLines = serverOutput.filter((line) => line.startsWith("{"));
+    const clientLines = clientOutput.filter((line) => line.startsWith("{"));
     return {
       strategy: plan.strategy.name,
       startEpochMs,
       phases,
-      server: parseServerSamples(serverLines, startEpochMs),
-      client: parseClientWindows(clientLines, startEpochMs),
+      server: readServerSamples(serverOutput, startEpochMs, SERVER_OUTPUT),
+      client: readClientWindows(clientOutput, startEpochMs, CLIENT_OUTPUT),
       serverLines,
       clientLines,
       serverPid: server.pid,
@@ -165,6 +184,7 @@ export async function runExperiment(
     async function phase(name: Phase, endsAtMs: number): Promise<void> {
       while (Date.now() < startEpochMs + endsAtMs) {
         if (options.signal.aborted) throw new Error("interrupted");
+        if (brokenLine !== undefined) throw brokenLine;
         for (const program of programs) if (!program.running) throw diedEarly(program);
         report(name, endsAtMs);
         await new Promise((wake) => setTimeout(wake, Math.min(250, startEpochMs + endsAtMs - Date.now())));
@@ -180,13 +200,17 @@ export async function runExperiment(
   }
 }
 
-/** Calls `onLine` with each JSON line a program prints on stdout, once, as it arrives. */
-function follow(program: ChildProgram, onLine: (line: string) => void): () => void {
+/** How messages name the programs' output: a line that breaks its contract is a bug in that program. */
+const SERVER_OUTPUT = "the server's stdout";
+const CLIENT_OUTPUT = "the client's stdout";
+
+/** Calls `onLine` with each JSON line a program prints on stdout (and its line number), once, as it arrives. */
+function follow(program: ChildProgram, onLine: (text: string, line: number) => void): () => void {
   let next = 0;
   return program.onChange(() => {
     while (next < program.stdout.length) {
       const text = program.stdout[next++]!.text;
-      if (text.startsWith("{")) onLine(text);
+      if (text.startsWith("{")) onLine(text, next);
     }
   });
 }
@@ -215,63 +239,4 @@ async function ensureGone(programs: readonly ChildProgram[], port: number): Prom
     probe.once("error", () => reject(new FatalError(`port ${port} is still in use after the run`)));
     probe.listen(port, "127.0.0.1", () => probe.close(() => resolveFree()));
   });
-}
-
-interface ServerJson {
-  epochMs: number;
-  concurrency: number;
-  lastDelayMs: number | null;
-  peakConcurrency: number;
-  peakDelayMs: number | null;
-  abandoned?: number;
-  abandonedInService?: number;
-  cancelled?: number;
-  expired?: number;
-}
-
-export function parseServerSamples(lines: readonly string[], startEpochMs: number): ServerSample[] {
-  return lines
-    .filter((line) => line.startsWith("{"))
-    .map((line) => {
-      const json = JSON.parse(line) as ServerJson;
-      return {
-        atMs: json.epochMs - startEpochMs,
-        concurrency: json.concurrency,
-        lastDelayMs: json.lastDelayMs ?? Infinity,
-        peakConcurrency: json.peakConcurrency,
-        peakDelayMs: json.peakDelayMs ?? Infinity,
-        abandoned: json.abandoned,
-        abandonedInService: json.abandonedInService,
-        cancelled: json.cancelled,
-        expired: json.expired,
-      };
-    });
-}
-
-interface ClientJson {
-  epochMs: number;
-  windowMs: number;
-  okPerSec: number;
-  errorsPerSec: number;
-  timedoutPerSec: number;
-  attemptsPerSec: number;
-  retriesPerSec?: number;
-  summary?: boolean;
-}
-
-/** The client's windows (its final summary object left out). */
-export function parseClientWindows(lines: readonly string[], startEpochMs: number): ClientWindow[] {
-  return lines
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as ClientJson)
-    .filter((json) => json.summary !== true)
-    .map((json) => ({
-      startMs: json.epochMs - json.windowMs - startEpochMs,
-      endMs: json.epochMs - startEpochMs,
-      okPerSec: json.okPerSec,
-      errorsPerSec: json.errorsPerSec,
-      timedoutPerSec: json.timedoutPerSec,
-      attemptsPerSec: json.attemptsPerSec,
-      retriesPerSec: json.retriesPerSec,
-    }));
 }

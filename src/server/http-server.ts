@@ -13,7 +13,7 @@ import { respondWithMetrics } from "../runtime/metrics-endpoint.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { type ServerMetrics, serverMetrics } from "./metrics.ts";
 import { type ServerOptions, serverFigures, serverModelOf } from "./options.ts";
-import { serverReport } from "./reporter.ts";
+import { serverLine } from "../contracts/server-line-writer.ts";
 
 export interface RunningServer {
   readonly address: ListenAddress;
@@ -172,7 +172,7 @@ function handleRequest(request: IncomingMessage, response: ServerResponse, conte
       return;
     }
     if (path === "/stats") {
-      const body = JSON.stringify(serverReport(now(), queue.snapshot()));
+      const body = JSON.stringify(serverLine(now(), queue.snapshot()));
       response.writeHead(200, { "content-type": "application/json" }).end(body);
       return;
     }

@@ -6,7 +6,8 @@ import { randomSeed } from "../runtime/random-seed.ts";
 import { startHttpServer } from "./http-server.ts";
 import { describeModel, modelDrawsRandom } from "./model-flags.ts";
 import { FIGURES_TIMEOUT_MS, parseServerArgs, resolveServerOptions, serverModelOf } from "./options.ts";
-import { formatServerJson, formatServerLine, formatServerTotals } from "./reporter.ts";
+import { formatServerJson } from "../contracts/server-line-writer.ts";
+import { formatServerLine, formatServerTotals } from "./reporter.ts";
 
 /** Server-level problems (EMFILE storms) are reported at most this often. */
 const PROBLEM_REPORT_INTERVAL_MS = 1_000;

@@ -4,8 +4,12 @@ import type { LatencyModel } from "../model/latency.ts";
 import type { ServerModelFigures } from "../model/servers/figures.ts";
 import { modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
 import { MODEL_FLAGS, resolveServerModel } from "./model-flags.ts";
+
 import { DEADLINE_HEADER, retryAfterSeconds } from "../model/protection-headers.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
+
+// The server model's one-line description, for the programs that state it (./sim too).
+export { describeModel } from "./model-flags.ts";
 
 /** The largest -max-in-service: the simulator stores each request in service in about 25 bytes. */
 export const MAX_IN_SERVICE_CEILING = 10_000_000;

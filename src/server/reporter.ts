@@ -17,34 +17,6 @@ export function formatServerLine(epochMs: number, snapshot: ServiceSnapshot, tim
     : `${line}, queue: ${snapshot.queueLength}, threads busy: ${snapshot.threadsBusy}/${snapshot.threads}`;
 }
 
-/** The same report as one JSON object; an infinite delay is written as null. */
-export function formatServerJson(epochMs: number, snapshot: ServiceSnapshot): string {
-  return JSON.stringify(serverReport(epochMs, snapshot));
-}
-
-export function serverReport(epochMs: number, snapshot: ServiceSnapshot) {
-  return {
-    time: new Date(epochMs).toISOString(),
-    epochMs,
-    concurrency: snapshot.concurrency,
-    lastDelayMs: Number.isFinite(snapshot.lastDelayMs) ? snapshot.lastDelayMs : null,
-    lastDelay: formatDuration(snapshot.lastDelayMs),
-    peakConcurrency: snapshot.peakConcurrency,
-    peakDelayMs: Number.isFinite(snapshot.peakDelayMs) ? snapshot.peakDelayMs : null,
-    admitted: snapshot.admitted,
-    served: snapshot.served,
-    abandoned: snapshot.abandoned,
-    abandonedInService: snapshot.abandonedInService,
-    cancelled: snapshot.cancelled,
-    shed: snapshot.shed,
-    expired: snapshot.expired,
-    errorsInjected: snapshot.errorsInjected,
-    ...(snapshot.threads === undefined
-      ? {}
-      : { queueLength: snapshot.queueLength, threadsBusy: snapshot.threadsBusy, threads: snapshot.threads }),
-  };
-}
-
 /** The server's totals, for a summary: what it did with every request it was sent. */
 export function serverTotalsReport(snapshot: ServiceSnapshot) {
   return {

@@ -6,10 +6,10 @@ import { makeOutputDir, writeOutputFile } from "../runtime/output-files.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { concurrencyForDelay } from "../model/latency.ts";
-import { describeModel } from "../server/model-flags.ts";
 import { formatFault } from "../model/faults/fault-schedule.ts";
-import { serverModelOf } from "../server/options.ts";
+import { describeModel, serverModelOf } from "../server/options.ts";
 import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
+import { seconds } from "../model/seconds.ts";
 import { defaultParallelism, WorkerPool } from "../runtime/worker-pool.ts";
 import { comparisonTable, renderSvg, type StrategyResult } from "../report/report.ts";
 import { parseStrategies, type StrategyRun } from "../strategies/runs.ts";
@@ -183,7 +183,7 @@ async function sweep(io: ProgramIo, values: SimFlagValues, strategies: readonly 
   } finally {
     await trials.close();
   }
-  const seconds = (ms: number | undefined) => (ms === undefined ? "" : (ms / 1000).toFixed(1));
+  const tenths = (ms: number | undefined) => (ms === undefined ? "" : seconds(ms).toFixed(1));
   const header = `${param},strategy,verdict,peak_concurrency,peak_delay_s,server_recovery_s,client_recovery_s`;
   const csv = [
     header,
@@ -194,8 +194,8 @@ async function sweep(io: ProgramIo, values: SimFlagValues, strategies: readonly 
         metrics.verdict,
         metrics.peakConcurrencyAfterResume,
         Number.isFinite(metrics.peakDelayAfterResumeMs) ? (metrics.peakDelayAfterResumeMs / 1000).toPrecision(6) : "Infinity",
-        seconds(metrics.serverRecoveryMs),
-        seconds(metrics.clientRecoveryMs),
+        tenths(metrics.serverRecoveryMs),
+        tenths(metrics.clientRecoveryMs),
       ].join(","),
     ),
   ].join("\n");

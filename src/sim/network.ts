@@ -1,5 +1,5 @@
 import type { Clock, TimerOwner } from "../clock/clock.ts";
-import type { AttemptSink, Transport } from "../model/herd.ts";
+import type { AttemptSink, Transport } from "../model/attempt.ts";
 import { OK_RESULT, type AttemptResult } from "../model/outcome.ts";
 import type { Completion, ServiceTicket } from "../model/service-queue.ts";
 import type { ServerModel } from "../model/servers/server-model.ts";

@@ -163,7 +163,7 @@ const SIM_ONLY_FLAGS = [
 ] as const satisfies readonly FlagSpec[];
 
 export const SIM_FLAGS = [
-  ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed", "metrics-listen", "shard", "start-at", "workers"]),
+  ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed", "metrics-listen", "shard", "start-at", "workers", "behind-threshold"]),
   ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "seed", "metrics", "headers-timeout"]),
   ...SIM_ONLY_FLAGS,
 ];
@@ -207,7 +207,9 @@ export function resolveSimOptions(values: SimFlagValues): SimOptions {
     "metrics-listen": "",
     shard: "0/1",
     "start-at": undefined,
-    workers: 1,
+    workers: "1",
+    // A virtual clock is never late.
+    "behind-threshold": 0,
   };
   const client = resolveClientOptions(clientValues);
   const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false, metrics: false, "headers-timeout": 0 });

@@ -1,4 +1,4 @@
-import type { Transport } from "../model/herd.ts";
+import type { Transport } from "../model/attempt.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
 import { seededRandom } from "../backoff/random.ts";
 import { WindowStats } from "../model/window-stats.ts";

@@ -1,8 +1,7 @@
 import type { RetryConfig } from "../model/client-loop.ts";
-import { openLoopFields, type OpenLoopTotals } from "../client/reporter.ts";
 import { type Arrivals, createLoad } from "../model/load.ts";
-import { OpenLoop } from "../model/open-loop.ts";
-import type { HerdObserver } from "../model/herd.ts";
+import { OpenLoop, type OpenLoopTotals, openLoopTotals } from "../model/open-loop.ts";
+import type { HerdObserver } from "../model/attempt.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
 import { seededRandom, streamRandom } from "../backoff/random.ts";
@@ -222,7 +221,8 @@ export function simulate(
     onRequestEnded === undefined
       ? stats
       : {
-          attemptStarted: (isRetry) => stats.attemptStarted(isRetry),
+          attemptStarted: (isRetry, latenessMs) => stats.attemptStarted(isRetry, latenessMs),
+          attemptNotSent: (isRetry) => stats.attemptNotSent(isRetry),
           attemptEnded: (result, latencyMs) => stats.attemptEnded(result, latencyMs),
           gaveUp: () => stats.gaveUp(),
           attemptRefused: (refusal) => stats.attemptRefused(refusal),
@@ -230,7 +230,7 @@ export function simulate(
         };
   const herd = createLoad(config, clock, seededRandom(config.seed), network.transport, observer);
   const openLoop = herd instanceof OpenLoop ? herd : undefined;
-  const openLoopTotals = () => (openLoop === undefined ? undefined : openLoopFields(openLoop));
+  const currentOpenLoop = () => openLoopTotals(openLoop);
   const server: ServerSample[] = [];
   const client: ClientWindow[] = [];
 
@@ -305,7 +305,7 @@ export function simulate(
       attemptsPerSec: perSecond(window.counts.attempts, window),
       retriesPerSec: perSecond(window.counts.retries, window),
     });
-    onEvent({ kind: "client", atMs: clock.now(), report: window, inFlight: herd.inFlight, openLoop: openLoopTotals() });
+    onEvent({ kind: "client", atMs: clock.now(), report: window, inFlight: herd.inFlight, openLoop: currentOpenLoop() });
     if (clock.now() + config.intervalMs <= config.durationMs) clock.schedule(config.intervalMs, closeWindow);
   };
   clock.schedule(config.intervalMs, closeWindow);
@@ -322,7 +322,7 @@ export function simulate(
     events: clock.firedCount,
     droppedConnections: network.droppedConnections,
     serverTotals: queue.snapshot(),
-    openLoop: openLoopTotals(),
+    openLoop: currentOpenLoop(),
     outOfMemory: queue.outOfMemory,
     endMs: clock.now(),
     countedRequests,

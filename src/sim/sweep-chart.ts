@@ -31,7 +31,7 @@ export function sweepChart(
           color: {
             field: "verdict",
             type: "nominal",
-            scale: { domain: [...VERDICTS], range: ["#9fd8a0", "#e6e29a", "#f2a5a5", "#dddddd"] },
+            scale: { domain: [...VERDICTS], range: ["#9fd8a0", "#e6e29a", "#f2a5a5", "#dddddd", "#b9a6d8"] },
           },
         },
       },

@@ -1,12 +1,14 @@
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { clientReport, formatClientLine, formatClientSummary, openLoopSuffix } from "../client/reporter.ts";
+import { formatClientLine, formatClientSummary, openLoopSuffix } from "../client/reporter.ts";
+import { clientReport } from "../contracts/client-line-writer.ts";
+import { serverLine } from "../contracts/server-line-writer.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { Phases } from "../model/timeline.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 import type { StrategyResult } from "../report/report.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
-import { formatServerLine, formatServerTotals, serverReport, serverTotalsReport } from "../server/reporter.ts";
+import { formatServerLine, formatServerTotals, serverTotalsReport } from "../server/reporter.ts";
 import { presetValues } from "../strategies/presets.ts";
 import { onlyParametersOf, presetOf, strategyOfRun } from "../strategies/registry.ts";
 import { MAX_CLIENTS, MAX_REPORTS, MIN_CYCLE_MS, resolveSimOptions, SIM_FLAGS, type SimFlagValues } from "./options.ts";
@@ -161,12 +163,12 @@ export function trialMetrics(values: SimFlagValues): ScenarioMetrics {
 function eventLine(event: SimulationEvent, json: boolean): string {
   if (event.kind === "server") {
     return json
-      ? JSON.stringify({ source: "server", ...serverReport(event.atMs, event.snapshot) })
+      ? JSON.stringify({ source: "server", ...serverLine(event.atMs, event.snapshot) })
       : formatServerLine(event.atMs, event.snapshot, "utc");
   }
   const open = event.openLoop;
   return json
-    ? JSON.stringify({ source: "client", ...clientReport(event.report, event.inFlight, event.atMs), ...open })
+    ? JSON.stringify({ source: "client", ...clientReport(event.report, event.inFlight, event.atMs, open) })
     : formatClientLine(event.report, event.inFlight) + (open === undefined ? "" : openLoopSuffix(open));
 }
 
@@ -192,8 +194,7 @@ export function runStrategy(values: SimFlagValues, strategy: SimRun, write: (tex
     ? JSON.stringify({
         source: "summary",
         strategy: strategy.name,
-        ...clientReport(result.totals, 0, result.endMs),
-        ...openLoop,
+        ...clientReport(result.totals, 0, result.endMs, openLoop),
         server: serverTotalsReport(serverTotals),
         metrics: outcome.metrics,
         outOfMemory: result.outOfMemory ?? null,

@@ -5,24 +5,9 @@ import { firstWait, initialUserState, type RetryConfig } from "../../src/model/c
 import { afterAttempt } from "../helpers/retry-config.ts";
 import { streamRandom } from "../../src/backoff/random.ts";
 import { eventually } from "../helpers/eventually.ts";
+import { clientReportLines } from "../helpers/output-lines.ts";
 import { startScriptedServer } from "../helpers/scripted-server.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
-
-interface WindowJson {
-  ok: number;
-  errors: number;
-  timedout: number;
-  gaveUp: number;
-  attempts: number;
-  retries: number;
-  throttled: number;
-  rejected: number;
-  okPerSec: number;
-  errorKinds: Record<string, number>;
-  windowMs: number;
-  summary?: boolean;
-  partial?: boolean;
-}
 
 /**
  * Observed gaps between attempts against the policy's waits. A retry is sent only after its
@@ -45,7 +30,7 @@ function windowsAndSummary(lines: string[]) {
   return { windows: objects.filter((object) => object.summary !== true), summary };
 }
 
-const jsonLines = (lines: string[]) => lines.filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as WindowJson);
+const jsonLines = (lines: string[]) => clientReportLines(lines);
 const REFERENCE_PREFIX = /^OK: \d+\.\d\d req\/sec, errors: \d+\.\d\d req\/sec, timedout: \d+\.\d\d req\/sec/;
 
 describe("./client", () => {
@@ -101,7 +86,7 @@ describe("./client", () => {
       ["-start-at", "noon"],
       'client: invalid value "noon" for flag -start-at: must be an RFC 3339 time such as 2025-06-21T22:11:08Z, or epoch milliseconds',
     ],
-    [["-workers", "0"], 'client: invalid value "0" for flag -workers: must be >= 1'],
+    [["-workers", "0"], 'client: invalid value "0" for flag -workers: must be auto or an integer from 1 to 1024'],
     // What does not split over worker threads or shards yet is refused, not run as something else.
     [
       ["-arrivals", "open", "-rate", "10", "-workers", "2"],
@@ -378,7 +363,7 @@ describe("./client", () => {
     expect(cli.stderrLines.join("\n")).not.toMatch(/unhandled|uncaught|at .*\.ts:\d+/);
   });
 
-  it("counts running out of file descriptors as errors and keeps going", async () => {
+  it("holds attempts it cannot send for want of a file descriptor, never counts them as the server's errors, and marks the window", async () => {
     const server = await startScriptedServer(() => {}); // holds every request: each needs its own socket
     const cli = spawnCli(
       "client",
@@ -387,15 +372,22 @@ describe("./client", () => {
     );
     const windows = () => jsonLines(cli.stdoutLines);
     await eventually(
-      () =>
-        windows().some((window) => (window.errorKinds["no-file-descriptor"] ?? 0) > 0) && windows().some((window) => window.timedout > 0),
-      "a window with descriptor errors and one with timeouts",
+      () => windows().some((window) => (window.notSent ?? 0) > 0) && windows().some((window) => window.timedout > 0),
+      "a window with attempts not sent and one with timeouts",
     );
     cli.signal("SIGINT");
     expect(await cli.exited).toBe(0);
-    const { summary } = windowsAndSummary(cli.stdoutLines);
-    expect(summary.errorKinds["no-file-descriptor"]).toBeGreaterThan(0);
+    const { windows: printed, summary } = windowsAndSummary(cli.stdoutLines);
+    expect(summary.notSent).toBeGreaterThan(0);
+    expect(summary.errorKinds["no-file-descriptor"]).toBeUndefined();
+    expect(summary.errors).toBe(0);
     expect(summary.timedout).toBeGreaterThan(0); // the sockets it did get were used
+    for (const window of printed.filter((window) => (window.notSent ?? 0) > 0)) {
+      expect(window).toMatchObject({ behind: true, behindReason: expect.stringContaining("could not be sent") as string });
+    }
+    expect(cli.stderrLines.join("\n")).toMatch(
+      /WARNING: the client fell behind .* Remedy: raise the descriptor limit with ulimit -n \(now 64\)/,
+    );
     expect(cli.stderrLines.join("\n")).not.toMatch(/uncaught|unhandled|\n\s+at /);
   });
 });
@@ -596,7 +588,7 @@ describe("./client: fleet-level protection on the wire", () => {
     expect(windows.length).toBeGreaterThanOrEqual(2);
     for (const line of windows) {
       expect(line).toMatch(REFERENCE_PREFIX);
-      expect(line).toMatch(/, throttled: \d+\.\d\d req\/sec, rejected: 0\.00 req\/sec, retries: \d+\.\d% of attempts$/);
+      expect(line).toMatch(/, throttled: \d+\.\d\d req\/sec, rejected: 0\.00 req\/sec, retries: \d+\.\d% of attempts, lateness/);
     }
   });
 });

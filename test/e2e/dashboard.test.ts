@@ -110,6 +110,23 @@ describe("the live dashboard, in Chromium", () => {
     });
     await page.waitForFunction(() => window.dashboard.plots.client?.series.some((series) => series.label === "throttled"));
     expect(await clientSeries()).toEqual(["t (s)", "OK", "errors", "timedout", "throttled", "attempts"]);
+    // A window in which the client fell behind is said loudly, with its figure.
+    expect(await page.isHidden("#behind")).toBe(true);
+    dashboard.publish({
+      kind: "client",
+      run: 0,
+      atS: 13,
+      okPerSec: 0,
+      errorsPerSec: 0,
+      timedoutPerSec: 400,
+      attemptsPerSec: 400,
+      behind: "attempts sent late: lateness p99 1900 ms (max 7300 ms) above 200 ms",
+    });
+    await page.waitForSelector("#behind", { state: "visible" });
+    expect(await page.textContent("#behind")).toBe(
+      "The client fell behind in 1 window(s), last at 13 s: attempts sent late: lateness p99 1900 ms (max 7300 ms) above 200 ms. " +
+        "Those windows measure the client, not the server.",
+    );
     // 12 reports drawn (the chart also holds the outage's break and the axis' start at 0).
     await page.waitForFunction(
       () => window.dashboard.plots.concurrency?.data[1]?.filter((value) => value !== null && value !== undefined).length === 12,

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isRunning } from "../helpers/processes.ts";
 import { spawnCli } from "../helpers/spawn-cli.ts";
+import { clientReportLines } from "../helpers/output-lines.ts";
 import { temporaryDir } from "../helpers/temporary-dirs.ts";
 
 /**
@@ -161,10 +162,7 @@ describe("npm run demo", () => {
         expect(ratio, both).toBeGreaterThan(0.7);
         expect(ratio, both).toBeLessThan(1.3);
         // The mechanisms were at work in the real client.
-        const windows = readFileSync(join(dir, `${strategies}.client.jsonl`), "utf8")
-          .trim()
-          .split("\n")
-          .map((line) => JSON.parse(line) as { throttled: number; rejected: number; gaveUp: number });
+        const windows = clientReportLines(readFileSync(join(dir, `${strategies}.client.jsonl`), "utf8").split("\n"));
         if (strategies === "sre-throttle") expect(windows.some((window) => window.throttled > 0)).toBe(true);
         if (strategies === "breaker") expect(windows.some((window) => window.rejected > 0)).toBe(true);
         if (strategies === "envoy-budget") expect(windows.some((window) => window.gaveUp > 0)).toBe(true);

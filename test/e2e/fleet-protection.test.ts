@@ -3,6 +3,7 @@ import { seededRandom } from "../../src/backoff/random.ts";
 import { getJson, rawGet } from "../helpers/raw-http.ts";
 import { startScriptedServer } from "../helpers/scripted-server.ts";
 import { SMALL_SIM_SCENARIO } from "../helpers/small-scenario.ts";
+import { clientReportLines, serverLines } from "../helpers/output-lines.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
 
 interface Stats {
@@ -14,16 +15,6 @@ interface Stats {
   expired: number;
   shed: number;
   errorsInjected: number;
-}
-
-interface SummaryJson {
-  summary?: boolean;
-  windowMs: number;
-  attempts: number;
-  retries: number;
-  ok: number;
-  aliveChains?: number;
-  droppedArrivals?: number;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -74,7 +65,7 @@ describe("fleet protection on the wire", () => {
     expect(shed).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
     expect(shed).toMatch(/\r\nretry-after: 2\r\n/i);
     const line = await server.waitForLine(/"shed":1/, { stream: "stdout" });
-    expect(JSON.parse(line)).toMatchObject({ shed: 1, expired: 0, errorsInjected: 0, concurrency: 1 });
+    expect(serverLines([line])[0]).toMatchObject({ shed: 1, expired: 0, errorsInjected: 0, concurrency: 1 });
     server.signal("SIGTERM");
     expect(await server.exited).toBe(0);
     expect(server.stderrLines.join("\n")).toMatch(
@@ -198,10 +189,7 @@ describe("fleet protection on the wire", () => {
     await until(() => server.arrivals.length >= 250);
     cli.signal("SIGINT");
     expect(await cli.exited).toBe(0);
-    const summary = cli.stdoutLines
-      .filter((line) => line.startsWith("{"))
-      .map((line) => JSON.parse(line) as SummaryJson)
-      .find((line) => line.summary === true)!;
+    const summary = clientReportLines(cli.stdoutLines).find((line) => line.summary === true)!;
     expect(summary.retries).toBe(0);
     expect(summary.ok).toBe(0);
     expect(summary.droppedArrivals).toBe(0);

@@ -1,48 +1,25 @@
 import { describe, expect, it } from "vitest";
 import { type Scrape, scrape } from "../helpers/prometheus.ts";
+import { type ClientReportLine, clientReportLines, serverLines } from "../helpers/output-lines.ts";
 import { spawnCli, spawnServer, type SpawnedCli } from "../helpers/spawn-cli.ts";
 
-interface ServerJson {
-  epochMs: number;
-  concurrency: number;
-  lastDelayMs: number | null;
-  admitted: number;
-  served: number;
-  abandoned: number;
-  cancelled: number;
-  shed: number;
-  expired: number;
-  abandonedInService: number;
-  errorsInjected: number;
-}
-
-interface ClientJson {
-  epochMs: number;
-  ok: number;
-  errors: number;
-  timedout: number;
-  gaveUp: number;
-  attempts: number;
-  retries: number;
-  errorKinds: Record<string, number>;
-}
-
-const objects = <T>(lines: readonly string[]) => lines.filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as T);
+const clientLine = (text: string) => clientReportLines([text])[0]!;
+const serverLine = (text: string) => serverLines([text])[0]!;
 
 /** Resolves with the next JSON line `program` prints that satisfies `accept`. */
-async function jsonLine<T>(program: SpawnedCli, accept: (object: T) => boolean, timeoutMs = 20_000): Promise<T> {
+async function jsonLine<T>(program: SpawnedCli, read: (line: string) => T, accept: (object: T) => boolean, timeoutMs = 20_000): Promise<T> {
   let index = program.stdoutLines.length;
   for (;;) {
     const line = await program.waitForLine(/^\{/, { stream: "stdout", fromIndex: index, timeoutMs });
     index = program.stdoutLines.indexOf(line, index) + 1;
-    const object = JSON.parse(line) as T;
+    const object = read(line);
     if (accept(object)) return object;
   }
 }
 
 /** Counters of the client's windows added up, as of the windows printed so far. */
-function clientTotals(windows: readonly ClientJson[]) {
-  const sum = (pick: (window: ClientJson) => number) => windows.reduce((total, window) => total + pick(window), 0);
+function clientTotals(windows: readonly ClientReportLine[]) {
+  const sum = (pick: (window: ClientReportLine) => number) => windows.reduce((total, window) => total + pick(window), 0);
   return {
     ok: sum((window) => window.ok),
     error: sum((window) => window.errors),
@@ -78,25 +55,25 @@ describe("Prometheus metrics", () => {
     const clientMetricsUrl = announced.replace("client: metrics on ", "");
 
     // Steady state, then the server stopped until a window shows timeouts, then resumed.
-    await jsonLine<ClientJson>(client, (window) => window.ok > 0);
+    await jsonLine(client, clientLine, (window) => window.ok > 0);
     server.signal("SIGSTOP");
     try {
-      await jsonLine<ClientJson>(client, (window) => window.timedout > 0 && window.ok === 0);
+      await jsonLine(client, clientLine, (window) => window.timedout > 0 && window.ok === 0);
     } finally {
       server.signal("SIGCONT");
     }
-    await jsonLine<ClientJson>(client, (window) => window.ok > 0);
+    await jsonLine(client, clientLine, (window) => window.ok > 0);
 
     // A counter scraped between two reports lies between what the two reports say.
-    const clientBefore = clientTotals(objects<ClientJson>(client.stdoutLines));
-    const serverBefore = objects<ServerJson>(server.stdoutLines).at(-1)!;
+    const clientBefore = clientTotals(clientReportLines(client.stdoutLines));
+    const serverBefore = serverLines(server.stdoutLines).at(-1)!;
     const fromClient = await scrape(clientMetricsUrl);
     const fromServer = await scrape(serverMetricsUrl);
     const scrapedAt = Date.now();
-    await jsonLine<ClientJson>(client, (window) => window.epochMs >= scrapedAt);
-    await jsonLine<ServerJson>(server, (sample) => sample.epochMs >= scrapedAt);
-    const clientAfter = clientTotals(objects<ClientJson>(client.stdoutLines));
-    const serverAfter = objects<ServerJson>(server.stdoutLines).at(-1)!;
+    await jsonLine(client, clientLine, (window) => window.epochMs >= scrapedAt);
+    await jsonLine(server, serverLine, (sample) => sample.epochMs >= scrapedAt);
+    const clientAfter = clientTotals(clientReportLines(client.stdoutLines));
+    const serverAfter = serverLines(server.stdoutLines).at(-1)!;
 
     expect(fromClient.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
     expectConventionalNames(fromClient.scrape);
@@ -134,7 +111,7 @@ describe("Prometheus metrics", () => {
     client.signal("SIGTERM");
     expect(await client.exited).toBe(0);
     const goneAt = Date.now();
-    const idle = await jsonLine<ServerJson>(server, (sample) => sample.epochMs >= goneAt && sample.concurrency === 0);
+    const idle = await jsonLine(server, serverLine, (sample) => sample.epochMs >= goneAt && sample.concurrency === 0);
     const final = (await scrape(serverMetricsUrl)).scrape;
     expect(final.value("thundering_herd_server_requests_in_service")).toBe(0);
     expect(final.value("thundering_herd_server_modelled_delay_seconds")).toBe(idle.lastDelayMs! / 1000);

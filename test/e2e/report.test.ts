@@ -5,7 +5,8 @@ import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { computeMetrics } from "../../src/model/scenario-metrics.ts";
 import { renderReport, type StrategyResult } from "../../src/report/report.ts";
-import { parseClientWindows, parseServerSamples } from "../../src/runtime/experiment.ts";
+import { readClientWindows } from "../../src/contracts/client-line.ts";
+import { readServerSamples } from "../../src/contracts/server-line.ts";
 import { launchBrowser } from "../helpers/browser.ts";
 import { spawnCli } from "../helpers/spawn-cli.ts";
 
@@ -36,13 +37,15 @@ async function simulatedResults(): Promise<StrategyResult[]> {
       lines.push(line);
       continue;
     }
-    const server = parseServerSamples(
+    const server = readServerSamples(
       lines.filter((text) => text.includes('"source":"server"')),
       0,
+      "the simulator's server lines",
     );
-    const client = parseClientWindows(
+    const client = readClientWindows(
       lines.filter((text) => text.includes('"source":"client"')),
       0,
+      "the simulator's client lines",
     );
     results.push({
       strategy: strategy!,

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { getJson, rawGet, type RawRequest } from "../helpers/raw-http.ts";
 import { eventually } from "../helpers/eventually.ts";
 import { processState } from "../helpers/process-state.ts";
+import { serverLines } from "../helpers/output-lines.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
 
 const REPORT_LINE = /^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d\.\d{3}: concurrency: {1,4}\d+, last delay: \S+$/;
@@ -59,7 +60,7 @@ describe("./server", () => {
     expect(server.stdoutLines[0]).toMatch(REPORT_LINE);
     const json = await spawnServer(["-report-interval", "100ms", "-json"]);
     const line = await json.server.waitForLine(/^\{/, { stream: "stdout" });
-    expect(JSON.parse(line)).toMatchObject({ concurrency: 0, lastDelay: "0s", served: 0 });
+    expect(serverLines([line])[0]).toMatchObject({ concurrency: 0, lastDelay: "0s", served: 0 });
   });
 
   it("queues connections while SIGSTOPped and takes them all into service on SIGCONT, with no burst of stale reports", async () => {
@@ -82,9 +83,7 @@ describe("./server", () => {
     const spike = await server.waitForLine(/"concurrency":60,/, { stream: "stdout" });
     const spikeIndex = server.stdoutLines.indexOf(spike);
     await server.waitForLine(/^\{/, { stream: "stdout", fromIndex: spikeIndex + 2 });
-    const times = server.stdoutLines
-      .filter((line) => line.startsWith("{"))
-      .map((line) => (JSON.parse(line) as { epochMs: number }).epochMs);
+    const times = serverLines(server.stdoutLines).map((line) => line.epochMs);
     // Nothing is printed while stopped, ...
     expect(times.filter((time) => time > stoppedAt && time < resumedAt)).toEqual([]);
     // ... and on resume one line, then one per interval: never two lines closer than the interval

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { decodeLatencyHistogram } from "../../src/model/latency-histogram.ts";
 import type { Counts } from "../../src/model/window-stats.ts";
 import { scheduleFlags, seedClearOfBoundaries, virtualRun } from "../helpers/herd-schedule.ts";
+import { type ClientReportLine, clientReportLines } from "../helpers/output-lines.ts";
 import { REPO_ROOT, type SpawnedCli, spawnCli } from "../helpers/spawn-cli.ts";
 
 /*
@@ -27,19 +28,9 @@ const SHARDS = 3;
 /** Long enough for every process to start before the common start. */
 const START_LEAD_MS = 8_000;
 
-interface WindowJson extends Counts {
-  epochMs: number;
-  windowMs: number;
-  gridEpochMs: number;
-  latencyHistogram: string | null;
-  summary?: boolean;
-  partial?: boolean;
-  shard?: string;
-}
-
 const COUNTED = ["attempts", "ok", "errors", "timedout", "retries", "gaveUp"] as const;
-const countsOf = (counts: Counts) => Object.fromEntries(COUNTED.map((field) => [field, counts[field]]));
-const parseJson = (lines: readonly string[]) => lines.filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as WindowJson);
+const countsOf = (counts: Pick<Counts, (typeof COUNTED)[number]>) => Object.fromEntries(COUNTED.map((field) => [field, counts[field]]));
+const parseJson = (lines: readonly string[]) => clientReportLines(lines);
 
 /** Where the programs run: on this host, or each in a network namespace of its own. */
 interface Hosts {
@@ -112,7 +103,7 @@ async function runAndCompare(hosts: Hosts): Promise<void> {
     }
 
     const startEpochMs = Date.parse(startAt);
-    const outputs = new Map<string, WindowJson[]>([
+    const outputs = new Map<string, ClientReportLine[]>([
       ["one process", parseJson(clients.get("one")!.stdoutLines)],
       ["one process, 3 worker threads", parseJson(clients.get("threads")!.stdoutLines)],
       [`${SHARDS} shards merged`, parseJson(merge.stdoutLines)],

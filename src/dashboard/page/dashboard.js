@@ -1,5 +1,6 @@
 // The live dashboard page: the program's events arrive over Server-Sent Events and are
-// drawn with uPlot (served by the program itself: no network needed). Every connection,
+// drawn with uPlot and the chart parts it shares with the report (charts.js), both served
+// by the program itself: no network needed. Every connection,
 // also after EventSource reconnects by itself, starts with "hello" and the history so
 // far, so the page starts over on "hello".
 "use strict";
@@ -15,7 +16,7 @@ const COLOURS = {
 };
 /** Earlier strategies of the same run, muted. */
 const MUTED = ["#a6bddb", "#c2a5cf", "#bdbdbd", "#fdbf6f", "#b2df8a", "#fb9a99", "#cab2d6", "#d9d9d9"];
-const GRID = { stroke: "rgba(0, 0, 0, 0.06)", width: 1 };
+const { delay, delayExponent, drawLimit, fromZero, powersOfTen, readableSeconds, shadeBands, spanTime, timeAxes } = herdCharts;
 const PHASE_FILL = { steady: "rgba(31, 119, 180, 0.05)", outage: "rgba(214, 39, 40, 0.15)", observe: "rgba(44, 160, 44, 0.10)" };
 
 /** runs[n]: { strategy, limit, phases: [{ phase, atS }], server: {...arrays}, client: {...arrays}, verdict } */
@@ -39,7 +40,7 @@ function newRun(event) {
     limit: event.limit,
     phases: [],
     server: { t: [], concurrency: [], delay: [], points: 0, lastConcurrency: null, lastDelayS: null },
-    client: { t: [], ok: [], errors: [], timedout: [], throttled: [], attempts: [], hasThrottled: false },
+    client: { t: [], ok: [], errors: [], timedout: [], throttled: [], attempts: [], hasThrottled: false, behind: [] },
     verdict: undefined,
   };
 }
@@ -64,9 +65,7 @@ function receive(event) {
       const previous = run.server.t.at(-1);
       const stopped = run.phases.some((phase) => phase.phase === "outage" && phase.atS >= previous && phase.atS < event.atS);
       if (stopped) pushServer(run, (previous + event.atS) / 2, null, null);
-      // The delay is drawn as its logarithm (it grows past 1e60 s, more decades than a log
-      // axis can label); 0 (no request yet) and an infinite delay have no place there.
-      pushServer(run, event.atS, event.concurrency, event.delayS !== null && event.delayS > 0 ? Math.log10(event.delayS) : null);
+      pushServer(run, event.atS, event.concurrency, delayExponent(event.delayS));
       run.server.lastDelayS = event.delayS;
       run.server.lastConcurrency = event.concurrency;
       run.server.points++;
@@ -77,6 +76,7 @@ function receive(event) {
       for (const series of ["ok", "errors", "timedout", "attempts"]) run.client[series].push(event[`${series}PerSec`]);
       run.client.throttled.push(event.throttledPerSec ?? null);
       if (event.throttledPerSec !== undefined) run.client.hasThrottled = true;
+      if (event.behind !== undefined) run.client.behind.push({ atS: event.atS, why: event.behind });
       break;
     case "verdict":
       run.verdict = { verdict: event.verdict, why: event.why };
@@ -126,20 +126,19 @@ function draw() {
       other === run ? line(run.strategy, COLOURS.concurrency, 2) : line(label(other), MUTED[index % MUTED.length], 1),
     ),
     { distr: 4, range: fromZero },
-    drawLimit,
-    compactNumber,
+    (u) => drawLimit(u, run.limit),
+    { values: powersOfTen },
   );
   plot(
     "delay",
     withServer.map((other) => [other.server.t, other.server.delay]),
     withServer.map((other, index) => ({
       ...(other === run ? line(run.strategy, COLOURS.delay, 2) : line(label(other), MUTED[index % MUTED.length], 1)),
-      value: (u, exponent) => (exponent === null || exponent === undefined ? "--" : readableSeconds(10 ** exponent)),
+      value: delay.value,
     })),
-    { range: (u, min, max) => [Math.floor(min ?? -1), Math.max(Math.ceil(max ?? 0), Math.floor(min ?? -1) + 1)] },
+    delay.scale,
     undefined,
-    tenToThe,
-    [1, 2, 3, 5, 10, 20, 50, 100],
+    delay,
   );
   const names = ["ok", "errors", "timedout", ...(run.client.hasThrottled ? ["throttled"] : []), "attempts"];
   const earlierWithClient = earlier.filter((other) => other.client.t.length > 0);
@@ -152,40 +151,19 @@ function draw() {
     ],
     { distr: 4, range: fromZero },
     undefined,
-    compactNumber,
+    { values: powersOfTen },
   );
-}
-
-/** Log-like (asinh) axes start at 0, where asinh is linear, and end at a power of ten. */
-const fromZero = (u, min, max) => [0, 10 ** Math.ceil(Math.log10(Math.max(max, 1) * 1.01))];
-
-/** Labels of an axis of exponents: 0.1, 1, 10, 1,000, 1e4 … */
-const tenToThe = (u, splits) =>
-  splits.map((exponent) => (!Number.isInteger(exponent) ? "" : exponent >= 4 ? `1e${exponent}` : (10 ** exponent).toLocaleString("en")));
-
-/** Labels at 0 and powers of ten only, short enough to fit: 1e6 rather than 1,000,000. */
-const compactNumber = (u, splits) =>
-  splits.map((value) => {
-    if (value === 0) return "0";
-    if (!(value > 0) || !Number.isInteger(Math.round(Math.log10(value) * 1e6) / 1e6)) return "";
-    return value >= 1e4 ? value.toExponential(0).replace("+", "") : value.toLocaleString("en");
-  });
-
-/** Every chart's time axis runs from 0 to the latest report of any run: points without values at both ends. */
-function spanTime([data]) {
-  if (data[0][0] > 0) data.forEach((values, index) => (data[index] = [index === 0 ? 0 : undefined, ...values]));
-  if (data[0].at(-1) < xMax) data.forEach((values, index) => (data[index] = [...values, index === 0 ? xMax : undefined]));
-  return data;
 }
 
 // Gaps of the join (another series' times) are bridged; explicit nulls (an outage) are not.
 const line = (label, stroke, width) => ({ label, stroke, width, spanGaps: false, points: { show: false } });
 
-/** Draws one chart; it is made anew only when its series change, and fed new data otherwise. */
-function plot(name, tables, series, yScale, drawExtra, yValues, yIncrements) {
+/** Draws one chart; it is made anew only when its series change, and fed new data otherwise. `yAxis`: its values and steps. */
+function plot(name, tables, series, yScale, drawExtra, yAxis) {
   const container = $(`chart-${name}`);
   if (tables.length === 0 || tables[0][0].length === 0) return;
-  const data = spanTime(tables.length === 1 ? tables.map((table) => table.slice()) : [uPlot.join(tables)]);
+  // Every chart's time axis runs from 0 to the latest report of any run.
+  const data = spanTime(tables.length === 1 ? tables[0].slice() : uPlot.join(tables), xMax);
   const key = JSON.stringify(series.map((one) => [one.label, one.stroke]));
   const existing = plots[name];
   if (existing !== undefined && existing.key === key) {
@@ -198,15 +176,7 @@ function plot(name, tables, series, yScale, drawExtra, yValues, yIncrements) {
     width: container.clientWidth,
     height: 220,
     scales: { x: { time: false }, y: yScale },
-    axes: [
-      { label: "seconds since the run started", grid: GRID },
-      {
-        size: 60,
-        grid: GRID,
-        ...(yValues === undefined ? {} : { values: yValues }),
-        ...(yIncrements === undefined ? {} : { incrs: yIncrements }),
-      },
-    ],
+    axes: timeAxes(yAxis),
     series: [{ label: "t (s)" }, ...series],
     legend: { live: true },
     hooks: {
@@ -229,47 +199,15 @@ function plot(name, tables, series, yScale, drawExtra, yValues, yIncrements) {
 function shadePhases(u) {
   const run = runs.at(-1);
   if (run === undefined) return;
-  const { ctx } = u;
-  const { left, top, width, height } = u.bbox;
-  const clamp = (x) => Math.min(left + width, Math.max(left, x));
-  ctx.save();
-  ctx.font = `${11 * devicePixelRatio}px system-ui, sans-serif`;
-  // uPlot leaves the alignment of its axis labels set.
-  ctx.textAlign = "left";
-  ctx.textBaseline = "alphabetic";
-  run.phases.forEach((phase, index) => {
-    const end = index + 1 < run.phases.length ? run.phases[index + 1].atS : u.scales.x.max;
-    const from = clamp(u.valToPos(phase.atS, "x", true));
-    const to = clamp(u.valToPos(end, "x", true));
-    if (to <= from) return;
-    ctx.fillStyle = PHASE_FILL[phase.phase];
-    ctx.fillRect(from, top, to - from, height);
-    ctx.fillStyle = "#555";
-    ctx.fillText(phase.phase, from + 4 * devicePixelRatio, top + 12 * devicePixelRatio);
-  });
-  ctx.restore();
-}
-
-/** The concurrency limit, dashed: above it the delay grows. */
-function drawLimit(u) {
-  const run = runs.at(-1);
-  if (run === undefined) return;
-  const y = u.valToPos(run.limit, "y", true);
-  const { ctx } = u;
-  ctx.save();
-  ctx.strokeStyle = "#888";
-  ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
-  ctx.beginPath();
-  ctx.moveTo(u.bbox.left, y);
-  ctx.lineTo(u.bbox.left + u.bbox.width, y);
-  ctx.stroke();
-  ctx.fillStyle = "#555";
-  ctx.font = `${11 * devicePixelRatio}px system-ui, sans-serif`;
-  // uPlot leaves the alignment of its axis labels set.
-  ctx.textAlign = "left";
-  ctx.textBaseline = "alphabetic";
-  ctx.fillText(`limit ${run.limit}`, u.bbox.left + u.bbox.width - 60 * devicePixelRatio, y - 4 * devicePixelRatio);
-  ctx.restore();
+  shadeBands(
+    u,
+    run.phases.map((phase, index) => ({
+      fromS: phase.atS,
+      toS: index + 1 < run.phases.length ? run.phases[index + 1].atS : u.scales.x.max,
+      fill: PHASE_FILL[phase.phase],
+      name: phase.phase,
+    })),
+  );
 }
 
 // ---- figures -------------------------------------------------------------------------
@@ -287,6 +225,14 @@ function showFigures(run) {
   };
   $("ok").textContent = rate(run?.client.ok ?? []);
   $("timedout").textContent = rate(run?.client.timedout ?? []);
+  // A window in which the client fell behind is not evidence about the server: said loudly, with its figure.
+  const behind = run?.client.behind ?? [];
+  $("behind").hidden = behind.length === 0;
+  $("behind").textContent =
+    behind.length === 0
+      ? ""
+      : `The client fell behind in ${behind.length} window(s), last at ${last(behind).atS.toFixed(0)} s: ${last(behind).why}. ` +
+        "Those windows measure the client, not the server.";
   $("verdicts").replaceChildren(
     ...runs
       .filter((other) => other?.verdict !== undefined)
@@ -296,18 +242,6 @@ function showFigures(run) {
         return item;
       }),
   );
-}
-
-const YEAR_S = 365.25 * 24 * 3600;
-
-function readableSeconds(seconds) {
-  if (seconds === null) return "forever";
-  if (seconds < 1) return `${(seconds * 1000).toFixed(0)} ms`;
-  if (seconds < 120) return `${seconds.toFixed(2)} s`;
-  if (seconds < 7200) return `${(seconds / 60).toFixed(1)} min`;
-  if (seconds < 2 * 86400) return `${(seconds / 3600).toFixed(1)} h`;
-  if (seconds < YEAR_S) return `${(seconds / 86400).toFixed(1)} days`;
-  return `${(seconds / YEAR_S).toPrecision(3)} years`;
 }
 
 addEventListener("resize", () => {

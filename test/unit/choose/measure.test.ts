@@ -3,8 +3,9 @@ import type { Candidate } from "../../../src/choose/candidates.ts";
 import { longestSurvived, type MeasurePlan, measure } from "../../../src/choose/measure.ts";
 import { outageCell } from "../../../src/choose/report.ts";
 import { simValuesFor } from "../../../src/choose/settings.ts";
-import { percentile, summarize } from "../../../src/choose/summary.ts";
+import { summarize } from "../../../src/choose/summary.ts";
 import { serverIsBack, worstVerdict } from "../../../src/model/verdict.ts";
+import { percentile } from "../../../src/model/percentile.ts";
 import { configFrom } from "../../../src/sim/main.ts";
 
 const BISECTION = { minOutageMs: 250, maxOutageMs: 600_000, bisectionRatio: 1.05, bisectionMs: 250 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyError } from "../../../src/client/classify-error.ts";
+import { classifyError, isClientLimit } from "../../../src/client/classify-error.ts";
 import { classifyStatus } from "../../../src/model/outcome.ts";
 
 const withCode = (code: string) => Object.assign(new Error("message text is never read"), { code });
@@ -41,5 +41,19 @@ describe("classifyError", () => {
     [null, "error", "other"],
   ])("%o -> %s (%s)", (error, outcome, errorKind) => {
     expect(classifyError(error)).toEqual(errorKind === undefined ? { outcome } : { outcome, errorKind });
+  });
+});
+
+describe("isClientLimit", () => {
+  it.each([
+    ["EMFILE", true],
+    ["ENFILE", true],
+    ["EADDRNOTAVAIL", true],
+    ["EADDRINUSE", true],
+    ["ECONNREFUSED", false],
+    ["ECONNRESET", false],
+    ["UND_ERR_CONNECT_TIMEOUT", false],
+  ])("%s -> %s: the attempt never left this machine", (code, limit) => {
+    expect(isClientLimit(classifyError(wrapped(code)))).toBe(limit);
   });
 });

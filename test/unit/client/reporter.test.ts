@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { clientReport, formatClientLine, formatClientSummary } from "../../../src/client/reporter.ts";
+import { formatClientLine, formatClientSummary } from "../../../src/client/reporter.ts";
+import { clientReport } from "../../../src/contracts/client-line-writer.ts";
 import { WindowStats } from "../../../src/model/window-stats.ts";
 
 describe("client reporter", () => {

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DashboardEvent } from "../../../src/dashboard/events.ts";
 import { type Dashboard, startDashboard } from "../../../src/dashboard/server.ts";
-import { uPlotFile } from "../../../src/dashboard/assets.ts";
+import { chartScriptFile, uPlotFile } from "../../../src/report/chart-files.ts";
 
 const started: Dashboard[] = [];
 afterEach(async () => {
@@ -64,6 +64,8 @@ describe("dashboard server", () => {
     const uPlot = await fetch(new URL("uPlot.iife.min.js", dashboard.url));
     expect(await uPlot.text()).toBe(readFileSync(uPlotFile("uPlot.iife.min.js"), "utf8"));
     expect((await fetch(new URL("dashboard.js", dashboard.url))).status).toBe(200);
+    expect(html).toContain('<script src="charts.js"></script>');
+    expect(await (await fetch(new URL("charts.js", dashboard.url))).text()).toBe(readFileSync(chartScriptFile("charts.js"), "utf8"));
     expect((await fetch(new URL("nothing-here", dashboard.url))).status).toBe(404);
     expect((await fetch(dashboard.url, { method: "POST" })).status).toBe(405);
   });

@@ -1,25 +1,54 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { clientSummaryJson, clientWindowJson, formatClientLine, formatClientSummary } from "../../../src/client/reporter.ts";
+import { formatClientLine, formatClientSummary } from "../../../src/client/reporter.ts";
+import { clientSummaryLine, clientWindowLine } from "../../../src/contracts/client-line-writer.ts";
+import { serverLine } from "../../../src/contracts/server-line-writer.ts";
 import { parseClientLog } from "../../../src/merge/client-log.ts";
 import { main } from "../../../src/merge/main.ts";
+import { UsageError } from "../../../src/cli/usage-error.ts";
 import { mergeClientLogs } from "../../../src/merge/merge-logs.ts";
 import { mergeWindowReports } from "../../../src/model/window-merge.ts";
 import { type WindowReport, WindowStats } from "../../../src/model/window-stats.ts";
 
 const START = Date.UTC(2025, 5, 21, 12, 0, 0);
+const NOT_BEHIND = { eventLoopDelay: undefined, behind: undefined };
+
+/** A server snapshot with nothing going on: 100 ms delay, every total 0. */
+const IDLE_SERVER = {
+  concurrency: 0,
+  lastDelayMs: 100,
+  peakConcurrency: 0,
+  peakDelayMs: 100,
+  admitted: 0,
+  served: 0,
+  abandoned: 0,
+  abandonedInService: 0,
+  cancelled: 0,
+  shed: 0,
+  expired: 0,
+  errorsInjected: 0,
+};
 
 /** One shard's -json output: `windows` windows of 1 s from START with the given OK latencies, then a summary. */
-function shardOutput(options: { shard?: string; windows: number; oks: number[]; latencyMs: number; failures?: number; offsetMs?: number }) {
+function shardOutput(options: {
+  shard?: string;
+  windows: number;
+  oks: number[];
+  latencyMs: number;
+  failures?: number;
+  offsetMs?: number;
+  /** Windows (by index) in which this shard fell behind, with the lateness it records there. */
+  behind?: Record<number, number>;
+}) {
   const stats = new WindowStats(0);
   const lines: string[] = [];
   const reports: WindowReport[] = [];
   const offset = options.offsetMs ?? 0;
   for (let index = 0; index < options.windows; index++) {
     for (let ok = 0; ok < options.oks[index]!; ok++) {
-      stats.attemptStarted(false);
+      stats.attemptStarted(false, options.behind?.[index] ?? 0);
       stats.attemptEnded({ outcome: "ok" }, options.latencyMs + ok);
     }
     for (let failure = 0; failure < (options.failures ?? 0); failure++) {
@@ -30,11 +59,21 @@ function shardOutput(options: { shard?: string; windows: number; oks: number[]; 
     reports.push(report);
     const epochMs = START + offset + (index + 1) * 1_000 + 3;
     lines.push(
-      JSON.stringify(clientWindowJson(report, index, epochMs, { gridEpochMs: START + offset + (index + 1) * 1_000, shard: options.shard })),
+      JSON.stringify(
+        clientWindowLine(
+          report,
+          index,
+          epochMs,
+          { gridEpochMs: START + offset + (index + 1) * 1_000, shard: options.shard },
+          options.behind?.[index] === undefined
+            ? NOT_BEHIND
+            : { eventLoopDelay: undefined, behind: `lateness p99 ${options.behind[index]} ms` },
+        ),
+      ),
     );
   }
   const totals = stats.totals(options.windows * 1_000);
-  lines.push(JSON.stringify(clientSummaryJson(totals, "duration", START + offset + options.windows * 1_000 + 9, options.shard)));
+  lines.push(JSON.stringify(clientSummaryLine(totals, "duration", START + offset + options.windows * 1_000 + 9, options.shard, 0)));
   return { text: `client: 10 clients (shard …)\n${lines.join("\n")}\n`, reports, totals };
 }
 
@@ -83,8 +122,12 @@ describe("merge", () => {
   });
 
   it("names the line of a JSON object that is not a client's window", () => {
-    expect(() => parseClientLog("x.log", '{"source":"server","concurrency":3}\n')).toThrow("x.log:1: no epochMs and windowMs");
+    expect(() => parseClientLog("x.log", '{"source":"server","concurrency":3}\n')).toThrow(
+      /^x\.log:1: "time": expected string, received undefined \(is this a client's -json output\?\)$/,
+    );
     expect(() => parseClientLog("x.log", "client: …\n{oops\n")).toThrow("x.log:2: not valid JSON");
+    const window = shardOutput({ windows: 1, oks: [1], latencyMs: 1 }).text.split("\n")[1]!;
+    expect(() => parseClientLog("x.log", `${window.replace('"ok":1', '"ok":-1')}\n`)).toThrow(/^x\.log:1: "ok": /);
   });
 });
 
@@ -117,8 +160,8 @@ describe("merge's main", () => {
     const lines = text.stdout.trim().split("\n");
     const first = mergeWindowReports([a.reports[0]!, b.reports[0]!]);
     // The merged window lasts 1 s (from the JSON's epochMs and windowMs).
-    expect(lines[0]).toBe(formatClientLine({ ...first, startMs: 0, endMs: 1_000 }, 0));
-    expect(lines[2]).toBe(formatClientSummary({ ...mergeWindowReports([a.totals, b.totals]), startMs: 0, endMs: 2_000 }));
+    expect(lines[0]).toBe(formatClientLine({ ...first, startMs: 0, endMs: 1_000 }, 0, NOT_BEHIND));
+    expect(lines[2]).toBe(formatClientSummary({ ...mergeWindowReports([a.totals, b.totals]), startMs: 0, endMs: 2_000 }, 0));
     const json = run(["-json", join(dir, "a.log"), join(dir, "b.log")]);
     const objects = json.stdout
       .trim()
@@ -129,19 +172,56 @@ describe("merge's main", () => {
     expect(Object.keys(objects[0]!)).toEqual(Object.keys(JSON.parse(a.text.split("\n")[1]!)).filter((key) => key !== "shard"));
   });
 
+  it("marks a merged window in which any shard fell behind, names the shard, and makes the verdict invalid", () => {
+    dir = mkdtempSync(join(tmpdir(), "merge-"));
+    const oks = [100, 100, 100, 100, 100, 100];
+    writeFileSync(join(dir, "a.log"), shardOutput({ shard: "0/2", windows: 6, oks, latencyMs: 1 }).text);
+    writeFileSync(join(dir, "b.log"), shardOutput({ shard: "1/2", windows: 6, oks, latencyMs: 1, behind: { 4: 500 } }).text);
+    const merged = mergeClientLogs([
+      parseClientLog("a", readFileSync(join(dir, "a.log"), "utf8")),
+      parseClientLog("b", readFileSync(join(dir, "b.log"), "utf8")),
+    ]);
+    expect(merged.windows.map((window) => window.behind)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      "shard 1/2: lateness p99 500 ms",
+      undefined,
+    ]);
+    // The lateness of the shards is merged from their histograms, with the exact maximum.
+    expect(merged.windows[4]!.report.lateness?.maxMs).toBe(500);
+    expect(merged.windows[3]!.report.lateness?.maxMs).toBe(0);
+
+    const phases = ["-stop-at", String(START + 2_000), "-resume-at", String(START + 3_000)];
+    const json = run(["-json", ...phases, join(dir, "a.log"), join(dir, "b.log")]);
+    expect(json.code).toBe(0);
+    const objects = json.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(objects.slice(0, 6).map((object) => object.behind)).toEqual([false, false, false, false, true, false]);
+    expect(objects[6]).toMatchObject({ summary: true, behind: true, behindWindows: 1 });
+    expect(objects[7]).toMatchObject({ metrics: { verdict: "invalid" } });
+    expect(json.stderr).toContain("merge: WARNING: a client fell behind in the window ending");
+    const text = run([...phases, join(dir, "a.log"), join(dir, "b.log")]);
+    expect(text.stdout).toContain("CLIENT BEHIND (not the server's figures): shard 1/2: lateness p99 500 ms");
+    expect(text.stdout).toMatch(/metrics: verdict invalid: the client could not keep up in the window 4\.0 s to 5\.0 s/);
+  });
+
   it("computes the scenario metrics from the outage's times, with the server's side when its log is given", () => {
     dir = mkdtempSync(join(tmpdir(), "merge-"));
     // 10 windows of 1 s: 100 OK/s, nothing during the outage (4 s to 6 s), then 100 again.
     const oks = [100, 100, 100, 100, 0, 0, 100, 100, 100, 100];
     writeFileSync(join(dir, "a.log"), shardOutput({ windows: 10, oks, latencyMs: 1 }).text);
     const server = Array.from({ length: 10 }, (_, index) =>
-      JSON.stringify({
-        epochMs: START + (index + 1) * 1_000,
-        concurrency: index === 6 ? 200 : 5,
-        lastDelayMs: 100,
-        peakConcurrency: index === 6 ? 400 : 5,
-        peakDelayMs: 100,
-      }),
+      JSON.stringify(
+        serverLine(START + (index + 1) * 1_000, {
+          ...IDLE_SERVER,
+          concurrency: index === 6 ? 200 : 5,
+          peakConcurrency: index === 6 ? 400 : 5,
+        }),
+      ),
     );
     writeFileSync(join(dir, "server.log"), `${server.join("\n")}\n`);
     const phases = ["-stop-at", String(START + 4_000), "-resume-at", new Date(START + 6_000).toISOString()];
@@ -158,6 +238,27 @@ describe("merge's main", () => {
       serverRecoveryMs: 2_000,
       verdict: "recovered",
     });
+  });
+
+  it("refuses a -server file that is not the server's -json output, naming its file and line", () => {
+    dir = mkdtempSync(join(tmpdir(), "merge-"));
+    const client = join(dir, "a.log");
+    writeFileSync(client, shardOutput({ windows: 10, oks: Array<number>(10).fill(100), latencyMs: 1 }).text);
+    const text = join(dir, "server.txt");
+    writeFileSync(text, "Jun 21 22:11:08.519: concurrency:    8, last delay: 100ms\n");
+    const phases = ["-stop-at", String(START + 4_000), "-resume-at", String(START + 6_000)];
+    // The client's own output given as the server's: its first JSON line is line 2.
+    expect(() => run(["-server", client, ...phases, client])).toThrow(
+      new UsageError(`${client}:2: "concurrency": expected number, received undefined (is this the server's -json output?)`),
+    );
+    expect(() => run(["-server", text, ...phases, client])).toThrow(
+      new UsageError(`${text}: no JSON line (is this the server's -json output?)`),
+    );
+    // Refused before anything is printed.
+    let printed = "";
+    const write = (more: string) => (printed += more);
+    expect(() => main(["-server", client, ...phases, client], { stdout: { write }, stderr: { write }, env: {} })).toThrow(UsageError);
+    expect(printed).toBe("");
   });
 
   it("refuses bad input with a usage error naming it", () => {

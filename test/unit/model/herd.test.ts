@@ -114,6 +114,7 @@ describe("Herd", () => {
     const ended: { ok: boolean; latencyMs: number }[] = [];
     const observer = {
       attemptStarted: (isRetry: boolean) => stats.attemptStarted(isRetry),
+      attemptNotSent: (isRetry: boolean) => stats.attemptNotSent(isRetry),
       attemptEnded: (result: AttemptResult, latencyMs: number) => stats.attemptEnded(result, latencyMs),
       gaveUp: () => stats.gaveUp(),
       attemptRefused: () => {},

@@ -186,6 +186,7 @@ describe("OpenLoop", () => {
     const stats = new WindowStats(0);
     const observer = {
       attemptStarted: (isRetry: boolean) => stats.attemptStarted(isRetry),
+      attemptNotSent: (isRetry: boolean) => stats.attemptNotSent(isRetry),
       attemptEnded: (result: AttemptResult, latencyMs: number) => stats.attemptEnded(result, latencyMs),
       attemptRefused: (refusal: "throttled" | "rejected") => stats.attemptRefused(refusal),
       gaveUp: () => stats.gaveUp(),

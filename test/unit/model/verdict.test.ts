@@ -181,6 +181,67 @@ describe("verdict", () => {
     expect(clientsBackMs(windows([...steady(7), [95, 0], [95, 6], [95, 5], [90, 0]]), phases, 100)).toBe(15_000);
     expect(clientsBackMs(windows([...steady(7), [95, 0], [89, 0], [95, 0]]), phases, 100)).toBeUndefined();
     expect(clientsBackMs(windows([...steady(12)]), phases, 0)).toBeUndefined();
-    expect(Object.keys(VERDICT_DEFINITIONS).sort()).toEqual(["collapsed", "recovered", "recovering", "too-short"]);
+    expect(Object.keys(VERDICT_DEFINITIONS).sort()).toEqual(["collapsed", "invalid", "recovered", "recovering", "too-short"]);
+  });
+
+  describe("invalid: a window the verdict depends on in which the client fell behind", () => {
+    const phases: Phases = { stopAtMs: 15_000, resumeAtMs: 35_000, endMs: 95_000 };
+    const server = [
+      ...reports(
+        1_000,
+        Array.from({ length: 14 }, () => [8, 12] as const),
+      ),
+      ...reports(35_000, [
+        [500, 900],
+        [400, 500],
+      ]),
+    ];
+    const collapsedClient = windows([...steady(3), ...down(16)]);
+    const marking = (
+      client: ClientWindow[],
+      index: number,
+      reason = "attempts sent late: lateness p99 1900 ms (max 7300 ms) above 200 ms",
+    ) => client.map((window, at) => (at === index ? { ...window, behind: reason } : window));
+
+    it("wins over collapsed, names the window and the figure", () => {
+      expect(judge({ server, client: collapsedClient, phases, concurrencyLimit: 30, baselineOkPerSec: 100 }).verdict).toBe("collapsed");
+      const judgement = judge({ server, client: marking(collapsedClient, 8), phases, concurrencyLimit: 30, baselineOkPerSec: 100 });
+      expect(judgement.verdict).toBe("invalid");
+      expect(judgement.why).toBe(
+        "the client could not keep up in the window 40.0 s to 45.0 s (1 window(s) marked from the outage on): " +
+          "attempts sent late: lateness p99 1900 ms (max 7300 ms) above 200 ms; nothing about the server can be read from them",
+      );
+    });
+
+    it("wins over recovered, from the outage's start to the end", () => {
+      const recoveredServer = [
+        ...reports(
+          1_000,
+          Array.from({ length: 14 }, () => [8, 12] as const),
+        ),
+        ...reports(35_000, [
+          [5, 40],
+          [5, 5],
+        ]),
+      ];
+      const client = windows([...steady(3), ...down(4), ...steady(12)]);
+      expect(judge({ server: recoveredServer, client, phases, concurrencyLimit: 30, baselineOkPerSec: 100 }).verdict).toBe("recovered");
+      // The window of the outage's start (15 s to 20 s) counts: the load offered during the outage is part of the result.
+      expect(
+        judge({ server: recoveredServer, client: marking(client, 3), phases, concurrencyLimit: 30, baselineOkPerSec: 100 }).verdict,
+      ).toBe("invalid");
+      expect(
+        judge({ server: recoveredServer, client: marking(client, 18), phases, concurrencyLimit: 30, baselineOkPerSec: 100 }).verdict,
+      ).toBe("invalid");
+    });
+
+    it("does not count a marked window before the outage, nor one after the end", () => {
+      const client = windows([...steady(3), ...down(16)]);
+      expect(judge({ server, client: marking(client, 1), phases, concurrencyLimit: 30, baselineOkPerSec: 100 }).verdict).toBe("collapsed");
+      const shortPhases: Phases = { ...phases, endMs: 60_000 };
+      expect(judge({ server, client: marking(client, 14), phases: shortPhases, concurrencyLimit: 30, baselineOkPerSec: 100 }).verdict).toBe(
+        "collapsed",
+      );
+    });
   });
 });

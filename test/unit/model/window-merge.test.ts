@@ -20,7 +20,18 @@ describe("merging windows", () => {
   it("adds counts kind by kind", () => {
     expect(
       addCounts([
-        { ok: 1, errors: 2, timedout: 3, gaveUp: 4, attempts: 10, retries: 5, throttled: 7, rejected: 1, errorKinds: { refused: 2 } },
+        {
+          ok: 1,
+          errors: 2,
+          timedout: 3,
+          gaveUp: 4,
+          attempts: 10,
+          retries: 5,
+          throttled: 7,
+          rejected: 1,
+          notSent: 2,
+          errorKinds: { refused: 2 },
+        },
         {
           ok: 10,
           errors: 1,
@@ -30,6 +41,7 @@ describe("merging windows", () => {
           retries: 1,
           throttled: 2,
           rejected: 8,
+          notSent: 0,
           errorKinds: { refused: 1, "http-5xx": 0 },
         },
       ]),
@@ -42,6 +54,7 @@ describe("merging windows", () => {
       retries: 6,
       throttled: 9,
       rejected: 9,
+      notSent: 2,
       errorKinds: { refused: 3, "http-5xx": 0 },
     });
   });

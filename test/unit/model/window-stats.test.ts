@@ -38,6 +38,7 @@ describe("window statistics", () => {
       retries: 2,
       throttled: 1,
       rejected: 2,
+      notSent: 0,
       errorKinds: { refused: 1 },
     });
     expect(window.latency?.p50Ms).toBeCloseTo(50, 1);

@@ -20,7 +20,7 @@ function setUp(
   });
   const network = new SimulatedNetwork(queue, clock, backlog, networkOptions(clock));
   const results: AttemptResult[] = [];
-  const send = () => network.transport.send({ done: (result) => results.push(result) });
+  const send = () => network.transport.send({ done: (result) => results.push(result), notSent: () => {} });
   const abort = network.transport.abort;
   return { clock, queue, network, results, send, abort };
 }

@@ -1,0 +1,34 @@
+import { formatDuration } from "../cli/duration.ts";
+import type { ServiceSnapshot } from "../model/service-queue.ts";
+import type { ServerLine } from "./server-line.ts";
+
+/* The writer of the server's line; its contract (schema, type, reader) is server-line.ts. */
+
+/** The line for one snapshot of the service. */
+export function serverLine(epochMs: number, snapshot: ServiceSnapshot): ServerLine {
+  return {
+    time: new Date(epochMs).toISOString(),
+    epochMs,
+    concurrency: snapshot.concurrency,
+    lastDelayMs: Number.isFinite(snapshot.lastDelayMs) ? snapshot.lastDelayMs : null,
+    lastDelay: formatDuration(snapshot.lastDelayMs),
+    peakConcurrency: snapshot.peakConcurrency,
+    peakDelayMs: Number.isFinite(snapshot.peakDelayMs) ? snapshot.peakDelayMs : null,
+    admitted: snapshot.admitted,
+    served: snapshot.served,
+    abandoned: snapshot.abandoned,
+    abandonedInService: snapshot.abandonedInService,
+    cancelled: snapshot.cancelled,
+    shed: snapshot.shed,
+    expired: snapshot.expired,
+    errorsInjected: snapshot.errorsInjected,
+    ...(snapshot.threads === undefined
+      ? {}
+      : { queueLength: snapshot.queueLength, threadsBusy: snapshot.threadsBusy, threads: snapshot.threads }),
+  };
+}
+
+/** serverLine() as the text the server prints. */
+export function formatServerJson(epochMs: number, snapshot: ServiceSnapshot): string {
+  return JSON.stringify(serverLine(epochMs, snapshot));
+}

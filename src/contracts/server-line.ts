@@ -1,0 +1,80 @@
+import { z } from "zod";
+import type { ServerSample } from "../model/timeline.ts";
+import { checkLine, ContractError, jsonLines, type LinePlace, parseJsonObject } from "./json-line.ts";
+
+/*
+ * The server's -json line (once a second), also its GET /stats body and, with "source":
+ * "server", the simulator's. One object per line; an infinite delay is written as null.
+ * Its type and the one reader are here; the writer, serverLine(), is in
+ * server-line-writer.ts, so that the programs that only write lines never load the
+ * validator (zod's many files at start-up would not fit a process short of descriptors).
+ * A new field is one entry in SERVER_LINE (optional if older lines lack it) and one in
+ * serverLine().
+ */
+
+const COUNT = z.number().int().nonnegative();
+/** Milliseconds; null when the delay outgrew every number. */
+const DELAY_MS = z.number().nonnegative().nullable();
+
+export const SERVER_LINE = z.object({
+  time: z.string(),
+  epochMs: z.number(),
+  concurrency: COUNT,
+  lastDelayMs: DELAY_MS,
+  /** The same delay in Go notation. */
+  lastDelay: z.string(),
+  /** The most in service since the previous line, and its delay. */
+  peakConcurrency: COUNT,
+  peakDelayMs: DELAY_MS,
+  admitted: COUNT,
+  served: COUNT,
+  abandoned: COUNT,
+  abandonedInService: COUNT,
+  cancelled: COUNT,
+  shed: COUNT,
+  expired: COUNT,
+  errorsInjected: COUNT,
+  /** The queue model only (-model queue): requests waiting for a thread, threads busy, threads in all. */
+  queueLength: COUNT.optional(),
+  threadsBusy: COUNT.optional(),
+  threads: COUNT.optional(),
+});
+
+export type ServerLine = z.infer<typeof SERVER_LINE>;
+
+const WHAT = "the server's -json output";
+
+/** One line of the server's -json output, checked; a LineError naming the file and line otherwise. */
+export function parseServerLine(text: string, place: LinePlace): ServerLine {
+  return checkLine(SERVER_LINE, parseJsonObject(text, place, WHAT), place, WHAT);
+}
+
+/** A line as a point of the server's timeline, in ms from `startEpochMs`. */
+export function serverSample(line: ServerLine, startEpochMs: number): ServerSample {
+  return {
+    atMs: line.epochMs - startEpochMs,
+    concurrency: line.concurrency,
+    lastDelayMs: line.lastDelayMs ?? Infinity,
+    peakConcurrency: line.peakConcurrency,
+    peakDelayMs: line.peakDelayMs ?? Infinity,
+    abandoned: line.abandoned,
+    abandonedInService: line.abandonedInService,
+    cancelled: line.cancelled,
+    expired: line.expired,
+  };
+}
+
+/**
+ * The server's timeline from its -json output (`lines` as in the file, numbered from 1),
+ * skipping lines that are not JSON. `requireSome`: a file without one server line is an error too.
+ */
+export function readServerSamples(
+  lines: readonly string[],
+  startEpochMs: number,
+  file: string,
+  options: { requireSome?: boolean } = {},
+): ServerSample[] {
+  const samples = jsonLines(lines).map(({ text, line }) => serverSample(parseServerLine(text, { file, line }), startEpochMs));
+  if (options.requireSome === true && samples.length === 0) throw new ContractError(`${file}: no JSON line (is this ${WHAT}?)`);
+  return samples;
+}

@@ -1,0 +1,219 @@
+import type { Random } from "../backoff/random.ts";
+import type { Clock, TimerOwner } from "../clock/clock.ts";
+import { ADMITTED, type ClientInstances, THROTTLED } from "./client-instances.ts";
+import type { RetryConfig, RetryGate } from "./client-loop.ts";
+import { type AttemptOutcome, type AttemptResult, type LocalRefusal, TIMEDOUT_RESULT } from "./outcome.ts";
+
+/** Where a transport reports the result of an attempt. */
+export interface AttemptSink {
+  done(result: AttemptResult): void;
+  /**
+   * The client could not send the attempt at all (no file descriptor, no local port): its
+   * own limit, not the server's answer. The attempt is held and sent again shortly, as if
+   * its timer had fired late; nothing is retried as a failure. Instead of `done`, once.
+   */
+  notSent(): void;
+}
+
+/** How long an attempt that found no descriptor or local port waits before it tries again, ms. */
+export const NOT_SENT_WAIT_MS = 50;
+
+/**
+ * How attempts reach a server: the real client sends HTTP with undici, the simulator
+ * hands them to a modelled network. `send` reports through `sink.done` exactly once,
+ * unless the attempt is aborted first, and never after that; it may report before it
+ * returns. It returns whatever the transport needs to abort that attempt (an
+ * AbortController, a ticket number), so that an attempt costs no closure. Callbacks, not
+ * promises, so that a virtual clock sees every step in order.
+ */
+export interface Transport<Attempt = unknown> {
+  send(sink: AttemptSink): Attempt;
+  /** Aborts an attempt in flight (and its connection). */
+  abort(attempt: Attempt): void;
+}
+
+/** What a herd tells its statistics; times in ms on the herd's clock. */
+export interface HerdObserver {
+  /** `latenessMs`: how long after its planned instant (its timer's due time) it went out; 0 on a virtual clock. */
+  attemptStarted(isRetry: boolean, latenessMs: number): void;
+  /** An attempt started could not be sent (see AttemptSink.notSent); it is not an attempt, nor a failure. */
+  attemptNotSent(isRetry: boolean): void;
+  attemptEnded(result: AttemptResult, latencyMs: number): void;
+  /** An attempt the client refused itself (throttle, open breaker): never sent, never counted as an attempt. */
+  attemptRefused(refusal: LocalRefusal): void;
+  gaveUp(): void;
+  /**
+   * A request ended: it succeeded, or its user gave it up. `latencyMs` runs from its first
+   * attempt to its end, retries and waits included: what the user waited. Optional, so that
+   * a herd whose observer does not ask for it does no extra work.
+   */
+  requestEnded?(ok: boolean, latencyMs: number): void;
+}
+
+/** What the attempt cycles of one herd (closed users) or one open-loop source (chains) share. */
+export interface AttemptContext {
+  readonly clock: Clock;
+  readonly transport: Transport;
+  readonly observer: HerdObserver;
+  readonly options: { readonly timeoutMs: number; readonly retry: RetryConfig };
+  /** The budgets, throttles and breakers of the client instances; undefined when none is on. */
+  readonly fleet: ClientInstances | undefined;
+  /** Attempts in flight, over all cycles. */
+  inFlight: number;
+  stopped: boolean;
+  /**
+   * No attempt is sent at or after this instant (the end of a run with a duration). A busy
+   * process runs its overdue timers before the one that stops it; past the end they send
+   * nothing, so the stop comes at once instead of after every overdue send.
+   */
+  stopAtMs: number;
+}
+
+/**
+ * The lifecycle of one attempt at a time, which a closed user and an open-loop chain share:
+ * admit it (the client's own throttle or breaker may refuse it), send it with its
+ * deadline, take its result or its timeout, abort it when it timed out or when stopped.
+ * What comes after an attempt (think, retry, give up, end the chain) is the subclass's
+ * `decide`. The cycle is its own sink and its own timer: it waits or has an attempt in
+ * flight, never both, so one timer serves for its wait and its attempt's deadline, and an
+ * attempt allocates nothing, which matters for a million users in virtual time.
+ */
+export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate {
+  clockSlot: unknown = undefined;
+  /** Whether the next attempt is a retry. */
+  protected isRetry = false;
+  private attemptInFlight = false;
+  /** What the transport returned for the attempt in flight. */
+  private attempt: unknown = undefined;
+  protected readonly context: AttemptContext;
+  /** The cycle's number: its slot among the client instances (and, for a user, where its times are). */
+  protected readonly index: number;
+
+  constructor(context: AttemptContext, index: number) {
+    this.context = context;
+    this.index = index;
+  }
+
+  /** When the attempt in flight started. */
+  protected abstract get startedAt(): number;
+  protected abstract set startedAt(ms: number);
+  /** When the next attempt is planned: its wait's due time, or a request's arrival on its schedule. */
+  protected abstract get plannedAt(): number;
+  protected abstract set plannedAt(ms: number);
+  /** Where the cycle draws its random numbers. */
+  protected abstract get random(): Random;
+
+  /** After an attempt (or a local refusal, `result` undefined): the next wait, at least `minWaitMs`, or the end. */
+  protected abstract decide(outcome: AttemptOutcome, result: AttemptResult | undefined, minWaitMs: number): void;
+
+  /** Called as an attempt is tried, before the client's own admission: a user notes when its request started. */
+  protected beforeAttempt(): void {}
+
+  /** The wait is over (send), or the attempt's deadline has passed. */
+  onTimer(): void {
+    if (this.attemptInFlight) this.done(TIMEDOUT_RESULT);
+    else this.send();
+  }
+
+  protected send(): void {
+    const context = this.context;
+    const now = context.clock.now();
+    if (context.stopped || now >= context.stopAtMs) return;
+    this.startedAt = now;
+    this.beforeAttempt();
+    if (context.fleet !== undefined) {
+      const admission = context.fleet.admit(this.index, this.isRetry, this.startedAt, this.random);
+      if (admission !== ADMITTED) {
+        this.refuse(admission === THROTTLED ? "throttled" : "rejected");
+        return;
+      }
+    }
+    context.inFlight++;
+    const lateness = now - this.plannedAt;
+    context.observer.attemptStarted(this.isRetry, lateness > 0 ? lateness : 0);
+    this.attemptInFlight = true;
+    context.clock.arm(this, context.options.timeoutMs);
+    const attempt = context.transport.send(this);
+    // The transport may have answered already (a server shedding load).
+    if (this.attemptInFlight) this.attempt = attempt;
+  }
+
+  done(result: AttemptResult): void {
+    if (!this.attemptInFlight) return;
+    const context = this.context;
+    this.attemptInFlight = false;
+    context.clock.cancel(this);
+    context.inFlight--;
+    const attempt = this.attempt;
+    this.attempt = undefined;
+    // Our deadline passed: abort the request and its connection, as the reference does.
+    if (result === TIMEDOUT_RESULT) context.transport.abort(attempt);
+    if (context.stopped) return;
+    context.observer.attemptEnded(result, context.clock.now() - this.startedAt);
+    context.fleet?.attemptEnded(this.index, result.outcome, context.clock.now());
+    this.decide(result.outcome, result, 0);
+  }
+
+  /** The attempt never went out: it is sent again shortly, still planned when it was, so the wait counts as lateness. */
+  notSent(): void {
+    if (!this.attemptInFlight) return;
+    const context = this.context;
+    this.attemptInFlight = false;
+    context.clock.cancel(this);
+    context.inFlight--;
+    this.attempt = undefined;
+    if (context.stopped) return;
+    context.observer.attemptNotSent(this.isRetry);
+    context.clock.arm(this, NOT_SENT_WAIT_MS);
+  }
+
+  /**
+   * The client refused this attempt itself: it fails at once, at no cost to the server.
+   * Node waits at least 1 ms for any timer; so does the simulator, or a zero backoff after
+   * a local refusal would spin at one instant.
+   */
+  private refuse(refusal: LocalRefusal): void {
+    this.context.observer.attemptRefused(refusal);
+    this.context.fleet!.refused(this.index);
+    this.decide(refusal, undefined, 1);
+  }
+
+  /** RetryGate: the budget of this cycle's client instance decides. */
+  allowRetry(outcome: AttemptOutcome): boolean {
+    return this.context.fleet!.allowRetry(this.index, outcome, this.context.clock.now());
+  }
+
+  /** The gate for decideAfterAttempt: this cycle when client instances are on, none otherwise. */
+  protected get gate(): RetryGate | undefined {
+    return this.context.fleet === undefined ? undefined : this;
+  }
+
+  /** Gave up on the request: the observer and the instance's budget are told. */
+  protected gaveUp(): void {
+    this.context.observer.gaveUp();
+    this.context.fleet?.requestAbandoned(this.index);
+  }
+
+  /** Arms the next attempt after the wait the policy chose, at least `minWaitMs`. */
+  protected armRetry(waitMs: number, minWaitMs: number): void {
+    this.waitFor(waitMs < minWaitMs ? minWaitMs : waitMs);
+  }
+
+  /** Arms the wait before the next attempt, and plans that attempt at the wait's end. */
+  protected waitFor(waitMs: number): void {
+    this.plannedAt = this.context.clock.now() + (waitMs > 0 ? waitMs : 0);
+    this.context.clock.arm(this, waitMs);
+  }
+
+  /** Cancels the wait, or ends the attempt in flight without counting it. */
+  stop(): void {
+    const context = this.context;
+    context.clock.cancel(this);
+    if (!this.attemptInFlight) return;
+    this.attemptInFlight = false;
+    context.inFlight--;
+    const attempt = this.attempt;
+    this.attempt = undefined;
+    context.transport.abort(attempt);
+  }
+}

@@ -1,0 +1,227 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+/*
+ * The import rules of docs/design.md ("Layers"), checked on every import under src/: which
+ * folder may import which, and no circle between files. Imports are read with the
+ * TypeScript compiler's own pre-processor (static, type-only, dynamic and re-exports alike).
+ */
+
+const SRC = resolve(import.meta.dirname, "../../src");
+
+/** What each folder may import besides itself: the layers of docs/design.md, lowest first. */
+const FOUNDATION = ["backoff", "clock", "cli"];
+const PURE = [...FOUNDATION, "model"];
+const SHARED = [...PURE, "strategies", "contracts", "report"];
+const BELOW_PROGRAMS = [...SHARED, "runtime", "dashboard"];
+const PROGRAMS = ["server", "client", "sim", "demo", "choose", "merge"];
+const ALLOWED: Readonly<Record<string, readonly string[]>> = {
+  backoff: [],
+  clock: [],
+  cli: [],
+  model: ["backoff", "clock"],
+  strategies: [...PURE],
+  contracts: [...PURE],
+  report: [...PURE],
+  runtime: [...SHARED],
+  dashboard: [...SHARED, "runtime"],
+  ...Object.fromEntries(PROGRAMS.map((program) => [program, BELOW_PROGRAMS])),
+  bin: [...BELOW_PROGRAMS, ...PROGRAMS],
+};
+
+/** Another program's public faces: its flag table and its text lines. */
+const PUBLIC_FILES = new Set(["options.ts", "reporter.ts"]);
+
+/** Why an import from one file to another breaks the rules; undefined when it does not. */
+function violation(from: string, to: string): string | undefined {
+  const [fromFolder, ...fromRest] = from.split("/");
+  const [toFolder, ...toRest] = to.split("/");
+  if (fromFolder === toFolder) return undefined;
+  if (fromFolder === undefined || toFolder === undefined || fromRest.length === 0) return `${from} sits directly in src/`;
+  const allowed = ALLOWED[fromFolder];
+  if (allowed === undefined) return `src/${fromFolder} is in no layer of docs/design.md`;
+  if (allowed.includes(toFolder)) return undefined;
+  if (PROGRAMS.includes(fromFolder) && PROGRAMS.includes(toFolder)) {
+    if (toRest.length === 1 && PUBLIC_FILES.has(toRest[0]!)) return undefined;
+    // choose ranks policies by running the simulator in-process.
+    if (fromFolder === "choose" && toFolder === "sim") return undefined;
+  }
+  // The worker threads' entry is an entry like src/bin: it starts each program's worker module.
+  if (from === "runtime/worker-entry.ts" && PROGRAMS.includes(toFolder) && /-worker\.ts$/.test(to)) return undefined;
+  return `src/${fromFolder} may not import src/${toFolder}`;
+}
+
+function sourceFiles(directory: string): string[] {
+  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(directory, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return /\.(ts|mts|mjs|js)$/.test(entry.name) ? [path] : [];
+  });
+}
+
+/** Every relative import of every file, as paths relative to src/. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const path of sourceFiles(SRC)) {
+    const { importedFiles } = ts.preProcessFile(readFileSync(path, "utf8"), true, true);
+    const targets = importedFiles
+      .map((imported) => imported.fileName)
+      .filter((specifier) => specifier.startsWith("."))
+      .map((specifier) => relative(SRC, resolve(dirname(path), specifier)));
+    graph.set(relative(SRC, path), targets);
+  }
+  return graph;
+}
+
+/** The circles of the graph: each strongly connected set of more than one file, or a file importing itself (Tarjan). */
+function circles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, next);
+    low.set(file, next++);
+    stack.push(file);
+    onStack.add(file);
+    for (const target of graph.get(file) ?? []) {
+      if (!graph.has(target)) continue;
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (onStack.has(target)) low.set(file, Math.min(low.get(file)!, index.get(target)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || (graph.get(file) ?? []).includes(file)) found.push(component.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return found;
+}
+
+/** The modules a file loads when it runs: its imports less those of types only (erased), dynamic ones included. */
+function loadedModules(path: string): string[] {
+  const text = readFileSync(path, "utf8");
+  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest);
+  const loaded: string[] = [];
+  for (const statement of source.statements) {
+    if (ts.isImportDeclaration(statement) && ts.isStringLiteral(statement.moduleSpecifier)) {
+      const clause = statement.importClause;
+      const bindings = clause?.namedBindings;
+      const typesOnly =
+        clause !== undefined &&
+        (clause.isTypeOnly ||
+          (clause.name === undefined &&
+            bindings !== undefined &&
+            ts.isNamedImports(bindings) &&
+            bindings.elements.length > 0 &&
+            bindings.elements.every((element) => element.isTypeOnly)));
+      if (!typesOnly) loaded.push(statement.moduleSpecifier.text);
+    } else if (ts.isExportDeclaration(statement) && statement.moduleSpecifier !== undefined && !statement.isTypeOnly) {
+      loaded.push((statement.moduleSpecifier as ts.StringLiteral).text);
+    }
+  }
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const [specifier] = node.arguments;
+      if (specifier !== undefined && ts.isStringLiteral(specifier)) loaded.push(specifier.text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return loaded;
+}
+
+/** Every package a program loads, following its files' value imports from `entry` (relative to src/). */
+function packagesLoadedBy(entry: string): Set<string> {
+  const packages = new Set<string>();
+  const seen = new Set<string>();
+  const pending = [resolve(SRC, entry)];
+  while (pending.length > 0) {
+    const path = pending.pop()!;
+    if (seen.has(path)) continue;
+    seen.add(path);
+    for (const specifier of loadedModules(path)) {
+      if (specifier.startsWith(".")) pending.push(resolve(dirname(path), specifier));
+      else packages.add(specifier);
+    }
+  }
+  return packages;
+}
+
+describe("the import rules of docs/design.md", () => {
+  const graph = importGraph();
+
+  it("reads the imports of every source file", () => {
+    expect(graph.size).toBeGreaterThan(100);
+    expect(graph.get("model/herd.ts")).toContain("model/attempt.ts");
+    // Dynamic imports count too.
+    expect(graph.get("runtime/worker-entry.ts")).toContain("sim/sim-worker.ts");
+  });
+
+  it("has every folder of src/ in a layer", () => {
+    const folders = readdirSync(SRC, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+    expect(folders.filter((folder) => ALLOWED[folder] === undefined)).toEqual([]);
+  });
+
+  it("has no import the layers forbid", () => {
+    const offenders = [...graph].flatMap(([from, targets]) =>
+      targets.flatMap((to) => {
+        const why = violation(from, to);
+        return why === undefined ? [] : [`${from} -> ${to}: ${why}`];
+      }),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it("keeps the pure model free of I/O: model, backoff and clock import no node: module", () => {
+    const offenders = sourceFiles(SRC)
+      .filter((path) => /^(model|backoff|clock)\//.test(relative(SRC, path)))
+      .flatMap((path) =>
+        ts
+          .preProcessFile(readFileSync(path, "utf8"), true, true)
+          .importedFiles.filter((imported) => imported.fileName.startsWith("node:"))
+          .map((imported) => `${relative(SRC, path)} -> ${imported.fileName}`),
+      );
+    expect(offenders).toEqual([]);
+  });
+
+  it("keeps the schema validator out of the programs that only write lines (its many files at start-up would not fit 64 descriptors)", () => {
+    // The readers load it: the test would pass vacuously if the walk did not reach them.
+    expect(packagesLoadedBy("bin/merge.ts")).toContain("zod");
+    for (const entry of ["bin/server.ts", "bin/client.ts", "runtime/worker-entry.ts"])
+      expect(packagesLoadedBy(entry), entry).not.toContain("zod");
+  });
+
+  it("has no circle of imports", () => {
+    expect(circles(graph)).toEqual([]);
+  });
+
+  it("would catch a forbidden import and a circle", () => {
+    expect(violation("model/herd.ts", "report/report.ts")).toBe("src/model may not import src/report");
+    expect(violation("demo/main.ts", "sim/trial.ts")).toBe("src/demo may not import src/sim");
+    expect(violation("demo/main.ts", "client/options.ts")).toBeUndefined();
+    expect(
+      circles(
+        new Map([
+          ["a.ts", ["b.ts"]],
+          ["b.ts", ["c.ts"]],
+          ["c.ts", ["a.ts"]],
+          ["d.ts", ["a.ts"]],
+        ]),
+      ),
+    ).toEqual([["a.ts", "b.ts", "c.ts"]]);
+  });
+});
