@@ -4,7 +4,6 @@ import type { LatencyModel } from "../model/latency.ts";
 import type { ServerModelFigures } from "../model/servers/figures.ts";
 import { modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
 import { MODEL_FLAGS, resolveServerModel } from "./model-flags.ts";
-
 import { DEADLINE_HEADER, retryAfterSeconds } from "../model/protection-headers.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 
