@@ -1,20 +1,39 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Projects run one after the other (sequence.groupOrder): first the unit tests, all at once;
+ * then the end-to-end tests, one file at a time. So no end-to-end test ever runs beside a
+ * unit test or beside another end-to-end test, and the 2 cores are theirs. `npm test` runs
+ * these two; `npm run validate` runs the third, the long real-time comparisons of the
+ * simulator with the real programs (test/README.md).
+ */
 export default defineConfig({
   test: {
     projects: [
       {
         // Pure code on injected clocks, and in-process servers on port 0: in parallel.
-        test: { name: "unit", include: ["test/unit/**/*.test.ts"] },
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], sequence: { groupOrder: 0 } },
       },
       {
-        // Real programs as processes: one file at a time, so they never compete for the 2 cores
-        // with each other. Time limits are generous: they bound a hung test, never measure speed.
+        // Real programs as processes, one file at a time, once every unit test is done. Time
+        // limits are generous: they bound a hung test, never measure speed.
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
+          sequence: { groupOrder: 1 },
           fileParallelism: false,
           testTimeout: 120_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        // Validation experiments of real programs, one file at a time, last.
+        test: {
+          name: "validate",
+          include: ["test/validate/**/*.test.ts"],
+          sequence: { groupOrder: 2 },
+          fileParallelism: false,
+          testTimeout: 300_000,
           hookTimeout: 60_000,
         },
       },

@@ -4,7 +4,7 @@
 // Run: npx tsx scripts/dashboard-screenshot.ts
 import { resolve } from "node:path";
 import { ChildProgram } from "../src/runtime/child-program.ts";
-import { launchBrowser } from "../test/helpers/browser.ts";
+import { launchBrowser } from "../harness/browser.ts";
 
 /** What the page's script exposes (window.dashboard); this runs in the page. */
 declare const window: { dashboard: { runs: { server: { t: number[] } }[] } };

@@ -4,7 +4,7 @@
  * figures and a PASS/FAIL line per check, and exits 1 if any check failed. Results and the
  * commands are recorded in docs/reliability.md.
  *
- *   1. Hostile input: random and malformed requests against ./server (scripts/hostile-http.ts),
+ *   1. Hostile input: random and malformed requests against ./server (harness/hostile-http.ts),
  *      each answered as a correct server does (400, 431, … or the right answer).
  *   2. Stalled connections: thousands of connections that never finish their request head;
  *      /stats still answers, and the headers timeout closes them all with 408.
@@ -27,7 +27,7 @@ import { parseClientLine } from "../src/contracts/client-line.ts";
 import { jsonLines } from "../src/contracts/json-line.ts";
 import { percentile } from "../src/model/percentile.ts";
 import { secondsText as seconds } from "../src/model/seconds.ts";
-import { openStalledConnections, sendHostileRequests } from "./hostile-http.ts";
+import { openStalledConnections, sendHostileRequests } from "../harness/hostile-http.ts";
 import { memoryMb } from "./proc-usage.ts";
 import { describeSockets, heldSockets, socketsOnPort } from "./socket-count.ts";
 

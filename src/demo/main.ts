@@ -18,6 +18,8 @@ import { readableDelay } from "../report/readable-delay.ts";
 import { comparisonTable, renderReport, type StrategyResult } from "../report/report.ts";
 import { type LiveRecord, type Progress, runExperiment } from "../runtime/experiment.ts";
 import { explainVerdict } from "../report/verdict-why.ts";
+import { provenance } from "../runtime/provenance.ts";
+import { randomSeed } from "../runtime/random-seed.ts";
 import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
 import { parseStrategies } from "../strategies/runs.ts";
 
@@ -113,9 +115,15 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   refuseReserved("server-args", serverArgs, RESERVED_SERVER_FLAGS);
   refuseReserved("client-args", clientArgs, RESERVED_CLIENT_FLAGS);
   const serverFlags = passThrough("server-args", () => parseServerArgs(serverArgs));
-  for (const strategy of strategies) passThrough("client-args", () => parseClientArgs([...strategy.clientArgs, ...clientArgs]));
+  const clientFlags = strategies.map((strategy) =>
+    passThrough("client-args", () => parseClientArgs([...strategy.clientArgs, ...clientArgs])),
+  );
+  // Every run is seeded, so that the results file can name its seeds: the user's, or one drawn here.
+  const seeds = { server: serverFlags.seed ?? randomSeed(), client: clientFlags[0]?.seed ?? randomSeed() };
+  const seededServerArgs = serverFlags.seed === undefined ? [...serverArgs, "-seed", String(seeds.server)] : serverArgs;
+  const seededClientArgs = clientFlags[0]?.seed === undefined ? [...clientArgs, "-seed", String(seeds.client)] : clientArgs;
   // The verdict's line: the exponential model's limit, or where another model is over its tipping point for the clients' timeout.
-  const clientTimeoutMs = passThrough("client-args", () => parseClientArgs(clientArgs)).timeout;
+  const clientTimeoutMs = clientFlags[0]?.timeout ?? passThrough("client-args", () => parseClientArgs(clientArgs)).timeout;
   const concurrencyLimit = serverFigures(resolveServerOptions(serverFlags), clientTimeoutMs).overloadAbove;
   const startedAt = new Date();
   const stamp = startedAt.toISOString().replace(/[:.]/g, "-");
@@ -135,7 +143,8 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   const perRunMs = values.steady + values.outage + values.observe;
   io.stderr.write(
     `demo: ${strategies.length} strategies x ${formatDuration(perRunMs)} (steady ${formatDuration(values.steady)}, ` +
-      `outage ${formatDuration(values.outage)}, observe ${formatDuration(values.observe)}); results in ${outDir}\n`,
+      `outage ${formatDuration(values.outage)}, observe ${formatDuration(values.observe)}); seeds: server ${seeds.server}, ` +
+      `client ${seeds.client}; results in ${outDir}\n`,
   );
   const dashboard = values.dashboard ? await startAnnouncedDashboard(io, "demo", values, "npm run demo") : undefined;
   try {
@@ -146,7 +155,14 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
       for (const [run, strategy] of strategies.entries()) {
         dashboard?.publish({ kind: "run", run, strategy: strategy.name, limit: concurrencyLimit });
         const record = await runExperiment(
-          { strategy, steadyMs: values.steady, outageMs: values.outage, observeMs: values.observe, serverArgs, clientArgs },
+          {
+            strategy,
+            steadyMs: values.steady,
+            outageMs: values.outage,
+            observeMs: values.observe,
+            serverArgs: seededServerArgs,
+            clientArgs: seededClientArgs,
+          },
           {
             signal: controller.signal,
             launcher,
@@ -191,6 +207,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
       { name: "server flags", value: serverArgs.length === 0 ? "(defaults)" : serverArgs.join(" ") },
       { name: "client flags", value: clientArgs.length === 0 ? "(defaults)" : clientArgs.join(" ") },
       { name: "concurrency limit", value: String(concurrencyLimit) },
+      { name: "seeds", value: `server ${seeds.server}, client ${seeds.client}` },
       { name: "started", value: startedAt.toISOString() },
     ];
     const report = await renderReport("thundering-herd: the crash experiment", results, reportSettings);
@@ -206,8 +223,9 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
       serverArgs,
       clientArgs,
       concurrencyLimit,
+      seeds,
     };
-    writeOutputFile(join(outDir, "summary.json"), summaryJson(settings, results));
+    writeOutputFile(join(outDir, "summary.json"), summaryJson(settings, provenance(startedAt), results));
     writeOutputFile(join(outDir, "report.html"), report.html);
     io.stdout.write(`\n${comparisonTable(results)}\n\nreport: ${join(outDir, "report.html")}\n`);
     dashboard?.publish({ kind: "end", note: `the report is ${join(outDir, "report.html")}` });

@@ -3,9 +3,24 @@ import type { StrategyResult } from "./report.ts";
 /** What summary.json holds for each strategy: enough to rebuild the comparison table. */
 export type SummaryEntry = Pick<StrategyResult, "strategy" | "phases" | "metrics">;
 
+/**
+ * Where a results file came from, so that a figure quoted from it can be traced: the code
+ * (the git commit of the checkout it ran from, "+dirty" with uncommitted changes, or the
+ * package's version when installed), the machine and Node, and when. Seeds are in the settings.
+ */
+export interface Provenance {
+  readonly commit: string;
+  readonly version: string;
+  readonly machine: string;
+  readonly node: string;
+  readonly date: string;
+}
+
 export interface SummaryFile {
-  /** How the results were made: the demo's settings, or the simulator's command line. */
+  /** How the results were made: the demo's settings, or the simulator's command line; the seeds either way. */
   readonly settings: Readonly<Record<string, unknown>>;
+  /** Absent from files written before it was recorded. */
+  readonly provenance?: Provenance | undefined;
   readonly results: readonly SummaryEntry[];
 }
 
@@ -13,9 +28,9 @@ export interface SummaryFile {
  * summary.json, as the demo and the simulator write it. JSON has no Infinity: an unbounded
  * delay is written as "Infinity"; a time that never came ("never recovered") as null.
  */
-export function summaryJson(settings: SummaryFile["settings"], results: readonly StrategyResult[]): string {
+export function summaryJson(settings: SummaryFile["settings"], provenance: Provenance, results: readonly StrategyResult[]): string {
   const entries = results.map(({ strategy, phases, metrics }) => ({ strategy, phases, metrics }));
-  return `${JSON.stringify({ settings, results: entries }, jsonNumbers, 2)}\n`;
+  return `${JSON.stringify({ settings, provenance, results: entries }, jsonNumbers, 2)}\n`;
 }
 
 function jsonNumbers(_key: string, value: unknown): unknown {

@@ -14,6 +14,7 @@ import { defaultParallelism, WorkerPool } from "../runtime/worker-pool.ts";
 import { comparisonTable, renderSvg, type StrategyResult } from "../report/report.ts";
 import { parseStrategies, type StrategyRun } from "../strategies/runs.ts";
 import { summaryJson } from "../report/summary-file.ts";
+import { provenance } from "../runtime/provenance.ts";
 import { bisectCriticalOutage } from "./critical-outage.ts";
 import { parseSimArgs, parseSweep, SIM_FLAGS, type SimFlagValues } from "./options.ts";
 import { retryLoadWhileDown } from "./retry-load.ts";
@@ -281,7 +282,10 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
   const playback = values.dashboard ? await playSimulation(io, values) : undefined;
   const results = await runStrategies(io, values, strategies, playback);
   if (values.out !== undefined) {
-    writeOutputFile(join(values.out, "summary.json"), summaryJson({ command: `sim ${argv.join(" ")}` }, results));
+    writeOutputFile(
+      join(values.out, "summary.json"),
+      summaryJson({ command: `sim ${argv.join(" ")}`, seed: values.seed }, provenance(), results),
+    );
     io.stderr.write(`sim: wrote ${join(values.out, "summary.json")}\n`);
   }
   if (!values.json) {

@@ -3,9 +3,9 @@ import { describe, expect, it } from "vitest";
 import { decorrelatedJitterPolicy } from "../../src/backoff/index.ts";
 import { firstWait, initialUserState, type RetryConfig } from "../../src/model/client-loop.ts";
 import { afterAttempt } from "../helpers/retry-config.ts";
+import { jsonLines, REFERENCE_PREFIX, windowsAndSummary } from "../helpers/client-output.ts";
 import { streamRandom } from "../../src/backoff/random.ts";
 import { eventually } from "../helpers/eventually.ts";
-import { clientReportLines } from "../helpers/output-lines.ts";
 import { startScriptedServer } from "../helpers/scripted-server.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
 
@@ -23,15 +23,15 @@ function expectGapsNeverShorter(arrivals: readonly number[], waits: readonly num
   );
 }
 
-/** The windows and the summary of a client run with -json. */
-function windowsAndSummary(lines: string[]) {
-  const objects = jsonLines(lines);
-  const summary = objects.find((object) => object.summary === true)!;
-  return { windows: objects.filter((object) => object.summary !== true), summary };
+/**
+ * The text summary of a run stopped by -duration: it covers the run as it happened, so never
+ * less than the duration, and more when the machine made its timer fire late.
+ */
+function expectSummaryCovering(line: string | undefined, durationS: number): void {
+  const match = /^summary: (\d+\.\d)s, attempts \d+ \(\d+\.\d\d req\/sec\), OK \d+/.exec(line ?? "");
+  expect(match, line).not.toBeNull();
+  expect(Number(match![1]), line).toBeGreaterThanOrEqual(durationS);
 }
-
-const jsonLines = (lines: string[]) => clientReportLines(lines);
-const REFERENCE_PREFIX = /^OK: \d+\.\d\d req\/sec, errors: \d+\.\d\d req\/sec, timedout: \d+\.\d\d req\/sec/;
 
 describe("./client", () => {
   it("prints -h with the reference flags and every strategy, and exits 0", async () => {
@@ -154,19 +154,22 @@ describe("./client", () => {
     const lines = cli.stdoutLines.filter((line) => line !== "");
     expect(lines.length).toBeGreaterThanOrEqual(2); // the first window closes at 0.5 s, before the end at 1.2 s
     for (const line of lines.slice(0, -1)) expect(line).toMatch(REFERENCE_PREFIX);
-    expect(lines.at(-1)).toMatch(/^summary: 1\.2s, attempts \d+ \(\d+\.\d\d req\/sec\), OK \d+/);
+    expectSummaryCovering(lines.at(-1), 1.2);
     expect(cli.stderrLines[0]).toMatch(/^client: 20 clients, lambda 100ms, timeout 2s, strategy fixed \(delayMs 100\), seed \d+, target/);
   });
 
   it("prints the same lines with worker threads: the reference line, then the summary; JSON with the same fields", async () => {
     const { url } = await spawnServer(["-baseDelay", "5ms"]);
-    const args = ["-url", url, "-clients", "60", "-lambda", "0.1", "-interval", "500ms", "-duration", "1.2s", "-seed", "4"];
+    // A -duration on the window grid ends with a whole window, however late the timers fire
+    // (a late window closes at the grid point just passed): exactly two windows, whatever the
+    // machine's load; one line each, not one per thread.
+    const args = ["-url", url, "-clients", "60", "-lambda", "0.1", "-interval", "500ms", "-duration", "1s", "-seed", "4"];
     const text = spawnCli("client", [...args, "-workers", "3"]);
     expect(await text.exited).toBe(0);
     const lines = text.stdoutLines.filter((line) => line !== "");
-    expect(lines).toHaveLength(4);
+    expect(lines).toHaveLength(3);
     for (const line of lines.slice(0, -1)) expect(line).toMatch(REFERENCE_PREFIX);
-    expect(lines.at(-1)).toMatch(/^summary: 1\.2s, attempts \d+ \(\d+\.\d\d req\/sec\), OK \d+/);
+    expectSummaryCovering(lines.at(-1), 1);
     expect(text.stderrLines[0]).toMatch(/^client: 60 clients \(3 worker threads\), lambda 100ms/);
     const [threads, one] = [spawnCli("client", [...args, "-workers", "3", "-json"]), spawnCli("client", [...args, "-json"])];
     expect(await threads.exited).toBe(0);
@@ -176,7 +179,9 @@ describe("./client", () => {
     // Every window's attempts are counted once: the windows add up to the summary (the last window is whole).
     const windows = threadObjects.filter((object) => !object.summary);
     expect(windows.reduce((sum, window) => sum + window.attempts, 0)).toBe(threadObjects.at(-1)!.attempts);
-    expect(threadObjects.at(-1)!.ok).toBeGreaterThan(300);
+    // Every thread's users worked: each user draws the same think times in both runs (same
+    // seed), so a thread that sent nothing would leave the threaded run a third short.
+    expect(threadObjects.at(-1)!.ok).toBeGreaterThan((2 / 3) * oneObjects.at(-1)!.ok);
   });
 
   it("waits for -start-at, and stops cleanly when interrupted before it", async () => {
@@ -389,206 +394,5 @@ describe("./client", () => {
       /WARNING: the client fell behind .* Remedy: raise the descriptor limit with ulimit -n \(now 64\)/,
     );
     expect(cli.stderrLines.join("\n")).not.toMatch(/uncaught|unhandled|\n\s+at /);
-  });
-});
-
-describe("./client: fleet-level protection on the wire", () => {
-  /** Runs the client against a scripted server and returns its summary and the server's arrivals. */
-  async function protectedRun(respond: Parameters<typeof startScriptedServer>[0], args: readonly string[]) {
-    const server = await startScriptedServer(respond);
-    const cli = spawnCli("client", ["-url", server.url, "-json", "-interval", "10s", "-seed", "5", ...args]);
-    expect(await cli.exited).toBe(0);
-    const summary = jsonLines(cli.stdoutLines).find((line) => line.summary)!;
-    // Whatever the client refused itself never reached the server: every attempt did, but
-    // those the exit cut short on their way (at most one per client).
-    const clients = Number(args[args.indexOf("-clients") + 1]);
-    expect(summary.attempts - server.arrivals.length).toBeGreaterThanOrEqual(0);
-    expect(summary.attempts - server.arrivals.length).toBeLessThanOrEqual(clients);
-    return { summary, arrivals: server.arrivals.length, stderr: cli.stderrLines.join("\n") };
-  }
-  const unavailable = (_request: unknown, response: { writeHead(status: number): { end(): void } }) => response.writeHead(503).end();
-
-  it("Envoy budget, one instance: 3 retries in progress at most; one instance per client: each its own 3", async () => {
-    // Instant 503s, and a retry that holds its place through a 10 s wait, past the end of the run.
-    const args = ["-clients", "20", "-lambda", "0.05", "-simple-backoff-delay", "10s", "-budget", "envoy", "-duration", "1s"];
-    const shared = await protectedRun(unavailable, [...args, "-instances", "1"]);
-    expect(shared.summary.gaveUp).toBe(shared.summary.errors - 3);
-    expect(shared.arrivals).toBeGreaterThan(20); // the other clients came back with new requests
-    expect(shared.stderr).toContain("budget envoy (budgetPercent 20, minRetryConcurrency 3), 1 instance");
-    const perClient = await protectedRun(unavailable, args);
-    expect(perClient.arrivals).toBe(20); // every client's first failure was retried, 10 s later
-    expect(perClient.summary.gaveUp).toBe(0);
-  });
-
-  it("AWS quota: a retry after an error takes 5 tokens, after a timeout 10; an empty quota refuses", async () => {
-    const errors = await protectedRun(unavailable, [
-      "-clients",
-      "1",
-      "-lambda",
-      "0.02",
-      "-budget",
-      "aws",
-      "-budget-quota",
-      "14",
-      "-duration",
-      "1s",
-    ]);
-    expect(errors.summary.retries).toBe(2); // 14 -> 9 -> 4, and 4 < 5
-    const timeouts = await protectedRun(() => {}, [
-      "-clients",
-      "1",
-      "-lambda",
-      "0.02",
-      "-timeout",
-      "100ms",
-      "-budget",
-      "aws",
-      "-budget-quota",
-      "25",
-      "-duration",
-      "1s",
-    ]);
-    expect(timeouts.summary.timedout).toBeGreaterThan(3);
-    expect(timeouts.summary.retries).toBe(2); // 25 -> 15 -> 5, and 5 < 10
-  });
-
-  it("Finagle budget without reserve: one retry per two requests at 50 %", async () => {
-    const { summary } = await protectedRun(unavailable, [
-      "-clients",
-      "1",
-      "-lambda",
-      "0.02",
-      "-simple-backoff-delay",
-      "5ms",
-      "-budget",
-      "finagle",
-      "-budget-percent",
-      "50",
-      "-budget-min-per-sec",
-      "0",
-      "-budget-ttl",
-      "1m",
-      "-duration",
-      "1s",
-    ]);
-    const requests = summary.attempts - summary.retries;
-    expect(requests).toBeGreaterThan(10);
-    // Every second request finds 2000 units, a retry's worth; the run may end before the last retry is sent.
-    expect([Math.floor(requests / 2), Math.floor(requests / 2) - 1]).toContain(summary.retries);
-  });
-
-  it("SRE throttle: once the server accepts nothing, almost every request is refused locally", async () => {
-    const { summary } = await protectedRun(unavailable, [
-      "-clients",
-      "5",
-      "-lambda",
-      "0.02",
-      "-simple-backoff-delay",
-      "10ms",
-      "-throttle",
-      "sre",
-      "-instances",
-      "1",
-      "-duration",
-      "1s",
-    ]);
-    // After n requests and no accepts, p = n / (n + 1): about ln(n) of them are sent.
-    expect(summary.throttled).toBeGreaterThan(10 * summary.attempts);
-    expect(summary.rejected).toBe(0);
-  });
-
-  it("breaker: 3 failures in a row open it; while open nothing reaches the server; a probe closes it", async () => {
-    const open = await protectedRun(unavailable, [
-      "-clients",
-      "1",
-      "-lambda",
-      "0.02",
-      "-simple-backoff-delay",
-      "10ms",
-      "-breaker",
-      "consecutive",
-      "-breaker-failures",
-      "3",
-      "-breaker-break",
-      "1h",
-      "-duration",
-      "1s",
-    ]);
-    expect(open.arrivals).toBe(3);
-    expect(open.summary.rejected).toBeGreaterThan(0);
-    let answered = 0;
-    const recovering = await protectedRun(
-      (_request, response) => response.writeHead(++answered <= 3 ? 503 : 200).end(),
-      [
-        "-clients",
-        "1",
-        "-lambda",
-        "0.02",
-        "-simple-backoff-delay",
-        "10ms",
-        "-breaker",
-        "consecutive",
-        "-breaker-failures",
-        "3",
-        "-breaker-break",
-        "200ms",
-        "-duration",
-        "1s",
-      ],
-    );
-    expect(recovering.summary.errors).toBe(3);
-    expect(recovering.summary.rejected).toBeGreaterThan(0); // refused locally during the break
-    expect(recovering.summary.ok).toBeGreaterThan(5); // the probe succeeded and closed it
-  });
-
-  it("breaker, one instance per client, on worker threads: each client's breaker opens after its own 3 failures", async () => {
-    const run = await protectedRun(unavailable, [
-      "-clients",
-      "4",
-      "-workers",
-      "2",
-      "-lambda",
-      "0.02",
-      "-simple-backoff-delay",
-      "10ms",
-      "-breaker",
-      "consecutive",
-      "-breaker-failures",
-      "3",
-      "-breaker-break",
-      "1h",
-      "-duration",
-      "1s",
-    ]);
-    expect(run.arrivals).toBe(4 * 3);
-    expect(run.summary.errors).toBe(4 * 3);
-    // The refusals of both threads reach the summary.
-    expect(run.summary.rejected).toBeGreaterThan(4);
-    expect(run.stderr).toContain("(2 worker threads)");
-  });
-
-  it("prints throttled and rejected rates and the retry share after the reference fields", async () => {
-    const server = await startScriptedServer(unavailable);
-    const cli = spawnCli("client", [
-      "-url",
-      server.url,
-      "-clients",
-      "2",
-      "-lambda",
-      "0.02",
-      "-throttle",
-      "sre",
-      "-interval",
-      "400ms",
-      "-duration",
-      "1s",
-    ]);
-    expect(await cli.exited).toBe(0);
-    const windows = cli.stdoutLines.filter((line) => line.startsWith("OK: "));
-    expect(windows.length).toBeGreaterThanOrEqual(2);
-    for (const line of windows) {
-      expect(line).toMatch(REFERENCE_PREFIX);
-      expect(line).toMatch(/, throttled: \d+\.\d\d req\/sec, rejected: 0\.00 req\/sec, retries: \d+\.\d% of attempts, lateness/);
-    }
   });
 });

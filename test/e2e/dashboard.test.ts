@@ -5,7 +5,7 @@ import type { Page } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Dashboard, startDashboard } from "../../src/dashboard/server.ts";
 import { VERDICTS } from "../../src/model/verdict.ts";
-import { type Browser, launchBrowser } from "../helpers/browser.ts";
+import { type Browser, launchBrowser } from "../../harness/browser.ts";
 import { spawnCli } from "../helpers/spawn-cli.ts";
 
 /** What the page's script exposes for tests (window.dashboard). */

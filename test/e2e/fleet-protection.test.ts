@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { seededRandom } from "../../src/backoff/random.ts";
+import { jsonLines, REFERENCE_PREFIX } from "../helpers/client-output.ts";
+import { eventually } from "../helpers/eventually.ts";
 import { getJson, rawGet } from "../helpers/raw-http.ts";
 import { startScriptedServer } from "../helpers/scripted-server.ts";
 import { SMALL_SIM_SCENARIO } from "../helpers/small-scenario.ts";
@@ -17,20 +19,13 @@ interface Stats {
   errorsInjected: number;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const statsOf = (url: string) => getJson<Stats>(url.replace("/api", "/stats"));
 
-/** Polls the server's /stats until `condition` holds (the test's own time limit bounds it). */
-async function statsWhen(url: string, condition: (stats: Stats) => boolean): Promise<Stats> {
-  for (;;) {
-    const stats = await statsOf(url);
-    if (condition(stats)) return stats;
-    await sleep(20);
-  }
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await sleep(10);
+/** Polls the server's /stats until `condition` holds, and returns the stats that met it. */
+async function statsWhen(url: string, condition: (stats: Stats) => boolean, what: string): Promise<Stats> {
+  let stats: Stats | undefined;
+  await eventually(async () => condition((stats = await statsOf(url))), what);
+  return stats!;
 }
 
 describe("fleet protection on the wire", () => {
@@ -60,7 +55,7 @@ describe("fleet protection on the wire", () => {
   it("server pushback: a shed request gets 503 with Retry-After in whole seconds, rounded up, and the totals count it", async () => {
     const { server, port, url } = await spawnServer(["-max-concurrency", "1", "-retry-after", "1500ms", "-baseDelay", "1h", "-json"]);
     const held = rawGet(port);
-    await statsWhen(url, (stats) => stats.concurrency === 1);
+    await statsWhen(url, (stats) => stats.concurrency === 1, "the held request in service");
     const shed = await rawGet(port).response;
     expect(shed).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
     expect(shed).toMatch(/\r\nretry-after: 2\r\n/i);
@@ -77,7 +72,7 @@ describe("fleet protection on the wire", () => {
   it("a client that honors Retry-After sends its next attempt no earlier than the server asked", async () => {
     const server = await startScriptedServer((_request, response) => response.writeHead(503, { "retry-after": "1" }).end());
     const cli = spawnCli("client", ["-url", server.url, "-clients", "1", "-lambda", "0.01", "-honor-retry-after", "-json"]);
-    await until(() => server.arrivals.length >= 4);
+    await eventually(() => server.arrivals.length >= 4, "four attempts");
     cli.signal("SIGINT");
     expect(await cli.exited).toBe(0);
     // Each 503 left the server when its request arrived; the client waited at least 1 s after receiving it.
@@ -103,7 +98,7 @@ describe("fleet protection on the wire", () => {
       "300ms",
       "-propagate-deadline",
     ]);
-    await until(() => seen.length >= 2);
+    await eventually(() => seen.length >= 2, "two attempts");
     client.signal("SIGINT");
     for (const { deadline, arrivedEpochMs } of seen) {
       expect(deadline).toMatch(/^\d+$/);
@@ -125,7 +120,7 @@ describe("fleet protection on the wire", () => {
       "200ms",
       "-propagate-deadline",
     ]);
-    const stats = await statsWhen(aware.url, (current) => current.expired >= 6);
+    const stats = await statsWhen(aware.url, (current) => current.expired >= 6, "six requests expired");
     expect(stats).toMatchObject({ served: 0, abandoned: 0, cancelled: 0 });
     propagating.signal("SIGINT");
     expect(await propagating.exited).toBe(0);
@@ -143,7 +138,7 @@ describe("fleet protection on the wire", () => {
       "200ms",
       "-propagate-deadline",
     ]);
-    const wasted = await statsWhen(unaware.url, (current) => current.abandoned >= 6);
+    const wasted = await statsWhen(unaware.url, (current) => current.abandoned >= 6, "six requests abandoned");
     expect(wasted.expired).toBe(0);
     ignored.signal("SIGINT");
   });
@@ -186,7 +181,7 @@ describe("fleet protection on the wire", () => {
       "5",
     ]);
     // Closed users would be stuck at one request each; open-loop arrivals do not wait for answers.
-    await until(() => server.arrivals.length >= 250);
+    await eventually(() => server.arrivals.length >= 250, "250 arrivals");
     cli.signal("SIGINT");
     expect(await cli.exited).toBe(0);
     const summary = clientReportLines(cli.stdoutLines).find((line) => line.summary === true)!;
@@ -231,5 +226,206 @@ describe("fleet protection on the wire", () => {
     expect(errors.injected / errors.served).toBeLessThan(0.25);
     const open = await run(["-arrivals", "open", "-rate", "100"]);
     expect(open).toMatch(/^summary: 24\.0s, .*, alive: \d+, dropped arrivals: 0$/m);
+  });
+});
+
+describe("./client: fleet-level protection on the wire", () => {
+  /** Runs the client against a scripted server and returns its summary and the server's arrivals. */
+  async function protectedRun(respond: Parameters<typeof startScriptedServer>[0], args: readonly string[]) {
+    const server = await startScriptedServer(respond);
+    const cli = spawnCli("client", ["-url", server.url, "-json", "-interval", "10s", "-seed", "5", ...args]);
+    expect(await cli.exited).toBe(0);
+    const summary = jsonLines(cli.stdoutLines).find((line) => line.summary)!;
+    // Whatever the client refused itself never reached the server: every attempt did, but
+    // those the exit cut short on their way (at most one per client).
+    const clients = Number(args[args.indexOf("-clients") + 1]);
+    expect(summary.attempts - server.arrivals.length).toBeGreaterThanOrEqual(0);
+    expect(summary.attempts - server.arrivals.length).toBeLessThanOrEqual(clients);
+    return { summary, arrivals: server.arrivals.length, stderr: cli.stderrLines.join("\n") };
+  }
+  const unavailable = (_request: unknown, response: { writeHead(status: number): { end(): void } }) => response.writeHead(503).end();
+
+  it("Envoy budget, one instance: 3 retries in progress at most; one instance per client: each its own 3", async () => {
+    // Instant 503s, and a retry that holds its place through a 10 s wait, past the end of the run.
+    const args = ["-clients", "20", "-lambda", "0.05", "-simple-backoff-delay", "10s", "-budget", "envoy", "-duration", "1s"];
+    const shared = await protectedRun(unavailable, [...args, "-instances", "1"]);
+    expect(shared.summary.gaveUp).toBe(shared.summary.errors - 3);
+    expect(shared.arrivals).toBeGreaterThan(20); // the other clients came back with new requests
+    expect(shared.stderr).toContain("budget envoy (budgetPercent 20, minRetryConcurrency 3), 1 instance");
+    const perClient = await protectedRun(unavailable, args);
+    expect(perClient.arrivals).toBe(20); // every client's first failure was retried, 10 s later
+    expect(perClient.summary.gaveUp).toBe(0);
+  });
+
+  it("AWS quota: a retry after an error takes 5 tokens, after a timeout 10; an empty quota refuses", async () => {
+    const errors = await protectedRun(unavailable, [
+      "-clients",
+      "1",
+      "-lambda",
+      "0.02",
+      "-budget",
+      "aws",
+      "-budget-quota",
+      "14",
+      "-duration",
+      "1s",
+    ]);
+    expect(errors.summary.retries).toBe(2); // 14 -> 9 -> 4, and 4 < 5
+    const timeouts = await protectedRun(() => {}, [
+      "-clients",
+      "1",
+      "-lambda",
+      "0.02",
+      "-timeout",
+      "100ms",
+      "-budget",
+      "aws",
+      "-budget-quota",
+      "25",
+      "-duration",
+      "1s",
+    ]);
+    expect(timeouts.summary.timedout).toBeGreaterThan(3);
+    expect(timeouts.summary.retries).toBe(2); // 25 -> 15 -> 5, and 5 < 10
+  });
+
+  it("Finagle budget without reserve: one retry per two requests at 50 %", async () => {
+    const { summary } = await protectedRun(unavailable, [
+      "-clients",
+      "1",
+      "-lambda",
+      "0.02",
+      "-simple-backoff-delay",
+      "5ms",
+      "-budget",
+      "finagle",
+      "-budget-percent",
+      "50",
+      "-budget-min-per-sec",
+      "0",
+      "-budget-ttl",
+      "1m",
+      "-duration",
+      "1s",
+    ]);
+    const requests = summary.attempts - summary.retries;
+    expect(requests).toBeGreaterThan(10);
+    // Every second request finds 2000 units, a retry's worth; the run may end before the last retry is sent.
+    expect([Math.floor(requests / 2), Math.floor(requests / 2) - 1]).toContain(summary.retries);
+  });
+
+  it("SRE throttle: once the server accepts nothing, almost every request is refused locally", async () => {
+    const { summary } = await protectedRun(unavailable, [
+      "-clients",
+      "5",
+      "-lambda",
+      "0.02",
+      "-simple-backoff-delay",
+      "10ms",
+      "-throttle",
+      "sre",
+      "-instances",
+      "1",
+      "-duration",
+      "1s",
+    ]);
+    // After n requests and no accepts, p = n / (n + 1): about ln(n) of them are sent.
+    expect(summary.throttled).toBeGreaterThan(10 * summary.attempts);
+    expect(summary.rejected).toBe(0);
+  });
+
+  it("breaker: 3 failures in a row open it; while open nothing reaches the server; a probe closes it", async () => {
+    const open = await protectedRun(unavailable, [
+      "-clients",
+      "1",
+      "-lambda",
+      "0.02",
+      "-simple-backoff-delay",
+      "10ms",
+      "-breaker",
+      "consecutive",
+      "-breaker-failures",
+      "3",
+      "-breaker-break",
+      "1h",
+      "-duration",
+      "1s",
+    ]);
+    expect(open.arrivals).toBe(3);
+    expect(open.summary.rejected).toBeGreaterThan(0);
+    let answered = 0;
+    const recovering = await protectedRun(
+      (_request, response) => response.writeHead(++answered <= 3 ? 503 : 200).end(),
+      [
+        "-clients",
+        "1",
+        "-lambda",
+        "0.02",
+        "-simple-backoff-delay",
+        "10ms",
+        "-breaker",
+        "consecutive",
+        "-breaker-failures",
+        "3",
+        "-breaker-break",
+        "200ms",
+        "-duration",
+        "1s",
+      ],
+    );
+    expect(recovering.summary.errors).toBe(3);
+    expect(recovering.summary.rejected).toBeGreaterThan(0); // refused locally during the break
+    expect(recovering.summary.ok).toBeGreaterThan(5); // the probe succeeded and closed it
+  });
+
+  it("breaker, one instance per client, on worker threads: each client's breaker opens after its own 3 failures", async () => {
+    const run = await protectedRun(unavailable, [
+      "-clients",
+      "4",
+      "-workers",
+      "2",
+      "-lambda",
+      "0.02",
+      "-simple-backoff-delay",
+      "10ms",
+      "-breaker",
+      "consecutive",
+      "-breaker-failures",
+      "3",
+      "-breaker-break",
+      "1h",
+      "-duration",
+      "1s",
+    ]);
+    expect(run.arrivals).toBe(4 * 3);
+    expect(run.summary.errors).toBe(4 * 3);
+    // The refusals of both threads reach the summary.
+    expect(run.summary.rejected).toBeGreaterThan(4);
+    expect(run.stderr).toContain("(2 worker threads)");
+  });
+
+  it("prints throttled and rejected rates and the retry share after the reference fields", async () => {
+    const server = await startScriptedServer(unavailable);
+    const cli = spawnCli("client", [
+      "-url",
+      server.url,
+      "-clients",
+      "2",
+      "-lambda",
+      "0.02",
+      "-throttle",
+      "sre",
+      "-interval",
+      "400ms",
+      "-duration",
+      "1s",
+    ]);
+    expect(await cli.exited).toBe(0);
+    const windows = cli.stdoutLines.filter((line) => line.startsWith("OK: "));
+    expect(windows.length).toBeGreaterThanOrEqual(2);
+    for (const line of windows) {
+      expect(line).toMatch(REFERENCE_PREFIX);
+      expect(line).toMatch(/, throttled: \d+\.\d\d req\/sec, rejected: 0\.00 req\/sec, retries: \d+\.\d% of attempts$/);
+    }
   });
 });

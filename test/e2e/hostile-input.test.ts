@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { HOSTILE_CASES, openStalledConnections, sendHostileRequests } from "../../scripts/hostile-http.ts";
+import { HOSTILE_CASES, openStalledConnections, sendHostileRequests } from "../../harness/hostile-http.ts";
 import { getJson } from "../helpers/raw-http.ts";
 import { spawnServer } from "../helpers/spawn-cli.ts";
 

@@ -4,6 +4,8 @@ import { join, resolve } from "node:path";
 import { request } from "node:http";
 import { loadAll } from "js-yaml";
 import { afterEach, describe, expect, it } from "vitest";
+import { eventually } from "../helpers/eventually.ts";
+import { processState } from "../helpers/process-state.ts";
 import { REPO_ROOT, spawnCli } from "../helpers/spawn-cli.ts";
 
 /*
@@ -39,8 +41,6 @@ function get(port: number, timeoutMs: number): Promise<number | "no answer"> {
   });
 }
 
-const state = (pid: number) => /^\d+ \(.*\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, "utf8"))?.[1];
-
 describe("the server pod's wrapper", () => {
   it("keeps the server's pid for kill -STOP and -CONT, and passes SIGTERM on, even to a stopped server", async () => {
     dir = mkdtempSync(join(tmpdir(), "wrapper-"));
@@ -58,7 +58,8 @@ describe("the server pod's wrapper", () => {
 
     // What `kubectl exec … sh -c 'kill -STOP "$(cat /tmp/server.pid)"'` does.
     process.kill(serverPid, "SIGSTOP");
-    expect(state(serverPid)).toBe("T");
+    // The signal takes effect asynchronously: wait until the kernel shows it stopped.
+    await eventually(() => processState(serverPid) === "T", "the server is stopped");
     expect(await get(port, 500)).toBe("no answer");
     process.kill(serverPid, "SIGCONT");
     expect(await get(port, 5_000)).toBe(200);

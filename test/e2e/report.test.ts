@@ -7,7 +7,7 @@ import { computeMetrics } from "../../src/model/scenario-metrics.ts";
 import { renderReport, type StrategyResult } from "../../src/report/report.ts";
 import { readClientWindows } from "../../src/contracts/client-line.ts";
 import { readServerSamples } from "../../src/contracts/server-line.ts";
-import { launchBrowser } from "../helpers/browser.ts";
+import { launchBrowser } from "../../harness/browser.ts";
 import { spawnCli } from "../helpers/spawn-cli.ts";
 
 /** What the report's script exposes for tests (window.reportCharts), and the bits of the DOM the checks read. */

@@ -6,7 +6,6 @@ import { serverLines } from "../helpers/output-lines.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
 
 const REPORT_LINE = /^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d\.\d{3}: concurrency: {1,4}\d+, last delay: \S+$/;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Stats {
   concurrency: number;
@@ -64,7 +63,10 @@ describe("./server", () => {
   });
 
   it("queues connections while SIGSTOPped and takes them all into service on SIGCONT, with no burst of stale reports", async () => {
-    const { server, port, url } = await spawnServer(["-report-interval", "200ms", "-baseDelay", "1s", "-json"]);
+    const flags = ["-report-interval", "200ms", "-baseDelay", "1s", "-json"];
+    const { server, port, url } = await spawnServer(flags);
+    // A twin that keeps running counts the report intervals the stopped one misses.
+    const { server: twin } = await spawnServer(flags);
     await server.waitForLine(/^\{/, { stream: "stdout" });
     server.signal("SIGSTOP");
     await eventually(() => processState(server.pid) === "T", "the server is stopped");
@@ -72,8 +74,9 @@ describe("./server", () => {
     const queued: RawRequest[] = [];
     for (let index = 0; index < 60; index++) queued.push(rawGet(port));
     await Promise.all(queued.map((request) => request.connected)); // the kernel's backlog accepts them
-    // Held stopped across several report intervals, so that missed reports could pile up.
-    await sleep(1_000);
+    // Held stopped across five report intervals, as the twin's reports show, so that missed reports could pile up.
+    const twinReports = twin.stdoutLines.length;
+    await twin.waitForLine(/^\{/, { stream: "stdout", fromIndex: twinReports + 4 });
     const resumedAt = Date.now();
     server.signal("SIGCONT");
     await eventually(

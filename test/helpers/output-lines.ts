@@ -10,7 +10,10 @@ import { parseServerLine, type ServerLine } from "../../src/contracts/server-lin
 /** A client window or summary, with the fields only one of them has made optional. */
 export type ClientReportLine = ClientReport &
   Partial<Pick<ClientSummaryLine, "summary" | "reason">> &
-  Partial<Pick<ClientWindowLine, "gridEpochMs" | "shard" | "latencyHistogram" | "partial">>;
+  Partial<Pick<ClientSummaryLine, "behindWindows">> &
+  Partial<
+    Pick<ClientWindowLine, "gridEpochMs" | "shard" | "latencyHistogram" | "partial" | "behind" | "behindReason" | "eventLoopDelayMs">
+  >;
 
 /** The windows and summary in a client's -json output (a "stopped before the start" line left out). */
 export function clientReportLines(lines: readonly string[], file = "the client's output"): ClientReportLine[] {

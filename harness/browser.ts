@@ -1,3 +1,5 @@
+// Headless Chromium for the tests and scripts/dashboard-screenshot.ts; in harness/ because
+// test/ and scripts/ never import each other (harness/README.md).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

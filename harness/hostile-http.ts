@@ -2,7 +2,8 @@
  * Hostile HTTP for the server: random and malformed requests (garbage, oversized heads, bad
  * chunking, half-closed and reset connections) over raw loopback sockets, each checked
  * against the answer a correct server gives, and connections that never finish their request
- * head (slowloris). Used by `npm run soak` (thousands) and an e2e test (a few hundred).
+ * head (slowloris). Used by `npm run soak` (thousands) and an e2e test (a few hundred), so it
+ * lives in harness/, which both may import (harness/README.md).
  */
 import { connect, type Socket } from "node:net";
 import { type Random, seededRandom } from "../src/backoff/random.ts";
