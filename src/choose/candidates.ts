@@ -1,6 +1,7 @@
 import { formatDuration, parseDuration } from "../cli/duration.ts";
 import type { FlagSpec } from "../cli/flags.ts";
 import { concurrencyForDelay, type LatencyModel } from "../model/latency.ts";
+import type { ServerModelSpec } from "../model/servers/models.ts";
 import { SIM_FLAGS } from "../sim/options.ts";
 import { PRESETS, presetSettings } from "../strategies/presets.ts";
 import { MECHANISMS, PROTECTION_FLAGS } from "../strategies/protection.ts";
@@ -188,6 +189,24 @@ function dedupe(grid: readonly Candidate[]): Candidate[] {
   });
 }
 
+/**
+ * Where a model sheds load so that an answer comes within half the client timeout: for a
+ * shared delay, above the most in service whose delay stays below it (a model whose delay
+ * never grows has no such point: ten times its limit then); for a thread pool, beyond the
+ * waiting requests its threads serve in that time.
+ */
+function sheddingOf(model: ServerModelSpec, timeoutMs: number): { flag: string; at: number; where: string } {
+  if (model.kind === "queue") {
+    const { threads, serviceTimeMs } = model.pool;
+    const at = Math.max(1, Math.floor((threads * timeoutMs) / 2 / serviceTimeMs));
+    return { flag: "queue-limit", at, where: "waiting (the threads serve them within half the timeout)" };
+  }
+  const tipping = concurrencyForDelay(model.latency, timeoutMs / 2);
+  const limit = model.kind === "exponential" ? model.latency.limit : 0;
+  const at = Number.isFinite(tipping) ? Math.max(limit + 1, tipping - 1) : Math.max(1, limit * 10);
+  return { flag: "max-concurrency", at, where: "in service (the delay stays below half the timeout)" };
+}
+
 /** A server setting to pair with client policies. */
 export interface ServerLever {
   readonly id: string;
@@ -202,11 +221,8 @@ export interface ServerLever {
  * and without a Retry-After), deadline-aware admission. Load shedding starts before the
  * delay reaches half the client timeout, a point derived from the user's own latency model.
  */
-export function serverLevers(latency: LatencyModel, timeoutMs: number): ServerLever[] {
-  const tipping = concurrencyForDelay(latency, timeoutMs / 2);
-  // The most in service whose delay stays below half the timeout (a model whose delay never
-  // grows has no such point: ten times its limit then).
-  const shedAt = Number.isFinite(tipping) ? Math.max(latency.limit + 1, tipping - 1) : Math.max(1, latency.limit * 10);
+export function serverLevers(latency: LatencyModel, timeoutMs: number, model?: ServerModelSpec): ServerLever[] {
+  const shedding = sheddingOf(model ?? { kind: "exponential", latency }, timeoutMs);
   return [
     { id: "default", summary: "your server as it is", server: {}, client: {} },
     {
@@ -222,15 +238,15 @@ export function serverLevers(latency: LatencyModel, timeoutMs: number): ServerLe
       client: {},
     },
     {
-      id: `shed=${shedAt}`,
-      summary: `load shedding: 503 at once above ${shedAt} in service (the delay stays below half the timeout)`,
-      server: { "max-concurrency": String(shedAt) },
+      id: `shed=${shedding.at}`,
+      summary: `load shedding: 503 at once above ${shedding.at} ${shedding.where}`,
+      server: { [shedding.flag]: String(shedding.at) },
       client: {},
     },
     {
-      id: `shed=${shedAt}+retry-after=1s`,
-      summary: `load shedding above ${shedAt} in service, with Retry-After: 1s`,
-      server: { "max-concurrency": String(shedAt), "retry-after": "1s" },
+      id: `shed=${shedding.at}+retry-after=1s`,
+      summary: `load shedding above ${shedding.at} ${shedding.where.replace(/ \(.*\)$/, "")}, with Retry-After: 1s`,
+      server: { [shedding.flag]: String(shedding.at), "retry-after": "1s" },
       client: {},
     },
     {

@@ -11,7 +11,7 @@ import { runExperiment } from "../runtime/experiment.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
 import { configFrom } from "../sim/main.ts";
-import type { SimulationConfig } from "../sim/simulate.ts";
+import { figuresOf, type SimulationConfig } from "../sim/simulate.ts";
 import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, serverLevers } from "./candidates.ts";
 import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult } from "./measure.ts";
 import { type ChooseOptions, parseChooseArgs } from "./options.ts";
@@ -81,7 +81,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     bisectionRatio: BISECTION_RATIO,
     bisectionMs: BISECTION_MS,
   };
-  const levers = own["server-side"] ? serverLevers(baseConfig.latency, baseConfig.timeoutMs).slice(1) : [];
+  const levers = own["server-side"] ? serverLevers(baseConfig.latency, baseConfig.timeoutMs, baseConfig.model).slice(1) : [];
 
   if (own.list) {
     io.stdout.write(
@@ -461,7 +461,7 @@ async function validate(
           onStarted: (pids) => io.stderr.write(`choose: ${candidate.id}: server pid ${pids.server}, client pid ${pids.client}\n`),
         },
       );
-      const measured = computeMetrics(record.server, record.client, record.phases, config.latency.limit);
+      const measured = computeMetrics(record.server, record.client, record.phases, figuresOf(config).overloadAbove);
       const simulatedVerdict = majority(simulated.map((run) => run.verdict));
       const first = simulated[0]!;
       const measuredVerdict = measured.verdict;

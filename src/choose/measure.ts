@@ -1,7 +1,7 @@
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { serverIsBack, type Verdict } from "../model/verdict.ts";
-import { type SimulationConfig, simulate } from "../sim/simulate.ts";
+import { figuresOf, type SimulationConfig, simulate } from "../sim/simulate.ts";
 
 /*
  * What one candidate does with one seed: an everyday run (no outage), one run per listed
@@ -168,7 +168,7 @@ export function outageRun(
     if (event.atMs <= phases.stopAtMs) abandonedBeforeStop = event.snapshot.abandoned;
     abandonedAtEnd = event.snapshot.abandoned;
   });
-  const metrics = computeMetrics(run.server, run.client, phases, config.latency.limit, { outOfMemory: run.outOfMemory });
+  const metrics = computeMetrics(run.server, run.client, phases, figuresOf(config).overloadAbove, { outOfMemory: run.outOfMemory });
   return {
     result: {
       outageMs,

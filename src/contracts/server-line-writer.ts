@@ -22,6 +22,9 @@ export function serverLine(epochMs: number, snapshot: ServiceSnapshot): ServerLi
     shed: snapshot.shed,
     expired: snapshot.expired,
     errorsInjected: snapshot.errorsInjected,
+    ...(snapshot.threads === undefined
+      ? {}
+      : { queueLength: snapshot.queueLength, threadsBusy: snapshot.threadsBusy, threads: snapshot.threads }),
   };
 }
 

@@ -34,6 +34,10 @@ export const SERVER_LINE = z.object({
   shed: COUNT,
   expired: COUNT,
   errorsInjected: COUNT,
+  /** The queue model only (-model queue): requests waiting for a thread, threads busy, threads in all. */
+  queueLength: COUNT.optional(),
+  threadsBusy: COUNT.optional(),
+  threads: COUNT.optional(),
 });
 
 export type ServerLine = z.infer<typeof SERVER_LINE>;

@@ -7,7 +7,7 @@ import { makeOutputDir, removeIfEmpty, writeOutputFile } from "../runtime/output
 import { summaryJson } from "../report/summary-file.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { parseClientArgs, resolveClientOptions } from "../client/options.ts";
-import { parseServerArgs, resolveServerOptions } from "../server/options.ts";
+import { parseServerArgs, resolveServerOptions, serverFigures } from "../server/options.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
 import { type DashboardEvent, clientEvent, serverEvent } from "../dashboard/events.ts";
@@ -122,7 +122,9 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   const seeds = { server: serverFlags.seed ?? randomSeed(), client: clientFlags[0]?.seed ?? randomSeed() };
   const seededServerArgs = serverFlags.seed === undefined ? [...serverArgs, "-seed", String(seeds.server)] : serverArgs;
   const seededClientArgs = clientFlags[0]?.seed === undefined ? [...clientArgs, "-seed", String(seeds.client)] : clientArgs;
-  const concurrencyLimit = resolveServerOptions(serverFlags).latency.limit;
+  // The verdict's line: the exponential model's limit, or where another model is over its tipping point for the clients' timeout.
+  const clientTimeoutMs = clientFlags[0]?.timeout ?? passThrough("client-args", () => parseClientArgs(clientArgs)).timeout;
+  const concurrencyLimit = serverFigures(resolveServerOptions(serverFlags), clientTimeoutMs).overloadAbove;
   const startedAt = new Date();
   const stamp = startedAt.toISOString().replace(/[:.]/g, "-");
   const outDir = resolve(values.out, stamp);
@@ -265,6 +267,7 @@ function passThrough<T>(flag: string, parse: () => { kind: "run"; values: T } | 
     const outcome = parse();
     if (outcome.kind === "help") throw new UsageError(`-${flag} must not ask for help`);
     if (flag === "client-args") resolveClientOptions(outcome.values as Parameters<typeof resolveClientOptions>[0]);
+    if (flag === "server-args") resolveServerOptions(outcome.values as Parameters<typeof resolveServerOptions>[0]);
     return outcome.values;
   } catch (error) {
     if (error instanceof UsageError) throw new UsageError(`in -${flag}: ${error.message}`);

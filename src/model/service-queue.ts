@@ -1,7 +1,12 @@
 import type { Random } from "../backoff/random.ts";
 import { CallbackTimer, type Clock } from "../clock/clock.ts";
 import { EventHeap } from "../clock/event-heap.ts";
-import { type LatencyModel, modelledDelayMs } from "./latency.ts";
+import { type DelayCurve, modelledDelayMs } from "./latency.ts";
+import type { Completion, OutOfMemoryEvent, ServerModel, ServiceSnapshot, ServiceTicket } from "./servers/server-model.ts";
+import { curveUnder, type FaultConditions } from "./faults/conditions.ts";
+
+// The types every server model shares, from where they were first defined.
+export type { Completion, OutOfMemoryEvent, ServiceSnapshot, ServiceTicket } from "./servers/server-model.ts";
 
 /**
  * Requests in service on the modelled server, in virtual or real time.
@@ -29,7 +34,8 @@ import { type LatencyModel, modelledDelayMs } from "./latency.ts";
  *   connection, and the abandoned request holds no socket while it stays in service.
  */
 export interface ServiceQueueOptions {
-  readonly latency: LatencyModel;
+  /** delay(c): the exponential curve (the default model) or the linear one. */
+  readonly latency: DelayCurve;
   /** Drop a request from service when its client goes away. Defaults to false, as in the reference. */
   readonly cancelOnDisconnect: boolean;
   /** Answer 503 at once above this many requests in service. Defaults to Infinity (off). */
@@ -50,54 +56,13 @@ export interface ServiceQueueOptions {
   readonly horizonMs?: number;
 }
 
-/** When the server ran out of memory, and with how many requests in service. */
-export interface OutOfMemoryEvent {
-  readonly atMs: number;
-  readonly inService: number;
-}
-
 /** The default memory limit: about what a Node server's default 4 GB heap holds (see above). */
 export const DEFAULT_MAX_IN_SERVICE = 800_000;
-
-/**
- * How a request left service, as its completion callback is told: answered, answered with
- * an injected error, or taken out at its deadline (see admit's `deadlineAt`).
- */
-export type Completion = "served" | "injected-error" | "expired";
-
-/**
- * A request taken into service: its number in the order of arrival. Numbers, not objects,
- * so that admitting a request allocates nothing.
- */
-export type ServiceTicket = number;
 
 /** A slot's state: in service, possibly abandoned by its client, or cancelled. */
 const IN_SERVICE = 0;
 const ABANDONED = 1;
 const CANCELLED = 2;
-
-export interface ServiceSnapshot {
-  readonly concurrency: number;
-  readonly lastDelayMs: number;
-  /** The most requests in service since the last resetPeak(). */
-  readonly peakConcurrency: number;
-  /** delay(peakConcurrency): the longest delay since the last resetPeak(), in ms. */
-  readonly peakDelayMs: number;
-  readonly admitted: number;
-  /** Completed with the client still waiting. */
-  readonly served: number;
-  /** Completed after the client had gone away (the work done for nobody). */
-  readonly abandoned: number;
-  /** In service now for a client that has gone away (without cancelOnDisconnect). */
-  readonly abandonedInService: number;
-  /** Taken out of service on disconnect (only with cancelOnDisconnect). */
-  readonly cancelled: number;
-  readonly shed: number;
-  /** Taken out of service, or refused on arrival, because the deadline its client sent had passed. */
-  readonly expired: number;
-  /** Of `served`, those answered with an error by errorInjection. */
-  readonly errorsInjected: number;
-}
 
 type CompletionCallback = (context: unknown, completion: Completion) => void;
 
@@ -106,7 +71,7 @@ const DUE_TOLERANCE_MS = 1e-6;
 
 const INITIAL_CAPACITY = 1024;
 
-export class ServiceQueue {
+export class ServiceQueue implements ServerModel {
   // The requests in service, oldest first, in a ring buffer of parallel arrays indexed by
   // ticket number modulo the capacity (a power of two): tickets [head, tail) are in it.
   private arrivals = new Float64Array(INITIAL_CAPACITY);
@@ -155,10 +120,15 @@ export class ServiceQueue {
   private readonly options: ServiceQueueOptions;
   private readonly maxInService: number;
   private readonly horizonMs: number;
+  /** delay(c) now: the options' curve, or that curve under a fault (setFaultConditions). */
+  private curve: DelayCurve;
+  /** The share answered as errors while an errors fault is on; undefined otherwise. */
+  private errorRateOverride: number | undefined = undefined;
 
   constructor(clock: Clock, options: ServiceQueueOptions) {
     this.clock = clock;
     this.options = options;
+    this.curve = options.latency;
     this.maxInService = options.maxInService ?? Infinity;
     this.horizonMs = options.horizonMs ?? Infinity;
   }
@@ -321,7 +291,7 @@ export class ServiceQueue {
       concurrency: this.inService,
       lastDelayMs: this.lastDelay,
       peakConcurrency: this.peak,
-      peakDelayMs: modelledDelayMs(this.options.latency, this.peak),
+      peakDelayMs: modelledDelayMs(this.curve, this.peak),
       admitted: this.admittedTotal,
       served: this.servedTotal,
       abandoned: this.abandonedTotal,
@@ -345,11 +315,49 @@ export class ServiceQueue {
     this.timerArmed = false;
   }
 
+  /**
+   * Works under a fault from now on: the delay of every request in service follows the
+   * changed curve at once (a completion it brings forward happens now), and errors fault
+   * shares replace the injection rate (they need `errorInjection` for its random source).
+   * Callers that change the curve keep the horizon off: counting assumes a delay that only grows.
+   */
+  setFaultConditions(conditions: FaultConditions): void {
+    this.curve = curveUnder(this.options.latency, conditions);
+    this.errorRateOverride = conditions.errorRate;
+    this.delayConcurrency = -1;
+    if (this.inService > 0 && !this.beyondHorizon) this.rearm();
+  }
+
+  /**
+   * The server dies: every request in it is lost and its timers stop; the contexts of those
+   * whose clients still wait come back, for the caller to reset their connections. Totals stay.
+   */
+  crash(): unknown[] {
+    const lost: unknown[] = [];
+    const mask = this.arrivals.length - 1;
+    for (let ticket = this.headTicket; ticket < this.tailTicket; ticket++) {
+      const slot = ticket & mask;
+      if (this.states[slot] === IN_SERVICE && this.callbacks[slot] !== undefined) lost.push(this.contexts[slot]);
+      this.callbacks[slot] = undefined;
+      this.contexts[slot] = undefined;
+    }
+    this.headTicket = this.tailTicket;
+    this.inService = 0;
+    this.abandonedInService = 0;
+    this.countedTotal = 0;
+    this.beyondHorizon = false;
+    this.countedFromTicket = Infinity;
+    this.deadlines = undefined;
+    this.delayConcurrency = -1;
+    this.stop();
+    return lost;
+  }
+
   /** delay(c) for the current concurrency c. */
   private currentDelay(): number {
     if (this.inService !== this.delayConcurrency) {
       this.delayConcurrency = this.inService;
-      this.delayForConcurrency = modelledDelayMs(this.options.latency, this.inService);
+      this.delayForConcurrency = modelledDelayMs(this.curve, this.inService);
     }
     return this.delayForConcurrency;
   }
@@ -439,7 +447,9 @@ export class ServiceQueue {
   /** Whether this answer is an injected error; draws only when injection is on. */
   private injectError(): boolean {
     const injection = this.options.errorInjection;
-    if (injection === undefined || injection.rate <= 0 || !(injection.random.uniform() < injection.rate)) return false;
+    if (injection === undefined) return false;
+    const rate = this.errorRateOverride ?? injection.rate;
+    if (rate <= 0 || !(injection.random.uniform() < rate)) return false;
     this.errorsInjectedTotal++;
     return true;
   }

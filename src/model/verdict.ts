@@ -69,6 +69,10 @@ export interface VerdictInput {
   readonly server: readonly ServerSample[];
   readonly client: readonly ClientWindow[];
   readonly phases: Phases;
+  /**
+   * The server is over its tipping point above this many in it: the exponential model's
+   * limit; each model states its own (`overloadAbove`, src/model/servers/server-model.ts).
+   */
   readonly concurrencyLimit: number;
   /** Mean OK rate before the outage; 0 when there was no window to take it from. */
   readonly baselineOkPerSec: number;

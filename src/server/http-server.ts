@@ -3,18 +3,24 @@ import type { Socket } from "node:net";
 import { FatalError } from "../cli/usage-error.ts";
 import { formatListenAddress, type ListenAddress } from "../cli/listen-address.ts";
 import type { Clock } from "../clock/clock.ts";
-import { seededRandom } from "../backoff/random.ts";
+import { seededRandom, streamRandom } from "../backoff/random.ts";
 import { DEADLINE_HEADER, parseDeadline, retryAfterSeconds } from "../model/protection-headers.ts";
-import { type Completion, type OutOfMemoryEvent, ServiceQueue } from "../model/service-queue.ts";
+import type { Completion, OutOfMemoryEvent } from "../model/service-queue.ts";
+import type { ServerModelFigures } from "../model/servers/figures.ts";
+import { createServerModel } from "../model/servers/models.ts";
+import type { ServerModel } from "../model/servers/server-model.ts";
 import { respondWithMetrics } from "../runtime/metrics-endpoint.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { type ServerMetrics, serverMetrics } from "./metrics.ts";
-import type { ServerOptions } from "./options.ts";
+import { type ServerOptions, serverFigures, serverModelOf } from "./options.ts";
 import { serverLine } from "../contracts/server-line-writer.ts";
 
 export interface RunningServer {
   readonly address: ListenAddress;
-  readonly queue: ServiceQueue;
+  /** The server model behind GET /api (the name from when there was one: the service queue). */
+  readonly queue: ServerModel;
+  /** Its capacity and tipping point, for the client's default timeout. */
+  readonly figures: ServerModelFigures;
   /** Client connections open now. */
   readonly openConnections: () => number;
   /** Stops accepting, drops every connection and the model's timer. */
@@ -38,16 +44,19 @@ const PEER_GONE_CODES = new Set(["ECONNRESET", "EPIPE", "ECANCELED", "ERR_STREAM
 
 /**
  * The HTTP shell around the service model: routes, the listen backlog, and wiring each
- * GET /api to a ServiceQueue ticket. Nothing here decides latency.
+ * GET /api to a server model's ticket. Nothing here decides latency.
  */
 export async function startHttpServer(options: ServerOptions, clock: Clock, hooks: ServerHooks = {}): Promise<RunningServer> {
-  const queue = new ServiceQueue(clock, {
-    latency: options.latency,
+  const seed = options.seed ?? randomSeed();
+  const spec = serverModelOf(options);
+  const queue = createServerModel(spec, clock, {
     cancelOnDisconnect: options.cancelOnDisconnect,
     maxConcurrency: options.maxConcurrency,
-    errorInjection: options.errorRate > 0 ? { rate: options.errorRate, random: seededRandom(options.seed ?? randomSeed()) } : undefined,
+    errorInjection: options.errorRate > 0 ? { rate: options.errorRate, random: seededRandom(seed) } : undefined,
     maxInService: options.maxInService ?? Infinity,
+    serviceRandom: streamRandom(seed, 1),
   });
+  const figures = serverFigures(options);
   const now = hooks.now ?? Date.now;
   let outOfMemoryTold = false;
   const outOfMemory = (event: OutOfMemoryEvent) => {
@@ -58,7 +67,7 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
   const shedHeaders: Record<string, string> = { "content-type": "text/plain" };
   if (options.retryAfterMs > 0) shedHeaders["retry-after"] = String(retryAfterSeconds(options.retryAfterMs));
   let openConnections = 0;
-  const metrics = options.metrics ? serverMetrics(queue, options.latency.limit, () => openConnections) : undefined;
+  const metrics = options.metrics ? serverMetrics(queue, figures.overloadAbove, () => openConnections) : undefined;
   const admittedAtMs = new WeakMap<ServerResponse, number>();
   const complete =
     metrics === undefined
@@ -107,6 +116,7 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
   return {
     address: { host: options.listen.host, port },
     queue,
+    figures,
     openConnections: () => openConnections,
     close: () =>
       new Promise<void>((resolve) => {
@@ -119,7 +129,7 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
 
 /** What every request's handling shares. */
 interface RequestContext {
-  readonly queue: ServiceQueue;
+  readonly queue: ServerModel;
   /** Epoch ms, for the reports and for deadlines. */
   readonly now: () => number;
   /** The queue's clock. */

@@ -4,7 +4,8 @@ import { readFdLimit, readFdUsage } from "../runtime/fd-usage.ts";
 import { realClock } from "../clock/real-clock.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { startHttpServer } from "./http-server.ts";
-import { parseServerArgs, resolveServerOptions } from "./options.ts";
+import { describeModel, modelDrawsRandom } from "./model-flags.ts";
+import { FIGURES_TIMEOUT_MS, parseServerArgs, resolveServerOptions, serverModelOf } from "./options.ts";
 import { formatServerJson } from "../contracts/server-line-writer.ts";
 import { formatServerLine, formatServerTotals } from "./reporter.ts";
 
@@ -18,7 +19,9 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
     return;
   }
   const resolved = resolveServerOptions(parsed.values);
-  const options = resolved.errorRate > 0 ? { ...resolved, seed: resolved.seed ?? randomSeed() } : resolved;
+  const spec = serverModelOf(resolved);
+  const draws = modelDrawsRandom(spec);
+  const options = resolved.errorRate > 0 || draws ? { ...resolved, seed: resolved.seed ?? randomSeed() } : resolved;
   let lastProblemAt = -Infinity;
   let suppressed = 0;
   const server = await startHttpServer(options, realClock, {
@@ -48,6 +51,8 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
   if (options.metrics) io.stderr.write(`server: metrics on http://${shown}/metrics\n`);
   if (options.errorRate > 0)
     io.stderr.write(`server: answering ${options.errorRate} of requests 500 (-error-rate), seed ${options.seed}\n`);
+  const seeded = draws ? `; service times seed ${options.seed}` : "";
+  io.stderr.write(`server: ${describeModel(spec, server.figures, FIGURES_TIMEOUT_MS)}${seeded}\n`);
 
   const report = () => {
     const snapshot = server.queue.snapshot();

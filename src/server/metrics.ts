@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { ServiceQueue, ServiceSnapshot } from "../model/service-queue.ts";
+import type { ServiceSnapshot } from "../model/service-queue.ts";
+import type { ServerModel } from "../model/servers/server-model.ts";
 import { LATENCY_BUCKETS_SECONDS, METRIC_PREFIX } from "../runtime/metrics-endpoint.ts";
 
 const name = (suffix: string) => `${METRIC_PREFIX}server_${suffix}`;
@@ -15,11 +16,13 @@ export interface ServerMetrics {
 }
 
 /**
- * The server's Prometheus series. Counters and gauges are read from the service queue
+ * The server's Prometheus series. Counters and gauges are read from the server model
  * when scraped, the very numbers its report line prints; only the latency histogram is
- * fed request by request.
+ * fed request by request. A model with threads and a queue has gauges for them too.
+ * `limit` is the concurrency above which the model is over its tipping point for the
+ * verdict (the exponential model's -limit).
  */
-export function serverMetrics(queue: ServiceQueue, limit: number, openConnections: () => number): ServerMetrics {
+export function serverMetrics(queue: ServerModel, limit: number, openConnections: () => number): ServerMetrics {
   const registry = new Registry();
   // Counters mirror the queue's totals: each scrape adds what was counted since the last one.
   const exported = new Map<string, number>();
@@ -87,6 +90,32 @@ export function serverMetrics(queue: ServiceQueue, limit: number, openConnection
     help: "Requests in service before the delay starts to grow (-limit)",
     registers: [registry],
   }).set(limit);
+  if (queue.snapshot().threads !== undefined) {
+    new Gauge({
+      name: name("queue_length"),
+      help: "Queue model: requests waiting for a thread now",
+      registers: [registry],
+      collect() {
+        this.set(queue.snapshot().queueLength ?? 0);
+      },
+    });
+    new Gauge({
+      name: name("threads_busy"),
+      help: "Queue model: threads serving a request now",
+      registers: [registry],
+      collect() {
+        this.set(queue.snapshot().threadsBusy ?? 0);
+      },
+    });
+    new Gauge({
+      name: name("threads"),
+      help: "Queue model: threads in the pool (-threads)",
+      registers: [registry],
+      collect() {
+        this.set(queue.snapshot().threads ?? 0);
+      },
+    });
+  }
   new Gauge({
     name: name("open_connections"),
     help: "Client connections open now",

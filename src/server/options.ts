@@ -1,9 +1,14 @@
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
 import { type ListenAddress, listenAddressProblem, parseListenAddress } from "../cli/listen-address.ts";
 import type { LatencyModel } from "../model/latency.ts";
-import { DEFAULT_LATENCY_MODEL } from "../model/latency.ts";
+import type { ServerModelFigures } from "../model/servers/figures.ts";
+import { modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
+import { MODEL_FLAGS, resolveServerModel } from "./model-flags.ts";
 import { DEADLINE_HEADER, retryAfterSeconds } from "../model/protection-headers.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
+
+// The server model's one-line description, for the programs that state it (./sim too).
+export { describeModel } from "./model-flags.ts";
 
 /** The largest -max-in-service: the simulator stores each request in service in about 25 bytes. */
 export const MAX_IN_SERVICE_CEILING = 10_000_000;
@@ -15,44 +20,9 @@ export const MAX_IN_SERVICE_CEILING = 10_000_000;
  */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 
-/** Flags, defaults and help of ./server, in one table. The first three keep the reference's Go names. */
+/** Flags, defaults and help of ./server, in one table; the server model's come first (see model-flags.ts). */
 export const SERVER_FLAGS = [
-  {
-    name: "limit",
-    group: "system",
-    kind: "integer",
-    default: DEFAULT_LATENCY_MODEL.limit,
-    min: 0,
-    placeholder: "n",
-    description: "limit on concurrency: requests in service before the delay grows",
-  },
-  {
-    name: "factor",
-    group: "system",
-    kind: "number",
-    default: DEFAULT_LATENCY_MODEL.factor,
-    min: 1,
-    placeholder: "f",
-    description: "factor of increasing delay: delay = baseDelay * factor^((concurrency - limit) / k)",
-  },
-  {
-    name: "baseDelay",
-    group: "system",
-    kind: "duration",
-    default: DEFAULT_LATENCY_MODEL.baseDelayMs,
-    minMs: 0,
-    description: "base service delay, at or below the limit",
-  },
-  {
-    name: "k",
-    group: "system",
-    kind: "number",
-    default: DEFAULT_LATENCY_MODEL.exponentDivisor,
-    min: 0,
-    minExclusive: true,
-    placeholder: "n",
-    description: "divisor K of the exponent (15 in the reference server)",
-  },
+  ...MODEL_FLAGS,
   {
     name: "listen",
     group: "run",
@@ -121,7 +91,7 @@ export const SERVER_FLAGS = [
     min: 0,
     max: 2 ** 31 - 1,
     placeholder: "n",
-    description: "random seed of -error-rate (default: random, printed at start)",
+    description: "random seed of -error-rate and the queue model's service times (default: random, printed at start)",
   },
   {
     name: "max-in-service",
@@ -172,13 +142,17 @@ export const SERVER_FLAGS = [
 export const SERVER_PROGRAM: ProgramDescription<typeof SERVER_FLAGS> = {
   name: "server",
   summary:
-    "An HTTP server whose latency is baseDelay up to a concurrency limit and grows exponentially above it.\n" +
+    "An HTTP server whose latency is baseDelay up to a concurrency limit and grows exponentially above it\n" +
+    "(or another -model: linear, or queue, a thread pool).\n" +
     "GET /api answers OK after the modelled delay; GET /stats gives a JSON snapshot.",
   flags: SERVER_FLAGS,
 };
 
 export interface ServerOptions {
+  /** The exponential model's curve (its flags always have values). */
   readonly latency: LatencyModel;
+  /** The server model (-model); the exponential one with `latency` when absent. */
+  readonly model?: ServerModelSpec;
   readonly listen: ListenAddress;
   readonly backlog: number;
   readonly cancelOnDisconnect: boolean;
@@ -204,7 +178,9 @@ export interface ServerOptions {
 export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): ServerOptions {
   const listen = parseListenAddress(values.listen);
   if (typeof listen === "string") throw new Error(`unreachable: -listen was checked (${listen})`);
+  const model = resolveServerModel(values);
   return {
+    model,
     latency: {
       baseDelayMs: values.baseDelay,
       limit: values.limit,
@@ -229,4 +205,23 @@ export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): S
 
 export function parseServerArgs(args: readonly string[]): ParseOutcome<typeof SERVER_FLAGS> {
   return parseFlags(SERVER_PROGRAM, args);
+}
+
+/** The server model the options describe. */
+export function serverModelOf(options: { readonly model?: ServerModelSpec | undefined; readonly latency: LatencyModel }): ServerModelSpec {
+  return options.model ?? { kind: "exponential", latency: options.latency };
+}
+
+/**
+ * The server does not know its clients' timeout: its figures (capacity, tipping point) are
+ * stated for the client's default one.
+ */
+export const FIGURES_TIMEOUT_MS = 2000;
+
+/** The capacity and tipping point of the options' model, for clients with `timeoutMs`. */
+export function serverFigures(
+  options: Pick<ServerOptions, "model" | "latency" | "maxConcurrency">,
+  timeoutMs = FIGURES_TIMEOUT_MS,
+): ServerModelFigures {
+  return modelFigures(serverModelOf(options), timeoutMs, options.maxConcurrency);
 }

@@ -5,10 +5,16 @@ import type { ServiceSnapshot } from "../model/service-queue.ts";
 /**
  * The reference server's once-a-second line:
  * `Jun 21 22:11:08.519: concurrency:    8, last delay: 100ms`
+ * The queue model's follows it with its queue and threads (concurrency counts both, last
+ * delay is the time in the server of the request answered last):
+ * `Jun 21 22:11:08.519: concurrency:   12, last delay: 40ms, queue: 4, threads busy: 8/8`
  */
 export function formatServerLine(epochMs: number, snapshot: ServiceSnapshot, timeZone: "local" | "utc" = "local"): string {
   const concurrency = String(snapshot.concurrency).padStart(4, " ");
-  return `${formatStampMilli(epochMs, timeZone)}: concurrency: ${concurrency}, last delay: ${formatDuration(snapshot.lastDelayMs)}`;
+  const line = `${formatStampMilli(epochMs, timeZone)}: concurrency: ${concurrency}, last delay: ${formatDuration(snapshot.lastDelayMs)}`;
+  return snapshot.threads === undefined
+    ? line
+    : `${line}, queue: ${snapshot.queueLength}, threads busy: ${snapshot.threadsBusy}/${snapshot.threads}`;
 }
 
 /** The server's totals, for a summary: what it did with every request it was sent. */

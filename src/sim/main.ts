@@ -6,6 +6,8 @@ import { makeOutputDir, writeOutputFile } from "../runtime/output-files.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { concurrencyForDelay } from "../model/latency.ts";
+import { formatFault } from "../model/faults/fault-schedule.ts";
+import { describeModel, serverModelOf } from "../server/options.ts";
 import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { seconds } from "../model/seconds.ts";
 import { defaultParallelism, WorkerPool } from "../runtime/worker-pool.ts";
@@ -19,6 +21,7 @@ import { retryLoadWhileDown } from "./retry-load.ts";
 import type { StrategyRunReply } from "./sim-worker.ts";
 import { sweepChart } from "./sweep-chart.ts";
 import { playSimulation } from "./playback.ts";
+import { figuresOf } from "./simulate.ts";
 import { configFrom, runStrategy, type SimRun, simRuns, trialMetrics, withStrategy } from "./trial.ts";
 
 // The simulator's single run and its configuration, for the programs and tests built on it.
@@ -30,7 +33,13 @@ function selectedStrategy(values: SimFlagValues): StrategyRun {
 
 function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonly SimRun[]): void {
   const config = configFrom(values);
-  const tipping = concurrencyForDelay(config.latency, config.timeoutMs);
+  const spec = serverModelOf(config);
+  const latency = config.latency;
+  const exponential =
+    spec.kind === "exponential"
+      ? `sim: the delay reaches the ${formatDuration(config.timeoutMs)} timeout at ${concurrencyForDelay(latency, config.timeoutMs)} requests in service ` +
+        `(limit ${latency.limit}, factor ${latency.factor}, k ${latency.exponentDivisor}, baseDelay ${formatDuration(latency.baseDelayMs)})\n`
+      : "";
   const open = config.arrivals?.kind === "open" ? config.arrivals : undefined;
   const baselinePerSec = open?.ratePerSec ?? config.users / ((config.retry.thinkTimeMeanMs + config.latency.baseDelayMs) / 1000);
   const outageMs = config.outages[0]?.durationMs ?? DEFAULT_PHASES.outageMs;
@@ -39,8 +48,8 @@ function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonl
       ? `${config.users} clients, lambda ${formatDuration(config.retry.thinkTimeMeanMs)}`
       : `open-loop arrivals, at most ${open.maxChains} alive`;
   io.stderr.write(
-    `sim: the delay reaches the ${formatDuration(config.timeoutMs)} timeout at ${tipping} requests in service ` +
-      `(limit ${config.latency.limit}, factor ${config.latency.factor}, k ${config.latency.exponentDivisor}, baseDelay ${formatDuration(config.latency.baseDelayMs)})\n` +
+    exponential +
+      `sim: ${describeModel(spec, figuresOf(config), config.timeoutMs)}\n` +
       `sim: offered load ${baselinePerSec.toFixed(1)} req/s (${offeredBy})\n` +
       `sim: the server runs out of memory at ${config.maxInService} requests in service (-max-in-service): ` +
       "a real one dies there, and so the run ends there\n",
@@ -51,6 +60,10 @@ function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonl
     return `${strategy.name} ${load.toFixed(1)}/s (${(load / baselinePerSec).toFixed(2)}x)`;
   });
   io.stderr.write(`sim: attempts per second after ${formatDuration(outageMs)} of outage: ${loads.join("; ")}\n`);
+  const faults = [...config.outages.map((outage) => ({ kind: "stop" as const, factor: 1, ...outage })), ...(config.faults ?? [])];
+  if (values.faults !== undefined) {
+    io.stderr.write(`sim: faults: ${faults.map((fault) => formatFault(fault, formatDuration)).join(", ")}\n`);
+  }
 }
 
 /**

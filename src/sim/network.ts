@@ -1,9 +1,14 @@
 import type { Clock, TimerOwner } from "../clock/clock.ts";
 import type { AttemptSink, Transport } from "../model/attempt.ts";
 import { OK_RESULT, type AttemptResult } from "../model/outcome.ts";
-import type { Completion, ServiceQueue, ServiceTicket } from "../model/service-queue.ts";
+import type { Completion, ServiceTicket } from "../model/service-queue.ts";
+import type { ServerModel } from "../model/servers/server-model.ts";
 
 const SHED_RESULT: AttemptResult = Object.freeze({ outcome: "error", errorKind: "http-5xx" });
+/** The connection of a request in a server that died (a crash fault). */
+const RESET_RESULT: AttemptResult = Object.freeze({ outcome: "error", errorKind: "reset" });
+/** A connection to a server that is down: nothing listens on the port. */
+const REFUSED_RESULT: AttemptResult = Object.freeze({ outcome: "error", errorKind: "refused" });
 /** A 500 from the server's -error-rate. */
 const INJECTED_ERROR_RESULT: AttemptResult = Object.freeze({ outcome: "error", errorKind: "http-5xx" });
 
@@ -92,13 +97,15 @@ const answer = (sink: AttemptSink | undefined, completion: Completion): void => 
  * queued connection, reads its request and takes it into service before it notices the
  * close. That is the stale work that keeps a server down after fixed-interval retries.
  *
- * When the server runs out of memory (the service queue's `maxInService`), a real one
+ * When the server runs out of memory (the server model's `maxInService`), a real one
  * dies; `onOutOfMemory` is called once and the request gets no answer.
  */
 export class SimulatedNetwork {
   private stopped = false;
+  /** Crashed and not yet started again: connections are refused. */
+  private down = false;
   private acceptQueue: QueuedConnection[] = [];
-  private readonly queue: ServiceQueue;
+  private readonly queue: ServerModel;
   private readonly clock: Clock;
   private readonly backlog: number;
   /** Connection attempts that found the accept queue full. */
@@ -109,7 +116,7 @@ export class SimulatedNetwork {
   private readonly shedResult: AttemptResult;
   private readonly deadline: NetworkOptions["deadline"];
 
-  constructor(queue: ServiceQueue, clock: Clock, backlog: number, options: NetworkOptions = {}) {
+  constructor(queue: ServerModel, clock: Clock, backlog: number, options: NetworkOptions = {}) {
     this.queue = queue;
     this.clock = clock;
     this.backlog = backlog;
@@ -126,8 +133,33 @@ export class SimulatedNetwork {
     return this.acceptQueue.length;
   }
 
+  /** Crashed and not started again yet. */
+  get isDown(): boolean {
+    return this.down;
+  }
+
   stop(): void {
     this.stopped = true;
+  }
+
+  /**
+   * The server dies (a crash fault): the requests in it are lost and their clients see their
+   * connections reset at once, as do those queued in the kernel for a stopped server; until
+   * `restart`, connections are refused.
+   */
+  crash(): void {
+    this.down = true;
+    this.stopped = false;
+    const queued = this.acceptQueue;
+    this.acceptQueue = [];
+    const lost = this.queue.crash() as (AttemptSink | undefined)[];
+    for (const connection of queued) if (connection.admission === undefined) lost.push(connection.sink);
+    for (const sink of lost) sink?.done(RESET_RESULT);
+  }
+
+  /** The server is up again, empty, and accepts connections. */
+  restart(): void {
+    this.down = false;
   }
 
   /**
@@ -148,6 +180,7 @@ export class SimulatedNetwork {
 
   readonly transport: Transport<NetworkAttempt> = {
     send: (sink) => {
+      if (this.down) return this.answerAfterRoundTrip(sink, REFUSED_RESULT);
       const deadlineAt = this.deadlineOfNewAttempt();
       if (!this.stopped) return this.admit(sink, deadlineAt);
       if (this.acceptQueue.length >= this.backlog) {
@@ -200,7 +233,12 @@ export class SimulatedNetwork {
       return undefined;
     }
     if (sink === undefined) return undefined;
-    const pending = new PendingAnswer(sink, this.shedResult);
+    return this.answerAfterRoundTrip(sink, this.shedResult);
+  }
+
+  /** An answer given at once (a 503, a refused connection), reaching its client a loopback round trip later. */
+  private answerAfterRoundTrip(sink: AttemptSink, result: AttemptResult): PendingAnswer {
+    const pending = new PendingAnswer(sink, result);
     this.clock.arm(pending, IMMEDIATE_ANSWER_MS);
     return pending;
   }

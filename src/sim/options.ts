@@ -8,6 +8,7 @@ import { resolveServerOptions, SERVER_FLAGS, type ServerOptions } from "../serve
 import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
 import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage } from "./simulate.ts";
+import { type Fault, FAULT_KINDS, FaultSyntaxError, parseFaults } from "../model/faults/fault-schedule.ts";
 
 /** The most reports (server lines, client windows) one run may make: each is kept for the metrics. */
 export const MAX_REPORTS = 10_000_000;
@@ -33,6 +34,17 @@ const durationListProblem = (text: string) => {
   }
 };
 
+const readFaults = (text: string) => parseFaults(text, parseDuration);
+const faultsProblem = (text: string) => {
+  try {
+    readFaults(text);
+    return undefined;
+  } catch (error) {
+    if (error instanceof FaultSyntaxError) return error.message;
+    throw error;
+  }
+};
+
 /** Worker threads for independent simulations: the simulator's runs, and choose's measurements. */
 export const PARALLEL_FLAG = {
   name: "parallel",
@@ -47,12 +59,25 @@ export const PARALLEL_FLAG = {
 
 const SIM_ONLY_FLAGS = [
   {
+    name: "faults",
+    group: "run",
+    kind: "string",
+    default: undefined,
+    placeholder: "schedule",
+    description:
+      `fault schedule, kind@start+length[*factor] separated by commas, e.g. "stop@15s+20s, spike@60s+5s*2"; kinds ${FAULT_KINDS.join(", ")} ` +
+      "(stop: SIGSTOP; crash: lost work, refused connections; capacity *f: threads or limit; slow *f: service time or delay; " +
+      "errors *p: share answered 500; spike *f: the clients' load); replaces -outage-at and -outage",
+    check: faultsProblem,
+  },
+  {
     name: "outage-at",
     group: "run",
     kind: "string",
     default: formatDuration(DEFAULT_PHASES.steadyMs),
     placeholder: "durations",
-    description: "when the server is stopped (SIGSTOP), virtual time; a comma-separated list for several outages",
+    description:
+      "when the server is stopped (SIGSTOP), virtual time; a comma-separated list for several outages (shorthand for -faults stop@…)",
     check: durationListProblem,
   },
   {
@@ -162,7 +187,10 @@ export const SIM_PROGRAM: ProgramDescription<typeof SIM_FLAGS> = {
 export interface SimOptions {
   readonly client: ClientOptions;
   readonly server: ServerOptions;
+  /** The stops: -outage-at and -outage, or the stops of -faults. */
   readonly outages: Outage[];
+  /** The other faults of -faults. */
+  readonly faults: Fault[];
 }
 
 export function parseSimArgs(args: readonly string[]) {
@@ -185,13 +213,25 @@ export function resolveSimOptions(values: SimFlagValues): SimOptions {
   };
   const client = resolveClientOptions(clientValues);
   const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false, metrics: false, "headers-timeout": 0 });
+  if (values.faults !== undefined) {
+    if (values["find-critical-outage"] || (values.sweep !== undefined && parseSweep(values.sweep).param === "outage")) {
+      throw new UsageError("-faults does not combine with -find-critical-outage or -sweep outage=…, which vary -outage");
+    }
+    const defaults = SIM_FLAGS.filter((flag) => flag.name === "outage-at" || flag.name === "outage");
+    if (defaults.some((flag) => values[flag.name as "outage-at" | "outage"] !== flag.default)) {
+      throw new UsageError("-faults replaces -outage-at and -outage: list the stops in it, e.g. stop@15s+20s");
+    }
+    const faults = readFaults(values.faults);
+    const outages = faults.filter((fault) => fault.kind === "stop").map(({ atMs, durationMs }) => ({ atMs, durationMs }));
+    return { client, server, outages, faults: faults.filter((fault) => fault.kind !== "stop") };
+  }
   const starts = durationList(values["outage-at"]);
   const lengths = durationList(values.outage);
   if (lengths.length !== 1 && lengths.length !== starts.length) {
     throw new UsageError(`-outage lists ${lengths.length} durations for the ${starts.length} outages of -outage-at`);
   }
   const outages = starts.map((atMs, index) => ({ atMs, durationMs: lengths.length === 1 ? lengths[0]! : lengths[index]! }));
-  return { client, server, outages };
+  return { client, server, outages, faults: [] };
 }
 
 export function parseSweep(text: string): { param: (typeof SWEEPABLE)[number]; values: string[] } {

@@ -4,8 +4,12 @@ import { OpenLoop, type OpenLoopTotals, openLoopTotals } from "../model/open-loo
 import type { HerdObserver } from "../model/attempt.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
-import { seededRandom } from "../backoff/random.ts";
-import { type OutOfMemoryEvent, ServiceQueue, type ServiceSnapshot } from "../model/service-queue.ts";
+import { seededRandom, streamRandom } from "../backoff/random.ts";
+import type { OutOfMemoryEvent, ServiceSnapshot } from "../model/service-queue.ts";
+import { conditionsOf } from "../model/faults/conditions.ts";
+import type { Fault } from "../model/faults/fault-schedule.ts";
+import type { ServerModelFigures } from "../model/servers/figures.ts";
+import { createServerModel, modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
 import { perSecond, type WindowReport, WindowStats } from "../model/window-stats.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { SimulatedNetwork } from "./network.ts";
@@ -36,7 +40,10 @@ export interface SimulationConfig {
   readonly retry: RetryConfig;
   /** The client's reporting window. */
   readonly intervalMs: number;
+  /** The exponential model's curve: the server model when `model` is absent. */
   readonly latency: LatencyModel;
+  /** The server model (src/model/servers); the exponential one with `latency` when absent. */
+  readonly model?: ServerModelSpec | undefined;
   readonly cancelOnDisconnect: boolean;
   readonly maxConcurrency: number;
   /** Requests in service the server's memory holds; at one more it runs out of memory and the run ends. */
@@ -45,6 +52,11 @@ export interface SimulationConfig {
   /** The server's report interval. */
   readonly reportIntervalMs: number;
   readonly outages: readonly Outage[];
+  /**
+   * Faults of the other kinds (src/model/faults: crash, capacity, slow, errors, spike); the
+   * stops of a schedule are `outages`.
+   */
+  readonly faults?: readonly Fault[] | undefined;
   readonly durationMs: number;
   readonly seed: number;
 }
@@ -81,6 +93,70 @@ export interface SimulationResult {
   readonly mostStoredRequests: number;
 }
 
+/**
+ * The capacity and tipping point of the run's server model, for its clients' timeout; its
+ * `overloadAbove` is the line the verdict judges the server against.
+ */
+export function figuresOf(config: SimulationConfig): ServerModelFigures {
+  return modelFigures(config.model ?? { kind: "exponential", latency: config.latency }, config.timeoutMs, config.maxConcurrency);
+}
+
+/** What a run does at each fault's start and end, for scheduleFaults. */
+interface FaultActions {
+  readonly clock: ManualClock;
+  /** The capacity, slow and errors faults on now. */
+  readonly setConditions: (active: readonly Fault[]) => void;
+  readonly crash: () => void;
+  readonly restart: () => void;
+  /** Starts a spike's extra load; returns what stops it. */
+  readonly spike: (fault: Fault, index: number) => () => void;
+}
+
+/** Arms every fault's start and end on the clock (stops are outages, armed apart). */
+function scheduleFaults(faults: readonly Fault[], actions: FaultActions): void {
+  const active: Fault[] = [];
+  faults.forEach((fault, index) => {
+    const endAt = fault.atMs + fault.durationMs;
+    switch (fault.kind) {
+      case "stop":
+        return;
+      case "crash":
+        actions.clock.schedule(fault.atMs, actions.crash);
+        actions.clock.schedule(endAt, actions.restart);
+        return;
+      case "spike": {
+        let stopSpike: (() => void) | undefined;
+        actions.clock.schedule(fault.atMs, () => {
+          stopSpike = actions.spike(fault, index);
+        });
+        actions.clock.schedule(endAt, () => stopSpike?.());
+        return;
+      }
+      default:
+        actions.clock.schedule(fault.atMs, () => {
+          active.push(fault);
+          actions.setConditions(active);
+        });
+        actions.clock.schedule(endAt, () => {
+          active.splice(active.indexOf(fault), 1);
+          actions.setConditions(active);
+        });
+    }
+  });
+}
+
+/** The extra load of a spike × factor: factor − 1 times the users, or the arrival rate. */
+function spikeLoad(config: SimulationConfig, factor: number): SimulationConfig {
+  const arrivals = config.arrivals;
+  if (arrivals?.kind === "open") return { ...config, arrivals: { ...arrivals, ratePerSec: arrivals.ratePerSec * (factor - 1) } };
+  return { ...config, users: Math.max(1, Math.round(config.users * (factor - 1))) };
+}
+
+/** The seed of a spike's extra users: a stream of its own per fault. */
+function spikeSeed(seed: number, index: number): number {
+  return (seed ^ (0x2545f491 + index * 0x9e3779b9)) & 0x7fffffff;
+}
+
 /** The seed of the server's error injection: a stream of its own, apart from the clients'. */
 export function serverSeed(seed: number): number {
   return (seed ^ 0x5f3759df) & 0x7fffffff;
@@ -105,7 +181,7 @@ export function fifoDelays(config: Pick<SimulationConfig, "timeoutMs" | "retry">
 }
 
 /**
- * The crash experiment in virtual time: the very Herd, ServiceQueue and statistics the real
+ * The crash experiment in virtual time: the very Herd, server model and statistics the real
  * programs run, on a manual clock, with a modelled network in between. Deterministic: the
  * same config gives the same events.
  */
@@ -116,14 +192,20 @@ export function simulate(
 ): SimulationResult {
   const clock = new ManualClock(0, fifoDelays(config));
   const protection = config.protection ?? NO_PROTECTION;
-  const queue = new ServiceQueue(clock, {
-    latency: config.latency,
+  const faults = config.faults ?? [];
+  // Counting requests that cannot complete by the end assumes a delay that only grows and a
+  // server that keeps what it has: faults that change its curve or empty it turn that off.
+  const horizonMs = faults.some((fault) => fault.kind !== "spike" && fault.kind !== "errors") ? Infinity : config.durationMs;
+  const errorsFault = faults.some((fault) => fault.kind === "errors");
+  const queue = createServerModel(config.model ?? { kind: "exponential", latency: config.latency }, clock, {
     cancelOnDisconnect: config.cancelOnDisconnect,
     maxConcurrency: config.maxConcurrency,
-    errorInjection: protection.errorRate > 0 ? { rate: protection.errorRate, random: seededRandom(serverSeed(config.seed)) } : undefined,
+    errorInjection:
+      protection.errorRate > 0 || errorsFault ? { rate: protection.errorRate, random: seededRandom(serverSeed(config.seed)) } : undefined,
     maxInService: config.maxInService,
     // Nothing after the end of the run is observed: what cannot complete by then is counted.
-    horizonMs: config.durationMs,
+    horizonMs,
+    serviceRandom: streamRandom(serverSeed(config.seed), 1),
   });
   const network = new SimulatedNetwork(queue, clock, config.backlog, {
     retryAfterMs: protection.retryAfterMs,
@@ -156,7 +238,7 @@ export function simulate(
   // does not fire while stopped, fires once on resume, and continues from there.
   let reportMissed = false;
   const report = () => {
-    if (network.isStopped) {
+    if (network.isStopped || network.isDown) {
       reportMissed = true;
       return;
     }
@@ -191,6 +273,26 @@ export function simulate(
       }
     });
   }
+
+  scheduleFaults(faults, {
+    clock,
+    setConditions: (active) => queue.setFaultConditions(conditionsOf(active)),
+    crash: () => network.crash(),
+    restart: () => {
+      network.restart();
+      // A restarted server reports from its start; the report it missed while down comes now.
+      if (reportMissed) {
+        reportMissed = false;
+        report();
+      }
+    },
+    spike: (fault, index) => {
+      const extra = spikeLoad(config, fault.factor);
+      const load = createLoad(extra, clock, seededRandom(spikeSeed(config.seed, index)), network.transport, observer);
+      load.start();
+      return () => load.stop();
+    },
+  });
 
   const closeWindow = () => {
     const window = stats.closeWindow(clock.now());

@@ -12,7 +12,7 @@ import { formatServerLine, formatServerTotals, serverTotalsReport } from "../ser
 import { presetValues } from "../strategies/presets.ts";
 import { onlyParametersOf, presetOf, strategyOfRun } from "../strategies/registry.ts";
 import { MAX_CLIENTS, MAX_REPORTS, MIN_CYCLE_MS, resolveSimOptions, SIM_FLAGS, type SimFlagValues } from "./options.ts";
-import { type Outage, type SimulationConfig, type SimulationEvent, simulate } from "./simulate.ts";
+import { figuresOf, type Outage, type SimulationConfig, type SimulationEvent, simulate } from "./simulate.ts";
 
 /*
  * One simulation from the simulator's flag values, the unit of work that -strategies,
@@ -20,8 +20,17 @@ import { type Outage, type SimulationConfig, type SimulationEvent, simulate } fr
  * in worker threads, so a run's output does not depend on where it ran.
  */
 
-/** The outage the metrics are computed around: the first; the run ends at `endMs`. */
+/**
+ * The trouble the metrics are computed around: the first outage; with a fault schedule,
+ * from the start of its first fault to the end of its last. The run ends at `endMs`.
+ */
 export function phasesOf(config: SimulationConfig, endMs = config.durationMs): Phases {
+  const faults = config.faults ?? [];
+  if (faults.length > 0) {
+    const all = [...config.outages, ...faults];
+    const stopAtMs = Math.min(...all.map((fault) => fault.atMs));
+    return { stopAtMs, resumeAtMs: Math.max(...all.map((fault) => fault.atMs + fault.durationMs)), endMs };
+  }
   const first = config.outages[0] ?? { atMs: config.durationMs, durationMs: 0 };
   return { stopAtMs: first.atMs, resumeAtMs: first.atMs + first.durationMs, endMs };
 }
@@ -43,12 +52,14 @@ export function configFrom(values: SimFlagValues): SimulationConfig {
     retry: options.client.retry,
     intervalMs: options.client.intervalMs,
     latency: options.server.latency,
+    model: options.server.model,
     cancelOnDisconnect: options.server.cancelOnDisconnect,
     maxConcurrency: options.server.maxConcurrency,
     maxInService: options.server.maxInService ?? DEFAULT_MAX_IN_SERVICE,
     backlog: options.server.backlog,
     reportIntervalMs: options.server.reportIntervalMs,
     outages: options.outages,
+    faults: options.faults,
     durationMs: values.duration,
     seed: values.seed,
   };
@@ -90,8 +101,11 @@ function checkProtection(values: SimFlagValues): void {
   if (values["deadline-aware"] && !values["propagate-deadline"]) {
     throw new UsageError("-deadline-aware needs -propagate-deadline: without it the clients send no deadline");
   }
-  if (values["honor-retry-after"] && (values["max-concurrency"] === 0 || values["retry-after"] === 0)) {
-    throw new UsageError("-honor-retry-after needs -max-concurrency and a -retry-after above 0: otherwise no answer carries a Retry-After");
+  const sheds = values["max-concurrency"] !== 0 || (values["queue-limit"] ?? 0) !== 0;
+  if (values["honor-retry-after"] && (!sheds || values["retry-after"] === 0)) {
+    throw new UsageError(
+      "-honor-retry-after needs -max-concurrency (or -queue-limit) and a -retry-after above 0: otherwise no answer carries a Retry-After",
+    );
   }
 }
 
@@ -127,14 +141,16 @@ export function runTrial(values: SimFlagValues, strategy: string, onEvent?: (eve
   const result = simulate(config, onEvent);
   const wallMs = performance.now() - started;
   const phases = phasesOf(config, result.endMs);
-  const metrics = computeMetrics(result.server, result.client, phases, config.latency.limit, { outOfMemory: result.outOfMemory });
+  // The verdict's line: the exponential model's limit, or where another model is over its tipping point.
+  const overloadAbove = figuresOf(config).overloadAbove;
+  const metrics = computeMetrics(result.server, result.client, phases, overloadAbove, { outOfMemory: result.outOfMemory });
   const strategyResult: StrategyResult = {
     strategy,
     phases,
     server: result.server,
     client: result.client,
     metrics,
-    concurrencyLimit: config.latency.limit,
+    concurrencyLimit: overloadAbove,
   };
   return { config, result, metrics, strategyResult, wallMs };
 }

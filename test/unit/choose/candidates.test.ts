@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { DEFAULT_THREAD_POOL } from "../../../src/model/servers/queue.ts";
 import { type Candidate, clientGrid, pair, parameterVariants, selectedBy, serverLevers } from "../../../src/choose/candidates.ts";
 import { simValuesFor } from "../../../src/choose/settings.ts";
 import { concurrencyForDelay, DEFAULT_LATENCY_MODEL, modelledDelayMs } from "../../../src/model/latency.ts";
@@ -112,6 +113,14 @@ describe("server levers", () => {
     expect(modelledDelayMs(DEFAULT_LATENCY_MODEL, shedAt)).toBeLessThan(1_000);
     expect(modelledDelayMs(DEFAULT_LATENCY_MODEL, shedAt + 1)).toBeGreaterThanOrEqual(1_000);
     expect(levers[3]!.server).toEqual({ "max-concurrency": String(shedAt) });
+  });
+
+  it("sheds with the queue model's own flag: beyond the waiting requests its threads serve in half the timeout", () => {
+    const pool = { ...DEFAULT_THREAD_POOL, threads: 8, serviceTimeMs: 20 };
+    const levers = serverLevers(DEFAULT_LATENCY_MODEL, 2_000, { kind: "queue", pool });
+    // 8 threads serve 400 requests in 1 s.
+    expect(levers.find((lever) => lever.id === "shed=400")!.server).toEqual({ "queue-limit": "400" });
+    expect(levers.find((lever) => lever.id === "shed=400+retry-after=1s")!.server).toEqual({ "queue-limit": "400", "retry-after": "1s" });
   });
 
   it("pairs a client policy with a lever, with the client flag the lever needs", () => {

@@ -4,6 +4,8 @@ import { retryBudget } from "../../../src/backoff/budget.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import { clientMetrics } from "../../../src/client/metrics.ts";
 import { ServiceQueue } from "../../../src/model/service-queue.ts";
+import { DEFAULT_THREAD_POOL, ThreadPool } from "../../../src/model/servers/queue.ts";
+import { seededRandom } from "../../../src/backoff/random.ts";
 import { serverMetrics } from "../../../src/server/metrics.ts";
 
 /** The metric names in the first column of docs/metrics.md's tables, without their labels. */
@@ -21,8 +23,11 @@ async function registeredNames(): Promise<Set<string>> {
     maxConcurrency: Infinity,
   });
   const server = serverMetrics(queue, 30, () => 0);
+  // The queue model adds the series of its threads and queue.
+  const pool = new ThreadPool(new ManualClock(), { ...DEFAULT_THREAD_POOL, cancelOnDisconnect: false, random: seededRandom(1) });
+  const poolServer = serverMetrics(pool, 16, () => 0);
   const names = new Set<string>();
-  for (const registry of [client.registry, server.registry])
+  for (const registry of [client.registry, server.registry, poolServer.registry])
     for (const metric of await registry.getMetricsAsJSON())
       if (!metric.name.startsWith("process_") && !metric.name.startsWith("nodejs_")) names.add(metric.name);
   return names;

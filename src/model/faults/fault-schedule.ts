@@ -1,0 +1,93 @@
+/**
+ * Fault schedules: what goes wrong, when, for how long, and how badly. One text form,
+ * `kind@start+length`, with `*factor` for the kinds that have one, several separated by
+ * commas: `stop@15s+20s, spike@60s+5s*2`.
+ *
+ * - `stop`: the server is stopped (SIGSTOP) and resumed (today's outage).
+ * - `crash`: the server dies and is started again after the length: what was in it is lost,
+ *   connections are refused while it is down.
+ * - `capacity *f`: threads (queue model) or limit (exponential model) × f; for the linear
+ *   model every delay ÷ f (a noisy neighbour, a CPU cut, a lost replica).
+ * - `slow *f`: service time (queue model) or delay (shared-delay models) × f (a slow
+ *   dependency, a GC storm).
+ * - `errors *p`: this fraction of the requests served is answered 500 (a bad deploy).
+ * - `spike *f`: the clients' load × f: f − 1 times the users join (closed herd), or the
+ *   arrival rate grows f-fold (open loop); f > 1.
+ *
+ * Pure: durations are read by the parser given (the command line's Go durations).
+ */
+export const FAULT_KINDS = ["stop", "crash", "capacity", "slow", "errors", "spike"] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface Fault {
+  readonly kind: FaultKind;
+  readonly atMs: number;
+  readonly durationMs: number;
+  /** The kind's factor (capacity, slow, spike) or share (errors); 1 for stop and crash. */
+  readonly factor: number;
+}
+
+/** A schedule that cannot be read: the message names the part and the rule. */
+export class FaultSyntaxError extends Error {
+  override readonly name = "FaultSyntaxError";
+}
+
+/** What each kind's factor must be, and whether it has one. */
+const FACTOR_RULES: Readonly<Record<FaultKind, { readonly check: (factor: number) => boolean; readonly rule: string } | undefined>> = {
+  stop: undefined,
+  crash: undefined,
+  capacity: { check: (factor) => factor > 0, rule: "a factor above 0, e.g. capacity@10s+30s*0.5" },
+  slow: { check: (factor) => factor > 0, rule: "a factor above 0, e.g. slow@10s+30s*3" },
+  errors: { check: (factor) => factor >= 0 && factor <= 1, rule: "a share from 0 to 1, e.g. errors@10s+30s*0.2" },
+  spike: { check: (factor) => factor > 1, rule: "a factor above 1, e.g. spike@60s+5s*2" },
+};
+
+const FAULT_PATTERN = /^([a-z]+)@([^+*]+)\+([^*]+)(?:\*(.+))?$/;
+
+/** Reads a schedule; `parseDurationMs` reads a duration or throws. Faults come back in order of start. */
+export function parseFaults(text: string, parseDurationMs: (text: string) => number): Fault[] {
+  const parts = text
+    .split(",")
+    .map((part) => part.replace(/\s+/g, ""))
+    .filter((part) => part !== "");
+  if (parts.length === 0) throw new FaultSyntaxError("must list at least one fault, e.g. stop@15s+20s");
+  const faults = parts.map((part) => parseFault(part, parseDurationMs));
+  return faults.sort((a, b) => a.atMs - b.atMs);
+}
+
+function parseFault(part: string, parseDurationMs: (text: string) => number): Fault {
+  const match = FAULT_PATTERN.exec(part);
+  if (match === null) throw new FaultSyntaxError(`"${part}" is not kind@start+length[*factor], e.g. stop@15s+20s`);
+  const [, kindText, startText, lengthText, factorText] = match;
+  if (!(FAULT_KINDS as readonly string[]).includes(kindText!)) {
+    throw new FaultSyntaxError(`"${part}": unknown fault ${kindText}; one of ${FAULT_KINDS.join(", ")}`);
+  }
+  const kind = kindText as FaultKind;
+  const duration = (text: string, what: string) => {
+    let value: number;
+    try {
+      value = parseDurationMs(text);
+    } catch {
+      throw new FaultSyntaxError(`"${part}": the ${what} "${text}" is not a duration such as 15s or 1m30s`);
+    }
+    if (!(value >= 0)) throw new FaultSyntaxError(`"${part}": the ${what} must not be negative`);
+    return value;
+  };
+  const atMs = duration(startText!, "start");
+  const durationMs = duration(lengthText!, "length");
+  if (durationMs <= 0) throw new FaultSyntaxError(`"${part}": the length must be above 0`);
+  const rule = FACTOR_RULES[kind];
+  if (rule === undefined) {
+    if (factorText !== undefined) throw new FaultSyntaxError(`"${part}": ${kind} takes no factor`);
+    return { kind, atMs, durationMs, factor: 1 };
+  }
+  const factor = factorText === undefined ? Number.NaN : Number(factorText);
+  if (!Number.isFinite(factor) || !rule.check(factor)) throw new FaultSyntaxError(`"${part}": ${kind} needs ${rule.rule}`);
+  return { kind, atMs, durationMs, factor };
+}
+
+/** A fault as the schedule writes it, e.g. `spike@1m+5s*2` (with the given duration format). */
+export function formatFault(fault: Fault, formatDurationMs: (ms: number) => string): string {
+  const factor = FACTOR_RULES[fault.kind] === undefined ? "" : `*${fault.factor}`;
+  return `${fault.kind}@${formatDurationMs(fault.atMs)}+${formatDurationMs(fault.durationMs)}${factor}`;
+}

@@ -1,0 +1,91 @@
+import type { FaultConditions } from "../faults/conditions.ts";
+
+/**
+ * The server models' one interface, which the real server's HTTP shell and the simulator's
+ * network both drive, on either clock, and the types every model shares. The models and
+ * their registry are beside it (models.ts); a new model goes there (see docs/design.md).
+ */
+
+/** When the server ran out of memory, and with how many requests in service. */
+export interface OutOfMemoryEvent {
+  readonly atMs: number;
+  readonly inService: number;
+}
+
+/**
+ * How a request left service, as its completion callback is told: answered, answered with
+ * an injected error, or taken out at its deadline (see admit's `deadlineAt`).
+ */
+export type Completion = "served" | "injected-error" | "expired";
+
+/**
+ * A request taken into service: its number in the order of arrival. Numbers, not objects,
+ * so that admitting a request allocates nothing.
+ */
+export type ServiceTicket = number;
+
+export interface ServiceSnapshot {
+  readonly concurrency: number;
+  readonly lastDelayMs: number;
+  /** The most requests in service since the last resetPeak(). */
+  readonly peakConcurrency: number;
+  /** delay(peakConcurrency): the longest delay since the last resetPeak(), in ms. */
+  readonly peakDelayMs: number;
+  readonly admitted: number;
+  /** Completed with the client still waiting. */
+  readonly served: number;
+  /** Completed after the client had gone away (the work done for nobody). */
+  readonly abandoned: number;
+  /** In service now for a client that has gone away (without cancelOnDisconnect). */
+  readonly abandonedInService: number;
+  /** Taken out of service on disconnect (only with cancelOnDisconnect). */
+  readonly cancelled: number;
+  readonly shed: number;
+  /** Taken out of service, or refused on arrival, because the deadline its client sent had passed. */
+  readonly expired: number;
+  /** Of `served`, those answered with an error by errorInjection. */
+  readonly errorsInjected: number;
+  /** The queue model only (src/model/servers/queue.ts): requests waiting for a thread, */
+  readonly queueLength?: number;
+  /** threads serving a request now, */
+  readonly threadsBusy?: number;
+  /** and threads in all. */
+  readonly threads?: number;
+}
+
+/** What every model does with requests: take them in, let their clients go, report its state. */
+export interface ServerModel {
+  /** Requests in the server now: in service, and for the queue model waiting for a thread. */
+  readonly concurrency: number;
+  /** The delay the model last gave a request, ms (the report line's "last delay"). */
+  readonly lastDelayMs: number;
+  /** When the server ran out of memory; undefined while it has not. After it, `admit` takes nothing. */
+  readonly outOfMemory: OutOfMemoryEvent | undefined;
+  /** Requests kept one by one now, the most ever kept, and those only counted (they cannot complete within the run). */
+  readonly storedRequests: number;
+  readonly mostStoredRequests: number;
+  readonly countedRequests: number;
+  /**
+   * Takes a request in, or sheds it (503) or runs out of memory: undefined for both.
+   * `onComplete` runs with `context` when it is answered (not for a request whose client went
+   * away); with a `deadlineAt` the request may leave "expired" instead.
+   */
+  admit(onComplete?: (context: undefined, completion: Completion) => void): ServiceTicket | undefined;
+  admit<C>(onComplete: (context: C, completion: Completion) => void, context: C, deadlineAt?: number): ServiceTicket | undefined;
+  /** True, counting it as expired, when a request's deadline has passed before it arrived. */
+  expireOnArrival(deadlineAt: number): boolean;
+  /** The client of `ticket` went away. */
+  abandon(ticket: ServiceTicket): void;
+  snapshot(): ServiceSnapshot;
+  /** Resets the peaks so a reporter can show those of each interval. */
+  resetPeak(): void;
+  /** Stops the model's timers; nothing in it completes any more. */
+  stop(): void;
+  /** Works under these fault conditions from now on (src/model/faults: capacity, slow, errors). */
+  setFaultConditions(conditions: FaultConditions): void;
+  /**
+   * The server dies (a crash fault): every request in it is lost. Returns the contexts of
+   * those whose clients still wait, for the caller to reset their connections.
+   */
+  crash(): unknown[];
+}

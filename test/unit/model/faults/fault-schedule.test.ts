@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { formatDuration, parseDuration } from "../../../../src/cli/duration.ts";
+import { conditionsOf, curveUnder, NORMAL_CONDITIONS } from "../../../../src/model/faults/conditions.ts";
+import { type Fault, FaultSyntaxError, formatFault, parseFaults } from "../../../../src/model/faults/fault-schedule.ts";
+import { DEFAULT_LATENCY_MODEL } from "../../../../src/model/latency.ts";
+
+const parse = (text: string) => parseFaults(text, parseDuration);
+
+describe("parseFaults", () => {
+  it("reads kind@start+length[*factor], several separated by commas, in order of start", () => {
+    expect(parse("spike@60s+5s*2, stop@15s+20s")).toEqual([
+      { kind: "stop", atMs: 15_000, durationMs: 20_000, factor: 1 },
+      { kind: "spike", atMs: 60_000, durationMs: 5_000, factor: 2 },
+    ]);
+    expect(parse("crash@1m+30s")).toEqual([{ kind: "crash", atMs: 60_000, durationMs: 30_000, factor: 1 }]);
+    expect(parse("capacity@10s+1m*0.4,slow@10s+5s*3,errors@0s+2s*0.25").map((fault) => [fault.kind, fault.factor])).toEqual([
+      ["errors", 0.25],
+      ["capacity", 0.4],
+      ["slow", 3],
+    ]);
+  });
+
+  it("writes a fault back as it reads", () => {
+    for (const text of ["stop@15s+20s", "spike@1m0s+5s*2", "errors@10s+2s*0.3"]) {
+      expect(parse(text).map((fault) => formatFault(fault, formatDuration))).toEqual([text]);
+    }
+  });
+
+  it("refuses what it cannot read with a message naming the part and the rule", () => {
+    const cases: [string, string][] = [
+      ["", "must list at least one fault"],
+      ["stop@15s", '"stop@15s" is not kind@start+length[*factor]'],
+      ["melt@1s+2s", "unknown fault melt; one of stop, crash, capacity, slow, errors, spike"],
+      ["stop@soon+2s", 'the start "soon" is not a duration'],
+      ["stop@1s+0s", "the length must be above 0"],
+      ["stop@1s+2s*2", "stop takes no factor"],
+      ["spike@1s+2s", "spike needs a factor above 1"],
+      ["spike@1s+2s*0.5", "spike needs a factor above 1"],
+      ["errors@1s+2s*1.5", "errors needs a share from 0 to 1"],
+      ["capacity@1s+2s*0", "capacity needs a factor above 0"],
+    ];
+    for (const [text, message] of cases) {
+      expect(() => parse(text)).toThrow(FaultSyntaxError);
+      expect(() => parse(text)).toThrow(message);
+    }
+  });
+});
+
+describe("fault conditions", () => {
+  const fault = (kind: Fault["kind"], factor: number): Fault => ({ kind, atMs: 0, durationMs: 1, factor });
+
+  it("multiply the factors of overlapping faults and keep the largest error share", () => {
+    expect(conditionsOf([])).toEqual(NORMAL_CONDITIONS);
+    expect(
+      conditionsOf([fault("capacity", 0.5), fault("capacity", 0.5), fault("slow", 3), fault("errors", 0.1), fault("errors", 0.3)]),
+    ).toEqual({ capacityFactor: 0.25, slowFactor: 3, errorRate: 0.3 });
+  });
+
+  it("cut the exponential model's limit and slow its base delay; scale the linear model's whole delay", () => {
+    const conditions = { capacityFactor: 0.5, slowFactor: 2, errorRate: undefined };
+    expect(curveUnder(DEFAULT_LATENCY_MODEL, conditions)).toEqual({ ...DEFAULT_LATENCY_MODEL, limit: 15, baseDelayMs: 200 });
+    expect(curveUnder({ kind: "linear", baseDelayMs: 1000, slopeMs: 10 }, conditions)).toEqual({
+      kind: "linear",
+      baseDelayMs: 4000,
+      slopeMs: 40,
+    });
+    expect(curveUnder(DEFAULT_LATENCY_MODEL, NORMAL_CONDITIONS)).toBe(DEFAULT_LATENCY_MODEL);
+  });
+});
