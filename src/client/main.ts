@@ -29,6 +29,14 @@ import { partOf, type UserRange } from "./shard.ts";
 
 /** How long the end of a run waits for a worker thread's last window before it goes on without it. */
 const FINISH_WAIT_MS = 700;
+/**
+ * How long a window waits for a worker thread's counts (at least one interval): a thread whose
+ * loop is swamped answers late, and silence for as long is no way to say that the client fell
+ * behind. The window is printed without them, marked; they join the next window, marked too.
+ */
+const WINDOW_WAIT_MS = 1_000;
+/** A worker thread's answer that missed its window's wait. */
+const LATE = "late";
 
 /** How long the end of a run waits for the connections to close before it exits with them open. */
 const CLOSE_WAIT_MS = 300;
@@ -203,6 +211,7 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
   const stopOffsetMs = options.durationMs > 0 ? startOffsetMs + options.durationMs : Infinity;
   const gridEpoch = (slot: number) => anchorEpochMs + slot * interval;
   const stopAtEpochMs = Number.isFinite(stopOffsetMs) ? anchorEpochMs + stopOffsetMs : undefined;
+  const windowWaitMs = Math.max(interval, WINDOW_WAIT_MS);
   for (const share of shares) share.start(stopAtEpochMs);
 
   // Windows are emitted in order, each once every share has answered, or the end of the run
@@ -210,16 +219,45 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
   let giveUpWaiting: (value: undefined) => void = () => {};
   const gaveUpWaiting = new Promise<undefined>((resolve) => (giveUpWaiting = resolve));
   const answer = <T>(promise: Promise<T>): Promise<T | undefined> => Promise.race([promise, gaveUpWaiting]);
+  /** Per share, counts that came after their window had been printed, for the next window. */
+  const lateAnswers: ShareWindow[][] = shares.map(() => []);
+  /** A window's answers, each waited for `waitMs` at most; a late one is kept for the next window. */
+  const withinWait = (replies: readonly Promise<ShareWindow | undefined>[], waitMs: number) => {
+    let expire: () => void = () => {};
+    const expired = new Promise<typeof LATE>((resolve) => (expire = () => resolve(LATE)));
+    const timer = setTimeout(expire, waitMs);
+    timer.unref();
+    return Promise.all(
+      replies.map(async (reply, index) => {
+        const first = await Promise.race([reply, expired]);
+        if (first !== LATE) return first;
+        void reply.then((window) => window !== undefined && lateAnswers[index]!.push(window));
+        return LATE;
+      }),
+    ).finally(() => clearTimeout(timer));
+  };
   /** Every window's merged report, printed or not, for a summary without a share's totals. */
   const reports: WindowReport[] = [];
   let printing = Promise.resolve();
   let windowStartMs = runStartMs;
   let behindWindows = 0;
-  const emitWindow = (endMs: number, gridEpochMs: number, partial: boolean, collect: Promise<(ShareWindow | undefined)[]>) => {
+  const emitWindow = (
+    endMs: number,
+    gridEpochMs: number,
+    partial: boolean,
+    collect: Promise<(ShareWindow | typeof LATE | undefined)[]>,
+  ) => {
     const startMs = windowStartMs;
     windowStartMs = endMs;
     printing = printing.then(async () => {
-      const { report, inFlight, openLoop, eventLoopDelay, missing } = mergeShares(await collect, startMs, endMs);
+      const answers = await collect;
+      const late = answers.filter((answer) => answer === LATE).length;
+      // Earlier windows' counts that came late: counted here, their in-flight figures stale.
+      const carried = lateAnswers.flatMap((list) => list.splice(0)).map((window) => ({ ...window, inFlight: 0, openLoop: undefined }));
+      const current = answers.map((answer) => (answer === LATE ? undefined : answer));
+      const merged = mergeShares([...current, ...carried], startMs, endMs);
+      const { report, inFlight, openLoop, eventLoopDelay } = merged;
+      const missing = merged.missing - late;
       reports.push(report);
       if (partial && endMs - startMs < MIN_FINAL_WINDOW_MS) return;
       const epochMs = Math.round(anchorEpochMs + (endMs - anchorMs));
@@ -227,6 +265,12 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
         behindReason({ lateness: report.lateness, eventLoopDelay, notSent: report.counts.notSent }, options.behindThresholdMs),
         missing > 0
           ? `${missing} of ${shares.length} worker threads did not answer by the end of the run: their counts are missing`
+          : undefined,
+        late > 0
+          ? `${late} of ${shares.length} worker threads did not answer within ${formatDuration(windowWaitMs)}: their counts come in a later window`
+          : undefined,
+        carried.length > 0
+          ? `counts of worker threads that answered late for ${carried.length} earlier window(s) are in this one`
           : undefined,
       ].filter((reason) => reason !== undefined);
       const behind = reasons.length === 0 ? undefined : reasons.join("; ");
@@ -254,7 +298,8 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
             // Never early, so the grid point just passed is the window's slot (a late wake
             // after a stopped process ends at the last one passed).
             const closedSlot = Math.max(slot, Math.floor((closedAt - anchorMs) / interval));
-            emitWindow(closedAt, gridEpoch(closedSlot), false, Promise.all(shares.map((share) => answer(share.closeWindow()))));
+            const replies = shares.map((share) => answer(share.closeWindow()));
+            emitWindow(closedAt, gridEpoch(closedSlot), false, withinWait(replies, windowWaitMs));
             armNext(closedAt);
           });
   };
