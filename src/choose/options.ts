@@ -1,4 +1,4 @@
-import { parseDuration } from "../cli/duration.ts";
+import { formatDuration, parseDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, flagsInGroups, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
@@ -11,6 +11,16 @@ import { PARALLEL_FLAG, SIM_FLAGS } from "../sim/options.ts";
  * reporting windows): the flag groups system and observation. The strategy, protection and
  * run flags are choose's to set, per candidate; ./sim's output flags mean nothing here.
  */
+
+/**
+ * The default SLO, in per-attempt timeouts: room for a first try that times out, a wait and
+ * a few more tries, the budget a user's patience gives an interactive request; far enough
+ * beyond one timeout that a retry which recovers counts, short enough that a retry after tens
+ * of seconds does not.
+ */
+export const SLO_TIMEOUTS = 5;
+/** How many of the top candidates -stability-seeds runs again. */
+export const STABILITY_TOP = 3;
 
 /** The everyday error rate choose assumes when none is given: 1 % of attempts fail. */
 export const DEFAULT_ERROR_RATE = 0.01;
@@ -70,6 +80,15 @@ const CHOOSE_ONLY_FLAGS = [
     description: "length of the everyday run (no outage) that measures success rate, amplification and latency",
   },
   {
+    name: "slo",
+    group: "run",
+    kind: "duration",
+    default: undefined,
+    minMs: 0,
+    minExclusive: true,
+    description: `the users' deadline: a request succeeds for its user when it succeeds within it, retries and waits included (default: ${SLO_TIMEOUTS} x -timeout)`,
+  },
+  {
     name: "max-outage",
     group: "run",
     kind: "duration",
@@ -104,7 +123,26 @@ const CHOOSE_ONLY_FLAGS = [
     group: "run",
     kind: "boolean",
     default: false,
-    description: "also try server levers (backlog, -cancel-on-disconnect, load shedding, …) and recommend a client and server pair",
+    description:
+      "pair the best client policies with every server lever (backlog, -cancel-on-disconnect, load shedding, …) even when a client " +
+      "policy qualifies (without it: only when none does; otherwise the winner alone is paired, to show what the server would add)",
+  },
+  {
+    name: "client-only",
+    group: "run",
+    kind: "boolean",
+    default: false,
+    description: "try no server lever at all",
+  },
+  {
+    name: "stability-seeds",
+    group: "run",
+    kind: "integer",
+    default: 5,
+    min: 0,
+    max: 100,
+    placeholder: "n",
+    description: `run the top ${STABILITY_TOP} on this many more seeds and count how often each wins (0: none)`,
   },
   {
     name: "candidates",
@@ -182,6 +220,10 @@ export interface ChooseOptions {
   readonly parallel: number;
   readonly candidateFilter: readonly string[] | undefined;
   readonly validateOutageMs: number;
+  /** The users' deadline (-slo, or SLO_TIMEOUTS x -timeout). */
+  readonly sloMs: number;
+  /** The extra seeds the top candidates run on for the stability count. */
+  readonly stabilitySeeds: readonly number[];
 }
 
 export type ChooseParse = { readonly kind: "help"; readonly text: string } | { readonly kind: "run"; readonly options: ChooseOptions };
@@ -197,6 +239,12 @@ export function parseChooseArgs(argv: readonly string[]): ChooseParse {
   if (outagesMs.some((ms) => ms > own["max-outage"])) {
     throw new UsageError(`invalid value "${own.outages}" for flag -outages: every outage must be at most -max-outage`);
   }
+  const sloMs = own.slo ?? SLO_TIMEOUTS * (system.timeout as number);
+  if (sloMs >= own.everyday) {
+    throw new UsageError(
+      `invalid value "${formatDuration(sloMs)}" for flag -slo: must be shorter than -everyday (${formatDuration(own.everyday)}), which measures it`,
+    );
+  }
   const filter = own.candidates
     ?.split(",")
     .map((part) => part.trim())
@@ -208,9 +256,11 @@ export function parseChooseArgs(argv: readonly string[]): ChooseParse {
       own,
       outagesMs,
       seeds: Array.from({ length: own.seeds }, (_, index) => own.seed + index),
+      stabilitySeeds: Array.from({ length: own["stability-seeds"] }, (_, index) => own.seed + own.seeds + index),
       parallel: own.parallel ?? defaultParallelism(),
       candidateFilter: filter,
       validateOutageMs: own["validate-outage"] ?? outagesMs[Math.floor((outagesMs.length - 1) / 2)]!,
+      sloMs,
     },
   };
 }

@@ -40,10 +40,13 @@ export interface HerdObserver {
   gaveUp(): void;
   /**
    * A request ended: it succeeded, or its user gave it up. `latencyMs` runs from its first
-   * attempt to its end, retries and waits included: what the user waited. Optional, so that
-   * a herd whose observer does not ask for it does no extra work.
+   * attempt to its end, retries and waits included: what the user waited; `retried` says it
+   * took more than one try (sent or refused locally). Optional, so that a herd whose
+   * observer does not ask for it does no extra work.
    */
-  requestEnded?(ok: boolean, latencyMs: number): void;
+  requestEnded?(ok: boolean, latencyMs: number, retried: boolean): void;
+  /** A request made its first try (asked for only with requestEnded): requests still open at the end are counted from these. */
+  requestStarted?(): void;
 }
 
 export interface HerdOptions {
@@ -142,7 +145,10 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
     if (herd.stopped) return;
     this.startedAt = herd.clock.now();
     // A request starts with its first try, sent or refused locally.
-    if (!this.isRetry && herd.requestStarts.length > 0) herd.requestStarts[this.index] = this.startedAt;
+    if (!this.isRetry && herd.requestStarts.length > 0) {
+      herd.requestStarts[this.index] = this.startedAt;
+      herd.observer.requestStarted?.();
+    }
     if (herd.fleet !== undefined) {
       const admission = herd.fleet.admit(this.index, this.isRetry, this.startedAt, this.random);
       if (admission !== ADMITTED) {
@@ -180,7 +186,7 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
     honorServerWait(herd.options.retry, this, result);
     if (decision === "give-up") herd.observer.gaveUp();
     if (decision !== "retry" && herd.requestStarts.length > 0) {
-      herd.observer.requestEnded?.(decision === "think", herd.clock.now() - herd.requestStarts[this.index]!);
+      herd.observer.requestEnded?.(decision === "think", herd.clock.now() - herd.requestStarts[this.index]!, this.isRetry);
     }
     this.isRetry = decision === "retry";
     herd.clock.arm(this, this.lastWaitMs);
@@ -206,7 +212,7 @@ class User implements UserState, AttemptSink, TimerOwner, RetryGate {
       herd.fleet!.requestAbandoned(this.index);
     }
     if (decision !== "retry" && herd.requestStarts.length > 0) {
-      herd.observer.requestEnded?.(decision === "think", herd.clock.now() - herd.requestStarts[this.index]!);
+      herd.observer.requestEnded?.(decision === "think", herd.clock.now() - herd.requestStarts[this.index]!, this.isRetry);
     }
     this.isRetry = decision === "retry";
     const waitMs = this.lastWaitMs;

@@ -82,6 +82,7 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
     if (config.backoff.kind === "reference") firstWait(config, this, this.source.random);
     this.isRetry = false;
     this.arrivedAt = this.source.clock.now();
+    this.source.observer.requestStarted?.();
     this.send();
   }
 
@@ -138,7 +139,7 @@ class Chain implements UserState, AttemptSink, TimerOwner, RetryGate {
         source.observer.gaveUp();
         source.fleet?.requestAbandoned(this.index);
       }
-      source.observer.requestEnded?.(outcome === "ok", source.clock.now() - this.arrivedAt);
+      source.observer.requestEnded?.(outcome === "ok", source.clock.now() - this.arrivedAt, this.isRetry);
       this.end();
       return;
     }
