@@ -419,6 +419,7 @@ function jsonSummary(summary: CandidateSummary) {
     summary: summary.candidate.summary,
     client: summary.candidate.client,
     server: summary.candidate.server,
+    seeds: summary.seeds,
     everyday: summary.everyday,
     outages: summary.outages,
     longestSurvivedMs: summary.longestSurvivedMs,
