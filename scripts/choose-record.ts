@@ -19,6 +19,9 @@ if (file === undefined || !file.endsWith(".json")) {
   process.exit(2);
 }
 const git = (...gitArgs: string[]) => execFileSync("git", gitArgs, { encoding: "utf8" }).trim();
+// The code that runs is the code at the start.
+const commit = git("rev-parse", "HEAD");
+const uncommittedChanges = git("status", "--porcelain", "--untracked-files=no") !== "";
 const out = mkdtempSync(join(tmpdir(), "choose-record-"));
 let stdout = "";
 const started = performance.now();
@@ -37,8 +40,8 @@ const result = JSON.parse(stdout) as Record<string, unknown>;
 delete result.report;
 const seedIndex = args.indexOf("-seed");
 const recorded = {
-  commit: git("rev-parse", "HEAD"),
-  uncommittedChanges: git("status", "--porcelain", "--untracked-files=no") !== "",
+  commit,
+  uncommittedChanges,
   command: ["npm run choose --", ...args].join(" "),
   seed: seedIndex >= 0 ? Number(args[seedIndex + 1]) : 1,
   machine: { cpu: cpus()[0]?.model ?? "unknown", cores: cpus().length, memoryBytes: totalmem(), node: process.version },

@@ -35,13 +35,16 @@ export const SYSTEM_FLAGS: readonly FlagSpec[] = [
 ];
 
 const durationList = (text: string) => text.split(",").map((part) => parseDuration(part.trim()));
+const DEFAULT_OUTAGES = "5s,20s,60s";
+/** The outages a system must survive when -outages does not say. */
+export const DEFAULT_OUTAGES_MS: readonly number[] = durationList(DEFAULT_OUTAGES);
 
 const CHOOSE_ONLY_FLAGS = [
   {
     name: "outages",
     group: "run",
     kind: "string",
-    default: "5s,20s,60s",
+    default: DEFAULT_OUTAGES,
     placeholder: "durations",
     description: "outages the system must survive: a candidate ranks first only if the server recovers from each",
     check: (text) => {
