@@ -37,8 +37,8 @@ import { type CandidateSummary, summarize } from "./summary.ts";
 /*
  * `thundering-herd choose`: ranks retry policies for the user's own system. Every candidate
  * (src/choose/candidates.ts) is measured in the simulator with several seeds on every core:
- * everyday success, amplification and latency, each listed outage, and the longest outage
- * survived. The ranking rule, the Pareto front, a recommendation with its runner-up, and the
+ * success within the SLO, the retried requests' wait and amplification, each listed outage,
+ * and the longest outage survived. The ranking rule, the Pareto front, a recommendation with its runner-up, and the
  * winner's settings for gRPC, Envoy, the AWS SDKs, cockatiel, p-retry and our own library.
  */
 

@@ -206,7 +206,8 @@ const CHOOSE_PROGRAM: ProgramDescription<readonly FlagSpec[]> = {
   name: "choose",
   summary:
     "Ranks retry policies for your system: every strategy and preset of the registry, with a few variants, in the\n" +
-    "simulator; everyday success, amplification and latency, and the outages each survives. Describe your system\n" +
+    "simulator; success within the users' deadline (-slo), the wait of retried requests, amplification, and the outages\n" +
+    "each survives; the server's levers when no client policy is enough. Describe your system\n" +
     "with ./sim's flags (clients, lambda, timeout, limit, factor, baseDelay, k, backlog, error rate, …).",
   flags: CHOOSE_FLAGS,
 };
