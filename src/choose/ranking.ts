@@ -200,14 +200,27 @@ export function tieBreak(result: Ranking): string | undefined {
   const [winner, second] = result.ranked;
   const deciding = result.decidedBy[0];
   if (winner === undefined || second === undefined || deciding === undefined) return undefined;
+  if (deciding === BY_ID) {
+    const level = levelAtTop(result).slice(1);
+    return (
+      `Level on every figure, within noise: ${listing(level.map((summary) => summary.candidate.id))} ` +
+      `${level.length > 1 ? "do" : "does"} as well as ${winner.candidate.id}, which is shown first by its id alone; any of them will do.`
+    );
+  }
   const criteria = winner.survivesAll ? QUALIFYING_ORDER : OTHERS_ORDER;
   const index = criteria.findIndex((criterion) => criterion.name === deciding);
-  if (deciding === QUALIFIES.name || (index >= 0 && criteria[index]!.primary === true)) return undefined;
-  const level = criteria.slice(0, index < 0 ? criteria.length : index).filter((criterion) => criterion !== CLIENT_ONLY);
+  if (deciding === QUALIFIES.name || criteria[index]?.primary === true) return undefined;
+  const level = criteria.slice(0, index).filter((criterion) => criterion !== CLIENT_ONLY);
   return (
-    `Decided by a tie-break: ${second.candidate.id} is level with it within noise on ${level.map((criterion) => criterion.name).join(", ")}, ` +
+    `Decided by a tie-break: ${second.candidate.id} is level with it within noise on ${listing(level.map((criterion) => criterion.name))}, ` +
     `and ${deciding} decides.`
   );
+}
+
+/** The first-ranked candidate and those level with it on every figure (ordered by id alone). */
+export function levelAtTop(result: Ranking): CandidateSummary[] {
+  const end = result.decidedBy.findIndex((criterion) => criterion !== BY_ID);
+  return result.ranked.slice(0, end < 0 ? result.ranked.length : end + 1);
 }
 
 /** "a, b and c". */

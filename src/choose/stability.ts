@@ -1,4 +1,4 @@
-import { rank } from "./ranking.ts";
+import { levelAtTop, ranking } from "./ranking.ts";
 import type { CandidateSummary } from "./summary.ts";
 
 /*
@@ -11,9 +11,12 @@ export const STABLE_SHARE = 0.8;
 
 export interface Stability {
   readonly seeds: readonly number[];
-  /** Each top candidate and the seeds on which it ranked first, in the run's ranking order. */
-  readonly wins: readonly { readonly id: string; readonly wins: number }[];
-  /** The recommendation's share of the seeds. */
+  /**
+   * Each top candidate, in the run's ranking order: the seeds on which it ranked first alone,
+   * and those on which it was level on every figure with another at the top.
+   */
+  readonly wins: readonly { readonly id: string; readonly wins: number; readonly level: number }[];
+  /** The recommendation's share of the seeds: first alone or level at the top. */
   readonly share: number;
   readonly stable: boolean;
 }
@@ -24,23 +27,31 @@ export interface Stability {
  */
 export function stability(perSeed: readonly (readonly CandidateSummary[])[], seeds: readonly number[]): Stability {
   const ids = perSeed.map((summaries) => summaries[0]!.candidate.id);
-  const wins = new Map(ids.map((id) => [id, 0]));
+  const wins = new Map(ids.map((id) => [id, { id, wins: 0, level: 0 }]));
   for (const [index] of seeds.entries()) {
-    const first = rank(perSeed.map((summaries) => summaries[index]!))[0]!;
-    wins.set(first.candidate.id, wins.get(first.candidate.id)! + 1);
+    const top = levelAtTop(ranking(perSeed.map((summaries) => summaries[index]!)));
+    for (const summary of top) {
+      const entry = wins.get(summary.candidate.id)!;
+      if (top.length === 1) entry.wins++;
+      else entry.level++;
+    }
   }
-  const share = seeds.length === 0 ? 0 : wins.get(ids[0]!)! / seeds.length;
-  return { seeds, wins: ids.map((id) => ({ id, wins: wins.get(id)! })), share, stable: share >= STABLE_SHARE };
+  const first = wins.get(ids[0]!)!;
+  const share = seeds.length === 0 ? 0 : (first.wins + first.level) / seeds.length;
+  return { seeds, wins: ids.map((id) => wins.get(id)!), share, stable: share >= STABLE_SHARE };
 }
 
-/** "It wins with 7 of 8 seeds (…)" or "UNSTABLE: …". */
+const tally = (entry: Stability["wins"][number]) => `${entry.wins}${entry.level > 0 ? ` (+${entry.level} level)` : ""}`;
+
+/** "It comes first with 7 of 8 seeds (…)" or "UNSTABLE: …". */
 export function stabilityText(result: Stability): string {
   const [first, ...others] = result.wins;
   if (first === undefined) return "";
-  const count = `${first.wins} of ${result.seeds.length} seeds`;
-  const rest = others.map((entry) => `${entry.id} ${entry.wins}`).join(", ");
-  const against = rest === "" ? "" : ` (ranked alone with each seed against the next ${others.length}: ${rest})`;
+  const count = `${first.wins + first.level} of ${result.seeds.length} seeds`;
+  const level = first.level > 0 ? `, level on every figure with another of them in ${first.level}` : "";
+  const rest = others.map((entry) => `${entry.id} ${tally(entry)}`).join(", ");
+  const against = rest === "" ? "" : ` (each seed ranked alone, against the next ${others.length}: ${rest})`;
   return result.stable
-    ? `It wins with ${count}${against}.`
-    : `UNSTABLE: it wins with only ${count}, fewer than ${STABLE_SHARE * 100} %${against}; treat the top candidates as equals.`;
+    ? `It comes first with ${count}${level}${against}.`
+    : `UNSTABLE: it comes first with only ${count}${level}, fewer than ${STABLE_SHARE * 100} %${against}; treat the top candidates as equals.`;
 }

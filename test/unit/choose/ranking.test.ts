@@ -262,15 +262,32 @@ describe("stability", () => {
     ];
     const steady = stability(perSeed([true, true, true, true, false]), seeds);
     expect(steady.wins).toEqual([
-      { id: "a", wins: 4 },
-      { id: "b", wins: 1 },
+      { id: "a", wins: 4, level: 0 },
+      { id: "b", wins: 1, level: 0 },
     ]);
     expect(steady.stable).toBe(true);
-    expect(stabilityText(steady)).toBe("It wins with 4 of 5 seeds (ranked alone with each seed against the next 1: b 1).");
+    expect(stabilityText(steady)).toBe("It comes first with 4 of 5 seeds (each seed ranked alone, against the next 1: b 1).");
     const shaky = stability(perSeed([true, true, true, false, false]), seeds);
     expect(shaky.share).toBeCloseTo(0.6, 9);
     expect(shaky.stable).toBe(false);
-    expect(stabilityText(shaky)).toMatch(/^UNSTABLE: it wins with only 3 of 5 seeds, fewer than 80 %/);
+    expect(stabilityText(shaky)).toMatch(/^UNSTABLE: it comes first with only 3 of 5 seeds, fewer than 80 %/);
+  });
+
+  it("counts a seed on which the top candidates are level on every figure as shared, never as a win by id", () => {
+    const seeds = [1, 2];
+    const perSeed = [seeds.map(() => made("a", { seeds: 1 })), seeds.map(() => made("b", { seeds: 1 }))];
+    const level = stability(perSeed, seeds);
+    expect(level.wins).toEqual([
+      { id: "a", wins: 0, level: 2 },
+      { id: "b", wins: 0, level: 2 },
+    ]);
+    expect(level.stable).toBe(true);
+    expect(stabilityText(level)).toBe(
+      "It comes first with 2 of 2 seeds, level on every figure with another of them in 2 (each seed ranked alone, against the next 1: b 0 (+2 level)).",
+    );
+    expect(tieBreak(ranking([made("b"), made("a"), made("c", { success: 0.99 })]))).toBe(
+      "Level on every figure, within noise: b does as well as a, which is shown first by its id alone; any of them will do.",
+    );
   });
 });
 
