@@ -217,6 +217,17 @@ export function tieBreak(result: Ranking): string | undefined {
   );
 }
 
+/** Two candidates level on every figure that ranks candidates that qualify, side aside. */
+export function levelOnEveryFigure(a: CandidateSummary, b: CandidateSummary): boolean {
+  return (
+    a.survivesAll === b.survivesAll &&
+    order(
+      [a, b],
+      QUALIFYING_ORDER.filter((criterion) => criterion !== CLIENT_ONLY),
+    ).decidedBy[0] === BY_ID
+  );
+}
+
 /** The first-ranked candidate and those level with it on every figure (ordered by id alone). */
 export function levelAtTop(result: Ranking): CandidateSummary[] {
   const end = result.decidedBy.findIndex((criterion) => criterion !== BY_ID);

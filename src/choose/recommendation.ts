@@ -1,5 +1,5 @@
 import { formatDuration } from "../cli/duration.ts";
-import { longestText, type Ranking, userFigures } from "./ranking.ts";
+import { levelOnEveryFigure, longestText, type Ranking, userFigures } from "./ranking.ts";
 import { settingsToArgs } from "./settings.ts";
 import { protoDuration } from "./snippets.ts";
 import { type Stability, stabilityText } from "./stability.ts";
@@ -101,6 +101,12 @@ export function serverAddition(input: RecommendationInput): string | undefined {
   const winner = input.ranking.ranked[0];
   const pair = input.ranking.ranked.find((summary) => summary.candidate.lever !== "default");
   if (winner === undefined || pair === undefined || winner.candidate.lever !== "default") return undefined;
+  if (levelOnEveryFigure(winner, pair)) {
+    return (
+      `The server's levers add nothing this run measures: with the best, ${pair.candidate.id} (server: ${args(pair.candidate.server)}), ` +
+      `every figure is level with the clients' alone (outages survived up to ${longestText(pair, input.maxOutageMs)}).`
+    );
+  }
   return (
     `What the best server lever would add: ${pair.candidate.id} (server: ${args(pair.candidate.server)}) survives outages up to ` +
     `${longestText(pair, input.maxOutageMs)} (the clients alone: ${longestText(winner, input.maxOutageMs)}); everyday ${userFigures(pair, input.sloMs)}.`

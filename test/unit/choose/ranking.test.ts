@@ -236,6 +236,15 @@ describe("the recommendation", () => {
     );
   });
 
+  it("says when the best server lever adds nothing measured", () => {
+    const client = made("full-jitter", { atLeast: true, longest: 600_000 });
+    const pair = made("full-jitter@backlog=128", { lever: "backlog=128", server: { backlog: "128" }, atLeast: true, longest: 600_000 });
+    expect(serverAddition(input([client, pair]))).toBe(
+      "The server's levers add nothing this run measures: with the best, full-jitter@backlog=128 (server: -backlog 128), " +
+        "every figure is level with the clients' alone (outages survived up to at least 10m0s).",
+    );
+  });
+
   it("explains a first wait longer than the SLO or of tens of seconds, with the best candidate without it beside it", () => {
     const slow = made("exponential-backoff", { success: 1 });
     const quick = made("full-jitter", { success: 0.999 });
