@@ -64,7 +64,8 @@ export const TABLE_LEGEND =
   "success; retry amplification; in brackets, the spread across seeds (largest less smallest). " +
   "Outage cells: verdict (worst seed), then server back / clients back after the resume (slowest seed).";
 
-const withSpread = (text: string, spread: string, seeds: number) => (seeds > 1 ? `${text} (${spread})` : text);
+/** A figure with its spread across seeds in brackets; no spread with one seed, nor beside a figure that is missing ("-"). */
+const withSpread = (text: string, spread: string, seeds: number) => (seeds > 1 && text !== "-" ? `${text} (${spread})` : text);
 
 /** The figures users feel and the load, each with its spread across seeds: the cells the table, the page and the README share. */
 export function everydayCells(summary: CandidateSummary): string[] {

@@ -27,7 +27,7 @@ const chooseTables = [...readme.matchAll(/<!-- choose: (docs\/[\w.-]+\.json) -->
   file: match[1]!,
   table: match[2]!,
 }));
-const headlines = [...readme.matchAll(/<!-- choose-headline: (docs\/[\w.-]+\.json) -->\n> (.*)\n/g)].map((match) => ({
+const headlines = [...readme.matchAll(/<!-- choose-headline: (docs\/[\w.-]+\.json) -->\n+> (.*)\n/g)].map((match) => ({
   file: match[1]!,
   line: match[2]!,
 }));
