@@ -71,4 +71,18 @@ describe("the README's figures", () => {
   it("states the ranking rule choose prints with its default flags (the article's 2 s timeout: a 10 s SLO)", () => {
     expect(readme).toContain(`> ${rankingRule(DEFAULT_OUTAGES_MS, 10_000)}\n`);
   });
+
+  it("recommends for the mobile fleet a policy whose retried requests' p99 is within the SLO", () => {
+    const { result } = JSON.parse(readFileSync(resolve(ROOT, "docs/choose-mobile.json"), "utf8")) as {
+      result: {
+        settings: { sloMs: number };
+        ranking: { id: string; everyday: { retriedP99Ms: number | null } }[];
+        recommendation: { id: string };
+      };
+    };
+    const winner = result.ranking[0]!;
+    expect(winner.id).toBe(result.recommendation.id);
+    expect(winner.everyday.retriedP99Ms).not.toBeNull();
+    expect(winner.everyday.retriedP99Ms!).toBeLessThanOrEqual(result.settings.sloMs);
+  });
 });
