@@ -457,7 +457,8 @@ function listing(
     (skipped.length > 0 ? `\nleft out (the simulator rejects them):\n${skipped.map((entry) => `  ${entry}`).join("\n")}\n` : "") +
     `\nsimulations: at most ${perSeed} per candidate and seed (1 everyday, ${plan.outagesMs.length} outages, at most ${bisection} for the bisection), ` +
     `${options.seeds.length} seeds: at most ${grid.length * options.seeds.length * perSeed} for the client grid; ` +
-    `then the top ${STABILITY_TOP} on ${options.stabilitySeeds.length} more seeds\n`
+    `then the top ${STABILITY_TOP} on ${options.stabilitySeeds.length} more seeds\n` +
+    `SLO ${formatDuration(options.sloMs)}: success within it is measured in the everyday run\n`
   );
 }
 

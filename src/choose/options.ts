@@ -89,7 +89,7 @@ const CHOOSE_ONLY_FLAGS = [
     default: undefined,
     minMs: 0,
     minExclusive: true,
-    description: `the users' deadline: a request succeeds for its user when it succeeds within it, retries and waits included (default: ${SLO_TIMEOUTS} x -timeout)`,
+    description: `the users' deadline: a request succeeds for its user when it succeeds within it, retries and waits included (default: ${SLO_TIMEOUTS} x -timeout, at most half of -everyday)`,
   },
   {
     name: "max-outage",
@@ -243,7 +243,9 @@ export function parseChooseArgs(argv: readonly string[]): ChooseParse {
   if (outagesMs.some((ms) => ms > own["max-outage"])) {
     throw new UsageError(`invalid value "${own.outages}" for flag -outages: every outage must be at most -max-outage`);
   }
-  const sloMs = own.slo ?? SLO_TIMEOUTS * (system.timeout as number);
+  // The everyday run measures the SLO over the requests that had all of it: a default SLO
+  // leaves it at least half the run.
+  const sloMs = own.slo ?? Math.min(SLO_TIMEOUTS * (system.timeout as number), own.everyday / 2);
   if (sloMs >= own.everyday) {
     throw new UsageError(
       `invalid value "${formatDuration(sloMs)}" for flag -slo: must be shorter than -everyday (${formatDuration(own.everyday)}), which measures it`,

@@ -137,6 +137,9 @@ describe("choose", () => {
     await expect(choose(["-outages", "20m"])).rejects.toThrow(/-max-outage/);
     await expect(choose(["-clients", "0"])).rejects.toThrow(/-clients/);
     await expect(choose(["-slo", "3m"])).rejects.toThrow(/-slo: must be shorter than -everyday \(2m0s\)/);
+    // A default SLO (5 x -timeout) leaves the everyday run at least twice its length.
+    const short = await choose(["-everyday", "10s", "-list"]);
+    expect(short.stdout).toMatch(/SLO 5s/);
     // One thread-count flag, as in ./sim; ./sim's strategy, run and output flags are not choose's.
     for (const flag of ["-workers", "-strategy", "-budget", "-outage", "-dashboard", "-speed"]) {
       await expect(choose([flag, "1"])).rejects.toThrow(`flag provided but not defined: ${flag}`);
