@@ -96,7 +96,7 @@ describe("choose", () => {
       expect(run.stdout).toContain(`Ranking rule: ${rankingRule([2_000, 6_000], 2_000)}`);
       // The first line of the answer: what to configure, the figures users feel, and how sure (three seeds: two, then one more).
       expect(run.stdout).toMatch(
-        /^Configure the clients: -strategy \S+.*Everyday [\d.]+ % of requests succeed within the SLO of 2s.* of 3 seeds/m,
+        /^Configure the clients: -strategy \S+.*Everyday [\d.]+ % of requests succeed within the SLO of 2s.* (of 3 seeds)/m,
       );
       expect(run.stdout).toMatch(/^Runner-up, favouring /m);
       expect(run.stdout).toContain("--- gRPC service config (retryPolicy, retryThrottling) (grpc-service-config.json)");
