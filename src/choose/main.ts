@@ -190,13 +190,15 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
   ];
 
   if (!own.json) {
+    // The answer first: what to configure, on which side, with the figures users feel and how sure.
+    io.stdout.write(`${recommendation[0]}\n\n`);
     io.stdout.write(`${rankedTable(ranked, own["max-outage"])}\n\n`);
     io.stdout.write(`Ranking rule: ${rule}\n`);
     io.stdout.write(`${TABLE_LEGEND}\n\n`);
     io.stdout.write(
       `Pareto front (success within the SLO vs longest outage survived): ${front.map((summary) => summary.candidate.id).join(", ")}\n\n`,
     );
-    for (const paragraph of recommendation) io.stdout.write(`${paragraph}\n\n`);
+    for (const paragraph of recommendation.slice(1)) io.stdout.write(`${paragraph}\n\n`);
     const detailed = [winner, second?.summary, ranked.find((summary) => summary.candidate.id === FIXED)].filter(
       (summary, index, all): summary is CandidateSummary => summary !== undefined && all.indexOf(summary) === index,
     );
