@@ -116,7 +116,8 @@ const CHOOSE_ONLY_FLAGS = [
     kind: "integer",
     default: 1,
     min: 0,
-    max: 2 ** 31 - 1000,
+    // Room for -seeds and -stability-seeds after it.
+    max: 2 ** 31 - 1200,
     placeholder: "n",
     description: "first seed: the same flags and seed give the same ranking, whatever -parallel is",
   },
