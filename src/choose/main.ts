@@ -14,12 +14,15 @@ import { configFrom } from "../sim/main.ts";
 import { figuresOf, type SimulationConfig } from "../sim/simulate.ts";
 import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, serverLevers } from "./candidates.ts";
 import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult } from "./measure.ts";
-import { type ChooseOptions, parseChooseArgs } from "./options.ts";
+import { type ChooseOptions, parseChooseArgs, STABILITY_TOP } from "./options.ts";
 import { progress } from "./progress.ts";
-import { explanation, longestText, paretoFront, percent, rank, rankingRule, runnerUp } from "./ranking.ts";
+import { explanation, longestText, paretoFront, percent, rank, ranking, rankingRule, runnerUp, tieBreak, userFigures } from "./ranking.ts";
+import { deployability, headline, type RecommendationInput, serverAddition } from "./recommendation.ts";
+import { type Stability, stability } from "./stability.ts";
 import {
   outageDetails,
   paretoSpec,
+  TABLE_LEGEND,
   rankedTable,
   reportHtml,
   type Timeline,
@@ -28,14 +31,14 @@ import {
   type ValidationRow,
 } from "./report.ts";
 import { settingsFor, settingsToArgs, simulatorOnly, simValuesFor, systemSettings } from "./settings.ts";
-import { type RetryIntent, type Snippet, snippetsFor } from "./snippets.ts";
+import { firstWait, type RetryIntent, type Snippet, snippetsFor } from "./snippets.ts";
 import { type CandidateSummary, summarize } from "./summary.ts";
 
 /*
  * `thundering-herd choose`: ranks retry policies for the user's own system. Every candidate
  * (src/choose/candidates.ts) is measured in the simulator with several seeds on every core:
- * everyday success, amplification and latency, each listed outage, and the longest outage
- * survived. The ranking rule, the Pareto front, a recommendation with its runner-up, and the
+ * success within the SLO, the retried requests' wait and amplification, each listed outage,
+ * and the longest outage survived. The ranking rule, the Pareto front, a recommendation with its runner-up, and the
  * winner's settings for gRPC, Envoy, the AWS SDKs, cockatiel, p-retry and our own library.
  */
 
@@ -75,13 +78,14 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     steadyMs: own.steady,
     observeMs: own.observe,
     everydayMs: own.everyday,
+    sloMs: options.sloMs,
     outagesMs: options.outagesMs,
     minOutageMs: Math.min(MIN_OUTAGE_MS, options.outagesMs[0]!),
     maxOutageMs: own["max-outage"],
     bisectionRatio: BISECTION_RATIO,
     bisectionMs: BISECTION_MS,
   };
-  const levers = own["server-side"] ? serverLevers(baseConfig.latency, baseConfig.timeoutMs, baseConfig.model).slice(1) : [];
+  const levers = own["client-only"] ? [] : serverLevers(baseConfig.latency, baseConfig.timeoutMs, baseConfig.model).slice(1);
 
   if (own.list) {
     io.stdout.write(
@@ -97,26 +101,33 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
   }
 
   io.stderr.write(
-    `choose: ${grid.length} candidates x ${options.seeds.length} seeds on ${options.parallel} worker threads; outages ${options.outagesMs.map((ms) => formatDuration(ms)).join(", ")}` +
-      `${levers.length > 0 ? `; then server levers ${levers.map((lever) => lever.id).join(", ")}` : ""}\n`,
+    `choose: ${grid.length} candidates x ${options.seeds.length} seeds on ${options.parallel} worker threads; outages ${options.outagesMs.map((ms) => formatDuration(ms)).join(", ")}; ` +
+      `SLO ${formatDuration(options.sloMs)}${levers.length > 0 ? `; then server levers ${levers.map((lever) => lever.id).join(", ")}` : ""}\n`,
   );
 
   // Each result comes back to its own job: the order the threads finish in does not matter.
   const pool = new WorkerPool("choose", options.parallel);
   let summaries: CandidateSummary[];
   const timelines = new Map<string, Timeline[]>();
+  const perSeed = new Map<string, CandidateSummary[]>();
   let pairs: Measured[] = [];
+  let stabilityRuns: Stability | undefined;
   try {
-    summaries = await measureAll(grid, options, plan, pool, io, timelines, "choose: simulating");
+    summaries = await measureAll(grid, options.seeds, plan, pool, io, "choose: simulating", perSeed, timelines);
     if (levers.length > 0) {
       const ranked = rank(summaries);
-      const clients = [
-        ...ranked
-          .filter((summary) => summary.candidate.origin !== "baseline")
-          .slice(0, SERVER_SIDE_TOP)
-          .map((summary) => summary.candidate),
-        ...grid.filter((entry) => entry.candidate.origin === "baseline").map((entry) => entry.candidate),
-      ];
+      // The server's levers with the best client policies and the baselines when no client
+      // policy qualifies alone (or -server-side asks); otherwise with the winner alone, to say what they would add.
+      const clients =
+        own["server-side"] || !ranked[0]!.survivesAll
+          ? [
+              ...ranked
+                .filter((summary) => summary.candidate.origin !== "baseline")
+                .slice(0, SERVER_SIDE_TOP)
+                .map((summary) => summary.candidate),
+              ...grid.filter((entry) => entry.candidate.origin === "baseline").map((entry) => entry.candidate),
+            ]
+          : [ranked[0]!.candidate];
       pairs = clients.flatMap((client) =>
         levers.flatMap((lever) => {
           const candidate = pair(client, lever);
@@ -128,41 +139,66 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
           }
         }),
       );
-      summaries = [...summaries, ...(await measureAll(pairs, options, plan, pool, io, timelines, "choose: server levers"))];
+      summaries = [...summaries, ...(await measureAll(pairs, options.seeds, plan, pool, io, "choose: server levers", perSeed, timelines))];
+    }
+    const top = rank(summaries).slice(0, STABILITY_TOP);
+    if (options.stabilitySeeds.length > 0 && top.length > 1) {
+      const entries = [...grid, ...pairs].filter((entry) => top.some((summary) => summary.candidate === entry.candidate));
+      await measureAll(entries, options.stabilitySeeds, plan, pool, io, "choose: stability seeds", perSeed);
+      stabilityRuns = stability(
+        top.map((summary) => perSeed.get(summary.candidate.id)!),
+        [...options.seeds, ...options.stabilitySeeds],
+      );
     }
   } finally {
     await pool.close();
   }
 
-  const ranked = rank(summaries);
+  const result = ranking(summaries);
+  const ranked = result.ranked;
   const configs = new Map([...grid, ...pairs].map((entry) => [entry.candidate.id, entry.config]));
   const winner = ranked[0]!;
   const second = runnerUp(ranked);
   const front = paretoFront(ranked);
-  const rule = rankingRule(options.outagesMs);
-  const why = explanation(ranked, options.outagesMs, own["max-outage"]);
-  const contributions = levers.length > 0 ? halves(winner, summaries, own["max-outage"]) : undefined;
-  const winnerConfig = configs.get(winner.candidate.id)!;
-  const snippets = snippetsFor(intentOf(winner.candidate, winnerConfig));
+  const rule = rankingRule(options.outagesMs, options.sloMs);
+  const why = explanation(ranked, options.outagesMs, own["max-outage"], options.sloMs);
+  const intent = (summary: CandidateSummary) => intentOf(summary.candidate, configs.get(summary.candidate.id)!);
+  const words: RecommendationInput = {
+    ranking: result,
+    outagesMs: options.outagesMs,
+    maxOutageMs: own["max-outage"],
+    sloMs: options.sloMs,
+    stability: stabilityRuns,
+    firstWaitOf: (summary) => firstWait(intent(summary)),
+  };
+  const contributions = winner.candidate.lever === "default" ? serverAddition(words) : halves(winner, summaries, own["max-outage"]);
+  const snippets = snippetsFor(intent(winner));
   const commands = new Map(ranked.map((summary) => [summary.candidate.id, simCommand(system, summary.candidate)]));
+  const tie = tieBreak(result);
+  const caution = deployability(words);
   const recommendation = [
-    `Recommendation: ${winner.candidate.id} (${winner.candidate.summary}). Run it: ${commands.get(winner.candidate.id)}`,
+    headline(words),
+    `Run it: ${commands.get(winner.candidate.id)}`,
+    ...(tie === undefined ? [] : [tie]),
+    ...(caution === undefined ? [] : [caution]),
     why,
     second === undefined
       ? "There is no runner-up."
-      : `Runner-up, favouring ${second.favours}: ${second.summary.candidate.id}, survives outages up to ${longestText(second.summary, own["max-outage"])}, ` +
-        `${percent(second.summary.everyday.successRate)} everyday success at ${second.summary.everyday.amplification.toFixed(3)}x amplification.`,
+      : `Runner-up, favouring ${second.favours}: ${second.summary.candidate.id}, survives outages up to ${longestText(second.summary, own["max-outage"])}; ` +
+        `everyday ${userFigures(second.summary, options.sloMs)}.`,
     ...(contributions === undefined ? [] : [contributions]),
   ];
 
   if (!own.json) {
+    // The answer first: what to configure, on which side, with the figures users feel and how sure.
+    io.stdout.write(`${recommendation[0]}\n\n`);
     io.stdout.write(`${rankedTable(ranked, own["max-outage"])}\n\n`);
     io.stdout.write(`Ranking rule: ${rule}\n`);
-    io.stdout.write(`Cells: verdict (worst seed), then server back / clients back after the resume (slowest seed).\n\n`);
+    io.stdout.write(`${TABLE_LEGEND}\n\n`);
     io.stdout.write(
-      `Pareto front (everyday success vs longest outage survived): ${front.map((summary) => summary.candidate.id).join(", ")}\n\n`,
+      `Pareto front (success within the SLO vs longest outage survived): ${front.map((summary) => summary.candidate.id).join(", ")}\n\n`,
     );
-    for (const paragraph of recommendation) io.stdout.write(`${paragraph}\n\n`);
+    for (const paragraph of recommendation.slice(1)) io.stdout.write(`${paragraph}\n\n`);
     const detailed = [winner, second?.summary, ranked.find((summary) => summary.candidate.id === FIXED)].filter(
       (summary, index, all): summary is CandidateSummary => summary !== undefined && all.indexOf(summary) === index,
     );
@@ -192,27 +228,43 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
 
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const outDir = resolve(own.out, `choose-${stamp}`);
-  const result = {
+  const output = {
     settings: {
       system: systemSettings(system),
       seeds: options.seeds,
+      stabilitySeeds: options.stabilitySeeds,
       outagesMs: options.outagesMs,
+      sloMs: options.sloMs,
       steadyMs: own.steady,
       observeMs: own.observe,
       everydayMs: own.everyday,
       maxOutageMs: own["max-outage"],
       serverSide: own["server-side"],
+      clientOnly: own["client-only"],
     },
     rankingRule: rule,
-    ranking: ranked.map((summary, index) => ({ rank: index + 1, ...jsonSummary(summary), command: commands.get(summary.candidate.id) })),
+    ranking: ranked.map((summary, index) => ({
+      rank: index + 1,
+      ...jsonSummary(summary),
+      decidedBy: result.decidedBy[index] ?? null,
+      command: commands.get(summary.candidate.id),
+    })),
     paretoFront: front.map((summary) => summary.candidate.id),
-    recommendation: { id: winner.candidate.id, why, contributions: contributions ?? null },
+    recommendation: {
+      id: winner.candidate.id,
+      headline: recommendation[0],
+      tieBreak: tie ?? null,
+      deployability: caution ?? null,
+      why,
+      contributions: contributions ?? null,
+    },
+    stability: stabilityRuns ?? null,
     runnerUp: second === undefined ? null : { id: second.summary.candidate.id, favours: second.favours },
     snippets,
     validation: validation ?? null,
     skipped,
   };
-  await writeReport(outDir, result, {
+  await writeReport(outDir, output, {
     ranked,
     front,
     winner,
@@ -226,7 +278,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     commands,
     options,
   });
-  if (own.json) io.stdout.write(`${JSON.stringify({ ...result, report: join(outDir, "report.html") }, jsonNumbers, 2)}\n`);
+  if (own.json) io.stdout.write(`${JSON.stringify({ ...output, report: join(outDir, "report.html") }, jsonNumbers, 2)}\n`);
   else io.stdout.write(`\nreport: ${join(outDir, "report.html")}\n`);
   return 0;
 }
@@ -260,17 +312,29 @@ function buildGrid(options: ChooseOptions, skipped: string[]): Measured[] {
     });
 }
 
+/**
+ * Measures each entry with each seed; returns the summaries over the seeds, and adds each
+ * seed's summary alone to `perSeed` (for the stability count) and, when given, the first
+ * seed's timelines to `timelines`.
+ */
 async function measureAll(
   entries: readonly Measured[],
-  options: ChooseOptions,
+  seeds: readonly number[],
   plan: MeasurePlan,
   pool: WorkerPool,
   io: ProgramIo,
-  timelines: Map<string, Timeline[]>,
   label: string,
+  perSeed: Map<string, CandidateSummary[]>,
+  timelines?: Map<string, Timeline[]>,
 ): Promise<CandidateSummary[]> {
   const jobs: MeasureJob[] = entries.flatMap((entry, candidateIndex) =>
-    options.seeds.map((seed, seedIndex) => ({ candidateIndex, seed, config: entry.config, plan, keepTimelines: seedIndex === 0 })),
+    seeds.map((seed, seedIndex) => ({
+      candidateIndex,
+      seed,
+      config: entry.config,
+      plan,
+      keepTimelines: timelines !== undefined && seedIndex === 0,
+    })),
   );
   const bar = progress(io.stderr, label, jobs.length);
   let done = 0;
@@ -290,7 +354,9 @@ async function measureAll(
   return entries.map((entry, candidateIndex) => {
     const own = results.filter((result) => result.candidateIndex === candidateIndex);
     const first = own[0]!;
-    timelines.set(
+    const single = perSeed.get(entry.candidate.id) ?? [];
+    perSeed.set(entry.candidate.id, [...single, ...own.map((result) => summarize(entry.candidate, [result]))]);
+    timelines?.set(
       entry.candidate.id,
       first.outages.map((outage) => ({
         id: entry.candidate.id,
@@ -304,7 +370,7 @@ async function measureAll(
   });
 }
 
-/** What each half of a recommended pair contributes: its client policy alone, its server lever alone, and both. */
+/** What each half of a recommended pair contributes: its client policy alone, its server lever alone, and both (a pair only). */
 function halves(winner: CandidateSummary, summaries: readonly CandidateSummary[], maxOutageMs: number): string {
   const find = (clientId: string, lever: string) =>
     summaries.find((summary) => summary.candidate.clientId === clientId && summary.candidate.lever === lever);
@@ -312,16 +378,7 @@ function halves(winner: CandidateSummary, summaries: readonly CandidateSummary[]
     summary === undefined
       ? `${label}: not measured`
       : `${label} (${summary.candidate.id}): survives ${summary.listedSurvived} of ${summary.outages.length} listed outages and outages up to ` +
-        `${longestText(summary, maxOutageMs)}, ${percent(summary.everyday.successRate)} everyday success`;
-  if (winner.candidate.lever === "default") {
-    const bestPair = summaries
-      .filter((summary) => summary.candidate.clientId === winner.candidate.clientId && summary.candidate.lever !== "default")
-      .sort((a, b) => b.longestSurvivedMs - a.longestSurvivedMs)[0];
-    return (
-      `Server side: no server lever ranks above ${winner.candidate.id} on your server as it is. ` +
-      (bestPair === undefined ? "" : `${describe("With the best lever", bestPair)}.`)
-    );
-  }
+        `${longestText(summary, maxOutageMs)}, ${percent(summary.everyday.sloSuccess)} success within the SLO`;
   return (
     `What each half contributes: ${describe("the client policy alone, on your server as it is", find(winner.candidate.clientId, "default"))}; ` +
     `${describe("the server lever alone, with fixed retry", find(FIXED, winner.candidate.lever))}; ` +
@@ -364,6 +421,7 @@ function jsonSummary(summary: CandidateSummary) {
     summary: summary.candidate.summary,
     client: summary.candidate.client,
     server: summary.candidate.server,
+    seeds: summary.seeds,
     everyday: summary.everyday,
     outages: summary.outages,
     longestSurvivedMs: summary.longestSurvivedMs,
@@ -394,10 +452,15 @@ function listing(
   );
   return (
     `${grid.length} candidates (${grid.filter((entry) => entry.candidate.origin === "baseline").length} baselines):\n${lines.join("\n")}\n` +
-    (levers.length > 0 ? `\nserver levers, paired with the top ${SERVER_SIDE_TOP} and the baselines: ${levers.join(", ")}\n` : "") +
+    (levers.length > 0
+      ? `\nserver levers, paired with the top ${SERVER_SIDE_TOP} and the baselines ` +
+        `(${options.own["server-side"] ? "-server-side" : "when no client policy qualifies; otherwise with the winner alone"}): ${levers.join(", ")}\n`
+      : "") +
     (skipped.length > 0 ? `\nleft out (the simulator rejects them):\n${skipped.map((entry) => `  ${entry}`).join("\n")}\n` : "") +
     `\nsimulations: at most ${perSeed} per candidate and seed (1 everyday, ${plan.outagesMs.length} outages, at most ${bisection} for the bisection), ` +
-    `${options.seeds.length} seeds: at most ${grid.length * options.seeds.length * perSeed} for the client grid\n`
+    `${options.seeds.length} seeds: at most ${grid.length * options.seeds.length * perSeed} for the client grid; ` +
+    `then the top ${STABILITY_TOP} on ${options.stabilitySeeds.length} more seeds\n` +
+    `SLO ${formatDuration(options.sloMs)}: success within it is measured in the everyday run\n`
   );
 }
 

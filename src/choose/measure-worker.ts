@@ -8,5 +8,6 @@ import { type MeasureJob, measure, type SeedResult } from "./measure.ts";
 export function runWorker(): void {
   serveTasks({ measure: (job: MeasureJob) => measure(job) }, (_task, output) => [
     (output as SeedResult).everyday.latenciesMs.buffer as ArrayBuffer,
+    (output as SeedResult).everyday.retriedLatenciesMs.buffer as ArrayBuffer,
   ]);
 }

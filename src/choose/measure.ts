@@ -13,6 +13,8 @@ export interface MeasurePlan {
   readonly steadyMs: number;
   readonly observeMs: number;
   readonly everydayMs: number;
+  /** The users' deadline: a request succeeds for its user when it succeeds within it, retries and waits included. */
+  readonly sloMs: number;
   readonly outagesMs: readonly number[];
   /** The bisection's range and resolution. */
   readonly minOutageMs: number;
@@ -42,6 +44,15 @@ export interface EverydayResult {
   readonly firstAttempts: number;
   /** Latency of every successful request, first attempt to success, sorted. */
   readonly latenciesMs: Float64Array;
+  /** The same for the successful requests that took more than one try, sorted. */
+  readonly retriedLatenciesMs: Float64Array;
+  /**
+   * Requests whose first try came at least the SLO before the end of the run (so that each
+   * had the whole SLO to succeed, those still open at the end included)…
+   */
+  readonly sloRequests: number;
+  /** …and those of them that succeeded within the SLO. */
+  readonly withinSlo: number;
 }
 
 export interface OutageResult {
@@ -83,15 +94,23 @@ export function measure(job: MeasureJob): SeedResult {
   const { plan, config, seed } = job;
 
   const latencies: number[] = [];
+  const retriedLatencies: number[] = [];
   let requests = 0;
   let succeeded = 0;
+  let sloRequests = 0;
+  let withinSlo = 0;
+  const sloCutoffMs = plan.everydayMs - plan.sloMs;
   const everydayRun = simulate({ ...config, seed, outages: [], durationMs: plan.everydayMs }, undefined, {
-    onRequestEnded: (ok, latencyMs) => {
+    onRequestStarted: (atMs) => {
+      if (atMs <= sloCutoffMs) sloRequests++;
+    },
+    onRequestEnded: (ok, latencyMs, retried, atMs) => {
       requests++;
-      if (ok) {
-        succeeded++;
-        latencies.push(latencyMs);
-      }
+      if (!ok) return;
+      succeeded++;
+      latencies.push(latencyMs);
+      if (retried) retriedLatencies.push(latencyMs);
+      if (latencyMs <= plan.sloMs && atMs - latencyMs <= sloCutoffMs) withinSlo++;
     },
   });
   simulations++;
@@ -103,6 +122,9 @@ export function measure(job: MeasureJob): SeedResult {
     attempts: counts.attempts,
     firstAttempts: counts.attempts - counts.retries,
     latenciesMs: Float64Array.from(latencies).sort(),
+    retriedLatenciesMs: Float64Array.from(retriedLatencies).sort(),
+    sloRequests,
+    withinSlo,
   };
 
   const runOutage = (outageMs: number, keepTimeline: boolean): OutageResult => {

@@ -1,4 +1,4 @@
-import { parseDuration } from "../cli/duration.ts";
+import { formatDuration, parseDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, flagsInGroups, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
@@ -11,6 +11,16 @@ import { PARALLEL_FLAG, SIM_FLAGS } from "../sim/options.ts";
  * reporting windows): the flag groups system and observation. The strategy, protection and
  * run flags are choose's to set, per candidate; ./sim's output flags mean nothing here.
  */
+
+/**
+ * The default SLO, in per-attempt timeouts: room for a first try that times out, a wait and
+ * a few more tries, the budget a user's patience gives an interactive request; far enough
+ * beyond one timeout that a retry which recovers counts, short enough that a retry after tens
+ * of seconds does not.
+ */
+export const SLO_TIMEOUTS = 5;
+/** How many of the top candidates -stability-seeds runs again. */
+export const STABILITY_TOP = 3;
 
 /** The everyday error rate choose assumes when none is given: 1 % of attempts fail. */
 export const DEFAULT_ERROR_RATE = 0.01;
@@ -25,13 +35,16 @@ export const SYSTEM_FLAGS: readonly FlagSpec[] = [
 ];
 
 const durationList = (text: string) => text.split(",").map((part) => parseDuration(part.trim()));
+const DEFAULT_OUTAGES = "5s,20s,60s";
+/** The outages a system must survive when -outages does not say. */
+export const DEFAULT_OUTAGES_MS: readonly number[] = durationList(DEFAULT_OUTAGES);
 
 const CHOOSE_ONLY_FLAGS = [
   {
     name: "outages",
     group: "run",
     kind: "string",
-    default: "5s,20s,60s",
+    default: DEFAULT_OUTAGES,
     placeholder: "durations",
     description: "outages the system must survive: a candidate ranks first only if the server recovers from each",
     check: (text) => {
@@ -70,6 +83,15 @@ const CHOOSE_ONLY_FLAGS = [
     description: "length of the everyday run (no outage) that measures success rate, amplification and latency",
   },
   {
+    name: "slo",
+    group: "run",
+    kind: "duration",
+    default: undefined,
+    minMs: 0,
+    minExclusive: true,
+    description: `the users' deadline: a request succeeds for its user when it succeeds within it, retries and waits included (default: ${SLO_TIMEOUTS} x -timeout, at most half of -everyday)`,
+  },
+  {
     name: "max-outage",
     group: "run",
     kind: "duration",
@@ -94,7 +116,8 @@ const CHOOSE_ONLY_FLAGS = [
     kind: "integer",
     default: 1,
     min: 0,
-    max: 2 ** 31 - 1000,
+    // Room for -seeds and -stability-seeds after it.
+    max: 2 ** 31 - 1200,
     placeholder: "n",
     description: "first seed: the same flags and seed give the same ranking, whatever -parallel is",
   },
@@ -104,7 +127,26 @@ const CHOOSE_ONLY_FLAGS = [
     group: "run",
     kind: "boolean",
     default: false,
-    description: "also try server levers (backlog, -cancel-on-disconnect, load shedding, …) and recommend a client and server pair",
+    description:
+      "pair the best client policies with every server lever (backlog, -cancel-on-disconnect, load shedding, …) even when a client " +
+      "policy qualifies (without it: only when none does; otherwise the winner alone is paired, to show what the server would add)",
+  },
+  {
+    name: "client-only",
+    group: "run",
+    kind: "boolean",
+    default: false,
+    description: "try no server lever at all",
+  },
+  {
+    name: "stability-seeds",
+    group: "run",
+    kind: "integer",
+    default: 5,
+    min: 0,
+    max: 100,
+    placeholder: "n",
+    description: `run the top ${STABILITY_TOP} on this many more seeds and count how often each wins (0: none)`,
   },
   {
     name: "candidates",
@@ -165,7 +207,8 @@ const CHOOSE_PROGRAM: ProgramDescription<readonly FlagSpec[]> = {
   name: "choose",
   summary:
     "Ranks retry policies for your system: every strategy and preset of the registry, with a few variants, in the\n" +
-    "simulator; everyday success, amplification and latency, and the outages each survives. Describe your system\n" +
+    "simulator; success within the users' deadline (-slo), the wait of retried requests, amplification, and the outages\n" +
+    "each survives; the server's levers when no client policy is enough. Describe your system\n" +
     "with ./sim's flags (clients, lambda, timeout, limit, factor, baseDelay, k, backlog, error rate, …).",
   flags: CHOOSE_FLAGS,
 };
@@ -182,6 +225,10 @@ export interface ChooseOptions {
   readonly parallel: number;
   readonly candidateFilter: readonly string[] | undefined;
   readonly validateOutageMs: number;
+  /** The users' deadline (-slo, or SLO_TIMEOUTS x -timeout). */
+  readonly sloMs: number;
+  /** The extra seeds the top candidates run on for the stability count. */
+  readonly stabilitySeeds: readonly number[];
 }
 
 export type ChooseParse = { readonly kind: "help"; readonly text: string } | { readonly kind: "run"; readonly options: ChooseOptions };
@@ -197,6 +244,14 @@ export function parseChooseArgs(argv: readonly string[]): ChooseParse {
   if (outagesMs.some((ms) => ms > own["max-outage"])) {
     throw new UsageError(`invalid value "${own.outages}" for flag -outages: every outage must be at most -max-outage`);
   }
+  // The everyday run measures the SLO over the requests that had all of it: a default SLO
+  // leaves it at least half the run.
+  const sloMs = own.slo ?? Math.min(SLO_TIMEOUTS * (system.timeout as number), own.everyday / 2);
+  if (sloMs >= own.everyday) {
+    throw new UsageError(
+      `invalid value "${formatDuration(sloMs)}" for flag -slo: must be shorter than -everyday (${formatDuration(own.everyday)}), which measures it`,
+    );
+  }
   const filter = own.candidates
     ?.split(",")
     .map((part) => part.trim())
@@ -208,9 +263,11 @@ export function parseChooseArgs(argv: readonly string[]): ChooseParse {
       own,
       outagesMs,
       seeds: Array.from({ length: own.seeds }, (_, index) => own.seed + index),
+      stabilitySeeds: Array.from({ length: own["stability-seeds"] }, (_, index) => own.seed + own.seeds + index),
       parallel: own.parallel ?? defaultParallelism(),
       candidateFilter: filter,
       validateOutageMs: own["validate-outage"] ?? outagesMs[Math.floor((outagesMs.length - 1) / 2)]!,
+      sloMs,
     },
   };
 }

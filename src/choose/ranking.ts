@@ -1,75 +1,264 @@
 import { formatDuration } from "../cli/duration.ts";
-import type { CandidateSummary } from "./summary.ts";
+import type { CandidateSummary, EverydaySpread } from "./summary.ts";
 
 /*
  * The ranking rule, the Pareto front and the choice of a runner-up: pure functions of the
- * summaries, stated in words by rankingRule() exactly as they are computed here.
+ * summaries. The rule is a list of criteria; rankingRule() states it in words from that very
+ * list, so that what is printed is what is computed.
  */
 
-/** Success rates are compared to 0.01 percentage point… */
+/** A difference smaller than this share of the larger value is a tie, whatever the seeds' spread. */
+export const MIN_RELATIVE_DIFFERENCE = 0.01;
+/** Success is compared to at least 0.01 percentage point, latency to at least 1 ms. */
 const SUCCESS_RESOLUTION = 1e-4;
-/** …amplification to 0.001… */
-const AMPLIFICATION_RESOLUTION = 1e-3;
-/** …and latency to 1 ms, so that noise below these does not decide. */
 const LATENCY_RESOLUTION_MS = 1;
 
-const step = (value: number, resolution: number) => Math.round(value / resolution);
-const successKey = (summary: CandidateSummary) => step(summary.everyday.successRate, SUCCESS_RESOLUTION);
-const amplificationKey = (summary: CandidateSummary) => step(summary.everyday.amplification, AMPLIFICATION_RESOLUTION);
-const latencyKey = (summary: CandidateSummary) =>
-  summary.everyday.p99Ms === undefined ? Infinity : step(summary.everyday.p99Ms, LATENCY_RESOLUTION_MS);
+interface Criterion {
+  /** Short, for "decided by …". */
+  readonly name: string;
+  /** As the rule states it. */
+  readonly rule: string;
+  readonly better: "higher" | "lower";
+  /** Missing figures are ±Infinity, the worse end. */
+  readonly value: (summary: CandidateSummary) => number;
+  /** The largest difference that is noise between two candidates; none: only equal values tie. */
+  readonly noise?: (a: CandidateSummary, b: CandidateSummary) => number;
+  /** A criterion that decides in its own right (qualifying, the users' success): a win on a later one is a tie-break. */
+  readonly primary?: boolean;
+}
+
+const relative = (a: number, b: number) => MIN_RELATIVE_DIFFERENCE * Math.max(Math.abs(a), Math.abs(b));
+
 /** The longest outage survived, with "at least the longest tried" above any finite figure. */
 const outageKey = (summary: CandidateSummary) => (summary.longestIsAtLeast ? Infinity : summary.longestSurvivedMs);
+const successKey = (summary: CandidateSummary) => Math.round(summary.everyday.sloSuccess / SUCCESS_RESOLUTION);
 
-/** Listed outages after which the clients came back too, with every seed (verdict recovered). */
-const clientsBackKey = (summary: CandidateSummary) => summary.outages.filter((outage) => outage.verdict === "recovered").length;
-/** The clients' recovery times (slowest seed) added over the listed outages they came back from, in ms. */
-const clientsBackTotalKey = (summary: CandidateSummary) => summary.outages.reduce((sum, outage) => sum + (outage.clientRecoveryMs ?? 0), 0);
+const QUALIFIES: Criterion = {
+  name: "qualifying",
+  rule: "",
+  better: "higher",
+  value: (summary) => (summary.survivesAll ? 1 : 0),
+  primary: true,
+};
+const CLIENT_ONLY: Criterion = {
+  name: "needing no server change",
+  rule: "client-only candidates before pairs with a server lever (a client change needs nothing from the server)",
+  better: "higher",
+  value: (summary) => (summary.candidate.lever === "default" ? 1 : 0),
+  primary: true,
+};
+/**
+ * Noise between two candidates on a figure: the larger of their spreads across seeds, the
+ * minimum relative difference of `size` (the figure, or the share that fails), and a floor.
+ */
+const noiseOf =
+  (spread: keyof EverydaySpread, size: (summary: CandidateSummary) => number, floor = 0) =>
+  (a: CandidateSummary, b: CandidateSummary) =>
+    Math.max(a.everyday.spread[spread], b.everyday.spread[spread], relative(size(a), size(b)), floor);
 
-/** Negative when `a` ranks before `b`. */
-export function compareCandidates(a: CandidateSummary, b: CandidateSummary): number {
-  if (a.survivesAll !== b.survivesAll) return a.survivesAll ? -1 : 1;
-  const keys: [number, number][] = a.survivesAll
-    ? [
-        [successKey(b), successKey(a)],
-        [amplificationKey(a), amplificationKey(b)],
-        [latencyKey(a), latencyKey(b)],
-        [outageKey(b), outageKey(a)],
-        [clientsBackKey(b), clientsBackKey(a)],
-        [clientsBackTotalKey(a), clientsBackTotalKey(b)],
-      ]
-    : [
-        [b.listedSurvived, a.listedSurvived],
-        [outageKey(b), outageKey(a)],
-        [successKey(b), successKey(a)],
-        [clientsBackKey(b), clientsBackKey(a)],
-        [clientsBackTotalKey(a), clientsBackTotalKey(b)],
-      ];
-  for (const [left, right] of keys) {
-    if (left !== right) return left < right ? -1 : 1;
+const SLO_SUCCESS: Criterion = {
+  name: "success within the SLO",
+  rule: "success within the SLO of {slo} (higher first)",
+  better: "higher",
+  value: (summary) => summary.everyday.sloSuccess,
+  // Compared on the share that misses the SLO: 99.0 % against 99.9 % is ten times the failures, not 1 %.
+  noise: noiseOf("sloSuccess", (summary) => 1 - summary.everyday.sloSuccess, SUCCESS_RESOLUTION),
+  primary: true,
+};
+const RETRIED_P99: Criterion = {
+  name: "the retried requests' p99",
+  rule: "the p99 latency of the successful requests that needed a retry, first try to success (lower first; none counts as worst)",
+  better: "lower",
+  value: (summary) => summary.everyday.retriedP99Ms ?? Infinity,
+  noise: noiseOf("retriedP99Ms", (summary) => summary.everyday.retriedP99Ms ?? 0, LATENCY_RESOLUTION_MS),
+};
+const AMPLIFICATION: Criterion = {
+  name: "amplification",
+  rule: "retry amplification (lower first)",
+  better: "lower",
+  value: (summary) => summary.everyday.amplification,
+  noise: noiseOf("amplification", (summary) => summary.everyday.amplification),
+};
+const LONGEST: Criterion = {
+  name: "the longest outage survived",
+  rule: "the longest outage survived (longer first)",
+  better: "higher",
+  value: outageKey,
+};
+const CLIENTS_BACK: Criterion = {
+  name: "the outages the clients came back from",
+  rule: "the number of listed outages after which the clients came back too (more first)",
+  better: "higher",
+  value: (summary) => summary.outages.filter((outage) => outage.verdict === "recovered").length,
+};
+const CLIENTS_BACK_TOTAL: Criterion = {
+  name: "the clients' recovery times",
+  rule: "the clients' recovery times added over those outages (shorter first)",
+  better: "lower",
+  value: (summary) => summary.outages.reduce((sum, outage) => sum + (outage.clientRecoveryMs ?? 0), 0),
+};
+const LISTED_SURVIVED: Criterion = {
+  name: "the listed outages survived",
+  rule: "the number of listed outages survived (more first)",
+  better: "higher",
+  value: (summary) => summary.listedSurvived,
+  primary: true,
+};
+
+/** How the candidates that qualify are ordered, and how the others are. */
+const QUALIFYING_ORDER: readonly Criterion[] = [
+  CLIENT_ONLY,
+  SLO_SUCCESS,
+  RETRIED_P99,
+  AMPLIFICATION,
+  LONGEST,
+  CLIENTS_BACK,
+  CLIENTS_BACK_TOTAL,
+];
+const OTHERS_ORDER: readonly Criterion[] = [
+  LISTED_SURVIVED,
+  LONGEST,
+  SLO_SUCCESS,
+  RETRIED_P99,
+  AMPLIFICATION,
+  CLIENTS_BACK,
+  CLIENTS_BACK_TOTAL,
+];
+const BY_ID = "id (every figure level)";
+
+const tied = (criterion: Criterion, a: CandidateSummary, b: CandidateSummary) => {
+  const left = criterion.value(a);
+  const right = criterion.value(b);
+  if (left === right) return true;
+  if (criterion.noise === undefined || !Number.isFinite(left) || !Number.isFinite(right)) return false;
+  return Math.abs(left - right) <= criterion.noise(a, b);
+};
+
+const byId = (a: CandidateSummary, b: CandidateSummary) => (a.candidate.id < b.candidate.id ? -1 : a.candidate.id > b.candidate.id ? 1 : 0);
+
+export interface Ranking {
+  readonly ranked: readonly CandidateSummary[];
+  /** Between ranked[i] and ranked[i + 1]: the criterion that put one before the other. */
+  readonly decidedBy: readonly string[];
+}
+
+/**
+ * Orders by each criterion in turn. On a criterion the best candidate and every candidate
+ * within noise of it form a group, the next criterion orders the group, and the rest are
+ * grouped again from their own best: a tie within noise goes to the next criterion.
+ */
+function order(summaries: readonly CandidateSummary[], criteria: readonly Criterion[]): Ranking {
+  if (summaries.length <= 1) return { ranked: [...summaries], decidedBy: [] };
+  const [criterion, ...rest] = criteria;
+  if (criterion === undefined) {
+    const ranked = [...summaries].sort(byId);
+    return { ranked, decidedBy: ranked.slice(1).map(() => BY_ID) };
   }
-  return a.candidate.id < b.candidate.id ? -1 : a.candidate.id > b.candidate.id ? 1 : 0;
+  const sign = criterion.better === "higher" ? -1 : 1;
+  let remaining = [...summaries].sort((a, b) => {
+    const left = criterion.value(a);
+    const right = criterion.value(b);
+    return left === right ? byId(a, b) : sign * (left < right ? -1 : 1);
+  });
+  const ranked: CandidateSummary[] = [];
+  const decidedBy: string[] = [];
+  while (remaining.length > 0) {
+    const best = remaining[0]!;
+    const group = remaining.filter((summary) => tied(criterion, best, summary));
+    remaining = remaining.filter((summary) => !group.includes(summary));
+    const inner = order(group, rest);
+    if (ranked.length > 0) decidedBy.push(criterion.name);
+    ranked.push(...inner.ranked);
+    decidedBy.push(...inner.decidedBy);
+  }
+  return { ranked, decidedBy };
+}
+
+export function ranking(summaries: readonly CandidateSummary[]): Ranking {
+  const qualifying = order(
+    summaries.filter((summary) => summary.survivesAll),
+    QUALIFYING_ORDER,
+  );
+  const others = order(
+    summaries.filter((summary) => !summary.survivesAll),
+    OTHERS_ORDER,
+  );
+  const between = qualifying.ranked.length > 0 && others.ranked.length > 0 ? [QUALIFIES.name] : [];
+  return { ranked: [...qualifying.ranked, ...others.ranked], decidedBy: [...qualifying.decidedBy, ...between, ...others.decidedBy] };
 }
 
 export function rank(summaries: readonly CandidateSummary[]): CandidateSummary[] {
-  return [...summaries].sort(compareCandidates);
+  return [...ranking(summaries).ranked];
 }
 
-export function rankingRule(outagesMs: readonly number[]): string {
+/**
+ * Whether the winner won on a tie-break: the second was level with it, within noise, on
+ * success within the SLO (or, among those that do not qualify, on the outages survived),
+ * and a later criterion decided. The sentence says which.
+ */
+export function tieBreak(result: Ranking): string | undefined {
+  const [winner, second] = result.ranked;
+  const deciding = result.decidedBy[0];
+  if (winner === undefined || second === undefined || deciding === undefined) return undefined;
+  if (deciding === BY_ID) {
+    const level = levelAtTop(result).slice(1);
+    return (
+      `Level on every figure, within noise: ${listing(level.map((summary) => summary.candidate.id))} ` +
+      `${level.length > 1 ? "do" : "does"} as well as ${winner.candidate.id}, which is shown first by its id alone; any of them will do.`
+    );
+  }
+  const criteria = winner.survivesAll ? QUALIFYING_ORDER : OTHERS_ORDER;
+  const index = criteria.findIndex((criterion) => criterion.name === deciding);
+  if (deciding === QUALIFIES.name || criteria[index]?.primary === true) return undefined;
+  const level = criteria.slice(0, index).filter((criterion) => criterion !== CLIENT_ONLY);
+  return (
+    `Decided by a tie-break: ${second.candidate.id} is level with it within noise on ${listing(level.map((criterion) => criterion.name))}, ` +
+    `and ${deciding} decides.`
+  );
+}
+
+/** Two candidates level on every figure that ranks candidates that qualify, side aside. */
+export function levelOnEveryFigure(a: CandidateSummary, b: CandidateSummary): boolean {
+  return (
+    a.survivesAll === b.survivesAll &&
+    order(
+      [a, b],
+      QUALIFYING_ORDER.filter((criterion) => criterion !== CLIENT_ONLY),
+    ).decidedBy[0] === BY_ID
+  );
+}
+
+/** The first-ranked candidate and those level with it on every figure (ordered by id alone). */
+export function levelAtTop(result: Ranking): CandidateSummary[] {
+  const end = result.decidedBy.findIndex((criterion) => criterion !== BY_ID);
+  return result.ranked.slice(0, end < 0 ? result.ranked.length : end + 1);
+}
+
+/** "a, b and c". */
+const listing = (items: readonly string[]) => (items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`);
+
+const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** The rule in words, from the criteria the ranking uses, with the listed outages and the SLO. */
+export function rankingRule(outagesMs: readonly number[], sloMs: number): string {
   const listed = outagesMs.map((ms) => formatDuration(ms)).join(", ");
+  const qualifying = QUALIFYING_ORDER.map((criterion) => criterion.rule.replace("{slo}", formatDuration(sloMs)));
+  const others = OTHERS_ORDER.slice(0, 2).map((criterion) => criterion.rule);
+  const noisy = [...new Set([...QUALIFYING_ORDER, ...OTHERS_ORDER])].filter((criterion) => criterion.noise !== undefined);
   return (
     `A candidate qualifies when, with every seed, the server recovered (its concurrency came back to the limit within the ` +
-    `observation) after each listed outage (${listed}). Qualifying candidates rank first, by everyday success rate ` +
-    `(higher first, compared to 0.01 percentage point), then retry amplification (lower first, to 0.001), then p99 latency of ` +
-    `successful requests (lower first, to 1 ms), then the longest outage survived (longer first), then the number of listed ` +
-    `outages after which the clients came back too (more first), then the clients' recovery times added over those outages ` +
-    `(shorter first), then id. The others follow, by the number of listed outages survived, then the longest outage survived, ` +
-    `then everyday success rate, then the same two client-recovery keys, then id.`
+    `observation) after each listed outage (${listed}). A request succeeds for its user when it succeeds within the SLO, ` +
+    `retries and waits included. Qualifying candidates rank first: ${qualifying[0]}, then by ${qualifying.slice(1).join(", then ")}, ` +
+    `then id. The others follow, by ${others.join(", then ")}, then the same figures from success within the SLO on. ` +
+    `${capitalized(listing(noisy.map((criterion) => criterion.name)))} are compared within noise: the best candidate and those within noise of ` +
+    `it are level, and the next figure orders them; a difference is noise when it is no larger than either candidate's spread ` +
+    `across seeds, or than ${MIN_RELATIVE_DIFFERENCE * 100} % of the larger value (for success, of the larger share of requests that ` +
+    `miss the SLO, and at least 0.01 percentage point; for latency, at least 1 ms). The first-ranked candidate is the recommendation.`
   );
 }
 
 /**
- * The Pareto front of everyday success rate against the longest outage survived (both to be
+ * The Pareto front of success within the SLO against the longest outage survived (both to be
  * maximized, success compared to 0.01 percentage point): the candidates no other candidate
  * beats on one axis without losing on the other. In ranking order.
  */
@@ -82,13 +271,13 @@ export function paretoFront(summaries: readonly CandidateSummary[]): CandidateSu
 export interface RunnerUp {
   readonly summary: CandidateSummary;
   /** Which side of the trade-off it favours. */
-  readonly favours: "longer outages" | "everyday success" | "next in rank";
+  readonly favours: "longer outages" | "success within the SLO" | "next in rank";
 }
 
 /**
  * The runner-up that favours the other side of the trade-off: among the Pareto front without
  * the winner, the one that survives the longest outage if it survives a longer one than the
- * winner; otherwise the one with the highest everyday success rate; with no other front
+ * winner; otherwise the one with the highest success within the SLO; with no other front
  * member, the second in rank.
  */
 export function runnerUp(ranked: readonly CandidateSummary[]): RunnerUp | undefined {
@@ -102,7 +291,7 @@ export function runnerUp(ranked: readonly CandidateSummary[]): RunnerUp | undefi
   }
   if (front.length > 0) {
     const best = front.reduce((a, b) => (successKey(b) > successKey(a) ? b : a));
-    return { summary: best, favours: "everyday success" };
+    return { summary: best, favours: "success within the SLO" };
   }
   const second = ranked[1];
   return second === undefined ? undefined : { summary: second, favours: "next in rank" };
@@ -118,24 +307,50 @@ export function longestText(summary: CandidateSummary, maxOutageMs: number, pros
   return seconds(summary.longestSurvivedMs);
 }
 
+/** "250ms", "-" for none. */
+export const latencyText = (ms: number | undefined) => (ms === undefined ? "-" : formatDuration(Math.round(ms)));
+
+/** What users feel of a candidate: success within the SLO, and the wait of the requests that needed a retry. */
+export function userFigures(summary: CandidateSummary, sloMs: number): string {
+  const everyday = summary.everyday;
+  const retried =
+    everyday.retriedP99Ms === undefined
+      ? "no request needed a retry and succeeded"
+      : `the requests that needed a retry wait ${latencyText(everyday.retriedP50Ms)} (median) and ${latencyText(everyday.retriedP99Ms)} (p99)`;
+  return `${percent(everyday.sloSuccess)} of requests succeed within the SLO of ${formatDuration(sloMs)}, ${retried}, at ${everyday.amplification.toFixed(3)}x amplification`;
+}
+
+/** `a` beats `b` on a criterion by more than noise. */
+const beats = (criterion: Criterion, a: CandidateSummary, b: CandidateSummary) => {
+  const left = criterion.value(a);
+  const right = criterion.value(b);
+  return (criterion.better === "higher" ? left > right : left < right) && !tied(criterion, a, b);
+};
+
+/** Among the candidates that beat `winner` on a criterion by more than noise, the best on it. */
+function bestBeating(criterion: Criterion, ranked: readonly CandidateSummary[], winner: CandidateSummary): CandidateSummary | undefined {
+  const beating = ranked.filter((summary) => beats(criterion, summary, winner));
+  const sign = criterion.better === "higher" ? 1 : -1;
+  return beating.length === 0 ? undefined : beating.reduce((a, b) => (sign * (criterion.value(b) - criterion.value(a)) > 0 ? b : a));
+}
+
 /**
- * One paragraph: why the winner wins, and what it gives up against the others. Written from
- * the figures, so it says only what the measurements show.
+ * One paragraph: why the winner wins, and what it gives up against the others (only where
+ * another candidate does better by more than noise). Written from the figures, so it says
+ * only what the measurements show.
  */
-export function explanation(ranked: readonly CandidateSummary[], outagesMs: readonly number[], maxOutageMs: number): string {
+export function explanation(ranked: readonly CandidateSummary[], outagesMs: readonly number[], maxOutageMs: number, sloMs: number): string {
   const winner = ranked[0];
   if (winner === undefined) return "No candidate was measured.";
   const listed = outagesMs.map((ms) => formatDuration(ms)).join(", ");
   const id = winner.candidate.id;
-  const everyday = `everyday it delivers ${percent(winner.everyday.successRate)} success at ${winner.everyday.amplification.toFixed(3)}x amplification${
-    winner.everyday.p99Ms === undefined ? "" : ` with a p99 of ${formatDuration(Math.round(winner.everyday.p99Ms))}`
-  }`;
+  const everyday = `everyday ${userFigures(winner, sloMs)}`;
   const parts: string[] = [];
   if (winner.survivesAll) {
     const qualifying = ranked.filter((summary) => summary.survivesAll).length;
     parts.push(
       `${id} ranks first: with every seed the server recovered from each listed outage (${listed}), and it survives outages up to ${longestText(winner, maxOutageMs)}; ` +
-        `${everyday}, the best of the ${qualifying} candidates that qualify.`,
+        `${everyday}; ${qualifying} candidates qualify.`,
     );
   } else {
     parts.push(
@@ -147,34 +362,32 @@ export function explanation(ranked: readonly CandidateSummary[], outagesMs: read
     parts.push(`Fixed retry, for comparison, survives outages up to ${longestText(fixed, maxOutageMs)}.`);
   }
   const givesUp: string[] = [];
-  const moreSuccess = ranked.filter((summary) => successKey(summary) > successKey(winner));
-  if (moreSuccess.length > 0) {
-    const best = moreSuccess.reduce((a, b) => (successKey(b) > successKey(a) ? b : a));
-    const failing = best.outages.find((outage) => !outage.survived);
+  const moreSuccess = bestBeating(SLO_SUCCESS, ranked, winner);
+  if (moreSuccess !== undefined) {
+    const failing = moreSuccess.outages.find((outage) => !outage.survived);
     givesUp.push(
-      `everyday success: ${best.candidate.id} reaches ${percent(best.everyday.successRate)}` +
+      `success within the SLO: ${moreSuccess.candidate.id} reaches ${percent(moreSuccess.everyday.sloSuccess)}` +
         (failing === undefined ? "" : `, but its server collapses after the ${formatDuration(failing.outageMs)} outage`),
     );
   }
-  const longer = ranked.filter((summary) => outageKey(summary) > outageKey(winner));
-  if (longer.length > 0) {
-    const best = longer.reduce((a, b) => (outageKey(b) > outageKey(a) ? b : a));
+  const longer = bestBeating(LONGEST, ranked, winner);
+  if (longer !== undefined) {
     givesUp.push(
-      `outage margin: ${best.candidate.id} survives outages up to ${longestText(best, maxOutageMs)}, at ${percent(best.everyday.successRate)} everyday success`,
+      `outage margin: ${longer.candidate.id} survives outages up to ${longestText(longer, maxOutageMs)}, with ${percent(longer.everyday.sloSuccess)} success within the SLO`,
     );
   }
-  const qualifying = ranked.filter((summary) => summary.survivesAll === winner.survivesAll && summary.everyday.p99Ms !== undefined);
-  if (winner.everyday.p99Ms !== undefined && qualifying.length > 0) {
-    const fastest = qualifying.reduce((a, b) => (latencyKey(b) < latencyKey(a) ? b : a));
-    if (latencyKey(fastest) < latencyKey(winner)) {
-      givesUp.push(`latency: ${fastest.candidate.id} has a p99 of ${formatDuration(Math.round(fastest.everyday.p99Ms!))}`);
-    }
+  const faster = bestBeating(
+    RETRIED_P99,
+    ranked.filter((summary) => summary.survivesAll === winner.survivesAll),
+    winner,
+  );
+  if (faster !== undefined) {
+    givesUp.push(`the retried requests' wait: ${faster.candidate.id} has a p99 of ${latencyText(faster.everyday.retriedP99Ms)}`);
   }
-  const lessAmplification = ranked.filter((summary) => amplificationKey(summary) < amplificationKey(winner));
-  if (lessAmplification.length > 0) {
-    const best = lessAmplification.reduce((a, b) => (amplificationKey(b) < amplificationKey(a) ? b : a));
-    givesUp.push(`load: ${best.candidate.id} sends ${best.everyday.amplification.toFixed(3)}x the attempts`);
-  }
-  parts.push(givesUp.length > 0 ? `It gives up ${givesUp.join("; ")}.` : "Nothing in this grid beats it on any of these figures.");
+  const lighter = bestBeating(AMPLIFICATION, ranked, winner);
+  if (lighter !== undefined) givesUp.push(`load: ${lighter.candidate.id} sends ${lighter.everyday.amplification.toFixed(3)}x the attempts`);
+  parts.push(
+    givesUp.length > 0 ? `It gives up ${givesUp.join("; ")}.` : "Nothing in this grid beats it by more than noise on any of these figures.",
+  );
   return parts.join(" ");
 }

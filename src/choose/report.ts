@@ -4,7 +4,7 @@ import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { serverIsBack, type Verdict } from "../model/verdict.ts";
 import { escapeHtml } from "../report/html.ts";
 import { textTable as table } from "../report/text-table.ts";
-import { longestText, percent, seconds } from "./ranking.ts";
+import { latencyText, longestText, percent, seconds } from "./ranking.ts";
 import type { Snippet } from "./snippets.ts";
 import type { CandidateSummary, OutageSummary } from "./summary.ts";
 
@@ -50,19 +50,37 @@ export function outageCell(outage: OutageSummary): string {
   return `${outage.verdict} ${server}/${clients}`;
 }
 
-const p99Text = (summary: CandidateSummary) =>
-  summary.everyday.p99Ms === undefined ? "-" : formatDuration(Math.round(summary.everyday.p99Ms));
+/** What the table's columns and brackets mean, printed under it. */
+export const TABLE_LEGEND =
+  "Columns: success within the SLO; the median and p99 wait of the successful requests that needed a retry, first try to " +
+  "success; retry amplification; in brackets, the spread across seeds (largest less smallest). " +
+  "Outage cells: verdict (worst seed), then server back / clients back after the resume (slowest seed).";
+
+/** A figure with its spread across seeds in brackets; no spread with one seed, nor beside a figure that is missing ("-"). */
+const withSpread = (text: string, spread: string, seeds: number) => (seeds > 1 && text !== "-" ? `${text} (${spread})` : text);
+
+/** The figures users feel and the load, each with its spread across seeds: the cells the table, the page and the README share. */
+export function everydayCells(summary: CandidateSummary): string[] {
+  const everyday = summary.everyday;
+  const spread = everyday.spread;
+  return [
+    withSpread(percent(everyday.sloSuccess), (spread.sloSuccess * 100).toFixed(2), summary.seeds),
+    latencyText(everyday.retriedP50Ms),
+    withSpread(latencyText(everyday.retriedP99Ms), latencyText(spread.retriedP99Ms), summary.seeds),
+    withSpread(`${everyday.amplification.toFixed(3)}x`, spread.amplification.toFixed(3), summary.seeds),
+  ];
+}
+
+export const EVERYDAY_HEADER = ["within SLO", "retried p50", "retried p99", "amplification"] as const;
 
 /** The ranked table: one row per candidate. */
 export function rankedTable(ranked: readonly CandidateSummary[], maxOutageMs: number): string {
   const outages = ranked[0]?.outages.map((outage) => formatDuration(outage.outageMs)) ?? [];
-  const header = ["rank", "candidate", "success", "amplification", "p99", "survives", ...outages.map((outage) => `${outage} outage`)];
+  const header = ["rank", "candidate", ...EVERYDAY_HEADER, "survives", ...outages.map((outage) => `${outage} outage`)];
   const rows = ranked.map((summary, index) => [
     String(index + 1),
     summary.candidate.id,
-    percent(summary.everyday.successRate),
-    `${summary.everyday.amplification.toFixed(3)}x`,
-    p99Text(summary),
+    ...everydayCells(summary),
     longestText(summary, maxOutageMs, false),
     ...summary.outages.map(outageCell),
   ]);
@@ -112,7 +130,7 @@ export function validationTable(rows: readonly ValidationRow[]): string {
   ]);
 }
 
-/** Everyday success against the longest outage survived, the front joined, the winner, runner-up and baselines named. */
+/** Success within the SLO against the longest outage survived, the front joined, the winner, runner-up and baselines named. */
 export function paretoSpec(
   summaries: readonly CandidateSummary[],
   front: readonly CandidateSummary[],
@@ -122,7 +140,7 @@ export function paretoSpec(
   const frontIds = new Set(front.map((summary) => summary.candidate.id));
   const points = summaries.map((summary) => ({
     id: summary.candidate.id,
-    success: Number((summary.everyday.successRate * 100).toFixed(4)),
+    success: Number((summary.everyday.sloSuccess * 100).toFixed(4)),
     outage: (summary.longestIsAtLeast ? maxOutageMs : summary.longestSurvivedMs) / 1000,
     group: frontIds.has(summary.candidate.id)
       ? "Pareto front"
@@ -136,14 +154,14 @@ export function paretoSpec(
   const y = {
     field: "success",
     type: "quantitative",
-    title: "everyday success rate (%)",
+    title: "success within the SLO (%)",
     scale: { zero: false },
     axis: { format: ".2f" },
   } as const;
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title: {
-      text: "Everyday success against the longest outage survived",
+      text: "Success within the SLO against the longest outage survived",
       subtitle: "upper right is better; the line joins the Pareto front",
     },
     width: 640,
@@ -263,9 +281,7 @@ export function reportHtml(page: ReportPage): string {
   const head = [
     "rank",
     "candidate",
-    "success",
-    "amplification",
-    "p99",
+    ...EVERYDAY_HEADER,
     "survives",
     ...outages.flatMap((ms) => [`${formatDuration(ms)}: verdict`, "server / clients back", "peak load", "served for nobody"]),
   ];
@@ -273,9 +289,7 @@ export function reportHtml(page: ReportPage): string {
     const cells = [
       String(index + 1),
       `<code title="${escapeHtml(page.commands.get(summary.candidate.id) ?? "")}">${escapeHtml(summary.candidate.id)}</code>`,
-      percent(summary.everyday.successRate),
-      `${summary.everyday.amplification.toFixed(3)}x`,
-      p99Text(summary),
+      ...everydayCells(summary),
       escapeHtml(longestText(summary, page.maxOutageMs, false)),
       ...summary.outages.flatMap((outage) => [
         `<span class="${outage.verdict}">${escapeHtml(outage.verdicts.join(", "))}</span>`,
@@ -311,6 +325,7 @@ td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;white-space:nowrap}t
 ${page.recommendation.map((paragraph) => `<p>${escapeHtml(paragraph)}</p>`).join("\n")}
 <h2>Ranking</h2>
 <p>${escapeHtml(page.rule)}</p>
+<p>${escapeHtml(TABLE_LEGEND)}</p>
 <p>Recovery times are the slowest seed's ("never" when some seed did not recover within the observation); peak load is the worst
 outage window's attempts per second ÷ the normal OK rate ("-" when the outage is shorter than a client window); served for nobody is
 the mean number of requests the server completed after their client had given up. Hover a candidate for its ./sim command.</p>

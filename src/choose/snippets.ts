@@ -131,6 +131,22 @@ function shape(
 
 const attemptsOf = (intent: RetryIntent, form: Shape) => Math.min(intent.maxAttempts, form.policyAttempts);
 
+/**
+ * gRPC draws each wait uniformly in [0, current backoff): the ceilings match full jitter
+ * exactly; for other kinds they are doubled so that the average wait matches.
+ */
+const grpcScale = (form: Shape) => (form.jitter === "full" ? 1 : 2);
+
+/**
+ * The first retry's wait as a reader meets it: its mean, and the setting the snippets write
+ * for it (gRPC's initialBackoff, the largest of them); both 0 for a policy that never retries.
+ */
+export function firstWait(intent: RetryIntent): { readonly meanMs: number; readonly settingMs: number } {
+  const form = shapeOf(intent);
+  if (attemptsOf(intent, form) <= 1) return { meanMs: 0, settingMs: 0 };
+  return { meanMs: form.meanFirstMs, settingMs: form.firstMs * grpcScale(form) };
+}
+
 /** Milliseconds in Go notation for notes. */
 function ms(value: number): string {
   if (value >= 1000) return `${Number((value / 1000).toPrecision(6))}s`;
@@ -197,9 +213,7 @@ export function grpcServiceConfig(intent: RetryIntent): Snippet {
       );
       maxAttempts = GRPC_MAX_ATTEMPTS;
     }
-    // gRPC draws each wait uniformly in [0, current backoff): the ceilings match full jitter
-    // exactly; for other kinds they are doubled so that the average wait matches.
-    const scale = form.jitter === "full" ? 1 : 2;
+    const scale = grpcScale(form);
     if (form.jitter !== "full") {
       notes.push(
         `gRPC always waits a uniform random time below the current backoff (full jitter); initialBackoff and maxBackoff are twice the winner's waits so the average wait matches`,

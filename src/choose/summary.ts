@@ -17,6 +17,23 @@ export interface EverydaySummary {
   /** 99th percentile of the successful requests' latency, first attempt to success; undefined without any. */
   readonly p99Ms: number | undefined;
   readonly requests: number;
+  /** Requests that succeeded within the SLO ÷ requests that had the whole SLO to do so. */
+  readonly sloSuccess: number;
+  /** Latency of the successful requests that took more than one try, first try to success: median and 99th percentile. */
+  readonly retriedP50Ms: number | undefined;
+  readonly retriedP99Ms: number | undefined;
+  /** How many successful requests took more than one try. */
+  readonly retried: number;
+  /** Each figure's spread across seeds: the largest seed's value less the smallest (0 with one seed). */
+  readonly spread: EverydaySpread;
+}
+
+export interface EverydaySpread {
+  readonly successRate: number;
+  readonly sloSuccess: number;
+  readonly amplification: number;
+  readonly retriedP50Ms: number;
+  readonly retriedP99Ms: number;
 }
 
 export interface OutageSummary {
@@ -62,6 +79,14 @@ function mergeSorted(arrays: readonly Float64Array[]): Float64Array {
   return merged.sort();
 }
 
+/** Largest less smallest of the seeds' values that exist; 0 with fewer than two. */
+export function spreadOf(values: readonly (number | undefined)[]): number {
+  const present = values.filter((value): value is number => value !== undefined && Number.isFinite(value));
+  return present.length < 2 ? 0 : Math.max(...present) - Math.min(...present);
+}
+
+const sloSuccessOf = (withinSlo: number, sloRequests: number) => (sloRequests > 0 ? withinSlo / sloRequests : 0);
+
 const worstOf = (values: readonly (number | undefined)[]): number | null =>
   values.some((value) => value === undefined) ? null : Math.max(...(values as number[]));
 
@@ -72,6 +97,11 @@ export function summarize(candidate: Candidate, results: readonly SeedResult[]):
   const attempts = results.reduce((sum, result) => sum + result.everyday.attempts, 0);
   const firstAttempts = results.reduce((sum, result) => sum + result.everyday.firstAttempts, 0);
   const latencies = mergeSorted(results.map((result) => result.everyday.latenciesMs));
+  const retriedLatencies = mergeSorted(results.map((result) => result.everyday.retriedLatenciesMs));
+  const sloRequests = results.reduce((sum, result) => sum + result.everyday.sloRequests, 0);
+  const withinSlo = results.reduce((sum, result) => sum + result.everyday.withinSlo, 0);
+  const perSeed = (figure: (everyday: SeedResult["everyday"]) => number | undefined) =>
+    spreadOf(results.map((result) => figure(result.everyday)));
   const outages = results[0]!.outages.map((first, index): OutageSummary => {
     const runs = results.map((result) => result.outages[index]!);
     const verdicts = runs.map((run) => run.verdict);
@@ -97,6 +127,17 @@ export function summarize(candidate: Candidate, results: readonly SeedResult[]):
       amplification: firstAttempts > 0 ? attempts / firstAttempts : 1,
       p99Ms: percentile(latencies, 0.99),
       requests,
+      sloSuccess: sloSuccessOf(withinSlo, sloRequests),
+      retriedP50Ms: percentile(retriedLatencies, 0.5),
+      retriedP99Ms: percentile(retriedLatencies, 0.99),
+      retried: retriedLatencies.length,
+      spread: {
+        successRate: perSeed((everyday) => (everyday.requests > 0 ? everyday.succeeded / everyday.requests : undefined)),
+        sloSuccess: perSeed((everyday) => (everyday.sloRequests > 0 ? sloSuccessOf(everyday.withinSlo, everyday.sloRequests) : undefined)),
+        amplification: perSeed((everyday) => (everyday.firstAttempts > 0 ? everyday.attempts / everyday.firstAttempts : undefined)),
+        retriedP50Ms: perSeed((everyday) => percentile(everyday.retriedLatenciesMs, 0.5)),
+        retriedP99Ms: perSeed((everyday) => percentile(everyday.retriedLatenciesMs, 0.99)),
+      },
     },
     outages,
     longestSurvivedMs: Math.min(...results.map((result) => result.longest.survivedMs)),

@@ -172,6 +172,7 @@ export function clientMetrics(source: ClientMetricsSource): ClientMetrics {
       },
       // Only when the inner observer asks for it: a herd tracks request times only then.
       ...(inner.requestEnded === undefined ? {} : { requestEnded: inner.requestEnded.bind(inner) }),
+      ...(inner.requestStarted === undefined ? {} : { requestStarted: inner.requestStarted.bind(inner) }),
     }),
   };
 }

@@ -44,10 +44,13 @@ export interface HerdObserver {
   gaveUp(): void;
   /**
    * A request ended: it succeeded, or its user gave it up. `latencyMs` runs from its first
-   * attempt to its end, retries and waits included: what the user waited. Optional, so that
-   * a herd whose observer does not ask for it does no extra work.
+   * attempt to its end, retries and waits included: what the user waited; `retried` says it
+   * took more than one try (sent or refused locally). Optional, so that a herd whose
+   * observer does not ask for it does no extra work.
    */
-  requestEnded?(ok: boolean, latencyMs: number): void;
+  requestEnded?(ok: boolean, latencyMs: number, retried: boolean): void;
+  /** A request made its first try (asked for only with requestEnded): requests still open at the end are counted from these. */
+  requestStarted?(): void;
 }
 
 /** What the attempt cycles of one herd (closed users) or one open-loop source (chains) share. */

@@ -91,7 +91,10 @@ class User extends AttemptCycle implements UserState {
 
   /** A request starts with its first try, sent or refused locally. */
   protected override beforeAttempt(): void {
-    if (!this.isRetry && this.herd.requestStarts.length > 0) this.herd.requestStarts[this.index] = this.startedAt;
+    if (!this.isRetry && this.herd.requestStarts.length > 0) {
+      this.herd.requestStarts[this.index] = this.startedAt;
+      this.herd.observer.requestStarted?.();
+    }
   }
 
   /** Think, retry or give up (and think), as the client loop says; the next wait is armed either way. */
@@ -101,7 +104,7 @@ class User extends AttemptCycle implements UserState {
     if (result !== undefined) honorServerWait(herd.options.retry, this, result);
     if (decision === "give-up") this.gaveUp();
     if (decision !== "retry" && herd.requestStarts.length > 0) {
-      herd.observer.requestEnded?.(decision === "think", herd.clock.now() - herd.requestStarts[this.index]!);
+      herd.observer.requestEnded?.(decision === "think", herd.clock.now() - herd.requestStarts[this.index]!, this.isRetry);
     }
     this.isRetry = decision === "retry";
     this.armRetry(this.lastWaitMs, minWaitMs);

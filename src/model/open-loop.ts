@@ -70,6 +70,7 @@ class Chain extends AttemptCycle implements UserState {
     this.isRetry = false;
     this.arrivedAt = this.source.clock.now();
     this.plannedAt = plannedAt;
+    this.source.observer.requestStarted?.();
     this.send();
   }
 
@@ -79,7 +80,7 @@ class Chain extends AttemptCycle implements UserState {
     const decision = decideAfterAttempt(source.options.retry, this, outcome, source.random, this.gate);
     if (decision !== "retry") {
       if (decision === "give-up") this.gaveUp();
-      source.observer.requestEnded?.(outcome === "ok", source.clock.now() - this.arrivedAt);
+      source.observer.requestEnded?.(outcome === "ok", source.clock.now() - this.arrivedAt, this.isRetry);
       this.end();
       return;
     }

@@ -165,10 +165,12 @@ export function serverSeed(seed: number): number {
 export interface SimulationHooks {
   /**
    * Called when a request ends (it succeeded, or its user gave it up), with the time from its
-   * first attempt: what the user waited, retries included. Requests still open at the end
-   * of the run are not reported.
+   * first attempt (what the user waited, retries included), whether it took more than one
+   * try, and the time it ended. Requests still open at the end of the run are not reported.
    */
-  readonly onRequestEnded?: (ok: boolean, latencyMs: number) => void;
+  readonly onRequestEnded?: (ok: boolean, latencyMs: number, retried: boolean, atMs: number) => void;
+  /** Called when a request makes its first try (only with onRequestEnded): the requests still open at the end are the difference. */
+  readonly onRequestStarted?: (atMs: number) => void;
 }
 
 /**
@@ -226,7 +228,8 @@ export function simulate(
           attemptEnded: (result, latencyMs) => stats.attemptEnded(result, latencyMs),
           gaveUp: () => stats.gaveUp(),
           attemptRefused: (refusal) => stats.attemptRefused(refusal),
-          requestEnded: onRequestEnded,
+          requestEnded: (ok, latencyMs, retried) => onRequestEnded(ok, latencyMs, retried, clock.now()),
+          requestStarted: () => hooks.onRequestStarted?.(clock.now()),
         };
   const herd = createLoad(config, clock, seededRandom(config.seed), network.transport, observer);
   const openLoop = herd instanceof OpenLoop ? herd : undefined;

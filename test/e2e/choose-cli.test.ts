@@ -33,7 +33,20 @@ describe("thundering-herd choose", () => {
     { timeout: 120_000 },
     async () => {
       const out = temporaryDir("thundering-herd-choose-");
-      const run = choose([...SCALED, "-candidates", "no-retries", "-validate", "-validate-top", "1", "-json", "-out", out]);
+      const run = choose([
+        ...SCALED,
+        "-candidates",
+        "no-retries",
+        "-client-only",
+        "-stability-seeds",
+        "0",
+        "-validate",
+        "-validate-top",
+        "1",
+        "-json",
+        "-out",
+        out,
+      ]);
       expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
       const result = JSON.parse(run.stdoutLines.join("\n")) as { ranking: { id: string }[]; validation: Validation[] };
       expect(result.ranking[0]!.id).toBe("no-retries");

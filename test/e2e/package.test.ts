@@ -82,6 +82,7 @@ describe("the packed package", () => {
       [
         ...["--no-install", "thundering-herd", "choose", "-clients", "50", "-everyday", "10s", "-steady", "5s", "-observe", "10s"],
         ...["-outages", "2s", "-max-outage", "20s", "-seeds", "1", "-parallel", "2", "-candidates", "no-retries", "-json", "-out", work],
+        ...["-client-only", "-stability-seeds", "0"],
       ],
       consumer,
     );

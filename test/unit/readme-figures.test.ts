@@ -1,12 +1,19 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { chooseCells, chooseHeadline } from "../../src/choose/readme-table.ts";
+import { DEFAULT_OUTAGES_MS } from "../../src/choose/options.ts";
+import { rankingRule } from "../../src/choose/ranking.ts";
 import { comparisonCells } from "../../src/report/readme-table.ts";
 
 /*
  * Every comparison table in the README says what its results file says. A table marked
  * `<!-- figures: docs/<file>.json -->` must equal, cell by cell, the table that file gives
- * (scripts/readme-table.ts prints it).
+ * (scripts/readme-table.ts prints it). A choose table marked `<!-- choose: docs/<file>.json -->`
+ * equals the table a recorded choose run gives, and the quoted line after
+ * `<!-- choose-headline: docs/<file>.json -->` is its recommendation's first line
+ * (scripts/choose-record.ts prints both). The ranking rule the README states is the one
+ * choose prints with its default flags.
  */
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -14,6 +21,15 @@ const readme = readFileSync(resolve(ROOT, "README.md"), "utf8");
 const marked = [...readme.matchAll(/<!-- figures: (docs\/[\w.-]+\.json) -->\n((?:\s*\|.*\n)+)/g)].map((match) => ({
   file: match[1]!,
   table: match[2]!,
+}));
+
+const chooseTables = [...readme.matchAll(/<!-- choose: (docs\/[\w.-]+\.json) -->\n((?:\s*\|.*\n)+)/g)].map((match) => ({
+  file: match[1]!,
+  table: match[2]!,
+}));
+const headlines = [...readme.matchAll(/<!-- choose-headline: (docs\/[\w.-]+\.json) -->\n+> (.*)\n/g)].map((match) => ({
+  file: match[1]!,
+  line: match[2]!,
 }));
 
 function cellsOf(table: string): string[][] {
@@ -37,5 +53,36 @@ describe("the README's figures", () => {
 
   it.each(marked.map((entry, index) => [index, entry.file, entry.table] as const))("table %i agrees with %s", (_index, file, table) => {
     expect(cellsOf(table)).toEqual(comparisonCells(readFileSync(resolve(ROOT, file), "utf8")));
+  });
+
+  it("has the three systems' choose tables and first lines, marked with their results files", () => {
+    expect(chooseTables.length).toBe(3);
+    expect(headlines.map((entry) => entry.file)).toEqual(chooseTables.map((entry) => entry.file));
+  });
+
+  it.each(chooseTables.map((entry) => [entry.file, entry.table] as const))("choose's table agrees with %s", (file, table) => {
+    expect(cellsOf(table)).toEqual(chooseCells(readFileSync(resolve(ROOT, file), "utf8")));
+  });
+
+  it.each(headlines.map((entry) => [entry.file, entry.line] as const))("choose's first line agrees with %s", (file, line) => {
+    expect(line).toBe(chooseHeadline(readFileSync(resolve(ROOT, file), "utf8")));
+  });
+
+  it("states the ranking rule choose prints with its default flags (the article's 2 s timeout: a 10 s SLO)", () => {
+    expect(readme).toContain(`> ${rankingRule(DEFAULT_OUTAGES_MS, 10_000)}\n`);
+  });
+
+  it("recommends for the mobile fleet a policy whose retried requests' p99 is within the SLO", () => {
+    const { result } = JSON.parse(readFileSync(resolve(ROOT, "docs/choose-mobile.json"), "utf8")) as {
+      result: {
+        settings: { sloMs: number };
+        ranking: { id: string; everyday: { retriedP99Ms: number | null } }[];
+        recommendation: { id: string };
+      };
+    };
+    const winner = result.ranking[0]!;
+    expect(winner.id).toBe(result.recommendation.id);
+    expect(winner.everyday.retriedP99Ms).not.toBeNull();
+    expect(winner.everyday.retriedP99Ms!).toBeLessThanOrEqual(result.settings.sloMs);
   });
 });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../../src/choose/main.ts";
 import { SYSTEM_FLAGS } from "../../../src/choose/options.ts";
+import { rankingRule } from "../../../src/choose/ranking.ts";
 import { flagsInGroups } from "../../../src/cli/flags.ts";
 import { SIM_FLAGS } from "../../../src/sim/options.ts";
 import { UsageError } from "../../../src/cli/usage-error.ts";
@@ -13,7 +14,7 @@ import type { ProgramIo } from "../../../src/runtime/program-io.ts";
 const SMALL = [
   ...["-clients", "200", "-lambda", "2", "-timeout", "400ms", "-interval", "1s"],
   ...["-steady", "5s", "-observe", "15s", "-everyday", "20s", "-outages", "2s,6s", "-max-outage", "60s", "-seeds", "2"],
-  ...["-candidates", "exponential-backoff,full-jitter:max-attempts=3"],
+  ...["-candidates", "exponential-backoff,full-jitter:max-attempts=3", "-client-only", "-stability-seeds", "0"],
 ];
 
 const dirs: string[] = [];
@@ -88,20 +89,24 @@ describe("choose", () => {
     "prints the table, the rule, the recommendation and the runner-up, and writes a self-contained report",
     { timeout: 120_000 },
     async () => {
-      const run = await choose([...SMALL, "-parallel", "2"]);
+      const run = await choose([...SMALL, "-parallel", "2", "-stability-seeds", "1"]);
       expect(run.code).toBe(0);
-      expect(run.stdout).toMatch(/^rank +candidate +success +amplification +p99 +survives +2s outage +6s outage$/m);
-      expect(run.stdout).toMatch(/^\d +fixed +[\d.]+ % +[\d.]+x +\S+ .*collapsed$/m);
-      expect(run.stdout).toContain("Ranking rule: A candidate qualifies when");
-      expect(run.stdout).toMatch(/^Recommendation: \S+/m);
+      expect(run.stdout).toMatch(/^rank +candidate +within SLO +retried p50 +retried p99 +amplification +survives +2s outage +6s outage$/m);
+      expect(run.stdout).toMatch(/^\d +fixed +[\d.]+ % \([\d.]+\) +\S+ +\S+ \(\S+\) +[\d.]+x \([\d.]+\) +\S+ .*collapsed$/m);
+      expect(run.stdout).toContain(`Ranking rule: ${rankingRule([2_000, 6_000], 2_000)}`);
+      // The first line of the answer: what to configure, the figures users feel, and how sure (three seeds: two, then one more).
+      expect(run.stdout.split("\n")[0]).toMatch(
+        /^Configure the clients: -strategy \S+.*Everyday [\d.]+ % of requests succeed within the SLO of 2s.* (of 3 seeds)/,
+      );
       expect(run.stdout).toMatch(/^Runner-up, favouring /m);
       expect(run.stdout).toContain("--- gRPC service config (retryPolicy, retryThrottling) (grpc-service-config.json)");
       expect(run.stderr).toMatch(/choose: simulating: 8\/8 \(100 %\)/);
+      expect(run.stderr).toMatch(/choose: stability seeds: 3\/3 \(100 %\)/);
       const dir = /^report: (.+)\/report\.html$/m.exec(run.stdout)![1]!;
       const html = readFileSync(join(dir, "report.html"), "utf8");
       expect(html).not.toMatch(/<script|<link|https?:\/\/(?!www\.w3\.org)/);
       expect(html.match(/<svg/g)?.length).toBe(3); // the Pareto chart, one timeline chart per outage
-      expect(html).toContain("Everyday success against the longest outage survived");
+      expect(html).toContain("Success within the SLO against the longest outage survived");
       for (const file of [
         "pareto.svg",
         "summary.json",
@@ -131,6 +136,10 @@ describe("choose", () => {
     await expect(choose(["-candidates", "no-such-policy"])).rejects.toThrow(/-candidates: no such candidate/);
     await expect(choose(["-outages", "20m"])).rejects.toThrow(/-max-outage/);
     await expect(choose(["-clients", "0"])).rejects.toThrow(/-clients/);
+    await expect(choose(["-slo", "3m"])).rejects.toThrow(/-slo: must be shorter than -everyday \(2m0s\)/);
+    // A default SLO (5 x -timeout) leaves the everyday run at least twice its length.
+    const short = await choose(["-everyday", "10s", "-list"]);
+    expect(short.stdout).toMatch(/SLO 5s/);
     // One thread-count flag, as in ./sim; ./sim's strategy, run and output flags are not choose's.
     for (const flag of ["-workers", "-strategy", "-budget", "-outage", "-dashboard", "-speed"]) {
       await expect(choose([flag, "1"])).rejects.toThrow(`flag provided but not defined: ${flag}`);

@@ -118,6 +118,7 @@ describe("measuring a candidate", () => {
     steadyMs: 5_000,
     observeMs: 15_000,
     everydayMs: 20_000,
+    sloMs: 2_000,
     outagesMs: [1_000, 6_000],
     minOutageMs: 250,
     maxOutageMs: 60_000,
@@ -167,10 +168,34 @@ describe("measuring a candidate", () => {
         lever: "default",
         clientId: "fixed",
       };
+      expect(none.everyday.retriedLatenciesMs.length).toBe(0);
       const pooled = summarize(candidate, [fixed, measure(job({ strategy: "fixed" }, 2))]);
       expect(pooled.seeds).toBe(2);
       expect(pooled.outages[1]).toMatchObject({ verdict: "collapsed", survived: false, serverRecoveryMs: null });
       expect(pooled.survivesAll).toBe(false);
+    },
+  );
+
+  it(
+    "counts success within the SLO over the requests that had the whole SLO, and the wait of those that needed a retry",
+    { timeout: 60_000 },
+    () => {
+      // 5 % of attempts fail: full jitter retries within ~100 ms, the reference backoff waits e·lambda (~5.4 s), past the 2 s SLO.
+      const withErrors = (strategy: string) => measure(job({ strategy, "error-rate": "0.05" }, 1)).everyday;
+      const quick = withErrors("full-jitter");
+      const slow = withErrors("exponential-backoff");
+      for (const everyday of [quick, slow]) {
+        expect(everyday.sloRequests).toBeGreaterThan(1_000); // ~95 req/s for the 18 s that end at least the SLO before the run
+        expect(everyday.sloRequests).toBeLessThan(everyday.requests);
+        expect(everyday.withinSlo).toBeLessThanOrEqual(everyday.sloRequests);
+        expect(everyday.retriedLatenciesMs.length).toBeGreaterThan(20);
+      }
+      expect(quick.withinSlo / quick.sloRequests).toBeGreaterThan(0.999);
+      expect(percentile(quick.retriedLatenciesMs, 0.99)).toBeLessThan(1_000);
+      // The reference backoff's first wait is e x an exponential think time (median ~3.8 s): most retried requests miss the SLO.
+      expect(percentile(slow.retriedLatenciesMs, 0.5)).toBeGreaterThan(plan.sloMs);
+      expect(slow.withinSlo / slow.sloRequests).toBeLessThan(0.985);
+      expect(slow.withinSlo / slow.sloRequests).toBeGreaterThan(0.9);
     },
   );
 });

@@ -103,7 +103,7 @@ describe("Herd", () => {
     expect(rate).toBeLessThan((1000 / 10.1) * 1.01);
   });
 
-  it("reports each request's end, from its first attempt, retries and waits included", () => {
+  it("reports each request's start and end, from its first attempt, retries and waits included, and whether it was retried", () => {
     const clock = new ManualClock();
     const script: AttemptResult[] = [REFUSED, REFUSED, OK_RESULT, REFUSED, REFUSED, REFUSED, OK_RESULT];
     const transport: Transport = {
@@ -111,14 +111,16 @@ describe("Herd", () => {
       abort: () => {},
     };
     const stats = new WindowStats(0);
-    const ended: { ok: boolean; latencyMs: number }[] = [];
+    const ended: { ok: boolean; latencyMs: number; retried: boolean }[] = [];
+    let started = 0;
     const observer = {
       attemptStarted: (isRetry: boolean) => stats.attemptStarted(isRetry),
       attemptNotSent: (isRetry: boolean) => stats.attemptNotSent(isRetry),
       attemptEnded: (result: AttemptResult, latencyMs: number) => stats.attemptEnded(result, latencyMs),
       gaveUp: () => stats.gaveUp(),
       attemptRefused: () => {},
-      requestEnded: (ok: boolean, latencyMs: number) => ended.push({ ok, latencyMs }),
+      requestEnded: (ok: boolean, latencyMs: number, retried: boolean) => ended.push({ ok, latencyMs, retried }),
+      requestStarted: () => started++,
     };
     const herd = new Herd(clock, seededRandom(6), transport, observer, {
       users: 1,
@@ -134,6 +136,9 @@ describe("Herd", () => {
     expect(ended[0]!.latencyMs).toBeCloseTo(5 + 100 + 5 + 100 + 5, 9);
     expect(ended[1]!.latencyMs).toBeCloseTo(5 + 100 + 5 + 100 + 5, 9);
     expect(ended[2]!.latencyMs).toBeCloseTo(5, 9);
+    expect(ended.map((entry) => entry.retried)).toEqual([true, true, false]);
+    expect(started).toBeGreaterThanOrEqual(3); // the fourth request may have started before the loop stopped
+    expect(started).toBeLessThanOrEqual(4);
     expect(stats.totals(clock.now()).counts).toMatchObject({ ok: 2, gaveUp: 1, attempts: 7, retries: 4 });
   });
 

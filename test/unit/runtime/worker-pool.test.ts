@@ -69,6 +69,7 @@ describe("WorkerPool", () => {
         steadyMs: 3_000,
         observeMs: 8_000,
         everydayMs: 5_000,
+        sloMs: 2_000,
         outagesMs: [2_000],
         minOutageMs: 250,
         maxOutageMs: 4_000,

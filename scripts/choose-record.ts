@@ -1,0 +1,53 @@
+/**
+ * Records a `thundering-herd choose` run for the README: runs choose with the arguments given
+ * after the output file (and -json), and writes its result with how it was recorded (commit,
+ * command, first seed, machine, wall time) to that file. Then prints the README's table and
+ * first line for it.
+ *
+ *   node --import ./src/register-tsx.mjs scripts/choose-record.ts docs/choose-article.json -parallel 2
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, totalmem, tmpdir } from "node:os";
+import { join } from "node:path";
+import { main } from "../src/choose/main.ts";
+import { chooseHeadline, markdownChoose } from "../src/choose/readme-table.ts";
+
+const [file, ...args] = process.argv.slice(2);
+if (file === undefined || !file.endsWith(".json")) {
+  process.stderr.write("usage: scripts/choose-record.ts docs/<name>.json [choose flags]\n");
+  process.exit(2);
+}
+const git = (...gitArgs: string[]) => execFileSync("git", gitArgs, { encoding: "utf8" }).trim();
+// The code that runs is the code at the start.
+const commit = git("rev-parse", "HEAD");
+const uncommittedChanges = git("status", "--porcelain", "--untracked-files=no") !== "";
+const out = mkdtempSync(join(tmpdir(), "choose-record-"));
+let stdout = "";
+const started = performance.now();
+try {
+  const code = await main([...args, "-json", "-out", out], {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: process.stderr,
+    env: process.env,
+  });
+  if (code !== 0) process.exit(code);
+} finally {
+  rmSync(out, { recursive: true, force: true });
+}
+const wallS = (performance.now() - started) / 1000;
+const result = JSON.parse(stdout) as Record<string, unknown>;
+delete result.report;
+const seedIndex = args.indexOf("-seed");
+const recorded = {
+  commit,
+  uncommittedChanges,
+  command: ["npm run choose --", ...args].join(" "),
+  seed: seedIndex >= 0 ? Number(args[seedIndex + 1]) : 1,
+  machine: { cpu: cpus()[0]?.model ?? "unknown", cores: cpus().length, memoryBytes: totalmem(), node: process.version },
+  wallS: Number(wallS.toFixed(1)),
+  note: "recorded on a shared 2-core machine while other work ran: the wall time is not a benchmark; the figures depend only on the flags and the seed",
+};
+writeFileSync(file, `${JSON.stringify({ recorded, result }, null, 2)}\n`);
+const text = JSON.stringify({ recorded, result });
+process.stdout.write(`${file} (${wallS.toFixed(0)} s)\n\n> ${chooseHeadline(text)}\n\n${markdownChoose(text)}\n`);
