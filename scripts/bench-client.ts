@@ -92,7 +92,7 @@ async function measure(
     String(LAMBDA_S),
     "-json",
     "-interval",
-    `${Math.min(5, timing.measureS)}s`,
+    `${Math.min(5, timing.measureS)}s`, // the windows read below assume this interval
     "-duration",
     `${timing.warmUpS + timing.measureS + 1}s`,
     "-seed",
@@ -101,16 +101,19 @@ async function measure(
   try {
     await client.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 });
     await sleep(timing.warmUpS * 1000);
-    const linesBefore = client.stdout.length;
     const cpuBefore = cpuSeconds(client.pid);
     await sleep(timing.measureS * 1000);
     const cpuAfter = cpuSeconds(client.pid);
     const memory = memoryMb(client.pid);
     await client.exited;
+    // The measured windows: every window after the warm-up's, counted by window, not by the
+    // line's arrival (the first window's line can come just after the warm-up's sleep).
+    const intervalS = Math.min(5, timing.measureS);
     const windows = client.stdout
-      .slice(linesBefore)
-      .map((line, index) => parseClientLine(line.text, { file: "the client's stdout", line: linesBefore + index + 1 }))
-      .flatMap((window) => (window.kind === "window" && window.partial !== true ? [window] : []));
+      .map((line, index) => parseClientLine(line.text, { file: "the client's stdout", line: index + 1 }))
+      .flatMap((window) => (window.kind === "window" ? [window] : []))
+      .slice(Math.ceil(timing.warmUpS / intervalS))
+      .filter((window) => window.partial !== true);
     const ok = windows.reduce((sum, window) => sum + window.ok, 0);
     const seconds = windows.reduce((sum, window) => sum + window.windowMs, 0) / 1000;
     const failures = windows.reduce((sum, window) => sum + window.errors + window.timedout, 0);
