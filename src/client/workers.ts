@@ -4,12 +4,12 @@ import { availableParallelism } from "node:os";
  * How many users one worker thread of ./client carries while its achieved OK rate stays
  * within 2 % of the expected (users / lambda) against a server that never collapses
  * (`./server -limit 10000000`). Measured by `npm run bench -- client` (scripts/bench-client.ts,
- * its capacity table: the largest such herd per thread count). Starting value: BENCHMARKS.md
- * measured 60 000 users within 2 % on one thread and 100 000 only on two (2-core machine, lambda
- * 10 s); two thirds of that, as a safety margin for a busier or slower machine. Re-measure on a
- * quiet machine and change it here.
+ * its capacity table: the largest herd per thread count within 2 % of the expected rate, with
+ * no window the client marked as behind). On this project's 2-core machine (BENCHMARKS.md):
+ * 32 500 users on one thread, 38 750 on two (the server shares the two cores). About three
+ * quarters of the one-thread row, as a margin for a busier or slower machine.
  */
-export const USERS_PER_THREAD = 40_000;
+export const USERS_PER_THREAD = 25_000;
 
 /** The cores Node may use. */
 export function cores(): number {
