@@ -13,6 +13,8 @@ import { spawnCli } from "../helpers/spawn-cli.ts";
  */
 
 const SHORT_SIM = ["-duration", "30s", "-clients", "100", "-quiet"];
+/** The server's start-up line that states its model's capacity and tipping point. */
+const MODEL_LINE = /^server: model exponential \(.*\): capacity [\d.]+ req\/s/;
 const STACK_LINE = /^\s+at /;
 
 const dirs: string[] = [];
@@ -60,10 +62,11 @@ describe("unexpected errors", () => {
     expect(await run.exited).toBe(1);
     const lines = nonEmpty(run.stderrLines);
     expect(lines[0]).toMatch(/^server: listening on /);
-    expect(lines[1]).toBe("server: writing standard output: ENOSPC: no space left on device, write");
-    expect(lines[2]).toBe("Error: ENOSPC: no space left on device, write");
-    expect(lines.slice(3).length).toBeGreaterThan(0);
-    expect(lines.slice(3).every((line) => STACK_LINE.test(line))).toBe(true);
+    expect(lines[1]).toMatch(MODEL_LINE);
+    expect(lines[2]).toBe("server: writing standard output: ENOSPC: no space left on device, write");
+    expect(lines[3]).toBe("Error: ENOSPC: no space left on device, write");
+    expect(lines.slice(4).length).toBeGreaterThan(0);
+    expect(lines.slice(4).every((line) => STACK_LINE.test(line))).toBe(true);
   });
 
   it("a running server whose output fails stops with one line, exit 1", async () => {
@@ -71,6 +74,7 @@ describe("unexpected errors", () => {
     expect(await run.exited).toBe(1);
     expect(nonEmpty(run.stderrLines)).toEqual([
       expect.stringMatching(/^server: listening on /),
+      expect.stringMatching(MODEL_LINE),
       "server: writing standard output: ENOSPC: no space left on device, write (run with -debug for the stack)",
     ]);
   });
