@@ -3,9 +3,9 @@ import { describe, expect, it } from "vitest";
 import { decorrelatedJitterPolicy } from "../../src/backoff/index.ts";
 import { firstWait, initialUserState, type RetryConfig } from "../../src/model/client-loop.ts";
 import { afterAttempt } from "../helpers/retry-config.ts";
-import { jsonLines, REFERENCE_PREFIX, windowsAndSummary } from "../helpers/client-output.ts";
 import { streamRandom } from "../../src/backoff/random.ts";
 import { eventually } from "../helpers/eventually.ts";
+import { clientReportLines, REFERENCE_PREFIX, windowsAndSummary } from "../helpers/output-lines.ts";
 import { startScriptedServer } from "../helpers/scripted-server.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
 
@@ -174,7 +174,7 @@ describe("./client", () => {
     const [threads, one] = [spawnCli("client", [...args, "-workers", "3", "-json"]), spawnCli("client", [...args, "-json"])];
     expect(await threads.exited).toBe(0);
     expect(await one.exited).toBe(0);
-    const [threadObjects, oneObjects] = [jsonLines(threads.stdoutLines), jsonLines(one.stdoutLines)];
+    const [threadObjects, oneObjects] = [clientReportLines(threads.stdoutLines), clientReportLines(one.stdoutLines)];
     expect(threadObjects.map((object) => Object.keys(object))).toEqual(oneObjects.map((object) => Object.keys(object)));
     // Every window's attempts are counted once: the windows add up to the summary (the last window is whole).
     const windows = threadObjects.filter((object) => !object.summary);
@@ -357,7 +357,7 @@ describe("./client", () => {
       "-json",
     ]);
     await eventually(
-      () => jsonLines(cli.stdoutLines).reduce((sum, window) => sum + window.errors, 0) >= 100,
+      () => clientReportLines(cli.stdoutLines).reduce((sum, window) => sum + window.errors, 0) >= 100,
       "100 errors reported in windows",
     );
     cli.signal("SIGINT");
@@ -375,7 +375,7 @@ describe("./client", () => {
       ["-url", server.url, "-clients", "150", "-lambda", "0.05", "-timeout", "1s", "-interval", "500ms", "-json"],
       { shell: "ulimit -n 64" },
     );
-    const windows = () => jsonLines(cli.stdoutLines);
+    const windows = () => clientReportLines(cli.stdoutLines);
     await eventually(
       () => windows().some((window) => (window.notSent ?? 0) > 0) && windows().some((window) => window.timedout > 0),
       "a window with attempts not sent and one with timeouts",

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { type ClientReportLine, clientReportLines } from "../helpers/output-lines.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
 
 /*
@@ -8,23 +9,9 @@ import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
  * server's without that mark, and still end when told.
  */
 
-interface Line {
-  summary?: boolean;
-  reason?: string;
-  errors: number;
-  timedout: number;
-  notSent: number;
-  behind?: boolean;
-  behindReason?: string;
-  behindWindows?: number;
-  errorKinds: Record<string, number>;
-  lateness: { p50: number; p99: number; max: number } | null;
-}
-
 const OVERLOAD = ["-clients", "100000", "-lambda", "1", "-workers", "1", "-json", "-interval", "1s", "-seed", "3"];
-const jsonLines = (lines: readonly string[]) => lines.filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as Line);
 
-function expectNoUnmarkedFailure(windows: readonly Line[]): void {
+function expectNoUnmarkedFailure(windows: readonly ClientReportLine[]): void {
   // The invariant: no window shows the server failing without also saying that the client fell behind.
   for (const window of windows) if (window.errors + window.timedout > 0) expect(window.behind).toBe(true);
   for (const window of windows) expect(window.errorKinds["no-file-descriptor"] ?? 0).toBe(0);
@@ -35,7 +22,7 @@ describe("./client overloaded on purpose", () => {
     const { url } = await spawnServer(["-limit", "10000000", "-report-interval", "1h"]);
     const cli = spawnCli("client", ["-url", url, ...OVERLOAD, "-duration", "3s"]);
     expect(await cli.exited).toBe(0);
-    const lines = jsonLines(cli.stdoutLines);
+    const lines = clientReportLines(cli.stdoutLines);
     const summary = lines.at(-1)!;
     expect(summary).toMatchObject({ summary: true, reason: "duration", behind: true });
     const windows = lines.slice(0, -1);
@@ -56,7 +43,7 @@ describe("./client overloaded on purpose", () => {
     await cli.waitForLine(/^client: WARNING: the client fell behind/, { stream: "stderr", timeoutMs: 90_000 });
     cli.signal("SIGTERM");
     expect(await cli.exited).toBe(0);
-    const lines = jsonLines(cli.stdoutLines);
+    const lines = clientReportLines(cli.stdoutLines);
     expect(lines.at(-1)).toMatchObject({ summary: true, reason: "SIGTERM", behind: true });
     expectNoUnmarkedFailure(lines.slice(0, -1));
   });

@@ -1,11 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { seededRandom } from "../../src/backoff/random.ts";
-import { jsonLines, REFERENCE_PREFIX } from "../helpers/client-output.ts";
 import { eventually } from "../helpers/eventually.ts";
 import { getJson, rawGet } from "../helpers/raw-http.ts";
 import { startScriptedServer } from "../helpers/scripted-server.ts";
 import { SMALL_SIM_SCENARIO } from "../helpers/small-scenario.ts";
-import { clientReportLines, serverLines } from "../helpers/output-lines.ts";
+import { clientReportLines, REFERENCE_PREFIX, serverLines } from "../helpers/output-lines.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
 
 interface Stats {
@@ -235,7 +234,7 @@ describe("./client: fleet-level protection on the wire", () => {
     const server = await startScriptedServer(respond);
     const cli = spawnCli("client", ["-url", server.url, "-json", "-interval", "10s", "-seed", "5", ...args]);
     expect(await cli.exited).toBe(0);
-    const summary = jsonLines(cli.stdoutLines).find((line) => line.summary)!;
+    const summary = clientReportLines(cli.stdoutLines).find((line) => line.summary)!;
     // Whatever the client refused itself never reached the server: every attempt did, but
     // those the exit cut short on their way (at most one per client).
     const clients = Number(args[args.indexOf("-clients") + 1]);

@@ -27,3 +27,13 @@ export function clientReportLines(lines: readonly string[], file = "the client's
 export function serverLines(lines: readonly string[], file = "the server's output"): ServerLine[] {
   return jsonLines(lines).map(({ text, line }) => parseServerLine(text, { file, line }));
 }
+
+/** The reference client's line, which ./client's window lines start with. */
+export const REFERENCE_PREFIX = /^OK: \d+\.\d\d req\/sec, errors: \d+\.\d\d req\/sec, timedout: \d+\.\d\d req\/sec/;
+
+/** The windows and the summary of a client run with -json. */
+export function windowsAndSummary(lines: readonly string[]): { windows: ClientReportLine[]; summary: ClientReportLine } {
+  const objects = clientReportLines(lines);
+  const summary = objects.find((object) => object.summary === true)!;
+  return { windows: objects.filter((object) => object.summary !== true), summary };
+}
