@@ -3,6 +3,8 @@
  * give them: what the verdict and the metrics read. Times are ms from the start of the run;
  * rates are per second.
  */
+import type { Fault } from "./faults/fault-schedule.ts";
+
 export interface ServerSample {
   readonly atMs: number;
   readonly concurrency: number;
@@ -38,10 +40,15 @@ export interface ClientWindow {
 }
 
 export interface Phases {
-  /** When the server was stopped (SIGSTOP). */
+  /** When the trouble began: the server was stopped (SIGSTOP), or the first fault started. */
   readonly stopAtMs: number;
-  /** When it was resumed (SIGCONT). */
+  /** When it ended: the server was resumed (SIGCONT), or the last fault ended. */
   readonly resumeAtMs: number;
   /** End of the observation. */
   readonly endMs: number;
+  /**
+   * Every fault of the run, times from the run's start (src/model/faults); absent for a run
+   * whose only trouble is the one stop from stopAtMs to resumeAtMs.
+   */
+  readonly faults?: readonly Fault[] | undefined;
 }
