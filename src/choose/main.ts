@@ -16,7 +16,7 @@ import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, server
 import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult } from "./measure.ts";
 import { CHOOSE_TARGET, type ChooseOptions, parseChooseArgs, STABILITY_TOP } from "./options.ts";
 import { withScenarioFile } from "../scenario-file/arguments.ts";
-import type { ScenarioSource } from "../scenario-file/format.ts";
+import type { ScenarioSource } from "../report/html.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
 import { progress } from "./progress.ts";
 import { explanation, longestText, paretoFront, percent, rank, ranking, rankingRule, runnerUp, tieBreak, userFigures } from "./ranking.ts";

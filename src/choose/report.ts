@@ -3,7 +3,7 @@ import { formatDuration } from "../cli/duration.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { serverIsBack, type Verdict } from "../model/verdict.ts";
 import { escapeHtml, scenarioSection } from "../report/html.ts";
-import type { ScenarioSource } from "../scenario-file/format.ts";
+import type { ScenarioSource } from "../report/html.ts";
 import { textTable as table } from "../report/text-table.ts";
 import { latencyText, longestText, percent, seconds } from "./ranking.ts";
 import type { Snippet } from "./snippets.ts";

@@ -7,7 +7,7 @@ import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 import { VERDICT_DEFINITIONS, VERDICTS } from "../model/verdict.ts";
 import { seconds } from "../model/seconds.ts";
 import { escapeHtml, scenarioSection } from "./html.ts";
-import type { ScenarioSource } from "../scenario-file/format.ts";
+import type { ScenarioSource } from "./html.ts";
 import { readableDelay, timeOrNever } from "./readable-delay.ts";
 import { textTable } from "./text-table.ts";
 import { explainVerdict } from "./verdict-why.ts";

@@ -1,4 +1,4 @@
-import type { ScenarioSource } from "../scenario-file/format.ts";
+import type { ScenarioSource } from "./html.ts";
 import type { StrategyResult } from "./report.ts";
 
 /** What summary.json holds for each strategy: enough to rebuild the comparison table. */

@@ -1,4 +1,5 @@
 import type { BooleanFlag, FlagSpec } from "../cli/flags.ts";
+import type { ScenarioSource } from "../report/html.ts";
 
 /*
  * The scenario file's shape, without the YAML parser or the validator, so a program that is
@@ -50,14 +51,6 @@ export interface ScenarioTarget {
   readonly program: string;
   readonly flags: readonly FlagSpec[];
   readonly passThrough?: readonly PassThrough[];
-}
-
-/** A file as a program read it: what the report and summary.json embed. */
-export interface ScenarioSource {
-  /** The path as given on the command line. */
-  readonly file: string;
-  /** The file's text, exactly. */
-  readonly text: string;
 }
 
 /** What a file says about itself: none of it changes a run. */

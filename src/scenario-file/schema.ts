@@ -97,7 +97,9 @@ const spacesProblem = (carrier: string) => `must not contain spaces: it is passe
 export function scenarioSchema(z: Z, sections: Map<ScenarioSection, Map<string, SectionKey>>) {
   const sectionShape = (keys: Map<string, SectionKey>) =>
     z
-      .strictObject(Object.fromEntries([...keys].map(([name, key]) => [name, keySchema(z, key).optional()])))
+      .strictObject(Object.fromEntries([...keys].map(([name, key]) => [name, keySchema(z, key).optional()])), {
+        error: "must be a mapping of flag names to values",
+      })
       .nullable()
       .transform((value) => (value ?? {}) as SectionValues);
   const faultsKey = sections.get("faults")!.get(FAULTS_KEY);
@@ -111,7 +113,12 @@ export function scenarioSchema(z: Z, sections: Map<ScenarioSection, Map<string, 
     }),
     name: text.optional(),
     description: text.optional(),
-    source: z.strictObject({ title: text.optional(), url: z.url({ error: "must be a URL" }).optional(), date: text.optional() }).optional(),
+    source: z
+      .strictObject(
+        { title: text.optional(), url: z.url({ error: "must be a URL" }).optional(), date: text.optional() },
+        { error: "must be a mapping: title, url, date" },
+      )
+      .optional(),
     published: text.optional(),
     system: sectionShape(sections.get("system")!).optional(),
     strategy: sectionShape(sections.get("strategy")!).optional(),
