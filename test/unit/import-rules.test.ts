@@ -153,7 +153,7 @@ function loadedModules(path: string, dynamic = true): string[] {
   return loaded;
 }
 
-/** Every package a program loads, following its files' value imports from `entry` (relative to src/); at start-up only, without `dynamic`. */
+/** Every package a program loads, following its files' value imports from `entry` (relative to src/); without `dynamic`, at start-up. */
 function packagesLoadedBy(entry: string, dynamic = true): Set<string> {
   const packages = new Set<string>();
   const seen = new Set<string>();
