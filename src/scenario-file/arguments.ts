@@ -8,6 +8,7 @@ import type { LoadedScenario, ScenarioTarget } from "./format.ts";
  */
 export function splitScenarioArgument(argv: readonly string[], flags: readonly FlagSpec[]): { file: string | undefined; rest: string[] } {
   const takesValue = new Set(flags.filter((flag) => flag.kind !== "boolean").map((flag) => flag.name));
+  const known = new Set([...flags.map((flag) => flag.name), "h", "help"]);
   const rest: string[] = [];
   const files: string[] = [];
   for (let index = 0; index < argv.length; index++) {
@@ -20,9 +21,14 @@ export function splitScenarioArgument(argv: readonly string[], flags: readonly F
       files.push(arg);
       continue;
     }
+    const name = arg.replace(/^--?/, "").replace(/=.*/, "");
+    if (!known.has(name)) {
+      // The flag parser refuses it; what follows cannot be told apart from its value.
+      rest.push(...argv.slice(index));
+      break;
+    }
     rest.push(arg);
-    const name = arg.replace(/^--?/, "");
-    if (takesValue.has(name) && index + 1 < argv.length) rest.push(argv[++index]!);
+    if (takesValue.has(name) && !arg.includes("=") && index + 1 < argv.length) rest.push(argv[++index]!);
   }
   if (files.length > 1) throw new UsageError(`unexpected argument "${files[1]}": give one scenario file at most`);
   return { file: files[0], rest };

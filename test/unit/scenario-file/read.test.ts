@@ -174,6 +174,8 @@ describe("the file among the arguments", () => {
       rest: ["-seed", "3", "-quiet"],
     });
     expect(splitScenarioArgument(["-seed=3"], SIM_FLAGS)).toEqual({ file: undefined, rest: ["-seed=3"] });
+    // An unknown flag is left to the flag parser, with what follows it: it may be its value.
+    expect(splitScenarioArgument(["f.yaml", "-nope", "3"], SIM_FLAGS)).toEqual({ file: "f.yaml", rest: ["-nope", "3"] });
     expect(() => splitScenarioArgument(["a.yaml", "b.yaml"], SIM_FLAGS)).toThrow(
       'unexpected argument "b.yaml": give one scenario file at most',
     );
