@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -160,6 +160,19 @@ describe("reading a scenario file", () => {
     const error = await readScenarioFile("/nonexistent/x.yaml", SIM_TARGET).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(InputFileError);
     expect((error as Error).message).toBe("/nonexistent/x.yaml: cannot read the scenario file: no such file");
+  });
+});
+
+describe("docs/scenario-files.md", () => {
+  it("shows a format example that the simulator reads, and error lines the reader writes", async () => {
+    const doc = readFileSync(join(import.meta.dirname, "../../../docs/scenario-files.md"), "utf8");
+    const example = /```yaml\n([\s\S]*?)```/.exec(doc)![1]!;
+    const scenario = await parseScenario(example, FILE, SIM_TARGET);
+    expect(scenario.tokens).toContain("-faults=spike@60s+5s*2");
+    expect(scenario.metadata.source?.url).toBe("https://brooker.co.za/blog/2022/02/28/retries.html");
+    for (const [, message] of (await failure("scenario: 1\nsystem:\n  rat: 3\n")).text.matchAll(/^exp\.yaml:\d+: (.*)$/gm)) {
+      expect(doc).toContain(message);
+    }
   });
 });
 
