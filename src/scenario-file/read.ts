@@ -11,7 +11,7 @@ import {
   type ScenarioTarget,
   sectionOf,
 } from "./format.ts";
-import { scenarioSchema, type SectionKey, sectionKeys } from "./schema.ts";
+import { carrierNames, scenarioSchema, type SectionKey, sectionKeys } from "./schema.ts";
 import { SCENARIO_TARGETS } from "./targets.ts";
 
 /** The top-level keys of a file: metadata, then the sections. */
@@ -132,6 +132,7 @@ function whereKeyBelongs(
   const section = parent[0] as ScenarioSection | undefined;
   if (home !== undefined)
     return section === undefined ? `a flag: it belongs in section ${home}` : `belongs in section ${home}, not ${section}`;
+  if (carrierNames(targets).includes(key)) return "write the flags it carries in their own sections, e.g. system: backlog: 64";
   const everyFlag: FlagSpec[] = targets.flatMap((target) => [...target.flags, ...(target.passThrough ?? []).flatMap((pass) => pass.flags)]);
   if (everyFlag.some((flag) => flag.name === key && sectionOf(flag) === undefined)) {
     return "an output flag: give it on the command line, not in a scenario file";

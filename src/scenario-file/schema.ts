@@ -20,7 +20,8 @@ export interface SectionKey {
 
 /** Every key of every section, as the target reads it; keys other targets take are known too. */
 export function sectionKeys(target: ScenarioTarget, others: readonly ScenarioTarget[]): Map<ScenarioSection, Map<string, SectionKey>> {
-  const carriers = new Set((target.passThrough ?? []).map((pass) => pass.flag));
+  // A carrying flag is never a key: the flags it carries are, in their own sections.
+  const carriers = new Set(carrierNames([target, ...others]));
   const sections = new Map<ScenarioSection, Map<string, SectionKey>>(SCENARIO_SECTIONS.map((section) => [section, new Map()]));
   const add = (flag: FlagSpec, carrier: string | undefined, taken: boolean) => {
     const section = sectionOf(flag);
@@ -41,6 +42,11 @@ export function sectionKeys(target: ScenarioTarget, others: readonly ScenarioTar
     }
   }
   return sections;
+}
+
+/** The flags that carry another program's flags (the demo's -server-args, -client-args). */
+export function carrierNames(targets: readonly ScenarioTarget[]): string[] {
+  return targets.flatMap((target) => (target.passThrough ?? []).map((pass) => pass.flag));
 }
 
 /** A flag's rule as parseValue words it, without the flag's name (the file's message names the key). */

@@ -5,11 +5,15 @@ import { parseSummary } from "../../src/report/summary-file.ts";
 import { spawnCli } from "../helpers/spawn-cli.ts";
 import { temporaryDir } from "../helpers/temporary-dirs.ts";
 
-async function sim(args: readonly string[]) {
-  const cli = spawnCli("sim", args);
+async function finished(cli: ReturnType<typeof spawnCli>) {
   const code = await cli.exited;
   return { code, stdout: cli.stdoutLines.join("\n"), stderr: cli.stderrLines.join("\n") };
 }
+
+const sim = (args: readonly string[]) => finished(spawnCli("sim", args));
+/** `npm run demo`, without npm: the same entry under the same loader. */
+const program = (name: "demo", args: readonly string[]) =>
+  finished(spawnCli(name, ["--import", "./src/register-tsx.mjs", `src/bin/${name}.ts`, ...args], { command: process.execPath }));
 
 /** The small crash scenario of test/helpers/small-scenario.ts, as a file, with seed 7. */
 const SMALL = `scenario: 1
@@ -69,5 +73,15 @@ describe("./sim FILE", () => {
     expect(run.code).toBe(2);
     expect(run.stdout).toBe("");
     expect(run.stderr).toBe(`${file}:5: lambda: invalid value "0": must be > 0`);
+  });
+
+  it("is read by the demo too, from its entry, which passes the file's client flags on before its own -client-args", async () => {
+    const dir = temporaryDir();
+    const file = join(dir, "small.yaml");
+    writeFileSync(file, SMALL);
+    const demo = await program("demo", [file, "-print-scenario", "-client-args", "-clients 50"]);
+    expect(demo.code).toBe(0);
+    expect(demo.stderr).toBe(`demo: ${file}: ignoring run.outage-at, run.duration: not flags of demo`);
+    expect(demo.stdout).toMatch(/^system:\n {2}clients: 50\n {2}lambda: 3\n {2}timeout: 500ms$/m);
   });
 });

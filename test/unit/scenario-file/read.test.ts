@@ -108,6 +108,11 @@ describe("reading a scenario file", () => {
       "scenario: 1\nrun:\n  json: true\n",
       "exp.yaml:3: json: an output flag: give it on the command line, not in a scenario file",
     ],
+    [
+      "the demo's -server-args",
+      "scenario: 1\nrun:\n  server-args: -backlog 64\n",
+      "exp.yaml:3: server-args: write the flags it carries in their own sections, e.g. system: backlog: 64",
+    ],
     ["an unknown top-level key", "scenario: 1\nsytem: {}\n", "exp.yaml:2: sytem: unknown key; did you mean system?"],
     ["an unknown source key", "scenario: 1\nsource:\n  author: me\n", "exp.yaml:3: author: unknown key; source has title, url, date"],
     ["a value the flag refuses", "scenario: 1\nsystem:\n  rate: -4\n", 'exp.yaml:3: rate: invalid value "-4": must be > 0'],
