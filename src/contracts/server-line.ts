@@ -66,6 +66,7 @@ export function serverSample(line: ServerLine, startEpochMs: number): ServerSamp
     abandonedInService: line.abandonedInService,
     cancelled: line.cancelled,
     expired: line.expired,
+    ...(line.threads === undefined ? {} : { queueLength: line.queueLength, threadsBusy: line.threadsBusy, threads: line.threads }),
   };
 }
 

@@ -8,7 +8,8 @@ import { resolveServerOptions, SERVER_FLAGS, type ServerOptions } from "../serve
 import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
 import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage } from "./simulate.ts";
-import { type Fault, FAULT_KINDS, FaultSyntaxError, parseFaults } from "../model/faults/fault-schedule.ts";
+import type { Fault } from "../model/faults/fault-schedule.ts";
+import { FAULTS_HELP, faultsProblem, readFaults } from "../cli/fault-flag.ts";
 
 /** The most reports (server lines, client windows) one run may make: each is kept for the metrics. */
 export const MAX_REPORTS = 10_000_000;
@@ -34,17 +35,6 @@ const durationListProblem = (text: string) => {
   }
 };
 
-const readFaults = (text: string) => parseFaults(text, parseDuration);
-const faultsProblem = (text: string) => {
-  try {
-    readFaults(text);
-    return undefined;
-  } catch (error) {
-    if (error instanceof FaultSyntaxError) return error.message;
-    throw error;
-  }
-};
-
 /** Worker threads for independent simulations: the simulator's runs, and choose's measurements. */
 export const PARALLEL_FLAG = {
   name: "parallel",
@@ -64,10 +54,7 @@ const SIM_ONLY_FLAGS = [
     kind: "string",
     default: undefined,
     placeholder: "schedule",
-    description:
-      `fault schedule, kind@start+length[*factor] separated by commas, e.g. "stop@15s+20s, spike@60s+5s*2"; kinds ${FAULT_KINDS.join(", ")} ` +
-      "(stop: SIGSTOP; crash: lost work, refused connections; capacity *f: threads or limit; slow *f: service time or delay; " +
-      "errors *p: share answered 500; spike *f: the clients' load); replaces -outage-at and -outage",
+    description: `${FAULTS_HELP}; replaces -outage-at and -outage`,
     check: faultsProblem,
   },
   {
