@@ -1,7 +1,7 @@
 import { formatDuration } from "../cli/duration.ts";
 import type { ServiceSnapshot } from "../model/service-queue.ts";
 import type { ServerLine } from "./server-line.ts";
-import type { ActiveFault } from "../server/fault-control.ts";
+import type { ActiveFault } from "../model/faults/control.ts";
 
 /* The writer of the server's line; its contract (schema, type, reader) is server-line.ts. */
 

@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
-import { FAULTS_HELP, faultsProblem, readFaults } from "../cli/fault-flag.ts";
+import { FAULTS_HELP, faultsProblem, readFaults } from "../sim/options.ts";
 import { type Fault, formatFault } from "../model/faults/fault-schedule.ts";
 import { DEBUG_FLAG, type FlagSpec, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
@@ -198,6 +198,10 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
             launcher,
             ...(dashboard === undefined ? {} : { onRecord: (live: LiveRecord) => publishLive(dashboard, run, live) }),
             onProgress: progress.update,
+            onFault: (message) => {
+              progress.done();
+              io.stderr.write(`demo: ${strategy.name}: ${message}\n`);
+            },
             onStarted: (pids) => {
               progress.done();
               io.stderr.write(`demo: ${strategy.name}: server pid ${pids.server}, client pid ${pids.client}\n`);

@@ -9,7 +9,7 @@ import type { StrategyRun } from "../strategies/runs.ts";
 import type { Fault, FaultKind } from "../model/faults/fault-schedule.ts";
 import { addExtraLoad } from "../model/extra-load.ts";
 import { spikeSeed } from "../model/faults/spike-seed.ts";
-import { activeOf, CONTROLLED_KINDS } from "../server/fault-control.ts";
+import { activeOf, CONTROLLED_KINDS, formatActiveFaults } from "../model/faults/control.ts";
 import { notStarted, ServerProcess } from "./server-process.ts";
 
 export interface ExperimentPlan {
@@ -81,6 +81,8 @@ export async function runExperiment(
     launcher: Launcher;
     /** Called with every report line of both programs as it arrives, and at each phase and fault. */
     onRecord?: (record: LiveRecord) => void;
+    /** Told what each fault of a schedule did, in a line: which pid was stopped, killed, started. */
+    onFault?: (message: string) => void;
   },
 ): Promise<ExperimentRecord> {
   const startEpochMs = Date.now();
@@ -185,6 +187,7 @@ export async function runExperiment(
 
     // What runs at each fault's start and end, in time order (an end before a start at the same instant).
     const active: Fault[] = [];
+    const tell = (message: string) => options.onFault?.(message);
     const setControlled = () => server.setFaults(activeOf(active));
     const actions = faults.flatMap((fault, index) => {
       const endMs = fault.atMs + fault.durationMs;
@@ -196,24 +199,40 @@ export async function runExperiment(
             at(fault.atMs, 1, () => {
               const program = server.program;
               if (program !== undefined && !program.signal("SIGSTOP")) throw diedEarly(program);
+              tell(`stop: SIGSTOP to server pid ${program?.pid ?? "(crashed)"}`);
             }),
             at(endMs, 0, () => {
               const program = server.program;
               if (program !== undefined && !program.signal("SIGCONT")) throw diedEarly(program);
+              tell(`stop over: SIGCONT to server pid ${program?.pid ?? "(crashed)"}`);
             }),
           ];
         case "crash":
-          return [at(fault.atMs, 1, () => server.crash()), at(endMs, 0, async () => void (await server.start()))];
+          return [
+            at(fault.atMs, 1, async () => {
+              const pid = server.program?.pid;
+              await server.crash();
+              tell(`crash: server pid ${pid} and its group killed (SIGKILL); connections to port ${server.listeningPort} are refused`);
+            }),
+            at(endMs, 0, async () => {
+              const program = await server.start();
+              tell(`crash over: server started again on port ${server.listeningPort}, pid ${program.pid}`);
+            }),
+          ];
         case "spike":
           return [
             at(fault.atMs, 1, () => {
-              spikeByFault.set(index, startClient(spikeArgs(plan, fault, index)));
+              const args = spikeArgs(plan, fault, index);
+              const spike = startClient(args);
+              spikeByFault.set(index, spike);
+              tell(`spike: extra client pid ${spike.pid} started (${args.slice(0, 2).join(" ")})`);
             }),
             at(endMs, 0, () => {
               const spike = spikeByFault.get(index)!;
               if (!spike.running) throw diedEarly(spike);
               spikesStopped.add(spike);
               stopping.push(spike.stop());
+              tell(`spike over: extra client pid ${spike.pid} stopped`);
             }),
           ];
         default:
@@ -221,10 +240,12 @@ export async function runExperiment(
             at(fault.atMs, 1, () => {
               active.push(fault);
               setControlled();
+              tell(`${fault.kind}: set through the fault control: ${formatActiveFaults(activeOf(active))}`);
             }),
             at(endMs, 0, () => {
               active.splice(active.indexOf(fault), 1);
               setControlled();
+              tell(`${fault.kind} over: the fault control now has ${formatActiveFaults(activeOf(active))}`);
             }),
           ];
       }

@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import { FatalError } from "../cli/usage-error.ts";
-import { type ActiveFault, formatActiveFaults } from "../server/fault-control.ts";
+import { type ActiveFault, formatActiveFaults } from "../model/faults/control.ts";
 import { ChildProgram } from "./child-program.ts";
 
 /** How long a starting server may take to say it listens: bounds a hang, never a result. */

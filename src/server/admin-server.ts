@@ -1,7 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { ListenAddress } from "../cli/listen-address.ts";
 import { listen } from "./http-server.ts";
-import { type ActiveFault, FaultControlError, formatActiveFaults, MAX_CONTROL_BODY_BYTES, parseFaultControl } from "./fault-control.ts";
+import {
+  type ActiveFault,
+  FaultControlError,
+  formatActiveFaults,
+  MAX_CONTROL_BODY_BYTES,
+  parseFaultControl,
+} from "../model/faults/control.ts";
 
 /**
  * The fault control's own listener (-admin-listen), on loopback only: `GET /faults` says

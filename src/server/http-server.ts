@@ -14,7 +14,7 @@ import { randomSeed } from "../runtime/random-seed.ts";
 import { type ServerMetrics, serverMetrics } from "./metrics.ts";
 import { type ServerOptions, serverFigures, serverModelOf } from "./options.ts";
 import { serverLine } from "../contracts/server-line-writer.ts";
-import { type ActiveFault, conditionsOfActive } from "./fault-control.ts";
+import { type ActiveFault, conditionsOfActive } from "../model/faults/control.ts";
 
 export interface RunningServer {
   readonly address: ListenAddress;

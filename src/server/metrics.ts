@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ServiceSnapshot } from "../model/service-queue.ts";
 import type { ServerModel } from "../model/servers/server-model.ts";
-import { type ActiveFault, conditionsOfActive } from "./fault-control.ts";
+import { type ActiveFault, conditionsOfActive } from "../model/faults/control.ts";
 import { LATENCY_BUCKETS_SECONDS, METRIC_PREFIX } from "../runtime/metrics-endpoint.ts";
 
 const name = (suffix: string) => `${METRIC_PREFIX}server_${suffix}`;

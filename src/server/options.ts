@@ -6,7 +6,7 @@ import { modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
 import { MODEL_FLAGS, resolveServerModel } from "./model-flags.ts";
 import { DEADLINE_HEADER, retryAfterSeconds } from "../model/protection-headers.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
-import { adminListenProblem } from "./fault-control.ts";
+import { adminListenProblem } from "./admin-listen.ts";
 
 // The server model's one-line description, for the programs that state it (./sim too).
 export { describeModel } from "./model-flags.ts";

@@ -1,7 +1,7 @@
 import { formatDuration } from "../cli/duration.ts";
 import { formatStampMilli } from "../cli/timestamp.ts";
 import type { ServiceSnapshot } from "../model/service-queue.ts";
-import { type ActiveFault, formatActiveFaults } from "./fault-control.ts";
+import { type ActiveFault, formatActiveFaults } from "../model/faults/control.ts";
 
 /**
  * The reference server's once-a-second line:

@@ -8,8 +8,7 @@ import { resolveServerOptions, SERVER_FLAGS, type ServerOptions } from "../serve
 import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
 import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage } from "./simulate.ts";
-import type { Fault } from "../model/faults/fault-schedule.ts";
-import { FAULTS_HELP, faultsProblem, readFaults } from "../cli/fault-flag.ts";
+import { type Fault, FAULT_KINDS, FaultSyntaxError, parseFaults } from "../model/faults/fault-schedule.ts";
 
 /** The most reports (server lines, client windows) one run may make: each is kept for the metrics. */
 export const MAX_REPORTS = 10_000_000;
@@ -34,6 +33,25 @@ const durationListProblem = (text: string) => {
     return "must be one or more comma-separated durations, e.g. 15s or 15s,60s";
   }
 };
+
+/** The -faults flag of ./sim and the demo (which reads this file, ./sim's public face): one reader and one check, with Go durations. */
+export const readFaults = (text: string): Fault[] => parseFaults(text, parseDuration);
+
+export const faultsProblem = (text: string): string | undefined => {
+  try {
+    readFaults(text);
+    return undefined;
+  } catch (error) {
+    if (error instanceof FaultSyntaxError) return error.message;
+    throw error;
+  }
+};
+
+/** What the kinds mean, for both programs' help. */
+export const FAULTS_HELP =
+  `fault schedule, kind@start+length[*factor] separated by commas, e.g. "stop@15s+20s, spike@60s+5s*2"; kinds ${FAULT_KINDS.join(", ")} ` +
+  "(stop: SIGSTOP; crash: lost work, refused connections; capacity *f: threads or limit; slow *f: service time or delay; " +
+  "errors *p: share answered 500; spike *f: the clients' load)";
 
 /** Worker threads for independent simulations: the simulator's runs, and choose's measurements. */
 export const PARALLEL_FLAG = {

@@ -3,14 +3,14 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import { parseServerLine } from "../../../src/contracts/server-line.ts";
 import { type AdminServer, startAdminServer } from "../../../src/server/admin-server.ts";
+import { adminListenProblem } from "../../../src/server/admin-listen.ts";
 import {
   activeOf,
-  adminListenProblem,
   conditionsOfActive,
   FaultControlError,
   formatActiveFaults,
   parseFaultControl,
-} from "../../../src/server/fault-control.ts";
+} from "../../../src/model/faults/control.ts";
 import { type RunningServer, startHttpServer } from "../../../src/server/http-server.ts";
 import { formatServerLine } from "../../../src/server/reporter.ts";
 import { serverLine } from "../../../src/contracts/server-line-writer.ts";

@@ -1,9 +1,8 @@
-import { parseListenAddress } from "../cli/listen-address.ts";
-import { conditionsOf, type FaultConditions } from "../model/faults/conditions.ts";
-import { type Fault, factorProblem } from "../model/faults/fault-schedule.ts";
+import { conditionsOf, type FaultConditions } from "./conditions.ts";
+import { type Fault, factorProblem } from "./fault-schedule.ts";
 
 /**
- * The server's fault control (-admin-listen): the faults a runner turns on and off while the
+ * The real server's fault control (./server -admin-listen, src/server/admin-server.ts): the faults a runner turns on and off while the
  * server runs, as the body of `PUT /faults`. The schedule's notation without times:
  * `capacity*0.5, slow*3, errors*0.2`; an empty body (or `none`) lifts them all. Only the
  * kinds that live inside the server are taken: stop and crash are signals, spike is the
@@ -63,17 +62,4 @@ export function activeOf(faults: readonly Fault[]): ActiveFault[] {
   return faults.flatMap((fault) =>
     (CONTROLLED_KINDS as readonly string[]).includes(fault.kind) ? [{ kind: fault.kind as ControlledKind, factor: fault.factor }] : [],
   );
-}
-
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "::1", "localhost"]);
-
-/** For the flag's check: what is wrong with an -admin-listen address ("" turns the control off). */
-export function adminListenProblem(text: string): string | undefined {
-  if (text === "") return undefined;
-  const parsed = parseListenAddress(text);
-  if (typeof parsed === "string") return parsed;
-  if (parsed.host === undefined || !LOOPBACK_HOSTS.has(parsed.host)) {
-    return "must be a loopback address (127.0.0.1, [::1] or localhost), e.g. 127.0.0.1:8071: the fault control is for a local runner";
-  }
-  return undefined;
 }
