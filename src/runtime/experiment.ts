@@ -6,7 +6,8 @@ import { clientWindow, parseClientLine, readClientWindows } from "../contracts/c
 import { parseServerLine, readServerSamples, serverSample } from "../contracts/server-line.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
-import type { Fault, FaultKind } from "../model/faults/fault-schedule.ts";
+import { type Fault, type FaultKind, formatFault } from "../model/faults/fault-schedule.ts";
+import { formatDuration } from "../cli/duration.ts";
 import { addExtraLoad } from "../model/extra-load.ts";
 import { spikeSeed } from "../model/faults/spike-seed.ts";
 import { activeOf, CONTROLLED_KINDS, formatActiveFaults } from "../model/faults/control.ts";
@@ -162,8 +163,17 @@ export async function runExperiment(
     await clientStarted.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 }).catch(notStarted);
     options.onStarted({ server: server.program!.pid, client: clientStarted.pid });
 
+    const tell = (message: string) => options.onFault?.(message);
     const runStartMs = Date.now() - startEpochMs;
     const faults = schedule.map((fault) => ({ ...fault, atMs: runStartMs + fault.atMs }));
+    // A spike's client is started now and waits for its fault's start (-start-at): a Node
+    // process takes a second or more to start on a busy machine, which would cut the spike short.
+    faults.forEach((fault, index) => {
+      if (fault.kind !== "spike") return;
+      const spike = startClient([...spikeArgs(plan, fault, index), "-start-at", String(startEpochMs + fault.atMs)]);
+      spikeByFault.set(index, spike);
+      tell(`spike: extra client pid ${spike.pid} started, waiting for ${formatFault(schedule[index]!, formatDuration)}`);
+    });
     const firstStartMs = Math.min(...faults.map((fault) => fault.atMs));
     const lastEndMs = Math.max(...faults.map((fault) => fault.atMs + fault.durationMs));
     const phases: Phases = {
@@ -187,7 +197,6 @@ export async function runExperiment(
 
     // What runs at each fault's start and end, in time order (an end before a start at the same instant).
     const active: Fault[] = [];
-    const tell = (message: string) => options.onFault?.(message);
     const setControlled = () => server.setFaults(activeOf(active));
     const actions = faults.flatMap((fault, index) => {
       const endMs = fault.atMs + fault.durationMs;
@@ -222,10 +231,8 @@ export async function runExperiment(
         case "spike":
           return [
             at(fault.atMs, 1, () => {
-              const args = spikeArgs(plan, fault, index);
-              const spike = startClient(args);
-              spikeByFault.set(index, spike);
-              tell(`spike: extra client pid ${spike.pid} started (${args.slice(0, 2).join(" ")})`);
+              const spike = spikeByFault.get(index)!;
+              tell(`spike: extra client pid ${spike.pid} sending (${spikeArgs(plan, fault, index).slice(0, 2).join(" ")})`);
             }),
             at(endMs, 0, () => {
               const spike = spikeByFault.get(index)!;

@@ -127,7 +127,7 @@ describe("fault schedules in the real programs", () => {
     ]);
     expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
     const stderr = run.stderrLines.join("\n");
-    const started = /spike: extra client pid (\d+) started \(-clients 100\)/.exec(stderr);
+    const started = /spike: extra client pid (\d+) sending \(-clients 100\)/.exec(stderr);
     expect(started, stderr).not.toBeNull();
     const pid = Number(started![1]);
     expect(stderr).toContain(`spike over: extra client pid ${pid} stopped`);
