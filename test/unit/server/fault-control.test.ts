@@ -15,6 +15,7 @@ import { type RunningServer, startHttpServer } from "../../../src/server/http-se
 import { formatServerLine } from "../../../src/server/reporter.ts";
 import { serverLine } from "../../../src/contracts/server-line-writer.ts";
 import { eventually } from "../../helpers/eventually.ts";
+import { scrape } from "../../helpers/prometheus.ts";
 import { rawGet } from "../../helpers/raw-http.ts";
 import { IDLE_SERVER, TEST_SERVER_OPTIONS } from "../../helpers/server-fixtures.ts";
 
@@ -96,7 +97,10 @@ describe("the fault control's listener", () => {
 
   async function start() {
     const clock = new ManualClock();
-    const server = await startHttpServer({ ...TEST_SERVER_OPTIONS, seed: 1, adminListen: { host: "127.0.0.1", port: 0 } }, clock);
+    const server = await startHttpServer(
+      { ...TEST_SERVER_OPTIONS, seed: 1, metrics: true, adminListen: { host: "127.0.0.1", port: 0 } },
+      clock,
+    );
     started.push(server);
     const admin = await startAdminServer({ host: "127.0.0.1", port: 0 }, server);
     started.push(admin);
@@ -139,7 +143,15 @@ describe("the fault control's listener", () => {
     expect((await send(admin.port, "GET", undefined, "/other")).status).toBe(404);
     expect(server.activeFaults()).toEqual(parseFaultControl("capacity*0.5, errors*0.2"));
 
+    // The metrics say the factor of each kind on now.
+    const factors = async () => {
+      const { scrape: scraped } = await scrape(`http://127.0.0.1:${server.address.port}/metrics`);
+      return ["capacity", "slow", "errors"].map((kind) => scraped.value("thundering_herd_server_fault_factor", { kind }));
+    };
+    expect(await factors()).toEqual([0.5, 1, 0.2]);
+
     expect(JSON.parse((await send(admin.port, "PUT", "")).body)).toEqual({ faults: [], text: "none" });
+    expect(await factors()).toEqual([1, 1, 0]);
     expect(server.activeFaults()).toEqual([]);
     const served = rawGet(server.address.port);
     await eventually(() => server.queue.concurrency === 1, "the request in service");
