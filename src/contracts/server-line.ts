@@ -38,6 +38,11 @@ export const SERVER_LINE = z.object({
   queueLength: COUNT.optional(),
   threadsBusy: COUNT.optional(),
   threads: COUNT.optional(),
+  /**
+   * With the fault control on (-admin-listen): the faults it has set, [] when none. Absent
+   * without the control. (See src/server/fault-control.ts.)
+   */
+  faults: z.array(z.object({ kind: z.enum(["capacity", "slow", "errors"]), factor: z.number().nonnegative() })).optional(),
 });
 
 export type ServerLine = z.infer<typeof SERVER_LINE>;
@@ -61,6 +66,7 @@ export function serverSample(line: ServerLine, startEpochMs: number): ServerSamp
     abandonedInService: line.abandonedInService,
     cancelled: line.cancelled,
     expired: line.expired,
+    ...(line.threads === undefined ? {} : { queueLength: line.queueLength, threadsBusy: line.threadsBusy, threads: line.threads }),
   };
 }
 

@@ -1,5 +1,6 @@
 import { seconds } from "../model/seconds.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
+import type { Fault, FaultKind } from "../model/faults/fault-schedule.ts";
 
 /**
  * What the dashboard page is told, one JSON object per Server-Sent Event. Times are
@@ -11,8 +12,29 @@ export type DashboardEvent =
   /** A strategy's run begins; `run` numbers them from 0. */
   | { readonly kind: "run"; readonly run: number; readonly strategy: string; readonly limit: number }
   | { readonly kind: "phase"; readonly run: number; readonly phase: PhaseName; readonly atS: number }
-  /** The server's report: requests in service and the modelled delay (null when infinite). */
-  | { readonly kind: "server"; readonly run: number; readonly atS: number; readonly concurrency: number; readonly delayS: number | null }
+  /** A fault of the run's schedule, sent when it begins: a band from `fromS` to `toS` named `label` (e.g. "capacity ×0.5"). */
+  | {
+      readonly kind: "fault";
+      readonly run: number;
+      readonly fault: FaultKind;
+      readonly fromS: number;
+      readonly toS: number;
+      readonly label: string;
+    }
+  /**
+   * The server's report: requests in service and the modelled delay (null when infinite);
+   * with the queue model, its queue and threads.
+   */
+  | {
+      readonly kind: "server";
+      readonly run: number;
+      readonly atS: number;
+      readonly concurrency: number;
+      readonly delayS: number | null;
+      readonly queueLength?: number;
+      readonly threadsBusy?: number;
+      readonly threads?: number;
+    }
   /** The client's window, at its end. `throttledPerSec` only where the client reports it. */
   | {
       readonly kind: "client";
@@ -34,7 +56,17 @@ export type PhaseName = "steady" | "outage" | "observe";
 
 export function serverEvent(run: number, sample: ServerSample): DashboardEvent {
   const delayS = Number.isFinite(sample.lastDelayMs) ? seconds(sample.lastDelayMs) : null;
-  return { kind: "server", run, atS: seconds(sample.atMs), concurrency: sample.concurrency, delayS };
+  const queue =
+    sample.threads === undefined
+      ? {}
+      : { queueLength: sample.queueLength ?? 0, threadsBusy: sample.threadsBusy ?? 0, threads: sample.threads };
+  return { kind: "server", run, atS: seconds(sample.atMs), concurrency: sample.concurrency, delayS, ...queue };
+}
+
+/** A fault as the dashboard marks it: its kind, its band and a label with its factor. */
+export function faultEvent(run: number, fault: Fault): DashboardEvent {
+  const label = fault.kind === "stop" || fault.kind === "crash" ? fault.kind : `${fault.kind} ×${fault.factor}`;
+  return { kind: "fault", run, fault: fault.kind, fromS: seconds(fault.atMs), toS: seconds(fault.atMs + fault.durationMs), label };
 }
 
 /** A window as the client reports it; a client that counts throttled retries adds their rate. */

@@ -1,6 +1,9 @@
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { parseFlags } from "../cli/flags.ts";
+import { readFaults } from "../sim/options.ts";
+import { type Fault, formatFault } from "../model/faults/fault-schedule.ts";
+import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import { makeOutputDir, removeIfEmpty, writeOutputFile } from "../runtime/output-files.ts";
@@ -9,7 +12,7 @@ import type { ProgramIo } from "../runtime/program-io.ts";
 import { parseClientArgs, resolveClientOptions } from "../client/options.ts";
 import { parseServerArgs, resolveServerOptions, serverFigures } from "../server/options.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
-import { type DashboardEvent, clientEvent, serverEvent } from "../dashboard/events.ts";
+import { type DashboardEvent, clientEvent, faultEvent, serverEvent } from "../dashboard/events.ts";
 import type { Dashboard } from "../dashboard/server.ts";
 import { startAnnouncedDashboard } from "../dashboard/start.ts";
 import { readableDelay } from "../report/readable-delay.ts";
@@ -33,6 +36,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   }
   const values = parsed.values;
   const strategies = parseStrategies(values.strategies);
+  const faults = faultSchedule(values);
   // A scenario file's server and client flags come first, so that -server-args and -client-args win over them.
   const serverArgs = [...(scenario?.passThrough["server-args"] ?? []), ...splitArgs(values["server-args"])];
   const clientArgs = [...(scenario?.passThrough["client-args"] ?? []), ...splitArgs(values["client-args"])];
@@ -71,17 +75,29 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   process.on("SIGINT", onInterrupt);
   process.on("SIGTERM", onInterrupt);
 
-  const perRunMs = values.steady + values.outage + values.observe;
+  const scheduleText = faults?.map((fault) => formatFault(fault, formatDuration)).join(", ");
+  const troubleMs =
+    faults === undefined ? values.steady + values.outage : Math.max(...faults.map((fault) => fault.atMs + fault.durationMs));
+  const perRunMs = troubleMs + values.observe;
+  const trouble =
+    faults === undefined ? `steady ${formatDuration(values.steady)}, outage ${formatDuration(values.outage)}` : `faults ${scheduleText}`;
   io.stderr.write(
-    `demo: ${strategies.length} strategies x ${formatDuration(perRunMs)} (steady ${formatDuration(values.steady)}, ` +
-      `outage ${formatDuration(values.outage)}, observe ${formatDuration(values.observe)}); seeds: server ${seeds.server}, ` +
-      `client ${seeds.client}; results in ${outDir}\n`,
+    `demo: ${strategies.length} strategies x ${formatDuration(perRunMs)} (${trouble}, observe ${formatDuration(values.observe)}); ` +
+      `seeds: server ${seeds.server}, client ${seeds.client}; results in ${outDir}\n`,
   );
+  // A spike's extra clients run the herd's flags with their own count (or rate) and seed.
+  const herd = resolveClientOptions(clientFlags[0]!);
+  const load = {
+    arrivals: herd.arrivals.kind,
+    clients: herd.clients,
+    ratePerSec: herd.arrivals.kind === "open" ? herd.arrivals.ratePerSec : 0,
+    seed: seeds.client,
+  };
   const dashboard = values.dashboard ? await startAnnouncedDashboard(io, "demo", values, "npm run demo") : undefined;
   try {
     const progress = progressPrinter(io);
     const results: StrategyResult[] = [];
-    const recordedLines: { strategy: string; server: string[]; client: string[] }[] = [];
+    const recordedLines: { strategy: string; server: string[]; client: string[]; spikes: string[][] }[] = [];
     try {
       for (const [run, strategy] of strategies.entries()) {
         dashboard?.publish({ kind: "run", run, strategy: strategy.name, limit: concurrencyLimit });
@@ -90,6 +106,8 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
             strategy,
             steadyMs: values.steady,
             outageMs: values.outage,
+            faults,
+            load,
             observeMs: values.observe,
             serverArgs: seededServerArgs,
             clientArgs: seededClientArgs,
@@ -99,6 +117,10 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
             launcher,
             ...(dashboard === undefined ? {} : { onRecord: (live: LiveRecord) => publishLive(dashboard, run, live) }),
             onProgress: progress.update,
+            onFault: (message) => {
+              progress.done();
+              io.stderr.write(`demo: ${strategy.name}: ${message}\n`);
+            },
             onStarted: (pids) => {
               progress.done();
               io.stderr.write(`demo: ${strategy.name}: server pid ${pids.server}, client pid ${pids.client}\n`);
@@ -115,7 +137,12 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
           metrics,
           concurrencyLimit,
         });
-        recordedLines.push({ strategy: strategy.name, server: record.serverLines, client: record.clientLines });
+        recordedLines.push({
+          strategy: strategy.name,
+          server: record.serverLines,
+          client: record.clientLines,
+          spikes: record.spikeClientLines,
+        });
         dashboard?.publish({ kind: "verdict", run, verdict: metrics.verdict, why: explainVerdict(metrics) });
         io.stderr.write(`demo: ${strategy.name}: ${metrics.verdict} (${metrics.why}); server and client stopped\n`);
       }
@@ -132,9 +159,16 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
 
     const reportSettings = [
       { name: "strategies", value: strategies.map((strategy) => strategy.name).join(", ") },
-      { name: "steady state", value: formatDuration(values.steady) },
-      { name: "outage (SIGSTOP)", value: formatDuration(values.outage) },
-      { name: "observation after SIGCONT", value: formatDuration(values.observe) },
+      ...(faults === undefined
+        ? [
+            { name: "steady state", value: formatDuration(values.steady) },
+            { name: "outage (SIGSTOP)", value: formatDuration(values.outage) },
+            { name: "observation after SIGCONT", value: formatDuration(values.observe) },
+          ]
+        : [
+            { name: "faults", value: scheduleText! },
+            { name: "observation after the last fault", value: formatDuration(values.observe) },
+          ]),
       { name: "server flags", value: serverArgs.length === 0 ? "(defaults)" : serverArgs.join(" ") },
       { name: "client flags", value: clientArgs.length === 0 ? "(defaults)" : clientArgs.join(" ") },
       { name: "concurrency limit", value: String(concurrencyLimit) },
@@ -146,10 +180,12 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
       writeOutputFile(join(outDir, `${result.strategy}.svg`), report.strategySvgs[index]!);
       writeOutputFile(join(outDir, `${result.strategy}.server.jsonl`), `${recordedLines[index]!.server.join("\n")}\n`);
       writeOutputFile(join(outDir, `${result.strategy}.client.jsonl`), `${recordedLines[index]!.client.join("\n")}\n`);
+      for (const [spike, lines] of recordedLines[index]!.spikes.entries()) {
+        writeOutputFile(join(outDir, `${result.strategy}.spike-${spike + 1}.client.jsonl`), `${lines.join("\n")}\n`);
+      }
     }
     const settings = {
-      steadyMs: values.steady,
-      outageMs: values.outage,
+      ...(faults === undefined ? { steadyMs: values.steady, outageMs: values.outage } : { faults: scheduleText, faultSchedule: faults }),
       observeMs: values.observe,
       serverArgs,
       clientArgs,
@@ -172,8 +208,18 @@ function publishLive(dashboard: Dashboard, run: number, live: LiveRecord): void 
   let event: DashboardEvent;
   if (live.kind === "server") event = serverEvent(run, live.sample);
   else if (live.kind === "client") event = clientEvent(run, live.window);
+  else if (live.kind === "fault") event = faultEvent(run, live.fault);
   else event = { kind: "phase", run, phase: live.phase, atS: live.atMs / 1000 };
   dashboard.publish(event);
+}
+
+/** The -faults schedule, or undefined for the article's one stop (-steady, -outage); the two do not mix. */
+function faultSchedule(values: { faults: string | undefined; steady: number; outage: number }): Fault[] | undefined {
+  if (values.faults === undefined) return undefined;
+  if (values.steady !== DEFAULT_PHASES.steadyMs || values.outage !== DEFAULT_PHASES.outageMs) {
+    throw new UsageError("-faults replaces -steady and -outage: list the stop in it, e.g. stop@15s+20s");
+  }
+  return readFaults(values.faults);
 }
 
 function refuseReserved(flag: string, args: readonly string[], reserved: Readonly<Record<string, string>>): void {

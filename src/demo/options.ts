@@ -4,6 +4,7 @@ import { SERVER_FLAGS } from "../server/options.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { DASHBOARD_FLAGS } from "../dashboard/options.ts";
+import { FAULTS_HELP, faultsProblem } from "../sim/options.ts";
 import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
 
 const DEFAULT_STRATEGIES = "fixed,exponential-backoff";
@@ -46,6 +47,19 @@ export const DEMO_FLAGS = [
     description: "observation after resuming it (SIGCONT); clients using the reference backoff need 45-70 s to come back",
   },
   {
+    name: "faults",
+    group: "run",
+    kind: "string",
+    default: undefined,
+    placeholder: "schedule",
+    description:
+      `${FAULTS_HELP}; times from the steady state's start, as in ./sim; replaces -steady and -outage (the one stop), ` +
+      "and -observe starts at the last fault's end. In the real programs: stop is SIGSTOP/SIGCONT, crash kills the server's " +
+      "process group and starts it again on the same port, capacity/slow/errors go through the server's fault control " +
+      "(-admin-listen), spike starts extra client processes for its length (docs/faults.md)",
+    check: faultsProblem,
+  },
+  {
     name: "server-args",
     group: "run",
     kind: "string",
@@ -85,7 +99,11 @@ export const DEMO_PROGRAM: ProgramDescription<typeof DEMO_FLAGS> = {
 };
 
 /** Flags the demo sets itself: passed through, they would point the programs elsewhere or mislabel a run. */
-export const RESERVED_SERVER_FLAGS = { listen: "the demo listens on a free loopback port", json: "the demo reads JSON" };
+export const RESERVED_SERVER_FLAGS = {
+  listen: "the demo listens on a free loopback port",
+  json: "the demo reads JSON",
+  "admin-listen": "the demo opens the fault control itself when -faults needs it",
+};
 export const RESERVED_CLIENT_FLAGS = {
   url: "the demo points the client at its server",
   json: "the demo reads JSON",

@@ -24,6 +24,10 @@ export interface ServerSample {
   readonly cancelled?: number | undefined;
   /** taken out of service, or refused, at an expired deadline (-deadline-aware). */
   readonly expired?: number | undefined;
+  /** The queue model's state, where the source reports it: requests waiting for a thread, threads busy, threads in all. */
+  readonly queueLength?: number | undefined;
+  readonly threadsBusy?: number | undefined;
+  readonly threads?: number | undefined;
 }
 
 export interface ClientWindow {

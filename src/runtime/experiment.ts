@@ -6,21 +6,35 @@ import { clientWindow, parseClientLine, readClientWindows } from "../contracts/c
 import { parseServerLine, readServerSamples, serverSample } from "../contracts/server-line.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
+import { type Fault, type FaultKind, formatFault } from "../model/faults/fault-schedule.ts";
+import { formatDuration } from "../cli/duration.ts";
+import { addExtraLoad } from "../model/extra-load.ts";
+import { spikeSeed } from "../model/faults/spike-seed.ts";
+import { activeOf, CONTROLLED_KINDS, formatActiveFaults } from "../model/faults/control.ts";
+import { notStarted, ServerProcess } from "./server-process.ts";
 
 export interface ExperimentPlan {
   readonly strategy: StrategyRun;
+  /** The one stop of the article's experiment, when `faults` is absent: SIGSTOP after steadyMs, SIGCONT outageMs later. */
   readonly steadyMs: number;
   readonly outageMs: number;
+  /** A fault schedule (src/model/faults), times from the steady state's start; it replaces steadyMs and outageMs. */
+  readonly faults?: readonly Fault[] | undefined;
+  /** Observation after the last fault's end. */
   readonly observeMs: number;
   readonly serverArgs: readonly string[];
   readonly clientArgs: readonly string[];
+  /** The herd's load and seed, for a spike's extra clients (needed only with a spike). */
+  readonly load?: { readonly arrivals: "closed" | "open"; readonly clients: number; readonly ratePerSec: number; readonly seed: number };
 }
 
-export type Phase = "starting" | "steady" | "outage" | "observe" | "stopping";
+export type Phase = "starting" | "steady" | "outage" | "faults" | "observe" | "stopping";
 
 /** What the programs report as they print it, for a live view. Times in ms from the run's start. */
 export type LiveRecord =
   | { readonly kind: "phase"; readonly phase: "steady" | "outage" | "observe"; readonly atMs: number }
+  /** A fault of a schedule begins (times from the run's start); not sent for the article's one stop, which is the outage phase. */
+  | { readonly kind: "fault"; readonly fault: Fault }
   | { readonly kind: "server"; readonly sample: ServerSample }
   | { readonly kind: "client"; readonly window: ClientWindow & { readonly throttledPerSec?: number | undefined } };
 
@@ -39,17 +53,25 @@ export interface ExperimentRecord {
   readonly phases: Phases;
   readonly server: ServerSample[];
   readonly client: ClientWindow[];
-  /** The raw JSON lines of both programs, as they printed them. */
+  /** The raw JSON lines of both programs, as they printed them (every incarnation of a server that crashed). */
   readonly serverLines: string[];
   readonly clientLines: string[];
+  /** Each spike's extra client's lines; their counts are added into `client` (src/model/extra-load.ts). */
+  readonly spikeClientLines: string[][];
+  /** The first server's pid, and every incarnation's. */
   readonly serverPid: number;
+  readonly serverPids: number[];
   readonly clientPid: number;
+  readonly spikePids: number[];
 }
 
 /**
  * Runs the article's experiment once, by itself: start ./server and ./client as a user
- * would (with -json), wait for steady state, SIGSTOP the server's pid, wait, SIGCONT it,
- * observe, then stop both by pid and check that nothing is left running or listening.
+ * would (with -json), wait for steady state, play the fault schedule on the real programs
+ * (stop: SIGSTOP and SIGCONT; crash: the server's process group killed and started again on
+ * the same port; capacity, slow, errors: through the server's fault control; spike: extra
+ * client processes for the fault's length), observe, then stop every program by pid and
+ * check that nothing is left running or listening.
  */
 export async function runExperiment(
   plan: ExperimentPlan,
@@ -58,23 +80,19 @@ export async function runExperiment(
     onProgress: (progress: Progress) => void;
     onStarted: (pids: { server: number; client: number }) => void;
     launcher: Launcher;
-    /** Called with every report line of both programs as it arrives, and at each phase. */
+    /** Called with every report line of both programs as it arrives, and at each phase and fault. */
     onRecord?: (record: LiveRecord) => void;
+    /** Told what each fault of a schedule did, in a line: which pid was stopped, killed, started. */
+    onFault?: (message: string) => void;
   },
 ): Promise<ExperimentRecord> {
   const startEpochMs = Date.now();
+  const schedule = scheduleOf(plan);
+  const onlyOneStop = schedule.length === 1 && schedule[0]!.kind === "stop";
   const serverLaunch = options.launcher("server");
-  const server = new ChildProgram("server", serverLaunch.command, [
-    ...serverLaunch.args,
-    "-listen",
-    "127.0.0.1:0",
-    "-json",
-    ...plan.serverArgs,
-  ]);
-  let client: ChildProgram | undefined;
   const onRecord = options.onRecord;
   const unfollow: (() => void)[] = [];
-  // A line that breaks its contract, seen while following: it ends the run at the next check, with both programs stopped.
+  // A line that breaks its contract, seen while following: it ends the run at the next check, with every program stopped.
   let brokenLine: unknown;
   const live = (read: () => void) => {
     try {
@@ -83,37 +101,54 @@ export async function runExperiment(
       brokenLine ??= error;
     }
   };
-  if (onRecord !== undefined) {
-    unfollow.push(
-      follow(server, (text, line) =>
-        live(() => onRecord({ kind: "server", sample: serverSample(parseServerLine(text, { file: SERVER_OUTPUT, line }), startEpochMs) })),
-      ),
-    );
-  }
+  const server = new ServerProcess(
+    (listen) =>
+      new ChildProgram("server", serverLaunch.command, [
+        ...serverLaunch.args,
+        ...["-listen", listen, "-json"],
+        ...(schedule.some((fault) => isControlled(fault.kind)) ? ["-admin-listen", "127.0.0.1:0"] : []),
+        ...plan.serverArgs,
+      ]),
+    schedule.some((fault) => isControlled(fault.kind)),
+    (incarnation) => {
+      if (onRecord === undefined) return;
+      unfollow.push(
+        follow(incarnation, (text, line) =>
+          live(() =>
+            onRecord({ kind: "server", sample: serverSample(parseServerLine(text, { file: SERVER_OUTPUT, line }), startEpochMs) }),
+          ),
+        ),
+      );
+    },
+  );
+  let client: ChildProgram | undefined;
+  /** The spikes' extra clients, by fault; each stopped by its own pid at its fault's end. */
+  const spikeByFault = new Map<number, ChildProgram>();
+  const spikes = () => [...spikeByFault.values()];
+  const spikesStopped = new Set<ChildProgram>();
+  const stopping: Promise<unknown>[] = [];
   const abandon = () => {
     server.kill();
     client?.kill();
+    for (const spike of spikes()) spike.kill();
   };
   options.signal.addEventListener("abort", abandon, { once: true });
   try {
-    const listening = await server
-      .waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 })
-      .catch(notStarted);
-    const port = Number(/:(\d+)\/api/.exec(listening)![1]);
+    await server.start();
+    const port = server.listeningPort;
     const clientLaunch = options.launcher("client");
-    client = new ChildProgram("client", clientLaunch.command, [
-      ...clientLaunch.args,
-      "-url",
-      `http://127.0.0.1:${port}/api`,
-      "-json",
-      // Enough threads for a large herd, so that a verdict is never the client's own lag; the user's -workers wins.
-      "-workers",
-      "auto",
-      ...plan.strategy.clientArgs,
-      ...plan.clientArgs,
-    ]);
-    const programs = [server, client];
-    const clientStarted = client;
+    const startClient = (extraArgs: readonly string[]) =>
+      new ChildProgram("client", clientLaunch.command, [
+        ...clientLaunch.args,
+        ...["-url", `http://127.0.0.1:${port}/api`, "-json"],
+        // Enough threads for a large herd, so that a verdict is never the client's own lag; the user's -workers wins.
+        ...["-workers", "auto"],
+        ...plan.strategy.clientArgs,
+        ...plan.clientArgs,
+        ...extraArgs,
+      ]);
+    const clientStarted = startClient([]);
+    client = clientStarted;
     if (onRecord !== undefined) {
       unfollow.push(
         follow(clientStarted, (text, line) =>
@@ -126,13 +161,26 @@ export async function runExperiment(
       );
     }
     await clientStarted.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 }).catch(notStarted);
-    options.onStarted({ server: server.pid, client: clientStarted.pid });
+    options.onStarted({ server: server.program!.pid, client: clientStarted.pid });
 
-    const runStartEpochMs = Date.now();
+    const tell = (message: string) => options.onFault?.(message);
+    const runStartMs = Date.now() - startEpochMs;
+    const faults = schedule.map((fault) => ({ ...fault, atMs: runStartMs + fault.atMs }));
+    // A spike's client is started now and waits for its fault's start (-start-at): a Node
+    // process takes a second or more to start on a busy machine, which would cut the spike short.
+    faults.forEach((fault, index) => {
+      if (fault.kind !== "spike") return;
+      const spike = startClient([...spikeArgs(plan, fault, index), "-start-at", String(startEpochMs + fault.atMs)]);
+      spikeByFault.set(index, spike);
+      tell(`spike: extra client pid ${spike.pid} started, waiting for ${formatFault(schedule[index]!, formatDuration)}`);
+    });
+    const firstStartMs = Math.min(...faults.map((fault) => fault.atMs));
+    const lastEndMs = Math.max(...faults.map((fault) => fault.atMs + fault.durationMs));
     const phases: Phases = {
-      stopAtMs: runStartEpochMs - startEpochMs + plan.steadyMs,
-      resumeAtMs: runStartEpochMs - startEpochMs + plan.steadyMs + plan.outageMs,
-      endMs: runStartEpochMs - startEpochMs + plan.steadyMs + plan.outageMs + plan.observeMs,
+      stopAtMs: firstStartMs,
+      resumeAtMs: lastEndMs,
+      endMs: lastEndMs + plan.observeMs,
+      ...(onlyOneStop ? {} : { faults }),
     };
     const report = (phase: Phase, phaseEndsAtMs: number) =>
       options.onProgress({
@@ -144,40 +192,113 @@ export async function runExperiment(
           startEpochMs,
           CLIENT_OUTPUT,
         ).at(-1),
-        server: readServerSamples(
-          server.stdout.map((line) => line.text),
-          startEpochMs,
-          SERVER_OUTPUT,
-        ).at(-1),
+        server: readServerSamples(server.stdoutLines(), startEpochMs, SERVER_OUTPUT).at(-1),
       });
 
-    onRecord?.({ kind: "phase", phase: "steady", atMs: runStartEpochMs - startEpochMs });
-    await phase("steady", phases.stopAtMs);
-    if (!server.signal("SIGSTOP")) throw diedEarly(server);
-    onRecord?.({ kind: "phase", phase: "outage", atMs: phases.stopAtMs });
-    await phase("outage", phases.resumeAtMs);
-    if (!server.signal("SIGCONT")) throw diedEarly(server);
+    // What runs at each fault's start and end, in time order (an end before a start at the same instant).
+    const active: Fault[] = [];
+    const setControlled = () => server.setFaults(activeOf(active));
+    const actions = faults.flatMap((fault, index) => {
+      const endMs = fault.atMs + fault.durationMs;
+      // order 0: an end, 1: a start, so that at the same instant one fault ends before the next begins.
+      const at = (atMs: number, order: 0 | 1, run: () => Promise<void> | void) => ({ atMs, order, fault, run });
+      switch (fault.kind) {
+        case "stop":
+          return [
+            at(fault.atMs, 1, () => {
+              const program = server.program;
+              if (program !== undefined && !program.signal("SIGSTOP")) throw diedEarly(program);
+              tell(`stop: SIGSTOP to server pid ${program?.pid ?? "(crashed)"}`);
+            }),
+            at(endMs, 0, () => {
+              const program = server.program;
+              if (program !== undefined && !program.signal("SIGCONT")) throw diedEarly(program);
+              tell(`stop over: SIGCONT to server pid ${program?.pid ?? "(crashed)"}`);
+            }),
+          ];
+        case "crash":
+          return [
+            at(fault.atMs, 1, async () => {
+              const pid = server.program?.pid;
+              await server.crash();
+              tell(`crash: server pid ${pid} and its group killed (SIGKILL); connections to port ${server.listeningPort} are refused`);
+            }),
+            at(endMs, 0, async () => {
+              const program = await server.start();
+              tell(`crash over: server started again on port ${server.listeningPort}, pid ${program.pid}`);
+            }),
+          ];
+        case "spike":
+          return [
+            at(fault.atMs, 1, () => {
+              const spike = spikeByFault.get(index)!;
+              tell(`spike: extra client pid ${spike.pid} sending (${spikeArgs(plan, fault, index).slice(0, 2).join(" ")})`);
+            }),
+            at(endMs, 0, () => {
+              const spike = spikeByFault.get(index)!;
+              if (!spike.running) throw diedEarly(spike);
+              spikesStopped.add(spike);
+              stopping.push(spike.stop());
+              tell(`spike over: extra client pid ${spike.pid} stopped`);
+            }),
+          ];
+        default:
+          return [
+            at(fault.atMs, 1, () => {
+              active.push(fault);
+              setControlled();
+              tell(`${fault.kind}: set through the fault control: ${formatActiveFaults(activeOf(active))}`);
+            }),
+            at(endMs, 0, () => {
+              active.splice(active.indexOf(fault), 1);
+              setControlled();
+              tell(`${fault.kind} over: the fault control now has ${formatActiveFaults(activeOf(active))}`);
+            }),
+          ];
+      }
+    });
+    actions.sort((a, b) => a.atMs - b.atMs || a.order - b.order);
+    const running = () => [server.program, clientStarted, ...spikes().filter((spike) => !spikesStopped.has(spike))];
+
+    onRecord?.({ kind: "phase", phase: "steady", atMs: runStartMs });
+    let phaseName: Phase = "steady";
+    for (const [step, action] of actions.entries()) {
+      await phase(phaseName, action.atMs);
+      await action.run();
+      if (action.order === 1 && !onlyOneStop) onRecord?.({ kind: "fault", fault: action.fault });
+      if (step === 0) {
+        phaseName = onlyOneStop ? "outage" : "faults";
+        if (onlyOneStop) onRecord?.({ kind: "phase", phase: "outage", atMs: phases.stopAtMs });
+      }
+    }
     onRecord?.({ kind: "phase", phase: "observe", atMs: phases.resumeAtMs });
     await phase("observe", phases.endMs);
     report("stopping", phases.endMs);
 
+    await Promise.all(stopping);
+    await server.settled();
     await clientStarted.stop();
-    await server.stop();
+    const lastServer = server.program;
+    if (lastServer !== undefined) await lastServer.stop();
+    const programs = [...server.incarnations, clientStarted, ...spikes()];
     await ensureGone(programs, port);
-    const serverOutput = server.stdout.map((line) => line.text);
+    const serverOutput = server.stdoutLines();
     const clientOutput = clientStarted.stdout.map((line) => line.text);
-    const serverLines = serverOutput.filter((line) => line.startsWith("{"));
-    const clientLines = clientOutput.filter((line) => line.startsWith("{"));
+    const spikeOutputs = spikes().map((spike) => spike.stdout.map((line) => line.text));
+    const extraWindows = spikeOutputs.flatMap((output) => readClientWindows(output, startEpochMs, SPIKE_OUTPUT));
     return {
       strategy: plan.strategy.name,
       startEpochMs,
       phases,
       server: readServerSamples(serverOutput, startEpochMs, SERVER_OUTPUT),
-      client: readClientWindows(clientOutput, startEpochMs, CLIENT_OUTPUT),
-      serverLines,
-      clientLines,
-      serverPid: server.pid,
+      client: addExtraLoad(readClientWindows(clientOutput, startEpochMs, CLIENT_OUTPUT), extraWindows),
+      serverLines: serverOutput.filter((line) => line.startsWith("{")),
+      clientLines: clientOutput.filter((line) => line.startsWith("{")),
+      spikeClientLines: spikeOutputs.map((output) => output.filter((line) => line.startsWith("{"))),
+      serverPid: server.incarnations[0]!.pid,
+      serverPids: server.incarnations.map((program) => program.pid),
       clientPid: clientStarted.pid,
+      spikePids: spikes().map((spike) => spike.pid),
     };
 
     /** Waits until `endsAtMs`, reporting progress, and fails if a program dies meanwhile. */
@@ -185,14 +306,15 @@ export async function runExperiment(
       while (Date.now() < startEpochMs + endsAtMs) {
         if (options.signal.aborted) throw new Error("interrupted");
         if (brokenLine !== undefined) throw brokenLine;
-        for (const program of programs) if (!program.running) throw diedEarly(program);
+        if (server.failure !== undefined) throw server.failure;
+        for (const program of running()) if (program !== undefined && !program.running) throw diedEarly(program);
         report(name, endsAtMs);
         await new Promise((wake) => setTimeout(wake, Math.min(250, startEpochMs + endsAtMs - Date.now())));
       }
     }
   } catch (error) {
     abandon();
-    await Promise.all([server.exited, client?.exited]);
+    await Promise.all([...server.incarnations.map((program) => program.exited), client?.exited, ...spikes().map((spike) => spike.exited)]);
     throw error;
   } finally {
     options.signal.removeEventListener("abort", abandon);
@@ -200,9 +322,31 @@ export async function runExperiment(
   }
 }
 
+/** The run's faults, times from the steady state's start: the plan's schedule, or its one stop. */
+export function scheduleOf(plan: Pick<ExperimentPlan, "faults" | "steadyMs" | "outageMs">): readonly Fault[] {
+  return plan.faults ?? [{ kind: "stop", atMs: plan.steadyMs, durationMs: plan.outageMs, factor: 1 }];
+}
+
+const isControlled = (kind: FaultKind) => (CONTROLLED_KINDS as readonly string[]).includes(kind);
+
+/**
+ * A spike's extra client: the herd's users × (factor − 1) (or its open-loop rate × (factor −
+ * 1)), with a seed of its own, so that its users do not repeat the herd's schedule.
+ */
+export function spikeArgs(plan: Pick<ExperimentPlan, "load">, fault: Fault, index: number): string[] {
+  if (plan.load === undefined) throw new Error("a spike needs the plan's load");
+  const extra = fault.factor - 1;
+  const load =
+    plan.load.arrivals === "open"
+      ? ["-rate", String(plan.load.ratePerSec * extra)]
+      : ["-clients", String(Math.max(1, Math.round(plan.load.clients * extra)))];
+  return [...load, "-seed", String(spikeSeed(plan.load.seed, index))];
+}
+
 /** How messages name the programs' output: a line that breaks its contract is a bug in that program. */
 const SERVER_OUTPUT = "the server's stdout";
 const CLIENT_OUTPUT = "the client's stdout";
+const SPIKE_OUTPUT = "a spike client's stdout";
 
 /** Calls `onLine` with each JSON line a program prints on stdout (and its line number), once, as it arrives. */
 function follow(program: ChildProgram, onLine: (text: string, line: number) => void): () => void {
@@ -213,11 +357,6 @@ function follow(program: ChildProgram, onLine: (text: string, line: number) => v
       if (text.startsWith("{")) onLine(text, next);
     }
   });
-}
-
-/** A program that did not come up (it exited, or never said it was ready) fails the run with what it said. */
-function notStarted(error: unknown): never {
-  throw error instanceof Error ? new FatalError(error.message) : error;
 }
 
 function diedEarly(program: ChildProgram): FatalError {

@@ -14,6 +14,7 @@ import { randomSeed } from "../runtime/random-seed.ts";
 import { type ServerMetrics, serverMetrics } from "./metrics.ts";
 import { type ServerOptions, serverFigures, serverModelOf } from "./options.ts";
 import { serverLine } from "../contracts/server-line-writer.ts";
+import { type ActiveFault, conditionsOfActive } from "../model/faults/control.ts";
 
 export interface RunningServer {
   readonly address: ListenAddress;
@@ -23,6 +24,9 @@ export interface RunningServer {
   readonly figures: ServerModelFigures;
   /** Client connections open now. */
   readonly openConnections: () => number;
+  /** The faults set through the fault control (-admin-listen), and setting them; undefined without the control. */
+  readonly activeFaults: () => readonly ActiveFault[] | undefined;
+  setFaults(active: readonly ActiveFault[]): void;
   /** Stops accepting, drops every connection and the model's timer. */
   close(): Promise<void>;
 }
@@ -52,7 +56,9 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
   const queue = createServerModel(spec, clock, {
     cancelOnDisconnect: options.cancelOnDisconnect,
     maxConcurrency: options.maxConcurrency,
-    errorInjection: options.errorRate > 0 ? { rate: options.errorRate, random: seededRandom(seed) } : undefined,
+    // The fault control's errors fault draws from the same seeded source, so it needs one even at -error-rate 0.
+    errorInjection:
+      options.errorRate > 0 || options.adminListen !== undefined ? { rate: options.errorRate, random: seededRandom(seed) } : undefined,
     maxInService: options.maxInService ?? Infinity,
     serviceRandom: streamRandom(seed, 1),
   });
@@ -67,7 +73,16 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
   const shedHeaders: Record<string, string> = { "content-type": "text/plain" };
   if (options.retryAfterMs > 0) shedHeaders["retry-after"] = String(retryAfterSeconds(options.retryAfterMs));
   let openConnections = 0;
-  const metrics = options.metrics ? serverMetrics(queue, figures.overloadAbove, () => openConnections) : undefined;
+  // With the fault control on, the faults it set (none at first); without it, nothing is said of faults anywhere.
+  let activeFaults: readonly ActiveFault[] | undefined = options.adminListen === undefined ? undefined : [];
+  const metrics = options.metrics
+    ? serverMetrics(
+        queue,
+        figures.overloadAbove,
+        () => openConnections,
+        () => activeFaults,
+      )
+    : undefined;
   const admittedAtMs = new WeakMap<ServerResponse, number>();
   const complete =
     metrics === undefined
@@ -87,6 +102,7 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
     metrics,
     admittedAtMs,
     complete,
+    activeFaults: () => activeFaults,
   };
   // Requests in service may wait for hours or forever; only the time to receive a request
   // head is bounded (Node turns its own headers timeout off along with the request timeout).
@@ -118,6 +134,11 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
     queue,
     figures,
     openConnections: () => openConnections,
+    activeFaults: () => activeFaults,
+    setFaults: (active) => {
+      activeFaults = [...active];
+      queue.setFaultConditions(conditionsOfActive(active));
+    },
     close: () =>
       new Promise<void>((resolve) => {
         queue.stop();
@@ -142,6 +163,7 @@ interface RequestContext {
   readonly admittedAtMs: WeakMap<ServerResponse, number>;
   /** `answer`, or with -metrics `answer` that also records the latency of each request served. */
   readonly complete: (response: ServerResponse, completion: Completion) => void;
+  readonly activeFaults: () => readonly ActiveFault[] | undefined;
 }
 
 /** Answers a request that left service: one function for every request, its response the context. */
@@ -172,7 +194,7 @@ function handleRequest(request: IncomingMessage, response: ServerResponse, conte
       return;
     }
     if (path === "/stats") {
-      const body = JSON.stringify(serverLine(now(), queue.snapshot()));
+      const body = JSON.stringify(serverLine(now(), queue.snapshot(), context.activeFaults()));
       response.writeHead(200, { "content-type": "application/json" }).end(body);
       return;
     }
@@ -251,7 +273,7 @@ function closeWithStatus(socket: Socket, status: string, headers = ""): void {
   socket.once("close", () => clearTimeout(linger));
 }
 
-function listen(server: Server, address: ListenAddress, backlog: number): Promise<void> {
+export function listen(server: Server, address: ListenAddress, backlog: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       reject(new FatalError(`listen ${formatListenAddress(address)}: ${describeSystemError(error)}`));

@@ -4,6 +4,7 @@ import { readFdLimit, readFdUsage } from "../runtime/fd-usage.ts";
 import { realClock } from "../clock/real-clock.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { startHttpServer } from "./http-server.ts";
+import { startAdminServer } from "./admin-server.ts";
 import { describeModel, modelDrawsRandom } from "./model-flags.ts";
 import { FIGURES_TIMEOUT_MS, parseServerArgs, resolveServerOptions, serverModelOf } from "./options.ts";
 import { formatServerJson } from "../contracts/server-line-writer.ts";
@@ -54,10 +55,19 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
   const seeded = draws ? `; service times seed ${options.seed}` : "";
   io.stderr.write(`server: ${describeModel(spec, server.figures, FIGURES_TIMEOUT_MS)}${seeded}\n`);
 
+  const admin = options.adminListen === undefined ? undefined : await startAdminServer(options.adminListen, server);
+  if (admin !== undefined) {
+    const shownAdmin = formatListenAddress({ ...options.adminListen!, port: admin.port });
+    io.stderr.write(
+      `server: fault control on http://${shownAdmin}/faults (PUT "capacity*0.5, slow*3, errors*0.2"; an empty body lifts them)\n`,
+    );
+  }
+
   const report = () => {
     const snapshot = server.queue.snapshot();
     const now = Date.now();
-    io.stdout.write(`${options.json ? formatServerJson(now, snapshot) : formatServerLine(now, snapshot)}\n`);
+    const faults = server.activeFaults();
+    io.stdout.write(`${options.json ? formatServerJson(now, snapshot, faults) : formatServerLine(now, snapshot, "local", faults)}\n`);
     server.queue.resetPeak();
   };
   const fdWatch = watchFileDescriptors(server.openConnections, (message) => io.stderr.write(`server: ${message}\n`));

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ServiceSnapshot } from "../model/service-queue.ts";
 import type { ServerModel } from "../model/servers/server-model.ts";
+import { type ActiveFault, conditionsOfActive } from "../model/faults/control.ts";
 import { LATENCY_BUCKETS_SECONDS, METRIC_PREFIX } from "../runtime/metrics-endpoint.ts";
 
 const name = (suffix: string) => `${METRIC_PREFIX}server_${suffix}`;
@@ -22,7 +23,12 @@ export interface ServerMetrics {
  * `limit` is the concurrency above which the model is over its tipping point for the
  * verdict (the exponential model's -limit).
  */
-export function serverMetrics(queue: ServerModel, limit: number, openConnections: () => number): ServerMetrics {
+export function serverMetrics(
+  queue: ServerModel,
+  limit: number,
+  openConnections: () => number,
+  activeFaults: () => readonly ActiveFault[] | undefined = () => undefined,
+): ServerMetrics {
   const registry = new Registry();
   // Counters mirror the queue's totals: each scrape adds what was counted since the last one.
   const exported = new Map<string, number>();
@@ -113,6 +119,20 @@ export function serverMetrics(queue: ServerModel, limit: number, openConnections
       registers: [registry],
       collect() {
         this.set(queue.snapshot().threads ?? 0);
+      },
+    });
+  }
+  if (activeFaults() !== undefined) {
+    new Gauge({
+      name: name("fault_factor"),
+      help: "Fault control (-admin-listen): the factor of each kind on now (capacity, slow: 1 when off; errors: the share answered 500, 0 when off)",
+      labelNames: ["kind"],
+      registers: [registry],
+      collect() {
+        const conditions = conditionsOfActive(activeFaults() ?? []);
+        this.set({ kind: "capacity" }, conditions.capacityFactor);
+        this.set({ kind: "slow" }, conditions.slowFactor);
+        this.set({ kind: "errors" }, conditions.errorRate ?? 0);
       },
     });
   }

@@ -6,6 +6,7 @@ import { modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
 import { MODEL_FLAGS, resolveServerModel } from "./model-flags.ts";
 import { DEADLINE_HEADER, retryAfterSeconds } from "../model/protection-headers.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
+import { adminListenProblem } from "./admin-listen.ts";
 
 // The server model's one-line description, for the programs that state it (./sim too).
 export { describeModel } from "./model-flags.ts";
@@ -123,6 +124,17 @@ export const SERVER_FLAGS = [
     description: "close a connection that has not sent a complete request head within this time, with 408 (0 = never)",
   },
   {
+    name: "admin-listen",
+    group: "run",
+    kind: "string",
+    default: "",
+    placeholder: "host:port",
+    description:
+      "fault control on this loopback address (off by default): PUT /faults with a body such as 'capacity*0.5, slow*3, errors*0.2' " +
+      "sets those faults, an empty body lifts them, GET /faults shows them (docs/faults.md)",
+    check: adminListenProblem,
+  },
+  {
     name: "json",
     group: "output",
     kind: "boolean",
@@ -173,6 +185,8 @@ export interface ServerOptions {
   readonly json: boolean;
   /** Serve GET /metrics. */
   readonly metrics: boolean;
+  /** Where the fault control listens (-admin-listen, loopback); undefined when it is off. */
+  readonly adminListen?: ListenAddress | undefined;
 }
 
 export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): ServerOptions {
@@ -200,6 +214,7 @@ export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): S
     headersTimeoutMs: values["headers-timeout"],
     json: values.json,
     metrics: values.metrics,
+    adminListen: values["admin-listen"] === "" ? undefined : (parseListenAddress(values["admin-listen"]) as ListenAddress),
   };
 }
 

@@ -1,6 +1,7 @@
 import { formatDuration } from "../cli/duration.ts";
 import { formatStampMilli } from "../cli/timestamp.ts";
 import type { ServiceSnapshot } from "../model/service-queue.ts";
+import { type ActiveFault, formatActiveFaults } from "../model/faults/control.ts";
 
 /**
  * The reference server's once-a-second line:
@@ -8,13 +9,22 @@ import type { ServiceSnapshot } from "../model/service-queue.ts";
  * The queue model's follows it with its queue and threads (concurrency counts both, last
  * delay is the time in the server of the request answered last):
  * `Jun 21 22:11:08.519: concurrency:   12, last delay: 40ms, queue: 4, threads busy: 8/8`
+ * and while the fault control (-admin-listen) has faults on, with them:
+ * `…, last delay: 100ms, faults: capacity*0.5 errors*0.2`
  */
-export function formatServerLine(epochMs: number, snapshot: ServiceSnapshot, timeZone: "local" | "utc" = "local"): string {
+export function formatServerLine(
+  epochMs: number,
+  snapshot: ServiceSnapshot,
+  timeZone: "local" | "utc" = "local",
+  faults: readonly ActiveFault[] = [],
+): string {
   const concurrency = String(snapshot.concurrency).padStart(4, " ");
   const line = `${formatStampMilli(epochMs, timeZone)}: concurrency: ${concurrency}, last delay: ${formatDuration(snapshot.lastDelayMs)}`;
-  return snapshot.threads === undefined
-    ? line
-    : `${line}, queue: ${snapshot.queueLength}, threads busy: ${snapshot.threadsBusy}/${snapshot.threads}`;
+  const withThreads =
+    snapshot.threads === undefined
+      ? line
+      : `${line}, queue: ${snapshot.queueLength}, threads busy: ${snapshot.threadsBusy}/${snapshot.threads}`;
+  return faults.length === 0 ? withThreads : `${withThreads}, faults: ${formatActiveFaults(faults).replaceAll(", ", " ")}`;
 }
 
 /** The server's totals, for a summary: what it did with every request it was sent. */

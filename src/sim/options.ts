@@ -35,8 +35,10 @@ const durationListProblem = (text: string) => {
   }
 };
 
-const readFaults = (text: string) => parseFaults(text, parseDuration);
-const faultsProblem = (text: string) => {
+/** The -faults flag of ./sim and the demo (which reads this file, ./sim's public face): one reader and one check, with Go durations. */
+export const readFaults = (text: string): Fault[] => parseFaults(text, parseDuration);
+
+export const faultsProblem = (text: string): string | undefined => {
   try {
     readFaults(text);
     return undefined;
@@ -45,6 +47,12 @@ const faultsProblem = (text: string) => {
     throw error;
   }
 };
+
+/** What the kinds mean, for both programs' help. */
+export const FAULTS_HELP =
+  `fault schedule, kind@start+length[*factor] separated by commas, e.g. "stop@15s+20s, spike@60s+5s*2"; kinds ${FAULT_KINDS.join(", ")} ` +
+  "(stop: SIGSTOP; crash: lost work, refused connections; capacity *f: threads or limit; slow *f: service time or delay; " +
+  "errors *p: share answered 500; spike *f: the clients' load)";
 
 /** Worker threads for independent simulations: the simulator's runs, and choose's measurements. */
 export const PARALLEL_FLAG = {
@@ -65,10 +73,7 @@ const SIM_ONLY_FLAGS = [
     kind: "string",
     default: undefined,
     placeholder: "schedule",
-    description:
-      `fault schedule, kind@start+length[*factor] separated by commas, e.g. "stop@15s+20s, spike@60s+5s*2"; kinds ${FAULT_KINDS.join(", ")} ` +
-      "(stop: SIGSTOP; crash: lost work, refused connections; capacity *f: threads or limit; slow *f: service time or delay; " +
-      "errors *p: share answered 500; spike *f: the clients' load); replaces -outage-at and -outage",
+    description: `${FAULTS_HELP}; replaces -outage-at and -outage`,
     check: faultsProblem,
   },
   {

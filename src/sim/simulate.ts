@@ -8,6 +8,7 @@ import { seededRandom, streamRandom } from "../backoff/random.ts";
 import type { OutOfMemoryEvent, ServiceSnapshot } from "../model/service-queue.ts";
 import { conditionsOf } from "../model/faults/conditions.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
+import { spikeSeed } from "../model/faults/spike-seed.ts";
 import type { ServerModelFigures } from "../model/servers/figures.ts";
 import { createServerModel, modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
 import { perSecond, type WindowReport, WindowStats } from "../model/window-stats.ts";
@@ -150,11 +151,6 @@ function spikeLoad(config: SimulationConfig, factor: number): SimulationConfig {
   const arrivals = config.arrivals;
   if (arrivals?.kind === "open") return { ...config, arrivals: { ...arrivals, ratePerSec: arrivals.ratePerSec * (factor - 1) } };
   return { ...config, users: Math.max(1, Math.round(config.users * (factor - 1))) };
-}
-
-/** The seed of a spike's extra users: a stream of its own per fault. */
-function spikeSeed(seed: number, index: number): number {
-  return (seed ^ (0x2545f491 + index * 0x9e3779b9)) & 0x7fffffff;
 }
 
 /** The seed of the server's error injection: a stream of its own, apart from the clients'. */

@@ -170,6 +170,48 @@ describe("the live dashboard, in Chromium", () => {
     expect(errors).toEqual(["console: Failed to load resource: net::ERR_INCOMPLETE_CHUNKED_ENCODING"]);
   });
 
+  it("marks each fault by kind with a labelled band, says which are on, and shows the queue model's queue and threads", async () => {
+    const dashboard: Dashboard = await startDashboard({ port: 0, title: "thundering-herd", source: "fed by a test" });
+    cleanups.push(() => dashboard.close());
+    const { page, errors } = await browserPage();
+    await page.goto(dashboard.url);
+    await statusIs(page, "live");
+    dashboard.publish({ kind: "run", run: 0, strategy: "fixed", limit: 30 });
+    dashboard.publish({ kind: "phase", run: 0, phase: "steady", atS: 0 });
+    for (let second = 1; second <= 4; second++) {
+      dashboard.publish({
+        kind: "server",
+        run: 0,
+        atS: second,
+        concurrency: 8 + 10 * second,
+        delayS: 0.02,
+        queueLength: 10 * second,
+        threadsBusy: 8,
+        threads: 8,
+      });
+    }
+    await page.waitForFunction(() => window.dashboard.plots.concurrency?.data[0]?.includes(4));
+    // The capacity band's orange over the steady phase's tint, on the canvas' transparent ground (its pixels are read unblended).
+    const capacityBand = [206, 125, 51] as const;
+    expect(await pixelsOf(page, "concurrency", capacityBand)).toBeLessThan(20);
+    expect(await page.textContent("#faults")).toBe("–");
+    dashboard.publish({ kind: "fault", run: 0, fault: "capacity", fromS: 2, toS: 6, label: "capacity ×0.5" });
+    dashboard.publish({ kind: "fault", run: 0, fault: "slow", fromS: 3, toS: 7, label: "slow ×3" });
+    dashboard.publish({ kind: "server", run: 0, atS: 5, concurrency: 58, delayS: 0.06, queueLength: 50, threadsBusy: 4, threads: 4 });
+    await page.waitForFunction(() => window.dashboard.runs[0]?.server.points === 5);
+    expect(await page.textContent("#faults")).toBe("capacity ×0.5, slow ×3");
+    expect(await page.isVisible("#queue-figures")).toBe(true);
+    expect(await page.textContent("#queue")).toBe("50");
+    expect(await page.textContent("#threads")).toBe("4/4");
+    expect(await page.evaluate(() => window.dashboard.plots.concurrency!.series.map((series) => series.label))).toEqual([
+      "t (s)",
+      "fixed",
+      "queue",
+    ]);
+    expect(await pixelsOf(page, "concurrency", capacityBand)).toBeGreaterThan(200);
+    expect(errors).toEqual([]);
+  });
+
   it("plays a simulated run back with ./sim -dashboard -speed 20x, every report of every strategy", async () => {
     const sim = spawnCli("sim", [
       ...["-clients", "200", "-lambda", "2", "-timeout", "400ms", "-interval", "1s"],

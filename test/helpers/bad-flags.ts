@@ -22,6 +22,8 @@ export const BAD_FLAGS: Readonly<Record<"server" | "client" | "sim" | "demo", re
     bad("-baseDelay", "-baseDelay", "-1s"),
     bad("-k", "-k", "0"),
     bad("-listen", "-listen", "nowhere"),
+    bad("-admin-listen", "-admin-listen", ":8071"),
+    bad("-admin-listen", "-admin-listen", "0.0.0.0:8071"),
     bad("-listen", "-listen", "127.0.0.1:99999"),
     bad("-backlog", "-backlog", "0"),
     bad("-cancel-on-disconnect", "-cancel-on-disconnect=maybe"),
@@ -93,5 +95,9 @@ export const BAD_FLAGS: Readonly<Record<"server" | "client" | "sim" | "demo", re
     bad("-debug", "-debug=x"),
     bad("-nope", "-nope"),
     bad("-out", "-out"),
+    bad("-faults", "-faults", "stop@15s"),
+    bad("-faults", "-faults", "spike@1s+2s*0.5"),
+    bad("-faults", "-faults", "stop@15s+20s", "-steady", "5s"),
+    bad("-admin-listen", "-server-args", "-admin-listen 127.0.0.1:0"),
   ],
 };

@@ -13,13 +13,26 @@ const COLOURS = {
   timedout: "#ff7f0e",
   throttled: "#8c564b",
   attempts: "#7f7f7f",
+  queue: "#17becf",
 };
 /** Earlier strategies of the same run, muted. */
 const MUTED = ["#a6bddb", "#c2a5cf", "#bdbdbd", "#fdbf6f", "#b2df8a", "#fb9a99", "#cab2d6", "#d9d9d9"];
 const { delay, delayExponent, drawLimit, fromZero, powersOfTen, readableSeconds, shadeBands, spanTime, timeAxes } = herdCharts;
 const PHASE_FILL = { steady: "rgba(31, 119, 180, 0.05)", outage: "rgba(214, 39, 40, 0.15)", observe: "rgba(44, 160, 44, 0.10)" };
+/** A fault schedule's bands, one colour per kind (src/model/faults). */
+const FAULT_FILL = {
+  stop: "rgba(214, 39, 40, 0.15)",
+  crash: "rgba(127, 0, 0, 0.18)",
+  capacity: "rgba(255, 127, 14, 0.15)",
+  slow: "rgba(148, 103, 189, 0.15)",
+  errors: "rgba(227, 119, 194, 0.15)",
+  spike: "rgba(188, 189, 34, 0.18)",
+};
 
-/** runs[n]: { strategy, limit, phases: [{ phase, atS }], server: {...arrays}, client: {...arrays}, verdict } */
+/**
+ * runs[n]: { strategy, limit, phases: [{ phase, atS }], faults: [{ fault, fromS, toS, label }], server: {...arrays},
+ * client: {...arrays}, verdict }
+ */
 let runs = [];
 let ended = false;
 let drawPending = false;
@@ -28,10 +41,11 @@ const plots = {};
 
 const $ = (id) => document.getElementById(id);
 
-function pushServer(run, atS, concurrency, delayS) {
+function pushServer(run, atS, concurrency, delayS, queueLength) {
   run.server.t.push(atS);
   run.server.concurrency.push(concurrency);
   run.server.delay.push(delayS);
+  run.server.queue.push(queueLength);
 }
 
 function newRun(event) {
@@ -39,7 +53,8 @@ function newRun(event) {
     strategy: event.strategy,
     limit: event.limit,
     phases: [],
-    server: { t: [], concurrency: [], delay: [], points: 0, lastConcurrency: null, lastDelayS: null },
+    faults: [],
+    server: { t: [], concurrency: [], delay: [], queue: [], points: 0, lastConcurrency: null, lastDelayS: null, lastQueue: null },
     client: { t: [], ok: [], errors: [], timedout: [], throttled: [], attempts: [], hasThrottled: false, behind: [] },
     verdict: undefined,
   };
@@ -60,14 +75,23 @@ function receive(event) {
     case "phase":
       run.phases.push({ phase: event.phase, atS: event.atS });
       break;
+    case "fault":
+      run.faults.push({ fault: event.fault, fromS: event.fromS, toS: event.toS, label: event.label });
+      break;
     case "server": {
       // A server stopped by an outage reports nothing: its lines break off between the reports around it.
       const previous = run.server.t.at(-1);
-      const stopped = run.phases.some((phase) => phase.phase === "outage" && phase.atS >= previous && phase.atS < event.atS);
-      if (stopped) pushServer(run, (previous + event.atS) / 2, null, null);
-      pushServer(run, event.atS, event.concurrency, delayExponent(event.delayS));
+      const startedBetween = (atS) => atS >= previous && atS < event.atS;
+      const stopped =
+        run.phases.some((phase) => phase.phase === "outage" && startedBetween(phase.atS)) ||
+        run.faults.some((fault) => (fault.fault === "stop" || fault.fault === "crash") && startedBetween(fault.fromS));
+      if (stopped) pushServer(run, (previous + event.atS) / 2, null, null, null);
+      pushServer(run, event.atS, event.concurrency, delayExponent(event.delayS), event.queueLength ?? null);
       run.server.lastDelayS = event.delayS;
       run.server.lastConcurrency = event.concurrency;
+      // The queue model's state, where the server has one.
+      run.server.lastQueue =
+        event.threads === undefined ? null : { queueLength: event.queueLength, threadsBusy: event.threadsBusy, threads: event.threads };
       run.server.points++;
       break;
     }
@@ -119,11 +143,19 @@ function draw() {
   const label = (other) => `${other.strategy} (earlier)`;
 
   const withServer = shown.filter((other) => other.server.t.length > 0);
+  // The queue model's waiting requests beside the current run's requests in the server.
+  const hasQueue = run.server.queue.some((value) => value !== null);
   plot(
     "concurrency",
-    withServer.map((other) => [other.server.t, other.server.concurrency]),
-    withServer.map((other, index) =>
-      other === run ? line(run.strategy, COLOURS.concurrency, 2) : line(label(other), MUTED[index % MUTED.length], 1),
+    withServer.map((other) =>
+      other === run && hasQueue
+        ? [other.server.t, other.server.concurrency, other.server.queue]
+        : [other.server.t, other.server.concurrency],
+    ),
+    withServer.flatMap((other, index) =>
+      other === run
+        ? [line(run.strategy, COLOURS.concurrency, 2), ...(hasQueue ? [line("queue", COLOURS.queue, 1.5)] : [])]
+        : [line(label(other), MUTED[index % MUTED.length], 1)],
     ),
     { distr: 4, range: fromZero },
     (u) => drawLimit(u, run.limit),
@@ -195,7 +227,7 @@ function plot(name, tables, series, yScale, drawExtra, yAxis) {
   plots[name] = entry;
 }
 
-/** The current run's phases as shaded bands, each named at its top. */
+/** The current run's phases as shaded bands, each named at its top; then its faults, each in its kind's colour and named below. */
 function shadePhases(u) {
   const run = runs.at(-1);
   if (run === undefined) return;
@@ -208,6 +240,29 @@ function shadePhases(u) {
       name: phase.phase,
     })),
   );
+  shadeFaults(u, run.faults);
+}
+
+/** Fault bands over the phases: overlapping faults' labels go one line lower each, so that every one can be read. */
+function shadeFaults(u, faults) {
+  const { ctx } = u;
+  const { left, top, width, height } = u.bbox;
+  const clamp = (x) => Math.min(left + width, Math.max(left, x));
+  ctx.save();
+  ctx.font = `${11 * devicePixelRatio}px system-ui, sans-serif`;
+  ctx.textAlign = "left";
+  ctx.textBaseline = "alphabetic";
+  faults.forEach((fault, index) => {
+    const from = clamp(u.valToPos(fault.fromS, "x", true));
+    const to = clamp(u.valToPos(fault.toS, "x", true));
+    if (to <= from) return;
+    const row = faults.slice(0, index).filter((other) => other.toS > fault.fromS && other.fromS < fault.toS).length;
+    ctx.fillStyle = FAULT_FILL[fault.fault] ?? "rgba(0, 0, 0, 0.08)";
+    ctx.fillRect(from, top, to - from, height);
+    ctx.fillStyle = "#333";
+    ctx.fillText(fault.label, from + 4 * devicePixelRatio, top + (26 + 13 * row) * devicePixelRatio);
+  });
+  ctx.restore();
 }
 
 // ---- figures -------------------------------------------------------------------------
@@ -219,6 +274,13 @@ function showFigures(run) {
   const hasServer = run !== undefined && run.server.points > 0;
   $("concurrency").textContent = hasServer ? run.server.lastConcurrency.toLocaleString("en") : "–";
   $("delay").textContent = hasServer ? readableSeconds(run.server.lastDelayS) : "–";
+  const queue = hasServer ? run.server.lastQueue : null;
+  $("queue-figures").hidden = queue === null;
+  $("queue").textContent = queue === null ? "–" : queue.queueLength.toLocaleString("en");
+  $("threads").textContent = queue === null ? "–" : `${queue.threadsBusy}/${queue.threads}`;
+  const now = run?.server.t.at(-1) ?? 0;
+  const faultsOn = (run?.faults ?? []).filter((fault) => fault.fromS <= now && now < fault.toS).map((fault) => fault.label);
+  $("faults").textContent = faultsOn.length === 0 ? "–" : faultsOn.join(", ");
   const rate = (values) => {
     const value = last(values);
     return value === undefined ? "–" : value.toFixed(1);

@@ -82,8 +82,16 @@ function parseFault(part: string, parseDurationMs: (text: string) => number): Fa
     return { kind, atMs, durationMs, factor: 1 };
   }
   const factor = factorText === undefined ? Number.NaN : Number(factorText);
-  if (!Number.isFinite(factor) || !rule.check(factor)) throw new FaultSyntaxError(`"${part}": ${kind} needs ${rule.rule}`);
+  const problem = factorProblem(kind, factor);
+  if (problem !== undefined) throw new FaultSyntaxError(`"${part}": ${problem}`);
   return { kind, atMs, durationMs, factor };
+}
+
+/** What is wrong with `factor` for a kind that takes one (e.g. "capacity needs a factor above 0, …"), or undefined. */
+export function factorProblem(kind: FaultKind, factor: number): string | undefined {
+  const rule = FACTOR_RULES[kind];
+  if (rule === undefined) return `${kind} takes no factor`;
+  return Number.isFinite(factor) && rule.check(factor) ? undefined : `${kind} needs ${rule.rule}`;
 }
 
 /** A fault as the schedule writes it, e.g. `spike@1m+5s*2` (with the given duration format). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clientEvent, phaseEvents, serverEvent } from "../../../src/dashboard/events.ts";
+import { clientEvent, faultEvent, phaseEvents, serverEvent } from "../../../src/dashboard/events.ts";
 
 describe("dashboard events", () => {
   it("gives times in seconds and an infinite delay as null", () => {
@@ -35,5 +35,24 @@ describe("dashboard events", () => {
       "outage@60",
       "observe@65",
     ]);
+  });
+
+  it("marks a fault by kind with its band and factor, and passes the queue model's state on", () => {
+    expect(faultEvent(1, { kind: "capacity", atMs: 20_000, durationMs: 5_000, factor: 0.5 })).toEqual({
+      kind: "fault",
+      run: 1,
+      fault: "capacity",
+      fromS: 20,
+      toS: 25,
+      label: "capacity ×0.5",
+    });
+    expect(faultEvent(0, { kind: "crash", atMs: 1_000, durationMs: 2_000, factor: 1 })).toMatchObject({ label: "crash" });
+    const sample = { atMs: 1_000, concurrency: 12, lastDelayMs: 40, peakConcurrency: 12, peakDelayMs: 40 };
+    expect(serverEvent(0, { ...sample, queueLength: 4, threadsBusy: 8, threads: 8 })).toMatchObject({
+      queueLength: 4,
+      threadsBusy: 8,
+      threads: 8,
+    });
+    expect(serverEvent(0, sample)).not.toHaveProperty("queueLength");
   });
 });

@@ -11,25 +11,10 @@ import { UsageError } from "../../../src/cli/usage-error.ts";
 import { mergeClientLogs } from "../../../src/merge/merge-logs.ts";
 import { mergeWindowReports } from "../../../src/model/window-merge.ts";
 import { type WindowReport, WindowStats } from "../../../src/model/window-stats.ts";
+import { IDLE_SERVER } from "../../helpers/server-fixtures.ts";
 
 const START = Date.UTC(2025, 5, 21, 12, 0, 0);
 const NOT_BEHIND = { eventLoopDelay: undefined, behind: undefined };
-
-/** A server snapshot with nothing going on: 100 ms delay, every total 0. */
-const IDLE_SERVER = {
-  concurrency: 0,
-  lastDelayMs: 100,
-  peakConcurrency: 0,
-  peakDelayMs: 100,
-  admitted: 0,
-  served: 0,
-  abandoned: 0,
-  abandonedInService: 0,
-  cancelled: 0,
-  shed: 0,
-  expired: 0,
-  errorsInjected: 0,
-};
 
 /** One shard's -json output: `windows` windows of 1 s from START with the given OK latencies, then a summary. */
 function shardOutput(options: {

@@ -6,6 +6,7 @@ import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import { eventually } from "../../helpers/eventually.ts";
 import { rawGet } from "../../helpers/raw-http.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
+import { TEST_SERVER_OPTIONS } from "../../helpers/server-fixtures.ts";
 
 /*
  * The real HTTP server on a loopback port, with its service model on a virtual clock: real
@@ -24,19 +25,8 @@ async function start(overrides: Partial<ServerOptions> = {}) {
   const clock = new ManualClock();
   const server = await startHttpServer(
     {
+      ...TEST_SERVER_OPTIONS,
       latency: BASE,
-      listen: { host: "127.0.0.1", port: 0 },
-      backlog: 511,
-      cancelOnDisconnect: false,
-      maxConcurrency: Infinity,
-      retryAfterMs: 1000,
-      deadlineAware: false,
-      errorRate: 0,
-      seed: undefined,
-      reportIntervalMs: 1000,
-      json: false,
-      metrics: false,
-      headersTimeoutMs: 10_000,
       ...overrides,
     },
     clock,
