@@ -81,7 +81,7 @@ describe("reading a scenario file", () => {
     expect(choose.ignored).toEqual(["strategy.strategy", "strategy.max-attempts", "faults", "run.duration", "run.strategies"]);
     expect(choose.tokens).toContain("-model=linear");
     const demo = await parseScenario(`${BROOKER.replace("run:\n", "run:\n  seed: 4\n")}`, FILE, DEMO_TARGET);
-    expect(demo.tokens).toEqual(["-strategies=fixed,full-jitter"]);
+    expect(demo.tokens).toEqual(["-faults=spike@60s+5s*2,stop@90s+2s", "-strategies=fixed,full-jitter"]);
     expect(demo.passThrough["server-args"]).toEqual(["-baseDelay=1s", "-model=linear", "-slope=10ms", "-seed=4"]);
     expect(demo.passThrough["client-args"]).toEqual(["-timeout=3s", "-arrivals=open", "-rate=40", "-max-attempts=3", "-seed=4"]);
   });
