@@ -61,6 +61,8 @@ export function serverSample(line: ServerLine, startEpochMs: number): ServerSamp
     abandonedInService: line.abandonedInService,
     cancelled: line.cancelled,
     expired: line.expired,
+    queueLength: line.queueLength,
+    threadsBusy: line.threadsBusy,
   };
 }
 

@@ -24,6 +24,9 @@ export interface ServerSample {
   readonly cancelled?: number | undefined;
   /** taken out of service, or refused, at an expired deadline (-deadline-aware). */
   readonly expired?: number | undefined;
+  /** The queue model only: requests waiting for a thread at the report, and threads serving one. */
+  readonly queueLength?: number | undefined;
+  readonly threadsBusy?: number | undefined;
 }
 
 export interface ClientWindow {
