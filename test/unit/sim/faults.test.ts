@@ -111,4 +111,26 @@ describe("fault schedules in the simulator", () => {
       sum(windows(fromMs, toMs).map((window) => window.attemptsPerSec)) / windows(fromMs, toMs).length;
     expect(rate(11_000, 20_000)).toBeGreaterThan(1.6 * rate(2000, 10_000));
   });
+
+  it("phases carry the whole schedule, stops included, so the verdict and the report name every fault", () => {
+    const { strategyResult } = simulateWith([...QUEUE, "-faults", "stop@6s+2s, capacity@7s+4s*0.5"]);
+    expect(strategyResult.phases).toEqual({
+      stopAtMs: 6000,
+      resumeAtMs: 11_000,
+      endMs: 30_000,
+      faults: [
+        { kind: "stop", atMs: 6000, durationMs: 2000, factor: 1 },
+        { kind: "capacity", atMs: 7000, durationMs: 4000, factor: 0.5 },
+      ],
+    });
+    expect(strategyResult.metrics.why).toMatch(/^after stop@6s\+2s, capacity@7s\+4s\*0\.5 had all ended at 11s: /);
+    expect(strategyResult.server.at(-1)).toMatchObject({ queueLength: expect.any(Number), threadsBusy: expect.any(Number) });
+  });
+
+  it("-find-critical-outage varies one fault's length: a schedule of one fault, not several", () => {
+    expect(() => simulateWith(["-faults", "capacity@6s+4s*0.5", "-find-critical-outage"])).not.toThrow();
+    expect(() => simulateWith(["-faults", "capacity@6s+4s*0.5, spike@12s+2s*2", "-find-critical-outage"])).toThrow(
+      "-find-critical-outage varies the length of one fault: -faults lists 2",
+    );
+  });
 });
