@@ -364,9 +364,10 @@ async function measureAll(
     perSeed.set(entry.candidate.id, [...single, ...own.map((result) => summarize(entry.candidate, [result]))]);
     timelines?.set(
       entry.candidate.id,
-      first.outages.map((outage) => ({
+      first.outages.map((outage, index) => ({
         id: entry.candidate.id,
         outageMs: outage.outageMs,
+        faults: plan.schedules?.[index],
         stopAtMs: plan.steadyMs,
         server: outage.timeline?.server ?? [],
         client: outage.timeline?.client ?? [],

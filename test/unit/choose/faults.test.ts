@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { outageRun } from "../../../src/choose/measure.ts";
 import { parseChooseArgs, parseSchedules, scheduleText } from "../../../src/choose/options.ts";
+import { timelineSpec } from "../../../src/choose/report.ts";
+import { renderSvg } from "../../../src/report/report.ts";
 import { main } from "../../../src/choose/main.ts";
 import { UsageError } from "../../../src/cli/usage-error.ts";
 import { anchorRun, capacityCut, METASTABLE_CAPACITY_CUT, simValues } from "../../../src/sim/anchors.ts";
@@ -58,4 +60,12 @@ describe("choose -faults", () => {
       expect(result.metrics.peakConcurrencyAfterResume).toBe(sim.peakConcurrencyAfterResume);
     },
   );
+
+  it("the report's timeline shades and names each fault of the schedule", async () => {
+    const [schedule] = parseSchedules("capacity@0s+10s*0.4, spike@12s+3s*2");
+    const timeline = { id: "fixed", outageMs: 15_000, faults: schedule, stopAtMs: 15_000, server: [], client: [] };
+    const svg = await renderSvg(timelineSpec([timeline]));
+    for (const text of ["capacity ×0.4", "spike ×2", "capacity@0s+10s*0.4, spike@12s+3s*2 (shaded), first seed"])
+      expect(svg).toContain(text);
+  });
 });
