@@ -14,7 +14,7 @@ import { configFrom } from "../sim/main.ts";
 import { figuresOf, type SimulationConfig } from "../sim/simulate.ts";
 import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, serverLevers } from "./candidates.ts";
 import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult } from "./measure.ts";
-import { CHOOSE_TARGET, type ChooseOptions, parseChooseArgs, STABILITY_TOP } from "./options.ts";
+import { CHOOSE_TARGET, type ChooseOptions, parseChooseArgs, scheduleText, STABILITY_TOP } from "./options.ts";
 import { withScenarioFile } from "../scenario-file/arguments.ts";
 import type { ScenarioSource } from "../report/html.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
@@ -89,6 +89,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     everydayMs: own.everyday,
     sloMs: options.sloMs,
     outagesMs: options.outagesMs,
+    schedules: options.schedules,
     minOutageMs: Math.min(MIN_OUTAGE_MS, options.outagesMs[0]!),
     maxOutageMs: own["max-outage"],
     bisectionRatio: BISECTION_RATIO,
@@ -111,7 +112,12 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
 
   io.stderr.write(
     `choose: ${grid.length} candidates x ${options.seeds.length} seeds on ${options.parallel} worker threads; outages ${options.outagesMs.map((ms) => formatDuration(ms)).join(", ")}; ` +
-      `SLO ${formatDuration(options.sloMs)}${levers.length > 0 ? `; then server levers ${levers.map((lever) => lever.id).join(", ")}` : ""}\n`,
+      `SLO ${formatDuration(options.sloMs)}${levers.length > 0 ? `; then server levers ${levers.map((lever) => lever.id).join(", ")}` : ""}\n` +
+      faultsListing(options)
+        .split("\n")
+        .filter((line) => line !== "")
+        .map((line) => `choose: ${line}\n`)
+        .join(""),
   );
 
   // Each result comes back to its own job: the order the threads finish in does not matter.
@@ -203,7 +209,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     io.stdout.write(`${recommendation[0]}\n\n`);
     io.stdout.write(`${rankedTable(ranked, own["max-outage"])}\n\n`);
     io.stdout.write(`Ranking rule: ${rule}\n`);
-    io.stdout.write(`${TABLE_LEGEND}\n\n`);
+    io.stdout.write(`${TABLE_LEGEND}\n${faultsListing(options)}\n`);
     io.stdout.write(
       `Pareto front (success within the SLO vs longest outage survived): ${front.map((summary) => summary.candidate.id).join(", ")}\n\n`,
     );
@@ -369,9 +375,10 @@ async function measureAll(
     perSeed.set(entry.candidate.id, [...single, ...own.map((result) => summarize(entry.candidate, [result]))]);
     timelines?.set(
       entry.candidate.id,
-      first.outages.map((outage) => ({
+      first.outages.map((outage, index) => ({
         id: entry.candidate.id,
         outageMs: outage.outageMs,
+        faults: plan.schedules?.[index],
         stopAtMs: plan.steadyMs,
         server: outage.timeline?.server ?? [],
         client: outage.timeline?.client ?? [],
@@ -471,8 +478,18 @@ function listing(
     `\nsimulations: at most ${perSeed} per candidate and seed (1 everyday, ${plan.outagesMs.length} outages, at most ${bisection} for the bisection), ` +
     `${options.seeds.length} seeds: at most ${grid.length * options.seeds.length * perSeed} for the client grid; ` +
     `then the top ${STABILITY_TOP} on ${options.stabilitySeeds.length} more seeds\n` +
-    `SLO ${formatDuration(options.sloMs)}: success within it is measured in the everyday run\n`
+    `SLO ${formatDuration(options.sloMs)}: success within it is measured in the everyday run\n` +
+    faultsListing(options)
   );
+}
+
+/** The fault schedules that replace the listed outages, each under the length the tables show it by; empty without -faults. */
+function faultsListing(options: ChooseOptions): string {
+  if (options.schedules === undefined) return "";
+  const lines = options.schedules.map(
+    (schedule, index) => `  ${formatDuration(options.outagesMs[index]!).padEnd(8)} ${scheduleText(schedule)}`,
+  );
+  return `outages replaced by fault schedules (times from the end of -steady ${formatDuration(options.own.steady)}):\n${lines.join("\n")}\n`;
 }
 
 /** Re-runs candidates with the real programs at one outage and compares verdicts with the simulator's. */
@@ -617,6 +634,7 @@ async function writeReport(outDir: string, result: object, input: ReportInput): 
     `system: ${settingsToArgs(systemSettings(input.options.system)).join(" ") || "the simulator's defaults (the article's system)"}`,
     `seeds ${input.options.seeds.join(", ")}; steady ${formatDuration(input.options.own.steady)}, observe ${formatDuration(input.options.own.observe)}, ` +
       `everyday run ${formatDuration(input.options.own.everyday)}, bisection from ${formatDuration(MIN_OUTAGE_MS)} to ${formatDuration(input.options.own["max-outage"])}`,
+    ...(input.options.schedules === undefined ? [] : [faultsListing(input.options).trim().replace(/\n\s*/g, "; ")]),
   ];
   writeFileSync(
     join(outDir, "report.html"),

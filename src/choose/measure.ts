@@ -1,3 +1,4 @@
+import type { Fault } from "../model/faults/fault-schedule.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { serverIsBack, type Verdict } from "../model/verdict.ts";
@@ -16,6 +17,8 @@ export interface MeasurePlan {
   /** The users' deadline: a request succeeds for its user when it succeeds within it, retries and waits included. */
   readonly sloMs: number;
   readonly outagesMs: readonly number[];
+  /** With -faults: the schedule that replaces each listed outage (times from the end of the steady state). */
+  readonly schedules?: readonly (readonly Fault[])[] | undefined;
   /** The bisection's range and resolution. */
   readonly minOutageMs: number;
   readonly maxOutageMs: number;
@@ -127,16 +130,17 @@ export function measure(job: MeasureJob): SeedResult {
     withinSlo,
   };
 
-  const runOutage = (outageMs: number, keepTimeline: boolean): OutageResult => {
-    const outcome = outageRun(config, seed, plan, outageMs, keepTimeline);
+  const runOutage = (outageMs: number, keepTimeline: boolean, schedule?: readonly Fault[]): OutageResult => {
+    const outcome = outageRun(config, seed, plan, outageMs, keepTimeline, schedule);
     simulations++;
     events += outcome.events;
     return outcome.result;
   };
 
-  const outages = plan.outagesMs.map((outageMs) => runOutage(outageMs, job.keepTimelines));
+  const outages = plan.outagesMs.map((outageMs, index) => runOutage(outageMs, job.keepTimelines, plan.schedules?.[index]));
   const recovers = (outageMs: number) => serverIsBack(runOutage(outageMs, false).verdict);
-  const longest = longestSurvived(plan, outages, recovers);
+  // The bisection is over stops: fault schedules tell it nothing about them.
+  const longest = longestSurvived(plan, plan.schedules === undefined ? outages : [], recovers);
   return { candidateIndex: job.candidateIndex, seed, everyday, outages, longest, simulations, events };
 }
 
@@ -174,18 +178,34 @@ export function longestSurvived(
   return { survivedMs: low, collapsedMs: high };
 }
 
-/** One run with one outage after the steady state, observed for `plan.observeMs`. */
+/**
+ * One run with one outage after the steady state, observed for `plan.observeMs`; with a
+ * `schedule`, its faults instead (from the end of the steady state; `outageMs` is when the
+ * last one ends).
+ */
 export function outageRun(
   config: SimulationConfig,
   seed: number,
   plan: Pick<MeasurePlan, "steadyMs" | "observeMs">,
   outageMs: number,
   keepTimeline: boolean,
+  schedule?: readonly Fault[],
 ): { result: OutageResult; events: number } {
-  const phases = { stopAtMs: plan.steadyMs, resumeAtMs: plan.steadyMs + outageMs, endMs: plan.steadyMs + outageMs + plan.observeMs };
+  const faults = (schedule ?? [{ kind: "stop", atMs: 0, durationMs: outageMs, factor: 1 }]).map((fault) => ({
+    ...fault,
+    atMs: plan.steadyMs + fault.atMs,
+  }));
+  const phases = {
+    stopAtMs: Math.min(...faults.map((fault) => fault.atMs)),
+    resumeAtMs: plan.steadyMs + outageMs,
+    endMs: plan.steadyMs + outageMs + plan.observeMs,
+    faults: schedule === undefined ? undefined : faults,
+  };
+  const outages = faults.filter((fault) => fault.kind === "stop").map(({ atMs, durationMs }) => ({ atMs, durationMs }));
+  const others = faults.filter((fault) => fault.kind !== "stop");
   let abandonedBeforeStop = 0;
   let abandonedAtEnd = 0;
-  const run = simulate({ ...config, seed, outages: [{ atMs: plan.steadyMs, durationMs: outageMs }], durationMs: phases.endMs }, (event) => {
+  const run = simulate({ ...config, seed, outages, faults: others, durationMs: phases.endMs }, (event) => {
     if (event.kind !== "server") return;
     if (event.atMs <= phases.stopAtMs) abandonedBeforeStop = event.snapshot.abandoned;
     abandonedAtEnd = event.snapshot.abandoned;

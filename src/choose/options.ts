@@ -2,6 +2,7 @@ import { formatDuration, parseDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, flagsInGroups, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
+import { type Fault, FaultSyntaxError, formatFault, parseFaults } from "../model/faults/fault-schedule.ts";
 import { defaultParallelism } from "../runtime/worker-pool.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
 import { PARALLEL_FLAG, SIM_FLAGS } from "../sim/options.ts";
@@ -40,6 +41,31 @@ const DEFAULT_OUTAGES = "5s,20s,60s";
 /** The outages a system must survive when -outages does not say. */
 export const DEFAULT_OUTAGES_MS: readonly number[] = durationList(DEFAULT_OUTAGES);
 
+/**
+ * -faults: fault schedules separated by semicolons, each as ./sim's -faults reads one, times
+ * from the end of -steady. Each replaces one listed outage and goes by when its last fault
+ * ends (that is the "outage" the tables show), so no two may end at the same time.
+ */
+export function parseSchedules(text: string): Fault[][] {
+  const schedules = text
+    .split(";")
+    .filter((part) => part.trim() !== "")
+    .map((part) => parseFaults(part, parseDuration));
+  if (schedules.length === 0) throw new FaultSyntaxError('must list at least one schedule, e.g. "capacity@0s+30s*0.4; spike@0s+5s*2"');
+  const ends = schedules.map(scheduleEndMs);
+  const twice = ends.find((end, index) => ends.indexOf(end) !== index);
+  if (twice !== undefined) {
+    throw new FaultSyntaxError(`two schedules end at ${formatDuration(twice)}: choose tells them apart by when their last fault ends`);
+  }
+  return schedules.sort((a, b) => scheduleEndMs(a) - scheduleEndMs(b));
+}
+
+/** When a schedule's last fault ends, from the end of -steady. */
+export const scheduleEndMs = (faults: readonly Fault[]): number => Math.max(...faults.map((fault) => fault.atMs + fault.durationMs));
+
+/** A schedule as -faults writes it. */
+export const scheduleText = (faults: readonly Fault[]): string => faults.map((fault) => formatFault(fault, formatDuration)).join(", ");
+
 const CHOOSE_ONLY_FLAGS = [
   {
     name: "outages",
@@ -53,6 +79,25 @@ const CHOOSE_ONLY_FLAGS = [
         return durationList(text).every((ms) => ms > 0) ? undefined : "every outage must be longer than 0";
       } catch {
         return "must be comma-separated durations, e.g. 5s,20s,60s";
+      }
+    },
+  },
+  {
+    name: "faults",
+    group: "run",
+    kind: "string",
+    default: undefined,
+    placeholder: "schedules",
+    description:
+      'fault schedules instead of -outages, separated by ";", each as ./sim -faults takes one with times from the end of -steady, e.g. ' +
+      '"capacity@0s+30s*0.4; spike@0s+5s*2, errors@2s+10s*0.2"; each replaces one listed outage and is shown as when its last fault ends',
+    check: (text) => {
+      try {
+        parseSchedules(text);
+        return undefined;
+      } catch (error) {
+        if (error instanceof FaultSyntaxError) return error.message;
+        throw error;
       }
     },
   },
@@ -225,6 +270,8 @@ export interface ChooseOptions {
   readonly system: Readonly<Record<string, unknown>>;
   readonly own: ChooseOwnValues;
   readonly outagesMs: readonly number[];
+  /** With -faults: the schedule of each listed outage, in the same order (times from the end of -steady). */
+  readonly schedules?: readonly (readonly Fault[])[] | undefined;
   readonly seeds: readonly number[];
   /** Worker threads for the measurements. */
   readonly parallel: number;
@@ -245,7 +292,14 @@ export function parseChooseArgs(argv: readonly string[]): ChooseParse {
   const own = all as unknown as ChooseOwnValues;
   const system: Record<string, unknown> = {};
   for (const flag of SYSTEM_FLAGS) system[flag.name] = all[flag.name];
-  const outagesMs = [...new Set(durationList(own.outages))].sort((a, b) => a - b);
+  const schedules = own.faults === undefined ? undefined : parseSchedules(own.faults);
+  if (schedules !== undefined && own.outages !== DEFAULT_OUTAGES) {
+    throw new UsageError("-faults replaces -outages: list each schedule in it, separated by semicolons");
+  }
+  if (schedules !== undefined && own.validate) {
+    throw new UsageError("-validate re-runs stops with the real programs: it does not combine with -faults");
+  }
+  const outagesMs = schedules?.map(scheduleEndMs) ?? [...new Set(durationList(own.outages))].sort((a, b) => a - b);
   if (outagesMs.some((ms) => ms > own["max-outage"])) {
     throw new UsageError(`invalid value "${own.outages}" for flag -outages: every outage must be at most -max-outage`);
   }
@@ -267,6 +321,7 @@ export function parseChooseArgs(argv: readonly string[]): ChooseParse {
       system,
       own,
       outagesMs,
+      schedules,
       seeds: Array.from({ length: own.seeds }, (_, index) => own.seed + index),
       stabilitySeeds: Array.from({ length: own["stability-seeds"] }, (_, index) => own.seed + own.seeds + index),
       parallel: own.parallel ?? defaultParallelism(),

@@ -1,5 +1,6 @@
 import type { TopLevelSpec } from "vega-lite";
 import { formatDuration } from "../cli/duration.ts";
+import { type Fault, faultLabel, formatFault } from "../model/faults/fault-schedule.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { serverIsBack, type Verdict } from "../model/verdict.ts";
 import { escapeHtml, scenarioSection } from "../report/html.ts";
@@ -18,6 +19,8 @@ import type { CandidateSummary, OutageSummary } from "./summary.ts";
 export interface Timeline {
   readonly id: string;
   readonly outageMs: number;
+  /** With -faults: the schedule run instead of the outage, times from `stopAtMs` (the end of the steady state). */
+  readonly faults?: readonly Fault[] | undefined;
   readonly stopAtMs: number;
   readonly server: readonly ServerSample[];
   readonly client: readonly ClientWindow[];
@@ -213,7 +216,15 @@ export function timelineSpec(timelines: readonly Timeline[]): TopLevelSpec {
   const client = timelines.flatMap((timeline) =>
     timeline.client.map((window) => ({ t: t(window.endMs), candidate: timeline.id, ok: window.okPerSec })),
   );
-  const outage = [{ start: 0, end: first.outageMs / 1000 }];
+  // Each fault of a schedule shaded and named by its kind; else the one outage.
+  const outage =
+    first.faults === undefined
+      ? [{ start: 0, end: first.outageMs / 1000, label: "outage" }]
+      : first.faults.map((fault) => ({
+          start: fault.atMs / 1000,
+          end: (fault.atMs + fault.durationMs) / 1000,
+          label: faultLabel(fault),
+        }));
   const x = { field: "t", type: "quantitative", title: "seconds from the stop" } as const;
   const color = {
     field: "candidate",
@@ -222,21 +233,33 @@ export function timelineSpec(timelines: readonly Timeline[]): TopLevelSpec {
     legend: { labelLimit: 400, orient: "bottom" },
     scale: { domain: timelines.map((timeline) => timeline.id) },
   } as const;
-  const shade = {
-    data: { values: outage },
-    mark: { type: "rect", color: "#d62728", opacity: 0.12 },
-    encoding: { x: { field: "start", type: "quantitative" }, x2: { field: "end" } },
-  } as const;
+  const shade = [
+    {
+      data: { values: outage },
+      mark: { type: "rect", color: "#d62728", opacity: 0.12 },
+      encoding: { x: { field: "start", type: "quantitative" }, x2: { field: "end" } },
+    },
+    {
+      data: { values: outage },
+      mark: { type: "text", align: "left", baseline: "top", dx: 3, dy: 3, fontSize: 10, color: "#555" },
+      encoding: { x: { field: "start", type: "quantitative" }, y: { value: 0 }, text: { field: "label" } },
+    },
+  ] as const;
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: { text: `A ${formatDuration(first.outageMs)} outage (shaded), first seed` },
+    title: {
+      text:
+        first.faults === undefined
+          ? `A ${formatDuration(first.outageMs)} outage (shaded), first seed`
+          : `${first.faults.map((fault) => formatFault(fault, formatDuration)).join(", ")} (shaded), first seed`,
+    },
     vconcat: [
       {
         title: "server: requests in service (symlog)",
         width: 640,
         height: 170,
         layer: [
-          shade,
+          ...shade,
           {
             data: { values: server },
             mark: { type: "line", interpolate: "step-after" },
@@ -249,7 +272,7 @@ export function timelineSpec(timelines: readonly Timeline[]): TopLevelSpec {
         width: 640,
         height: 170,
         layer: [
-          shade,
+          ...shade,
           {
             data: { values: client },
             mark: { type: "line", point: true },

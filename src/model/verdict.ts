@@ -16,15 +16,23 @@
  *   lag, so neither a collapse nor a recovery can be read from them. It wins over every
  *   server result; a server that ran out of memory is still reported as collapsed.
  * - `collapsed`: the server ran out of memory (it crashed), or it was not back under its
- *   concurrency limit by its last report: a metastable failure, since whatever stopped it
+ *   concurrency limit (the model's line, `overloadAbove`) by its last report, or it was but
+ *   the clients were still failing at the end (the last two windows after the last fault:
+ *   OK under 90 % of the baseline and errors + timeouts at least half of it, as a server
+ *   that sheds a storm it never gets out of): a metastable failure, since whatever caused it
  *   is long gone.
+ *
+ * "The resume" is the end of the trouble: SIGCONT for the one stop, else the end of the
+ * last fault of `phases.faults`; a reason then names the faults (`capacity@15s+30s*0.25
+ * ended at 45s`) and, for the queue model, the queue and threads busy at the last report.
  * - `too-short`: the run ended before the resume, or before the server reported after it:
  *   there is nothing to judge.
  * - `recovered`: the server is back and so are the clients.
  * - `recovering`: the server is back but the clients are not yet (often their own backoff
  *   keeps them away), by the end of the observation.
  */
-import { secondsText as seconds } from "./seconds.ts";
+import { type Fault, formatFault } from "./faults/fault-schedule.ts";
+import { durationText, secondsText as seconds } from "./seconds.ts";
 import type { ClientWindow, Phases, ServerSample } from "./timeline.ts";
 
 /** Every verdict, best first; the last two judge nothing about the server (nothing to judge, or a client that fell behind). */
@@ -45,7 +53,9 @@ export function serverIsBack(verdict: Verdict): boolean {
 export const VERDICT_DEFINITIONS: Readonly<Record<Verdict, string>> = {
   recovered: "the server came back under its concurrency limit and stayed there, and the clients came back",
   recovering: "the server came back under its concurrency limit and stayed there, but the clients had not come back by the end",
-  collapsed: "the server was still above its concurrency limit at the end (a metastable failure), or it ran out of memory",
+  collapsed:
+    "the server was still above its concurrency limit (or its model's tipping line) at the end, or the clients were still failing " +
+    "after the last fault had ended (a metastable failure), or it ran out of memory",
   "too-short": "the run ended before the resume or before the server reported after it: nothing to judge",
   invalid:
     "the client could not keep up (it sent late, its event loop lagged, or it ran out of descriptors) after the outage began: its figures are not the server's",
@@ -55,8 +65,10 @@ export const VERDICT_DEFINITIONS: Readonly<Record<Verdict, string>> = {
 export const GOOD_OK_SHARE = 0.9;
 /** …and errors plus timeouts are at most this share of it. */
 export const GOOD_FAILURE_SHARE = 0.05;
-/** Good windows in a row that mark the clients' recovery. */
+/** Good windows in a row that mark the clients' recovery; as many failing ones at the end mark a collapse. */
 export const GOOD_WINDOWS_IN_A_ROW = 2;
+/** A window is failing when OK is under GOOD_OK_SHARE of the baseline and errors plus timeouts are at least this share of it. */
+export const FAILING_SHARE = 0.5;
 
 /** The server hit its memory limit: a real server crashes there, and the run ends. */
 export interface OutOfMemory {
@@ -128,6 +140,39 @@ export function firstBehindWindow(client: readonly ClientWindow[], phases: Phase
 }
 const GOOD_OK_PERCENT = `${Math.round(GOOD_OK_SHARE * 100)} % OK`;
 
+/** The last windows after the resume, when each of them is failing (see FAILING_SHARE); undefined otherwise. */
+export function stillFailing(client: readonly ClientWindow[], phases: Phases, baselineOkPerSec: number): ClientWindow | undefined {
+  if (baselineOkPerSec <= 0) return undefined;
+  const after = client.filter((window) => window.startMs >= phases.resumeAtMs && window.endMs <= phases.endMs);
+  const last = after.slice(-GOOD_WINDOWS_IN_A_ROW);
+  if (last.length < GOOD_WINDOWS_IN_A_ROW) return undefined;
+  const failing = (window: ClientWindow) =>
+    window.okPerSec < GOOD_OK_SHARE * baselineOkPerSec && window.errorsPerSec + window.timedoutPerSec >= FAILING_SHARE * baselineOkPerSec;
+  return last.every(failing) ? last.at(-1) : undefined;
+}
+
+/** The trouble named, when it is more than the one stop: `capacity@15s+30s*0.25`; several joined by commas. */
+export function faultsText(faults: readonly Fault[]): string {
+  return faults.map((fault) => formatFault(fault, durationText)).join(", ");
+}
+
+/**
+ * How a reason speaks of the end of the trouble: "after resume" for the one stop (the
+ * experiment's SIGCONT), else after the faults it names ended.
+ */
+function troubleWords(phases: Phases): { readonly lead: string; readonly since: string } {
+  const faults = phases.faults ?? [];
+  if (faults.length === 0 || (faults.length === 1 && faults[0]!.kind === "stop")) return { lead: "", since: "after resume" };
+  const ended = faults.length === 1 ? "ended" : "had all ended";
+  return { lead: `after ${faultsText(faults)} ${ended} at ${durationText(phases.resumeAtMs)}: `, since: "after that" };
+}
+
+/** The queue model's state at a report, where the sample has it: " (queue 2400, threads busy 8)". */
+function queueState(sample: ServerSample): string {
+  if (sample.queueLength === undefined) return "";
+  return ` (queue ${sample.queueLength}${sample.threadsBusy === undefined ? "" : `, threads busy ${sample.threadsBusy}`})`;
+}
+
 /** The verdict, both recovery times and the reason, from the timelines. */
 export function judge(input: VerdictInput): Judgement {
   const { phases, concurrencyLimit: limit } = input;
@@ -135,18 +180,19 @@ export function judge(input: VerdictInput): Judgement {
   const serverBack = serverBackMs(afterResume, phases.resumeAtMs, limit);
   const clientsBack = clientsBackMs(input.client, phases, input.baselineOkPerSec);
   const judgement = (verdict: Verdict, why: string): Judgement => ({ verdict, serverBackMs: serverBack, clientsBackMs: clientsBack, why });
+  const { lead, since } = troubleWords(phases);
 
   const oom = input.outOfMemory;
   if (oom !== undefined) {
     const when =
       oom.atMs < phases.stopAtMs
         ? `at ${seconds(oom.atMs)}, before the outage: overloaded without one`
-        : `${seconds(oom.atMs - phases.resumeAtMs)} after resume`;
+        : `${seconds(oom.atMs - phases.resumeAtMs)} ${since}`;
     return {
       verdict: "collapsed",
       serverBackMs: undefined,
       clientsBackMs: undefined,
-      why: `server ran out of memory with ${oom.inService} requests in service ${when}; a real server crashes there`,
+      why: `${lead}server ran out of memory with ${oom.inService} requests in service ${when}; a real server crashes there`,
     };
   }
   const behind = firstBehindWindow(input.client, phases);
@@ -164,26 +210,38 @@ export function judge(input: VerdictInput): Judgement {
     const before =
       phases.stopAtMs >= phases.endMs
         ? `before the outage at ${seconds(phases.stopAtMs)}`
-        : `before the resume at ${seconds(phases.resumeAtMs)}`;
+        : `before the ${lead === "" ? "resume" : "last fault ended"} at ${seconds(phases.resumeAtMs)}`;
     return judgement("too-short", `the run ended at ${seconds(phases.endMs)}, ${before}: nothing to judge`);
   }
   if (afterResume.length === 0) {
-    return judgement("too-short", `no server report between the resume at ${seconds(phases.resumeAtMs)} and the end: nothing to judge`);
+    const end = lead === "" ? "the resume" : "the end of the last fault";
+    return judgement("too-short", `no server report between ${end} at ${seconds(phases.resumeAtMs)} and the end: nothing to judge`);
   }
   const observedMs = phases.endMs - phases.resumeAtMs;
   if (serverBack === undefined) {
     const last = afterResume.at(-1)!;
     return judgement(
       "collapsed",
-      `server still above its limit of ${limit} at its last report, ${seconds(last.atMs - phases.resumeAtMs)} after resume, ` +
-        `with ${last.concurrency} requests in service: a metastable failure`,
+      `${lead}server still above its limit of ${limit} at its last report, ${seconds(last.atMs - phases.resumeAtMs)} ${since}, ` +
+        `with ${last.concurrency} requests in service${queueState(last)}: a metastable failure`,
     );
   }
-  const server = `server back under its limit of ${limit} ${seconds(serverBack)} after resume`;
-  if (clientsBack !== undefined)
-    return judgement("recovered", `${server}; clients back at ${GOOD_OK_PERCENT} ${seconds(clientsBack)} after resume`);
+  const server = `${lead}server back under its limit of ${limit} ${seconds(serverBack)} ${since}`;
+  if (clientsBack !== undefined) {
+    return judgement("recovered", `${server}; clients back at ${GOOD_OK_PERCENT} ${seconds(clientsBack)} ${since}`);
+  }
   if (input.baselineOkPerSec <= 0) {
     return judgement("recovering", `${server}; clients not judged: no client window before the outage gives a baseline`);
   }
-  return judgement("recovering", `${server}; clients not back at ${GOOD_OK_PERCENT} by the end, ${seconds(observedMs)} after resume`);
+  const failing = stillFailing(input.client, phases, input.baselineOkPerSec);
+  if (failing !== undefined) {
+    const failures = failing.errorsPerSec + failing.timedoutPerSec;
+    return judgement(
+      "collapsed",
+      `${server}, but the clients were still failing at the end: ${failing.okPerSec.toFixed(1)} OK/s and ` +
+        `${failures.toFixed(1)} errors + timeouts/s in the last window, against a baseline of ${input.baselineOkPerSec.toFixed(1)} OK/s: ` +
+        "a metastable failure",
+    );
+  }
+  return judgement("recovering", `${server}; clients not back at ${GOOD_OK_PERCENT} by the end, ${seconds(observedMs)} ${since}`);
 }

@@ -7,9 +7,14 @@
   const { breakAt, delay, delayExponent, drawLimit, fromZero, powersOfTen, shadeBands, spanTime, timeAxes } = herdCharts;
   const data = JSON.parse(document.getElementById("report-data").textContent);
   const endS = Math.max(...data.strategies.map((strategy) => strategy.phases.endS));
-  // The outage's times are the same for every strategy, give or take a few ms.
-  const outage = data.strategies[0].phases;
-  const shadeOutage = (u) => shadeBands(u, [{ fromS: outage.stopS, toS: outage.resumeS, fill: "rgba(214, 39, 40, 0.12)", name: "outage" }]);
+  // The trouble's times are the same for every strategy, give or take a few ms: one band per fault, named by kind.
+  const first = data.strategies[0];
+  const bands = first.bands ?? [{ fromS: first.phases.stopS, toS: first.phases.resumeS, name: "outage" }];
+  const shadeOutage = (u) =>
+    shadeBands(
+      u,
+      bands.map((band) => ({ ...band, fill: "rgba(214, 39, 40, 0.12)" })),
+    );
   const serverSeries = (strategy, values) => breakAt(strategy.server.t, values, strategy.phases.stopS);
 
   const charts = [

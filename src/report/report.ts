@@ -3,6 +3,7 @@ import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
 import { chartScriptFile, uPlotFile } from "./chart-files.ts";
 import type { ScenarioMetrics, WastedWork } from "../model/scenario-metrics.ts";
+import { bandsText, troubleBands } from "../model/faults/bands.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 import { VERDICT_DEFINITIONS, VERDICTS } from "../model/verdict.ts";
 import { seconds } from "../model/seconds.ts";
@@ -73,24 +74,39 @@ export function comparisonTable(results: readonly StrategyResult[]): string {
   return textTable([COMPARISON_HEADER, ...comparisonRows(results)]);
 }
 
+/** What the charts shade, for a subtitle: "outage shaded", or each fault by kind and time. */
+export function shadedText(phases: Phases): string {
+  const bands = troubleBands(phases);
+  return phases.faults === undefined || phases.faults.length === 0 ? "outage shaded" : `shaded: ${bandsText(bands)}`;
+}
+
+/** The trouble as Vega-Lite layers: a red band per fault, its name at the top. */
+function bandLayers(phases: Phases, domain: readonly number[]): object[] {
+  const values = troubleBands(phases).map((band) => ({ start: seconds(band.fromMs), end: seconds(band.toMs), label: band.label }));
+  const x = { field: "start", type: "quantitative", scale: { domain } };
+  return [
+    { data: { values }, mark: { type: "rect", color: "#d62728", opacity: 0.12 }, encoding: { x, x2: { field: "end" } } },
+    {
+      data: { values },
+      mark: { type: "text", align: "left", baseline: "top", dx: 3, dy: 3, fontSize: 10, color: "#555" },
+      encoding: { x, y: { value: 0 }, text: { field: "label" } },
+    },
+  ];
+}
+
 /**
  * The chart of one run, as Vega-Lite: server concurrency and delay per second (log
  * scales), client rates per window; the outage shaded and recovery marked.
  */
 export function chartSpec(result: StrategyResult): TopLevelSpec {
   const { phases, metrics } = result;
-  const outage = [{ start: seconds(phases.stopAtMs), end: seconds(phases.resumeAtMs) }];
   const marks = [
     { at: seconds(phases.resumeAtMs + (metrics.serverRecoveryMs ?? Number.NaN)), label: "server recovered" },
     { at: seconds(phases.resumeAtMs + (metrics.clientRecoveryMs ?? Number.NaN)), label: "clients recovered" },
   ].filter((mark) => Number.isFinite(mark.at));
   const domain = [0, seconds(phases.endMs)];
   const x = { field: "t", type: "quantitative", title: "seconds", scale: { domain, nice: false } } as const;
-  const outageLayer = {
-    data: { values: outage },
-    mark: { type: "rect", color: "#d62728", opacity: 0.12 },
-    encoding: { x: { field: "start", type: "quantitative", scale: { domain } }, x2: { field: "end" } },
-  } as const;
+  const outageLayer = bandLayers(phases, domain);
   const recoveryLayer = {
     data: { values: marks },
     mark: { type: "rule", strokeDash: [4, 3], color: "#2ca02c" },
@@ -111,16 +127,43 @@ export function chartSpec(result: StrategyResult): TopLevelSpec {
       ] as const
     ).map(([series, rate]) => ({ t: seconds(window.endMs), series, rate })),
   );
-  const panel = (title: string, layer: object) => ({ title, width: 640, height: 150, layer: [outageLayer, layer, recoveryLayer] });
+  const panel = (title: string, layer: object) => ({ title, width: 640, height: 150, layer: [...outageLayer, layer, recoveryLayer] });
+  const queueValues = result.server.flatMap((sample) =>
+    sample.queueLength === undefined
+      ? []
+      : [
+          { t: seconds(sample.atMs), series: "queue waiting", count: sample.queueLength },
+          { t: seconds(sample.atMs), series: "threads busy", count: sample.threadsBusy ?? 0 },
+        ],
+  );
+  const queuePanel =
+    queueValues.length === 0
+      ? []
+      : [
+          panel("server: queue waiting and threads busy (log)", {
+            data: { values: queueValues },
+            mark: { type: "line", interpolate: "step-after" },
+            encoding: {
+              x,
+              y: { field: "count", type: "quantitative", title: "requests", scale: { type: "symlog" } },
+              color: {
+                field: "series",
+                type: "nominal",
+                scale: { domain: ["queue waiting", "threads busy"], range: ["#8c564b", "#17becf"] },
+              },
+            },
+          }),
+        ];
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: { text: `${result.strategy}: ${metrics.verdict}`, subtitle: "outage shaded; dashed lines mark recovery" },
+    title: { text: `${result.strategy}: ${metrics.verdict}`, subtitle: `${shadedText(phases)}; dashed lines mark recovery` },
     vconcat: [
       panel("server: requests in service (log)", {
         data: { values: serverValues },
         mark: { type: "line", interpolate: "step-after", color: "#1f77b4" },
         encoding: { x, y: { field: "concurrency", type: "quantitative", title: "concurrency", scale: { type: "symlog" } } },
       }),
+      ...queuePanel,
       panel("server: last delay, seconds (log)", {
         data: { values: serverValues.filter((value) => value.delay !== null) },
         mark: { type: "line", interpolate: "step-after", color: "#9467bd" },
@@ -140,6 +183,8 @@ export function chartSpec(result: StrategyResult): TopLevelSpec {
         },
       }),
     ],
+    // The queue panel and the client panel colour their own series.
+    resolve: { scale: { color: "independent" } },
   } as TopLevelSpec;
 }
 
@@ -172,11 +217,7 @@ export function overlaySpec(results: readonly StrategyResult[]): TopLevelSpec {
     title: "strategy",
     scale: { domain: results.map((result) => result.strategy), range: STRATEGY_COLOURS },
   } as const;
-  const outageLayer = {
-    data: { values: [{ start: seconds(first.stopAtMs), end: seconds(first.resumeAtMs) }] },
-    mark: { type: "rect", color: "#d62728", opacity: 0.12 },
-    encoding: { x: { field: "start", type: "quantitative", scale: { domain } }, x2: { field: "end" } },
-  } as const;
+  const outageLayer = bandLayers(first, domain);
   const server = results.flatMap((result) =>
     result.server.map((sample) => ({
       strategy: result.strategy,
@@ -193,7 +234,7 @@ export function overlaySpec(results: readonly StrategyResult[]): TopLevelSpec {
     width: 640,
     height: 150,
     layer: [
-      outageLayer,
+      ...outageLayer,
       {
         data: { values },
         mark: { type: "line", interpolate: "step-after", strokeWidth: 1.5 },
@@ -203,7 +244,7 @@ export function overlaySpec(results: readonly StrategyResult[]): TopLevelSpec {
   });
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: { text: "every strategy on shared axes", subtitle: "outage shaded" },
+    title: { text: "every strategy on shared axes", subtitle: shadedText(first) },
     vconcat: [
       panel("server: requests in service (log)", server, "concurrency", "concurrency", { type: "symlog" }),
       panel(
@@ -250,6 +291,7 @@ function chartData(results: readonly StrategyResult[]) {
       name: result.strategy,
       verdict: result.metrics.verdict,
       phases: { stopS: seconds(result.phases.stopAtMs), resumeS: seconds(result.phases.resumeAtMs), endS: seconds(result.phases.endMs) },
+      bands: troubleBands(result.phases).map((band) => ({ fromS: seconds(band.fromMs), toS: seconds(band.toMs), name: band.label })),
       server: {
         t: result.server.map((sample) => seconds(sample.atMs)),
         concurrency: result.server.map((sample) => sample.concurrency),
@@ -342,7 +384,7 @@ ${settings.map((setting) => `<tr>${cell("th", setting.name)}${cell("td", setting
 </tbody></table>
 ${scenarioSection(scenario)}<h2>Every strategy on shared axes</h2>
 <div class="live-charts">
-<p>Outage shaded. Drag across a chart to zoom, double-click to zoom out; the values under the cursor show below each chart.</p>
+<p>${escapeHtml(shadedText(results[0]?.phases ?? { stopAtMs: 0, resumeAtMs: 0, endMs: 0 }).replace(/^./, (c) => c.toUpperCase()))}. Drag across a chart to zoom, double-click to zoom out; the values under the cursor show below each chart.</p>
 ${figure("overlay-concurrency", "server: requests in service (log scale), the limit dashed")}
 ${figure("overlay-delay", "server: modelled delay, seconds (log scale)")}
 ${figure("overlay-goodput", "client: goodput, OK per second")}

@@ -6,7 +6,9 @@ import { makeOutputDir, writeOutputFile } from "../runtime/output-files.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { concurrencyForDelay } from "../model/latency.ts";
-import { formatFault } from "../model/faults/fault-schedule.ts";
+import { type Fault, formatFault } from "../model/faults/fault-schedule.ts";
+import { serverIsBack } from "../model/verdict.ts";
+import { bandsText, troubleBands } from "../model/faults/bands.ts";
 import { describeModel, serverModelOf } from "../server/options.ts";
 import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { seconds } from "../model/seconds.ts";
@@ -97,25 +99,51 @@ function trialsFor(values: SimFlagValues, jobs: number): Trials {
   return size > 1 ? onWorkers(size) : inThisThread();
 }
 
-const CRITICAL_UPPER_MS = 600_000;
-const CRITICAL_RESOLUTION_MS = 250;
+export const CRITICAL_UPPER_MS = 600_000;
+export const CRITICAL_RESOLUTION_MS = 250;
+
+/**
+ * The trouble whose length -find-critical-outage varies: the one fault of -faults, or the
+ * first outage; and the flag values with that trouble `lengthMs` long, observed as long
+ * after it as the command line observes after the given length.
+ */
+export function criticalTrouble(values: SimFlagValues): {
+  readonly name: string;
+  readonly observeMs: number;
+  readonly withLength: (lengthMs: number) => SimFlagValues;
+} {
+  const config = configFrom(values);
+  const fault: Fault = config.faults?.[0] ?? { kind: "stop", factor: 1, ...(config.outages[0] ?? { atMs: 0, durationMs: 0 }) };
+  const observeMs = Math.max(values.duration - fault.atMs - fault.durationMs, 1);
+  const viaFaults = values.faults !== undefined;
+  return {
+    observeMs,
+    name: viaFaults ? `${fault.kind}${fault.kind === "stop" || fault.kind === "crash" ? "" : ` ×${fault.factor}`}` : "outage",
+    withLength: (lengthMs) => {
+      const trial = { ...values, duration: fault.atMs + lengthMs + observeMs };
+      if (viaFaults) trial.faults = formatFault({ ...fault, durationMs: lengthMs }, formatDuration);
+      else {
+        trial.outage = formatDuration(lengthMs);
+        trial["outage-at"] = formatDuration(fault.atMs);
+      }
+      return trial;
+    },
+  };
+}
 
 async function findCriticalOutage(io: ProgramIo, values: SimFlagValues, strategies: readonly SimRun[]): Promise<void> {
-  const observeMs = values.duration - durationOfFirstOutageStart(values) - firstOutageLength(values);
+  const trouble = criticalTrouble(values);
   const trials = trialsFor(values, Number.POSITIVE_INFINITY);
   io.stdout.write(
-    `longest outage after which the server still recovers: concurrency back at or below the limit within ${formatDuration(observeMs)} of resuming:\n`,
+    `longest ${trouble.name} after which the server still recovers: back at or below its limit within ${formatDuration(trouble.observeMs)} of its end:\n`,
   );
   try {
     let searching = strategies.length;
     const answers = strategies.map(async (strategy) => {
-      const recovers = async (outageMs: number) => {
-        const trial = { ...withStrategy(values, strategy), outage: formatDuration(outageMs) };
-        trial.duration = durationOfFirstOutageStart(values) + outageMs + Math.max(observeMs, 1);
-        trial["outage-at"] = formatDuration(durationOfFirstOutageStart(values));
-        // Metastability is the server's: the clients' own backoff may still keep them away.
-        return (await trials.metrics(trial)).serverRecoveryMs !== undefined;
-      };
+      const base = withStrategy(values, strategy);
+      const lengthened = criticalTrouble(base);
+      // Metastability is the server's: the clients' own backoff may still keep them away.
+      const recovers = async (lengthMs: number) => serverIsBack((await trials.metrics(lengthened.withLength(lengthMs))).verdict);
       // The workers not busy with other strategies' searches evaluate ahead in this one.
       const width = () => Math.max(1, Math.floor(trials.parallelism / searching));
       try {
@@ -128,7 +156,7 @@ async function findCriticalOutage(io: ProgramIo, values: SimFlagValues, strategi
       const answer = await answers[index]!;
       const text =
         answer.kind === "none"
-          ? `none: it does not recover even from a ${formatDuration(CRITICAL_RESOLUTION_MS)} outage`
+          ? `none: it does not recover even from a ${formatDuration(CRITICAL_RESOLUTION_MS)} ${trouble.name}`
           : answer.kind === "at-least"
             ? `at least ${formatDuration(CRITICAL_UPPER_MS)}`
             : `${formatDuration(answer.lowMs)} (collapses after ${formatDuration(answer.highMs)})`;
@@ -139,7 +167,6 @@ async function findCriticalOutage(io: ProgramIo, values: SimFlagValues, strategi
   }
 }
 
-const durationOfFirstOutageStart = (values: SimFlagValues) => configFrom(values).outages[0]?.atMs ?? 0;
 const firstOutageLength = (values: SimFlagValues) => configFrom(values).outages[0]?.durationMs ?? 0;
 
 /** The flag values of each sweep point, checked like the flags themselves. */
@@ -297,7 +324,9 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
   }
   if (!values.json) {
     const whys = results.map((result) => `${result.strategy}: ${result.metrics.verdict}: ${result.metrics.why}`);
-    io.stdout.write(`\n${comparisonTable(results)}\n\n${whys.join("\n")}\n`);
+    const faults = results[0]?.phases.faults;
+    const marked = faults === undefined || faults.length === 0 ? "" : `faults: ${bandsText(troubleBands(results[0]!.phases))}\n`;
+    io.stdout.write(`\n${marked}${comparisonTable(results)}\n\n${whys.join("\n")}\n`);
   }
   await playback?.finish();
   return 0;

@@ -144,7 +144,8 @@ const SIM_ONLY_FLAGS = [
     group: "run",
     kind: "boolean",
     default: false,
-    description: "find by bisection the longest outage after which the server still recovers, per strategy",
+    description:
+      "find by bisection the longest outage after which the server still recovers, per strategy; with -faults listing one fault, its longest length",
   },
   {
     name: "sweep",
@@ -224,14 +225,17 @@ export function resolveSimOptions(values: SimFlagValues): SimOptions {
   const client = resolveClientOptions(clientValues);
   const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false, metrics: false, "headers-timeout": 0 });
   if (values.faults !== undefined) {
-    if (values["find-critical-outage"] || (values.sweep !== undefined && parseSweep(values.sweep).param === "outage")) {
-      throw new UsageError("-faults does not combine with -find-critical-outage or -sweep outage=…, which vary -outage");
+    if (values.sweep !== undefined && parseSweep(values.sweep).param === "outage") {
+      throw new UsageError("-faults does not combine with -sweep outage=…, which varies -outage");
     }
     const defaults = SIM_FLAGS.filter((flag) => flag.name === "outage-at" || flag.name === "outage");
     if (defaults.some((flag) => values[flag.name as "outage-at" | "outage"] !== flag.default)) {
       throw new UsageError("-faults replaces -outage-at and -outage: list the stops in it, e.g. stop@15s+20s");
     }
     const faults = readFaults(values.faults);
+    if (values["find-critical-outage"] && faults.length !== 1) {
+      throw new UsageError(`-find-critical-outage varies the length of one fault: -faults lists ${faults.length}`);
+    }
     const outages = faults.filter((fault) => fault.kind === "stop").map(({ atMs, durationMs }) => ({ atMs, durationMs }));
     return { client, server, outages, faults: faults.filter((fault) => fault.kind !== "stop") };
   }

@@ -252,6 +252,8 @@ export function simulate(
       abandonedInService: snapshot.abandonedInService,
       cancelled: snapshot.cancelled,
       expired: snapshot.expired,
+      queueLength: snapshot.queueLength,
+      threadsBusy: snapshot.threadsBusy,
     });
     onEvent({ kind: "server", atMs: clock.now(), snapshot });
     queue.resetPeak();

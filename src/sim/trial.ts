@@ -22,14 +22,16 @@ import { figuresOf, type Outage, type SimulationConfig, type SimulationEvent, si
 
 /**
  * The trouble the metrics are computed around: the first outage; with a fault schedule,
- * from the start of its first fault to the end of its last. The run ends at `endMs`.
+ * from the start of its first fault to the end of its last, every fault (stops included)
+ * in `faults`. The run ends at `endMs`.
  */
 export function phasesOf(config: SimulationConfig, endMs = config.durationMs): Phases {
-  const faults = config.faults ?? [];
-  if (faults.length > 0) {
-    const all = [...config.outages, ...faults];
-    const stopAtMs = Math.min(...all.map((fault) => fault.atMs));
-    return { stopAtMs, resumeAtMs: Math.max(...all.map((fault) => fault.atMs + fault.durationMs)), endMs };
+  const others = config.faults ?? [];
+  if (others.length > 0) {
+    const stops = config.outages.map((outage) => ({ kind: "stop" as const, factor: 1, ...outage }));
+    const faults = [...stops, ...others].sort((a, b) => a.atMs - b.atMs);
+    const stopAtMs = Math.min(...faults.map((fault) => fault.atMs));
+    return { stopAtMs, resumeAtMs: Math.max(...faults.map((fault) => fault.atMs + fault.durationMs)), endMs, faults };
   }
   const first = config.outages[0] ?? { atMs: config.durationMs, durationMs: 0 };
   return { stopAtMs: first.atMs, resumeAtMs: first.atMs + first.durationMs, endMs };

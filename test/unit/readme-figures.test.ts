@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { chooseCells, chooseHeadline } from "../../src/choose/readme-table.ts";
 import { DEFAULT_OUTAGES_MS } from "../../src/choose/options.ts";
 import { rankingRule } from "../../src/choose/ranking.ts";
+import { faultsCells } from "../../src/report/faults-table.ts";
 import { comparisonCells } from "../../src/report/readme-table.ts";
 
 /*
@@ -24,6 +25,10 @@ const marked = [...readme.matchAll(/<!-- figures: (docs\/[\w.-]+\.json) -->\n((?
 }));
 
 const chooseTables = [...readme.matchAll(/<!-- choose: (docs\/[\w.-]+\.json) -->\n((?:\s*\|.*\n)+)/g)].map((match) => ({
+  file: match[1]!,
+  table: match[2]!,
+}));
+const faultTables = [...readme.matchAll(/<!-- faults: (docs\/[\w.-]+\.json) -->\n((?:\s*\|.*\n)+)/g)].map((match) => ({
   file: match[1]!,
   table: match[2]!,
 }));
@@ -53,6 +58,11 @@ describe("the README's figures", () => {
 
   it.each(marked.map((entry, index) => [index, entry.file, entry.table] as const))("table %i agrees with %s", (_index, file, table) => {
     expect(cellsOf(table)).toEqual(comparisonCells(readFileSync(resolve(ROOT, file), "utf8")));
+  });
+
+  it("has the table of each model with each fault, and it agrees with its results file (scripts/sim-faults.ts)", () => {
+    expect(faultTables.map((entry) => entry.file)).toEqual(["docs/sim-faults.json"]);
+    for (const { file, table } of faultTables) expect(cellsOf(table)).toEqual(faultsCells(readFileSync(resolve(ROOT, file), "utf8")));
   });
 
   it("has the three systems' choose tables and first lines, marked with their results files", () => {

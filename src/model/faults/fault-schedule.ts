@@ -99,3 +99,9 @@ export function formatFault(fault: Fault, formatDurationMs: (ms: number) => stri
   const factor = FACTOR_RULES[fault.kind] === undefined ? "" : `*${fault.factor}`;
   return `${fault.kind}@${formatDurationMs(fault.atMs)}+${formatDurationMs(fault.durationMs)}${factor}`;
 }
+
+/** A fault as a chart's band names it: stop, crash, capacity ×0.5, slow ×3, errors 20 %, spike ×2. */
+export function faultLabel(fault: Fault): string {
+  if (FACTOR_RULES[fault.kind] === undefined) return fault.kind;
+  return fault.kind === "errors" ? `errors ${Number((fault.factor * 100).toFixed(1))} %` : `${fault.kind} ×${fault.factor}`;
+}

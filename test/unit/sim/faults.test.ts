@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ServiceSnapshot } from "../../../src/model/service-queue.ts";
-import { run } from "../../../src/sim/main.ts";
+import { main, run } from "../../../src/sim/main.ts";
 import { parseSimArgs, type SimFlagValues } from "../../../src/sim/options.ts";
 import type { SimulationEvent } from "../../../src/sim/simulate.ts";
 
@@ -110,5 +110,46 @@ describe("fault schedules in the simulator", () => {
     const rate = (fromMs: number, toMs: number) =>
       sum(windows(fromMs, toMs).map((window) => window.attemptsPerSec)) / windows(fromMs, toMs).length;
     expect(rate(11_000, 20_000)).toBeGreaterThan(1.6 * rate(2000, 10_000));
+  });
+
+  it("phases carry the whole schedule, stops included, so the verdict and the report name every fault", () => {
+    const { strategyResult } = simulateWith([...QUEUE, "-faults", "stop@6s+2s, capacity@7s+4s*0.5"]);
+    expect(strategyResult.phases).toEqual({
+      stopAtMs: 6000,
+      resumeAtMs: 11_000,
+      endMs: 30_000,
+      faults: [
+        { kind: "stop", atMs: 6000, durationMs: 2000, factor: 1 },
+        { kind: "capacity", atMs: 7000, durationMs: 4000, factor: 0.5 },
+      ],
+    });
+    expect(strategyResult.metrics.why).toMatch(/^after stop@6s\+2s, capacity@7s\+4s\*0\.5 had all ended at 11s: /);
+    expect(strategyResult.server.at(-1)).toMatchObject({ queueLength: expect.any(Number), threadsBusy: expect.any(Number) });
+  });
+
+  it("-find-critical-outage varies one fault's length: a schedule of one fault, not several", () => {
+    expect(() => simulateWith(["-faults", "capacity@6s+4s*0.5", "-find-critical-outage"])).not.toThrow();
+    expect(() => simulateWith(["-faults", "capacity@6s+4s*0.5, spike@12s+2s*2", "-find-critical-outage"])).toThrow(
+      "-find-critical-outage varies the length of one fault: -faults lists 2",
+    );
+  });
+
+  it("-find-critical-outage bisects the length of a capacity cut", { timeout: 120_000 }, async () => {
+    let stdout = "";
+    const io = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: () => true }, env: {} };
+    const args = [...BASE, ...QUEUE, "-strategy", "fixed", "-faults", "capacity@6s+4s*0.1", "-find-critical-outage", "-parallel", "1"];
+    expect(await main(args, io as never)).toBe(0);
+    expect(stdout).toContain(
+      "longest capacity ×0.1 after which the server still recovers: back at or below its limit within 20s of its end:\n",
+    );
+    const found = /^ {2}fixed +([\d.]+)s \(collapses after ([\d.]+)s\)$/m.exec(stdout);
+    expect(found).not.toBeNull();
+    const [survives, collapses] = [Number(found![1]), Number(found![2])];
+    expect(collapses).toBeGreaterThan(survives);
+    // Either side of the boundary, a run of that length says the same.
+    const verdictAt = (seconds: number) =>
+      simulateWith([...QUEUE, "-strategy", "fixed", "-faults", `capacity@6s+${seconds}s*0.1`]).metrics.verdict;
+    expect(["recovered", "recovering"]).toContain(verdictAt(survives));
+    expect(verdictAt(collapses)).toBe("collapsed");
   });
 });

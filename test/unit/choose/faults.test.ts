@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { outageRun } from "../../../src/choose/measure.ts";
+import { parseChooseArgs, parseSchedules, scheduleText } from "../../../src/choose/options.ts";
+import { timelineSpec } from "../../../src/choose/report.ts";
+import { renderSvg } from "../../../src/report/report.ts";
+import { main } from "../../../src/choose/main.ts";
+import { UsageError } from "../../../src/cli/usage-error.ts";
+import { anchorRun, capacityCut, METASTABLE_CAPACITY_CUT, simValues } from "../../../src/sim/anchors.ts";
+import { configFrom } from "../../../src/sim/trial.ts";
+
+/*
+ * choose -faults: each schedule (separated by semicolons, times from the end of -steady)
+ * replaces one listed outage, goes by when its last fault ends, and is listed by -list.
+ */
+function options(args: readonly string[]) {
+  const parsed = parseChooseArgs(args);
+  if (parsed.kind !== "run") throw new Error("help");
+  return parsed.options;
+}
+
+describe("choose -faults", () => {
+  it("reads schedules separated by semicolons, ordered by when their last fault ends", () => {
+    const schedules = parseSchedules("spike@5s+5s*2, errors@0s+20s*0.2; capacity@0s+10s*0.4");
+    expect(schedules.map(scheduleText)).toEqual(["capacity@0s+10s*0.4", "errors@0s+20s*0.2, spike@5s+5s*2"]);
+    const parsed = options(["-faults", "spike@5s+5s*2, errors@0s+20s*0.2; capacity@0s+10s*0.4"]);
+    expect(parsed.outagesMs).toEqual([10_000, 20_000]);
+    expect(parsed.schedules).toEqual(schedules);
+    expect(options([]).schedules).toBeUndefined();
+  });
+
+  it("refuses two schedules ending together, a schedule beside -outages or -validate, and a bad schedule", () => {
+    expect(() => options(["-faults", "stop@0s+10s; capacity@5s+5s*0.5"])).toThrow("two schedules end at 10s");
+    expect(() => options(["-faults", "stop@0s+10s", "-outages", "5s"])).toThrow("-faults replaces -outages");
+    expect(() => options(["-faults", "stop@0s+10s", "-validate"])).toThrow("does not combine with -faults");
+    expect(() => options(["-faults", "capacity@0s+10s"])).toThrow(UsageError);
+    expect(() => options(["-faults", " ; "])).toThrow("must list at least one schedule");
+  });
+
+  it("-list shows each schedule under the length the tables show it by", async () => {
+    let stdout = "";
+    const io = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: () => true }, env: {} };
+    const code = await main(["-model", "queue", "-faults", "capacity@0s+10s*0.4; slow@2s+20s*3", "-list", "-client-only"], io as never);
+    expect(code).toBe(0);
+    expect(stdout).toContain(
+      "outages replaced by fault schedules (times from the end of -steady 15s):\n  10s      capacity@0s+10s*0.4\n  22s      slow@2s+20s*3\n",
+    );
+  });
+
+  it(
+    "runs a schedule from the end of the steady state, judged after its last fault, as ./sim runs the same faults",
+    { timeout: 60_000 },
+    () => {
+      const config = configFrom(simValues(METASTABLE_CAPACITY_CUT));
+      const [schedule] = parseSchedules("capacity@0s+10s*0.4");
+      const plan = { steadyMs: 30_000, observeMs: 110_000 };
+      const { result } = outageRun(config, 1, plan, 10_000, false, schedule);
+      const sim = anchorRun([...METASTABLE_CAPACITY_CUT, ...capacityCut("10s")], 1);
+      expect(result.verdict).toBe("collapsed");
+      expect(result.metrics.why).toBe(sim.why);
+      expect(result.metrics.peakConcurrencyAfterResume).toBe(sim.peakConcurrencyAfterResume);
+    },
+  );
+
+  it("the report's timeline shades and names each fault of the schedule", async () => {
+    const [schedule] = parseSchedules("capacity@0s+10s*0.4, spike@12s+3s*2");
+    const timeline = { id: "fixed", outageMs: 15_000, faults: schedule, stopAtMs: 15_000, server: [], client: [] };
+    const svg = await renderSvg(timelineSpec([timeline]));
+    for (const text of ["capacity ×0.4", "spike ×2", "capacity@0s+10s*0.4, spike@12s+3s*2 (shaded), first seed"])
+      expect(svg).toContain(text);
+  });
+});
