@@ -1,3 +1,4 @@
+import type { Fault } from "../model/faults/fault-schedule.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
@@ -379,7 +380,7 @@ async function measureAll(
         id: entry.candidate.id,
         outageMs: outage.outageMs,
         faults: plan.schedules?.[index],
-        stopAtMs: plan.steadyMs,
+        stopAtMs: troubleStartMs(plan.schedules?.[index], plan.steadyMs),
         server: outage.timeline?.server ?? [],
         client: outage.timeline?.client ?? [],
       })),
@@ -483,13 +484,17 @@ function listing(
   );
 }
 
+/** When a run's trouble begins: its schedule's first fault, or the stop after the steady state. */
+const troubleStartMs = (schedule: readonly Fault[] | undefined, steadyMs: number): number =>
+  schedule === undefined ? steadyMs : Math.min(...schedule.map((fault) => fault.atMs));
+
 /** The fault schedules that replace the listed outages, each under the length the tables show it by; empty without -faults. */
 function faultsListing(options: ChooseOptions): string {
   if (options.schedules === undefined) return "";
   const lines = options.schedules.map(
     (schedule, index) => `  ${formatDuration(options.outagesMs[index]!).padEnd(8)} ${scheduleText(schedule)}`,
   );
-  return `outages replaced by fault schedules (times from the end of -steady ${formatDuration(options.own.steady)}):\n${lines.join("\n")}\n`;
+  return `outages replaced by fault schedules (times from the run's start):\n${lines.join("\n")}\n`;
 }
 
 /** Re-runs candidates with the real programs at one outage and compares verdicts with the simulator's. */

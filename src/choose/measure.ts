@@ -17,7 +17,7 @@ export interface MeasurePlan {
   /** The users' deadline: a request succeeds for its user when it succeeds within it, retries and waits included. */
   readonly sloMs: number;
   readonly outagesMs: readonly number[];
-  /** With -faults: the schedule that replaces each listed outage (times from the end of the steady state). */
+  /** With -faults: the schedule that replaces each listed outage (times from the run's start). */
   readonly schedules?: readonly (readonly Fault[])[] | undefined;
   /** The bisection's range and resolution. */
   readonly minOutageMs: number;
@@ -180,8 +180,8 @@ export function longestSurvived(
 
 /**
  * One run with one outage after the steady state, observed for `plan.observeMs`; with a
- * `schedule`, its faults instead (from the end of the steady state; `outageMs` is when the
- * last one ends).
+ * `schedule`, its faults instead (times from the run's start; `outageMs` is when the last
+ * one ends).
  */
 export function outageRun(
   config: SimulationConfig,
@@ -191,14 +191,13 @@ export function outageRun(
   keepTimeline: boolean,
   schedule?: readonly Fault[],
 ): { result: OutageResult; events: number } {
-  const faults = (schedule ?? [{ kind: "stop", atMs: 0, durationMs: outageMs, factor: 1 }]).map((fault) => ({
-    ...fault,
-    atMs: plan.steadyMs + fault.atMs,
-  }));
+  // A schedule's times are from the run's start, as in ./sim and the demo (one scenario file means the same run in all three).
+  const faults = schedule ?? [{ kind: "stop" as const, atMs: plan.steadyMs, durationMs: outageMs, factor: 1 }];
+  const resumeAtMs = schedule === undefined ? plan.steadyMs + outageMs : outageMs;
   const phases = {
     stopAtMs: Math.min(...faults.map((fault) => fault.atMs)),
-    resumeAtMs: plan.steadyMs + outageMs,
-    endMs: plan.steadyMs + outageMs + plan.observeMs,
+    resumeAtMs,
+    endMs: resumeAtMs + plan.observeMs,
     faults: schedule === undefined ? undefined : faults,
   };
   const outages = faults.filter((fault) => fault.kind === "stop").map(({ atMs, durationMs }) => ({ atMs, durationMs }));

@@ -43,15 +43,16 @@ export const DEFAULT_OUTAGES_MS: readonly number[] = durationList(DEFAULT_OUTAGE
 
 /**
  * -faults: fault schedules separated by semicolons, each as ./sim's -faults reads one, times
- * from the end of -steady. Each replaces one listed outage and goes by when its last fault
- * ends (that is the "outage" the tables show), so no two may end at the same time.
+ * from the run's start as there (the steady state is what comes before the first fault).
+ * Each replaces one listed outage and goes by when its last fault ends (that is the
+ * "outage" the tables show), so no two may end at the same time.
  */
 export function parseSchedules(text: string): Fault[][] {
   const schedules = text
     .split(";")
     .filter((part) => part.trim() !== "")
     .map((part) => parseFaults(part, parseDuration));
-  if (schedules.length === 0) throw new FaultSyntaxError('must list at least one schedule, e.g. "capacity@0s+30s*0.4; spike@0s+5s*2"');
+  if (schedules.length === 0) throw new FaultSyntaxError('must list at least one schedule, e.g. "capacity@15s+30s*0.4; spike@15s+5s*2"');
   const ends = schedules.map(scheduleEndMs);
   const twice = ends.find((end, index) => ends.indexOf(end) !== index);
   if (twice !== undefined) {
@@ -60,7 +61,7 @@ export function parseSchedules(text: string): Fault[][] {
   return schedules.sort((a, b) => scheduleEndMs(a) - scheduleEndMs(b));
 }
 
-/** When a schedule's last fault ends, from the end of -steady. */
+/** When a schedule's last fault ends, from the run's start. */
 export const scheduleEndMs = (faults: readonly Fault[]): number => Math.max(...faults.map((fault) => fault.atMs + fault.durationMs));
 
 /** A schedule as -faults writes it. */
@@ -89,8 +90,8 @@ const CHOOSE_ONLY_FLAGS = [
     default: undefined,
     placeholder: "schedules",
     description:
-      'fault schedules instead of -outages, separated by ";", each as ./sim -faults takes one with times from the end of -steady, e.g. ' +
-      '"capacity@0s+30s*0.4; spike@0s+5s*2, errors@2s+10s*0.2"; each replaces one listed outage and is shown as when its last fault ends',
+      'fault schedules instead of -outages, separated by ";", each as ./sim -faults takes one, times from the run\'s start (not -steady), e.g. ' +
+      '"capacity@15s+30s*0.4; spike@15s+5s*2, errors@17s+10s*0.2"; each replaces one listed outage and is shown as when its last fault ends',
     check: (text) => {
       try {
         parseSchedules(text);
@@ -270,7 +271,7 @@ export interface ChooseOptions {
   readonly system: Readonly<Record<string, unknown>>;
   readonly own: ChooseOwnValues;
   readonly outagesMs: readonly number[];
-  /** With -faults: the schedule of each listed outage, in the same order (times from the end of -steady). */
+  /** With -faults: the schedule of each listed outage, in the same order (times from the run's start). */
   readonly schedules?: readonly (readonly Fault[])[] | undefined;
   readonly seeds: readonly number[];
   /** Worker threads for the measurements. */

@@ -19,8 +19,9 @@ import type { CandidateSummary, OutageSummary } from "./summary.ts";
 export interface Timeline {
   readonly id: string;
   readonly outageMs: number;
-  /** With -faults: the schedule run instead of the outage, times from `stopAtMs` (the end of the steady state). */
+  /** With -faults: the schedule run instead of the outage, times from the run's start. */
   readonly faults?: readonly Fault[] | undefined;
+  /** When the trouble began: the stop, or the schedule's first fault; the chart's time 0. */
   readonly stopAtMs: number;
   readonly server: readonly ServerSample[];
   readonly client: readonly ClientWindow[];
@@ -221,8 +222,8 @@ export function timelineSpec(timelines: readonly Timeline[]): TopLevelSpec {
     first.faults === undefined
       ? [{ start: 0, end: first.outageMs / 1000, label: "outage" }]
       : first.faults.map((fault) => ({
-          start: fault.atMs / 1000,
-          end: (fault.atMs + fault.durationMs) / 1000,
+          start: t(fault.atMs),
+          end: t(fault.atMs + fault.durationMs),
           label: faultLabel(fault),
         }));
   const x = { field: "t", type: "quantitative", title: "seconds from the stop" } as const;

@@ -9,7 +9,7 @@ import { anchorRun, capacityCut, METASTABLE_CAPACITY_CUT, simValues } from "../.
 import { configFrom } from "../../../src/sim/trial.ts";
 
 /*
- * choose -faults: each schedule (separated by semicolons, times from the end of -steady)
+ * choose -faults: each schedule (separated by semicolons, times from the run's start as in ./sim)
  * replaces one listed outage, goes by when its last fault ends, and is listed by -list.
  */
 function options(args: readonly string[]) {
@@ -42,18 +42,18 @@ describe("choose -faults", () => {
     const code = await main(["-model", "queue", "-faults", "capacity@0s+10s*0.4; slow@2s+20s*3", "-list", "-client-only"], io as never);
     expect(code).toBe(0);
     expect(stdout).toContain(
-      "outages replaced by fault schedules (times from the end of -steady 15s):\n  10s      capacity@0s+10s*0.4\n  22s      slow@2s+20s*3\n",
+      "outages replaced by fault schedules (times from the run's start):\n  10s      capacity@0s+10s*0.4\n  22s      slow@2s+20s*3\n",
     );
   });
 
   it(
-    "runs a schedule from the end of the steady state, judged after its last fault, as ./sim runs the same faults",
+    "runs a schedule with the times ./sim gives it, judged after its last fault, as ./sim judges the same faults",
     { timeout: 60_000 },
     () => {
       const config = configFrom(simValues(METASTABLE_CAPACITY_CUT));
-      const [schedule] = parseSchedules("capacity@0s+10s*0.4");
+      const [schedule] = parseSchedules("capacity@30s+10s*0.4");
       const plan = { steadyMs: 30_000, observeMs: 110_000 };
-      const { result } = outageRun(config, 1, plan, 10_000, false, schedule);
+      const { result } = outageRun(config, 1, plan, 40_000, false, schedule);
       const sim = anchorRun([...METASTABLE_CAPACITY_CUT, ...capacityCut("10s")], 1);
       expect(result.verdict).toBe("collapsed");
       expect(result.metrics.why).toBe(sim.why);
@@ -63,7 +63,7 @@ describe("choose -faults", () => {
 
   it("the report's timeline shades and names each fault of the schedule", async () => {
     const [schedule] = parseSchedules("capacity@0s+10s*0.4, spike@12s+3s*2");
-    const timeline = { id: "fixed", outageMs: 15_000, faults: schedule, stopAtMs: 15_000, server: [], client: [] };
+    const timeline = { id: "fixed", outageMs: 15_000, faults: schedule, stopAtMs: 0, server: [], client: [] };
     const svg = await renderSvg(timelineSpec([timeline]));
     for (const text of ["capacity ×0.4", "spike ×2", "capacity@0s+10s*0.4, spike@12s+3s*2 (shaded), first seed"])
       expect(svg).toContain(text);

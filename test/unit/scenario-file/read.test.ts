@@ -78,7 +78,7 @@ describe("reading a scenario file", () => {
 
   it("passes over, and names, the keys only another program takes; the demo gets server and client flags through -server-args and -client-args", async () => {
     const choose = await parseScenario(BROOKER, FILE, CHOOSE_TARGET);
-    expect(choose.ignored).toEqual(["strategy.strategy", "strategy.max-attempts", "faults", "run.duration", "run.strategies"]);
+    expect(choose.ignored).toEqual(["strategy.strategy", "strategy.max-attempts", "run.duration", "run.strategies"]);
     expect(choose.tokens).toContain("-model=linear");
     const demo = await parseScenario(`${BROOKER.replace("run:\n", "run:\n  seed: 4\n")}`, FILE, DEMO_TARGET);
     expect(demo.tokens).toEqual(["-faults=spike@60s+5s*2,stop@90s+2s", "-strategies=fixed,full-jitter"]);
