@@ -1,0 +1,31 @@
+import type { OccTrialConfig, OccTrialResult } from "./occ-trial.ts";
+import { runOccTrial } from "./occ-trial.ts";
+
+/** The blog's figures: means over independent runs (its simulator averages 100). */
+export interface OccFigures {
+  readonly clients: number;
+  readonly trials: number;
+  /** Mean writes per run: the blog's "calls" (work). */
+  readonly writes: number;
+  /** Mean reads + writes per run. */
+  readonly calls: number;
+  /** Mean time until every client's write landed, ms. */
+  readonly completionMs: number;
+  /** Runs in which some client gave up (only a policy with an attempt limit does). */
+  readonly runsWithGiveUps: number;
+}
+
+/** Runs `trials` independent trials, trial t on seed `seed + t`, and averages them. */
+export function averageOccTrials(config: OccTrialConfig, trials: number): OccFigures {
+  const results: OccTrialResult[] = [];
+  for (let trial = 0; trial < trials; trial++) results.push(runOccTrial({ ...config, seed: (config.seed + trial) | 0 }));
+  const mean = (pick: (result: OccTrialResult) => number) => results.reduce((sum, result) => sum + pick(result), 0) / trials;
+  return {
+    clients: config.clients,
+    trials,
+    writes: mean((result) => result.writes),
+    calls: mean((result) => result.calls),
+    completionMs: mean((result) => result.completionMs),
+    runsWithGiveUps: results.filter((result) => result.gaveUp > 0).length,
+  };
+}
