@@ -1,5 +1,6 @@
 import { DurationSyntaxError, formatDuration, parseDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { WORKLOAD_HELP } from "../cli/workload.ts";
 import { DEFAULT_EXPERIMENT_MS, DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { IMMEDIATE_ANSWER_MS } from "./network.ts";
 import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
@@ -179,7 +180,8 @@ export const SIM_PROGRAM: ProgramDescription<typeof SIM_FLAGS> = {
     "counted, not stored. The server holds at most -max-in-service requests in service, as a real one's\n" +
     "memory does: one more and it dies, and the run ends there (the output says so). An answer given at\n" +
     `once (a 503) takes a loopback round trip, ${formatDuration(IMMEDIATE_ANSWER_MS)}. The simulator runs at most ${MAX_CLIENTS} clients and\n` +
-    `${MAX_REPORTS} reports of each kind, and needs -timeout and lambda + baseDelay of at least ${formatDuration(MIN_CYCLE_MS)}.`,
+    `${MAX_REPORTS} reports of each kind, and needs -timeout and lambda + baseDelay of at least ${formatDuration(MIN_CYCLE_MS)}.\n` +
+    `Another workload: ${WORKLOAD_HELP}.`,
   flags: SIM_FLAGS,
   epilog: `Presets (-strategies takes them beside the strategies; flags given on the command line win over a preset's):\n${presetsHelp()}`,
 };

@@ -9,6 +9,8 @@ export interface OccFigures {
   readonly writes: number;
   /** Mean reads + writes per run. */
   readonly calls: number;
+  /** Mean writes that landed per run: the clients, unless some gave up. */
+  readonly landed: number;
   /** Mean time until every client's write landed, ms. */
   readonly completionMs: number;
   /** Runs in which some client gave up (only a policy with an attempt limit does). */
@@ -25,6 +27,7 @@ export function averageOccTrials(config: OccTrialConfig, trials: number): OccFig
     trials,
     writes: mean((result) => result.writes),
     calls: mean((result) => result.calls),
+    landed: mean((result) => result.landed),
     completionMs: mean((result) => result.completionMs),
     runsWithGiveUps: results.filter((result) => result.gaveUp > 0).length,
   };

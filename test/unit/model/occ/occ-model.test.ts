@@ -13,10 +13,12 @@ import { BLOG_BASE_MS, BLOG_CAP_MS, BLOG_RUNS, blogPolicy, parseBlogRuns } from 
 /** A transport that answers at once from a script of outcomes, recording when each call came. */
 class ScriptedTransport implements OccTransport {
   readonly calls: string[] = [];
-  constructor(
-    private readonly clock: ManualClock,
-    private readonly writes: OccWriteOutcome[],
-  ) {}
+  private readonly clock: ManualClock;
+  private readonly writes: OccWriteOutcome[];
+  constructor(clock: ManualClock, writes: OccWriteOutcome[]) {
+    this.clock = clock;
+    this.writes = writes;
+  }
   read(done: (version: number | undefined) => void): void {
     this.calls.push(`read@${this.clock.now()}`);
     done(this.calls.length);
