@@ -7,6 +7,7 @@ import { averageOccTrials, type OccFigures } from "../model/occ/occ-average.ts";
 import { textTable } from "../report/text-table.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { type BlogRun, blogPolicy, blogRunsHelp, parseBlogRuns } from "../strategies/blog-backoff.ts";
+import { SIM_SEED_FLAG } from "./options.ts";
 import { BLOG_BACKOFF_FLAGS, blogStrategiesFlag, NETWORK_DELAY_FLAGS } from "../strategies/occ-flags.ts";
 
 /** The blog's figures sweep 10 to 190 clients in steps of 10. */
@@ -47,16 +48,7 @@ const OCC_SIM_FLAGS = [
     placeholder: "n",
     description: "independent runs averaged per figure (the blog's simulator averages 100)",
   },
-  {
-    name: "seed",
-    group: "run",
-    kind: "integer",
-    default: 1,
-    min: 0,
-    max: 2 ** 31 - 1,
-    placeholder: "n",
-    description: "random seed: run t uses seed + t; the same flags and seed give the same figures",
-  },
+  { ...SIM_SEED_FLAG, description: "random seed: run t uses seed + t; the same flags and seed give the same figures" },
   { name: "json", group: "output", kind: "boolean", default: false, description: "print one JSON line per strategy and client count" },
   DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];

@@ -58,6 +58,18 @@ export const PARALLEL_FLAG = {
     "worker threads for the independent runs of -strategies, -sweep and -find-critical-outage (default: every core); the output does not depend on it",
 } as const satisfies FlagSpec;
 
+/** The simulator's seed: every run is reproducible, so it has a default. */
+export const SIM_SEED_FLAG = {
+  name: "seed",
+  group: "run",
+  kind: "integer",
+  default: 1,
+  min: 0,
+  max: 2 ** 31 - 1,
+  placeholder: "n",
+  description: "random seed: the same flags and seed give byte-identical output",
+} as const satisfies FlagSpec;
+
 const SIM_ONLY_FLAGS = [
   {
     name: "faults",
@@ -101,16 +113,7 @@ const SIM_ONLY_FLAGS = [
       `length of the run, virtual time (default: the demo's ${formatDuration(DEFAULT_PHASES.steadyMs)} steady + ` +
       `${formatDuration(DEFAULT_PHASES.outageMs)} outage + ${formatDuration(DEFAULT_PHASES.observeMs)} observation)`,
   },
-  {
-    name: "seed",
-    group: "run",
-    kind: "integer",
-    default: 1,
-    min: 0,
-    max: 2 ** 31 - 1,
-    placeholder: "n",
-    description: "random seed: the same flags and seed give byte-identical output",
-  },
+  SIM_SEED_FLAG,
   {
     name: "json",
     group: "output",
