@@ -11,8 +11,8 @@ export interface OccClientTally {
   readonly conflicts: number;
   /** Reads or writes that failed for another reason than a conflict (real client only). */
   readonly errors: number;
-  /** When its write landed, or it gave up: the clock's time. */
-  readonly doneAtMs: number;
+  /** When its write landed, or it gave up: the clock's time; undefined while it is still trying. */
+  readonly doneAtMs: number | undefined;
   readonly succeeded: boolean;
 }
 
@@ -34,6 +34,8 @@ export class OccClient {
   private errors = 0;
   private failures = 0;
   private previousWaitMs: number | undefined = undefined;
+  private doneAtMs: number | undefined = undefined;
+  private succeeded = false;
 
   constructor(transport: OccTransport, policy: BackoffPolicy, random: Random, clock: Clock, onDone: (tally: OccClientTally) => void) {
     this.transport = transport;
@@ -81,8 +83,15 @@ export class OccClient {
     this.clock.schedule(waitMs, () => this.read());
   }
 
+  /** Its counts so far: a client still trying when the run is cut short counts too. */
+  get tally(): OccClientTally {
+    const { reads, writes, conflicts, errors, doneAtMs, succeeded } = this;
+    return { reads, writes, conflicts, errors, doneAtMs, succeeded };
+  }
+
   private finish(succeeded: boolean): void {
-    const { reads, writes, conflicts, errors } = this;
-    this.onDone({ reads, writes, conflicts, errors, doneAtMs: this.clock.now(), succeeded });
+    this.doneAtMs = this.clock.now();
+    this.succeeded = succeeded;
+    this.onDone(this.tally);
   }
 }

@@ -49,7 +49,7 @@ export function runOccTrial(config: OccTrialConfig): OccTrialResult {
     writes: row.writes,
     calls: row.reads + row.writes,
     conflicts: row.conflicts,
-    completionMs: tallies.reduce((latest, tally) => Math.max(latest, tally.doneAtMs), 0),
+    completionMs: tallies.reduce((latest, tally) => Math.max(latest, tally.doneAtMs ?? 0), 0),
     landed: row.version,
     gaveUp: tallies.filter((tally) => !tally.succeeded).length,
   };
