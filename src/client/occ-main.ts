@@ -124,9 +124,10 @@ export async function occClientMain(argv: readonly string[], io: ProgramIo): Pro
   const calls = sum((tally) => tally.reads + tally.writes);
   const errors = [...transport.errorKinds.values()].reduce((total, count) => total + count, 0);
   const completionMs = (ended === "out of time" ? endedAt : Math.max(...tallies.map((tally) => tally.doneAtMs ?? endedAt))) - startedAt;
+  const late = Math.round(clock.maxLatenessMs);
   if (values.json) {
     const line = { workload: "occ", source: "client", strategy: run.name, clients: values.clients, trials: 1 } as const;
-    io.stdout.write(`${formatOccJson({ ...line, writes, calls, completionMs, landed, errors, seed })}\n`);
+    io.stdout.write(`${formatOccJson({ ...line, writes, calls, completionMs, landed, errors, seed, timersLateMs: late })}\n`);
   } else {
     const kinds = [...transport.errorKinds].map(([kind, count]) => `${kind} ${count}`).join(", ");
     const outcome =
@@ -138,7 +139,6 @@ export async function occClientMain(argv: readonly string[], io: ProgramIo): Pro
         `${sum((tally) => tally.conflicts)} conflicts (412), ${errors} errors${kinds === "" ? "" : ` (${kinds})`}\n`,
     );
   }
-  const late = Math.round(clock.maxLatenessMs);
   if (late > BEHIND_MS)
     io.stderr.write(`client: behind: backoff timers fired up to ${late} ms late; the times include the client's own lag\n`);
   return ended === "out of time" || landed < values.clients ? 1 : 0;

@@ -27,6 +27,8 @@ export const OCC_LINE = z.object({
   /** Calls that failed for another reason than a conflict (client only: refused connections, 5xx). */
   errors: COUNT.optional(),
   seed: z.number().int().optional(),
+  /** Client only: how late its backoff timers fired at most, ms (the client's own lag, not the server's). */
+  timersLateMs: z.number().nonnegative().optional(),
 });
 
 export type OccLine = z.infer<typeof OCC_LINE>;
