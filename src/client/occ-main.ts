@@ -127,7 +127,9 @@ export async function occClientMain(argv: readonly string[], io: ProgramIo): Pro
   const late = Math.round(clock.maxLatenessMs);
   if (values.json) {
     const line = { workload: "occ", source: "client", strategy: run.name, clients: values.clients, trials: 1 } as const;
-    io.stdout.write(`${formatOccJson({ ...line, writes, calls, completionMs, landed, errors, seed, timersLateMs: late })}\n`);
+    io.stdout.write(
+      `${formatOccJson({ ...line, writes, calls, completionMs, landed, errors, seed, timersLateMs: late, meanCallMs: Number(transport.meanCallMs().toFixed(2)) })}\n`,
+    );
   } else {
     const kinds = [...transport.errorKinds].map(([kind, count]) => `${kind} ${count}`).join(", ");
     const outcome =
@@ -136,7 +138,8 @@ export async function occClientMain(argv: readonly string[], io: ProgramIo): Pro
         : `every write landed (${landed}) in ${formatDuration(Math.round(completionMs))}`;
     io.stdout.write(
       `OCC: ${values.clients} clients, ${run.name}: ${outcome}; work ${writes} writes, ${calls} calls, ` +
-        `${sum((tally) => tally.conflicts)} conflicts (412), ${errors} errors${kinds === "" ? "" : ` (${kinds})`}\n`,
+        `${sum((tally) => tally.conflicts)} conflicts (412), ${errors} errors${kinds === "" ? "" : ` (${kinds})`}; ` +
+        `mean call ${transport.meanCallMs().toFixed(1)} ms\n`,
     );
   }
   if (late > BEHIND_MS)

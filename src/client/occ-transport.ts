@@ -5,6 +5,8 @@ import { classifyError } from "./classify-error.ts";
 export interface OccHttpTransport extends OccTransport {
   /** Failures other than conflicts, by kind (`refused`, `http-5xx`, `timedout`, …). */
   readonly errorKinds: ReadonlyMap<string, number>;
+  /** Mean time from sending a call to having its answer, ms: the round trip the clients saw. */
+  meanCallMs(): number;
   close(): Promise<void>;
 }
 
@@ -18,7 +20,15 @@ export function createOccHttpTransport(url: string, timeoutMs: number): OccHttpT
   const agent = new Agent({ connections: null, pipelining: 1, keepAliveTimeout: 4_000, connect: { timeout: timeoutMs } });
   const errorKinds = new Map<string, number>();
   const failed = (kind: string) => errorKinds.set(kind, (errorKinds.get(kind) ?? 0) + 1);
-  const call = (method: "GET" | "PUT", headers: Record<string, string>, done: (status: number, etag: string | undefined) => void) => {
+  let callCount = 0;
+  let callMsTotal = 0;
+  const call = (method: "GET" | "PUT", headers: Record<string, string>, answered: (status: number, etag: string | undefined) => void) => {
+    const sentAt = performance.now();
+    const done = (status: number, etag: string | undefined) => {
+      callCount++;
+      callMsTotal += performance.now() - sentAt;
+      answered(status, etag);
+    };
     agent
       .request({ origin: target.origin, path, method, headers, signal: AbortSignal.timeout(timeoutMs), headersTimeout: 0, bodyTimeout: 0 })
       .then(
@@ -40,6 +50,7 @@ export function createOccHttpTransport(url: string, timeoutMs: number): OccHttpT
   };
   return {
     errorKinds,
+    meanCallMs: () => (callCount === 0 ? 0 : callMsTotal / callCount),
     read(done) {
       call("GET", {}, (status, etag) => {
         const version = status === 200 ? versionOfEtag(etag) : undefined;

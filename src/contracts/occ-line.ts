@@ -29,6 +29,8 @@ export const OCC_LINE = z.object({
   seed: z.number().int().optional(),
   /** Client only: how late its backoff timers fired at most, ms (the client's own lag, not the server's). */
   timersLateMs: z.number().nonnegative().optional(),
+  /** Client only: mean round trip of a call, ms (the simulator's is two network delays). */
+  meanCallMs: z.number().nonnegative().optional(),
 });
 
 export type OccLine = z.infer<typeof OCC_LINE>;

@@ -93,7 +93,7 @@ describe("-workload occ", () => {
     expect(await client.exited).toBe(1);
     expect(client.stdoutLines.filter((line) => line !== "")).toEqual([
       expect.stringMatching(
-        /^OCC: 3 clients, full-jitter: 3 clients' writes not landed after 300ms \(-duration\); 0 landed; .* errors \(refused \d+\)$/,
+        /^OCC: 3 clients, full-jitter: 3 clients' writes not landed after 300ms \(-duration\); 0 landed; .* errors \(refused \d+\); mean call [\d.]+ ms$/,
       ),
     ]);
     expect(client.stderrLines.join("\n")).not.toMatch(/\n\s+at /);
