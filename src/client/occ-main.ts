@@ -1,5 +1,6 @@
 import { streamRandom } from "../backoff/random.ts";
 import { formatDuration } from "../cli/duration.ts";
+import { UsageError } from "../cli/usage-error.ts";
 import { DEBUG_FLAG, type FlagSpec, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { OCC_WORKLOAD_FLAG } from "../cli/workload.ts";
 import type { Clock, Timer, TimerOwner } from "../clock/clock.ts";
@@ -88,8 +89,10 @@ export async function occClientMain(argv: readonly string[], io: ProgramIo): Pro
     return 0;
   }
   const values = parsed.values;
-  const run = parseBlogRuns(values.strategy)[0]!;
-  if (values.strategy.includes(",") || values.strategy === "all") io.stderr.write(`client: -strategy takes one; running ${run.name}\n`);
+  const runs = parseBlogRuns(values.strategy);
+  if (runs.length !== 1)
+    throw new UsageError(`-strategy takes one strategy with -workload occ (./sim -workload occ -strategies compares several)`);
+  const run = runs[0]!;
   const policy = blogPolicy(run, values.base, values.cap);
   const seed = values.seed ?? randomSeed();
   const clock = new LatenessClock(realClock);

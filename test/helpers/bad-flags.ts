@@ -61,6 +61,7 @@ export const BAD_FLAGS: Readonly<Record<"server" | "client" | "sim" | "demo", re
     bad("-workload", "-workload"),
     bad("-strategy", "-workload", "occ", "-strategy", "linear"),
     bad("-clients", "-workload=occ", "-clients", "0"),
+    bad("-strategy", "-workload", "occ", "-strategy", "none,full-jitter"),
   ],
   sim: [
     bad("-outage", "-outage-at", "5s,10s", "-outage", "1s,2s,3s"),
