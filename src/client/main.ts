@@ -1,3 +1,5 @@
+import { selectWorkload } from "../cli/workload.ts";
+import { occClientMain } from "./occ-main.ts";
 import { formatDuration } from "../cli/duration.ts";
 import { formatListenAddress } from "../cli/listen-address.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
@@ -125,7 +127,13 @@ async function startShares(
   return { shares: shares.map((share) => (share as PromiseFulfilledResult<HerdShare>).value), local: undefined };
 }
 
-export async function main(argv: readonly string[], io: ProgramIo): Promise<void> {
+export async function main(argv: readonly string[], io: ProgramIo): Promise<number | void> {
+  const selected = selectWorkload(argv);
+  if (selected.workload === "occ") return occClientMain(selected.args, io);
+  return requestsMain(selected.args, io);
+}
+
+async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<void> {
   const parsed = parseClientArgs(argv);
   if (parsed.kind === "help") {
     io.stdout.write(parsed.text);

@@ -1,3 +1,4 @@
+import { WORKLOAD_HELP } from "../cli/workload.ts";
 import { formatDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
 import { instantProblem, parseInstant } from "../cli/instant.ts";
@@ -172,7 +173,8 @@ export const CLIENT_PROGRAM: ProgramDescription<typeof CLIENT_FLAGS> = {
   name: "client",
   summary:
     "N simulated clients with exponentially distributed request intervals, retrying failures with a strategy.\n" +
-    "Every interval it prints OK / errors / timedout req/sec.",
+    "Every interval it prints OK / errors / timedout req/sec.\n" +
+    `Another workload: ${WORKLOAD_HELP}.`,
   flags: CLIENT_FLAGS,
   epilog: `Strategies:\n${strategiesHelp()}\nFleet-level protection (state kept per client instance, see -instances):\n${protectionHelp()}`,
 };

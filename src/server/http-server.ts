@@ -186,7 +186,7 @@ function deadlineOf(request: IncomingMessage, context: RequestContext): number |
 
 function handleRequest(request: IncomingMessage, response: ServerResponse, context: RequestContext): void {
   const { queue, now, metrics } = context;
-  latestResponse.set(request.socket, response);
+  rememberResponse(request, response);
   const path = (request.url ?? "/").split("?", 1)[0];
   if (path === "/api" || path === "/stats" || (path === "/metrics" && metrics !== undefined)) {
     if (request.method !== "GET") {
@@ -250,13 +250,18 @@ const LINGER_MS = 2_000;
 /** The last response begun on each connection, to tell whether an answer is being written. */
 const latestResponse = new WeakMap<Socket, ServerResponse>();
 
+/** Notes the answer a connection is giving, so that a parse error on it does not cut into it (see answerClientError). */
+export function rememberResponse(request: IncomingMessage, response: ServerResponse): void {
+  latestResponse.set(request.socket, response);
+}
+
 /**
  * A request that could not be parsed (garbage, oversized head, bad chunking, a head not
  * finished in time) is answered with a status line and the connection closed, unless the
  * peer is already gone or an answer on this connection has begun (a status line in the
  * middle of it would corrupt it).
  */
-function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   const latest = latestResponse.get(socket);
   const answerStarted = latest !== undefined && latest.headersSent && !latest.writableFinished;
   if (PEER_GONE_CODES.has(error.code ?? "") || !socket.writable || answerStarted) {
@@ -267,7 +272,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
 }
 
 /** Answers with a bare status line and closes the connection, lingering a little (see LINGER_MS). */
-function closeWithStatus(socket: Socket, status: string, headers = ""): void {
+export function closeWithStatus(socket: Socket, status: string, headers = ""): void {
   socket.end(`HTTP/1.1 ${status}\r\n${headers}Connection: close\r\nContent-Length: 0\r\n\r\n`);
   const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
   socket.once("close", () => clearTimeout(linger));

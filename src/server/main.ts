@@ -5,6 +5,8 @@ import { realClock } from "../clock/real-clock.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { startHttpServer } from "./http-server.ts";
 import { startAdminServer } from "./admin-server.ts";
+import { selectWorkload } from "../cli/workload.ts";
+import { occServerMain } from "./occ-main.ts";
 import { describeModel, modelDrawsRandom } from "./model-flags.ts";
 import { FIGURES_TIMEOUT_MS, parseServerArgs, resolveServerOptions, serverModelOf } from "./options.ts";
 import { formatServerJson } from "../contracts/server-line-writer.ts";
@@ -14,6 +16,12 @@ import { formatServerLine, formatServerTotals } from "./reporter.ts";
 const PROBLEM_REPORT_INTERVAL_MS = 1_000;
 
 export async function main(argv: readonly string[], io: ProgramIo): Promise<void> {
+  const selected = selectWorkload(argv);
+  if (selected.workload === "occ") return occServerMain(selected.args, io);
+  return requestsMain(selected.args, io);
+}
+
+async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<void> {
   const parsed = parseServerArgs(argv);
   if (parsed.kind === "help") {
     io.stdout.write(parsed.text);

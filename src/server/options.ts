@@ -1,3 +1,4 @@
+import { WORKLOAD_HELP } from "../cli/workload.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
 import { type ListenAddress, listenAddressProblem, parseListenAddress } from "../cli/listen-address.ts";
 import type { LatencyModel } from "../model/latency.ts";
@@ -156,7 +157,8 @@ export const SERVER_PROGRAM: ProgramDescription<typeof SERVER_FLAGS> = {
   summary:
     "An HTTP server whose latency is baseDelay up to a concurrency limit and grows exponentially above it\n" +
     "(or another -model: linear, or queue, a thread pool).\n" +
-    "GET /api answers OK after the modelled delay; GET /stats gives a JSON snapshot.",
+    "GET /api answers OK after the modelled delay; GET /stats gives a JSON snapshot.\n" +
+    `Another workload: ${WORKLOAD_HELP}.`,
   flags: SERVER_FLAGS,
 };
 

@@ -24,6 +24,8 @@ import { retryLoadWhileDown } from "./retry-load.ts";
 import type { StrategyRunReply } from "./sim-worker.ts";
 import { sweepChart } from "./sweep-chart.ts";
 import { playSimulation } from "./playback.ts";
+import { selectWorkload } from "../cli/workload.ts";
+import { occSimMain } from "./occ-main.ts";
 import { figuresOf } from "./simulate.ts";
 import { configFrom, runStrategy, type SimRun, simRuns, trialMetrics, withStrategy } from "./trial.ts";
 
@@ -279,6 +281,12 @@ async function runStrategies(
 }
 
 export async function main(argv: readonly string[], io: ProgramIo): Promise<number> {
+  const selected = selectWorkload(argv);
+  if (selected.workload === "occ") return occSimMain(selected.args, io);
+  return requestsMain(selected.args, io);
+}
+
+async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<number> {
   const { argv: args, scenario } = await withScenarioFile(argv, SIM_TARGET, io.stderr);
   const parsed = parseSimArgs(args);
   if (parsed.kind === "help") {

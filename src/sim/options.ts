@@ -1,5 +1,6 @@
 import { DurationSyntaxError, formatDuration, parseDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { WORKLOAD_HELP } from "../cli/workload.ts";
 import { DEFAULT_EXPERIMENT_MS, DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { IMMEDIATE_ANSWER_MS } from "./network.ts";
 import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
@@ -66,6 +67,18 @@ export const PARALLEL_FLAG = {
     "worker threads for the independent runs of -strategies, -sweep and -find-critical-outage (default: every core); the output does not depend on it",
 } as const satisfies FlagSpec;
 
+/** The simulator's seed: every run is reproducible, so it has a default. */
+export const SIM_SEED_FLAG = {
+  name: "seed",
+  group: "run",
+  kind: "integer",
+  default: 1,
+  min: 0,
+  max: 2 ** 31 - 1,
+  placeholder: "n",
+  description: "random seed: the same flags and seed give byte-identical output",
+} as const satisfies FlagSpec;
+
 const SIM_ONLY_FLAGS = [
   {
     name: "faults",
@@ -106,16 +119,7 @@ const SIM_ONLY_FLAGS = [
       `length of the run, virtual time (default: the demo's ${formatDuration(DEFAULT_PHASES.steadyMs)} steady + ` +
       `${formatDuration(DEFAULT_PHASES.outageMs)} outage + ${formatDuration(DEFAULT_PHASES.observeMs)} observation)`,
   },
-  {
-    name: "seed",
-    group: "run",
-    kind: "integer",
-    default: 1,
-    min: 0,
-    max: 2 ** 31 - 1,
-    placeholder: "n",
-    description: "random seed: the same flags and seed give byte-identical output",
-  },
+  SIM_SEED_FLAG,
   {
     name: "json",
     group: "output",
@@ -189,7 +193,8 @@ export const SIM_PROGRAM: ProgramDescription<typeof SIM_FLAGS> = {
     "counted, not stored. The server holds at most -max-in-service requests in service, as a real one's\n" +
     "memory does: one more and it dies, and the run ends there (the output says so). An answer given at\n" +
     `once (a 503) takes a loopback round trip, ${formatDuration(IMMEDIATE_ANSWER_MS)}. The simulator runs at most ${MAX_CLIENTS} clients and\n` +
-    `${MAX_REPORTS} reports of each kind, and needs -timeout and lambda + baseDelay of at least ${formatDuration(MIN_CYCLE_MS)}.`,
+    `${MAX_REPORTS} reports of each kind, and needs -timeout and lambda + baseDelay of at least ${formatDuration(MIN_CYCLE_MS)}.\n` +
+    `Another workload: ${WORKLOAD_HELP}.`,
   flags: SIM_FLAGS,
   arguments: SCENARIO_ARGUMENT,
   epilog: `Presets (-strategies takes them beside the strategies; flags given on the command line win over a preset's):\n${presetsHelp()}`,

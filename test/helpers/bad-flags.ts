@@ -32,6 +32,9 @@ export const BAD_FLAGS: Readonly<Record<"server" | "client" | "sim" | "demo", re
     bad("-headers-timeout", "-headers-timeout", "soon"),
     bad("-json", "-json=2"),
     bad("-debug", "-debug=x"),
+    bad("-workload", "-workload", "batch"),
+    bad("-net-delay", "-workload", "occ", "-net-delay", "soon"),
+    bad("-limit", "-workload", "occ", "-limit", "5"),
   ],
   client: [
     bad("-clients", "-clients", "many"),
@@ -57,6 +60,10 @@ export const BAD_FLAGS: Readonly<Record<"server" | "client" | "sim" | "demo", re
     bad("-retry-budget", "-retry-budget=perhaps"),
     bad("-exponential-backoff", "-exponential-backoff", "-strategy", "grpc"),
     bad("-min-delay", "-strategy", "decorrelated-jitter", "-min-delay", "0s"),
+    bad("-workload", "-workload"),
+    bad("-strategy", "-workload", "occ", "-strategy", "linear"),
+    bad("-clients", "-workload=occ", "-clients", "0"),
+    bad("-strategy", "-workload", "occ", "-strategy", "none,full-jitter"),
   ],
   sim: [
     bad("-outage", "-outage-at", "5s,10s", "-outage", "1s,2s,3s"),
@@ -77,6 +84,9 @@ export const BAD_FLAGS: Readonly<Record<"server" | "client" | "sim" | "demo", re
     bad("-headers-timeout", "-headers-timeout", "1s"),
     bad("-timeout", "-timeout", "0s"),
     bad("-min-delay", "-strategy", "exponential", "-min-delay", "2s", "-max-delay", "1s"),
+    bad("-sweep-clients", "-workload", "occ", "-sweep-clients", "10:5:1"),
+    bad("-trials", "-workload", "occ", "-trials", "0"),
+    bad("-cap", "-workload", "occ", "-cap", "-1s"),
   ],
   demo: [
     bad("-limit", "-server-args", "-limit many"),

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { describeFailure, UsageError } from "../../../src/cli/usage-error.ts";
 import { main as clientMain } from "../../../src/client/main.ts";
-import type { ProgramIo, ProgramMain } from "../../../src/runtime/program-io.ts";
+import type { ProgramMain } from "../../../src/runtime/program-io.ts";
 import { main as demoMain } from "../../../src/demo/main.ts";
 import { main as serverMain } from "../../../src/server/main.ts";
 import { main as simMain } from "../../../src/sim/main.ts";
 import { BAD_FLAGS } from "../../helpers/bad-flags.ts";
+import { capturedIo } from "../../helpers/captured-io.ts";
 
 /*
  * Every bad flag of every program, in process: main(argv, io) must throw a UsageError before
@@ -25,22 +26,12 @@ const PROGRAMS: Record<keyof typeof BAD_FLAGS, ProgramMain> = {
   demo: (argv, io) => demoMain(argv, io, noLaunch),
 };
 
-function capture(): { io: ProgramIo; stdout: () => string; stderr: () => string } {
-  let stdout = "";
-  let stderr = "";
-  return {
-    io: { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, env: {} },
-    stdout: () => stdout,
-    stderr: () => stderr,
-  };
-}
-
 describe("bad flags, in process", () => {
   for (const [name, cases] of Object.entries(BAD_FLAGS) as [keyof typeof BAD_FLAGS, (typeof BAD_FLAGS)["server"]][]) {
     it(`${name}: at least 12 cases`, () => expect(cases.length).toBeGreaterThanOrEqual(12));
 
     it.each(cases.map((entry) => [entry.args.join(" "), entry] as const))(`${name} %s`, async (_label, { args, names }) => {
-      const { io, stdout, stderr } = capture();
+      const { io, stdout, stderr } = capturedIo();
       let thrown: unknown;
       try {
         await PROGRAMS[name](args, io);
