@@ -37,6 +37,19 @@ describe("protection flags", () => {
       instances: 4,
       breaker: { kind: "sampling", failureRatio: 0.1, minimumThroughput: 100, samplingMs: 30_000, breakMs: 5_000 },
     });
+    expect(options(["-budget", "yandex", "-budget-ratio", "0.2"]).retry.fleet?.budget).toEqual({
+      kind: "yandex",
+      budget: { capacity: 3000, retryCost: 100, earn: 20, earnOn: "first-try-success", strictlyAbove: false },
+    });
+    expect(options(["-budget", "brooker"]).retry.fleet?.budget).toEqual({
+      kind: "brooker",
+      budget: { capacity: 5, retryCost: 1, earn: 0.1, earnOn: "request", strictlyAbove: true },
+    });
+    expect(options(["-breaker", "yandex-retry"]).retry.fleet?.breaker).toEqual({ kind: "yandex-retry", failureRatio: 0.1, windowMs: 200 });
+    expect(options(["-breaker", "brooker-retry", "-breaker-ratio", "0.2"]).retry.fleet?.breaker).toEqual({
+      kind: "brooker-retry",
+      failureRatio: 0.2,
+    });
   });
 
   it("keep -retry-budget as -budget grpc", () => {
@@ -54,9 +67,11 @@ describe("protection flags", () => {
     ],
     [
       ["-breaker", "consecutive", "-breaker-ratio", "0.5"],
-      "-breaker-ratio does not apply to -breaker consecutive (it is a parameter of -breaker sampling)",
+      "-breaker-ratio does not apply to -breaker consecutive (it is a parameter of -breaker sampling or -breaker yandex-retry or -breaker brooker-retry)",
     ],
     [["-throttle-k", "3"], "-throttle-k needs -throttle sre"],
+    [["-budget", "brooker", "-budget-ratio", "0.5"], "-budget-ratio does not apply to -budget brooker"],
+    [["-breaker", "yandex-retry", "-breaker-window", "1s"], "-breaker-window does not apply to -breaker yandex-retry"],
     [["-retry-budget", "-budget", "aws"], "-retry-budget is -budget grpc; it cannot be combined with -budget aws"],
     [["-budget", "envoy", "-budget-percent", "150"], "invalid protection settings: budgetPercent must be <= 100 (got 150)"],
     [["-budget", "aws", "-budget-tokens", "50"], "-budget-tokens does not apply to -budget aws (it is a parameter of -budget grpc)"],
