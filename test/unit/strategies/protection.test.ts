@@ -85,7 +85,10 @@ describe("presets", () => {
     const expected: Record<string, object> = {
       "grpc-throttled": { budget: { kind: "grpc" } },
       "envoy-budget": { budget: { kind: "envoy" } },
-      "aws-standard": { budget: { kind: "aws" } },
+      "aws-standard": { budget: { kind: "aws", budget: { tokens: 500, retryCost: 14, timeoutRetryCost: 14, noRetryIncrement: 1 } } },
+      "aws-standard-pre-2026": {
+        budget: { kind: "aws", budget: { tokens: 500, retryCost: 5, timeoutRetryCost: 10, noRetryIncrement: 1 } },
+      },
       "sre-throttle": { throttle: { k: 2 } },
       breaker: { breaker: { kind: "consecutive", failureThreshold: 5, breakMs: 5_000 } },
     };
@@ -102,7 +105,9 @@ describe("presets", () => {
 
   it("carry the shipped defaults: attempts and backoff", () => {
     const aws = options(PRESETS.find((preset) => preset.name === "aws-standard")!.args).retry;
-    expect([aws.maxAttempts, aws.backoff]).toEqual([3, { kind: "full-jitter", baseMs: 100, capMs: 20_000 }]);
+    expect([aws.maxAttempts, aws.backoff]).toEqual([3, { kind: "full-jitter", baseMs: 50, capMs: 20_000 }]);
+    const awsBefore = options(PRESETS.find((preset) => preset.name === "aws-standard-pre-2026")!.args).retry;
+    expect([awsBefore.maxAttempts, awsBefore.backoff]).toEqual([3, { kind: "full-jitter", baseMs: 100, capMs: 20_000 }]);
     const envoy = options(PRESETS.find((preset) => preset.name === "envoy-budget")!.args).retry;
     expect([envoy.maxAttempts, envoy.backoff]).toEqual([2, { kind: "full-jitter", baseMs: 25, capMs: 250 }]);
     const grpc = options(PRESETS.find((preset) => preset.name === "grpc-throttled")!.args).retry;
