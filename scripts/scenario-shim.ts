@@ -54,7 +54,10 @@ export function readExampleFile(path: string): ExampleFile {
   };
 }
 
-/** A command line of flags, `-name=value` each: the file's, with `overrides` winning, as a flag beside a file does. */
-export function exampleArgs(example: ExampleFile, overrides: Readonly<Record<string, string>> = {}): string[] {
-  return Object.entries({ ...example.flags, ...overrides }).map(([name, value]) => `-${name}=${value}`);
+/**
+ * A command line of flags, `-name=value` each: the file's, with `overrides` winning, as a flag
+ * beside a file does; an override of `null` takes the file's flag away (back to its default).
+ */
+export function exampleArgs(example: ExampleFile, overrides: Readonly<Record<string, string | null>> = {}): string[] {
+  return Object.entries({ ...example.flags, ...overrides }).flatMap(([name, value]) => (value === null ? [] : [`-${name}=${value}`]));
 }

@@ -33,7 +33,7 @@ export function loadExample(file: string): ExampleFile {
   return readExampleFile(resolve(EXAMPLES_DIR, file));
 }
 
-export function runExample(file: string, overrides: Readonly<Record<string, string>> = {}): StrategyOutcome[] {
+export function runExample(file: string, overrides: Readonly<Record<string, string | null>> = {}): StrategyOutcome[] {
   const argv = exampleArgs(loadExample(file), overrides);
   const parsed = parseSimArgs(argv);
   if (parsed.kind !== "run") throw new Error(`${file}: not a run`);

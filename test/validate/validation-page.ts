@@ -29,7 +29,9 @@ export function validationPage(record: { readonly provenance: Provenance; readon
     for (const row of example.rows) {
       const reference = row.theirs ?? Number.parseFloat(row.published);
       const ratio = Number.isFinite(reference) && reference !== 0 ? (row.ours / reference).toFixed(3) : "—";
-      lines.push(`| ${row.quantity} | ${row.published} | ${row.theirs === undefined ? "—" : figure(row.theirs)} | ${figure(row.ours)} | ${ratio} |`);
+      lines.push(
+        `| ${row.quantity} | ${row.published} | ${row.theirs === undefined ? "—" : figure(row.theirs)} | ${figure(row.ours)} | ${ratio} |`,
+      );
     }
     if (example.notes.length > 0) lines.push("", ...example.notes.map((note) => `- ${note}`));
     lines.push("");
