@@ -188,7 +188,9 @@ export function brookerCollapseExample(): ExampleValidation {
       ours: okPerSecAfter(jitter!, 50_000),
     },
   ];
-  return validation(file, rows);
+  return validation(file, rows, [
+    "The post's own text was not at hand here: the published outcome is read from his simulator's spike runs, run here.",
+  ]);
 }
 
 export function openClosedExample(): ExampleValidation {
@@ -238,7 +240,7 @@ export function metastableExample(): ExampleValidation {
 }
 
 /** Attempts per second over the failure (5 s to 5.5 s) relative to the requests offered (1000/s). */
-function amplificationDuring(outcome: StrategyOutcome): number {
+export function amplificationDuring(outcome: StrategyOutcome): number {
   const windows = outcome.windows.filter((window) => window.startMs >= 5_000 && window.endMs <= 5_500);
   return windows.reduce((sum, window) => sum + window.attemptsPerSec, 0) / windows.length / 1000;
 }
@@ -321,6 +323,28 @@ export function stabilitySimExample(): ExampleValidation {
   );
 }
 
+/** The share of reporting windows in which some request timed out. */
+export function degradedShare(outcome: StrategyOutcome): number {
+  return outcome.windows.filter((window) => window.timedoutPerSec > 0).length / outcome.windows.length;
+}
+
+export function timeoutCascadeExample(): ExampleValidation {
+  const file = "09-stability-sim-timeout-cascade.yaml";
+  const outcome = only(runExample(file));
+  const degraded = degradedShare(outcome);
+  expect(degraded).toBeGreaterThan(0.05);
+  expect(degraded).toBeLessThan(0.95);
+  return validation(file, [
+    { quantity: "1 s windows with timeouts, share", published: "some, not all (oscillates)", theirs: undefined, ours: degraded },
+    {
+      quantity: "requests timed out, share",
+      published: "bursts, no fault",
+      theirs: undefined,
+      ours: outcome.counts.timedout / (outcome.requests || 1),
+    },
+  ]);
+}
+
 export const EXAMPLE_VALIDATIONS = [
   ["01-article-fixed-vs-backoff.yaml", articleExample],
   ["03-brooker-token-bucket.yaml", brookerRetryExample],
@@ -329,4 +353,5 @@ export const EXAMPLE_VALIDATIONS = [
   ["06-metastable-capacity-cut.yaml", metastableExample],
   ["07-yandex-good-retry-bad-retry.yaml", yandexExample],
   ["08-stability-sim-retry-storm.yaml", stabilitySimExample],
+  ["09-stability-sim-timeout-cascade.yaml", timeoutCascadeExample],
 ] as const;

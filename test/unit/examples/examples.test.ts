@@ -1,6 +1,7 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { EXAMPLES_DIR, loadExample, runExample, type StrategyOutcome } from "../../helpers/examples.ts";
+import { amplificationDuring, degradedShare } from "../../validate/examples-catalog.ts";
 
 /*
  * Each example of examples/, scaled down where it is long, for its qualitative outcome only:
@@ -58,11 +59,8 @@ describe("examples", () => {
   });
 
   it("Good Retry, Bad Retry: during a full outage retry-2x multiplies the load, the budget and the breaker do not", () => {
-    const during = (flags: Record<string, string>) => {
-      const outcome = only(runExample("07-yandex-good-retry-bad-retry.yaml", { duration: "6s", ...flags }));
-      const windows = outcome.windows.filter((window) => window.startMs >= 5_000 && window.endMs <= 5_500);
-      return windows.reduce((sum, window) => sum + window.attemptsPerSec, 0) / windows.length / 1000;
-    };
+    const during = (flags: Record<string, string>) =>
+      amplificationDuring(only(runExample("07-yandex-good-retry-bad-retry.yaml", { duration: "6s", ...flags })));
     expect(during({})).toBeGreaterThan(2);
     expect(during({ budget: "yandex" })).toBeLessThan(1.2);
     expect(during({ breaker: "yandex-retry" })).toBeLessThan(1.1);
@@ -73,5 +71,12 @@ describe("examples", () => {
     const none = only(runExample("08-stability-sim-retry-storm.yaml", { duration: "30s", "max-attempts": "1" }));
     expect(retries.metrics.verdict).toBe("collapsed");
     expect(none.metrics.verdict).not.toBe("collapsed");
+  });
+
+  it("Stability Sim's timeout cascade: at full utilisation some windows time requests out and some do not", () => {
+    const outcome = only(runExample("09-stability-sim-timeout-cascade.yaml", { duration: "2m" }));
+    const degraded = degradedShare(outcome);
+    expect(degraded).toBeGreaterThan(0.05);
+    expect(degraded).toBeLessThan(0.95);
   });
 });
