@@ -3,7 +3,7 @@ import { givenFlagNames } from "../../src/cli/flags.ts";
 import type { ClientWindow } from "../../src/model/timeline.ts";
 import type { Counts } from "../../src/model/window-stats.ts";
 import type { ScenarioMetrics } from "../../src/model/scenario-metrics.ts";
-import { parseSimArgs, SIM_FLAGS } from "../../src/sim/options.ts";
+import { parseSimArgs, resolveSimOptions, SIM_FLAGS } from "../../src/sim/options.ts";
 import { runTrial, simRuns, withStrategy } from "../../src/sim/trial.ts";
 import { parseStrategies } from "../../src/strategies/runs.ts";
 import { exampleArgs, type ExampleFile, readExampleFile } from "../../scripts/scenario-shim.ts";
@@ -38,6 +38,8 @@ export function runExample(file: string, overrides: Readonly<Record<string, stri
   const parsed = parseSimArgs(argv);
   if (parsed.kind !== "run") throw new Error(`${file}: not a run`);
   const values = parsed.values;
+  // What ./sim refuses before it runs anything (a parameter flag its -strategy does not read, ...), refused here too.
+  resolveSimOptions(values);
   const list = values.strategies ?? (values["exponential-backoff"] ? "exponential-backoff" : values.strategy);
   return simRuns(parseStrategies(list), givenFlagNames(argv, SIM_FLAGS)).map((run) => {
     const { result, metrics } = runTrial(withStrategy(values, run), run.name);
