@@ -14,7 +14,10 @@ import { configFrom } from "../sim/main.ts";
 import { figuresOf, type SimulationConfig } from "../sim/simulate.ts";
 import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, serverLevers } from "./candidates.ts";
 import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult } from "./measure.ts";
-import { type ChooseOptions, parseChooseArgs, STABILITY_TOP } from "./options.ts";
+import { CHOOSE_TARGET, type ChooseOptions, parseChooseArgs, STABILITY_TOP } from "./options.ts";
+import { withScenarioFile } from "../scenario-file/arguments.ts";
+import type { ScenarioSource } from "../report/html.ts";
+import { scenarioSettings } from "../report/summary-file.ts";
 import { progress } from "./progress.ts";
 import { explanation, longestText, paretoFront, percent, rank, ranking, rankingRule, runnerUp, tieBreak, userFigures } from "./ranking.ts";
 import { deployability, headline, type RecommendationInput, serverAddition } from "./recommendation.ts";
@@ -62,7 +65,8 @@ interface Measured {
 }
 
 export async function main(argv: readonly string[], io: ProgramIo, dependencies: ChooseDependencies = {}): Promise<number> {
-  const parsed = parseChooseArgs(argv);
+  const { argv: args, scenario } = await withScenarioFile(argv, CHOOSE_TARGET, io.stderr);
+  const parsed = parseChooseArgs(args);
   if (parsed.kind === "help") {
     io.stdout.write(parsed.text);
     return 0;
@@ -72,6 +76,11 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
   const system = options.system;
   // The user's system is checked by the simulator's own rules before anything runs.
   const baseConfig = toConfig(system, {}, {});
+  if (own["print-scenario"]) {
+    const { printScenario } = await import("../scenario-file/print.ts");
+    io.stdout.write(await printScenario(CHOOSE_TARGET, { ...system, ...own }, {}, scenario?.metadata));
+    return 0;
+  }
   const skipped: string[] = [];
   const grid = buildGrid(options, skipped);
   const plan: MeasurePlan = {
@@ -241,6 +250,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
       maxOutageMs: own["max-outage"],
       serverSide: own["server-side"],
       clientOnly: own["client-only"],
+      ...scenarioSettings(scenario),
     },
     rankingRule: rule,
     ranking: ranked.map((summary, index) => ({
@@ -277,6 +287,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     skipped,
     commands,
     options,
+    scenario,
   });
   if (own.json) io.stdout.write(`${JSON.stringify({ ...output, report: join(outDir, "report.html") }, jsonNumbers, 2)}\n`);
   else io.stdout.write(`\nreport: ${join(outDir, "report.html")}\n`);
@@ -580,6 +591,7 @@ interface ReportInput {
   readonly skipped: readonly string[];
   readonly commands: ReadonlyMap<string, string>;
   readonly options: ChooseOptions;
+  readonly scenario: ScenarioSource | undefined;
 }
 
 async function writeReport(outDir: string, result: object, input: ReportInput): Promise<void> {
@@ -621,6 +633,7 @@ async function writeReport(outDir: string, result: object, input: ReportInput): 
       validation: input.validation,
       skipped: input.skipped,
       commands: input.commands,
+      scenario: input.scenario,
     }),
   );
 }

@@ -3,6 +3,7 @@ import { DEBUG_FLAG, type FlagSpec, type FlagValues, flagsInGroups, parseFlags, 
 import { UsageError } from "../cli/usage-error.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { defaultParallelism } from "../runtime/worker-pool.ts";
+import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
 import { PARALLEL_FLAG, SIM_FLAGS } from "../sim/options.ts";
 
 /*
@@ -198,6 +199,7 @@ const CHOOSE_ONLY_FLAGS = [
     minExclusive: true,
     description: "the outage -validate uses (default: the middle one of -outages)",
   },
+  PRINT_SCENARIO_FLAG,
   DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
@@ -211,7 +213,10 @@ const CHOOSE_PROGRAM: ProgramDescription<readonly FlagSpec[]> = {
     "each survives; the server's levers when no client policy is enough. Describe your system\n" +
     "with ./sim's flags (clients, lambda, timeout, limit, factor, baseDelay, k, backlog, error rate, …).",
   flags: CHOOSE_FLAGS,
+  arguments: SCENARIO_ARGUMENT,
 };
+
+export const CHOOSE_TARGET: ScenarioTarget = { program: "choose", flags: CHOOSE_FLAGS };
 
 export type ChooseOwnValues = FlagValues<typeof CHOOSE_ONLY_FLAGS>;
 

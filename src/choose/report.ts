@@ -2,7 +2,8 @@ import type { TopLevelSpec } from "vega-lite";
 import { formatDuration } from "../cli/duration.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { serverIsBack, type Verdict } from "../model/verdict.ts";
-import { escapeHtml } from "../report/html.ts";
+import { escapeHtml, scenarioSection } from "../report/html.ts";
+import type { ScenarioSource } from "../report/html.ts";
 import { textTable as table } from "../report/text-table.ts";
 import { latencyText, longestText, percent, seconds } from "./ranking.ts";
 import type { Snippet } from "./snippets.ts";
@@ -273,6 +274,8 @@ export interface ReportPage {
   readonly validation: readonly ValidationRow[] | undefined;
   readonly skipped: readonly string[];
   readonly commands: ReadonlyMap<string, string>;
+  /** The scenario file the run read, if any. */
+  readonly scenario?: ScenarioSource | undefined;
 }
 
 /** The report page: self-contained, no scripts, no network. */
@@ -340,7 +343,7 @@ ${snippets}
 ${validation}
 <h2>Settings</h2>
 <ul>${page.settings.map((setting) => `<li>${escapeHtml(setting)}</li>`).join("")}</ul>
-${page.skipped.length > 0 ? `<h2>Left out of the grid</h2><ul>${page.skipped.map((entry) => `<li>${escapeHtml(entry)}</li>`).join("")}</ul>` : ""}
+${scenarioSection(page.scenario)}${page.skipped.length > 0 ? `<h2>Left out of the grid</h2><ul>${page.skipped.map((entry) => `<li>${escapeHtml(entry)}</li>`).join("")}</ul>` : ""}
 </body></html>
 `;
 }

@@ -13,6 +13,15 @@ export class FatalError extends Error {
   readonly exitCode = 1;
 }
 
+/**
+ * A mistake in a file the user gave (a scenario file): one line that starts with the file and
+ * line, as a compiler's does, and exit code 2, as a usage error.
+ */
+export class InputFileError extends Error {
+  override readonly name = "InputFileError";
+  readonly exitCode = 2;
+}
+
 /** -debug (any spelling Go's flag package accepts) or THUNDERING_HERD_DEBUG=1 adds stacks to unexpected errors. */
 export function wantsDebug(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): boolean {
   const fromEnv = env.THUNDERING_HERD_DEBUG;
@@ -40,6 +49,7 @@ export function describeFailure(programName: string, error: unknown, options: Fa
     };
   }
   const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof InputFileError) return { text: `${message}\n`, exitCode: error.exitCode };
   if (error instanceof FatalError) return { text: `${programName}: ${message}\n`, exitCode: error.exitCode };
   const what = options.context ?? "unexpected error";
   const name = error instanceof Error && error.name !== "Error" ? `${error.name}: ` : "";

@@ -1,17 +1,15 @@
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
-import { DEBUG_FLAG, type FlagSpec, parseFlags, type ProgramDescription } from "../cli/flags.ts";
+import { parseFlags } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import { makeOutputDir, removeIfEmpty, writeOutputFile } from "../runtime/output-files.ts";
-import { summaryJson } from "../report/summary-file.ts";
+import { scenarioSettings, summaryJson } from "../report/summary-file.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { parseClientArgs, resolveClientOptions } from "../client/options.ts";
 import { parseServerArgs, resolveServerOptions, serverFigures } from "../server/options.ts";
-import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
 import { type DashboardEvent, clientEvent, serverEvent } from "../dashboard/events.ts";
-import { DASHBOARD_FLAGS } from "../dashboard/options.ts";
 import type { Dashboard } from "../dashboard/server.ts";
 import { startAnnouncedDashboard } from "../dashboard/start.ts";
 import { readableDelay } from "../report/readable-delay.ts";
@@ -20,97 +18,24 @@ import { type LiveRecord, type Progress, runExperiment } from "../runtime/experi
 import { explainVerdict } from "../report/verdict-why.ts";
 import { provenance } from "../runtime/provenance.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
-import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
 import { parseStrategies } from "../strategies/runs.ts";
-
-const DEFAULT_STRATEGIES = "fixed,exponential-backoff";
-
-const DEMO_FLAGS = [
-  {
-    name: "strategies",
-    group: "run",
-    kind: "string",
-    default: DEFAULT_STRATEGIES,
-    placeholder: "list",
-    description: `comma-separated strategies and presets to compare: ${RUN_CHOICES_HELP}`,
-    check: strategyListProblem,
-  },
-  {
-    name: "steady",
-    group: "run",
-    kind: "duration",
-    default: DEFAULT_PHASES.steadyMs,
-    minMs: 0,
-    minExclusive: true,
-    description: "steady state before the outage",
-  },
-  {
-    name: "outage",
-    group: "run",
-    kind: "duration",
-    default: DEFAULT_PHASES.outageMs,
-    minMs: 0,
-    minExclusive: true,
-    description: "how long the server stays stopped (SIGSTOP)",
-  },
-  {
-    name: "observe",
-    group: "run",
-    kind: "duration",
-    default: DEFAULT_PHASES.observeMs,
-    minMs: 0,
-    minExclusive: true,
-    description: "observation after resuming it (SIGCONT); clients using the reference backoff need 45-70 s to come back",
-  },
-  {
-    name: "server-args",
-    group: "run",
-    kind: "string",
-    default: "",
-    placeholder: "flags",
-    description: 'flags passed to ./server, e.g. "-backlog 1024"',
-  },
-  {
-    name: "client-args",
-    group: "run",
-    kind: "string",
-    default: "",
-    placeholder: "flags",
-    description: 'flags passed to ./client, e.g. "-clients 500 -timeout 1s"',
-  },
-  {
-    name: "out",
-    group: "output",
-    kind: "string",
-    default: "results",
-    placeholder: "dir",
-    description: "where results/<timestamp>/ is written",
-  },
-  ...DASHBOARD_FLAGS,
-  DEBUG_FLAG,
-] as const satisfies readonly FlagSpec[];
-
-const DEMO_PROGRAM: ProgramDescription<typeof DEMO_FLAGS> = {
-  name: "demo",
-  summary:
-    "The crash experiment, by itself: for each strategy start ./server and ./client, SIGSTOP the server,\n" +
-    "SIGCONT it, observe, and report with charts (results/<timestamp>/report.html).",
-  flags: DEMO_FLAGS,
-  epilog: `Presets (-strategies takes them beside the strategies; each stands for the client flags shown):\n${presetsHelp()}`,
-};
+import { DEMO_PROGRAM, DEMO_TARGET, RESERVED_CLIENT_FLAGS, RESERVED_SERVER_FLAGS } from "./options.ts";
+import { withScenarioFile } from "../scenario-file/arguments.ts";
 
 const splitArgs = (text: string) => text.split(/\s+/).filter((part) => part !== "");
 
 export async function main(argv: readonly string[], io: ProgramIo, launcher: Launcher = defaultLauncher()): Promise<number> {
-  const parsed = parseFlags(DEMO_PROGRAM, argv);
+  const { argv: args, scenario } = await withScenarioFile(argv, DEMO_TARGET, io.stderr);
+  const parsed = parseFlags(DEMO_PROGRAM, args);
   if (parsed.kind === "help") {
     io.stdout.write(parsed.text);
     return 0;
   }
   const values = parsed.values;
   const strategies = parseStrategies(values.strategies);
-  const serverArgs = splitArgs(values["server-args"]);
-  const clientArgs = splitArgs(values["client-args"]);
+  // A scenario file's server and client flags come first, so that -server-args and -client-args win over them.
+  const serverArgs = [...(scenario?.passThrough["server-args"] ?? []), ...splitArgs(values["server-args"])];
+  const clientArgs = [...(scenario?.passThrough["client-args"] ?? []), ...splitArgs(values["client-args"])];
   // Check pass-through flags with the programs' own tables before starting anything.
   refuseReserved("server-args", serverArgs, RESERVED_SERVER_FLAGS);
   refuseReserved("client-args", clientArgs, RESERVED_CLIENT_FLAGS);
@@ -118,6 +43,12 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   const clientFlags = strategies.map((strategy) =>
     passThrough("client-args", () => parseClientArgs([...strategy.clientArgs, ...clientArgs])),
   );
+  if (values["print-scenario"]) {
+    const { printScenario } = await import("../scenario-file/print.ts");
+    const carried = { "server-args": serverFlags, "client-args": passThrough("client-args", () => parseClientArgs(clientArgs)) };
+    io.stdout.write(await printScenario(DEMO_TARGET, values, carried, scenario?.metadata));
+    return 0;
+  }
   // Every run is seeded, so that the results file can name its seeds: the user's, or one drawn here.
   const seeds = { server: serverFlags.seed ?? randomSeed(), client: clientFlags[0]?.seed ?? randomSeed() };
   const seededServerArgs = serverFlags.seed === undefined ? [...serverArgs, "-seed", String(seeds.server)] : serverArgs;
@@ -210,7 +141,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
       { name: "seeds", value: `server ${seeds.server}, client ${seeds.client}` },
       { name: "started", value: startedAt.toISOString() },
     ];
-    const report = await renderReport("thundering-herd: the crash experiment", results, reportSettings);
+    const report = await renderReport("thundering-herd: the crash experiment", results, reportSettings, scenario);
     for (const [index, result] of results.entries()) {
       writeOutputFile(join(outDir, `${result.strategy}.svg`), report.strategySvgs[index]!);
       writeOutputFile(join(outDir, `${result.strategy}.server.jsonl`), `${recordedLines[index]!.server.join("\n")}\n`);
@@ -224,6 +155,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
       clientArgs,
       concurrencyLimit,
       seeds,
+      ...scenarioSettings(scenario),
     };
     writeOutputFile(join(outDir, "summary.json"), summaryJson(settings, provenance(startedAt), results));
     writeOutputFile(join(outDir, "report.html"), report.html);
@@ -243,16 +175,6 @@ function publishLive(dashboard: Dashboard, run: number, live: LiveRecord): void 
   else event = { kind: "phase", run, phase: live.phase, atS: live.atMs / 1000 };
   dashboard.publish(event);
 }
-
-/** Flags the demo sets itself: passed through, they would point the programs elsewhere or mislabel a run. */
-const RESERVED_SERVER_FLAGS = { listen: "the demo listens on a free loopback port", json: "the demo reads JSON" };
-const RESERVED_CLIENT_FLAGS = {
-  url: "the demo points the client at its server",
-  json: "the demo reads JSON",
-  strategy: "choose strategies with -strategies",
-  "exponential-backoff": "choose strategies with -strategies",
-  duration: "the demo stops the client itself",
-};
 
 function refuseReserved(flag: string, args: readonly string[], reserved: Readonly<Record<string, string>>): void {
   for (const arg of args) {

@@ -6,7 +6,8 @@ import type { ScenarioMetrics, WastedWork } from "../model/scenario-metrics.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 import { VERDICT_DEFINITIONS, VERDICTS } from "../model/verdict.ts";
 import { seconds } from "../model/seconds.ts";
-import { escapeHtml } from "./html.ts";
+import { escapeHtml, scenarioSection } from "./html.ts";
+import type { ScenarioSource } from "./html.ts";
 import { readableDelay, timeOrNever } from "./readable-delay.ts";
 import { textTable } from "./text-table.ts";
 import { explainVerdict } from "./verdict-why.ts";
@@ -229,11 +230,12 @@ export async function renderReport(
   title: string,
   results: readonly StrategyResult[],
   settings: readonly ReportSetting[],
+  scenario?: ScenarioSource,
 ): Promise<{ html: string; strategySvgs: string[] }> {
   const strategySvgs: string[] = [];
   for (const result of results) strategySvgs.push(await renderSvg(chartSpec(result)));
   const overlaySvg = await renderSvg(overlaySpec(results));
-  return { html: reportHtml({ title, results, settings, strategySvgs, overlaySvg }), strategySvgs };
+  return { html: reportHtml({ title, results, settings, strategySvgs, overlaySvg, scenario }), strategySvgs };
 }
 
 /** JSON inside a <script> element: nothing in it may close the element. */
@@ -279,10 +281,12 @@ export function reportHtml(report: {
   readonly title: string;
   readonly results: readonly StrategyResult[];
   readonly settings: readonly ReportSetting[];
+  /** The scenario file the run read, if any. */
+  readonly scenario?: ScenarioSource | undefined;
   readonly strategySvgs: readonly string[];
   readonly overlaySvg: string;
 }): string {
-  const { title, results, settings, strategySvgs, overlaySvg } = report;
+  const { title, results, settings, strategySvgs, overlaySvg, scenario } = report;
   const cell = (tag: string, text: string, className?: string) =>
     `<${tag}${className === undefined ? "" : ` class="${className}"`}>${escapeHtml(text)}</${tag}>`;
   const rows = comparisonRows(results)
@@ -336,7 +340,7 @@ ${why}
 <table class="settings"><tbody>
 ${settings.map((setting) => `<tr>${cell("th", setting.name)}${cell("td", setting.value)}</tr>`).join("\n")}
 </tbody></table>
-<h2>Every strategy on shared axes</h2>
+${scenarioSection(scenario)}<h2>Every strategy on shared axes</h2>
 <div class="live-charts">
 <p>Outage shaded. Drag across a chart to zoom, double-click to zoom out; the values under the cursor show below each chart.</p>
 ${figure("overlay-concurrency", "server: requests in service (log scale), the limit dashed")}

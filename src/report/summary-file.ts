@@ -1,3 +1,4 @@
+import type { ScenarioSource } from "./html.ts";
 import type { StrategyResult } from "./report.ts";
 
 /** What summary.json holds for each strategy: enough to rebuild the comparison table. */
@@ -44,4 +45,9 @@ export function parseSummary(text: string): SummaryFile {
     if (value === null) return undefined;
     return value === "Infinity" ? Infinity : value === "-Infinity" ? -Infinity : value === "NaN" ? Number.NaN : value;
   }) as SummaryFile;
+}
+
+/** The settings entry that embeds the scenario file a run read: its path as given, and its text. */
+export function scenarioSettings(scenario: ScenarioSource | undefined): { scenario?: ScenarioSource } {
+  return scenario === undefined ? {} : { scenario: { file: scenario.file, text: scenario.text } };
 }

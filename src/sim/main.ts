@@ -13,10 +13,11 @@ import { seconds } from "../model/seconds.ts";
 import { defaultParallelism, WorkerPool } from "../runtime/worker-pool.ts";
 import { comparisonTable, renderSvg, type StrategyResult } from "../report/report.ts";
 import { parseStrategies, type StrategyRun } from "../strategies/runs.ts";
-import { summaryJson } from "../report/summary-file.ts";
+import { scenarioSettings, summaryJson } from "../report/summary-file.ts";
 import { provenance } from "../runtime/provenance.ts";
 import { bisectCriticalOutage } from "./critical-outage.ts";
-import { parseSimArgs, parseSweep, SIM_FLAGS, type SimFlagValues } from "./options.ts";
+import { parseSimArgs, parseSweep, SIM_FLAGS, SIM_TARGET, type SimFlagValues } from "./options.ts";
+import { withScenarioFile } from "../scenario-file/arguments.ts";
 import { retryLoadWhileDown } from "./retry-load.ts";
 import type { StrategyRunReply } from "./sim-worker.ts";
 import { sweepChart } from "./sweep-chart.ts";
@@ -251,7 +252,8 @@ async function runStrategies(
 }
 
 export async function main(argv: readonly string[], io: ProgramIo): Promise<number> {
-  const parsed = parseSimArgs(argv);
+  const { argv: args, scenario } = await withScenarioFile(argv, SIM_TARGET, io.stderr);
+  const parsed = parseSimArgs(args);
   if (parsed.kind === "help") {
     io.stdout.write(parsed.text);
     return 0;
@@ -259,9 +261,14 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
   const values = parsed.values;
   configFrom(values); // every flag checked before anything runs
   if (values.sweep !== undefined) sweepTrials(values, values.sweep);
+  if (values["print-scenario"]) {
+    const { printScenario } = await import("../scenario-file/print.ts");
+    io.stdout.write(await printScenario(SIM_TARGET, values, {}, scenario?.metadata));
+    return 0;
+  }
   const strategies = simRuns(
     values.strategies === undefined ? [selectedStrategy(values)] : parseStrategies(values.strategies),
-    givenFlagNames(argv, SIM_FLAGS),
+    givenFlagNames(args, SIM_FLAGS),
   );
   if (values.dashboard && (values["find-critical-outage"] || values.sweep !== undefined)) {
     throw new UsageError(
@@ -284,7 +291,7 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
   if (values.out !== undefined) {
     writeOutputFile(
       join(values.out, "summary.json"),
-      summaryJson({ command: `sim ${argv.join(" ")}`, seed: values.seed }, provenance(), results),
+      summaryJson({ command: `sim ${argv.join(" ")}`, seed: values.seed, ...scenarioSettings(scenario) }, provenance(), results),
     );
     io.stderr.write(`sim: wrote ${join(values.out, "summary.json")}\n`);
   }

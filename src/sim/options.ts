@@ -8,6 +8,7 @@ import { resolveServerOptions, SERVER_FLAGS, type ServerOptions } from "../serve
 import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
 import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage } from "./simulate.ts";
+import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
 import { type Fault, FAULT_KINDS, FaultSyntaxError, parseFaults } from "../model/faults/fault-schedule.ts";
 
 /** The most reports (server lines, client windows) one run may make: each is kept for the metrics. */
@@ -160,6 +161,7 @@ const SIM_ONLY_FLAGS = [
   },
   ...DASHBOARD_FLAGS,
   SPEED_FLAG,
+  PRINT_SCENARIO_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
 export const SIM_FLAGS = [
@@ -167,6 +169,8 @@ export const SIM_FLAGS = [
   ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "seed", "metrics", "headers-timeout"]),
   ...SIM_ONLY_FLAGS,
 ];
+
+export const SIM_TARGET: ScenarioTarget = { program: "sim", flags: SIM_FLAGS };
 
 export type SimFlagValues = FlagValues<typeof SIM_FLAGS>;
 
@@ -181,6 +185,7 @@ export const SIM_PROGRAM: ProgramDescription<typeof SIM_FLAGS> = {
     `once (a 503) takes a loopback round trip, ${formatDuration(IMMEDIATE_ANSWER_MS)}. The simulator runs at most ${MAX_CLIENTS} clients and\n` +
     `${MAX_REPORTS} reports of each kind, and needs -timeout and lambda + baseDelay of at least ${formatDuration(MIN_CYCLE_MS)}.`,
   flags: SIM_FLAGS,
+  arguments: SCENARIO_ARGUMENT,
   epilog: `Presets (-strategies takes them beside the strategies; flags given on the command line win over a preset's):\n${presetsHelp()}`,
 };
 

@@ -1,0 +1,111 @@
+import { DEBUG_FLAG, type FlagSpec, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
+import { CLIENT_FLAGS } from "../client/options.ts";
+import { SERVER_FLAGS } from "../server/options.ts";
+import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
+import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
+import { DASHBOARD_FLAGS } from "../dashboard/options.ts";
+import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
+
+const DEFAULT_STRATEGIES = "fixed,exponential-backoff";
+
+export const DEMO_FLAGS = [
+  {
+    name: "strategies",
+    group: "run",
+    kind: "string",
+    default: DEFAULT_STRATEGIES,
+    placeholder: "list",
+    description: `comma-separated strategies and presets to compare: ${RUN_CHOICES_HELP}`,
+    check: strategyListProblem,
+  },
+  {
+    name: "steady",
+    group: "run",
+    kind: "duration",
+    default: DEFAULT_PHASES.steadyMs,
+    minMs: 0,
+    minExclusive: true,
+    description: "steady state before the outage",
+  },
+  {
+    name: "outage",
+    group: "run",
+    kind: "duration",
+    default: DEFAULT_PHASES.outageMs,
+    minMs: 0,
+    minExclusive: true,
+    description: "how long the server stays stopped (SIGSTOP)",
+  },
+  {
+    name: "observe",
+    group: "run",
+    kind: "duration",
+    default: DEFAULT_PHASES.observeMs,
+    minMs: 0,
+    minExclusive: true,
+    description: "observation after resuming it (SIGCONT); clients using the reference backoff need 45-70 s to come back",
+  },
+  {
+    name: "server-args",
+    group: "run",
+    kind: "string",
+    default: "",
+    placeholder: "flags",
+    description: 'flags passed to ./server, e.g. "-backlog 1024"',
+  },
+  {
+    name: "client-args",
+    group: "run",
+    kind: "string",
+    default: "",
+    placeholder: "flags",
+    description: 'flags passed to ./client, e.g. "-clients 500 -timeout 1s"',
+  },
+  {
+    name: "out",
+    group: "output",
+    kind: "string",
+    default: "results",
+    placeholder: "dir",
+    description: "where results/<timestamp>/ is written",
+  },
+  ...DASHBOARD_FLAGS,
+  PRINT_SCENARIO_FLAG,
+  DEBUG_FLAG,
+] as const satisfies readonly FlagSpec[];
+
+export const DEMO_PROGRAM: ProgramDescription<typeof DEMO_FLAGS> = {
+  name: "demo",
+  summary:
+    "The crash experiment, by itself: for each strategy start ./server and ./client, SIGSTOP the server,\n" +
+    "SIGCONT it, observe, and report with charts (results/<timestamp>/report.html).",
+  flags: DEMO_FLAGS,
+  arguments: SCENARIO_ARGUMENT,
+  epilog: `Presets (-strategies takes them beside the strategies; each stands for the client flags shown):\n${presetsHelp()}`,
+};
+
+/** Flags the demo sets itself: passed through, they would point the programs elsewhere or mislabel a run. */
+export const RESERVED_SERVER_FLAGS = { listen: "the demo listens on a free loopback port", json: "the demo reads JSON" };
+export const RESERVED_CLIENT_FLAGS = {
+  url: "the demo points the client at its server",
+  json: "the demo reads JSON",
+  strategy: "choose strategies with -strategies",
+  "exponential-backoff": "choose strategies with -strategies",
+  duration: "the demo stops the client itself",
+};
+
+/** A scenario file's server and client flags reach the programs through -server-args and -client-args. */
+export const DEMO_TARGET: ScenarioTarget = {
+  program: "demo",
+  flags: DEMO_FLAGS,
+  passThrough: [
+    {
+      flag: "server-args",
+      flags: withoutFlags(SERVER_FLAGS, Object.keys(RESERVED_SERVER_FLAGS) as (keyof typeof RESERVED_SERVER_FLAGS)[]),
+    },
+    {
+      flag: "client-args",
+      flags: withoutFlags(CLIENT_FLAGS, Object.keys(RESERVED_CLIENT_FLAGS) as (keyof typeof RESERVED_CLIENT_FLAGS)[]),
+    },
+  ],
+};

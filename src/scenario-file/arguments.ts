@@ -1,0 +1,62 @@
+import type { FlagSpec } from "../cli/flags.ts";
+import { UsageError } from "../cli/usage-error.ts";
+import type { LoadedScenario, ScenarioTarget } from "./format.ts";
+
+/**
+ * The scenario file among a program's arguments: the one argument that is neither a flag nor
+ * a flag's value, wherever it stands (`./sim FILE -seed 3`, `./sim -seed 3 FILE`).
+ */
+export function splitScenarioArgument(argv: readonly string[], flags: readonly FlagSpec[]): { file: string | undefined; rest: string[] } {
+  const takesValue = new Set(flags.filter((flag) => flag.kind !== "boolean").map((flag) => flag.name));
+  const known = new Set([...flags.map((flag) => flag.name), "h", "help"]);
+  const rest: string[] = [];
+  const files: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    if (arg === "--") {
+      files.push(...argv.slice(index + 1));
+      break;
+    }
+    if (!arg.startsWith("-") || arg === "-") {
+      files.push(arg);
+      continue;
+    }
+    const name = arg.replace(/^--?/, "").replace(/=.*/, "");
+    if (!known.has(name)) {
+      // The flag parser refuses it; what follows cannot be told apart from its value.
+      rest.push(...argv.slice(index));
+      break;
+    }
+    rest.push(arg);
+    if (takesValue.has(name) && !arg.includes("=") && index + 1 < argv.length) rest.push(argv[++index]!);
+  }
+  if (files.length > 1) throw new UsageError(`unexpected argument "${files[1]}": give one scenario file at most`);
+  return { file: files[0], rest };
+}
+
+/** What a program runs with: the file's flags before the command line's own, and the file itself. */
+export interface ScenarioArguments {
+  readonly argv: readonly string[];
+  readonly scenario: LoadedScenario | undefined;
+}
+
+/**
+ * A program's arguments with its scenario file, if one is given, read and turned into flags
+ * that come first, so that a flag given beside the file wins. The reader (YAML parser and
+ * validator) is loaded only when there is a file. A key that only another program takes is
+ * named on stderr.
+ */
+export async function withScenarioFile(
+  argv: readonly string[],
+  target: ScenarioTarget,
+  stderr: { write(text: string): unknown },
+): Promise<ScenarioArguments> {
+  const { file, rest } = splitScenarioArgument(argv, target.flags);
+  if (file === undefined) return { argv: rest, scenario: undefined };
+  const { readScenarioFile } = await import("./read.ts");
+  const scenario = await readScenarioFile(file, target);
+  if (scenario.ignored.length > 0) {
+    stderr.write(`${target.program}: ${file}: ignoring ${scenario.ignored.join(", ")}: not flags of ${target.program}\n`);
+  }
+  return { argv: [...scenario.tokens, ...rest], scenario };
+}

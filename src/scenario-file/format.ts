@@ -1,0 +1,74 @@
+import type { BooleanFlag, FlagSpec } from "../cli/flags.ts";
+import type { ScenarioSource } from "../report/html.ts";
+
+/*
+ * The scenario file's shape, without the YAML parser or the validator, so a program that is
+ * given no file loads neither (docs/scenario-files.md). A file's sections are the flag groups
+ * of src/cli/flags.ts, with `faults` on its own as a list; output flags stay on the command line.
+ */
+
+/** The format version a file names in `scenario:`. */
+export const SCENARIO_VERSION = 1;
+
+/** The sections that hold flags, in the order -print-scenario writes them. */
+export const SCENARIO_SECTIONS = ["system", "strategy", "protection", "faults", "observation", "run"] as const;
+export type ScenarioSection = (typeof SCENARIO_SECTIONS)[number];
+
+/** The flag that is a section of its own, a list: the fault schedule. */
+export const FAULTS_KEY = "faults";
+
+/** Where a flag goes in a file; undefined for an output flag, which a file does not hold. */
+export function sectionOf(flag: FlagSpec): ScenarioSection | undefined {
+  if (flag.name === FAULTS_KEY) return "faults";
+  return flag.group === "output" ? undefined : flag.group;
+}
+
+/** Every program that takes a file has it. */
+export const PRINT_SCENARIO_FLAG = {
+  name: "print-scenario",
+  group: "output",
+  kind: "boolean",
+  default: false,
+  description: "print the scenario file that the other flags (and any file given) mean, and exit",
+} as const satisfies BooleanFlag;
+
+/** How usage names the file. */
+export const SCENARIO_ARGUMENT = "[scenario.yaml]";
+
+/**
+ * Another program's flags that a program carries in one string flag of its own: the demo
+ * passes ./server's flags in -server-args and ./client's in -client-args.
+ */
+export interface PassThrough {
+  /** The carrying flag, e.g. "server-args". */
+  readonly flag: string;
+  /** The flags it may carry. */
+  readonly flags: readonly FlagSpec[];
+}
+
+/** A program that reads scenario files: its flag table, and what it passes through. */
+export interface ScenarioTarget {
+  readonly program: string;
+  readonly flags: readonly FlagSpec[];
+  readonly passThrough?: readonly PassThrough[];
+}
+
+/** What a file says about itself: none of it changes a run. */
+export interface ScenarioMetadata {
+  readonly name?: string;
+  readonly description?: string;
+  readonly source?: { readonly title?: string | undefined; readonly url?: string | undefined; readonly date?: string | undefined };
+  /** The published outcome the scenario reproduces, in words and numbers. */
+  readonly published?: string;
+}
+
+/** What a file means to one program. */
+export interface LoadedScenario extends ScenarioSource {
+  /** Flag tokens (`-name=value`) that go before the command line's own. */
+  readonly tokens: readonly string[];
+  /** Per carrying flag (demo's "server-args"), the tokens it passes before the command line's. */
+  readonly passThrough: Readonly<Record<string, readonly string[]>>;
+  /** Keys of the file that another program takes and this one does not, e.g. "run.sweep". */
+  readonly ignored: readonly string[];
+  readonly metadata: ScenarioMetadata;
+}

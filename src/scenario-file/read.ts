@@ -1,0 +1,156 @@
+import { readFile } from "node:fs/promises";
+import type { Document } from "yaml";
+import type { FlagSpec } from "../cli/flags.ts";
+import { InputFileError } from "../cli/usage-error.ts";
+import {
+  FAULTS_KEY,
+  type LoadedScenario,
+  SCENARIO_SECTIONS,
+  type ScenarioMetadata,
+  type ScenarioSection,
+  type ScenarioTarget,
+  sectionOf,
+} from "./format.ts";
+import { scenarioSchema, type SectionKey, sectionKeys } from "./schema.ts";
+import { SCENARIO_TARGETS } from "./targets.ts";
+
+/** The top-level keys of a file: metadata, then the sections. */
+const TOP_KEYS = ["scenario", "name", "description", "source", "published", ...SCENARIO_SECTIONS];
+const SOURCE_KEYS = ["title", "url", "date"];
+
+/** Reads a scenario file for a program; any mistake is an InputFileError of one line, `FILE:LINE: key: what is wrong`. */
+export async function readScenarioFile(file: string, target: ScenarioTarget): Promise<LoadedScenario> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "a directory, not a file" : (code ?? String(error));
+    throw new InputFileError(`${file}: cannot read the scenario file: ${why}`);
+  }
+  return parseScenario(text, file, target);
+}
+
+/** A scenario file's text as one program reads it; `file` names it in errors. Every other program's keys are known. */
+export async function parseScenario(
+  text: string,
+  file: string,
+  target: ScenarioTarget,
+  others: readonly ScenarioTarget[] = SCENARIO_TARGETS,
+): Promise<LoadedScenario> {
+  const [yaml, { z }] = await Promise.all([import("yaml"), import("zod")]);
+  const lineCounter = new yaml.LineCounter();
+  const doc = yaml.parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
+  const fail = (offset: number, key: string, message: string) =>
+    new InputFileError(`${file}:${lineCounter.linePos(offset).line}: ${key}: ${message}`);
+  const yamlError = doc.errors[0];
+  if (yamlError !== undefined) {
+    const message = yamlError.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+    throw new InputFileError(`${file}:${yamlError.linePos?.[0].line ?? 1}: YAML: ${message}`);
+  }
+  if (!yaml.isMap(doc.contents)) {
+    const offset = doc.contents?.range?.[0] ?? 0;
+    throw doc.contents === null
+      ? fail(offset, "scenario", "missing: the file is empty")
+      : fail(offset, "scenario", "a scenario file is a mapping of keys, starting with scenario: 1");
+  }
+  const sections = sectionKeys(target, others);
+  const parsed = scenarioSchema(z, sections).safeParse(doc.toJS());
+  if (!parsed.success) {
+    const located = parsed.error.issues.flatMap((issue) => {
+      const path = issue.path.filter((part) => typeof part !== "symbol");
+      if (issue.code === "unrecognized_keys") {
+        return issue.keys.map((key) => ({
+          offset: keyOffset(yaml, doc, [...path, key]),
+          key,
+          message: whereKeyBelongs(path, key, sections, [target, ...others]),
+        }));
+      }
+      const key = [...path].reverse().find((part): part is string => typeof part === "string") ?? "scenario";
+      return [{ offset: nodeOffset(yaml, doc, path), key, message: issue.message }];
+    });
+    const first = located.reduce((best, next) => (next.offset < best.offset ? next : best));
+    throw fail(first.offset, first.key, first.message);
+  }
+  const data = parsed.data;
+  const tokens: string[] = [];
+  const passThrough: Record<string, string[]> = Object.fromEntries((target.passThrough ?? []).map((pass) => [pass.flag, []]));
+  const ignored: string[] = [];
+  for (const section of SCENARIO_SECTIONS) {
+    const entries = section === "faults" ? [[FAULTS_KEY, data.faults] as const] : Object.entries(data[section] ?? {});
+    for (const [name, value] of entries) {
+      if (value === undefined) continue;
+      const key = sections.get(section)!.get(name)!;
+      const token = `-${name}=${value}`;
+      if (!key.taken) ignored.push(section === "faults" ? name : `${section}.${name}`);
+      else if (key.carriers.length === 0) tokens.push(token);
+      else for (const carrier of key.carriers) passThrough[carrier]!.push(token);
+    }
+  }
+  const metadata: ScenarioMetadata = {
+    ...(data.name === undefined ? {} : { name: data.name }),
+    ...(data.description === undefined ? {} : { description: data.description }),
+    ...(data.source === undefined ? {} : { source: data.source }),
+    ...(data.published === undefined ? {} : { published: data.published }),
+  };
+  return { file, text, tokens, passThrough, ignored, metadata };
+}
+
+type Yaml = typeof import("yaml");
+type Path = readonly (string | number)[];
+
+/** Where a key is written: its own position in its map, else where its map starts. */
+function keyOffset(yaml: Yaml, doc: Document, path: Path): number {
+  const parent = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1), true);
+  if (yaml.isMap(parent)) {
+    const pair = parent.items.find((item) => yaml.isScalar(item.key) && item.key.value === path.at(-1));
+    if (pair !== undefined && yaml.isNode(pair.key) && pair.key.range) return pair.key.range[0];
+  }
+  return yaml.isNode(parent) && parent.range ? parent.range[0] : 0;
+}
+
+/** Where a value is written, or else its key, or else the nearest enclosing node that is there. */
+function nodeOffset(yaml: Yaml, doc: Document, path: Path): number {
+  for (let length = path.length; length > 0; length--) {
+    const node = doc.getIn(path.slice(0, length), true);
+    if (yaml.isNode(node) && node.range) return node.range[0];
+    const parent = length === 1 ? doc.contents : doc.getIn(path.slice(0, length - 1), true);
+    if (yaml.isMap(parent) && parent.has(path[length - 1])) return keyOffset(yaml, doc, path.slice(0, length));
+  }
+  return yaml.isNode(doc.contents) && doc.contents.range ? doc.contents.range[0] : 0;
+}
+
+/** Why a key is refused, pointing where it belongs when it is a flag of another section. */
+function whereKeyBelongs(
+  parent: Path,
+  key: string,
+  sections: Map<ScenarioSection, Map<string, SectionKey>>,
+  targets: readonly ScenarioTarget[],
+): string {
+  if (parent[0] === "source") return `unknown key; source has ${SOURCE_KEYS.join(", ")}`;
+  const home = [...sections].find(([, keys]) => keys.has(key))?.[0];
+  const section = parent[0] as ScenarioSection | undefined;
+  if (home !== undefined)
+    return section === undefined ? `a flag: it belongs in section ${home}` : `belongs in section ${home}, not ${section}`;
+  const everyFlag: FlagSpec[] = targets.flatMap((target) => [...target.flags, ...(target.passThrough ?? []).flatMap((pass) => pass.flags)]);
+  if (everyFlag.some((flag) => flag.name === key && sectionOf(flag) === undefined)) {
+    return "an output flag: give it on the command line, not in a scenario file";
+  }
+  const candidates = section === undefined ? TOP_KEYS : [...sections.get(section)!.keys()];
+  const near = candidates.find((candidate) => editDistance(candidate, key) <= 2);
+  const hint = near === undefined ? "" : `; did you mean ${near}?`;
+  return section === undefined ? `unknown key${hint}` : `unknown key in section ${section}: not a flag of any program${hint}`;
+}
+
+/** Levenshtein distance, for suggesting a misspelt key. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}

@@ -1,0 +1,132 @@
+import type { z as Zod } from "zod";
+import { type FlagSpec, parseValue } from "../cli/flags.ts";
+import { UsageError } from "../cli/usage-error.ts";
+import { FAULTS_KEY, SCENARIO_SECTIONS, SCENARIO_VERSION, type ScenarioSection, type ScenarioTarget, sectionOf } from "./format.ts";
+
+/** zod's namespace, passed in: the caller imports it only when there is a file to read. */
+type Z = typeof Zod;
+
+/** What a file key turns into: the flag's text, as typed on a command line. */
+export type SectionValues = Record<string, string>;
+
+/** The keys a file may hold in one section, for one program: its own flags first, then the other programs'. */
+export interface SectionKey {
+  readonly flag: FlagSpec;
+  /** The carrying flags when the program passes it through (demo: "server-args"; both for -seed), else none. */
+  readonly carriers: readonly string[];
+  /** Whether this program takes it at all (else it is another program's, and ignored). */
+  readonly taken: boolean;
+}
+
+/** Every key of every section, as the target reads it; keys other targets take are known too. */
+export function sectionKeys(target: ScenarioTarget, others: readonly ScenarioTarget[]): Map<ScenarioSection, Map<string, SectionKey>> {
+  const carriers = new Set((target.passThrough ?? []).map((pass) => pass.flag));
+  const sections = new Map<ScenarioSection, Map<string, SectionKey>>(SCENARIO_SECTIONS.map((section) => [section, new Map()]));
+  const add = (flag: FlagSpec, carrier: string | undefined, taken: boolean) => {
+    const section = sectionOf(flag);
+    if (section === undefined || carriers.has(flag.name)) return;
+    const keys = sections.get(section)!;
+    const known = keys.get(flag.name);
+    const carried = carrier === undefined ? [] : [carrier];
+    if (known === undefined) keys.set(flag.name, { flag, carriers: carried, taken });
+    else if (taken && known.carriers.length > 0 && carrier !== undefined)
+      keys.set(flag.name, { ...known, carriers: [...known.carriers, carrier] });
+  };
+  for (const flag of target.flags) add(flag, undefined, true);
+  for (const pass of target.passThrough ?? []) for (const flag of pass.flags) add(flag, pass.flag, true);
+  for (const other of others) {
+    if (other.program === target.program) continue;
+    for (const flag of [...other.flags, ...(other.passThrough ?? []).flatMap((pass) => pass.flags)]) {
+      add(flag, undefined, false);
+    }
+  }
+  return sections;
+}
+
+/** A flag's rule as parseValue words it, without the flag's name (the file's message names the key). */
+export function valueProblem(flag: FlagSpec, text: string): string | undefined {
+  try {
+    parseValue(flag, text);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    return error.message.replace(` for flag -${flag.name}`, "");
+  }
+}
+
+const KIND_WORDS: Readonly<Record<FlagSpec["kind"], string>> = {
+  boolean: "must be true or false",
+  integer: "must be an integer",
+  number: "must be a number",
+  duration: "must be a duration such as 300ms, 1.5s or 2m",
+  string: "must be a string, or a list of strings",
+};
+
+/** One key's schema: the YAML value a flag takes, checked by the flag's own rule, out as the flag's text. */
+function keySchema(z: Z, key: SectionKey) {
+  const { flag } = key;
+  const error = KIND_WORDS[flag.kind];
+  const scalar = z.union([z.string(), z.number()], { error });
+  const base =
+    flag.kind === "boolean"
+      ? z.boolean({ error })
+      : flag.kind === "integer" || flag.kind === "number"
+        ? z.number({ error })
+        : flag.kind === "duration"
+          ? scalar
+          : z.union([scalar, z.array(scalar)], { error });
+  const problem = (text: string) =>
+    valueProblem(flag, text) ?? (key.carriers.length > 0 && /\s/.test(text) ? spacesProblem(key.carriers[0]!) : undefined);
+  return base.transform((value, ctx) => {
+    const check = (item: string | number | boolean, path: PropertyKey[]) => {
+      const text = String(item);
+      const message = problem(text);
+      if (message !== undefined) ctx.addIssue({ code: "custom", message, input: item, path });
+      return text;
+    };
+    if (!Array.isArray(value)) return check(value, []);
+    // A list is the flag's comma-separated text; a fault is checked alone, so that an error names its own line.
+    if (flag.name === FAULTS_KEY) return value.map((item, index) => check(item, [index])).join(",");
+    return check(value.join(","), []);
+  });
+}
+
+const spacesProblem = (carrier: string) => `must not contain spaces: it is passed to another program in -${carrier}`;
+
+/** The whole file's schema for one program: metadata, and each section's keys with their flags' rules. */
+export function scenarioSchema(z: Z, sections: Map<ScenarioSection, Map<string, SectionKey>>) {
+  const sectionShape = (keys: Map<string, SectionKey>) =>
+    z
+      .strictObject(Object.fromEntries([...keys].map(([name, key]) => [name, keySchema(z, key).optional()])), {
+        error: "must be a mapping of flag names to values",
+      })
+      .nullable()
+      .transform((value) => (value ?? {}) as SectionValues);
+  const faultsKey = sections.get("faults")!.get(FAULTS_KEY);
+  const text = z.string({ error: "must be text" });
+  return z.strictObject({
+    scenario: z.literal(SCENARIO_VERSION, {
+      error: (issue) =>
+        issue.input === undefined
+          ? `missing: a scenario file names its format, scenario: ${SCENARIO_VERSION}`
+          : `must be ${SCENARIO_VERSION}, the format version`,
+    }),
+    name: text.optional(),
+    description: text.optional(),
+    source: z
+      .strictObject(
+        { title: text.optional(), url: z.url({ error: "must be a URL" }).optional(), date: text.optional() },
+        { error: "must be a mapping: title, url, date" },
+      )
+      .optional(),
+    published: text.optional(),
+    system: sectionShape(sections.get("system")!).optional(),
+    strategy: sectionShape(sections.get("strategy")!).optional(),
+    protection: sectionShape(sections.get("protection")!).optional(),
+    faults: (faultsKey === undefined ? z.never() : keySchema(z, faultsKey)).optional(),
+    observation: sectionShape(sections.get("observation")!).optional(),
+    run: sectionShape(sections.get("run")!).optional(),
+  });
+}
+
+export type ScenarioData = Zod.output<ReturnType<typeof scenarioSchema>>;

@@ -1,0 +1,232 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseFlags } from "../../../src/cli/flags.ts";
+import { describeFailure, InputFileError } from "../../../src/cli/usage-error.ts";
+import { CHOOSE_TARGET } from "../../../src/choose/options.ts";
+import { DEMO_TARGET } from "../../../src/demo/options.ts";
+import { splitScenarioArgument, withScenarioFile } from "../../../src/scenario-file/arguments.ts";
+import { SCENARIO_SECTIONS, sectionOf } from "../../../src/scenario-file/format.ts";
+import { parseScenario, readScenarioFile } from "../../../src/scenario-file/read.ts";
+import { SCENARIO_TARGETS } from "../../../src/scenario-file/targets.ts";
+import { SIM_FLAGS, SIM_PROGRAM, SIM_TARGET } from "../../../src/sim/options.ts";
+
+const FILE = "exp.yaml";
+
+/** The one line a program prints for a file's mistake, and its exit code. */
+async function failure(text: string, target = SIM_TARGET): Promise<{ text: string; exitCode: number }> {
+  try {
+    await parseScenario(text, FILE, target);
+  } catch (error) {
+    expect(error).toBeInstanceOf(InputFileError);
+    return describeFailure("sim", error);
+  }
+  throw new Error("the file was accepted");
+}
+
+const BROOKER = `scenario: 1
+name: Brooker's collapse simulation
+description: >
+  Latency grows linearly with concurrency; a 5 s load spike tips it over.
+source:
+  title: "Fixing retries with token buckets and circuit breakers"
+  url: https://brooker.co.za/blog/2022/02/28/retries.html
+published: No backoff never recovers; backoff with jitter recovers.
+system:
+  model: linear
+  baseDelay: 1s
+  slope: 10ms
+  arrivals: open
+  rate: 40
+  timeout: 3s
+strategy:
+  strategy: full-jitter
+  max-attempts: 3
+protection: {}
+faults:
+  - spike@60s+5s*2
+  - stop@90s+2s
+observation:
+run:
+  duration: 3m
+  strategies: [fixed, full-jitter]
+`;
+
+describe("reading a scenario file", () => {
+  it("turns the format's example into the flags the simulator parses, with its metadata", async () => {
+    const scenario = await parseScenario(BROOKER, FILE, SIM_TARGET);
+    expect(scenario.tokens).toEqual([
+      "-timeout=3s",
+      "-arrivals=open",
+      "-rate=40",
+      "-baseDelay=1s",
+      "-model=linear",
+      "-slope=10ms",
+      "-strategy=full-jitter",
+      "-max-attempts=3",
+      "-faults=spike@60s+5s*2,stop@90s+2s",
+      "-duration=3m",
+      "-strategies=fixed,full-jitter",
+    ]);
+    expect(scenario.ignored).toEqual([]);
+    expect(scenario.text).toBe(BROOKER);
+    expect(scenario.metadata).toMatchObject({ name: "Brooker's collapse simulation", source: { url: expect.stringContaining("brooker") } });
+    const parsed = parseFlags(SIM_PROGRAM, scenario.tokens);
+    expect(parsed.kind === "run" && parsed.values).toMatchObject({ model: "linear", slope: 10, rate: 40, duration: 180_000 });
+  });
+
+  it("passes over, and names, the keys only another program takes; the demo gets server and client flags through -server-args and -client-args", async () => {
+    const choose = await parseScenario(BROOKER, FILE, CHOOSE_TARGET);
+    expect(choose.ignored).toEqual(["strategy.strategy", "strategy.max-attempts", "faults", "run.duration", "run.strategies"]);
+    expect(choose.tokens).toContain("-model=linear");
+    const demo = await parseScenario(`${BROOKER.replace("run:\n", "run:\n  seed: 4\n")}`, FILE, DEMO_TARGET);
+    expect(demo.tokens).toEqual(["-strategies=fixed,full-jitter"]);
+    expect(demo.passThrough["server-args"]).toEqual(["-baseDelay=1s", "-model=linear", "-slope=10ms", "-seed=4"]);
+    expect(demo.passThrough["client-args"]).toEqual(["-timeout=3s", "-arrivals=open", "-rate=40", "-max-attempts=3", "-seed=4"]);
+  });
+
+  it.each([
+    [
+      "an unknown key",
+      "scenario: 1\nsystem:\n  rate: 4\n  bogus: 3\n",
+      "exp.yaml:4: bogus: unknown key in section system: not a flag of any program",
+    ],
+    [
+      "a misspelt key",
+      "scenario: 1\nsystem:\n  rat: 3\n",
+      "exp.yaml:3: rat: unknown key in section system: not a flag of any program; did you mean rate?",
+    ],
+    [
+      "a key in the wrong section",
+      "scenario: 1\nstrategy:\n  max-attempts: 2\n  rate: 40\n",
+      "exp.yaml:4: rate: belongs in section system, not strategy",
+    ],
+    ["a flag outside any section", "name: x\nscenario: 1\nrate: 3\n", "exp.yaml:3: rate: a flag: it belongs in section system"],
+    [
+      "an output flag",
+      "scenario: 1\nrun:\n  json: true\n",
+      "exp.yaml:3: json: an output flag: give it on the command line, not in a scenario file",
+    ],
+    ["an unknown top-level key", "scenario: 1\nsytem: {}\n", "exp.yaml:2: sytem: unknown key; did you mean system?"],
+    ["an unknown source key", "scenario: 1\nsource:\n  author: me\n", "exp.yaml:3: author: unknown key; source has title, url, date"],
+    ["a value the flag refuses", "scenario: 1\nsystem:\n  rate: -4\n", 'exp.yaml:3: rate: invalid value "-4": must be > 0'],
+    ["a number of the wrong type", "scenario: 1\nsystem:\n  rate: fast\n", "exp.yaml:3: rate: must be a number"],
+    ["a float for an integer", "scenario: 1\nsystem:\n  clients: 2.5\n", 'exp.yaml:3: clients: invalid value "2.5": must be an integer'],
+    [
+      "a duration without its unit",
+      "scenario: 1\nsystem:\n  timeout: 20\n",
+      'exp.yaml:3: timeout: invalid value "20": must be a duration such as 300ms, 1.5s, 2m or 1h2m3s',
+    ],
+    [
+      "a boolean that is not one",
+      "scenario: 1\nstrategy:\n  exponential-backoff: yes\n",
+      "exp.yaml:3: exponential-backoff: must be true or false",
+    ],
+    ["a choice not offered", "scenario: 1\nsystem:\n  model: cubic\n", 'exp.yaml:3: model: invalid value "cubic": must be one of'],
+    [
+      "a bad fault, on its own line",
+      "scenario: 1\nfaults:\n  - stop@1s+2s\n  - boom@3s\n",
+      'exp.yaml:4: faults: invalid value "boom@3s": "boom@3s" is not kind@start+length[*factor]',
+    ],
+    ["a section that is not a mapping", "scenario: 1\nsystem: fast\n", "exp.yaml:2: system: must be a mapping of flag names to values"],
+    ["a source that is not a mapping", "scenario: 1\nsource: x\n", "exp.yaml:2: source: must be a mapping: title, url, date"],
+    ["a source URL that is none", "scenario: 1\nsource:\n  url: nope\n", "exp.yaml:3: url: must be a URL"],
+    ["bad YAML", "scenario: 1\nsystem: [\n", "exp.yaml:3: YAML: "],
+    ["a key given twice", "scenario: 1\nsystem:\n  rate: 3\n  rate: 4\n", "exp.yaml:4: YAML: Map keys must be unique"],
+    ["a missing scenario", "name: x\nsystem:\n  rate: 4\n", "exp.yaml:1: scenario: missing: a scenario file names its format, scenario: 1"],
+    ["another format version", "scenario: 2\n", "exp.yaml:1: scenario: must be 1, the format version"],
+    ["an empty file", "# nothing\n", "exp.yaml:1: scenario: missing: the file is empty"],
+    ["a list, not a mapping", "- scenario: 1\n", "exp.yaml:1: scenario: a scenario file is a mapping of keys, starting with scenario: 1"],
+  ])("refuses %s in one line naming the file, the line and the key, exit 2", async (_what, text, message) => {
+    const { text: printed, exitCode } = await failure(text);
+    expect(exitCode).toBe(2);
+    expect(printed.endsWith("\n") && printed.split("\n")).toHaveLength(2);
+    expect(printed.startsWith(message)).toBe(true);
+  });
+
+  it("names the first mistake in the file, whatever the order of the sections", async () => {
+    expect((await failure("scenario: 1\nrun:\n  seed: -1\nsystem:\n  rate: 0\n")).text).toMatch(/^exp\.yaml:3: seed:/);
+  });
+
+  it("refuses a value with spaces that the demo would pass to another program", async () => {
+    const { text } = await failure("scenario: 1\nstrategy:\n  table: 1s, 2s\n", DEMO_TARGET);
+    expect(text).toBe("exp.yaml:3: table: must not contain spaces: it is passed to another program in -client-args\n");
+    // The simulator takes it as it is.
+    expect((await parseScenario("scenario: 1\nstrategy:\n  table: 1s, 2s\n", FILE, SIM_TARGET)).tokens).toEqual(["-table=1s, 2s"]);
+  });
+
+  it("says which file it could not read", async () => {
+    const error = await readScenarioFile("/nonexistent/x.yaml", SIM_TARGET).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(InputFileError);
+    expect((error as Error).message).toBe("/nonexistent/x.yaml: cannot read the scenario file: no such file");
+  });
+});
+
+describe("docs/scenario-files.md", () => {
+  it("shows a format example that the simulator reads, and error lines the reader writes", async () => {
+    const doc = readFileSync(join(import.meta.dirname, "../../../docs/scenario-files.md"), "utf8");
+    const example = /```yaml\n([\s\S]*?)```/.exec(doc)![1]!;
+    const scenario = await parseScenario(example, FILE, SIM_TARGET);
+    expect(scenario.tokens).toContain("-faults=spike@60s+5s*2");
+    expect(scenario.metadata.source?.url).toBe("https://brooker.co.za/blog/2022/02/28/retries.html");
+    for (const [, message] of (await failure("scenario: 1\nsystem:\n  rat: 3\n")).text.matchAll(/^exp\.yaml:\d+: (.*)$/gm)) {
+      expect(doc).toContain(message);
+    }
+  });
+});
+
+describe("the file among the arguments", () => {
+  const dir = mkdtempSync(join(tmpdir(), "scenario-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("is the argument that is neither a flag nor a flag's value, before or after the flags", () => {
+    expect(splitScenarioArgument(["f.yaml", "-seed", "3"], SIM_FLAGS)).toEqual({ file: "f.yaml", rest: ["-seed", "3"] });
+    expect(splitScenarioArgument(["-seed", "3", "-quiet", "f.yaml"], SIM_FLAGS)).toEqual({
+      file: "f.yaml",
+      rest: ["-seed", "3", "-quiet"],
+    });
+    expect(splitScenarioArgument(["-seed=3"], SIM_FLAGS)).toEqual({ file: undefined, rest: ["-seed=3"] });
+    // An unknown flag is left to the flag parser, with what follows it: it may be its value.
+    expect(splitScenarioArgument(["f.yaml", "-nope", "3"], SIM_FLAGS)).toEqual({ file: "f.yaml", rest: ["-nope", "3"] });
+    expect(() => splitScenarioArgument(["a.yaml", "b.yaml"], SIM_FLAGS)).toThrow(
+      'unexpected argument "b.yaml": give one scenario file at most',
+    );
+  });
+
+  it("puts the file's flags first, so that a flag beside it wins", async () => {
+    const path = join(dir, "seeded.yaml");
+    writeFileSync(path, "scenario: 1\nrun:\n  seed: 7\n  duration: 30s\n");
+    const notes: string[] = [];
+    const { argv, scenario } = await withScenarioFile([path, "-seed", "3"], SIM_TARGET, { write: (text: string) => notes.push(text) });
+    expect(argv).toEqual(["-duration=30s", "-seed=7", "-seed", "3"]);
+    expect(scenario?.file).toBe(path);
+    const parsed = parseFlags(SIM_PROGRAM, argv);
+    expect(parsed.kind === "run" && parsed.values).toMatchObject({ seed: 3, duration: 30_000 });
+    expect(notes).toEqual([]);
+    const choose = await withScenarioFile([path], CHOOSE_TARGET, { write: (text: string) => notes.push(text) });
+    expect(choose.argv).toEqual(["-seed=7"]);
+    expect(notes).toEqual([`choose: ${path}: ignoring run.duration: not flags of choose\n`]);
+  });
+
+  it("leaves the arguments alone when there is no file", async () => {
+    expect(await withScenarioFile(["-seed", "3"], SIM_TARGET, { write: () => {} })).toEqual({ argv: ["-seed", "3"], scenario: undefined });
+  });
+});
+
+describe("the sections", () => {
+  it("give every flag one section, the same in every program that takes it", () => {
+    const homes = new Map<string, string>();
+    for (const target of SCENARIO_TARGETS) {
+      for (const flag of [...target.flags, ...(target.passThrough ?? []).flatMap((pass) => pass.flags)]) {
+        const section = sectionOf(flag);
+        if (section === undefined) continue;
+        expect(SCENARIO_SECTIONS).toContain(section);
+        expect(homes.get(flag.name) ?? section, `${target.program} -${flag.name}`).toBe(section);
+        homes.set(flag.name, section);
+      }
+    }
+    expect(homes.get("faults")).toBe("faults");
+    expect(homes.get("rate")).toBe("system");
+  });
+});
