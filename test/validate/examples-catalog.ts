@@ -31,19 +31,19 @@ const share = (outcome: StrategyOutcome) => outcome.counts.ok / outcome.requests
 const load = (outcome: StrategyOutcome) => outcome.counts.attempts / outcome.requests;
 const only = (outcomes: StrategyOutcome[]) => outcomes[0]!;
 
-function validation(file: string, rows: Row[], notes: string[] = [], seed = 1): ExampleValidation {
-  const example = loadExample(file);
+async function validation(file: string, rows: Row[], notes: string[] = [], seed = 1): Promise<ExampleValidation> {
+  const example = await loadExample(file);
   return { file, name: example.name, source: example.source, published: example.published, seed, rows, notes };
 }
 
 /** Verdicts as numbers for the table: 1 recovered, 0 not. */
 const recovered = (outcome: StrategyOutcome) => (outcome.metrics.verdict === "recovered" ? 1 : 0);
 
-export function articleExample(): ExampleValidation {
-  const [fixed, backoff] = runExample("01-article-fixed-vs-backoff.yaml");
+export async function articleExample(): Promise<ExampleValidation> {
+  const [fixed, backoff] = await runExample("01-article-fixed-vs-backoff.yaml");
   expect(fixed!.metrics.verdict).toBe("collapsed");
   expect(backoff!.metrics.verdict).toBe("recovered");
-  return validation("01-article-fixed-vs-backoff.yaml", [
+  return await validation("01-article-fixed-vs-backoff.yaml", [
     { quantity: "fixed: recovered (1) or not (0)", published: "0 (never recovers)", theirs: undefined, ours: recovered(fixed!) },
     { quantity: "exponential-backoff: recovered (1) or not (0)", published: "1 (recovers)", theirs: undefined, ours: recovered(backoff!) },
   ]);
@@ -105,7 +105,7 @@ const BROOKER_POLICIES: readonly [string, Record<string, string>][] = [
   ["breaker", { "max-attempts": "4", breaker: "brooker-retry" }],
 ];
 
-export function brookerRetryExample(): ExampleValidation {
+export async function brookerRetryExample(): Promise<ExampleValidation> {
   const file = "03-brooker-token-bucket.yaml";
   const rows: Row[] = [];
   const notes: (string | undefined)[] = [];
@@ -117,7 +117,7 @@ export function brookerRetryExample(): ExampleValidation {
   };
   for (const rate of ["0.05", "0.2", "0.5"]) {
     for (const [policy, flags] of BROOKER_POLICIES) {
-      const outcome = only(runExample(file, { "error-rate": rate, ...flags }));
+      const outcome = only(await runExample(file, { "error-rate": rate, ...flags }));
       const key = `${policy}@${Number(rate)}`;
       ours.set(key, outcome);
       rows.push(
@@ -133,7 +133,7 @@ export function brookerRetryExample(): ExampleValidation {
       if (clients === 1000 && rate === "0.5") continue;
       for (const [policy, flags] of BROOKER_POLICIES.slice(2)) {
         const lambda = String(clients / 100);
-        const outcome = only(runExample(file, { "error-rate": rate, clients: String(clients), lambda, duration: "1m", ...flags }));
+        const outcome = only(await runExample(file, { "error-rate": rate, clients: String(clients), lambda, duration: "1m", ...flags }));
         const key = `${policy}, ${clients} clients@${Number(rate)}`;
         rows.push(
           { quantity: `${key} success`, published: "plot", theirs: theirShare(key), ours: share(outcome) },
@@ -149,7 +149,7 @@ export function brookerRetryExample(): ExampleValidation {
   expect(load(at("token bucket"))).toBeLessThan(1.2);
   expect(load(at("breaker"))).toBeLessThan(1.05);
   expect(share(at("token bucket"))).toBeGreaterThan(share(at("no retries")));
-  return validation(file, rows, [
+  return await validation(file, rows, [
     ...notes.filter((note) => note !== undefined),
     "The figures at 1000 clients and 100 requests a second in all are the least certain on both sides: each client sends one " +
       "request in 10 s, so their 10 s run holds about 1000 requests (and their drain adds as many) against our 1 minute.",
@@ -169,9 +169,9 @@ function okPerSecAfter(outcome: StrategyOutcome, fromMs: number): number {
  */
 const BROOKER_COLLAPSE_SIM = { noBackoff: 0, backoffAndJitter: 40.24 };
 
-export function brookerCollapseExample(): ExampleValidation {
+export async function brookerCollapseExample(): Promise<ExampleValidation> {
   const file = "04-brooker-collapse.yaml";
-  const [fixed, jitter] = runExample(file, { interval: "5s" });
+  const [fixed, jitter] = await runExample(file, { interval: "5s" });
   expect(fixed!.metrics.verdict).toBe("collapsed");
   expect(jitter!.metrics.verdict).toBe("recovered");
   const rows = [
@@ -188,20 +188,20 @@ export function brookerCollapseExample(): ExampleValidation {
       ours: okPerSecAfter(jitter!, 50_000),
     },
   ];
-  return validation(file, rows, [
+  return await validation(file, rows, [
     "The post's own text was not at hand here: the published outcome is read from his simulator's spike runs, run here.",
   ]);
 }
 
-export function openClosedExample(): ExampleValidation {
+export async function openClosedExample(): Promise<ExampleValidation> {
   const file = "05-brooker-open-closed.yaml";
-  const closed = only(runExample(file));
-  const open = only(runExample(file, { arrivals: "open", rate: "8", clients: null, lambda: null }));
+  const closed = only(await runExample(file));
+  const open = only(await runExample(file, { arrivals: "open", rate: "8", clients: null, lambda: null }));
   const openP99 = open.latency!.p99Ms / 1000;
   const closedP99 = closed.latency!.p99Ms / 1000;
   expect(openP99 / closedP99).toBeGreaterThan(4);
   const analytic = { open: Math.log(100) / 2, closed: 0.1 * Math.log(100) };
-  return validation(
+  return await validation(
     file,
     [
       { quantity: "open: p99, s", published: analytic.open.toFixed(4), theirs: undefined, ours: openP99 },
@@ -220,13 +220,13 @@ export function openClosedExample(): ExampleValidation {
   );
 }
 
-export function metastableExample(): ExampleValidation {
+export async function metastableExample(): Promise<ExampleValidation> {
   const file = "06-metastable-capacity-cut.yaml";
-  const ten = only(runExample(file, { interval: "10s" }));
-  const nine = only(runExample(file, { interval: "10s", faults: "capacity@30s+9s*0.4" }));
+  const ten = only(await runExample(file, { interval: "10s" }));
+  const nine = only(await runExample(file, { interval: "10s", faults: "capacity@30s+9s*0.4" }));
   expect(ten.metrics.verdict).toBe("collapsed");
   expect(nine.metrics.verdict).toBe("recovered");
-  return validation(file, [
+  return await validation(file, [
     { quantity: "10 s cut to 40 %: recovered (1) or not (0)", published: "0 (metastable)", theirs: undefined, ours: recovered(ten) },
     { quantity: "9 s cut to 40 %: recovered (1) or not (0)", published: "1 (recovers)", theirs: undefined, ours: recovered(nine) },
     { quantity: "10 s cut: OK/s in the last minute", published: "0", theirs: undefined, ours: okPerSecAfter(ten, 90_000) },
@@ -253,7 +253,7 @@ function ramp(outcome: StrategyOutcome): string {
     .join(", ");
 }
 
-export function yandexExample(): ExampleValidation {
+export async function yandexExample(): Promise<ExampleValidation> {
   const file = "07-yandex-good-retry-bad-retry.yaml";
   const policies: readonly [string, Record<string, string>][] = [
     ["no retries", { "max-attempts": "1" }],
@@ -261,10 +261,14 @@ export function yandexExample(): ExampleValidation {
     ["retry budget 10 %", { budget: "yandex" }],
     ["retry breaker 10 %", { breaker: "yandex-retry" }],
   ];
-  const outage = new Map(policies.map(([name, flags]) => [name, only(runExample(file, flags))]));
-  const partial = new Map(policies.map(([name, flags]) => [name, only(runExample(file, { ...flags, faults: "errors@5s+500ms*0.3" }))]));
+  const outage = new Map<string, StrategyOutcome>();
+  const partial = new Map<string, StrategyOutcome>();
+  for (const [name, flags] of policies) {
+    outage.set(name, only(await runExample(file, flags)));
+    partial.set(name, only(await runExample(file, { ...flags, faults: "errors@5s+500ms*0.3" })));
+  }
   const during = (name: string) => amplificationDuring(outage.get(name)!);
-  const unbounded = only(runExample(file, { threads: "1000" }));
+  const unbounded = only(await runExample(file, { threads: "1000" }));
   expect(during("retry-2x")).toBeGreaterThan(2);
   expect(during("retry budget 10 %")).toBeLessThan(1.2);
   expect(during("retry breaker 10 %")).toBeLessThan(1.1);
@@ -272,7 +276,7 @@ export function yandexExample(): ExampleValidation {
     const outcome = partial.get(name)!;
     return [{ quantity: `30 % errors, ${name}: load during`, published, theirs: undefined, ours: amplificationDuring(outcome) }];
   };
-  return validation(
+  return await validation(
     file,
     [
       ...policies.map(([name]) => ({
@@ -301,13 +305,13 @@ export function yandexExample(): ExampleValidation {
   );
 }
 
-export function stabilitySimExample(): ExampleValidation {
+export async function stabilitySimExample(): Promise<ExampleValidation> {
   const file = "08-stability-sim-retry-storm.yaml";
-  const retries = only(runExample(file, { interval: "5s" }));
-  const none = only(runExample(file, { interval: "5s", "max-attempts": "1" }));
+  const retries = only(await runExample(file, { interval: "5s" }));
+  const none = only(await runExample(file, { interval: "5s", "max-attempts": "1" }));
   expect(retries.metrics.verdict).toBe("collapsed");
   expect(none.metrics.verdict).not.toBe("collapsed");
-  return validation(
+  return await validation(
     file,
     [
       {
@@ -328,13 +332,13 @@ export function degradedShare(outcome: StrategyOutcome): number {
   return outcome.windows.filter((window) => window.timedoutPerSec > 0).length / outcome.windows.length;
 }
 
-export function timeoutCascadeExample(): ExampleValidation {
+export async function timeoutCascadeExample(): Promise<ExampleValidation> {
   const file = "09-stability-sim-timeout-cascade.yaml";
-  const outcome = only(runExample(file));
+  const outcome = only(await runExample(file));
   const degraded = degradedShare(outcome);
   expect(degraded).toBeGreaterThan(0.05);
   expect(degraded).toBeLessThan(0.95);
-  return validation(file, [
+  return await validation(file, [
     { quantity: "1 s windows with timeouts, share", published: "some, not all (oscillates)", theirs: undefined, ours: degraded },
     {
       quantity: "requests timed out, share",

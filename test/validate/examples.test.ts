@@ -17,8 +17,8 @@ const results: ExampleValidation[] = [];
 
 describe("examples reproduce their published outcome", () => {
   for (const [file, validate] of EXAMPLE_VALIDATIONS) {
-    it(file, () => {
-      results.push(validate());
+    it(file, async () => {
+      results.push(await validate());
     });
   }
 
