@@ -11,10 +11,11 @@ import { checkNumber, type OptionsOf, withDefaults } from "./validate.ts";
  * freely while most requests succeed, and stops retrying after about 100 failed retries in
  * a row (500 / 5) until successes refill the bucket.
  *
- * AWS announced new standard-mode values (opt-in in 2026 through AWS_NEW_RETRIES_2026:
- * a retry costs 14, a throttled one 5, timeouts no longer special, 50 ms base backoff); the
- * defaults here are the long-standing ones, still the default when this was written. All
- * three costs are parameters.
+ * The SDKs' standard mode changed on November 10, 2026 (AWS Developer Tools Blog, "Updated
+ * default retry behavior for AWS SDKs and tools"): a retry costs 14, a throttled one 5,
+ * timeouts are no longer special, and the base backoff is 50 ms. The defaults here stay the
+ * long-standing ones (the `aws-standard-pre-2026` preset); the `aws-standard` preset sets
+ * the new costs through the parameters (presets.ts).
  */
 export interface AwsRetryQuota {
   /** The bucket's size and starting value, tokens, an integer >= 1. Default 500. */

@@ -78,3 +78,7 @@ export {
   BREAKER_REJECT,
   samplingBreaker,
 } from "./circuit-breaker.ts";
+export type { RetryTokenBucket } from "./retry-token-bucket.ts";
+export { BROOKER_TOKEN_BUCKET, RetryTokenBuckets, retryTokenBucket, YANDEX_BUDGET_RATIO, yandexRetryBudget } from "./retry-token-bucket.ts";
+export type { RetryBreakerConfig } from "./retry-breaker.ts";
+export { BROOKER_RETRY_BREAKER, RetryBreakers, retryBreaker, YANDEX_RETRY_BREAKER } from "./retry-breaker.ts";

@@ -12,14 +12,17 @@ import { type CircuitBreakerConfig, CircuitBreakers, BREAKER_PROBE, BREAKER_REJE
 import { envoyAllowsRetry, type EnvoyRetryBudget } from "../backoff/envoy-budget.ts";
 import { FinagleBudgetState, type FinagleRetryBudget } from "../backoff/finagle-budget.ts";
 import type { Random } from "../backoff/random.ts";
+import { type RetryBreakerConfig, RetryBreakers } from "../backoff/retry-breaker.ts";
+import { type RetryTokenBucket, RetryTokenBuckets } from "../backoff/retry-token-bucket.ts";
 import type { AttemptOutcome } from "./outcome.ts";
 
-/** A retry budget of one of the four designs, with its parameters. */
+/** A retry budget of one of the published designs, with its parameters. */
 export type RetryBudgetConfig =
   | { readonly kind: "grpc"; readonly budget: RetryBudget }
   | { readonly kind: "envoy"; readonly budget: EnvoyRetryBudget }
   | { readonly kind: "finagle"; readonly budget: FinagleRetryBudget }
-  | { readonly kind: "aws"; readonly budget: AwsRetryQuota };
+  | { readonly kind: "aws"; readonly budget: AwsRetryQuota }
+  | { readonly kind: "yandex" | "brooker"; readonly budget: RetryTokenBucket };
 
 export type RetryBudgetKind = RetryBudgetConfig["kind"];
 
@@ -35,7 +38,8 @@ export interface FleetConfig {
   readonly instances: number;
   readonly budget: RetryBudgetConfig | undefined;
   readonly throttle: AdaptiveThrottleConfig | undefined;
-  readonly breaker: CircuitBreakerConfig | undefined;
+  /** A circuit breaker on every call, or a retry breaker that only stops retries. */
+  readonly breaker: CircuitBreakerConfig | RetryBreakerConfig | undefined;
 }
 
 export const NO_FLEET_PROTECTION: FleetConfig = Object.freeze({ instances: 0, budget: undefined, throttle: undefined, breaker: undefined });
@@ -54,6 +58,7 @@ export type Admission = typeof ADMITTED | typeof THROTTLED | typeof REJECTED;
 /** Per-user marks of what the attempt in flight holds. */
 const HOLDS_PROBE = 1;
 const HOLDS_ENVOY_RETRY = 2;
+const HOLDS_RETRY = 4;
 
 /**
  * The protections' state for every instance of a herd, and the herd's hooks into it. Time
@@ -74,6 +79,8 @@ export class ClientInstances {
   private readonly awsRetryCost: Float64Array;
   private readonly throttle: AdaptiveThrottle | undefined;
   private readonly breakers: CircuitBreakers | undefined;
+  private readonly tokenBuckets: RetryTokenBuckets | undefined;
+  private readonly retryBreakers: RetryBreakers | undefined;
   /** Per user: HOLDS_* marks. */
   private readonly holds: Uint8Array;
 
@@ -90,7 +97,11 @@ export class ClientInstances {
     this.aws = budget?.kind === "aws" ? new AwsQuotaState(budget.budget, count) : undefined;
     this.awsRetryCost = new Float64Array(this.aws === undefined ? 0 : users);
     this.throttle = config.throttle === undefined ? undefined : new AdaptiveThrottle(config.throttle, count);
-    this.breakers = config.breaker === undefined ? undefined : new CircuitBreakers(config.breaker, count);
+    this.tokenBuckets = budget?.kind === "yandex" || budget?.kind === "brooker" ? new RetryTokenBuckets(budget.budget, count) : undefined;
+    const breaker = config.breaker;
+    const retryBreaker = breaker?.kind === "yandex-retry" || breaker?.kind === "brooker-retry";
+    this.breakers = breaker === undefined || retryBreaker ? undefined : new CircuitBreakers(breaker, count);
+    this.retryBreakers = retryBreaker ? new RetryBreakers(breaker, count) : undefined;
     this.holds = new Uint8Array(users);
   }
 
@@ -106,7 +117,12 @@ export class ClientInstances {
    */
   admit(user: number, isRetry: boolean, nowMs: number, random: Random): Admission {
     const instance = user % this.count;
-    if (!isRetry) this.finagle?.deposit(nowMs, instance);
+    if (isRetry) this.holds[user]! |= HOLDS_RETRY;
+    else {
+      this.finagle?.deposit(nowMs, instance);
+      this.tokenBuckets?.requestStarted(instance);
+      this.retryBreakers?.requestStarted(instance);
+    }
     if (this.throttle !== undefined && this.throttle.reject(nowMs, random.uniform(), instance)) return THROTTLED;
     if (this.breakers !== undefined) {
       const verdict = this.breakers.admit(nowMs, instance);
@@ -127,6 +143,8 @@ export class ClientInstances {
       if ((holds & HOLDS_ENVOY_RETRY) !== 0) this.activeRetries[instance]!--;
     }
     this.breakers?.record(ok, (holds & HOLDS_PROBE) !== 0, nowMs, instance);
+    this.retryBreakers?.attemptEnded(ok, nowMs, instance);
+    if (ok) this.tokenBuckets?.succeeded((holds & HOLDS_RETRY) !== 0, instance);
     this.holds[user] = 0;
     if (ok) this.throttle?.accepted(nowMs, instance);
     if (this.grpc !== undefined) {
@@ -151,6 +169,8 @@ export class ClientInstances {
    */
   allowRetry(user: number, outcome: AttemptOutcome, nowMs: number): boolean {
     const instance = user % this.count;
+    if (this.retryBreakers !== undefined && !this.retryBreakers.allowsRetry(nowMs, instance)) return false;
+    if (this.tokenBuckets !== undefined) return this.tokenBuckets.tryTakeRetry(instance);
     if (this.grpc !== undefined) return budgetAllowsRetry(this.grpc, this.grpcStates[instance]!);
     if (this.envoy !== undefined) {
       if (!envoyAllowsRetry(this.envoy, this.activeRequests[instance]!, this.activeRetries[instance]!)) return false;
@@ -183,6 +203,7 @@ export class ClientInstances {
     if (this.envoy !== undefined) return this.activeRetries[instance]!;
     if (this.finagle !== undefined) return this.finagle.retriesLeft(nowMs, instance);
     if (this.aws !== undefined) return this.aws.tokens(instance);
+    if (this.tokenBuckets !== undefined) return this.tokenBuckets.tokens(instance);
     return undefined;
   }
 }

@@ -39,7 +39,33 @@ export const PRESETS = [
   },
   {
     name: "aws-standard",
-    summary: "AWS SDK standard mode: U(0, min(100ms x 2^(n-1), 20s)), 3 attempts, retry quota of 500 tokens",
+    summary: "AWS SDK standard mode since November 2026: U(0, min(50ms x 2^(n-1), 20s)), 3 attempts, quota 500, a retry 14 tokens",
+    source:
+      'AWS Developer Tools Blog, "Announcing updated retry behavior for AWS SDKs and Tools" (May 2026) and "Updated default ' +
+      'retry behavior for AWS SDKs and tools" (default from November 10, 2026); AWS SDKs and Tools Reference Guide, "Retry ' +
+      'behavior"; aws-sdk-java-v2 retries constants (Standard: BASE_DELAY 50 ms, MAX_BACKOFF 20 s, MAX_ATTEMPTS 3, ' +
+      "INITIAL_RETRY_TOKENS 500, RETRY_COST 14, THROTTLING_RETRY_COST 5); aws-sdk-go-v2 PR 3400: timeouts no longer cost more. " +
+      "Not modelled: throttling errors' own 1 s base and 5-token cost (every failure here is a transient one), x-amz-retry-after",
+    args: [
+      "-strategy",
+      "full-jitter",
+      "-min-delay",
+      "50ms",
+      "-max-delay",
+      "20s",
+      "-max-attempts",
+      "3",
+      "-budget",
+      "aws",
+      "-budget-retry-cost",
+      "14",
+      "-budget-timeout-cost",
+      "14",
+    ],
+  },
+  {
+    name: "aws-standard-pre-2026",
+    summary: "AWS SDK standard mode before November 2026: U(0, min(100ms x 2^(n-1), 20s)), 3 attempts, retry quota of 500 tokens",
     source:
       'AWS SDKs and Tools Reference Guide, "Retry behavior" (standard mode: 3 attempts, 20 s maximum backoff); aws-sdk-js-v3 ' +
       "util-retry: DEFAULT_RETRY_DELAY_BASE 100 ms, delay = random x 2^retryCount x base capped at MAXIMUM_RETRY_DELAY 20 s " +

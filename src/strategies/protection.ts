@@ -14,6 +14,8 @@ import {
   retryBudget,
   samplingBreaker,
 } from "../backoff/index.ts";
+import { BROOKER_RETRY_BREAKER, retryBreaker, YANDEX_RETRY_BREAKER } from "../backoff/retry-breaker.ts";
+import { BROOKER_TOKEN_BUCKET, YANDEX_BUDGET_RATIO, yandexRetryBudget } from "../backoff/retry-token-bucket.ts";
 import type { FlagSpec, FlagValues } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import type { FleetConfig, RetryBudgetConfig, RetryBudgetKind } from "../model/client-instances.ts";
@@ -27,9 +29,9 @@ import type { FleetConfig, RetryBudgetConfig, RetryBudgetKind } from "../model/c
  * so that no flag is silently ignored.
  */
 
-export const BUDGET_KINDS = ["grpc", "envoy", "finagle", "aws"] as const satisfies readonly RetryBudgetKind[];
+export const BUDGET_KINDS = ["grpc", "envoy", "finagle", "aws", "yandex", "brooker"] as const satisfies readonly RetryBudgetKind[];
 export const THROTTLE_KINDS = ["sre"] as const;
-export const BREAKER_KINDS = ["consecutive", "sampling"] as const;
+export const BREAKER_KINDS = ["consecutive", "sampling", "yandex-retry", "brooker-retry"] as const;
 
 export const PROTECTION_FLAGS = [
   {
@@ -72,11 +74,12 @@ export const PROTECTION_FLAGS = [
     name: "budget-ratio",
     group: "protection",
     kind: "number",
-    default: RETRY_BUDGET_DEFAULTS.tokenRatio,
     min: 0,
     minExclusive: true,
     placeholder: "f",
-    description: "grpc: tokens a success earns back",
+    // gRPC's example tokenRatio and Yandex's retry_budget_ratio are both 0.1.
+    default: RETRY_BUDGET_DEFAULTS.tokenRatio,
+    description: "grpc: tokens a success earns back; yandex: what a successful first try earns, as a fraction of a retry's cost",
   },
   {
     name: "budget-percent",
@@ -176,7 +179,9 @@ export const PROTECTION_FLAGS = [
     default: undefined,
     choices: BREAKER_KINDS,
     placeholder: "name",
-    description: "circuit breaker per instance: consecutive or sampling; while open, requests fail at once, locally",
+    description:
+      "circuit breaker per instance: consecutive or sampling (while open, requests fail at once, locally); " +
+      "or a retry breaker that stops only retries: yandex-retry, brooker-retry",
   },
   {
     name: "breaker-failures",
@@ -196,7 +201,7 @@ export const PROTECTION_FLAGS = [
     minExclusive: true,
     max: 1,
     placeholder: "f",
-    description: "sampling: failure ratio that opens it",
+    description: "sampling: failure ratio that opens it; yandex-retry, brooker-retry: failure ratio that stops retries",
   },
   {
     name: "breaker-min-throughput",
@@ -242,9 +247,13 @@ export const MECHANISMS = [
   { flag: "budget", choice: "envoy", reads: ["budget-percent", "budget-min-concurrency"] },
   { flag: "budget", choice: "finagle", reads: ["budget-percent", "budget-ttl", "budget-min-per-sec"] },
   { flag: "budget", choice: "aws", reads: ["budget-quota", "budget-retry-cost", "budget-timeout-cost"] },
+  { flag: "budget", choice: "yandex", reads: ["budget-ratio"] },
+  { flag: "budget", choice: "brooker", reads: [] },
   { flag: "throttle", choice: "sre", reads: ["throttle-k", "throttle-window"] },
   { flag: "breaker", choice: "consecutive", reads: ["breaker-failures", "breaker-break"] },
   { flag: "breaker", choice: "sampling", reads: ["breaker-ratio", "breaker-min-throughput", "breaker-window", "breaker-break"] },
+  { flag: "breaker", choice: "yandex-retry", reads: ["breaker-ratio"] },
+  { flag: "breaker", choice: "brooker-retry", reads: ["breaker-ratio"] },
 ] as const satisfies readonly Mechanism[];
 
 /** How a mechanism is named in messages: `-budget grpc`. */
@@ -275,17 +284,7 @@ export function resolveProtection(values: ProtectionValues): FleetConfig {
         values.throttle === undefined
           ? undefined
           : adaptiveThrottleConfig({ k: values["throttle-k"], windowMs: values["throttle-window"] }),
-      breaker:
-        values.breaker === undefined
-          ? undefined
-          : values.breaker === "consecutive"
-            ? consecutiveBreaker({ failureThreshold: values["breaker-failures"], breakMs: values["breaker-break"] })
-            : samplingBreaker({
-                failureRatio: values["breaker-ratio"],
-                minimumThroughput: values["breaker-min-throughput"],
-                samplingMs: values["breaker-window"],
-                breakMs: values["breaker-break"],
-              }),
+      breaker: values.breaker === undefined ? undefined : breakerConfig(values.breaker as BreakerKind, values),
     };
   } catch (error) {
     if (error instanceof RangeError) throw new UsageError(`invalid protection settings: ${error.message}`);
@@ -306,6 +305,26 @@ function misplaced(flag: ParameterFlag, selected: readonly Mechanism[]): UsageEr
       ? `-${flag} needs ${ownerFlags}`
       : `-${flag} does not apply to ${named(current)} (it is a parameter of ${ownerFlags})`,
   );
+}
+
+type BreakerKind = (typeof BREAKER_KINDS)[number];
+
+function breakerConfig(kind: BreakerKind, values: ProtectionValues): FleetConfig["breaker"] {
+  switch (kind) {
+    case "consecutive":
+      return consecutiveBreaker({ failureThreshold: values["breaker-failures"], breakMs: values["breaker-break"] });
+    case "sampling":
+      return samplingBreaker({
+        failureRatio: values["breaker-ratio"],
+        minimumThroughput: values["breaker-min-throughput"],
+        samplingMs: values["breaker-window"],
+        breakMs: values["breaker-break"],
+      });
+    case "yandex-retry":
+      return retryBreaker({ ...YANDEX_RETRY_BREAKER, failureRatio: values["breaker-ratio"] });
+    case "brooker-retry":
+      return retryBreaker({ ...BROOKER_RETRY_BREAKER, failureRatio: values["breaker-ratio"] });
+  }
 }
 
 function budgetConfig(kind: RetryBudgetKind, values: ProtectionValues): RetryBudgetConfig {
@@ -335,6 +354,10 @@ function budgetConfig(kind: RetryBudgetKind, values: ProtectionValues): RetryBud
           timeoutRetryCost: values["budget-timeout-cost"],
         }),
       };
+    case "yandex":
+      return { kind, budget: yandexRetryBudget(values["budget-ratio"]) };
+    case "brooker":
+      return { kind, budget: BROOKER_TOKEN_BUCKET };
   }
 }
 
@@ -367,11 +390,19 @@ export function protectionHelp(): string {
     '      % of them, plus -budget-min-per-sec (10) x ttl. source: Finagle, "Retry budgets" (finagle.github.io/blog/2016/02/08)',
     "  -budget aws: a quota of -budget-quota (500); a retry takes -budget-retry-cost (5), or -budget-timeout-cost (10) after a",
     "      timeout; a success gives back its retry's cost, or 1. source: AWS SDKs, standard retry mode",
+    "  -budget yandex: a bucket of 3000 tokens; a retry takes 100 while 100 are there; a first try that succeeds earns",
+    `      -budget-ratio (${YANDEX_BUDGET_RATIO}) x 100. source: Yandex, "Good Retry, Bad Retry" (github.com/jirfag/simulations)`,
+    "  -budget brooker: a bucket of 5 tokens; every request adds 0.1; a retry takes 1 while more than 1 is there.",
+    '      source: Marc Brooker, "Fixing retries with token buckets and circuit breakers" (2022)',
     "  -throttle sre: reject locally with probability max(0, (requests - k x accepts) / (requests + 1)), k -throttle-k (2), over",
     '      -throttle-window (2m). source: Google, Site Reliability Engineering, ch. 21 "Handling Overload"',
     "  -breaker consecutive: open after -breaker-failures (5) in a row; -breaker sampling: open at -breaker-ratio (0.1) failures",
     "      over -breaker-window (30s) with at least -breaker-min-throughput (100) calls; open for -breaker-break (5s), then one",
     "      probe. source: cockatiel (ConsecutiveBreaker), Polly v8 (CircuitBreakerStrategyOptions defaults)",
+    "  -breaker yandex-retry: no retry while failures of the attempts ended in the last 200 ms reach -breaker-ratio (0.1), nor",
+    '      while none ended. source: Yandex, "Good Retry, Bad Retry"',
+    "  -breaker brooker-retry: no retry while failed attempts / requests since the start pass -breaker-ratio (0.1).",
+    '      source: Marc Brooker, "Fixing retries with token buckets and circuit breakers" (2022)',
     "",
   ].join("\n");
 }

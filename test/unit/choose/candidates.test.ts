@@ -45,7 +45,7 @@ describe("the grid of client candidates", () => {
     for (const preset of PRESETS) {
       expect(ids.get(preset.name)).toMatchObject({ origin: "preset", summary: preset.summary, client: presetSettings(preset, SIM_FLAGS) });
     }
-    expect(ids.get("aws-standard")?.client).toEqual({
+    expect(ids.get("aws-standard-pre-2026")?.client).toEqual({
       strategy: "full-jitter",
       "min-delay": "100ms",
       "max-delay": "20s",

@@ -6,6 +6,8 @@ import {
   consecutiveBreaker,
   envoyRetryBudget,
   retryBudget,
+  YANDEX_RETRY_BREAKER,
+  yandexRetryBudget,
 } from "../../../src/backoff/index.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
 import type { Timer } from "../../../src/clock/clock.ts";
@@ -142,5 +144,29 @@ describe("client instances: where the protections keep their state", () => {
     expect(instances.admit(0, false, 0, random)).toBe(ADMITTED);
     instances.attemptEnded(0, "timedout", 10);
     expect(instances.admit(0, true, 20, random)).toBe(REJECTED); // p = 1/2 for the throttle; this draw passed it
+  });
+
+  it("Yandex budget: 30 retries from a full bucket, with one instance for all; a refused server earns nothing back", () => {
+    const yandex = { kind: "yandex", budget: yandexRetryBudget() } as const;
+    const run = runHerd({ budget: yandex, instances: 1 }, { users: 10, untilMs: 5_000 });
+    expect(run.counts.retries).toBe(30);
+  });
+
+  it("Yandex budget: only a first try's success earns; a retry's success does not", () => {
+    const instances = new ClientInstances({ ...NO_FLEET_PROTECTION, budget: { kind: "yandex", budget: yandexRetryBudget() } }, 1);
+    const random = seededRandom(1);
+    instances.admit(0, true, 0, random);
+    expect(instances.allowRetry(0, "error", 0)).toBe(true);
+    instances.attemptEnded(0, "ok", 1);
+    expect(instances.budgetLevel(0, 1)).toBe(2900);
+    instances.admit(0, false, 2, random);
+    instances.attemptEnded(0, "ok", 3);
+    expect(instances.budgetLevel(0, 3)).toBe(2910);
+  });
+
+  it("Yandex retry breaker: a failing server stops every retry, and first tries still go out", () => {
+    const run = runHerd({ breaker: YANDEX_RETRY_BREAKER, instances: 1 }, { users: 10, untilMs: 2_000 });
+    expect(run.sent).toBeGreaterThan(100);
+    expect(run.counts.retries).toBe(0);
   });
 });

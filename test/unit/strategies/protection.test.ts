@@ -37,6 +37,19 @@ describe("protection flags", () => {
       instances: 4,
       breaker: { kind: "sampling", failureRatio: 0.1, minimumThroughput: 100, samplingMs: 30_000, breakMs: 5_000 },
     });
+    expect(options(["-budget", "yandex", "-budget-ratio", "0.2"]).retry.fleet?.budget).toEqual({
+      kind: "yandex",
+      budget: { capacity: 3000, retryCost: 100, earn: 20, earnOn: "first-try-success", strictlyAbove: false },
+    });
+    expect(options(["-budget", "brooker"]).retry.fleet?.budget).toEqual({
+      kind: "brooker",
+      budget: { capacity: 5, retryCost: 1, earn: 0.1, earnOn: "request", strictlyAbove: true },
+    });
+    expect(options(["-breaker", "yandex-retry"]).retry.fleet?.breaker).toEqual({ kind: "yandex-retry", failureRatio: 0.1, windowMs: 200 });
+    expect(options(["-breaker", "brooker-retry", "-breaker-ratio", "0.2"]).retry.fleet?.breaker).toEqual({
+      kind: "brooker-retry",
+      failureRatio: 0.2,
+    });
   });
 
   it("keep -retry-budget as -budget grpc", () => {
@@ -54,9 +67,11 @@ describe("protection flags", () => {
     ],
     [
       ["-breaker", "consecutive", "-breaker-ratio", "0.5"],
-      "-breaker-ratio does not apply to -breaker consecutive (it is a parameter of -breaker sampling)",
+      "-breaker-ratio does not apply to -breaker consecutive (it is a parameter of -breaker sampling or -breaker yandex-retry or -breaker brooker-retry)",
     ],
     [["-throttle-k", "3"], "-throttle-k needs -throttle sre"],
+    [["-budget", "brooker", "-budget-ratio", "0.5"], "-budget-ratio does not apply to -budget brooker"],
+    [["-breaker", "yandex-retry", "-breaker-window", "1s"], "-breaker-window does not apply to -breaker yandex-retry"],
     [["-retry-budget", "-budget", "aws"], "-retry-budget is -budget grpc; it cannot be combined with -budget aws"],
     [["-budget", "envoy", "-budget-percent", "150"], "invalid protection settings: budgetPercent must be <= 100 (got 150)"],
     [["-budget", "aws", "-budget-tokens", "50"], "-budget-tokens does not apply to -budget aws (it is a parameter of -budget grpc)"],
@@ -70,7 +85,10 @@ describe("presets", () => {
     const expected: Record<string, object> = {
       "grpc-throttled": { budget: { kind: "grpc" } },
       "envoy-budget": { budget: { kind: "envoy" } },
-      "aws-standard": { budget: { kind: "aws" } },
+      "aws-standard": { budget: { kind: "aws", budget: { tokens: 500, retryCost: 14, timeoutRetryCost: 14, noRetryIncrement: 1 } } },
+      "aws-standard-pre-2026": {
+        budget: { kind: "aws", budget: { tokens: 500, retryCost: 5, timeoutRetryCost: 10, noRetryIncrement: 1 } },
+      },
       "sre-throttle": { throttle: { k: 2 } },
       breaker: { breaker: { kind: "consecutive", failureThreshold: 5, breakMs: 5_000 } },
     };
@@ -87,7 +105,9 @@ describe("presets", () => {
 
   it("carry the shipped defaults: attempts and backoff", () => {
     const aws = options(PRESETS.find((preset) => preset.name === "aws-standard")!.args).retry;
-    expect([aws.maxAttempts, aws.backoff]).toEqual([3, { kind: "full-jitter", baseMs: 100, capMs: 20_000 }]);
+    expect([aws.maxAttempts, aws.backoff]).toEqual([3, { kind: "full-jitter", baseMs: 50, capMs: 20_000 }]);
+    const awsBefore = options(PRESETS.find((preset) => preset.name === "aws-standard-pre-2026")!.args).retry;
+    expect([awsBefore.maxAttempts, awsBefore.backoff]).toEqual([3, { kind: "full-jitter", baseMs: 100, capMs: 20_000 }]);
     const envoy = options(PRESETS.find((preset) => preset.name === "envoy-budget")!.args).retry;
     expect([envoy.maxAttempts, envoy.backoff]).toEqual([2, { kind: "full-jitter", baseMs: 25, capMs: 250 }]);
     const grpc = options(PRESETS.find((preset) => preset.name === "grpc-throttled")!.args).retry;

@@ -1,0 +1,78 @@
+import { resolve } from "node:path";
+import { givenFlagNames } from "../../src/cli/flags.ts";
+import type { ClientWindow } from "../../src/model/timeline.ts";
+import type { Counts } from "../../src/model/window-stats.ts";
+import type { ScenarioMetrics } from "../../src/model/scenario-metrics.ts";
+import { readScenarioFile } from "../../src/scenario-file/read.ts";
+import { parseSimArgs, resolveSimOptions, SIM_FLAGS, SIM_TARGET } from "../../src/sim/options.ts";
+import { runTrial, simRuns, withStrategy } from "../../src/sim/trial.ts";
+import { parseStrategies } from "../../src/strategies/runs.ts";
+
+/*
+ * Runs an example of examples/ in the simulator, in this process, as `./sim FILE -flag value`
+ * does: the file read by the scenario-file reader, its flags first, then `overrides`, through
+ * the simulator's own parser and checks; one run per strategy of its -strategies (or its one
+ * -strategy).
+ */
+
+export const EXAMPLES_DIR = resolve(import.meta.dirname, "../../examples");
+
+export interface ExampleFile {
+  readonly name: string;
+  readonly source: { readonly title: string; readonly url: string };
+  readonly published: string;
+  /** The file's flags as `-name=value` tokens. */
+  readonly tokens: readonly string[];
+}
+
+export interface StrategyOutcome {
+  readonly strategy: string;
+  readonly counts: Counts;
+  /** Requests that ended: succeeded or given up. */
+  readonly requests: number;
+  /** Of the OK attempts over the whole run. */
+  readonly latency: { readonly p50Ms: number; readonly p99Ms: number } | undefined;
+  readonly metrics: ScenarioMetrics;
+  /** Per reporting window. */
+  readonly windows: readonly ClientWindow[];
+  readonly seed: number;
+}
+
+/** An example's metadata and flags; an example without its name, source or published outcome is refused. */
+export async function loadExample(file: string): Promise<ExampleFile> {
+  const scenario = await readScenarioFile(resolve(EXAMPLES_DIR, file), SIM_TARGET);
+  const { name, source, published } = scenario.metadata;
+  if (name === undefined || source?.title === undefined || source.url === undefined || published === undefined) {
+    throw new Error(`${file}: an example names itself, its source (title and url) and its published outcome`);
+  }
+  return { name, source: { title: source.title, url: source.url }, published: published.trim(), tokens: scenario.tokens };
+}
+
+/** The example's flags with `overrides` after them, as flags beside a file; an override of `null` takes the file's flag away. */
+export function exampleArgs(example: ExampleFile, overrides: Readonly<Record<string, string | null>> = {}): string[] {
+  const kept = example.tokens.filter((token) => !(token.slice(1, token.indexOf("=")) in overrides));
+  return [...kept, ...Object.entries(overrides).flatMap(([name, value]) => (value === null ? [] : [`-${name}=${value}`]))];
+}
+
+export async function runExample(file: string, overrides: Readonly<Record<string, string | null>> = {}): Promise<StrategyOutcome[]> {
+  const argv = exampleArgs(await loadExample(file), overrides);
+  const parsed = parseSimArgs(argv);
+  if (parsed.kind !== "run") throw new Error(`${file}: not a run`);
+  const values = parsed.values;
+  // What ./sim refuses before it runs anything (a parameter flag its -strategy does not read, ...), refused here too.
+  resolveSimOptions(values);
+  const list = values.strategies ?? (values["exponential-backoff"] ? "exponential-backoff" : values.strategy);
+  return simRuns(parseStrategies(list), givenFlagNames(argv, SIM_FLAGS)).map((run) => {
+    const { result, metrics } = runTrial(withStrategy(values, run), run.name);
+    const counts = result.totals.counts;
+    return {
+      strategy: run.name,
+      counts,
+      requests: counts.ok + counts.gaveUp,
+      latency: result.totals.latency,
+      metrics,
+      windows: result.client,
+      seed: values.seed,
+    };
+  });
+}

@@ -1,0 +1,83 @@
+import { readdirSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { EXAMPLES_DIR, loadExample, runExample, type StrategyOutcome } from "../../helpers/examples.ts";
+import { amplificationDuring, degradedShare } from "../../validate/examples-catalog.ts";
+
+/*
+ * Each example of examples/, scaled down where it is long, for its qualitative outcome only:
+ * which strategy recovers and which collapses, and the order of the loads. `npm run validate`
+ * runs them at full size against the published figures (test/validate/examples.test.ts).
+ */
+
+const load = (outcome: StrategyOutcome) => outcome.counts.attempts / outcome.requests;
+const only = (outcomes: StrategyOutcome[]) => outcomes[0]!;
+
+describe("examples", () => {
+  it("each names its source and published outcome, and the simulator takes its flags", async () => {
+    const files = readdirSync(EXAMPLES_DIR).filter((file) => file.endsWith(".yaml"));
+    expect(files.length).toBeGreaterThanOrEqual(7);
+    for (const file of files) {
+      const example = await loadExample(file);
+      expect(example.source.url, file).toMatch(/^https:\/\//);
+      expect(example.published.length, file).toBeGreaterThan(20);
+    }
+  });
+
+  it("the article: fixed retry collapses after the stop, the reference backoff recovers", async () => {
+    const [fixed, backoff] = await runExample("01-article-fixed-vs-backoff.yaml");
+    expect([fixed!.metrics.verdict, backoff!.metrics.verdict]).toEqual(["collapsed", "recovered"]);
+  });
+
+  it("Brooker's retries at 50 % failures: three retries load most, the token bucket little, the breaker least", async () => {
+    const run = async (flags: Record<string, string>) =>
+      only(await runExample("03-brooker-token-bucket.yaml", { "error-rate": "0.5", ...flags }));
+    const three = await run({ "max-attempts": "4" });
+    const bucket = await run({ "max-attempts": "0", budget: "brooker" });
+    const breaker = await run({ breaker: "brooker-retry" });
+    expect(load(three)).toBeGreaterThan(1.8);
+    expect(load(bucket)).toBeGreaterThan(1.05);
+    expect(load(bucket)).toBeLessThan(1.2);
+    expect(load(breaker)).toBeLessThan(1.02);
+  });
+
+  it("Brooker's collapse: no backoff stays down after the spike, backoff with jitter recovers", async () => {
+    const [fixed, jitter] = await runExample("04-brooker-collapse.yaml");
+    expect([fixed!.metrics.verdict, jitter!.metrics.verdict]).toEqual(["collapsed", "recovered"]);
+  });
+
+  it("open and closed: the open system's p99 is several times the closed one's", async () => {
+    const closed = only(await runExample("05-brooker-open-closed.yaml", { duration: "10m" }));
+    const open = only(
+      await runExample("05-brooker-open-closed.yaml", { duration: "10m", arrivals: "open", rate: "8", clients: null, lambda: null }),
+    );
+    expect(open.latency!.p99Ms / closed.latency!.p99Ms).toBeGreaterThan(3.5);
+  });
+
+  it("a capacity cut: metastable after 10 s, recovered after 9 s", async () => {
+    const ten = only(await runExample("06-metastable-capacity-cut.yaml", { duration: "100s" }));
+    const nine = only(await runExample("06-metastable-capacity-cut.yaml", { duration: "100s", faults: "capacity@30s+9s*0.4" }));
+    expect([ten.metrics.verdict, nine.metrics.verdict]).toEqual(["collapsed", "recovered"]);
+  });
+
+  it("Good Retry, Bad Retry: during a full outage retry-2x multiplies the load, the budget and the breaker do not", async () => {
+    const during = async (flags: Record<string, string>) =>
+      amplificationDuring(only(await runExample("07-yandex-good-retry-bad-retry.yaml", { duration: "6s", ...flags })));
+    expect(await during({})).toBeGreaterThan(2);
+    expect(await during({ budget: "yandex" })).toBeLessThan(1.2);
+    expect(await during({ breaker: "yandex-retry" })).toBeLessThan(1.1);
+  });
+
+  it("Stability Sim's retry storm: fixed-3 retries stay down after the crash, no retries recover", async () => {
+    const retries = only(await runExample("08-stability-sim-retry-storm.yaml", { duration: "30s" }));
+    const none = only(await runExample("08-stability-sim-retry-storm.yaml", { duration: "30s", "max-attempts": "1" }));
+    expect(retries.metrics.verdict).toBe("collapsed");
+    expect(none.metrics.verdict).not.toBe("collapsed");
+  });
+
+  it("Stability Sim's timeout cascade: at full utilisation some windows time requests out and some do not", async () => {
+    const outcome = only(await runExample("09-stability-sim-timeout-cascade.yaml", { duration: "2m" }));
+    const degraded = degradedShare(outcome);
+    expect(degraded).toBeGreaterThan(0.05);
+    expect(degraded).toBeLessThan(0.95);
+  });
+});

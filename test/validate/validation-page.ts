@@ -1,0 +1,45 @@
+import type { Provenance } from "../../src/report/summary-file.ts";
+import type { ExampleValidation } from "./examples-catalog.ts";
+
+/** docs/validation.md from the validation's results file. */
+export function validationPage(record: { readonly provenance: Provenance; readonly examples: readonly ExampleValidation[] }): string {
+  const { commit, machine, date } = record.provenance;
+  const lines = [
+    "# Validation: the field's published results, reproduced",
+    "",
+    "Each example of `examples/` is a scenario file naming its source and its published outcome. `npm run validate`",
+    "runs each in the simulator and writes this page and `docs/validation-results.json`. Where the original",
+    "simulator is public and ran here, its figure stands beside ours (its code is not part of this repository).",
+    "Ratio: ours / theirs, or ours / published where only that is a number. One example by itself:",
+    "`./sim examples/04-brooker-collapse.yaml` (any flag beside the file overrides it).",
+    "",
+    `Recorded at commit \`${commit}\` on ${machine}, ${date}.`,
+    "",
+  ];
+  for (const example of record.examples) {
+    lines.push(
+      `## ${example.name}`,
+      "",
+      `\`examples/${example.file}\`, seed ${example.seed}. Source: [${example.source.title}](${example.source.url}).`,
+      "",
+      `Published: ${example.published}`,
+      "",
+      "| quantity | published | theirs | ours | ratio |",
+      "| --- | --- | --- | --- | --- |",
+    );
+    for (const row of example.rows) {
+      const reference = row.theirs ?? Number.parseFloat(row.published);
+      const ratio = Number.isFinite(reference) && reference !== 0 ? (row.ours / reference).toFixed(3) : "—";
+      lines.push(
+        `| ${row.quantity} | ${row.published} | ${row.theirs === undefined ? "—" : figure(row.theirs)} | ${figure(row.ours)} | ${ratio} |`,
+      );
+    }
+    if (example.notes.length > 0) lines.push("", ...example.notes.map((note) => `- ${note}`));
+    lines.push("");
+  }
+  return lines.join("\n");
+}
+
+function figure(value: number): string {
+  return Number.isInteger(value) ? String(value) : value.toFixed(4);
+}
