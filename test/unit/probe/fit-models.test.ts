@@ -1,0 +1,100 @@
+import { describe, expect, it } from "vitest";
+import { seededRandom } from "../../../src/backoff/random.ts";
+import type { ServerModelSpec } from "../../../src/model/servers/models.ts";
+import { closedLoopLatencyMs } from "../../../src/probe/fit/closed-loop-curve.ts";
+import { fitModels } from "../../../src/probe/fit/fit-models.ts";
+import type { StepMeasure } from "../../../src/probe/fit/step-measure.ts";
+
+/**
+ * Steps as a probe would measure them from a model with known parameters: the model's mean
+ * latency at each concurrency, off by up to ±`noise` (seeded), the throughput from Little's
+ * law on that latency, and percentiles of the given spread around the mean.
+ */
+function stepsOf(spec: ServerModelSpec, concurrencies: readonly number[], noise = 0.02, p99OverP50 = 1.02): StepMeasure[] {
+  const random = seededRandom(7);
+  return concurrencies.map((concurrency) => {
+    const meanLatencyMs = closedLoopLatencyMs(spec, concurrency) * (1 + noise * (2 * random.uniform() - 1));
+    return {
+      concurrency,
+      throughputPerSec: (concurrency * 1000) / meanLatencyMs,
+      meanLatencyMs,
+      p50Ms: meanLatencyMs,
+      p90Ms: meanLatencyMs * Math.sqrt(p99OverP50),
+      p99Ms: meanLatencyMs * p99OverP50,
+      requests: 500,
+      errors: 0,
+    };
+  });
+}
+
+const queue = (threads: number, serviceTimeMs: number): ServerModelSpec => ({
+  kind: "queue",
+  pool: { threads, serviceTimeMs, serviceDist: "constant", serviceSigma: 0.5, queueOrder: "fifo", queueLimit: Infinity },
+});
+
+describe("fitModels", () => {
+  it.each([
+    [4, 20, [1, 2, 4, 8]],
+    [8, 50, [1, 2, 4, 8, 16]],
+    [3, 10, [1, 2, 4, 8]],
+    [12, 5, [1, 2, 4, 8, 16, 32]],
+  ] as const)("recovers a queue of %i threads × %i ms from steps %j, and picks it", (threads, serviceTimeMs, concurrencies) => {
+    const result = fitModels(stepsOf(queue(threads, serviceTimeMs), concurrencies));
+    expect(result.chosen.spec.kind).toBe("queue");
+    if (result.chosen.spec.kind !== "queue") return;
+    expect(result.chosen.spec.pool.threads).toBe(threads);
+    expect(result.chosen.spec.pool.serviceTimeMs).toBeGreaterThan(serviceTimeMs * 0.97);
+    expect(result.chosen.spec.pool.serviceTimeMs).toBeLessThan(serviceTimeMs * 1.03);
+    expect(result.chosen.latencyError).toBeLessThan(0.03);
+    expect(result.spread.dist).toBe("constant");
+  });
+
+  it("recovers a lognormal spread from the lowest step's p99 ÷ p50", () => {
+    const sigma = 0.5;
+    const result = fitModels(stepsOf(queue(4, 20), [1, 2, 4, 8], 0.02, Math.exp(2.3263 * sigma)));
+    expect(result.spread).toEqual({ dist: "lognormal", sigma });
+    expect(result.chosen.spec.kind === "queue" && result.chosen.spec.pool.serviceDist).toBe("lognormal");
+  });
+
+  it.each([
+    [20, 5],
+    [1000, 10],
+    [2, 0.5],
+  ])("recovers a linear model of baseDelay %s ms + slope %s ms, and picks it", (baseDelayMs, slopeMs) => {
+    const spec: ServerModelSpec = { kind: "linear", latency: { kind: "linear", baseDelayMs, slopeMs } };
+    const result = fitModels(stepsOf(spec, [1, 2, 4, 8, 16, 32, 64], 0.01));
+    expect(result.chosen.spec.kind).toBe("linear");
+    if (result.chosen.spec.kind !== "linear") return;
+    expect(result.chosen.spec.latency.slopeMs / slopeMs).toBeGreaterThan(0.95);
+    expect(result.chosen.spec.latency.slopeMs / slopeMs).toBeLessThan(1.05);
+    expect(result.chosen.spec.latency.baseDelayMs / baseDelayMs).toBeGreaterThan(0.9);
+    expect(result.chosen.spec.latency.baseDelayMs / baseDelayMs).toBeLessThan(1.1);
+  });
+
+  it("recovers an exponential model's limit, baseDelay and growth, and picks it", () => {
+    const spec: ServerModelSpec = { kind: "exponential", latency: { baseDelayMs: 100, limit: 30, factor: 1.5, exponentDivisor: 15 } };
+    const result = fitModels(stepsOf(spec, [1, 2, 4, 8, 16, 32, 40, 48, 56, 64, 72, 80], 0.01));
+    expect(result.chosen.spec.kind).toBe("exponential");
+    if (result.chosen.spec.kind !== "exponential") return;
+    const fitted = result.chosen.spec.latency;
+    expect(fitted.limit).toBeGreaterThanOrEqual(28);
+    expect(fitted.limit).toBeLessThanOrEqual(32);
+    expect(fitted.baseDelayMs / 100).toBeGreaterThan(0.97);
+    expect(fitted.baseDelayMs / 100).toBeLessThan(1.03);
+    expect(fitted.exponentDivisor).toBe(15);
+    expect(fitted.factor).toBeGreaterThan(1.4);
+    expect(fitted.factor).toBeLessThan(1.6);
+  });
+
+  it("states each model's error, the wrong families' larger than the right one's", () => {
+    const result = fitModels(stepsOf(queue(4, 20), [1, 2, 4, 8, 16], 0));
+    expect(result.fits.map((fit) => fit.spec.kind)).toEqual(["exponential", "linear", "queue"]);
+    const byKind = Object.fromEntries(result.fits.map((fit) => [fit.spec.kind, fit.latencyError]));
+    expect(byKind.queue).toBeLessThan(1e-6);
+    expect(byKind.linear).toBeGreaterThan(0.1);
+  });
+
+  it("refuses fewer than three steps", () => {
+    expect(() => fitModels(stepsOf(queue(4, 20), [1, 2]))).toThrow(/at least 3 steps/);
+  });
+});
