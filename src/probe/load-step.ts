@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent } from "undici";
 import { classifyError } from "../client/classify-error.ts";
@@ -63,6 +64,9 @@ export class ProbeBudget {
   }
 }
 
+/** The share of -step-duration at a step's start that is not measured. */
+const WARM_UP_SHARE = 0.2;
+
 export interface StepRecord {
   readonly concurrency: number;
   /** Latencies of the answers in the measuring window, ms, sorted. */
@@ -77,8 +81,9 @@ export interface StepRecord {
 }
 
 /**
- * Runs one step. The first answer of each user (its connection's set-up) is left out; the
- * measuring window starts when `concurrency` answers have come and ends with the last one.
+ * Runs one step. Its start is left out, as warm-up: the first answer of each user (its
+ * connection's set-up) and the step's first fifth (the service and the probe settling at the
+ * new concurrency); the measuring window starts after both and ends with the last answer.
  * Requests still in flight when the step ends are awaited (each within the timeout), so the
  * next step meets a service with nothing left over; an interrupt aborts them at once.
  */
@@ -90,6 +95,8 @@ export async function runStep(url: URL, plan: StepPlan, budget: ProbeBudget, int
     headersTimeout: plan.timeoutMs,
     bodyTimeout: plan.timeoutMs,
   });
+  // Each user's request and rate wait listen to the interrupt.
+  setMaxListeners(2 * plan.concurrency + 16, interrupt);
   const startedAt = performance.now();
   const warmUp = plan.concurrency;
   let answered = 0;
@@ -122,8 +129,8 @@ export async function runStep(url: URL, plan: StepPlan, budget: ProbeBudget, int
       }
       const now = performance.now();
       answered++;
-      if (answered <= warmUp) {
-        if (answered === warmUp) windowStartAt = now;
+      if (windowStartAt === undefined) {
+        if (answered >= warmUp && now - startedAt >= WARM_UP_SHARE * plan.durationMs) windowStartAt = now;
         continue;
       }
       lastAnswerAt = now;

@@ -1,3 +1,4 @@
+import { formatDuration } from "../cli/duration.ts";
 import { writeOutputFile } from "../runtime/output-files.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { modelFigures } from "../model/servers/models.ts";
@@ -90,7 +91,7 @@ async function probe(options: ProbeOptions, interrupt: AbortSignal, io: ProgramI
   }
   let validation: readonly StepMeasure[] | undefined;
   if (values.validate && run.end.kind !== "interrupted") {
-    validation = await validateFit(fit.chosen.spec, run.steps, limits, interrupt, io);
+    validation = await validateFit(fit.chosen, run.steps, limits, interrupt, io);
   }
   if (values.report !== "") {
     writeOutputFile(values.report, await probeReportHtml({ url: url.href, steps: run.steps, fit, validation }));
@@ -104,7 +105,7 @@ const percent = (fraction: number) => `${(100 * fraction).toFixed(1)} %`;
 function printFit(fit: FitResult, steps: readonly StepMeasure[], timeoutMs: number, io: ProgramIo): void {
   for (const model of fit.fits) {
     io.stdout.write(
-      `fit ${describeModelSpec(model.spec)}: latency error ${percent(model.latencyError)}, throughput error ${percent(model.throughputError)}\n`,
+      `fit ${describeModelSpec(model.spec)}${model.overheadMs > 0 ? ` + ${formatDuration(model.overheadMs)} outside the service` : ""}: latency error ${percent(model.latencyError)}, throughput error ${percent(model.throughputError)}\n`,
     );
   }
   const figures = modelFigures(fit.chosen.spec, timeoutMs);

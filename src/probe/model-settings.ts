@@ -1,13 +1,8 @@
 import { formatDuration } from "../cli/duration.ts";
 import type { ServerModelSpec } from "../model/servers/models.ts";
 
-/** A duration rounded to three significant digits, as a flag takes it (20.3ms, 1.25s). */
-export function roundedDuration(ms: number): string {
-  return formatDuration(Number(ms.toPrecision(3)));
-}
-
 /**
- * A fitted model as the flags of ./server and ./sim say it, in flag order: what a scenario
+ * A fitted model (rounded: fit-models.ts) as the flags of ./server and ./sim say it, in flag order: what a scenario
  * file's `system` section holds and what -validate starts ./server with.
  */
 export function modelSettings(spec: ServerModelSpec): Record<string, string | number> {
@@ -17,21 +12,21 @@ export function modelSettings(spec: ServerModelSpec): Record<string, string | nu
       return {
         model: "queue",
         threads,
-        "service-time": roundedDuration(serviceTimeMs),
+        "service-time": formatDuration(serviceTimeMs),
         "service-dist": serviceDist,
         ...(serviceDist === "lognormal" ? { "service-sigma": serviceSigma } : {}),
       };
     }
     case "linear":
-      return { model: "linear", baseDelay: roundedDuration(spec.latency.baseDelayMs), slope: roundedDuration(spec.latency.slopeMs) };
+      return { model: "linear", baseDelay: formatDuration(spec.latency.baseDelayMs), slope: formatDuration(spec.latency.slopeMs) };
     case "exponential": {
       const { limit, factor, exponentDivisor, baseDelayMs } = spec.latency;
       return {
         model: "exponential",
         limit,
-        factor: Number(factor.toPrecision(4)),
+        factor,
         k: exponentDivisor,
-        baseDelay: roundedDuration(baseDelayMs),
+        baseDelay: formatDuration(baseDelayMs),
       };
     }
   }

@@ -22,8 +22,8 @@ export function probeChartSpec(report: ProbeReport): TopLevelSpec {
   const highest = Math.max(...report.steps.map((step) => step.concurrency));
   const curve = Array.from({ length: highest }, (_, index) => index + 1).map((concurrency) => ({
     concurrency,
-    throughput: closedLoopThroughputPerSec(report.fit.chosen.spec, concurrency),
-    latency: closedLoopLatencyMs(report.fit.chosen.spec, concurrency),
+    throughput: closedLoopThroughputPerSec(report.fit.chosen.spec, concurrency, report.fit.chosen.overheadMs),
+    latency: closedLoopLatencyMs(report.fit.chosen.spec, concurrency, report.fit.chosen.overheadMs),
     series: `model: ${report.fit.chosen.spec.kind}`,
   }));
   const points = [

@@ -13,9 +13,18 @@ import type { StepMeasure } from "./step-measure.ts";
  * integer ones (the queue's threads, the exponential model's limit) are tried one by one,
  * since the curves bend at them and a gradient cannot find a kink. Only ln(factor) ÷ k shapes
  * the exponential curve, so k stays the reference server's 15 and the factor is fitted.
+ * The queue model also fits the time a request spends outside the service's threads
+ * (closed-loop-curve.ts): a real client's round trip includes it, and without it the extra
+ * milliseconds at low concurrency would pass for a longer service time and more threads.
  */
 export interface ModelFit {
   readonly spec: ServerModelSpec;
+  /**
+   * Time a request spends outside the service (network, client, connection set-up), ms:
+   * fitted for the queue model, whose threads it does not hold; 0 for the shared-delay
+   * models, whose baseDelay takes it in.
+   */
+  readonly overheadMs: number;
   /** Parameters fitted (the information criterion charges for each). */
   readonly parameters: number;
   /** Root mean square of (model − measured) ÷ measured over the steps' mean latencies. */
@@ -27,7 +36,7 @@ export interface ModelFit {
 }
 
 export interface FitResult {
-  /** One per model, in the order exponential, linear, queue. */
+  /** One per model, in the order queue, linear, exponential: on a tie the first is picked, the commonest in real services. */
   readonly fits: readonly ModelFit[];
   readonly chosen: ModelFit;
   readonly spread: ServiceSpread;
@@ -46,26 +55,37 @@ const NOISE_FLOOR = 0.02;
 export function fitModels(steps: readonly StepMeasure[]): FitResult {
   if (steps.length < MIN_STEPS_TO_FIT) throw new RangeError(`fitting needs at least ${MIN_STEPS_TO_FIT} steps, got ${steps.length}`);
   const spread = serviceSpread(steps);
-  const fits = [fitExponential(steps), fitLinear(steps), fitQueue(steps, spread)];
+  // Each fit as it is printed and written (three significant digits), and scored as such.
+  const fits = [fitQueue(steps, spread), fitLinear(steps), fitExponential(steps)].map((fit) =>
+    scored(steps, roundedSpec(fit.spec), fit.parameters, significant(fit.overheadMs, 3)),
+  );
   const chosen = fits.reduce((best, fit) => (fit.score < best.score ? fit : best));
   return { fits, chosen, spread };
 }
 
-/** The queue model: for each thread count up to the highest concurrency measured (and one beyond), the best service time. */
+/** The queue model: for each thread count up to the highest concurrency measured (and one beyond), the best service time and overhead. */
 export function fitQueue(steps: readonly StepMeasure[], spread: ServiceSpread): ModelFit {
   const highest = Math.max(...steps.map((step) => step.concurrency));
   const makeSpec = (threads: number, serviceTimeMs: number): ServerModelSpec => ({
     kind: "queue",
     pool: { threads, serviceTimeMs, serviceDist: spread.dist, serviceSigma: spread.sigma, queueOrder: "fifo", queueLimit: Infinity },
   });
-  let best: ModelFit | undefined;
+  const lowest = lowestLatency(steps);
+  const fits: ModelFit[] = [];
   for (let threads = 1; threads <= highest + 1; threads++) {
-    const [serviceTimeMs] = solve(steps, [lowestLatency(steps)], ([time]) => makeSpec(threads, time!));
-    const fit = scored(steps, makeSpec(threads, serviceTimeMs!), 2);
-    if (best === undefined || fit.score < best.score) best = fit;
+    const [serviceTimeMs, overheadMs] = solve(steps, [0.9 * lowest, 0.1 * lowest], ([time]) => makeSpec(threads, time!), 1);
+    fits.push(scored(steps, makeSpec(threads, serviceTimeMs!), 3, overheadMs!));
   }
-  return best!;
+  // Mean latencies pin down threads ÷ service time (the saturated throughput) and service
+  // time + overhead (the latency below saturation), not the threads themselves: fewer
+  // threads with more time outside fit as well. Of the fits as good as the best (within 2 of
+  // its criterion), the one with the most threads, whose overhead is the least, is taken.
+  const bestScore = Math.min(...fits.map((fit) => fit.score));
+  return fits.filter((fit) => fit.score <= bestScore + EQUALLY_GOOD).at(-1)!;
 }
+
+/** Fits whose criteria differ by less than this are as good as each other (Burnham & Anderson's rule of thumb). */
+const EQUALLY_GOOD = 2;
 
 /** The linear model: baseDelay and slope. */
 export function fitLinear(steps: readonly StepMeasure[]): ModelFit {
@@ -105,16 +125,20 @@ function lowestLatency(steps: readonly StepMeasure[]): number {
 /**
  * Least squares of the relative errors of latency and throughput at every step, over
  * positive parameters: the solver works on their logarithms. Residual i < n is step i's
- * latency, n + i its throughput; each is model ÷ measured, fitted to 1.
+ * latency, n + i its throughput; each is model ÷ measured, fitted to 1. With `overheadAt`,
+ * that parameter is the overhead (closedLoopLatencyMs) rather than the model's.
  */
 function solve(
   steps: readonly StepMeasure[],
   initial: readonly number[],
   makeSpec: (parameters: readonly number[]) => ServerModelSpec,
+  overheadAt?: number,
 ): number[] {
   const ratio = (logs: readonly number[]) => {
-    const spec = makeSpec(logs.map(Math.exp));
-    return (index: number) => relativeModelValue(spec, steps, index);
+    const values = logs.map(Math.exp);
+    const spec = makeSpec(values);
+    const overheadMs = overheadAt === undefined ? 0 : values[overheadAt]!;
+    return (index: number) => relativeModelValue(spec, steps, index, overheadMs);
   };
   const x = Array.from({ length: steps.length * 2 }, (_, index) => index);
   const { parameterValues } = levenbergMarquardt({ x, y: x.map(() => 1) }, ratio, {
@@ -129,20 +153,40 @@ function solve(
   return parameterValues.map(Math.exp);
 }
 
-function relativeModelValue(spec: ServerModelSpec, steps: readonly StepMeasure[], index: number): number {
+function relativeModelValue(spec: ServerModelSpec, steps: readonly StepMeasure[], index: number, overheadMs: number): number {
   const step = steps[index % steps.length]!;
   return index < steps.length
-    ? closedLoopLatencyMs(spec, step.concurrency) / step.meanLatencyMs
-    : closedLoopThroughputPerSec(spec, step.concurrency) / step.throughputPerSec;
+    ? closedLoopLatencyMs(spec, step.concurrency, overheadMs) / step.meanLatencyMs
+    : closedLoopThroughputPerSec(spec, step.concurrency, overheadMs) / step.throughputPerSec;
 }
 
-function scored(steps: readonly StepMeasure[], spec: ServerModelSpec, parameters: number): ModelFit {
-  const squares = (from: number) => steps.map((_, index) => (relativeModelValue(spec, steps, from + index) - 1) ** 2);
+function scored(steps: readonly StepMeasure[], spec: ServerModelSpec, parameters: number, overheadMs = 0): ModelFit {
+  const squares = (from: number) => steps.map((_, index) => (relativeModelValue(spec, steps, from + index, overheadMs) - 1) ** 2);
   const latencySquares = squares(0);
   const throughputSquares = squares(steps.length);
   const rms = (values: readonly number[]) => Math.sqrt(values.reduce((sum, value) => sum + value, 0) / values.length);
   const all = [...latencySquares, ...throughputSquares];
   const meanSquare = Math.max(all.reduce((sum, value) => sum + value, 0) / all.length, NOISE_FLOOR ** 2);
   const score = all.length * Math.log(meanSquare) + 2 * parameters;
-  return { spec, parameters, latencyError: rms(latencySquares), throughputError: rms(throughputSquares), score };
+  return { spec, overheadMs, parameters, latencyError: rms(latencySquares), throughputError: rms(throughputSquares), score };
+}
+
+const significant = (value: number, digits: number) => Number(value.toPrecision(digits));
+
+/** A fitted model with its continuous parameters to three significant digits (the factor to four), as flags state it. */
+export function roundedSpec(spec: ServerModelSpec): ServerModelSpec {
+  switch (spec.kind) {
+    case "queue":
+      return { ...spec, pool: { ...spec.pool, serviceTimeMs: significant(spec.pool.serviceTimeMs, 3) } };
+    case "linear":
+      return {
+        ...spec,
+        latency: { ...spec.latency, baseDelayMs: significant(spec.latency.baseDelayMs, 3), slopeMs: significant(spec.latency.slopeMs, 3) },
+      };
+    case "exponential":
+      return {
+        ...spec,
+        latency: { ...spec.latency, baseDelayMs: significant(spec.latency.baseDelayMs, 3), factor: significant(spec.latency.factor, 4) },
+      };
+  }
 }
