@@ -72,9 +72,12 @@ export interface StepRecord {
   /** Latencies of the answers in the measuring window, ms, sorted. */
   readonly latenciesMs: readonly number[];
   readonly errors: number;
-  /** Errors by kind: "http-5xx", "refused", a transport's own code … */
+  /** Errors by kind, the warm-up's included: "HTTP 500", "refused", "timeout", a transport's own code … */
   readonly errorKinds: ReadonlyMap<string, number>;
   readonly windowMs: number;
+  /** Answers of the whole step, the warm-up included, and of them those that succeeded. */
+  readonly allAnswers: number;
+  readonly allSucceeded: number;
   /** Every request sent in the step, the warm-up included. */
   readonly sent: number;
   readonly interrupted: boolean;
@@ -100,6 +103,7 @@ export async function runStep(url: URL, plan: StepPlan, budget: ProbeBudget, int
   const startedAt = performance.now();
   const warmUp = plan.concurrency;
   let answered = 0;
+  let succeeded = 0;
   let windowStartAt: number | undefined;
   let lastAnswerAt = startedAt;
   let errors = 0;
@@ -129,6 +133,8 @@ export async function runStep(url: URL, plan: StepPlan, budget: ProbeBudget, int
       }
       const now = performance.now();
       answered++;
+      if (kind === undefined) succeeded++;
+      else if (windowStartAt === undefined) errorKinds.set(kind, (errorKinds.get(kind) ?? 0) + 1);
       if (windowStartAt === undefined) {
         if (answered >= warmUp && now - startedAt >= WARM_UP_SHARE * plan.durationMs) windowStartAt = now;
         continue;
@@ -148,7 +154,17 @@ export async function runStep(url: URL, plan: StepPlan, budget: ProbeBudget, int
   }
   latencies.sort((a, b) => a - b);
   const windowMs = windowStartAt === undefined ? 0 : lastAnswerAt - windowStartAt;
-  return { concurrency: plan.concurrency, latenciesMs: latencies, errors, errorKinds, windowMs, sent, interrupted: interrupt.aborted };
+  return {
+    concurrency: plan.concurrency,
+    latenciesMs: latencies,
+    errors,
+    errorKinds,
+    windowMs,
+    allAnswers: answered,
+    allSucceeded: succeeded,
+    sent,
+    interrupted: interrupt.aborted,
+  };
 }
 
 /** The code of a transport error that classifyError has no kind for (a garbled answer: UND_ERR_…, HPE_…). */

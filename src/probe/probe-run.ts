@@ -58,7 +58,7 @@ export async function probeSteps(
       budget,
       interrupt,
     );
-    if (steps.length === 0 && !record.interrupted) refuseUnprobeable(url, record, limits.timeoutMs);
+    if (steps.length === 0 && !record.interrupted && budget.exhausted === undefined) refuseUnprobeable(url, record, limits.timeoutMs);
     const measure = summarizeStep(record);
     // A step cut short by a limit or an interrupt is too short to stand beside the others.
     const cut = record.interrupted || budget.exhausted !== undefined;
@@ -87,10 +87,9 @@ export function formatStep(step: StepMeasure): string {
   );
 }
 
-/** Why the first step shows a service that cannot be probed, as one line; nothing when it answered. */
+/** Why the first step shows a service that cannot be probed (not one answer succeeded), as one line; nothing when one did. */
 function refuseUnprobeable(url: URL, record: StepRecord, timeoutMs: number): void {
-  const answers = record.latenciesMs.length;
-  if (answers > 0 && record.errors < answers) return;
+  if (record.allSucceeded > 0) return;
   const [kind] = [...record.errorKinds.entries()].sort((a, b) => b[1] - a[1])[0] ?? ["timeout"];
   if (kind === "refused") throw new FatalError(`cannot connect to ${url.href}: connection refused (is the service running?)`);
   if (kind === "timeout") throw new FatalError(`${url.href} answered no request within the -timeout of ${formatDuration(timeoutMs)}`);
