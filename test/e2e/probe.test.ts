@@ -97,7 +97,7 @@ describe("thundering-herd probe", () => {
 
   it("recovers ./server's linear model (slope within 10 %)", { timeout: 60_000 }, async () => {
     const { url } = await spawnServer(["-model", "linear", "-baseDelay", "50ms", "-slope", "10ms"]);
-    const run = probe([...SHORT_STEPS, "-max-concurrency", "64", url]);
+    const run = probe([...SHORT_STEPS, "-max-concurrency", "128", url]);
     expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
     const match = /^picked linear: model linear \(baseDelay (\S+) \+ slope (\S+) per request/.exec(picked(run.stdoutLines).model);
     expect(match, run.stdoutLines.join("\n")).not.toBeNull();
@@ -185,7 +185,7 @@ describe("thundering-herd probe", () => {
     });
   });
 
-  it("keeps to -max-requests and -max-time, and says which limit ended it", { timeout: 60_000 }, async () => {
+  it("keeps to -max-requests, -max-rate and -max-time, and says which limit ended it", { timeout: 60_000 }, async () => {
     const { url, port } = await spawnServer(["-model", "queue", "-threads", "64", "-service-time", "5ms"]);
     const byRequests = probe([...SHORT_STEPS, "-max-requests", "120", url]);
     expect(await byRequests.exited).toBe(1);
@@ -194,6 +194,19 @@ describe("thundering-herd probe", () => {
     );
     const stats = await getJson<{ served: number }>(`http://127.0.0.1:${port}/stats`);
     expect(stats.served).toBeLessThanOrEqual(120);
+
+    // 64 threads × 5 ms take 12 800 req/s; at 40 req/s the probe's ceiling is all a step can measure.
+    const byRate = probe([...SHORT_STEPS, "-max-rate", "40", url]);
+    expect(await byRate.exited).toBe(1);
+    expect(byRate.stderrLines.join("\n")).toMatch(
+      /the -max-rate limit of 40 req\/s held the throughput back: the probe's limit, not the service's/,
+    );
+    const rates = byRate.stdoutLines
+      .map((line) => Number(/^concurrency +\d+: +([\d.]+) req\/s/.exec(line)?.[1]))
+      .filter((rate) => rate > 0);
+    expect(rates.length).toBeGreaterThan(0);
+    // The ceiling is a pace, not a window count: the measured window may hold one request more than 40/s allows.
+    for (const rate of rates) expect(rate).toBeLessThanOrEqual(40 * 1.1);
 
     const byTime = probe(["-step-duration", "5s", "-max-time", "1s", url]);
     expect(await byTime.exited).toBe(1);

@@ -31,6 +31,8 @@ export interface ModelFit {
   readonly latencyError: number;
   /** The same over their throughputs. */
   readonly throughputError: number;
+  /** The mean of the squared relative errors, latency and throughput together. */
+  readonly meanSquare: number;
   /** Akaike's criterion on both relative errors, with a noise floor (lower is better). */
   readonly score: number;
 }
@@ -50,6 +52,18 @@ export const MIN_STEPS_TO_FIT = 3;
  * model with one more parameter that follows the noise exactly would always win.
  */
 const NOISE_FLOOR = 0.02;
+/**
+ * Between model families the floor is higher: a real service's steps, on a machine shared with
+ * other work, move by several percent from run to run (a soft knee, a slow step), which a
+ * family with a bend in another place can follow as well as the right one. Within 5 % the
+ * simpler family, and on a tie the queue, is taken.
+ */
+const FAMILY_NOISE_FLOOR = 0.05;
+
+/** Akaike's criterion for least squares, n × ln(mean square) + 2 × parameters, the mean square no lower than floor². */
+function criterion(residuals: number, meanSquare: number, parameters: number, floor: number): number {
+  return residuals * Math.log(Math.max(meanSquare, floor ** 2)) + 2 * parameters;
+}
 
 /** Fits every model to the steps and picks the one with the lowest information criterion. */
 export function fitModels(steps: readonly StepMeasure[]): FitResult {
@@ -59,7 +73,8 @@ export function fitModels(steps: readonly StepMeasure[]): FitResult {
   const fits = [fitQueue(steps, spread), fitLinear(steps), fitExponential(steps)].map((fit) =>
     scored(steps, roundedSpec(fit.spec), fit.parameters, significant(fit.overheadMs, 3)),
   );
-  const chosen = fits.reduce((best, fit) => (fit.score < best.score ? fit : best));
+  const familyScore = (fit: ModelFit) => criterion(steps.length * 2, fit.meanSquare, fit.parameters, FAMILY_NOISE_FLOOR);
+  const chosen = fits.reduce((best, fit) => (familyScore(fit) < familyScore(best) ? fit : best));
   return { fits, chosen, spread };
 }
 
@@ -166,9 +181,9 @@ function scored(steps: readonly StepMeasure[], spec: ServerModelSpec, parameters
   const throughputSquares = squares(steps.length);
   const rms = (values: readonly number[]) => Math.sqrt(values.reduce((sum, value) => sum + value, 0) / values.length);
   const all = [...latencySquares, ...throughputSquares];
-  const meanSquare = Math.max(all.reduce((sum, value) => sum + value, 0) / all.length, NOISE_FLOOR ** 2);
-  const score = all.length * Math.log(meanSquare) + 2 * parameters;
-  return { spec, overheadMs, parameters, latencyError: rms(latencySquares), throughputError: rms(throughputSquares), score };
+  const meanSquare = all.reduce((sum, value) => sum + value, 0) / all.length;
+  const score = criterion(all.length, meanSquare, parameters, NOISE_FLOOR);
+  return { spec, overheadMs, parameters, latencyError: rms(latencySquares), throughputError: rms(throughputSquares), meanSquare, score };
 }
 
 const significant = (value: number, digits: number) => Number(value.toPrecision(digits));

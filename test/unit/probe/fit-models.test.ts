@@ -104,6 +104,29 @@ describe("fitModels", () => {
     expect(byKind.linear).toBeGreaterThan(0.1);
   });
 
+  it("takes a soft knee measured on a loaded machine (gunicorn, 4 sync workers, 50 ms) for the queue it is, not for the exponential curve", () => {
+    // concurrency, req/s, p50, p90, p99 as the probe printed them in test/e2e/probe.test.ts on a 2-core machine at load 15.
+    const printed = [
+      [1, 16.9, 55.4, 75.7, 90.0],
+      [2, 33.1, 57.6, 73.2, 91.0],
+      [4, 61.0, 61.7, 79.9, 141.6],
+      [8, 77.3, 102.2, 112.4, 114.5],
+      [16, 78.2, 208.4, 216.0, 237.6],
+    ] as const;
+    const steps = printed.map(([concurrency, throughputPerSec, p50Ms, p90Ms, p99Ms]) => ({
+      concurrency,
+      throughputPerSec,
+      meanLatencyMs: (concurrency * 1000) / throughputPerSec,
+      p50Ms,
+      p90Ms,
+      p99Ms,
+      requests: 200,
+      errors: 0,
+    }));
+    const result = fitModels(steps);
+    expect(result.chosen.spec.kind === "queue" && result.chosen.spec.pool.threads).toBe(4);
+  });
+
   it("refuses fewer than three steps", () => {
     expect(() => fitModels(stepsOf(queue(4, 20), [1, 2]))).toThrow(/at least 3 steps/);
   });
