@@ -1,15 +1,13 @@
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { LOAD_FLAGS } from "../client/load-flags.ts";
 import { CLIENT_FLAGS } from "../client/options.ts";
 import type { ProbeLoad } from "./scenario-out.ts";
 
 /** The client's flag of that name, as it is (the probe writes the user's load into the scenario). */
-function clientFlag<N extends "clients" | "lambda" | "timeout">(name: N): Extract<(typeof CLIENT_FLAGS)[number], { name: N }> {
+function clientFlag<N extends "clients" | "lambda" | "timeout" | "arrivals" | "rate">(
+  name: N,
+): Extract<(typeof CLIENT_FLAGS)[number], { name: N }> {
   return CLIENT_FLAGS.find((flag) => flag.name === name) as Extract<(typeof CLIENT_FLAGS)[number], { name: N }>;
-}
-function loadFlag<N extends "arrivals" | "rate">(name: N): Extract<(typeof LOAD_FLAGS)[number], { name: N }> {
-  return LOAD_FLAGS.find((flag) => flag.name === name) as Extract<(typeof LOAD_FLAGS)[number], { name: N }>;
 }
 
 const stepsProblem = (text: string) =>
@@ -19,8 +17,8 @@ export const PROBE_FLAGS = [
   { ...clientFlag("timeout"), description: "timeout on an HTTP request (the probe's and, in -out's scenario, your clients')" },
   { ...clientFlag("clients"), description: "for -out: your clients, as ./client and ./sim count them" },
   { ...clientFlag("lambda"), description: "for -out: mean seconds between one of your clients' requests" },
-  { ...loadFlag("arrivals"), description: "for -out: closed (-clients, -lambda) or open (-rate) arrivals of your load" },
-  { ...loadFlag("rate"), description: "for -out with -arrivals open: your requests per second" },
+  { ...clientFlag("arrivals"), description: "for -out: closed (-clients, -lambda) or open (-rate) arrivals of your load" },
+  { ...clientFlag("rate"), description: "for -out with -arrivals open: your requests per second" },
   {
     name: "steps",
     group: "run",
