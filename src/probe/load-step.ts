@@ -64,6 +64,9 @@ export class ProbeBudget {
   }
 }
 
+/** A step whose first this many answers all failed ends there. */
+const FAIL_FAST_ANSWERS = 20;
+
 /** The share of -step-duration at a step's start that is not measured. */
 const WARM_UP_SHARE = 0.2;
 
@@ -112,6 +115,8 @@ export async function runStep(url: URL, plan: StepPlan, budget: ProbeBudget, int
   const errorKinds = new Map<string, number>();
   const stepDone = () => {
     const elapsed = performance.now() - startedAt;
+    // A service that has failed every one of its first answers is not loaded further.
+    if (answered >= FAIL_FAST_ANSWERS && succeeded === 0) return true;
     return elapsed >= plan.maxDurationMs || (elapsed >= plan.durationMs && latencies.length >= plan.minRequests);
   };
   const path = `${url.pathname}${url.search}`;

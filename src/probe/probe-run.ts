@@ -70,6 +70,13 @@ export async function probeSteps(
     if (budget.exhausted !== undefined) return finish({ kind: budget.exhausted });
     if (measure !== undefined && budget.rateBound && measure.throughputPerSec >= 0.9 * limits.maxRatePerSec)
       return finish({ kind: "rate" });
+    // No measuring window (every answer failed, or none came): past saturation by any account.
+    if (measure === undefined && rule !== undefined) {
+      return finish({
+        kind: "saturated",
+        reason: { kind: "errors", share: record.allAnswers === 0 ? 1 : 1 - record.allSucceeded / record.allAnswers },
+      });
+    }
     const reason = rule === undefined ? undefined : saturation(steps, rule);
     if (reason !== undefined) return finish({ kind: "saturated", reason });
   }
