@@ -12,8 +12,8 @@ import { build } from "esbuild";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const name = process.argv[2];
-if (!["server", "client", "sim", "merge"].includes(name ?? "")) {
-  process.stderr.write("usage: node scripts/bundle.mjs server|client|sim|merge\n");
+if (!["server", "client", "sim", "merge", "probe"].includes(name ?? "")) {
+  process.stderr.write("usage: node scripts/bundle.mjs server|client|sim|merge|probe\n");
   process.exit(2);
 }
 const outdir = resolve(root, "node_modules/.cache/thundering-herd");

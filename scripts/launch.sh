@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts one of the programs (server, client, sim, merge) for its root shim. It runs a bundle of
+# Starts one of the programs (server, client, sim, merge, probe) for its root shim. It runs a bundle of
 # the TypeScript sources, rebuilt when any source is newer, and `exec`s Node so the pid a
 # user sees (for kill -STOP, Ctrl-Z, fg) is the program itself.
 set -u

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The package's command: `thundering-herd server|client|sim|demo|choose|merge [flags]`. Each program is
+// The package's command: `thundering-herd server|client|sim|demo|choose|probe|merge [flags]`. Each program is
 // loaded only when asked for, so the server does not load the demo's chart renderer.
 import type { ProgramMain } from "../runtime/program-io.ts";
 import { runProgram } from "../runtime/run-program.ts";
@@ -10,6 +10,10 @@ const PROGRAMS: Readonly<Record<string, { readonly summary: string; readonly loa
   sim: { summary: "the same server and clients in virtual time", load: () => import("../sim/main.ts") },
   demo: { summary: "the crash experiment by itself, with a report", load: () => import("../demo/main.ts") },
   choose: { summary: "rank retry policies for your own system, in the simulator", load: () => import("../choose/main.ts") },
+  probe: {
+    summary: "measure your running HTTP service, fit the server models, write its scenario",
+    load: () => import("../probe/main.ts"),
+  },
   merge: { summary: "combine the -json outputs of a sharded herd into one timeline", load: () => import("../merge/main.ts") },
 };
 

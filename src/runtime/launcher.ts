@@ -17,9 +17,12 @@ export type Launcher = (program: LaunchedProgram) => Launch;
  * an installed package, which has no shims, the package's own bin: `node <bin> server`.
  */
 export function defaultLauncher(): Launcher {
-  const root = resolve(import.meta.dirname, "../..");
-  if (existsSync(resolve(root, "server")) && existsSync(resolve(root, "scripts/launch.sh"))) {
-    return (program) => ({ command: resolve(root, program), args: [] });
+  // Two folders up from src/runtime; three from a shim's bundle in node_modules/.cache/thundering-herd.
+  for (const up of ["../..", "../../.."]) {
+    const root = resolve(import.meta.dirname, up);
+    if (existsSync(resolve(root, "server")) && existsSync(resolve(root, "scripts/launch.sh"))) {
+      return (program) => ({ command: resolve(root, program), args: [] });
+    }
   }
   const bin = resolve(import.meta.dirname, "../bin/thundering-herd.js");
   return (program) => ({ command: process.execPath, args: [bin, program] });

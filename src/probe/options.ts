@@ -1,0 +1,201 @@
+import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ProgramDescription } from "../cli/flags.ts";
+import { UsageError } from "../cli/usage-error.ts";
+import { CLIENT_FLAGS } from "../client/options.ts";
+import type { ProbeLoad } from "./scenario-out.ts";
+
+/** The client's flag of that name, as it is (the probe writes the user's load into the scenario). */
+function clientFlag<N extends "clients" | "lambda" | "timeout" | "arrivals" | "rate">(
+  name: N,
+): Extract<(typeof CLIENT_FLAGS)[number], { name: N }> {
+  return CLIENT_FLAGS.find((flag) => flag.name === name) as Extract<(typeof CLIENT_FLAGS)[number], { name: N }>;
+}
+
+const stepsProblem = (text: string) =>
+  text.split(",").every((part) => /^\s*[1-9]\d*\s*$/.test(part)) ? undefined : "must be a comma-separated list of positive integers";
+
+export const PROBE_FLAGS = [
+  { ...clientFlag("timeout"), description: "timeout on an HTTP request (the probe's and, in -out's scenario, your clients')" },
+  { ...clientFlag("clients"), description: "for -out: your clients, as ./client and ./sim count them" },
+  { ...clientFlag("lambda"), description: "for -out: mean seconds between one of your clients' requests" },
+  { ...clientFlag("arrivals"), description: "for -out: closed (-clients, -lambda) or open (-rate) arrivals of your load" },
+  { ...clientFlag("rate"), description: "for -out with -arrivals open: your requests per second" },
+  {
+    name: "steps",
+    group: "run",
+    kind: "string",
+    default: "",
+    placeholder: "list",
+    description: "concurrencies to step through, e.g. 1,2,4,8 (empty: 1, 2, 4, … up to -max-concurrency)",
+    check: stepsProblem,
+  },
+  {
+    name: "max-concurrency",
+    group: "run",
+    kind: "integer",
+    default: 256,
+    min: 1,
+    max: 10_000,
+    placeholder: "n",
+    description: "highest concurrency the default steps reach",
+  },
+  {
+    name: "step-duration",
+    group: "run",
+    kind: "duration",
+    default: 2_000,
+    minMs: 0,
+    minExclusive: true,
+    description: "each step measures at least this long …",
+  },
+  {
+    name: "step-requests",
+    group: "run",
+    kind: "integer",
+    default: 200,
+    min: 2,
+    placeholder: "n",
+    description: "… and until this many answers (at most 4 × -step-duration)",
+  },
+  {
+    name: "max-requests",
+    group: "run",
+    kind: "integer",
+    default: 100_000,
+    min: 1,
+    placeholder: "n",
+    description: "hard limit: requests the whole probe sends",
+  },
+  {
+    name: "max-rate",
+    group: "run",
+    kind: "number",
+    default: 5_000,
+    min: 0,
+    minExclusive: true,
+    placeholder: "per-second",
+    description: "hard limit: requests per second the probe sends",
+  },
+  {
+    name: "max-time",
+    group: "run",
+    kind: "duration",
+    default: 120_000,
+    minMs: 0,
+    minExclusive: true,
+    description: "hard limit: how long the probe sends (a -validate run has as long again)",
+  },
+  {
+    name: "min-growth",
+    group: "run",
+    kind: "number",
+    default: 0.1,
+    min: 0,
+    placeholder: "fraction",
+    description: "saturated once a step's throughput grows by no more than this over the best before it",
+  },
+  {
+    name: "max-p99",
+    group: "run",
+    kind: "duration",
+    default: undefined,
+    minMs: 0,
+    minExclusive: true,
+    description: "saturated once a step's p99 latency passes this (default: -timeout)",
+  },
+  {
+    name: "max-errors",
+    group: "run",
+    kind: "number",
+    default: 0.05,
+    min: 0,
+    max: 1,
+    placeholder: "fraction",
+    description: "saturated once a step's errors pass this share of its answers",
+  },
+  {
+    name: "i-own-this-service",
+    group: "run",
+    kind: "boolean",
+    default: false,
+    description: "allow a target outside this machine's loopback: the probe loads it to saturation, so only a service you own",
+  },
+  {
+    name: "validate",
+    group: "run",
+    kind: "boolean",
+    default: false,
+    description: "start ./server with the fitted model, probe it the same way, and print measured vs model",
+  },
+  {
+    name: "out",
+    group: "output",
+    kind: "string",
+    default: "",
+    placeholder: "file",
+    description: "write the scenario file (the fitted system, your timeout and load) for ./sim and choose",
+  },
+  {
+    name: "report",
+    group: "output",
+    kind: "string",
+    default: "",
+    placeholder: "file",
+    description: "write an HTML report with the steps and the fitted curves",
+  },
+  DEBUG_FLAG,
+] as const satisfies readonly FlagSpec[];
+
+export const PROBE_PROGRAM: ProgramDescription<typeof PROBE_FLAGS> = {
+  name: "probe",
+  summary:
+    "Measures a running HTTP service in closed-loop steps of rising concurrency until it saturates, fits the server models\n" +
+    "(queue, linear, exponential) to its latency and throughput, and writes the scenario file that ./sim and choose read.",
+  flags: PROBE_FLAGS,
+  arguments: "URL",
+};
+
+export interface ProbeOptions {
+  readonly url: URL;
+  readonly values: FlagValues<typeof PROBE_FLAGS>;
+  readonly steps: readonly number[];
+  readonly maxP99Ms: number;
+  readonly load: ProbeLoad;
+}
+
+/** Loopback names and addresses: the only targets the probe loads without -i-own-this-service. */
+export function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+export type ParsedProbeArgs = { readonly kind: "help"; readonly text: string } | { readonly kind: "run"; readonly options: ProbeOptions };
+
+export function parseProbeArgs(argv: readonly string[]): ParsedProbeArgs {
+  const parsed = parseFlags(PROBE_PROGRAM, argv);
+  if (parsed.kind === "help") return parsed;
+  const { values, args } = parsed;
+  if (args.length !== 1) throw new UsageError(`needs one URL to probe, e.g. http://127.0.0.1:8080/api (got ${args.length} arguments)`);
+  let url: URL;
+  try {
+    url = new URL(args[0]!);
+  } catch {
+    throw new UsageError(`not a URL: ${args[0]}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`not an http or https URL: ${args[0]}`);
+  if (!isLoopback(url.hostname) && !values["i-own-this-service"]) {
+    throw new UsageError(
+      `${url.host} is not this machine's loopback; probing loads a service to saturation: add -i-own-this-service if it is yours`,
+    );
+  }
+  if (values.arrivals === "open" && values.rate === undefined) throw new UsageError("-arrivals open needs -rate");
+  if (values.arrivals !== "open" && values.rate !== undefined) throw new UsageError("-rate needs -arrivals open");
+  const steps =
+    values.steps === ""
+      ? Array.from({ length: Math.floor(Math.log2(values["max-concurrency"])) + 1 }, (_, index) => 2 ** index)
+      : values.steps.split(",").map((part) => Number(part.trim()));
+  const load: ProbeLoad =
+    values.arrivals === "open"
+      ? { arrivals: "open", rate: values.rate! }
+      : { arrivals: "closed", clients: values.clients, lambda: values.lambda };
+  return { kind: "run", options: { url, values, steps, maxP99Ms: values["max-p99"] ?? values.timeout, load } };
+}

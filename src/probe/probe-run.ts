@@ -1,0 +1,127 @@
+import { formatDuration } from "../cli/duration.ts";
+import { FatalError } from "../cli/usage-error.ts";
+import type { OutputStream } from "../runtime/program-io.ts";
+import type { StepMeasure } from "./fit/step-measure.ts";
+import { ProbeBudget, runStep, type StepRecord } from "./load-step.ts";
+import { saturation, type SaturationRule, type StopReason } from "./saturation.ts";
+import { summarizeStep } from "./step-summary.ts";
+
+export interface ProbeLimits {
+  readonly stepDurationMs: number;
+  readonly stepRequests: number;
+  readonly maxRequests: number;
+  readonly maxRatePerSec: number;
+  readonly maxTimeMs: number;
+  readonly timeoutMs: number;
+}
+
+/** Why the steps ended: the service saturated, or a limit of the probe's own came first. */
+export type ProbeEnd =
+  { readonly kind: "saturated"; readonly reason: StopReason } | { readonly kind: "steps" | "requests" | "time" | "rate" | "interrupted" };
+
+export interface ProbeRun {
+  readonly steps: readonly StepMeasure[];
+  readonly end: ProbeEnd;
+  readonly sent: number;
+}
+
+/** Steps longer than this many -step-duration end anyway (a slow service never reaches -step-requests). */
+const MAX_STEP_DURATIONS = 4;
+
+/**
+ * Runs the steps in order, printing each as it ends, until the service saturates (when
+ * `rule` is given), a limit is reached, the list ends or `interrupt` fires. A first step
+ * with no successful answer is a service that cannot be probed: one line, and no more load.
+ */
+export async function probeSteps(
+  url: URL,
+  concurrencies: readonly number[],
+  limits: ProbeLimits,
+  rule: SaturationRule | undefined,
+  interrupt: AbortSignal,
+  stdout: OutputStream,
+): Promise<ProbeRun> {
+  const budget = new ProbeBudget(limits.maxRequests, limits.maxRatePerSec, limits.maxTimeMs);
+  const steps: StepMeasure[] = [];
+  const finish = (end: ProbeEnd): ProbeRun => ({ steps, end, sent: budget.sent });
+  for (const concurrency of concurrencies) {
+    budget.rateBound = false;
+    const record = await runStep(
+      url,
+      {
+        concurrency,
+        durationMs: limits.stepDurationMs,
+        minRequests: limits.stepRequests,
+        maxDurationMs: MAX_STEP_DURATIONS * limits.stepDurationMs,
+        timeoutMs: limits.timeoutMs,
+      },
+      budget,
+      interrupt,
+    );
+    if (steps.length === 0 && !record.interrupted && budget.exhausted === undefined) refuseUnprobeable(url, record, limits.timeoutMs);
+    const measure = summarizeStep(record);
+    // A step cut short by a limit or an interrupt is too short to stand beside the others.
+    const cut = record.interrupted || budget.exhausted !== undefined;
+    if (measure !== undefined && !cut) {
+      steps.push(measure);
+      stdout.write(`${formatStep(measure)}\n`);
+    }
+    if (record.interrupted) return finish({ kind: "interrupted" });
+    if (budget.exhausted !== undefined) return finish({ kind: budget.exhausted });
+    if (measure !== undefined && budget.rateBound && measure.throughputPerSec >= 0.9 * limits.maxRatePerSec)
+      return finish({ kind: "rate" });
+    // No measuring window (every answer failed, or none came): past saturation by any account.
+    if (measure === undefined && rule !== undefined) {
+      return finish({
+        kind: "saturated",
+        reason: { kind: "errors", share: record.allAnswers === 0 ? 1 : 1 - record.allSucceeded / record.allAnswers },
+      });
+    }
+    const reason = rule === undefined ? undefined : saturation(steps, rule);
+    if (reason !== undefined) return finish({ kind: "saturated", reason });
+  }
+  return finish({ kind: "steps" });
+}
+
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+
+/** One step as the probe prints it. */
+export function formatStep(step: StepMeasure): string {
+  const share = step.requests === 0 ? 0 : (100 * step.errors) / step.requests;
+  return (
+    `concurrency ${String(step.concurrency).padStart(4)}: ${step.throughputPerSec.toFixed(1).padStart(8)} req/s, ` +
+    `p50 ${ms(step.p50Ms)}, p90 ${ms(step.p90Ms)}, p99 ${ms(step.p99Ms)}, errors ${step.errors} (${share.toFixed(1)} %)`
+  );
+}
+
+/** Why the first step shows a service that cannot be probed (not one answer succeeded), as one line; nothing when one did. */
+function refuseUnprobeable(url: URL, record: StepRecord, timeoutMs: number): void {
+  if (record.allSucceeded > 0) return;
+  const [kind] = [...record.errorKinds.entries()].sort((a, b) => b[1] - a[1])[0] ?? ["timeout"];
+  if (kind === "refused") throw new FatalError(`cannot connect to ${url.href}: connection refused (is the service running?)`);
+  if (kind === "timeout") throw new FatalError(`${url.href} answered no request within the -timeout of ${formatDuration(timeoutMs)}`);
+  if (kind.startsWith("HTTP ")) throw new FatalError(`every answer from ${url.href} was an error (${kind}): nothing to measure`);
+  throw new FatalError(`${url.href} did not answer as an HTTP service (${kind})`);
+}
+
+/** The end of a probe in words. */
+export function describeEnd(end: ProbeEnd, limits: ProbeLimits): string {
+  switch (end.kind) {
+    case "saturated": {
+      const reason = end.reason;
+      if (reason.kind === "throughput") return `saturated: throughput grew ${(100 * reason.growth).toFixed(1)} % over the best step before`;
+      if (reason.kind === "p99") return `saturated: p99 ${ms(reason.p99Ms)} passed -max-p99`;
+      return `saturated: errors ${(100 * reason.share).toFixed(1)} % of answers passed -max-errors`;
+    }
+    case "steps":
+      return "the steps ran out before the service saturated";
+    case "requests":
+      return `the -max-requests limit of ${limits.maxRequests} was reached before the service saturated`;
+    case "time":
+      return `the -max-time limit of ${formatDuration(limits.maxTimeMs)} was reached before the service saturated`;
+    case "rate":
+      return `the -max-rate limit of ${limits.maxRatePerSec} req/s held the throughput back: the probe's limit, not the service's`;
+    case "interrupted":
+      return "interrupted";
+  }
+}

@@ -1,0 +1,45 @@
+import { stringify } from "yaml";
+import { formatDuration } from "../cli/duration.ts";
+import type { ServerModelSpec } from "../model/servers/models.ts";
+import { modelSettings } from "./model-settings.ts";
+
+/** The user's load, as the client's flags state it. */
+export type ProbeLoad =
+  { readonly arrivals: "closed"; readonly clients: number; readonly lambda: number } | { readonly arrivals: "open"; readonly rate: number };
+
+export interface ProbedSystem {
+  readonly url: string;
+  readonly date: Date;
+  readonly spec: ServerModelSpec;
+  /** One line on the fit, for the description. */
+  readonly summary: string;
+  readonly errorRate: number;
+  readonly timeoutMs: number;
+  readonly load: ProbeLoad;
+}
+
+/**
+ * The scenario file (docs: the scenario format) of a probed service: its fitted model's flags,
+ * its everyday error rate, and the user's timeout and load, in the `system` section that
+ * ./sim, the demo and choose read.
+ */
+export function scenarioYaml(probed: ProbedSystem): string {
+  const load =
+    probed.load.arrivals === "open"
+      ? { arrivals: "open", rate: probed.load.rate }
+      : { clients: probed.load.clients, lambda: probed.load.lambda };
+  const day = probed.date.toISOString().slice(0, 10);
+  const document = {
+    scenario: 1,
+    name: `probe of ${probed.url}`,
+    description: `Measured by thundering-herd probe on ${day}: ${probed.summary}`,
+    source: { title: `thundering-herd probe of ${probed.url}, ${probed.date.toISOString()}`, url: probed.url },
+    system: {
+      ...modelSettings(probed.spec),
+      "error-rate": Number(probed.errorRate.toPrecision(3)),
+      timeout: formatDuration(probed.timeoutMs),
+      ...load,
+    },
+  };
+  return stringify(document, { lineWidth: 0 });
+}

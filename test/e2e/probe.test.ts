@@ -1,0 +1,240 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { parseDuration } from "../../src/cli/duration.ts";
+import { getJson } from "../helpers/raw-http.ts";
+import { isRunning } from "../helpers/processes.ts";
+import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
+import { temporaryDir } from "../helpers/temporary-dirs.ts";
+
+/** The root shim, as a person runs it (a bundle: it starts faster than the TypeScript loader). */
+const probe = (args: readonly string[]) => spawnCli("probe", args);
+
+/** Short steps: enough answers for a mean, and the whole file within a few seconds a probe. */
+const SHORT_STEPS = ["-step-duration", "500ms", "-step-requests", "50"];
+
+/** The picked model's line and the measured-vs-capacity line of a probe's output. */
+function picked(stdout: readonly string[]) {
+  const model = stdout.find((line) => line.startsWith("picked "));
+  const saturation = stdout.find((line) => line.startsWith("measured saturation: "));
+  const figures = /^measured saturation: ([\d.]+) req\/s .*model capacity ([\d.]+) req\/s/.exec(saturation ?? "");
+  return {
+    model: model ?? `(no model picked) ${stdout.join(" | ")}`,
+    measuredPerSec: Number(figures?.[1]),
+    capacityPerSec: Number(figures?.[2]),
+  };
+}
+
+const QUEUE_MODEL = /^picked queue: model queue \((\d+) threads, .*service time (\S+), fifo/;
+
+describe("thundering-herd probe", () => {
+  it(
+    "recovers ./server's queue model (threads exactly, service time within 10 %), writes its scenario and report, and -validate runs ./server with it",
+    { timeout: 90_000 },
+    async () => {
+      const { url } = await spawnServer(["-model", "queue", "-threads", "4", "-service-time", "50ms"]);
+      const dir = temporaryDir("thundering-herd-probe-");
+      const out = join(dir, "service.yaml");
+      const report = join(dir, "probe.html");
+      const run = probe([
+        ...SHORT_STEPS,
+        "-timeout",
+        "1s",
+        "-clients",
+        "300",
+        "-lambda",
+        "5",
+        "-out",
+        out,
+        "-report",
+        report,
+        "-validate",
+        url,
+      ]);
+      expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
+      const match = QUEUE_MODEL.exec(picked(run.stdoutLines).model);
+      expect(match, run.stdoutLines.join("\n")).not.toBeNull();
+      expect(Number(match![1]), run.stdoutLines.join("\n")).toBe(4);
+      expect(Math.abs(parseDuration(match![2]!) / 50 - 1), run.stdoutLines.join("\n")).toBeLessThan(0.1);
+      expect(
+        run.stdoutLines.filter((line) =>
+          /^concurrency +\d+: +[\d.]+ req\/s, p50 [\d.]+ ms, p90 [\d.]+ ms, p99 [\d.]+ ms, errors \d+ \([\d.]+ %\)$/.test(line),
+        ).length,
+      ).toBeGreaterThanOrEqual(3);
+      expect(
+        run.stdoutLines.filter((line) =>
+          /^fit (queue|linear|exponential) .*: latency error [\d.]+ %, throughput error [\d.]+ %$/.test(line),
+        ),
+      ).toHaveLength(3);
+
+      // The scenario file: the format's fields, read back by a YAML parser.
+      const scenario = parse(readFileSync(out, "utf8")) as Record<string, unknown> & {
+        system: Record<string, unknown>;
+        source: Record<string, unknown>;
+      };
+      expect(scenario.scenario).toBe(1);
+      expect(scenario.name).toBe(`probe of ${url}`);
+      expect(scenario.source.url).toBe(url);
+      expect(scenario.system).toMatchObject({ model: "queue", threads: 4, "error-rate": 0, timeout: "1s", clients: 300, lambda: 5 });
+      expect(Math.abs(parseDuration(String(scenario.system["service-time"])) / 50 - 1)).toBeLessThan(0.1);
+      expect(Object.keys(scenario).sort()).toEqual(["description", "name", "scenario", "source", "system"]);
+
+      // -validate: ./server with the fitted model, probed at the same steps, side by side.
+      const table = run.stdoutLines.indexOf("validation (latencies in ms):");
+      expect(table).toBeGreaterThan(0);
+      const rows = run.stdoutLines.slice(table + 2).filter((line) => /^ +\d+ +[\d.]+ +[\d.]+ +[\d.]+ +[\d.]+ +[\d.]+ +[\d.]+$/.test(line));
+      expect(rows.length).toBeGreaterThanOrEqual(3);
+      const validatePid = Number(/pid (\d+)/.exec(run.stderrLines.join("\n"))?.[1] ?? NaN);
+      expect(Number.isNaN(validatePid) || !isRunning(validatePid)).toBe(true);
+
+      const html = readFileSync(report, "utf8");
+      expect(html).toContain("<svg");
+      expect(html).toContain("throughput, req/s");
+    },
+  );
+
+  it("recovers ./server's linear model (slope within 10 %)", { timeout: 60_000 }, async () => {
+    const { url } = await spawnServer(["-model", "linear", "-baseDelay", "50ms", "-slope", "10ms"]);
+    const run = probe([...SHORT_STEPS, "-max-concurrency", "128", url]);
+    expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
+    const match = /^picked linear: model linear \(baseDelay (\S+) \+ slope (\S+) per request/.exec(picked(run.stdoutLines).model);
+    expect(match, run.stdoutLines.join("\n")).not.toBeNull();
+    expect(Math.abs(parseDuration(match![2]!) / 10 - 1), run.stdoutLines.join("\n")).toBeLessThan(0.1);
+  });
+
+  it(
+    "fits gunicorn's sync workers (a server nobody here wrote) as a queue with as many threads, its capacity within 15 % of its saturation",
+    { timeout: 90_000 },
+    async () => {
+      expect(
+        existsSync("/usr/bin/python3") && existsSync("/usr/lib/python3/dist-packages/gunicorn"),
+        "needs Debian's gunicorn: apt-get install gunicorn",
+      ).toBe(true);
+      const dir = temporaryDir("thundering-herd-gunicorn-");
+      // A request takes a fixed 50 ms in its worker, as a service that waits on a database would.
+      writeFileSync(
+        join(dir, "app.py"),
+        'import time\n\ndef application(environ, start_response):\n    time.sleep(0.05)\n    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])\n    return [b"OK"]\n',
+      );
+      const gunicorn = spawnCli(
+        "gunicorn",
+        ["-m", "gunicorn", "-w", "4", "-k", "sync", "-b", "127.0.0.1:0", "--chdir", dir, "app:application"],
+        {
+          command: "/usr/bin/python3",
+        },
+      );
+      const listening = await gunicorn.waitForLine(/Listening at: http:\/\/127\.0\.0\.1:\d+/, { stream: "stderr", timeoutMs: 30_000 });
+      const port = /:(\d+) \(/.exec(listening)![1];
+      // Steps of 100 answers: a loaded machine's hiccups in a Python server's accept loop average out.
+      const run = probe(["-step-duration", "1s", "-step-requests", "100", `http://127.0.0.1:${port}/`]);
+      expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
+      const result = picked(run.stdoutLines);
+      const match = QUEUE_MODEL.exec(result.model);
+      expect(match, run.stdoutLines.join("\n")).not.toBeNull();
+      expect(Number(match![1]), run.stdoutLines.join("\n")).toBe(4);
+      expect(Math.abs(result.capacityPerSec / result.measuredPerSec - 1), run.stdoutLines.join("\n")).toBeLessThan(0.15);
+    },
+  );
+
+  describe("refuses what it cannot probe: one line, a non-zero exit, nothing left running", () => {
+    const expectOneLine = async (run: ReturnType<typeof probe>, pattern: RegExp, code = 1) => {
+      expect(await run.exited).toBe(code);
+      const problems = run.stderrLines.filter((line) => line !== "" && !/^probe: http.*closed-loop steps/.test(line));
+      expect(problems[0]).toMatch(pattern);
+      expect(run.stderrLines.join("\n")).not.toMatch(/\n\s+at /);
+      expect(isRunning(run.pid)).toBe(false);
+    };
+
+    it("an unreachable URL", { timeout: 30_000 }, async () => {
+      const port = await closedPort();
+      await expectOneLine(
+        probe([...SHORT_STEPS, `http://127.0.0.1:${port}/`]),
+        /^probe: cannot connect to http:\/\/127\.0\.0\.1:\d+\/: connection refused/,
+      );
+    });
+
+    it("a service that answers only errors", { timeout: 30_000 }, async () => {
+      const { url } = await spawnServer(["-model", "queue", "-service-time", "1ms", "-error-rate", "1", "-seed", "1"]);
+      await expectOneLine(
+        probe([...SHORT_STEPS, url]),
+        /^probe: every answer from http:\/\/127\.0\.0\.1:\d+\/api was an error \(HTTP 500\): nothing to measure$/,
+      );
+    });
+
+    it("a port that does not speak HTTP", { timeout: 30_000 }, async () => {
+      const server = await listen((socket) => socket.end("SSH-2.0-OpenSSH_9.2\r\n"));
+      try {
+        const port = (server.address() as { port: number }).port;
+        await expectOneLine(
+          probe([...SHORT_STEPS, `http://127.0.0.1:${port}/`]),
+          /^probe: http:\/\/127\.0\.0\.1:\d+\/ did not answer as an HTTP service \(\S+\)$/,
+        );
+      } finally {
+        server.close();
+      }
+    });
+
+    it("a target outside loopback without -i-own-this-service", { timeout: 30_000 }, async () => {
+      await expectOneLine(
+        probe(["http://192.0.2.1/"]),
+        /^probe: 192\.0\.2\.1 is not this machine's loopback; .* add -i-own-this-service if it is yours$/,
+        2,
+      );
+    });
+  });
+
+  it("keeps to -max-requests, -max-rate and -max-time, and says which limit ended it", { timeout: 60_000 }, async () => {
+    const { url, port } = await spawnServer(["-model", "queue", "-threads", "64", "-service-time", "5ms"]);
+    const byRequests = probe([...SHORT_STEPS, "-max-requests", "120", url]);
+    expect(await byRequests.exited).toBe(1);
+    expect(byRequests.stderrLines.join("\n")).toMatch(
+      /the -max-requests limit of 120 was reached before the service saturated \(120 requests sent\)/,
+    );
+    const stats = await getJson<{ served: number }>(`http://127.0.0.1:${port}/stats`);
+    expect(stats.served).toBeLessThanOrEqual(120);
+
+    // 64 threads × 5 ms take 12 800 req/s; at 40 req/s the probe's ceiling is all a step can measure.
+    const byRate = probe([...SHORT_STEPS, "-max-rate", "40", url]);
+    expect(await byRate.exited).toBe(1);
+    expect(byRate.stderrLines.join("\n")).toMatch(
+      /the -max-rate limit of 40 req\/s held the throughput back: the probe's limit, not the service's/,
+    );
+    const rates = byRate.stdoutLines
+      .map((line) => Number(/^concurrency +\d+: +([\d.]+) req\/s/.exec(line)?.[1]))
+      .filter((rate) => rate > 0);
+    expect(rates.length).toBeGreaterThan(0);
+    // The ceiling is a pace, not a window count: the measured window may hold one request more than 40/s allows.
+    for (const rate of rates) expect(rate).toBeLessThanOrEqual(40 * 1.1);
+
+    const byTime = probe(["-step-duration", "5s", "-max-time", "1s", url]);
+    expect(await byTime.exited).toBe(1);
+    expect(byTime.stderrLines.join("\n")).toMatch(/the -max-time limit of 1s was reached before the service saturated/);
+  });
+
+  it("stops at once on Ctrl-C (SIGINT) and still prints the steps it measured", { timeout: 60_000 }, async () => {
+    const { url } = await spawnServer(["-model", "queue", "-threads", "64", "-service-time", "5ms"]);
+    const run = probe(["-step-duration", "300ms", "-step-requests", "20", "-steps", "1,2,3,4,5,6,7,8,9,10,11,12", "-max-time", "10m", url]);
+    await run.waitForLine(/^concurrency +2:/, { stream: "stdout", timeoutMs: 30_000 });
+    run.signal("SIGINT");
+    expect(await run.exited).toBe(130);
+    expect(run.stdoutLines.filter((line) => line.startsWith("concurrency ")).length).toBeGreaterThanOrEqual(2);
+    expect(run.stderrLines.join("\n")).toMatch(/probe: interrupted \(\d+ requests sent\)/);
+  });
+});
+
+function listen(onConnection: (socket: import("node:net").Socket) => void): Promise<Server> {
+  return new Promise((resolve) => {
+    const server = createServer(onConnection);
+    server.listen(0, "127.0.0.1", () => resolve(server));
+  });
+}
+
+/** A loopback port that nothing listens on: one just bound and closed. */
+async function closedPort(): Promise<number> {
+  const server = await listen((socket) => socket.destroy());
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
