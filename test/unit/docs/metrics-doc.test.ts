@@ -26,7 +26,12 @@ async function registeredNames(): Promise<Set<string>> {
   // The queue model adds the series of its threads and queue.
   const pool = new ThreadPool(new ManualClock(), { ...DEFAULT_THREAD_POOL, cancelOnDisconnect: false, random: seededRandom(1) });
   // With the fault control on (-admin-listen), the fault gauge too.
-  const poolServer = serverMetrics(pool, 16, () => 0, () => []);
+  const poolServer = serverMetrics(
+    pool,
+    16,
+    () => 0,
+    () => [],
+  );
   const names = new Set<string>();
   for (const registry of [client.registry, server.registry, poolServer.registry])
     for (const metric of await registry.getMetricsAsJSON())
