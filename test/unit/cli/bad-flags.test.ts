@@ -148,6 +148,12 @@ describe("the exact usage error, in process", () => {
     [["-arrivals", "open"], "client: -arrivals open needs -rate, the arrivals per second"],
     [["-rate", "50"], "client: -rate applies to -arrivals open; closed users send at -clients / -lambda"],
   ] as const)("client rejects %j (fleet protection)", (args, message) => expectMessage("client", args, message));
+  it("demo rejects a bad pass-through flag before starting anything", () =>
+    expectMessage(
+      "demo",
+      ["-server-args", "-limit many"],
+      'demo: in -server-args: invalid value "many" for flag -limit: must be an integer',
+    ));
   it("sim rejects -deadline-aware without -propagate-deadline", () =>
     expectMessage("sim", ["-deadline-aware"], "sim: -deadline-aware needs -propagate-deadline: without it the clients send no deadline"));
 });
