@@ -11,8 +11,9 @@ export default defineConfig({
   test: {
     projects: [
       {
-        // Pure code on injected clocks, and in-process servers on port 0: in parallel.
-        test: { name: "unit", include: ["test/unit/**/*.test.ts"], sequence: { groupOrder: 0 } },
+        // Pure code on injected clocks, and in-process servers on port 0: in parallel. The
+        // limit bounds a hung test (worker threads start slowly on a loaded machine), never speed.
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], sequence: { groupOrder: 0 }, testTimeout: 30_000 },
       },
       {
         // Real programs as processes, one file at a time, once every unit test is done. Time

@@ -61,55 +61,6 @@ describe("./client", () => {
     }
   });
 
-  it.each([
-    [["-clients", "many"], 'client: invalid value "many" for flag -clients: must be an integer'],
-    [
-      ["-strategy", "hope"],
-      'client: invalid value "hope" for flag -strategy: must be one of fixed, constant, exponential-backoff, reference, exponential, full-jitter, equal-jitter, decorrelated-jitter, table, google, grpc',
-    ],
-    [
-      ["-exponential-backoff", "-strategy", "grpc"],
-      "client: -exponential-backoff selects -strategy exponential-backoff; it cannot be combined with -strategy grpc",
-    ],
-    [["-strategy", "fixed", "-jitter", "0.2"], "client: -jitter does not apply to -strategy fixed (it takes -simple-backoff-delay)"],
-    [
-      ["-strategy", "exponential-backoff", "-jitter", "0.1"],
-      "client: -jitter does not apply to -strategy exponential-backoff (it takes -min-delay, -max-delay, -backoff-factor, -jitter-sd)",
-    ],
-    [
-      ["-strategy", "exponential", "-min-delay", "2s", "-max-delay", "1s"],
-      "client: invalid settings for -strategy exponential: -min-delay (ms) must be <= -max-delay (ms) (got 2000 > 1000)",
-    ],
-    [["-url", "ftp://x"], 'client: invalid value "ftp://x" for flag -url: must be an http:// or https:// URL'],
-    [["-shard", "3/3"], 'client: invalid value "3/3" for flag -shard: the shard index must be 0 to 2'],
-    [
-      ["-start-at", "noon"],
-      'client: invalid value "noon" for flag -start-at: must be an RFC 3339 time such as 2025-06-21T22:11:08Z, or epoch milliseconds',
-    ],
-    [["-workers", "0"], 'client: invalid value "0" for flag -workers: must be auto or an integer from 1 to 1024'],
-    // What does not split over worker threads or shards yet is refused, not run as something else.
-    [
-      ["-arrivals", "open", "-rate", "10", "-workers", "2"],
-      "client: -arrivals open runs in one thread of one process; it cannot be combined with -workers 2",
-    ],
-    [
-      ["-arrivals", "open", "-rate", "10", "-shard", "1/2"],
-      "client: -arrivals open runs in one thread of one process; it cannot be combined with -shard 1/2",
-    ],
-    [
-      ["-metrics-listen", "127.0.0.1:0", "-workers", "2"],
-      "client: -metrics-listen counts the main thread's users only; it cannot be combined with -workers 2",
-    ],
-    [
-      ["-clients", "10", "-budget", "grpc", "-instances", "2", "-shard", "0/2"],
-      "client: -instances 2 spreads each instance's users over every share; with -shard 0/2 use -instances 0 (one per client)",
-    ],
-  ])("rejects %j with one line, a hint and exit 2", async (args, message) => {
-    const cli = spawnCli("client", args);
-    expect(await cli.exited).toBe(2);
-    expect(cli.stderrLines.filter((line) => line !== "")).toEqual([message, "Run 'client -h' for usage."]);
-  });
-
   it("counts every attempt against the real server in exactly one printed window", async () => {
     // The rate it offers (N / (lambda + service time)) is checked on a virtual clock in the
     // herd's unit tests and measured by `npm run bench -- client`.

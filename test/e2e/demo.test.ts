@@ -15,14 +15,16 @@ import { isRunning } from "../helpers/processes.ts";
 import { temporaryDir } from "../helpers/temporary-dirs.ts";
 
 /**
- * The experiment scaled down (test/helpers/demo-experiment.ts): fixed retry collapses, and
- * the reference backoff queues a couple of hundred. Its clients come back 9–22 s after the
- * resume depending on the seed (simulated, seeds 1–30); the seed is pinned to one of the
- * quick ones (9 s in the simulator) and 17 s observed, for a wide margin on a loaded machine.
+ * The experiment scaled down (test/helpers/demo-experiment.ts), with a 4 s outage: fixed
+ * retry still collapses (it does after about 2 s of outage), and the reference backoff
+ * queues a couple of hundred. Its clients come back 7–17 s after the resume depending on
+ * the seed (simulated, seeds 1–30); the seed is pinned to the quickest (7 s in the
+ * simulator, 9.5 s measured on a loaded machine) and 14 s observed. Five seconds of
+ * steady load: the client's worker threads start within them, and the rest give the baseline.
  * (The article's own formula collapses like fixed retry; the full-size runs of the README
  * compare every strategy, and `npm run validate` the fleet-level protections.)
  */
-const PHASES: Phases = { steadyS: 5, outageS: 6, observeS: 17 };
+const PHASES: Phases = { steadyS: 5, outageS: 4, observeS: 14 };
 const SEED = ["-seed", "8"];
 
 describe("npm run demo", () => {
@@ -98,14 +100,5 @@ describe("npm run demo", () => {
     expect(isRunning(serverPid!)).toBe(false);
     expect(isRunning(clientPid!)).toBe(false);
     expect(run.stderrLines.join("\n")).toContain("interrupted");
-  });
-
-  it("rejects a bad pass-through flag before starting anything", async () => {
-    const run = demo(["-server-args", "-limit many"]);
-    expect(await run.exited).toBe(2);
-    expect(run.stderrLines.filter((line) => line !== "")).toEqual([
-      'demo: in -server-args: invalid value "many" for flag -limit: must be an integer',
-      "Run 'demo -h' for usage.",
-    ]);
   });
 });

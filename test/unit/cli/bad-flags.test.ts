@@ -11,8 +11,9 @@ import { capturedIo } from "../../helpers/captured-io.ts";
 /*
  * Every bad flag of every program, in process: main(argv, io) must throw a UsageError before
  * doing anything, and the entry point's formatting of it must be one line naming the flag,
- * the hint, exit code 2, and no stack. (test/e2e/bad-flags.test.ts runs a few through the
- * real processes.)
+ * the hint, exit code 2, and no stack; below, the exact line for the cases whose wording
+ * matters. (test/e2e/bad-flags.test.ts runs a few through the real processes, where the
+ * entry point writes this same text and exits with this code.)
  */
 
 const noLaunch = () => {
@@ -26,28 +27,124 @@ const PROGRAMS: Record<keyof typeof BAD_FLAGS, ProgramMain> = {
   demo: (argv, io) => demoMain(argv, io, noLaunch),
 };
 
+/** What the entry point would print and exit with for these flags; the program must have written nothing. */
+async function usageFailure(name: keyof typeof PROGRAMS, args: readonly string[]): Promise<{ lines: string[]; exitCode: number }> {
+  const { io, stdout, stderr } = capturedIo();
+  let thrown: unknown;
+  try {
+    await PROGRAMS[name](args, io);
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).toBeInstanceOf(UsageError);
+  expect(stdout()).toBe("");
+  expect(stderr()).toBe("");
+  const failure = describeFailure(name, thrown, { debug: true });
+  return { lines: failure.text.split("\n"), exitCode: failure.exitCode };
+}
+
 describe("bad flags, in process", () => {
   for (const [name, cases] of Object.entries(BAD_FLAGS) as [keyof typeof BAD_FLAGS, (typeof BAD_FLAGS)["server"]][]) {
     it(`${name}: at least 12 cases`, () => expect(cases.length).toBeGreaterThanOrEqual(12));
 
     it.each(cases.map((entry) => [entry.args.join(" "), entry] as const))(`${name} %s`, async (_label, { args, names }) => {
-      const { io, stdout, stderr } = capturedIo();
-      let thrown: unknown;
-      try {
-        await PROGRAMS[name](args, io);
-      } catch (error) {
-        thrown = error;
-      }
-      expect(thrown).toBeInstanceOf(UsageError);
-      expect(stdout()).toBe("");
-      expect(stderr()).toBe("");
-      const failure = describeFailure(name, thrown, { debug: true });
-      expect(failure.exitCode).toBe(2);
-      const lines = failure.text.split("\n");
+      const { lines, exitCode } = await usageFailure(name, args);
+      expect(exitCode).toBe(2);
       expect(lines).toHaveLength(3); // the error, the hint, and the final newline
       expect(lines[0]).toMatch(new RegExp(`^${name}: .*${names.replace(/-/g, "\\-")}(?![\\w-])`));
       expect(lines[1]).toBe(`Run '${name} -h' for usage.`);
       expect(lines[2]).toBe("");
     });
   }
+});
+
+/** The exact wording, moved here from the end-to-end files (the process adds nothing to it). */
+const CLIENT_ROWS: readonly (readonly [readonly string[], string])[] = [
+  [["-clients", "many"], 'client: invalid value "many" for flag -clients: must be an integer'],
+  [
+    ["-strategy", "hope"],
+    'client: invalid value "hope" for flag -strategy: must be one of fixed, constant, exponential-backoff, reference, exponential, full-jitter, equal-jitter, decorrelated-jitter, table, google, grpc',
+  ],
+  [
+    ["-exponential-backoff", "-strategy", "grpc"],
+    "client: -exponential-backoff selects -strategy exponential-backoff; it cannot be combined with -strategy grpc",
+  ],
+  [["-strategy", "fixed", "-jitter", "0.2"], "client: -jitter does not apply to -strategy fixed (it takes -simple-backoff-delay)"],
+  [
+    ["-strategy", "exponential-backoff", "-jitter", "0.1"],
+    "client: -jitter does not apply to -strategy exponential-backoff (it takes -min-delay, -max-delay, -backoff-factor, -jitter-sd)",
+  ],
+  [
+    ["-strategy", "exponential", "-min-delay", "2s", "-max-delay", "1s"],
+    "client: invalid settings for -strategy exponential: -min-delay (ms) must be <= -max-delay (ms) (got 2000 > 1000)",
+  ],
+  [["-url", "ftp://x"], 'client: invalid value "ftp://x" for flag -url: must be an http:// or https:// URL'],
+  [["-shard", "3/3"], 'client: invalid value "3/3" for flag -shard: the shard index must be 0 to 2'],
+  [
+    ["-start-at", "noon"],
+    'client: invalid value "noon" for flag -start-at: must be an RFC 3339 time such as 2025-06-21T22:11:08Z, or epoch milliseconds',
+  ],
+  [["-workers", "0"], 'client: invalid value "0" for flag -workers: must be auto or an integer from 1 to 1024'],
+  // What does not split over worker threads or shards yet is refused, not run as something else.
+  [
+    ["-arrivals", "open", "-rate", "10", "-workers", "2"],
+    "client: -arrivals open runs in one thread of one process; it cannot be combined with -workers 2",
+  ],
+  [
+    ["-arrivals", "open", "-rate", "10", "-shard", "1/2"],
+    "client: -arrivals open runs in one thread of one process; it cannot be combined with -shard 1/2",
+  ],
+  [
+    ["-metrics-listen", "127.0.0.1:0", "-workers", "2"],
+    "client: -metrics-listen counts the main thread's users only; it cannot be combined with -workers 2",
+  ],
+  [
+    ["-clients", "10", "-budget", "grpc", "-instances", "2", "-shard", "0/2"],
+    "client: -instances 2 spreads each instance's users over every share; with -shard 0/2 use -instances 0 (one per client)",
+  ],
+];
+
+const SIM_ROWS: readonly (readonly [readonly string[], string])[] = [
+  [["-outage-at", "5s,10s", "-outage", "1s,2s,3s"], "sim: -outage lists 3 durations for the 2 outages of -outage-at"],
+  [
+    ["-sweep", "color=red"],
+    'sim: invalid value "color=red" for flag -sweep: cannot sweep color; one of outage, clients, lambda, timeout, backlog, limit, baseDelay, simple-backoff-delay',
+  ],
+  [["-sweep", "clients=0"], 'sim: in -sweep: invalid value "0" for flag -clients: must be >= 1'],
+  [["-factor", "0.5"], 'sim: invalid value "0.5" for flag -factor: must be >= 1'],
+  [["-clients", "10000001"], 'sim: invalid value "10000001" for flag -clients: the simulator runs at most 10000000 clients'],
+  [["-max-in-service", "0"], 'sim: invalid value "0" for flag -max-in-service: must be >= 1'],
+  [["-timeout", "100us"], 'sim: invalid value "100µs" for flag -timeout: the simulator needs at least 1ms'],
+  [
+    ["-report-interval", "1us", "-duration", "1h"],
+    'sim: invalid value "1µs" for flag -report-interval: more than 10000000 server reports in -duration 1h0m0s',
+  ],
+  [["-parallel", "0"], 'sim: invalid value "0" for flag -parallel: must be >= 1'],
+];
+
+describe("the exact usage error, in process", () => {
+  const expectMessage = async (name: keyof typeof PROGRAMS, args: readonly string[], message: string) => {
+    const { lines, exitCode } = await usageFailure(name, args);
+    expect(exitCode).toBe(2);
+    expect(lines).toEqual([message, `Run '${name} -h' for usage.`, ""]);
+  };
+
+  it.each(CLIENT_ROWS)("client rejects %j", (args, message) => expectMessage("client", args, message));
+  it.each(SIM_ROWS)("sim rejects %j", (args, message) => expectMessage("sim", args, message));
+  it.each([[["-error-rate", "1.5"], 'server: invalid value "1.5" for flag -error-rate: must be <= 1']] as const)(
+    "server rejects %j",
+    (args, message) => expectMessage("server", args, message),
+  );
+  it.each([
+    [["-arrivals", "open"], "client: -arrivals open needs -rate, the arrivals per second"],
+    [["-rate", "50"], "client: -rate applies to -arrivals open; closed users send at -clients / -lambda"],
+  ] as const)("client rejects %j (fleet protection)", (args, message) => expectMessage("client", args, message));
+  it("demo rejects a bad pass-through flag before starting anything", () =>
+    expectMessage(
+      "demo",
+      ["-server-args", "-limit many"],
+      'demo: in -server-args: invalid value "many" for flag -limit: must be an integer',
+    ));
+  it("sim rejects -deadline-aware without -propagate-deadline", () =>
+    expectMessage("sim", ["-deadline-aware"], "sim: -deadline-aware needs -propagate-deadline: without it the clients send no deadline"));
 });
