@@ -1,11 +1,11 @@
-import { parseFlags } from "../cli/flags.ts";
+import { type FlagValues, parseFlags } from "../cli/flags.ts";
 import { formatDuration } from "../cli/duration.ts";
 import { formatOccJson } from "../contracts/occ-line-writer.ts";
 import { averageOccTrials, type OccFigures } from "../model/occ/occ-average.ts";
 import { textTable } from "../report/text-table.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { type BlogRun, blogPolicy, parseBlogRuns } from "../strategies/blog-backoff.ts";
-import { OCC_SIM_PROGRAM, parseClientCounts } from "./occ-options.ts";
+import { OCC_SIM_FLAGS, OCC_SIM_PROGRAM, parseClientCounts } from "./occ-options.ts";
 
 export interface OccSimFigures extends OccFigures {
   readonly strategy: string;
@@ -51,6 +51,23 @@ export function occTables(figures: readonly OccSimFigures[], runs: readonly Blog
   ].join("\n\n");
 }
 
+type OccSimValues = FlagValues<typeof OCC_SIM_FLAGS>;
+
+/** What the flags ask to run: the policies, the client counts, the network. */
+function occRun(values: OccSimValues) {
+  return {
+    runs: parseBlogRuns(values.strategies),
+    counts: values["sweep-clients"] === undefined ? [values.clients] : parseClientCounts(values["sweep-clients"]),
+    network: { meanMs: values["net-delay"], sdMs: values["net-delay-sd"] },
+  };
+}
+
+/** Every figure that `./sim -workload occ` with these flags prints. */
+export function simulateOccFlags(values: OccSimValues): OccSimFigures[] {
+  const { runs, counts, network } = occRun(values);
+  return simulateOcc(runs, counts, { baseMs: values.base, capMs: values.cap, network, trials: values.trials, seed: values.seed });
+}
+
 export function occSimMain(argv: readonly string[], io: ProgramIo): number {
   const parsed = parseFlags(OCC_SIM_PROGRAM, argv);
   if (parsed.kind === "help") {
@@ -58,15 +75,13 @@ export function occSimMain(argv: readonly string[], io: ProgramIo): number {
     return 0;
   }
   const values = parsed.values;
-  const runs = parseBlogRuns(values.strategies);
-  const counts = values["sweep-clients"] === undefined ? [values.clients] : parseClientCounts(values["sweep-clients"]);
-  const network = { meanMs: values["net-delay"], sdMs: values["net-delay-sd"] };
+  const { runs, counts, network } = occRun(values);
   io.stderr.write(
     `sim: workload occ: ${counts.join(", ")} clients; base ${formatDuration(values.base)}, cap ${formatDuration(values.cap)}; ` +
       `network |normal(${formatDuration(network.meanMs)}, ${formatDuration(network.sdMs)})| each way; ` +
       `${values.trials} runs per figure from seed ${values.seed}\n`,
   );
-  const figures = simulateOcc(runs, counts, { baseMs: values.base, capMs: values.cap, network, trials: values.trials, seed: values.seed });
+  const figures = simulateOccFlags(values);
   if (values.json) {
     for (const figure of figures)
       io.stdout.write(
