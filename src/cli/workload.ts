@@ -11,9 +11,14 @@ export type Workload = (typeof WORKLOADS)[number];
 
 export const WORKLOAD_HELP = "-workload occ: N clients updating one versioned row under optimistic concurrency (-workload occ -h)";
 
-/** The workload an argument list selects, and the arguments without `-workload requests`. */
-export function selectWorkload(argv: readonly string[]): { readonly workload: Workload; readonly args: readonly string[] } {
+/** The workload an argument list selects, whether it names one, and the arguments without `-workload requests`. */
+export function selectWorkload(argv: readonly string[]): {
+  readonly workload: Workload;
+  readonly given: boolean;
+  readonly args: readonly string[];
+} {
   let workload: Workload = "requests";
+  let given = false;
   const args: string[] = [];
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
@@ -27,9 +32,10 @@ export function selectWorkload(argv: readonly string[]): { readonly workload: Wo
     if (!(WORKLOADS as readonly string[]).includes(value))
       throw new UsageError(`invalid value "${value}" for flag -workload: must be one of ${WORKLOADS.join(", ")}`);
     workload = value as Workload;
+    given = true;
     if (workload === "occ") args.push("-workload", value);
   }
-  return { workload, args };
+  return { workload, given, args };
 }
 
 /** The -workload flag in the occ workload's own tables, so that its help shows it. */

@@ -1,6 +1,6 @@
 import type { FlagSpec } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import type { LoadedScenario, ScenarioTarget } from "./format.ts";
+import { type LoadedScenario, type ScenarioTarget, workloadOf } from "./format.ts";
 
 /**
  * The scenario file among a program's arguments: the one argument that is neither a flag nor
@@ -44,17 +44,23 @@ export interface ScenarioArguments {
  * A program's arguments with its scenario file, if one is given, read and turned into flags
  * that come first, so that a flag given beside the file wins. The reader (YAML parser and
  * validator) is loaded only when there is a file. A key that only another program takes is
- * named on stderr.
+ * named on stderr. A program that runs more than one workload gives its target for each; the
+ * file's workload picks one (scenario.workload).
  */
 export async function withScenarioFile(
   argv: readonly string[],
-  target: ScenarioTarget,
+  targets: ScenarioTarget | readonly ScenarioTarget[],
   stderr: { write(text: string): unknown },
 ): Promise<ScenarioArguments> {
-  const { file, rest } = splitScenarioArgument(argv, target.flags);
+  const list: readonly ScenarioTarget[] = Array.isArray(targets) ? targets : [targets as ScenarioTarget];
+  const { file, rest } = splitScenarioArgument(
+    argv,
+    list.flatMap((target) => target.flags),
+  );
   if (file === undefined) return { argv: rest, scenario: undefined };
   const { readScenarioFile } = await import("./read.ts");
-  const scenario = await readScenarioFile(file, target);
+  const scenario = await readScenarioFile(file, list);
+  const target = list.find((candidate) => workloadOf(candidate) === scenario.workload)!;
   if (scenario.ignored.length > 0) {
     stderr.write(`${target.program}: ${file}: ignoring ${scenario.ignored.join(", ")}: not flags of ${target.program}\n`);
   }

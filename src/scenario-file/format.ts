@@ -1,4 +1,5 @@
 import type { BooleanFlag, FlagSpec } from "../cli/flags.ts";
+import type { Workload } from "../cli/workload.ts";
 import type { ScenarioSource } from "../report/html.ts";
 
 /*
@@ -13,6 +14,12 @@ export const SCENARIO_VERSION = 1;
 /** The sections that hold flags, in the order -print-scenario writes them. */
 export const SCENARIO_SECTIONS = ["system", "strategy", "protection", "faults", "observation", "run"] as const;
 export type ScenarioSection = (typeof SCENARIO_SECTIONS)[number];
+
+/**
+ * The top-level key that picks the workload (the -workload flag): each workload has its own flag
+ * table, so a file's sections are read against the one it names; without it, `requests`.
+ */
+export const WORKLOAD_KEY = "workload";
 
 /** The flag that is a section of its own, a list: the fault schedule. */
 export const FAULTS_KEY = "faults";
@@ -49,6 +56,8 @@ export interface PassThrough {
 /** A program that reads scenario files: its flag table, and what it passes through. */
 export interface ScenarioTarget {
   readonly program: string;
+  /** The workload whose flags these are; `requests` when absent. */
+  readonly workload?: Workload;
   readonly flags: readonly FlagSpec[];
   readonly passThrough?: readonly PassThrough[];
 }
@@ -71,4 +80,9 @@ export interface LoadedScenario extends ScenarioSource {
   /** Keys of the file that another program takes and this one does not, e.g. "run.sweep". */
   readonly ignored: readonly string[];
   readonly metadata: ScenarioMetadata;
+  /** The file's workload: the program runs it whatever its command line's default. */
+  readonly workload: Workload;
 }
+
+/** The workload a target's flags belong to. */
+export const workloadOf = (target: ScenarioTarget): Workload => target.workload ?? "requests";

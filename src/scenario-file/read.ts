@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import type { Document } from "yaml";
 import type { FlagSpec } from "../cli/flags.ts";
 import { InputFileError } from "../cli/usage-error.ts";
+import { type Workload, WORKLOADS } from "../cli/workload.ts";
 import {
   FAULTS_KEY,
   type LoadedScenario,
@@ -10,16 +11,21 @@ import {
   type ScenarioSection,
   type ScenarioTarget,
   sectionOf,
+  WORKLOAD_KEY,
+  workloadOf,
 } from "./format.ts";
 import { carrierNames, scenarioSchema, type SectionKey, sectionKeys } from "./schema.ts";
 import { SCENARIO_TARGETS } from "./targets.ts";
 
 /** The top-level keys of a file: metadata, then the sections. */
-const TOP_KEYS = ["scenario", "name", "description", "source", "published", ...SCENARIO_SECTIONS];
+const TOP_KEYS = ["scenario", "name", "description", "source", "published", WORKLOAD_KEY, ...SCENARIO_SECTIONS];
 const SOURCE_KEYS = ["title", "url", "date"];
 
-/** Reads a scenario file for a program; any mistake is an InputFileError of one line, `FILE:LINE: key: what is wrong`. */
-export async function readScenarioFile(file: string, target: ScenarioTarget): Promise<LoadedScenario> {
+/**
+ * Reads a scenario file for a program (its target for each workload it runs); any mistake is an
+ * InputFileError of one line, `FILE:LINE: key: what is wrong`.
+ */
+export async function readScenarioFile(file: string, target: ScenarioTarget | readonly ScenarioTarget[]): Promise<LoadedScenario> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -31,12 +37,15 @@ export async function readScenarioFile(file: string, target: ScenarioTarget): Pr
   return parseScenario(text, file, target);
 }
 
-/** A scenario file's text as one program reads it; `file` names it in errors. Every other program's keys are known. */
+/**
+ * A scenario file's text as one program reads it; `file` names it in errors. The file's workload
+ * picks the program's target and the sections' keys; every other program's keys of that workload are known.
+ */
 export async function parseScenario(
   text: string,
   file: string,
-  target: ScenarioTarget,
-  others: readonly ScenarioTarget[] = SCENARIO_TARGETS,
+  programTargets: ScenarioTarget | readonly ScenarioTarget[],
+  everyTarget: readonly ScenarioTarget[] = SCENARIO_TARGETS,
 ): Promise<LoadedScenario> {
   const [yaml, { z }] = await Promise.all([import("yaml"), import("zod")]);
   const lineCounter = new yaml.LineCounter();
@@ -54,6 +63,22 @@ export async function parseScenario(
       ? fail(offset, "scenario", "missing: the file is empty")
       : fail(offset, "scenario", "a scenario file is a mapping of keys, starting with scenario: 1");
   }
+  const workloadValue: unknown = doc.get(WORKLOAD_KEY);
+  const workload = (workloadValue ?? "requests") as Workload;
+  if (!(WORKLOADS as readonly unknown[]).includes(workload)) {
+    throw fail(nodeOffset(yaml, doc, [WORKLOAD_KEY]), WORKLOAD_KEY, `must be one of ${WORKLOADS.join(", ")}`);
+  }
+  const targets: readonly ScenarioTarget[] = Array.isArray(programTargets) ? programTargets : [programTargets as ScenarioTarget];
+  const target = targets.find((candidate) => workloadOf(candidate) === workload);
+  if (target === undefined) {
+    const runners = everyTarget.filter((other) => workloadOf(other) === workload).map((other) => `./${other.program}`);
+    throw fail(
+      nodeOffset(yaml, doc, [WORKLOAD_KEY]),
+      WORKLOAD_KEY,
+      `${targets[0]!.program} does not run workload ${workload}; ${[...new Set(runners)].join(", ")} does`,
+    );
+  }
+  const others = everyTarget.filter((other) => workloadOf(other) === workload);
   const sections = sectionKeys(target, others);
   const parsed = scenarioSchema(z, sections).safeParse(doc.toJS());
   if (!parsed.success) {
@@ -63,7 +88,7 @@ export async function parseScenario(
         return issue.keys.map((key) => ({
           offset: keyOffset(yaml, doc, [...path, key]),
           key,
-          message: whereKeyBelongs(path, key, sections, [target, ...others]),
+          message: whereKeyBelongs(path, key, sections, [target, ...others], { workload, everyTarget }),
         }));
       }
       const key = [...path].reverse().find((part): part is string => typeof part === "string") ?? "scenario";
@@ -93,7 +118,7 @@ export async function parseScenario(
     ...(data.source === undefined ? {} : { source: data.source }),
     ...(data.published === undefined ? {} : { published: data.published }),
   };
-  return { file, text, tokens, passThrough, ignored, metadata };
+  return { file, text, tokens, passThrough, ignored, metadata, workload };
 }
 
 type Yaml = typeof import("yaml");
@@ -126,12 +151,23 @@ function whereKeyBelongs(
   key: string,
   sections: Map<ScenarioSection, Map<string, SectionKey>>,
   targets: readonly ScenarioTarget[],
+  file: { readonly workload: Workload; readonly everyTarget: readonly ScenarioTarget[] },
 ): string {
   if (parent[0] === "source") return `unknown key; source has ${SOURCE_KEYS.join(", ")}`;
   const home = [...sections].find(([, keys]) => keys.has(key))?.[0];
   const section = parent[0] as ScenarioSection | undefined;
   if (home !== undefined)
     return section === undefined ? `a flag: it belongs in section ${home}` : `belongs in section ${home}, not ${section}`;
+  if (key === WORKLOAD_KEY) return "a top-level key, not a section's: workload: occ at the start of the file";
+  const otherWorkload = file.everyTarget.find(
+    (other) => workloadOf(other) !== file.workload && other.flags.some((flag) => flag.name === key && sectionOf(flag) !== undefined),
+  );
+  if (otherWorkload !== undefined) {
+    const theirs = workloadOf(otherWorkload);
+    return theirs === "requests"
+      ? `a flag of workload requests, not of workload ${file.workload} that this file names`
+      : `a flag of workload ${theirs}: a file of that workload says workload: ${theirs} at the top`;
+  }
   if (carrierNames(targets).includes(key)) return "write the flags it carries in their own sections, e.g. system: backlog: 64";
   const everyFlag: FlagSpec[] = targets.flatMap((target) => [...target.flags, ...(target.passThrough ?? []).flatMap((pass) => pass.flags)]);
   if (everyFlag.some((flag) => flag.name === key && sectionOf(flag) === undefined)) {

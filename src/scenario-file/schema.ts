@@ -1,7 +1,16 @@
 import type { z as Zod } from "zod";
 import { type FlagSpec, parseValue } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { FAULTS_KEY, SCENARIO_SECTIONS, SCENARIO_VERSION, type ScenarioSection, type ScenarioTarget, sectionOf } from "./format.ts";
+import { WORKLOADS } from "../cli/workload.ts";
+import {
+  FAULTS_KEY,
+  SCENARIO_SECTIONS,
+  SCENARIO_VERSION,
+  type ScenarioSection,
+  type ScenarioTarget,
+  sectionOf,
+  WORKLOAD_KEY,
+} from "./format.ts";
 
 /** zod's namespace, passed in: the caller imports it only when there is a file to read. */
 type Z = typeof Zod;
@@ -25,7 +34,8 @@ export function sectionKeys(target: ScenarioTarget, others: readonly ScenarioTar
   const sections = new Map<ScenarioSection, Map<string, SectionKey>>(SCENARIO_SECTIONS.map((section) => [section, new Map()]));
   const add = (flag: FlagSpec, carrier: string | undefined, taken: boolean) => {
     const section = sectionOf(flag);
-    if (section === undefined || carriers.has(flag.name)) return;
+    // The workload is a top-level key, not a section's: it decides which sections there are.
+    if (section === undefined || carriers.has(flag.name) || flag.name === WORKLOAD_KEY) return;
     const keys = sections.get(section)!;
     const known = keys.get(flag.name);
     const carried = carrier === undefined ? [] : [carrier];
@@ -126,6 +136,7 @@ export function scenarioSchema(z: Z, sections: Map<ScenarioSection, Map<string, 
       )
       .optional(),
     published: text.optional(),
+    [WORKLOAD_KEY]: z.enum(WORKLOADS, { error: `must be one of ${WORKLOADS.join(", ")}` }).optional(),
     system: sectionShape(sections.get("system")!).optional(),
     strategy: sectionShape(sections.get("strategy")!).optional(),
     protection: sectionShape(sections.get("protection")!).optional(),

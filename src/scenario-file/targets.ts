@@ -1,10 +1,12 @@
 import { CHOOSE_TARGET } from "../choose/options.ts";
 import { DEMO_TARGET } from "../demo/options.ts";
+import { OCC_SIM_TARGET } from "../sim/occ-options.ts";
 import { SIM_TARGET } from "../sim/options.ts";
 import type { ScenarioTarget } from "./format.ts";
 
 /**
  * Every program that reads scenario files. One file may be given to any of them: a key that
- * another takes and this one does not is passed over with a note, not refused.
+ * another takes and this one does not is passed over with a note, not refused. A file's keys are
+ * those of the targets of its workload.
  */
-export const SCENARIO_TARGETS: readonly ScenarioTarget[] = [SIM_TARGET, DEMO_TARGET, CHOOSE_TARGET];
+export const SCENARIO_TARGETS: readonly ScenarioTarget[] = [SIM_TARGET, DEMO_TARGET, CHOOSE_TARGET, OCC_SIM_TARGET];

@@ -20,12 +20,14 @@ import { provenance } from "../runtime/provenance.ts";
 import { bisectCriticalOutage } from "./critical-outage.ts";
 import { parseSimArgs, parseSweep, SIM_FLAGS, SIM_TARGET, type SimFlagValues } from "./options.ts";
 import { withScenarioFile } from "../scenario-file/arguments.ts";
+import type { LoadedScenario } from "../scenario-file/format.ts";
 import { retryLoadWhileDown } from "./retry-load.ts";
 import type { StrategyRunReply } from "./sim-worker.ts";
 import { sweepChart } from "./sweep-chart.ts";
 import { playSimulation } from "./playback.ts";
 import { selectWorkload } from "../cli/workload.ts";
 import { occSimMain } from "./occ-main.ts";
+import { OCC_SIM_TARGET } from "./occ-options.ts";
 import { figuresOf } from "./simulate.ts";
 import { configFrom, runStrategy, type SimRun, simRuns, trialMetrics, withStrategy } from "./trial.ts";
 
@@ -282,12 +284,22 @@ async function runStrategies(
 
 export async function main(argv: readonly string[], io: ProgramIo): Promise<number> {
   const selected = selectWorkload(argv);
-  if (selected.workload === "occ") return occSimMain(selected.args, io);
-  return requestsMain(selected.args, io);
+  // A scenario file names its workload (requests when it does not); -workload beside it must agree.
+  const { argv: args, scenario } = await withScenarioFile(selected.args, [SIM_TARGET, OCC_SIM_TARGET], io.stderr);
+  const workload = scenario?.workload ?? selected.workload;
+  if (scenario !== undefined && selected.given && selected.workload !== workload) {
+    throw new UsageError(`-workload ${selected.workload} given, but ${scenario.file} is a scenario of workload ${workload}`);
+  }
+  if (workload === "occ") return occSimMain(args, io);
+  return requestsMain(selected.args, args, scenario, io);
 }
 
-async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<number> {
-  const { argv: args, scenario } = await withScenarioFile(argv, SIM_TARGET, io.stderr);
+async function requestsMain(
+  argv: readonly string[],
+  args: readonly string[],
+  scenario: LoadedScenario | undefined,
+  io: ProgramIo,
+): Promise<number> {
   const parsed = parseSimArgs(args);
   if (parsed.kind === "help") {
     io.stdout.write(parsed.text);

@@ -16,11 +16,14 @@ export const BLOG_BACKOFF_FLAGS = [
   { name: "cap", group: "strategy", kind: "duration", default: BLOG_CAP_MS, minMs: 0, description: "the blog's cap on every wait" },
 ] as const satisfies readonly FlagSpec[];
 
-/** -strategies for the simulator, -strategy for the client (one name there). */
+/**
+ * -strategies for the simulator, -strategy for the client (one name there). In the groups the
+ * requests workload gives the same names, so a scenario file has one section for each.
+ */
 export function blogStrategiesFlag<Name extends string>(name: Name, fallback: string, what: string) {
   return {
     name,
-    group: "strategy",
+    group: name === "strategies" ? "run" : "strategy",
     kind: "string",
     default: fallback,
     placeholder: "list",

@@ -1,9 +1,12 @@
 import { resolve } from "node:path";
-import { givenFlagNames } from "../../src/cli/flags.ts";
+import { givenFlagNames, parseFlags } from "../../src/cli/flags.ts";
+import type { Workload } from "../../src/cli/workload.ts";
 import type { ClientWindow } from "../../src/model/timeline.ts";
 import type { Counts } from "../../src/model/window-stats.ts";
 import type { ScenarioMetrics } from "../../src/model/scenario-metrics.ts";
 import { readScenarioFile } from "../../src/scenario-file/read.ts";
+import { type OccSimFigures, simulateOccFlags } from "../../src/sim/occ-main.ts";
+import { OCC_SIM_PROGRAM, OCC_SIM_TARGET } from "../../src/sim/occ-options.ts";
 import { parseSimArgs, resolveSimOptions, SIM_FLAGS, SIM_TARGET } from "../../src/sim/options.ts";
 import { runTrial, simRuns, withStrategy } from "../../src/sim/trial.ts";
 import { parseStrategies } from "../../src/strategies/runs.ts";
@@ -12,7 +15,7 @@ import { parseStrategies } from "../../src/strategies/runs.ts";
  * Runs an example of examples/ in the simulator, in this process, as `./sim FILE -flag value`
  * does: the file read by the scenario-file reader, its flags first, then `overrides`, through
  * the simulator's own parser and checks; one run per strategy of its -strategies (or its one
- * -strategy).
+ * -strategy). An example of workload occ runs as `./sim -workload occ` does (runOccExample).
  */
 
 export const EXAMPLES_DIR = resolve(import.meta.dirname, "../../examples");
@@ -23,6 +26,7 @@ export interface ExampleFile {
   readonly published: string;
   /** The file's flags as `-name=value` tokens. */
   readonly tokens: readonly string[];
+  readonly workload: Workload;
 }
 
 export interface StrategyOutcome {
@@ -40,12 +44,18 @@ export interface StrategyOutcome {
 
 /** An example's metadata and flags; an example without its name, source or published outcome is refused. */
 export async function loadExample(file: string): Promise<ExampleFile> {
-  const scenario = await readScenarioFile(resolve(EXAMPLES_DIR, file), SIM_TARGET);
+  const scenario = await readScenarioFile(resolve(EXAMPLES_DIR, file), [SIM_TARGET, OCC_SIM_TARGET]);
   const { name, source, published } = scenario.metadata;
   if (name === undefined || source?.title === undefined || source.url === undefined || published === undefined) {
     throw new Error(`${file}: an example names itself, its source (title and url) and its published outcome`);
   }
-  return { name, source: { title: source.title, url: source.url }, published: published.trim(), tokens: scenario.tokens };
+  return {
+    name,
+    source: { title: source.title, url: source.url },
+    published: published.trim(),
+    tokens: scenario.tokens,
+    workload: scenario.workload,
+  };
 }
 
 /** The example's flags with `overrides` after them, as flags beside a file; an override of `null` takes the file's flag away. */
@@ -54,8 +64,22 @@ export function exampleArgs(example: ExampleFile, overrides: Readonly<Record<str
   return [...kept, ...Object.entries(overrides).flatMap(([name, value]) => (value === null ? [] : [`-${name}=${value}`]))];
 }
 
+/** The example's flags, refused unless it is of the workload the caller runs. */
+async function exampleOf(file: string, workload: Workload, overrides: Readonly<Record<string, string | null>>): Promise<string[]> {
+  const example = await loadExample(file);
+  if (example.workload !== workload) throw new Error(`${file}: of workload ${example.workload}, not ${workload}`);
+  return exampleArgs(example, overrides);
+}
+
+/** An example of workload occ: its figures per strategy (and client count), as `./sim FILE` prints them. */
+export async function runOccExample(file: string, overrides: Readonly<Record<string, string | null>> = {}): Promise<OccSimFigures[]> {
+  const parsed = parseFlags(OCC_SIM_PROGRAM, await exampleOf(file, "occ", overrides));
+  if (parsed.kind !== "run") throw new Error(`${file}: not a run`);
+  return simulateOccFlags(parsed.values);
+}
+
 export async function runExample(file: string, overrides: Readonly<Record<string, string | null>> = {}): Promise<StrategyOutcome[]> {
-  const argv = exampleArgs(await loadExample(file), overrides);
+  const argv = await exampleOf(file, "requests", overrides);
   const parsed = parseSimArgs(argv);
   if (parsed.kind !== "run") throw new Error(`${file}: not a run`);
   const values = parsed.values;

@@ -1,6 +1,6 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { EXAMPLES_DIR, loadExample, runExample, type StrategyOutcome } from "../../helpers/examples.ts";
+import { EXAMPLES_DIR, loadExample, runExample, runOccExample, type StrategyOutcome } from "../../helpers/examples.ts";
 import { amplificationDuring, degradedShare } from "../../validate/examples-catalog.ts";
 
 /*
@@ -26,6 +26,18 @@ describe("examples", () => {
   it("the article: fixed retry collapses after the stop, the reference backoff recovers", async () => {
     const [fixed, backoff] = await runExample("01-article-fixed-vs-backoff.yaml");
     expect([fixed!.metrics.verdict, backoff!.metrics.verdict]).toEqual(["collapsed", "recovered"]);
+  });
+
+  it("the AWS backoff blog at 30 clients: no backoff does the most work; exponential without jitter more work and far longer than full jitter", async () => {
+    const figures = await runOccExample("02-aws-backoff-jitter.yaml", { clients: "30", trials: "10" });
+    const at = (strategy: string) => figures.find((figure) => figure.strategy === strategy)!;
+    expect(figures.map((figure) => [figure.strategy, figure.clients, figure.landed])).toEqual(
+      ["none", "exponential", "full-jitter", "equal-jitter", "decorrelated-jitter"].map((strategy) => [strategy, 30, 30]),
+    );
+    for (const other of figures.filter((figure) => figure.strategy !== "none")) expect(at("none").writes).toBeGreaterThan(other.writes);
+    expect(at("exponential").writes).toBeGreaterThan(1.3 * at("full-jitter").writes);
+    expect(at("exponential").completionMs).toBeGreaterThan(5 * at("full-jitter").completionMs);
+    expect(at("equal-jitter").completionMs).toBeGreaterThan(at("full-jitter").completionMs);
   });
 
   it("Brooker's retries at 50 % failures: three retries load most, the token bucket little, the breaker least", async () => {

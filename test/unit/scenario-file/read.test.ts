@@ -7,9 +7,11 @@ import { describeFailure, InputFileError } from "../../../src/cli/usage-error.ts
 import { CHOOSE_TARGET } from "../../../src/choose/options.ts";
 import { DEMO_TARGET } from "../../../src/demo/options.ts";
 import { splitScenarioArgument, withScenarioFile } from "../../../src/scenario-file/arguments.ts";
-import { SCENARIO_SECTIONS, sectionOf } from "../../../src/scenario-file/format.ts";
+import { SCENARIO_SECTIONS, type ScenarioTarget, sectionOf } from "../../../src/scenario-file/format.ts";
 import { parseScenario, readScenarioFile } from "../../../src/scenario-file/read.ts";
 import { SCENARIO_TARGETS } from "../../../src/scenario-file/targets.ts";
+import { main as simMain } from "../../../src/sim/main.ts";
+import { OCC_SIM_PROGRAM, OCC_SIM_TARGET } from "../../../src/sim/occ-options.ts";
 import { SIM_FLAGS, SIM_PROGRAM, SIM_TARGET } from "../../../src/sim/options.ts";
 
 const FILE = "exp.yaml";
@@ -233,5 +235,83 @@ describe("the sections", () => {
     }
     expect(homes.get("faults")).toBe("faults");
     expect(homes.get("rate")).toBe("system");
+  });
+});
+
+describe("the workload key", () => {
+  const SIM_WORKLOADS = [SIM_TARGET, OCC_SIM_TARGET];
+  const OCC =
+    "scenario: 1\nworkload: occ\nsystem:\n  clients: 20\n  net-delay: 10ms\nstrategy:\n  base: 5ms\nrun:\n  strategies: none,full-jitter\n  trials: 3\n";
+
+  async function occFailure(text: string, targets: readonly ScenarioTarget[] = SIM_WORKLOADS): Promise<string> {
+    const error = await parseScenario(text, FILE, targets).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(InputFileError);
+    const { text: printed, exitCode } = describeFailure("sim", error);
+    expect(exitCode).toBe(2);
+    expect(printed.split("\n")).toHaveLength(2);
+    return printed.trimEnd();
+  }
+
+  it("reads a file of workload occ against the occ flag table, into flags that parse", async () => {
+    const scenario = await parseScenario(OCC, FILE, SIM_WORKLOADS);
+    expect(scenario.workload).toBe("occ");
+    expect(scenario.tokens).toEqual(["-clients=20", "-net-delay=10ms", "-base=5ms", "-strategies=none,full-jitter", "-trials=3"]);
+    expect(scenario.ignored).toEqual([]);
+    const parsed = parseFlags(OCC_SIM_PROGRAM, scenario.tokens);
+    expect(parsed.kind === "run" && [parsed.values.clients, parsed.values.base, parsed.values.trials]).toEqual([20, 5, 3]);
+    // Without the key, a file is of workload requests.
+    expect((await parseScenario("scenario: 1\nsystem:\n  rate: 4\n", FILE, SIM_WORKLOADS)).workload).toBe("requests");
+  });
+
+  it.each([
+    ["a workload that is none", "scenario: 1\nworkload: batch\n", "exp.yaml:2: workload: must be one of requests, occ"],
+    [
+      "an occ flag in a file of workload requests",
+      "scenario: 1\nsystem:\n  rate: 4\n  net-delay: 10ms\n",
+      "exp.yaml:4: net-delay: a flag of workload occ: a file of that workload says workload: occ at the top",
+    ],
+    [
+      "a requests flag in a file of workload occ",
+      "scenario: 1\nworkload: occ\nsystem:\n  clients: 20\n  rate: 4\n",
+      "exp.yaml:5: rate: a flag of workload requests, not of workload occ that this file names",
+    ],
+    [
+      "the workload inside a section",
+      "scenario: 1\nrun:\n  workload: occ\n",
+      "exp.yaml:3: workload: a top-level key, not a section's: workload: occ at the start of the file",
+    ],
+  ])("refuses %s in one line", async (_what, text, message) => {
+    expect(await occFailure(text)).toBe(message);
+  });
+
+  it("refuses a file of workload occ in a program that does not run it", async () => {
+    expect(await occFailure(OCC, [DEMO_TARGET])).toBe("exp.yaml:2: workload: demo does not run workload occ; ./sim does");
+  });
+
+  it("runs ./sim FILE in the file's workload, and refuses a -workload beside it that disagrees", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "workload-"));
+    try {
+      const file = join(dir, "occ.yaml");
+      writeFileSync(file, OCC);
+      let stdout = "";
+      let stderr = "";
+      const io = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, env: {} };
+      expect(await simMain([file, "-json"], io)).toBe(0);
+      const lines = stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { workload: string; strategy: string; clients: number });
+      expect(lines.map((line) => [line.workload, line.strategy, line.clients])).toEqual([
+        ["occ", "none", 20],
+        ["occ", "full-jitter", 20],
+      ]);
+      expect(stderr).toMatch(/^sim: workload occ: 20 clients/);
+      await expect(simMain(["-workload", "requests", file], io)).rejects.toThrow(
+        `-workload requests given, but ${file} is a scenario of workload occ`,
+      );
+      expect(await simMain(["-workload", "occ", file, "-clients", "5", "-strategies", "none", "-trials", "1"], io)).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
