@@ -1,4 +1,3 @@
-import type { Fault } from "../model/faults/fault-schedule.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
@@ -14,7 +13,7 @@ import type { StrategyRun } from "../strategies/runs.ts";
 import { configFrom } from "../sim/main.ts";
 import { figuresOf, type SimulationConfig } from "../sim/simulate.ts";
 import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, serverLevers } from "./candidates.ts";
-import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult } from "./measure.ts";
+import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult, troubleStartMs } from "./measure.ts";
 import { CHOOSE_TARGET, type ChooseOptions, parseChooseArgs, scheduleText, STABILITY_TOP } from "./options.ts";
 import { withScenarioFile } from "../scenario-file/arguments.ts";
 import type { ScenarioSource } from "../report/html.ts";
@@ -483,10 +482,6 @@ function listing(
     faultsListing(options)
   );
 }
-
-/** When a run's trouble begins: its schedule's first fault, or the stop after the steady state. */
-const troubleStartMs = (schedule: readonly Fault[] | undefined, steadyMs: number): number =>
-  schedule === undefined ? steadyMs : Math.min(...schedule.map((fault) => fault.atMs));
 
 /** The fault schedules that replace the listed outages, each under the length the tables show it by; empty without -faults. */
 function faultsListing(options: ChooseOptions): string {

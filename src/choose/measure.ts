@@ -178,6 +178,10 @@ export function longestSurvived(
   return { survivedMs: low, collapsedMs: high };
 }
 
+/** When a run's trouble begins: its schedule's first fault, or the stop after the steady state. */
+export const troubleStartMs = (schedule: readonly Fault[] | undefined, steadyMs: number): number =>
+  schedule === undefined ? steadyMs : Math.min(...schedule.map((fault) => fault.atMs));
+
 /**
  * One run with one outage after the steady state, observed for `plan.observeMs`; with a
  * `schedule`, its faults instead (times from the run's start; `outageMs` is when the last
@@ -195,7 +199,7 @@ export function outageRun(
   const faults = schedule ?? [{ kind: "stop" as const, atMs: plan.steadyMs, durationMs: outageMs, factor: 1 }];
   const resumeAtMs = schedule === undefined ? plan.steadyMs + outageMs : outageMs;
   const phases = {
-    stopAtMs: Math.min(...faults.map((fault) => fault.atMs)),
+    stopAtMs: troubleStartMs(schedule, plan.steadyMs),
     resumeAtMs,
     endMs: resumeAtMs + plan.observeMs,
     faults: schedule === undefined ? undefined : faults,
