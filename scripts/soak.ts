@@ -22,6 +22,7 @@ import { formatDuration } from "../src/cli/duration.ts";
 import { type FlagSpec, parseFlags, type ProgramDescription } from "../src/cli/flags.ts";
 import { describeFailure, UsageError } from "../src/cli/usage-error.ts";
 import { DEFAULT_HEADERS_TIMEOUT_MS } from "../src/server/options.ts";
+import { SIM_SEED_FLAG } from "../src/sim/options.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { parseClientLine } from "../src/contracts/client-line.ts";
 import { jsonLines } from "../src/contracts/json-line.ts";
@@ -107,16 +108,7 @@ const SOAK_FLAGS = [
     minExclusive: true,
     description: "how often RSS and sockets are read",
   },
-  {
-    name: "seed",
-    group: "run",
-    kind: "integer",
-    default: 1,
-    min: 0,
-    max: 2 ** 31 - 1,
-    placeholder: "n",
-    description: "seed of the hostile requests and the client",
-  },
+  { ...SIM_SEED_FLAG, description: "seed of the hostile requests and the client" },
 ] as const satisfies readonly FlagSpec[];
 
 const SOAK: ProgramDescription<typeof SOAK_FLAGS> = {
