@@ -24,6 +24,11 @@ function upstreamUrlsProblem(text: string): string | undefined {
   return undefined;
 }
 
+/** A client flag's description as a middle tier's: the flags it names under their prefix; the strategies' list is ./client -h's. */
+function describeUpstreamFlag(description: string): string {
+  return `middle tier's calls to -upstream: ${withPrefixedNames(description, RETRY_POLICY_FLAGS, PREFIX).replace("(-h lists", "(./client -h lists")}`;
+}
+
 export const UPSTREAM_FLAGS = [
   {
     name: "upstream",
@@ -46,7 +51,7 @@ export const UPSTREAM_FLAGS = [
     placeholder: "k",
     description: "middle tier: call each -upstream URL k times per request; the answer is 200 only when every call succeeded",
   },
-  ...prefixFlags(RETRY_POLICY_FLAGS, PREFIX, (description) => `middle tier's calls to -upstream: ${description}`),
+  ...prefixFlags(RETRY_POLICY_FLAGS, PREFIX, describeUpstreamFlag),
 ] as const satisfies readonly FlagSpec[];
 
 export type UpstreamFlagValues = FlagValues<typeof UPSTREAM_FLAGS>;
