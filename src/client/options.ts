@@ -18,6 +18,7 @@ import {
   strategiesHelp,
   type StrategyName,
 } from "../strategies/registry.ts";
+import { checkHedging, HEDGE_DELAY_FLAG } from "./hedge-flag.ts";
 import { LOAD_FLAGS } from "./load-flags.ts";
 import { parseShard, type Shard, shardProblem } from "./shard.ts";
 import { autoWorkers, USERS_PER_THREAD } from "./workers.ts";
@@ -87,6 +88,7 @@ export const CLIENT_FLAGS = [
     placeholder: "n",
     description: "attempts per request including the first, then give up (0 = no limit)",
   },
+  HEDGE_DELAY_FLAG,
   ...PROTECTION_FLAGS,
   ...LOAD_FLAGS,
   {
@@ -230,6 +232,7 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
       maxAttempts: values["max-attempts"] === 0 ? Infinity : values["max-attempts"],
       fleet: resolveProtection(values),
       honorRetryAfter: values["honor-retry-after"],
+      hedgeDelayMs: values["hedge-delay"],
     },
     intervalMs: values.interval,
     json: values.json,
@@ -241,6 +244,7 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
     workers: 1,
     behindThresholdMs: values["behind-threshold"] > 0 ? values["behind-threshold"] : defaultBehindThresholdMs(values.timeout),
   };
+  checkHedging(values, strategy, options.retry);
   const resolved = { ...options, workers: resolveWorkers(values, options.retry.fleet) };
   checkShareCombinations(resolved);
   return resolved;
@@ -325,6 +329,8 @@ export function describeStrategy(options: ClientOptions): string {
     .map(([key, value]) => `${key} ${Array.isArray(value) ? value.join(",") : String(value)}`)
     .join(", ");
   const attempts = Number.isFinite(options.retry.maxAttempts) ? `, max attempts ${options.retry.maxAttempts}` : "";
+  const hedgeDelayMs = options.retry.hedgeDelayMs;
+  if (hedgeDelayMs !== undefined) return `hedging (a copy every ${formatDuration(hedgeDelayMs)} unless answered)${attempts}`;
   const fleet = options.retry.fleet === undefined ? "" : describeProtection(options.retry.fleet, options.clients);
   return `${options.strategy} (${parameters})${attempts}${fleet}`;
 }
