@@ -4,7 +4,7 @@
  * copies of one request, the next sent hedgingDelay after the previous unless an answer
  * came; a non-fatal failure sends the next copy at once; the first success, or a fatal
  * failure, is kept and every other copy in flight is cancelled. The same idea as Polly v8's
- * hedging strategy (https://www.pollydocs.org/strategies/hedging.html) and as the "hedged
+ * hedging strategy (https://www.pollydocs.org/strategies/hedging) and as the "hedged
  * requests" of Dean and Barroso, "The Tail at Scale", CACM 56(2), 2013.
  *
  * Pure decisions on counts; the attempt lifecycle (src/model/attempt.ts) sends and cancels.
