@@ -93,7 +93,8 @@ const IN_THREAD = 1;
 /** Cancelled, expired or completed: gone from the server. */
 const GONE = 2;
 
-class Job {
+/** A request in the pool (exported for UpstreamPool, which extends ThreadPool). */
+export class Job {
   state = QUEUED;
   /** The client went away (without cancel-on-disconnect the request stays). */
   abandoned = false;
@@ -328,6 +329,11 @@ export class ThreadPool implements ServerModel {
   private startService(job: Job): void {
     job.state = IN_THREAD;
     this.busy++;
+    this.beginService(job);
+  }
+
+  /** A request has its thread: its service time starts (UpstreamPool first makes its upstream call). */
+  protected beginService(job: Job): void {
     const serviceMs = drawServiceTimeMs(this.options, this.options.serviceTimeMs * this.serviceTimeFactor, this.options.random);
     const dueAt = this.clock.now() + serviceMs;
     this.completions.push(dueAt, job.ticket, job);
@@ -404,7 +410,8 @@ export class ThreadPool implements ServerModel {
     if (completions.size > 0 && !this.stopped) this.arm(completions.topDueAt());
   }
 
-  private complete(job: Job, now: number): void {
+  /** A request leaves its thread; `failure` (UpstreamPool's) answers it so instead of serving it, uncounted here. */
+  protected complete(job: Job, now: number, failure?: Completion): void {
     job.state = GONE;
     this.busy--;
     this.jobs.delete(job.ticket);
@@ -415,6 +422,8 @@ export class ThreadPool implements ServerModel {
     if (job.abandoned) {
       this.abandonedTotal++;
       this.abandonedInService--;
+    } else if (failure !== undefined) {
+      job.callback?.(job.context, failure);
     } else {
       this.servedTotal++;
       const completion = this.injectError() ? "injected-error" : "served";

@@ -14,9 +14,10 @@ export interface OutOfMemoryEvent {
 
 /**
  * How a request left service, as its completion callback is told: answered, answered with
- * an injected error, or taken out at its deadline (see admit's `deadlineAt`).
+ * an injected error, taken out at its deadline (see admit's `deadlineAt`), or, in a middle
+ * tier (src/model/servers/upstream-pool.ts), failed because its upstream call failed for good.
  */
-export type Completion = "served" | "injected-error" | "expired";
+export type Completion = "served" | "injected-error" | "expired" | "upstream-failed";
 
 /**
  * A request taken into service: its number in the order of arrival. Numbers, not objects,
@@ -51,6 +52,26 @@ export interface ServiceSnapshot {
   readonly threadsBusy?: number;
   /** and threads in all. */
   readonly threads?: number;
+  /** A middle tier only (src/model/servers/upstream-pool.ts): its calls to the tier below. */
+  readonly upstream?: UpstreamSnapshot;
+}
+
+/** What a middle tier did toward its upstream, totals since it started (in flight: now). */
+export interface UpstreamSnapshot {
+  /** Requests that took a thread and called upstream: the tier's own user requests (first attempts). */
+  readonly requests: number;
+  /** Attempts sent upstream, first attempts and retries. */
+  readonly attempts: number;
+  /** Attempts ended, by outcome. */
+  readonly attemptsOk: number;
+  readonly attemptsError: number;
+  readonly attemptsTimedout: number;
+  /** Attempts the tier's own throttle or open breaker refused: never sent. */
+  readonly refused: number;
+  /** Calls that failed for good (after their attempts, or refused by the budget): answered 502. */
+  readonly failures: number;
+  /** Calls in flight now, each holding a thread. */
+  readonly inFlight: number;
 }
 
 /** What every model does with requests: take them in, let their clients go, report its state. */

@@ -1,0 +1,176 @@
+import { CallbackTimer, type Clock } from "../../clock/clock.ts";
+import type { AttemptOutcome } from "../outcome.ts";
+import { type Job, ThreadPool, type ThreadPoolOptions } from "./queue.ts";
+import type { ServiceSnapshot, ServiceTicket, UpstreamSnapshot } from "./server-model.ts";
+
+/**
+ * How a middle tier's upstream call ended, as its owner reports it: answered OK, failed for
+ * good (its attempts spent, or its budget or breaker refused the retry), or given up because
+ * the deadline its client sent had passed (a deadline-aware tier calls no further).
+ */
+export type UpstreamCallEnd = "ok" | "failed" | "expired";
+
+/** Who makes the upstream calls for an UpstreamPool: the real server over HTTP, or a simulated network. */
+export interface UpstreamCaller {
+  /**
+   * Request `ticket` has its thread: start its upstream call and report its end once with
+   * `pool.callEnded(ticket, …)`, now or later. `context` is the one given to admit
+   * (undefined once its client has gone away); `deadlineAt` the deadline given to admit
+   * (Infinity for none), on the pool's clock.
+   */
+  startCall(ticket: ServiceTicket, context: unknown, deadlineAt: number): void;
+  /** The call of `ticket` is no longer wanted (its client left with cancel-on-disconnect, a crash, a stop): abort it, report nothing. */
+  cancelCall(ticket: ServiceTicket): void;
+}
+
+/**
+ * A middle tier's model: the queue model's thread pool (threads, queue order and limit,
+ * seeded service times, faults, deadlines, memory: src/model/servers/queue.ts), in which a
+ * request that reaches a thread first calls the tier below and holds its thread while that
+ * call runs, as a service with synchronous calls does. So a slow upstream fills this tier's
+ * threads, and its queue grows behind them.
+ *
+ * admit → waits for a thread (or is shed at the queue limit, or dropped there at its
+ * deadline: no call is made for it) → the caller is told to start the call → the call ends:
+ * OK → the tier's own service time, then answered (served, or an injected error under an
+ * errors fault); failed → answered "upstream-failed" at once (a 502), expired → "expired"
+ * at once (a 504). A client that goes away leaves its request where it is (the call goes on,
+ * for nobody), or with cancel-on-disconnect takes it out and its call is cancelled. A crash
+ * or a stop cancels every call in flight.
+ *
+ * A call reported ended while it is being started (a local refusal of the tier's own breaker,
+ * or a transport that answers at once) is taken at the clock's next turn, 0 ms later (1 ms on
+ * Node's clock), so that a queue of such calls never nests one completion inside another.
+ */
+export class UpstreamPool extends ThreadPool {
+  private readonly caller: UpstreamCaller;
+  private readonly poolClock: Clock;
+  private readonly cancelOnDisconnect: boolean;
+  /** Requests whose call is in flight, by ticket. */
+  private readonly calls = new Map<ServiceTicket, Job>();
+  /** Calls reported ended while being started, to take at the next turn. */
+  private readonly endedEarly = new Map<ServiceTicket, UpstreamCallEnd>();
+  private readonly earlyTimer = new CallbackTimer(() => this.takeEarlyEnds());
+  private starting = false;
+  private requestsTotal = 0;
+  private attemptsTotal = 0;
+  private attemptsOk = 0;
+  private attemptsError = 0;
+  private attemptsTimedout = 0;
+  private refusedTotal = 0;
+  private failuresTotal = 0;
+  /** Given up at their deadline after the call began (the base pool counts those dropped before). */
+  private expiredInCall = 0;
+
+  constructor(clock: Clock, options: ThreadPoolOptions, caller: UpstreamCaller) {
+    super(clock, options);
+    this.poolClock = clock;
+    this.caller = caller;
+    this.cancelOnDisconnect = options.cancelOnDisconnect;
+  }
+
+  /** The call of `ticket` ended; ignored for a call that was cancelled or already reported. */
+  callEnded(ticket: ServiceTicket, end: UpstreamCallEnd): void {
+    const job = this.calls.get(ticket);
+    if (job === undefined || this.endedEarly.has(ticket)) return;
+    if (this.starting) {
+      this.endedEarly.set(ticket, end);
+      this.poolClock.arm(this.earlyTimer, 0);
+      return;
+    }
+    this.calls.delete(ticket);
+    this.endCall(job, end);
+  }
+
+  /** The caller sent an attempt upstream (a first attempt or a retry). */
+  attemptSent(): void {
+    this.attemptsTotal++;
+  }
+
+  /** An attempt sent upstream ended; a local refusal (throttled, rejected) is counted as refused, never as sent. */
+  attemptEnded(outcome: AttemptOutcome): void {
+    if (outcome === "ok") this.attemptsOk++;
+    else if (outcome === "error") this.attemptsError++;
+    else if (outcome === "timedout") this.attemptsTimedout++;
+    else this.refusedTotal++;
+  }
+
+  override abandon(ticket: ServiceTicket): void {
+    super.abandon(ticket);
+    if (this.cancelOnDisconnect) this.cancel(ticket);
+  }
+
+  override snapshot(): ServiceSnapshot {
+    const snapshot = super.snapshot();
+    const upstream: UpstreamSnapshot = {
+      requests: this.requestsTotal,
+      attempts: this.attemptsTotal,
+      attemptsOk: this.attemptsOk,
+      attemptsError: this.attemptsError,
+      attemptsTimedout: this.attemptsTimedout,
+      refused: this.refusedTotal,
+      failures: this.failuresTotal,
+      inFlight: this.calls.size,
+    };
+    return { ...snapshot, expired: snapshot.expired + this.expiredInCall, upstream };
+  }
+
+  override stop(): void {
+    super.stop();
+    this.poolClock.cancel(this.earlyTimer);
+    this.cancelAll();
+  }
+
+  override crash(): unknown[] {
+    const lost = super.crash();
+    this.poolClock.cancel(this.earlyTimer);
+    this.cancelAll();
+    return lost;
+  }
+
+  /** The request has its thread: its call starts; its own service time waits for the call's end. */
+  protected override beginService(job: Job): void {
+    this.calls.set(job.ticket, job);
+    this.requestsTotal++;
+    this.starting = true;
+    try {
+      this.caller.startCall(job.ticket, job.context, job.deadlineAt);
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  private endCall(job: Job, end: UpstreamCallEnd): void {
+    if (end === "ok") {
+      super.beginService(job);
+      return;
+    }
+    if (end === "failed") this.failuresTotal++;
+    // One whose client has gone counts as abandoned (work for nobody), as the base pool counts it.
+    else if (!job.abandoned) this.expiredInCall++;
+    this.complete(job, this.poolClock.now(), end === "failed" ? "upstream-failed" : "expired");
+  }
+
+  private takeEarlyEnds(): void {
+    const ended = [...this.endedEarly];
+    this.endedEarly.clear();
+    for (const [ticket, end] of ended) {
+      const job = this.calls.get(ticket);
+      if (job === undefined) continue;
+      this.calls.delete(ticket);
+      this.endCall(job, end);
+    }
+  }
+
+  private cancel(ticket: ServiceTicket): void {
+    this.endedEarly.delete(ticket);
+    if (this.calls.delete(ticket)) this.caller.cancelCall(ticket);
+  }
+
+  private cancelAll(): void {
+    const tickets = [...this.calls.keys()];
+    this.calls.clear();
+    this.endedEarly.clear();
+    for (const ticket of tickets) this.caller.cancelCall(ticket);
+  }
+}
