@@ -270,3 +270,45 @@ export function argsToSettings(args: readonly string[], flags: readonly FlagSpec
 export function givenFlagNames(args: readonly string[], flags: readonly FlagSpec[]): Set<string> {
   return new Set(Object.keys(argsToSettings(args, flags)));
 }
+
+/** The flags of a table with some names, in the table's order. */
+export function flagsNamed<T extends readonly FlagSpec[], N extends T[number]["name"]>(
+  flags: T,
+  names: readonly N[],
+): Extract<T[number], { name: N }>[] {
+  return flags.filter((flag) => (names as readonly string[]).includes(flag.name)) as Extract<T[number], { name: N }>[];
+}
+
+/** A flag under another program's prefix: `-timeout` becomes `-upstream-timeout`. */
+export type PrefixedFlag<S extends FlagSpec, P extends string> = Omit<S, "name"> & { readonly name: `${P}${S["name"]}` };
+
+/**
+ * Another program's flags under a prefix, with their kinds, defaults and rules, so that a
+ * program can take a whole policy's flags (./server -upstream takes the client's retry
+ * flags as -upstream-…) from their one table instead of a copy. `describe` rewords each
+ * description for its new place.
+ */
+export function prefixFlags<S extends FlagSpec, P extends string>(
+  flags: readonly S[],
+  prefix: P,
+  describe: (description: string) => string,
+): PrefixedFlag<S, P>[] {
+  return flags.map((flag) => ({ ...flag, name: `${prefix}${flag.name}`, description: describe(flag.description) }) as PrefixedFlag<S, P>);
+}
+
+/** The values of prefixed flags under their own names, as the table they came from reads them. */
+export function unprefixedValues<S extends FlagSpec>(
+  flags: readonly S[],
+  prefix: string,
+  values: Readonly<Record<string, unknown>>,
+): FlagValues<readonly S[]> {
+  const own: Record<string, unknown> = {};
+  for (const flag of flags) own[flag.name] = values[`${prefix}${flag.name}`];
+  return own as FlagValues<readonly S[]>;
+}
+
+/** A message that names flags of `flags` (`-budget`) as the prefixed program knows them (`-upstream-budget`). */
+export function withPrefixedNames(message: string, flags: readonly FlagSpec[], prefix: string): string {
+  const names = flags.map((flag) => flag.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).sort((a, b) => b.length - a.length);
+  return message.replace(new RegExp(`(^|[^\\w-])-(${names.join("|")})(?![\\w-])`, "g"), `$1-${prefix}$2`);
+}

@@ -1,6 +1,15 @@
 import { WORKLOAD_HELP } from "../cli/workload.ts";
 import { formatDuration } from "../cli/duration.ts";
-import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
+import {
+  DEBUG_FLAG,
+  flagsInGroups,
+  flagsNamed,
+  type FlagSpec,
+  type FlagValues,
+  parseFlags,
+  type ParseOutcome,
+  type ProgramDescription,
+} from "../cli/flags.ts";
 import { instantProblem, parseInstant } from "../cli/instant.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { type ListenAddress, listenAddressProblem, parseListenAddress } from "../cli/listen-address.ts";
@@ -207,11 +216,30 @@ export interface ClientOptions {
 
 export type ClientFlagValues = FlagValues<typeof CLIENT_FLAGS>;
 
-export function parseClientArgs(args: readonly string[]): ParseOutcome<typeof CLIENT_FLAGS> {
-  return parseFlags(CLIENT_PROGRAM, args);
+/**
+ * The client's flags that make up one caller's retry policy: the strategy and its attempts,
+ * the per-attempt timeout, the protections (budget, throttle, breaker), the deadline it
+ * sends and the Retry-After it honours. A middle tier (./server -upstream) takes them under
+ * the prefix upstream-; the client instances are the calling process, so -instances is not among them.
+ */
+export const RETRY_POLICY_FLAGS = [
+  ...flagsInGroups(CLIENT_FLAGS, ["strategy", "protection"]),
+  ...flagsNamed(CLIENT_FLAGS, ["timeout", "honor-retry-after"]),
+];
+
+export type RetryPolicyValues = FlagValues<typeof RETRY_POLICY_FLAGS> & Pick<ClientFlagValues, "lambda" | "instances">;
+
+/** One caller's retry policy, as its flags set it. */
+export interface RetryPolicyOptions {
+  readonly strategy: StrategyName;
+  readonly timeoutMs: number;
+  /** Send each attempt's deadline to the server. */
+  readonly propagateDeadline: boolean;
+  readonly retry: RetryConfig;
 }
 
-export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
+/** The retry policy the flags describe; a UsageError for a combination that means nothing. */
+export function resolveRetryPolicy(values: RetryPolicyValues): RetryPolicyOptions {
   let strategy = findStrategy(values.strategy)!.name as StrategyName;
   if (values["exponential-backoff"]) {
     if (strategy !== "fixed" && strategy !== "exponential-backoff") {
@@ -219,13 +247,10 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
     }
     strategy = "exponential-backoff";
   }
-  const options: ClientOptions = {
-    clients: values.clients,
-    arrivals: resolveArrivals(values),
-    propagateDeadline: values["propagate-deadline"],
-    url: values.url,
-    timeoutMs: values.timeout,
+  return {
     strategy,
+    timeoutMs: values.timeout,
+    propagateDeadline: values["propagate-deadline"],
     retry: {
       backoff: buildStrategyPolicy(strategy, values),
       thinkTimeMeanMs: values.lambda * 1000,
@@ -234,6 +259,19 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
       honorRetryAfter: values["honor-retry-after"],
       hedgeDelayMs: values["hedge-delay"],
     },
+  };
+}
+
+export function parseClientArgs(args: readonly string[]): ParseOutcome<typeof CLIENT_FLAGS> {
+  return parseFlags(CLIENT_PROGRAM, args);
+}
+
+export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
+  const options: ClientOptions = {
+    clients: values.clients,
+    arrivals: resolveArrivals(values),
+    url: values.url,
+    ...resolveRetryPolicy(values),
     intervalMs: values.interval,
     json: values.json,
     durationMs: values.duration,
@@ -335,7 +373,7 @@ export function describeStrategy(options: ClientOptions): string {
   return `${options.strategy} (${parameters})${attempts}${fleet}`;
 }
 
-function checkUrl(text: string): string | undefined {
+export function checkUrl(text: string): string | undefined {
   try {
     const url = new URL(text);
     return url.protocol === "http:" || url.protocol === "https:" ? undefined : "must be an http:// or https:// URL";

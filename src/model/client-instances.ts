@@ -187,6 +187,15 @@ export class ClientInstances {
     return true;
   }
 
+  /**
+   * An admitted attempt was aborted by its caller, which no longer wants it (a middle tier's
+   * cancelled call): it ends uncounted by the breaker and the budgets, giving back what it held.
+   */
+  attemptAborted(user: number): void {
+    if (this.envoy !== undefined) this.activeRequests[user % this.count]!--;
+    this.refused(user);
+  }
+
   /** A user gave its request up: nothing of it is refunded later. */
   requestAbandoned(user: number): void {
     if (this.aws !== undefined) this.awsRetryCost[user] = 0;

@@ -58,7 +58,7 @@ export interface ServiceSnapshot {
 
 /** What a middle tier did toward its upstream, totals since it started (in flight: now). */
 export interface UpstreamSnapshot {
-  /** Requests that took a thread and called upstream: the tier's own user requests (first attempts). */
+  /** First attempts sent upstream: the tier's own user requests (one per call, k for a fan-out of k). */
   readonly requests: number;
   /** Attempts sent upstream, first attempts and retries. */
   readonly attempts: number;

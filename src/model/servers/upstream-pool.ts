@@ -82,9 +82,10 @@ export class UpstreamPool extends ThreadPool {
     this.endCall(job, end);
   }
 
-  /** The caller sent an attempt upstream (a first attempt or a retry). */
-  attemptSent(): void {
+  /** The caller sent an attempt upstream: a first attempt (one per call, k for a fan-out of k) or a retry. */
+  attemptSent(isRetry: boolean): void {
     this.attemptsTotal++;
+    if (!isRetry) this.requestsTotal++;
   }
 
   /** An attempt sent upstream ended; a local refusal (throttled, rejected) is counted as refused, never as sent. */
@@ -131,7 +132,6 @@ export class UpstreamPool extends ThreadPool {
   /** The request has its thread: its call starts; its own service time waits for the call's end. */
   protected override beginService(job: Job): void {
     this.calls.set(job.ticket, job);
-    this.requestsTotal++;
     this.starting = true;
     try {
       this.caller.startCall(job.ticket, job.context, job.deadlineAt);

@@ -50,7 +50,7 @@ describe("UpstreamPool (a middle tier's threads, held while the upstream call ru
     arrive("a");
     arrive("b");
     expect(calls).toEqual(["call a@0"]);
-    expect(pool.snapshot()).toMatchObject({ concurrency: 2, queueLength: 1, threadsBusy: 1, upstream: { requests: 1, inFlight: 1 } });
+    expect(pool.snapshot()).toMatchObject({ concurrency: 2, queueLength: 1, threadsBusy: 1, upstream: { inFlight: 1 } });
     clock.advanceBy(50);
     endCall("a", "ok"); // a's own 100 ms start now; b still waits for the thread
     clock.advanceBy(99.999);
@@ -66,7 +66,7 @@ describe("UpstreamPool (a middle tier's threads, held while the upstream call ru
       concurrency: 0,
       served: 1,
       threadsBusy: 0,
-      upstream: { requests: 2, failures: 1, inFlight: 0 },
+      upstream: { failures: 1, inFlight: 0 },
     });
   });
 
@@ -74,7 +74,7 @@ describe("UpstreamPool (a middle tier's threads, held while the upstream call ru
     const { clock, pool, calls, completions, arrive, endCall } = setUp({ threads: 2, queueLimit: 2 });
     for (const name of ["a", "b", "c", "d"]) expect(arrive(name)).toBeDefined();
     expect(arrive("e")).toBeUndefined();
-    expect(pool.snapshot()).toMatchObject({ threadsBusy: 2, queueLength: 2, shed: 1, upstream: { requests: 2, inFlight: 2 } });
+    expect(pool.snapshot()).toMatchObject({ threadsBusy: 2, queueLength: 2, shed: 1, upstream: { inFlight: 2 } });
     clock.advanceBy(1000); // the upstream has not answered: nothing moves
     expect(completions).toEqual([]);
     endCall("b", "ok");
@@ -119,7 +119,7 @@ describe("UpstreamPool (a middle tier's threads, held while the upstream call ru
     endCall("a", "expired");
     expect(completions).toEqual(["a:expired@100", "b:expired@100"]);
     expect(calls).toEqual(["call a@0 (deadline 500)", "call c@100"]); // b never called upstream
-    expect(pool.snapshot()).toMatchObject({ expired: 2, served: 0, upstream: { requests: 2 } });
+    expect(pool.snapshot()).toMatchObject({ expired: 2, served: 0 });
   });
 
   it("keeps a gone client's request and its call: the answer is work for nobody", () => {
@@ -178,7 +178,7 @@ describe("UpstreamPool (a middle tier's threads, held while the upstream call ru
     clock.advanceBy(0);
     expect(completions).toEqual(["a:upstream-failed@0", "b:upstream-failed@0", "c:upstream-failed@0"]);
     expect(calls).toEqual(["call a@0", "call b@0", "call c@0"]);
-    expect(pool.snapshot()).toMatchObject({ concurrency: 0, upstream: { requests: 3, failures: 3 } });
+    expect(pool.snapshot()).toMatchObject({ concurrency: 0, upstream: { failures: 3 } });
   });
 
   it("serves the errors of a fault after its own service time, and slows its own service under a slow fault", () => {
@@ -192,10 +192,10 @@ describe("UpstreamPool (a middle tier's threads, held while the upstream call ru
 
   it("counts the attempts its owner sends and how they ended, apart from those it refused itself", () => {
     const { pool } = setUp();
-    for (let index = 0; index < 3; index++) pool.attemptSent();
+    for (const isRetry of [false, true, true]) pool.attemptSent(isRetry);
     for (const outcome of ["ok", "error", "timedout", "rejected", "throttled"] as const) pool.attemptEnded(outcome);
     expect(pool.snapshot().upstream).toEqual({
-      requests: 0,
+      requests: 1,
       attempts: 3,
       attemptsOk: 1,
       attemptsError: 1,
