@@ -247,19 +247,16 @@ export function resolveRetryPolicy(values: RetryPolicyValues): RetryPolicyOption
     }
     strategy = "exponential-backoff";
   }
-  return {
-    strategy,
-    timeoutMs: values.timeout,
-    propagateDeadline: values["propagate-deadline"],
-    retry: {
-      backoff: buildStrategyPolicy(strategy, values),
-      thinkTimeMeanMs: values.lambda * 1000,
-      maxAttempts: values["max-attempts"] === 0 ? Infinity : values["max-attempts"],
-      fleet: resolveProtection(values),
-      honorRetryAfter: values["honor-retry-after"],
-      hedgeDelayMs: values["hedge-delay"],
-    },
+  const retry: RetryConfig = {
+    backoff: buildStrategyPolicy(strategy, values),
+    thinkTimeMeanMs: values.lambda * 1000,
+    maxAttempts: values["max-attempts"] === 0 ? Infinity : values["max-attempts"],
+    fleet: resolveProtection(values),
+    honorRetryAfter: values["honor-retry-after"],
+    hedgeDelayMs: values["hedge-delay"],
   };
+  checkHedging(values, strategy, retry);
+  return { strategy, timeoutMs: values.timeout, propagateDeadline: values["propagate-deadline"], retry };
 }
 
 export function parseClientArgs(args: readonly string[]): ParseOutcome<typeof CLIENT_FLAGS> {
@@ -282,7 +279,6 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
     workers: 1,
     behindThresholdMs: values["behind-threshold"] > 0 ? values["behind-threshold"] : defaultBehindThresholdMs(values.timeout),
   };
-  checkHedging(values, strategy, options.retry);
   const resolved = { ...options, workers: resolveWorkers(values, options.retry.fleet) };
   checkShareCombinations(resolved);
   return resolved;
