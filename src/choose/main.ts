@@ -411,6 +411,7 @@ function intentOf(candidate: Candidate, config: SimulationConfig): RetryIntent {
     maxAttempts: config.retry.maxAttempts,
     budget: config.retry.fleet?.budget?.kind === "grpc" ? config.retry.fleet.budget.budget : undefined,
     timeoutMs: config.timeoutMs,
+    hedgeDelayMs: config.retry.hedgeDelayMs,
     thinkTimeMeanMs: config.retry.thinkTimeMeanMs,
     client: candidate.client,
     server: candidate.server,

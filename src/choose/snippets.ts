@@ -11,7 +11,9 @@ import type { FlagSettings } from "./settings.ts";
  * - gRPC proposal A6, "gRPC Retry Design", https://github.com/grpc/proposal/blob/master/A6-client-retries.md
  *   (retryPolicy: maxAttempts >= 2, values above 5 treated as 5; initialBackoff, maxBackoff as
  *   "<seconds>s" strings > 0; backoffMultiplier > 0; retryableStatusCodes non-empty;
- *   retryThrottling: maxTokens in (0, 1000], tokenRatio > 0 with 3 decimal places).
+ *   retryThrottling: maxTokens in (0, 1000], tokenRatio > 0 with 3 decimal places; hedgingPolicy:
+ *   maxAttempts >= 2, values above 5 treated as 5, hedgingDelay, nonFatalStatusCodes; a method
+ *   has a retryPolicy or a hedgingPolicy, never both).
  * - Envoy API v3: config.route.v3.RetryPolicy (retry_on, num_retries, per_try_timeout,
  *   retry_back_off {base_interval, max_interval}) and config.cluster.v3.CircuitBreakers
  *   (thresholds[].retry_budget {budget_percent {value}, min_retry_concurrency}),
@@ -39,6 +41,8 @@ export interface RetryIntent {
   readonly budget: RetryBudget | undefined;
   /** Per-attempt timeout. */
   readonly timeoutMs: number;
+  /** With hedging (-hedge-delay): the delay between copies; undefined when the winner retries instead. */
+  readonly hedgeDelayMs?: number | undefined;
   /** The users' mean think time (the reference policy grows its first wait from it). */
   readonly thinkTimeMeanMs: number;
   /** Every client flag the candidate set, for mechanisms beyond the backoff (-budget, -throttle, -breaker, …). */
@@ -197,7 +201,38 @@ function unexpressed(intent: RetryIntent, system: string, except: readonly strin
   return notes;
 }
 
+/**
+ * A winner that hedges: gRPC's hedgingPolicy (A6). Its copies fail over on UNAVAILABLE, what
+ * gRPC makes of HTTP 429, 502, 503 and 504; the simulated copies also fail over on a timeout of
+ * their own, which gRPC's one deadline over all copies cannot say.
+ */
+function grpcHedgingConfig(intent: RetryIntent, hedgeDelayMs: number): Snippet {
+  const notes: string[] = [];
+  let maxAttempts = intent.maxAttempts;
+  if (maxAttempts > GRPC_MAX_ATTEMPTS) {
+    notes.push(
+      `gRPC allows at most ${GRPC_MAX_ATTEMPTS} copies (A6: larger values are treated as ${GRPC_MAX_ATTEMPTS}); the winner had ${maxAttempts}`,
+    );
+    maxAttempts = GRPC_MAX_ATTEMPTS;
+  }
+  const hedgingPolicy = { maxAttempts, hedgingDelay: protoDuration(hedgeDelayMs), nonFatalStatusCodes: ["UNAVAILABLE"] };
+  notes.push(
+    `gRPC's method timeout is a deadline over all copies; the simulated ${ms(intent.timeoutMs)} timeout of each copy has no field in the service config (set the call deadline yourself)`,
+    ...unexpressed(intent, "gRPC's service config", []),
+  );
+  const config = { methodConfig: [{ name: [{ service: "your.package.YourService" }], hedgingPolicy }] };
+  return {
+    id: "grpc",
+    title: "gRPC service config (hedgingPolicy)",
+    file: "grpc-service-config.json",
+    language: "json",
+    text: `${JSON.stringify(config, null, 2)}\n`,
+    notes,
+  };
+}
+
 export function grpcServiceConfig(intent: RetryIntent): Snippet {
+  if (intent.hedgeDelayMs !== undefined) return grpcHedgingConfig(intent, intent.hedgeDelayMs);
   const form = shapeOf(intent);
   const notes = [...form.notes];
   const attempts = attemptsOf(intent, form);
@@ -598,8 +633,9 @@ export function libraryCode(intent: RetryIntent): Snippet {
   };
 }
 
-/** Every snippet for a winner. */
+/** Every snippet for a winner; a winner that hedges gets gRPC's hedgingPolicy alone, the others' settings being retries. */
 export function snippetsFor(intent: RetryIntent): Snippet[] {
+  if (intent.hedgeDelayMs !== undefined) return [grpcServiceConfig(intent)];
   return [
     grpcServiceConfig(intent),
     envoyConfig(intent),

@@ -27,6 +27,7 @@ import {
   strategiesHelp,
   type StrategyName,
 } from "../strategies/registry.ts";
+import { checkHedging, HEDGE_DELAY_FLAG } from "./hedge-flag.ts";
 import { LOAD_FLAGS } from "./load-flags.ts";
 import { parseShard, type Shard, shardProblem } from "./shard.ts";
 import { autoWorkers, USERS_PER_THREAD } from "./workers.ts";
@@ -96,6 +97,7 @@ export const CLIENT_FLAGS = [
     placeholder: "n",
     description: "attempts per request including the first, then give up (0 = no limit)",
   },
+  HEDGE_DELAY_FLAG,
   ...PROTECTION_FLAGS,
   ...LOAD_FLAGS,
   {
@@ -245,18 +247,16 @@ export function resolveRetryPolicy(values: RetryPolicyValues): RetryPolicyOption
     }
     strategy = "exponential-backoff";
   }
-  return {
-    strategy,
-    timeoutMs: values.timeout,
-    propagateDeadline: values["propagate-deadline"],
-    retry: {
-      backoff: buildStrategyPolicy(strategy, values),
-      thinkTimeMeanMs: values.lambda * 1000,
-      maxAttempts: values["max-attempts"] === 0 ? Infinity : values["max-attempts"],
-      fleet: resolveProtection(values),
-      honorRetryAfter: values["honor-retry-after"],
-    },
+  const retry: RetryConfig = {
+    backoff: buildStrategyPolicy(strategy, values),
+    thinkTimeMeanMs: values.lambda * 1000,
+    maxAttempts: values["max-attempts"] === 0 ? Infinity : values["max-attempts"],
+    fleet: resolveProtection(values),
+    honorRetryAfter: values["honor-retry-after"],
+    hedgeDelayMs: values["hedge-delay"],
   };
+  checkHedging(values, strategy, retry);
+  return { strategy, timeoutMs: values.timeout, propagateDeadline: values["propagate-deadline"], retry };
 }
 
 export function parseClientArgs(args: readonly string[]): ParseOutcome<typeof CLIENT_FLAGS> {
@@ -363,6 +363,8 @@ export function describeStrategy(options: Pick<ClientOptions, "strategy" | "retr
     .map(([key, value]) => `${key} ${Array.isArray(value) ? value.join(",") : String(value)}`)
     .join(", ");
   const attempts = Number.isFinite(options.retry.maxAttempts) ? `, max attempts ${options.retry.maxAttempts}` : "";
+  const hedgeDelayMs = options.retry.hedgeDelayMs;
+  if (hedgeDelayMs !== undefined) return `hedging (a copy every ${formatDuration(hedgeDelayMs)} unless answered)${attempts}`;
   const fleet = options.retry.fleet === undefined ? "" : describeProtection(options.retry.fleet, options.clients);
   return `${options.strategy} (${parameters})${attempts}${fleet}`;
 }

@@ -2,7 +2,8 @@ import type { Random } from "../backoff/random.ts";
 import type { Clock, TimerOwner } from "../clock/clock.ts";
 import { ADMITTED, type ClientInstances, THROTTLED } from "./client-instances.ts";
 import type { RetryConfig, RetryGate } from "./client-loop.ts";
-import { type AttemptOutcome, type AttemptResult, type LocalRefusal, TIMEDOUT_RESULT } from "./outcome.ts";
+import { type AttemptOutcome, type AttemptResult, isNonFatal, type LocalRefusal, TIMEDOUT_RESULT } from "./outcome.ts";
+import { HEDGE_KEEP, HEDGE_SEND_NEXT, hedgeAfterAnswer, hedgeAfterDelay } from "../backoff/hedge.ts";
 
 /** Where a transport reports the result of an attempt. */
 export interface AttemptSink {
@@ -91,6 +92,10 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
   protected readonly context: AttemptContext;
   /** The cycle's number: its slot among the client instances (and, for a user, where its times are). */
   protected readonly index: number;
+  /** With hedging: the copies of the request in flight; undefined when no hedged request is open. */
+  private copies: HedgeCopy[] | undefined = undefined;
+  /** With hedging: the copies of the open request sent so far. */
+  private copiesSent = 0;
 
   constructor(context: AttemptContext, index: number) {
     this.context = context;
@@ -114,7 +119,8 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
 
   /** The wait is over (send), or the attempt's deadline has passed. */
   onTimer(): void {
-    if (this.attemptInFlight) this.done(TIMEDOUT_RESULT);
+    if (this.copies !== undefined) this.hedgeDelayPassed();
+    else if (this.attemptInFlight) this.done(TIMEDOUT_RESULT);
     else this.send();
   }
 
@@ -130,6 +136,12 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
         this.refuse(admission === THROTTLED ? "throttled" : "rejected");
         return;
       }
+    }
+    if (context.options.retry.hedgeDelayMs !== undefined) {
+      this.copies = [];
+      this.copiesSent = 0;
+      this.sendCopy();
+      return;
     }
     context.inFlight++;
     const lateness = now - this.plannedAt;
@@ -208,9 +220,97 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
     this.context.clock.arm(this, waitMs);
   }
 
+  /**
+   * Hedging: sends one more copy of the open request, with its own deadline, and arms the
+   * hedging delay before the next when copies are left (gRPC A6; src/backoff/hedge.ts).
+   */
+  private sendCopy(): void {
+    const context = this.context;
+    const now = context.clock.now();
+    if (context.stopped || now >= context.stopAtMs) return;
+    const copy = new HedgeCopy(this, now);
+    this.copies!.push(copy);
+    this.copiesSent++;
+    context.inFlight++;
+    const lateness = now - this.plannedAt;
+    context.observer.attemptStarted(this.copiesSent > 1 || this.isRetry, lateness > 0 ? lateness : 0);
+    context.clock.arm(copy, context.options.timeoutMs);
+    const maxAttempts = context.options.retry.maxAttempts;
+    if (hedgeAfterDelay(maxAttempts, this.copiesSent)) {
+      this.plannedAt = now + context.options.retry.hedgeDelayMs!;
+      context.clock.arm(this, context.options.retry.hedgeDelayMs!);
+    }
+    const attempt = context.transport.send(copy);
+    // The transport may have answered already (a server shedding load).
+    if (copy.inFlight) copy.attempt = attempt;
+  }
+
+  /** Hedging: the delay passed and no copy was kept: the next copy goes out. */
+  private hedgeDelayPassed(): void {
+    if (hedgeAfterDelay(this.context.options.retry.maxAttempts, this.copiesSent)) this.sendCopy();
+  }
+
+  /** Hedging: a copy answered or timed out. A success or a fatal failure is kept and the other copies cancelled. */
+  copyDone(copy: HedgeCopy, result: AttemptResult): void {
+    if (!copy.inFlight) return;
+    const context = this.context;
+    const copies = this.copies!;
+    this.dropCopy(copy);
+    if (result === TIMEDOUT_RESULT) context.transport.abort(copy.attempt);
+    if (context.stopped) return;
+    context.observer.attemptEnded(result, context.clock.now() - copy.startedAt);
+    const answer = hedgeAfterAnswer(
+      context.options.retry.maxAttempts,
+      this.copiesSent,
+      copies.length,
+      result.outcome === "ok",
+      isNonFatal(result),
+    );
+    if (answer === HEDGE_SEND_NEXT) {
+      context.clock.cancel(this);
+      this.sendCopy();
+    } else if (answer === HEDGE_KEEP) {
+      this.closeHedgedRequest();
+      this.decide(result.outcome, result, 0);
+    }
+  }
+
+  /** Hedging: a copy found no descriptor or local port; it was not an attempt, and goes out again shortly. */
+  copyNotSent(copy: HedgeCopy): void {
+    if (!copy.inFlight) return;
+    this.dropCopy(copy);
+    this.copiesSent--;
+    if (this.context.stopped) return;
+    this.context.observer.attemptNotSent(this.copiesSent > 0 || this.isRetry);
+    this.context.clock.arm(this, NOT_SENT_WAIT_MS);
+  }
+
+  private dropCopy(copy: HedgeCopy): void {
+    copy.inFlight = false;
+    this.context.clock.cancel(copy);
+    this.context.inFlight--;
+    const copies = this.copies!;
+    copies.splice(copies.indexOf(copy), 1);
+  }
+
+  /** Hedging: the request's answer is kept: its delay is cancelled, and so is every copy still in flight (not counted). */
+  private closeHedgedRequest(): void {
+    const copies = this.copies;
+    if (copies === undefined) return;
+    this.copies = undefined;
+    this.context.clock.cancel(this);
+    for (const copy of copies) {
+      copy.inFlight = false;
+      this.context.clock.cancel(copy);
+      this.context.inFlight--;
+      this.context.transport.abort(copy.attempt);
+    }
+  }
+
   /** Cancels the wait, or ends the attempt in flight without counting it. */
   stop(): void {
     const context = this.context;
+    this.closeHedgedRequest();
     context.clock.cancel(this);
     if (!this.attemptInFlight) return;
     this.attemptInFlight = false;
@@ -218,5 +318,33 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
     const attempt = this.attempt;
     this.attempt = undefined;
     context.transport.abort(attempt);
+  }
+}
+
+/** One copy of a hedged request: its own sink and its own deadline, so that copies overlap. */
+class HedgeCopy implements AttemptSink, TimerOwner {
+  clockSlot: unknown = undefined;
+  inFlight = true;
+  /** What the transport returned for this copy. */
+  attempt: unknown = undefined;
+  readonly startedAt: number;
+  private readonly cycle: AttemptCycle;
+
+  constructor(cycle: AttemptCycle, startedAt: number) {
+    this.cycle = cycle;
+    this.startedAt = startedAt;
+  }
+
+  done(result: AttemptResult): void {
+    this.cycle.copyDone(this, result);
+  }
+
+  notSent(): void {
+    this.cycle.copyNotSent(this);
+  }
+
+  /** Its deadline passed. */
+  onTimer(): void {
+    this.cycle.copyDone(this, TIMEDOUT_RESULT);
   }
 }

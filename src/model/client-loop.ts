@@ -21,6 +21,13 @@ export interface RetryConfig {
   readonly maxAttempts: number;
   /** Retry budgets, throttles and breakers, and how many client instances share them; none when undefined. */
   readonly fleet?: FleetConfig | undefined;
+  /**
+   * Hedging (src/backoff/hedge.ts): the next copy of a request goes out this many ms after
+   * the previous unless an answer came, up to maxAttempts copies; a request whose copies all
+   * failed is given up, never retried (gRPC A6: a retryPolicy or a hedgingPolicy, not both).
+   * Undefined: no hedging.
+   */
+  readonly hedgeDelayMs?: number | undefined;
   /** Wait at least what a server's Retry-After asks before the next attempt (see honorServerWait). Default false. */
   readonly honorRetryAfter?: boolean | undefined;
 }
@@ -68,6 +75,7 @@ export function decideAfterAttempt(
     return think(config, state, random, "think");
   }
   state.failures++;
+  if (config.hedgeDelayMs !== undefined) return giveUp(config, state, random);
   if (!attemptAllowed(config.maxAttempts, state.failures + 1)) return giveUp(config, state, random);
   // Only the reference policy grows from the think time; decorrelated jitter grows from its
   // own previous retry wait, and starts from its base.

@@ -42,3 +42,12 @@ export function classifyStatus(status: number): AttemptResult {
   const errorKind: ErrorKind = status >= 500 && status < 600 ? "http-5xx" : status >= 400 ? "http-4xx" : "http-other";
   return { outcome: "error", errorKind };
 }
+
+/**
+ * Whether a failure leaves a hedged request open (gRPC A6's nonFatalStatusCodes): a timeout,
+ * a refused or reset connection and a 5xx are, like UNAVAILABLE; a 4xx is the request's own
+ * fault, like INVALID_ARGUMENT, and ends it. The servers of this project shed load with 503.
+ */
+export function isNonFatal(result: AttemptResult): boolean {
+  return result.errorKind !== "http-4xx";
+}

@@ -61,6 +61,10 @@ export async function withScenarioFile(
   const { readScenarioFile } = await import("./read.ts");
   const scenario = await readScenarioFile(file, list);
   const target = list.find((candidate) => workloadOf(candidate) === scenario.workload)!;
+  // Only the simulator runs a chain yet: another program would quietly run one server.
+  if (scenario.tiers !== undefined && target.program !== "sim") {
+    throw new UsageError(`${file}: ${target.program} does not run a chain of tiers (tiers:) yet; ./sim does`);
+  }
   if (scenario.ignored.length > 0) {
     stderr.write(`${target.program}: ${file}: ignoring ${scenario.ignored.join(", ")}: not flags of ${target.program}\n`);
   }

@@ -1,6 +1,7 @@
 import type { BooleanFlag, FlagSpec } from "../cli/flags.ts";
 import type { Workload } from "../cli/workload.ts";
 import type { ScenarioSource } from "../report/html.ts";
+import type { ScenarioTier } from "./tiers.ts";
 
 /*
  * The scenario file's shape, without the YAML parser or the validator, so a program that is
@@ -82,6 +83,8 @@ export interface LoadedScenario extends ScenarioSource {
   readonly metadata: ScenarioMetadata;
   /** The file's workload: the program runs it whatever its command line's default. */
   readonly workload: Workload;
+  /** The file's chain of tiers (`tiers:`), the edge first; undefined for one server. */
+  readonly tiers?: readonly ScenarioTier[];
 }
 
 /** The workload a target's flags belong to. */

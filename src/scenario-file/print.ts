@@ -1,6 +1,7 @@
 import { formatDuration } from "../cli/duration.ts";
 import type { FlagSpec } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { TIER_SYSTEM_FLAGS, type ScenarioTier, UPSTREAM_FLAGS } from "./tiers.ts";
 import { FAULTS_KEY, SCENARIO_SECTIONS, SCENARIO_VERSION, type ScenarioMetadata, type ScenarioTarget, sectionOf } from "./format.ts";
 
 /** Parsed flag values, keyed by flag name, as parseFlags returns them. */
@@ -17,6 +18,7 @@ export async function printScenario(
   values: FlagValueMap,
   carried: Readonly<Record<string, FlagValueMap>> = {},
   metadata: ScenarioMetadata = {},
+  tiers: readonly ScenarioTier[] = [],
 ): Promise<string> {
   const carriers = new Set((target.passThrough ?? []).map((pass) => pass.flag));
   const tables = [
@@ -46,6 +48,7 @@ export async function printScenario(
     file[section] =
       section === "faults" ? keys.get(FAULTS_KEY)!.value : Object.fromEntries([...keys].map(([name, { value }]) => [name, value]));
   }
+  if (tiers.length > 0) file.tiers = tiers.map(writtenTier);
   const { stringify } = await import("yaml");
   return stringify(file, { lineWidth: 0 });
 }
@@ -60,4 +63,23 @@ function fileValue(flag: FlagSpec, value: unknown): unknown {
       .filter((fault) => fault !== "");
   }
   return value;
+}
+
+/** A tier as its file wrote it, each value typed as its flag reads it back (a number as a number). */
+function writtenTier(tier: ScenarioTier): Record<string, unknown> {
+  const typed = (flags: readonly FlagSpec[], values: Readonly<Record<string, string>>) =>
+    Object.fromEntries(
+      Object.entries(values).map(([name, text]) => {
+        const kind = flags.find((flag) => flag.name === name)!.kind;
+        return [name, kind === "integer" || kind === "number" ? Number(text) : kind === "boolean" ? text === "true" : text];
+      }),
+    );
+  const system = typed(TIER_SYSTEM_FLAGS, tier.written.system);
+  const upstream = typed(UPSTREAM_FLAGS, tier.written.upstream);
+  return {
+    name: tier.name,
+    ...(Object.keys(system).length === 0 ? {} : { system }),
+    ...(Object.keys(upstream).length === 0 ? {} : { upstream }),
+    ...(tier.fanout === 1 ? {} : { fanout: tier.fanout }),
+  };
 }

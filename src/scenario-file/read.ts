@@ -14,11 +14,12 @@ import {
   WORKLOAD_KEY,
   workloadOf,
 } from "./format.ts";
-import { carrierNames, scenarioSchema, type SectionKey, sectionKeys } from "./schema.ts";
+import { carrierNames, type ScenarioData, scenarioSchema, type SectionKey, sectionKeys } from "./schema.ts";
 import { SCENARIO_TARGETS } from "./targets.ts";
+import { type ScenarioTier, USER_FLAG_NAMES } from "./tiers.ts";
 
 /** The top-level keys of a file: metadata, then the sections. */
-const TOP_KEYS = ["scenario", "name", "description", "source", "published", WORKLOAD_KEY, ...SCENARIO_SECTIONS];
+const TOP_KEYS = ["scenario", "name", "description", "source", "published", WORKLOAD_KEY, ...SCENARIO_SECTIONS, "tiers"];
 const SOURCE_KEYS = ["title", "url", "date"];
 
 /**
@@ -98,6 +99,8 @@ export async function parseScenario(
     throw fail(first.offset, first.key, first.message);
   }
   const data = parsed.data;
+  const tiers =
+    data.tiers === undefined ? undefined : readTiers(data, (path, key, message) => fail(nodeOffset(yaml, doc, path), key, message));
   const tokens: string[] = [];
   const passThrough: Record<string, string[]> = Object.fromEntries((target.passThrough ?? []).map((pass) => [pass.flag, []]));
   const ignored: string[] = [];
@@ -118,7 +121,40 @@ export async function parseScenario(
     ...(data.source === undefined ? {} : { source: data.source }),
     ...(data.published === undefined ? {} : { published: data.published }),
   };
-  return { file, text, tokens, passThrough, ignored, metadata, workload };
+  return { file, text, tokens, passThrough, ignored, metadata, workload, ...(tiers === undefined ? {} : { tiers }) };
+}
+
+type Failure = (path: Path, key: string, message: string) => InputFileError;
+
+/**
+ * A file's chain: each tier's flags as tokens. With tiers, the top-level system is the users'
+ * alone (their server is the first tier); a server's flag there is refused, naming where it goes.
+ */
+function readTiers(data: ScenarioData, fail: Failure): ScenarioTier[] {
+  for (const key of Object.keys(data.system ?? {})) {
+    if (!USER_FLAG_NAMES.has(key)) {
+      throw fail(["system", key], key, "with tiers:, system holds the users' flags only; a server's flag goes in each tier's system");
+    }
+  }
+  const tiers = data.tiers!;
+  const names = new Set<string>();
+  return tiers.map((tier, index) => {
+    if (names.has(tier.name)) throw fail(["tiers", index, "name"], "name", `a second tier named ${tier.name}: each tier has its own name`);
+    names.add(tier.name);
+    const bottom = index === tiers.length - 1;
+    if (bottom && tier.upstream !== undefined) throw fail(["tiers", index, "upstream"], "upstream", "the bottom tier calls nobody");
+    if (bottom && tier.fanout !== undefined) throw fail(["tiers", index, "fanout"], "fanout", "the bottom tier calls nobody");
+    const system = tier.system ?? {};
+    const upstream = tier.upstream ?? {};
+    const tokensOf = (values: Record<string, string>) => Object.entries(values).map(([name, value]) => `-${name}=${value}`);
+    return {
+      name: tier.name,
+      system: tokensOf(system),
+      upstream: tokensOf(upstream),
+      fanout: tier.fanout ?? 1,
+      written: { system, upstream },
+    };
+  });
 }
 
 type Yaml = typeof import("yaml");

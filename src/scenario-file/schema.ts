@@ -2,6 +2,8 @@ import type { z as Zod } from "zod";
 import { type FlagSpec, parseValue } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { WORKLOADS } from "../cli/workload.ts";
+import { TIER_NAME_PATTERN } from "../model/faults/fault-schedule.ts";
+import { TIER_SYSTEM_FLAGS, UPSTREAM_FLAGS } from "./tiers.ts";
 import {
   FAULTS_KEY,
   SCENARIO_SECTIONS,
@@ -120,6 +122,22 @@ export function scenarioSchema(z: Z, sections: Map<ScenarioSection, Map<string, 
       .transform((value) => (value ?? {}) as SectionValues);
   const faultsKey = sections.get("faults")!.get(FAULTS_KEY);
   const text = z.string({ error: "must be text" });
+  const flagKeys = (flags: readonly FlagSpec[]) => new Map(flags.map((flag) => [flag.name, { flag, carriers: [], taken: true }]));
+  const tier = z.strictObject(
+    {
+      name: z
+        .string({ error: "must be a tier's name" })
+        .regex(TIER_NAME_PATTERN, { error: "must be a name of lower-case letters, digits, - and _" }),
+      system: sectionShape(flagKeys(TIER_SYSTEM_FLAGS)).optional(),
+      upstream: sectionShape(flagKeys(UPSTREAM_FLAGS)).optional(),
+      fanout: z
+        .number({ error: "must be an integer of 1 or more" })
+        .int({ error: "must be an integer of 1 or more" })
+        .min(1, { error: "must be an integer of 1 or more" })
+        .optional(),
+    },
+    { error: "must be a mapping: name, system, upstream, fanout" },
+  );
   return z.strictObject({
     scenario: z.literal(SCENARIO_VERSION, {
       error: (issue) =>
@@ -143,6 +161,10 @@ export function scenarioSchema(z: Z, sections: Map<ScenarioSection, Map<string, 
     faults: (faultsKey === undefined ? z.never() : keySchema(z, faultsKey)).optional(),
     observation: sectionShape(sections.get("observation")!).optional(),
     run: sectionShape(sections.get("run")!).optional(),
+    tiers: z
+      .array(tier, { error: "must be a list of tiers, the edge first" })
+      .min(2, { error: "a chain has at least two tiers" })
+      .optional(),
   });
 }
 

@@ -9,6 +9,8 @@ const SHED_RESULT: AttemptResult = Object.freeze({ outcome: "error", errorKind: 
 const RESET_RESULT: AttemptResult = Object.freeze({ outcome: "error", errorKind: "reset" });
 /** A connection to a server that is down: nothing listens on the port. */
 const REFUSED_RESULT: AttemptResult = Object.freeze({ outcome: "error", errorKind: "refused" });
+/** A middle tier whose upstream call failed for good answers 502 at once. */
+const BAD_GATEWAY_RESULT: AttemptResult = Object.freeze({ outcome: "error", errorKind: "http-5xx" });
 /** A 500 from the server's -error-rate. */
 const INJECTED_ERROR_RESULT: AttemptResult = Object.freeze({ outcome: "error", errorKind: "http-5xx" });
 
@@ -86,6 +88,7 @@ type NetworkAttempt = Admission | QueuedConnection;
 const answer = (sink: AttemptSink | undefined, completion: Completion): void => {
   if (completion === "served") sink?.done(OK_RESULT);
   else if (completion === "injected-error") sink?.done(INJECTED_ERROR_RESULT);
+  else if (completion === "upstream-failed") sink?.done(BAD_GATEWAY_RESULT);
 };
 
 /**

@@ -103,7 +103,7 @@ export function figuresOf(config: SimulationConfig): ServerModelFigures {
 }
 
 /** What a run does at each fault's start and end, for scheduleFaults. */
-interface FaultActions {
+export interface FaultActions {
   readonly clock: ManualClock;
   /** The capacity, slow and errors faults on now. */
   readonly setConditions: (active: readonly Fault[]) => void;
@@ -114,7 +114,7 @@ interface FaultActions {
 }
 
 /** Arms every fault's start and end on the clock (stops are outages, armed apart). */
-function scheduleFaults(faults: readonly Fault[], actions: FaultActions): void {
+export function scheduleFaults(faults: readonly Fault[], actions: FaultActions): void {
   const active: Fault[] = [];
   faults.forEach((fault, index) => {
     const endAt = fault.atMs + fault.durationMs;
@@ -147,7 +147,7 @@ function scheduleFaults(faults: readonly Fault[], actions: FaultActions): void {
 }
 
 /** The extra load of a spike × factor: factor − 1 times the users, or the arrival rate. */
-function spikeLoad(config: SimulationConfig, factor: number): SimulationConfig {
+export function spikeLoad<C extends Pick<SimulationConfig, "users" | "arrivals">>(config: C, factor: number): C {
   const arrivals = config.arrivals;
   if (arrivals?.kind === "open") return { ...config, arrivals: { ...arrivals, ratePerSec: arrivals.ratePerSec * (factor - 1) } };
   return { ...config, users: Math.max(1, Math.round(config.users * (factor - 1))) };

@@ -14,6 +14,10 @@
  * - `spike *f`: the clients' load × f: f − 1 times the users join (closed herd), or the
  *   arrival rate grows f-fold (open loop); f > 1.
  *
+ * In a chain of tiers (docs/tiers.md) a fault names its tier first: `db:stop@15s+20s`,
+ * `api:slow@10s+30s*4`. No prefix is the edge, tier 0, so a schedule without tiers means
+ * what it always meant.
+ *
  * Pure: durations are read by the parser given (the command line's Go durations).
  */
 export const FAULT_KINDS = ["stop", "crash", "capacity", "slow", "errors", "spike"] as const;
@@ -25,7 +29,12 @@ export interface Fault {
   readonly durationMs: number;
   /** The kind's factor (capacity, slow, spike) or share (errors); 1 for stop and crash. */
   readonly factor: number;
+  /** The tier it strikes, by name (`db:` in the schedule); undefined for the edge, tier 0. */
+  readonly tier?: string | undefined;
 }
+
+/** What a tier's name may be: a prefix of a fault, a key of the output. */
+export const TIER_NAME_PATTERN = /^[a-z][a-z0-9_-]*$/;
 
 /** A schedule that cannot be read: the message names the part and the rule. */
 export class FaultSyntaxError extends Error {
@@ -42,7 +51,7 @@ const FACTOR_RULES: Readonly<Record<FaultKind, { readonly check: (factor: number
   spike: { check: (factor) => factor > 1, rule: "a factor above 1, e.g. spike@60s+5s*2" },
 };
 
-const FAULT_PATTERN = /^([a-z]+)@([^+*]+)\+([^*]+)(?:\*(.+))?$/;
+const FAULT_PATTERN = /^(?:([^:@]*):)?([a-z]+)@([^+*]+)\+([^*]+)(?:\*(.+))?$/;
 
 /** Reads a schedule; `parseDurationMs` reads a duration or throws. Faults come back in order of start. */
 export function parseFaults(text: string, parseDurationMs: (text: string) => number): Fault[] {
@@ -58,7 +67,11 @@ export function parseFaults(text: string, parseDurationMs: (text: string) => num
 function parseFault(part: string, parseDurationMs: (text: string) => number): Fault {
   const match = FAULT_PATTERN.exec(part);
   if (match === null) throw new FaultSyntaxError(`"${part}" is not kind@start+length[*factor], e.g. stop@15s+20s`);
-  const [, kindText, startText, lengthText, factorText] = match;
+  const [, tier, kindText, startText, lengthText, factorText] = match;
+  if (tier !== undefined && !TIER_NAME_PATTERN.test(tier)) {
+    throw new FaultSyntaxError(`"${part}": the tier "${tier}" is not a name of lower-case letters, digits, - and _`);
+  }
+  const where = tier === undefined ? {} : { tier };
   if (!(FAULT_KINDS as readonly string[]).includes(kindText!)) {
     throw new FaultSyntaxError(`"${part}": unknown fault ${kindText}; one of ${FAULT_KINDS.join(", ")}`);
   }
@@ -79,12 +92,12 @@ function parseFault(part: string, parseDurationMs: (text: string) => number): Fa
   const rule = FACTOR_RULES[kind];
   if (rule === undefined) {
     if (factorText !== undefined) throw new FaultSyntaxError(`"${part}": ${kind} takes no factor`);
-    return { kind, atMs, durationMs, factor: 1 };
+    return { kind, atMs, durationMs, factor: 1, ...where };
   }
   const factor = factorText === undefined ? Number.NaN : Number(factorText);
   const problem = factorProblem(kind, factor);
   if (problem !== undefined) throw new FaultSyntaxError(`"${part}": ${problem}`);
-  return { kind, atMs, durationMs, factor };
+  return { kind, atMs, durationMs, factor, ...where };
 }
 
 /** What is wrong with `factor` for a kind that takes one (e.g. "capacity needs a factor above 0, …"), or undefined. */
@@ -97,11 +110,30 @@ export function factorProblem(kind: FaultKind, factor: number): string | undefin
 /** A fault as the schedule writes it, e.g. `spike@1m+5s*2` (with the given duration format). */
 export function formatFault(fault: Fault, formatDurationMs: (ms: number) => string): string {
   const factor = FACTOR_RULES[fault.kind] === undefined ? "" : `*${fault.factor}`;
-  return `${fault.kind}@${formatDurationMs(fault.atMs)}+${formatDurationMs(fault.durationMs)}${factor}`;
+  const tier = fault.tier === undefined ? "" : `${fault.tier}:`;
+  return `${tier}${fault.kind}@${formatDurationMs(fault.atMs)}+${formatDurationMs(fault.durationMs)}${factor}`;
 }
 
 /** A fault as a chart's band names it: stop, crash, capacity ×0.5, slow ×3, errors 20 %, spike ×2. */
 export function faultLabel(fault: Fault): string {
-  if (FACTOR_RULES[fault.kind] === undefined) return fault.kind;
-  return fault.kind === "errors" ? `errors ${Number((fault.factor * 100).toFixed(1))} %` : `${fault.kind} ×${fault.factor}`;
+  const tier = fault.tier === undefined ? "" : `${fault.tier}: `;
+  if (FACTOR_RULES[fault.kind] === undefined) return `${tier}${fault.kind}`;
+  return `${tier}${fault.kind === "errors" ? `errors ${Number((fault.factor * 100).toFixed(1))} %` : `${fault.kind} ×${fault.factor}`}`;
+}
+
+/**
+ * The faults that strike one tier of a chain: those that name it, and for the edge (tier 0)
+ * also those that name none. A schedule is checked against the chain's names first (tierProblem).
+ */
+export function faultsOfTier(faults: readonly Fault[], name: string, isEdge: boolean): Fault[] {
+  return faults.filter((fault) => fault.tier === name || (isEdge && fault.tier === undefined));
+}
+
+/** A fault that names a tier the chain does not have (or any tier, with no chain): the message says which; undefined when none. */
+export function tierProblem(faults: readonly Fault[], names: readonly string[]): string | undefined {
+  const stray = faults.find((fault) => fault.tier !== undefined && !names.includes(fault.tier));
+  if (stray === undefined) return undefined;
+  return names.length === 0
+    ? `the fault ${stray.tier}:${stray.kind} names a tier, but there is no chain of tiers (a scenario file's tiers:)`
+    : `the fault ${stray.tier}:${stray.kind} names no tier of the chain (${names.join(", ")})`;
 }

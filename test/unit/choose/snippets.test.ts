@@ -195,6 +195,18 @@ describe("the winner's settings for other systems", () => {
     }
   });
 
+  it("give a winner that hedges gRPC's hedgingPolicy (A6) instead of a retryPolicy, and no retry settings", () => {
+    const hedging = intent({ "hedge-delay": "50ms", "max-attempts": "3" }, { hedgeDelayMs: 50 });
+    const snippets = snippetsFor(hedging);
+    expect(snippets.map((snippet) => snippet.id)).toEqual(["grpc"]);
+    const config = JSON.parse(snippets[0]!.text);
+    expect(config.methodConfig[0].retryPolicy).toBeUndefined();
+    expect(config.methodConfig[0].hedgingPolicy).toEqual({ maxAttempts: 3, hedgingDelay: "0.05s", nonFatalStatusCodes: ["UNAVAILABLE"] });
+    checkGrpc(config as Record<string, unknown>);
+    const many = JSON.parse(snippetsFor(intent({ "hedge-delay": "1s", "max-attempts": "8" }, { hedgeDelayMs: 1000 }))[0]!.text);
+    expect(many.methodConfig[0].hedgingPolicy.maxAttempts).toBe(GRPC_MAX_ATTEMPTS);
+  });
+
   it("map attempts and budgets onto gRPC as far as it can, and say where it cannot", () => {
     const capped = JSON.parse(byId(snippetsFor(intent({ strategy: "full-jitter", "max-attempts": "3" })), "grpc").text);
     expect(capped.methodConfig[0].retryPolicy).toEqual({

@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { formatDuration, parseDuration } from "../../../../src/cli/duration.ts";
 import { conditionsOf, curveUnder, NORMAL_CONDITIONS } from "../../../../src/model/faults/conditions.ts";
-import { type Fault, FaultSyntaxError, formatFault, parseFaults } from "../../../../src/model/faults/fault-schedule.ts";
+import {
+  type Fault,
+  faultLabel,
+  faultsOfTier,
+  FaultSyntaxError,
+  formatFault,
+  parseFaults,
+  tierProblem,
+} from "../../../../src/model/faults/fault-schedule.ts";
 import { DEFAULT_LATENCY_MODEL } from "../../../../src/model/latency.ts";
 
 const parse = (text: string) => parseFaults(text, parseDuration);
@@ -65,5 +73,35 @@ describe("fault conditions", () => {
       slopeMs: 40,
     });
     expect(curveUnder(DEFAULT_LATENCY_MODEL, NORMAL_CONDITIONS)).toBe(DEFAULT_LATENCY_MODEL);
+  });
+});
+
+describe("faults on a tier of a chain", () => {
+  it("reads a tier's name before the kind; no prefix is the edge, as before", () => {
+    expect(parse("db:stop@15s+20s, api:slow@10s+30s*4, errors@1s+2s*0.5")).toEqual([
+      { kind: "errors", atMs: 1_000, durationMs: 2_000, factor: 0.5 },
+      { kind: "slow", atMs: 10_000, durationMs: 30_000, factor: 4, tier: "api" },
+      { kind: "stop", atMs: 15_000, durationMs: 20_000, factor: 1, tier: "db" },
+    ]);
+    for (const text of ["db:stop@15s+20s", "api:slow@10s+30s*4"]) {
+      expect(parse(text).map((fault) => formatFault(fault, formatDuration))).toEqual([text]);
+    }
+    expect(faultLabel(parse("db:errors@1s+2s*0.2")[0]!)).toBe("db: errors 20 %");
+  });
+
+  it("refuses a tier name that is not a plain name", () => {
+    expect(() => parse("DB:stop@1s+2s")).toThrow(/the tier "DB" is not a name of lower-case letters, digits, - and _/);
+    expect(() => parse(":stop@1s+2s")).toThrow(/the tier "" is not a name/);
+  });
+
+  it("gives each tier its own faults, the edge also those with no prefix, and names a tier the chain lacks", () => {
+    const faults = parse("stop@1s+2s, edge:slow@1s+2s*2, db:crash@5s+1s");
+    expect(faultsOfTier(faults, "edge", true).map((fault) => fault.kind)).toEqual(["stop", "slow"]);
+    expect(faultsOfTier(faults, "db", false).map((fault) => fault.kind)).toEqual(["crash"]);
+    expect(faultsOfTier(faults, "api", false)).toEqual([]);
+    expect(tierProblem(faults, ["edge", "api", "db"])).toBeUndefined();
+    expect(tierProblem(faults, ["edge", "api"])).toBe("the fault db:crash names no tier of the chain (edge, api)");
+    expect(tierProblem(faults, [])).toMatch(/^the fault edge:slow names a tier, but there is no chain of tiers/);
+    expect(tierProblem(parse("stop@1s+2s"), [])).toBeUndefined();
   });
 });

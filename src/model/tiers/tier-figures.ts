@@ -1,0 +1,105 @@
+/**
+ * The figures of one tier of a chain over a run (docs/tiers.md), from what was counted at
+ * its door window by window: amplification, load relative to normal, goodput, work for
+ * nobody, and when it collapsed. Pure: the simulator and a real chain's report compute them alike.
+ */
+
+/** A tier's counters at the end of one window, cumulative since the start of the run. */
+export interface TierSample {
+  readonly endMs: number;
+  readonly arrivals: number;
+  readonly okAnswers: number;
+}
+
+/** Below this share of its normal goodput a tier has collapsed; at this share again it is back. */
+export const COLLAPSE_SHARE = 0.5;
+export const RECOVERY_SHARE = 0.9;
+
+export interface TierFigures {
+  readonly name: string;
+  /** Attempts that arrived at the tier over the run. */
+  readonly arrivals: number;
+  /** Arrivals ÷ the users' requests over the run (measured). */
+  readonly amplification: number;
+  /** The same from the policies with no budget and everything failing below (policyAmplification); null for no limit. */
+  readonly policyAmplification: number | null;
+  /** Arrivals per second before the first fault; null when no window ended before it. */
+  readonly normalArrivalsPerSec: number | null;
+  /** The most arrivals per second of any window. */
+  readonly peakArrivalsPerSec: number;
+  /** Peak ÷ normal arrivals per second; null without a normal. */
+  readonly peakLoad: number | null;
+  /** OK answers to a waiting caller per second, over the run. */
+  readonly goodputPerSec: number;
+  /** Answers completed after the caller had given up (the model's abandoned). */
+  readonly workForNobody: number;
+  /** The end of the first window after the normal phase whose goodput fell below COLLAPSE_SHARE of normal; null if none. */
+  readonly collapsedAtMs: number | null;
+  /** The end of the first later window whose goodput is back at RECOVERY_SHARE of normal; null if none. */
+  readonly recoveredAtMs: number | null;
+}
+
+export interface TierCounts {
+  readonly name: string;
+  readonly samples: readonly TierSample[];
+  readonly workForNobody: number;
+  readonly policyAmplification: number;
+}
+
+const rate = (count: number, ms: number) => (ms > 0 ? (count * 1000) / ms : 0);
+
+/** A tier's figures; `userRequests` over the run, `normalUntilMs` the start of the first fault (the run's end when none). */
+export function tierFigures(counts: TierCounts, userRequests: number, normalUntilMs: number): TierFigures {
+  const samples = counts.samples;
+  const last = samples.at(-1) ?? { endMs: 0, arrivals: 0, okAnswers: 0 };
+  const windows = samples.map((sample, index) => {
+    const previous = index === 0 ? { endMs: 0, arrivals: 0, okAnswers: 0 } : samples[index - 1]!;
+    const ms = sample.endMs - previous.endMs;
+    return {
+      endMs: sample.endMs,
+      arrivalsPerSec: rate(sample.arrivals - previous.arrivals, ms),
+      okPerSec: rate(sample.okAnswers - previous.okAnswers, ms),
+    };
+  });
+  const normal = samples.filter((sample) => sample.endMs <= normalUntilMs).at(-1);
+  const normalArrivalsPerSec = normal === undefined ? null : rate(normal.arrivals, normal.endMs);
+  const normalOkPerSec = normal === undefined ? null : rate(normal.okAnswers, normal.endMs);
+  const peakArrivalsPerSec = Math.max(0, ...windows.map((window) => window.arrivalsPerSec));
+  let collapsedAtMs: number | null = null;
+  let recoveredAtMs: number | null = null;
+  if (normalOkPerSec !== null && normalOkPerSec > 0) {
+    for (const window of windows) {
+      if (window.endMs <= normalUntilMs) continue;
+      if (collapsedAtMs === null && window.okPerSec < COLLAPSE_SHARE * normalOkPerSec) collapsedAtMs = window.endMs;
+      else if (collapsedAtMs !== null && recoveredAtMs === null && window.okPerSec >= RECOVERY_SHARE * normalOkPerSec) {
+        recoveredAtMs = window.endMs;
+      }
+    }
+  }
+  return {
+    name: counts.name,
+    arrivals: last.arrivals,
+    amplification: userRequests > 0 ? last.arrivals / userRequests : 0,
+    policyAmplification: Number.isFinite(counts.policyAmplification) ? counts.policyAmplification : null,
+    normalArrivalsPerSec,
+    peakArrivalsPerSec,
+    peakLoad: normalArrivalsPerSec === null || normalArrivalsPerSec === 0 ? null : peakArrivalsPerSec / normalArrivalsPerSec,
+    goodputPerSec: rate(last.okAnswers, last.endMs),
+    workForNobody: counts.workForNobody,
+    collapsedAtMs,
+    recoveredAtMs,
+  };
+}
+
+/**
+ * The tier that collapsed first: the earliest collapse; at the same window the deepest tier,
+ * where the trouble came from (a tier fails its callers when its upstream fails). Undefined when none did.
+ */
+export function firstCollapsed(tiers: readonly TierFigures[]): TierFigures | undefined {
+  let first: TierFigures | undefined;
+  for (const tier of tiers) {
+    if (tier.collapsedAtMs === null) continue;
+    if (first === undefined || tier.collapsedAtMs <= first.collapsedAtMs!) first = tier;
+  }
+  return first;
+}

@@ -1,0 +1,38 @@
+import type { FlagSpec } from "../cli/flags.ts";
+import { CLIENT_FLAGS } from "../client/options.ts";
+import { SERVER_FLAGS } from "../server/options.ts";
+
+/*
+ * A scenario file's chain of tiers (`tiers:`, docs/tiers.md): each tier's server flags (its
+ * `system`) and its policy toward the next tier (its `upstream`), by the programs' own flag
+ * names, read from their flag tables.
+ */
+
+/** The keys of a tier's `system`: the server's model and its protections, as ./server takes them. */
+export const TIER_SYSTEM_FLAGS: readonly FlagSpec[] = (SERVER_FLAGS as readonly FlagSpec[]).filter((flag) => flag.group === "system");
+
+/** The client's flags that say who sends (the users): with tiers, the top-level system holds only these. */
+export const USER_FLAG_NAMES: ReadonlySet<string> = new Set(
+  (CLIENT_FLAGS as readonly FlagSpec[]).filter((flag) => flag.group === "system").map((flag) => flag.name),
+);
+
+/** The keys of a tier's `upstream`: the client's retry, hedging and protection flags, and its per-attempt timeout. */
+export const UPSTREAM_FLAGS: readonly FlagSpec[] = (CLIENT_FLAGS as readonly FlagSpec[]).filter(
+  (flag) => flag.group === "strategy" || flag.group === "protection" || flag.name === "timeout" || flag.name === "honor-retry-after",
+);
+
+/** One tier as a file gives it: its flags as command-line tokens (`-threads=64`), the edge first. */
+export interface ScenarioTier {
+  readonly name: string;
+  /** Its server flags (`system`). */
+  readonly system: readonly string[];
+  /** Its policy toward the next tier (`upstream`); empty for the bottom. */
+  readonly upstream: readonly string[];
+  /** How many calls to the next tier each request makes (default 1). */
+  readonly fanout: number;
+  /** The file's values as written, for -print-scenario. */
+  readonly written: {
+    readonly system: Readonly<Record<string, string>>;
+    readonly upstream: Readonly<Record<string, string>>;
+  };
+}

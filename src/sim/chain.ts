@@ -1,0 +1,203 @@
+import { seededRandom, streamRandom } from "../backoff/random.ts";
+import type { Clock } from "../clock/clock.ts";
+import { ManualClock } from "../clock/manual-clock.ts";
+import type { Transport } from "../model/attempt.ts";
+import type { RetryConfig } from "../model/client-loop.ts";
+import { conditionsOf } from "../model/faults/conditions.ts";
+import type { Fault } from "../model/faults/fault-schedule.ts";
+import { spikeSeed } from "../model/faults/spike-seed.ts";
+import { type Arrivals, createLoad } from "../model/load.ts";
+import { createServerModel, type ServerModelSpec } from "../model/servers/models.ts";
+import type { ServerModel } from "../model/servers/server-model.ts";
+import { UpstreamPool } from "../model/servers/upstream-pool.ts";
+import { countingTransport, type TierDoor } from "../model/tiers/counting-transport.ts";
+import type { TierSample } from "../model/tiers/tier-figures.ts";
+import { UpstreamCalls } from "../model/upstream-calls.ts";
+import { type WindowReport, WindowStats } from "../model/window-stats.ts";
+import { SimulatedNetwork } from "./network.ts";
+import { scheduleFaults, serverSeed, spikeLoad } from "./simulate.ts";
+
+/** A caller's policy toward the tier below it: the tier's `upstream` (src/client/options.ts resolveRetryPolicy). */
+export interface UpstreamPolicy {
+  readonly timeoutMs: number;
+  readonly propagateDeadline: boolean;
+  readonly retry: RetryConfig;
+}
+
+/** One tier of a simulated chain: its server model and protections, and its policy toward the next tier. */
+export interface ChainTierConfig {
+  readonly name: string;
+  /** A tier that calls another is a queue model (its threads held during the call). */
+  readonly model: ServerModelSpec;
+  readonly cancelOnDisconnect: boolean;
+  readonly maxConcurrency: number;
+  readonly maxInService: number;
+  readonly backlog: number;
+  readonly errorRate: number;
+  readonly retryAfterMs: number;
+  readonly deadlineAware: boolean;
+  /** Undefined for the bottom tier. */
+  readonly upstream: UpstreamPolicy | undefined;
+  /** Calls to the next tier per request. */
+  readonly fanout: number;
+  /** The faults that strike this tier (stops included; spikes are the users'). */
+  readonly faults: readonly Fault[];
+}
+
+/** A chain on the simulator's clock: the users, the tiers from the edge down, and the users' spikes. */
+export interface ChainConfig {
+  readonly users: number;
+  readonly arrivals?: Arrivals | undefined;
+  readonly timeoutMs: number;
+  readonly propagateDeadline: boolean;
+  readonly retry: RetryConfig;
+  readonly tiers: readonly ChainTierConfig[];
+  /** The users' spikes (spike faults of the edge). */
+  readonly spikes: readonly Fault[];
+  readonly intervalMs: number;
+  readonly durationMs: number;
+  readonly seed: number;
+}
+
+/** One tier built on a clock. */
+export interface BuiltTier {
+  readonly config: ChainTierConfig;
+  readonly model: ServerModel;
+  readonly network: SimulatedNetwork;
+  /** What its callers sent it and got back. */
+  readonly door: TierDoor;
+  /** Its way in: the network behind a counting door. */
+  readonly transport: Transport;
+}
+
+/**
+ * The tiers of a chain on one clock, built from the bottom up: each tier that calls another
+ * is an UpstreamPool (src/model/servers/upstream-pool.ts) whose requests hold a thread while
+ * their call, made by UpstreamCalls with the tier's own policy on the shared attempt
+ * lifecycle, runs through the next tier's modelled network. `callerOf(i)` is who calls tier i
+ * (the users for tier 0): its timeout and deadline reach the tier with each attempt.
+ */
+export function buildChain(clock: Clock, tiers: readonly ChainTierConfig[], seed: number, users: UpstreamPolicy): BuiltTier[] {
+  const built: BuiltTier[] = [];
+  let next: Transport | undefined;
+  for (let index = tiers.length - 1; index >= 0; index--) {
+    const tier = tiers[index]!;
+    const caller = index === 0 ? users : tiers[index - 1]!.upstream!;
+    const serviceRandom = streamRandom(serverSeed(seed), 1 + index);
+    const errors = tier.errorRate > 0 || tier.faults.some((fault) => fault.kind === "errors");
+    const errorInjection = errors ? { rate: tier.errorRate, random: streamRandom(serverSeed(seed), 1000 + index) } : undefined;
+    let model: ServerModel;
+    if (tier.upstream === undefined) {
+      model = createServerModel(tier.model, clock, {
+        cancelOnDisconnect: tier.cancelOnDisconnect,
+        maxConcurrency: tier.maxConcurrency,
+        errorInjection,
+        maxInService: tier.maxInService,
+        serviceRandom,
+      });
+    } else {
+      if (tier.model.kind !== "queue") throw new Error(`tier ${tier.name} calls another tier: it must be a queue model`);
+      const calls = new UpstreamCalls(clock, streamRandom(seed, 2000 + index), {
+        timeoutMs: tier.upstream.timeoutMs,
+        retry: tier.upstream.retry,
+        targets: Array.from({ length: tier.fanout }, () => next!),
+        maxCalls: tier.model.pool.threads,
+      });
+      const pool = new UpstreamPool(
+        clock,
+        {
+          ...tier.model.pool,
+          cancelOnDisconnect: tier.cancelOnDisconnect,
+          errorInjection,
+          maxInService: tier.maxInService,
+          random: serviceRandom,
+        },
+        calls,
+      );
+      calls.reportTo(pool);
+      model = pool;
+    }
+    const network = new SimulatedNetwork(model, clock, tier.backlog, {
+      retryAfterMs: tier.retryAfterMs,
+      deadline: caller.propagateDeadline && tier.deadlineAware ? { clock, timeoutMs: caller.timeoutMs } : undefined,
+    });
+    const door: TierDoor = { arrivals: 0, okAnswers: 0 };
+    const transport = countingTransport(network.transport, door);
+    built.unshift({ config: tier, model, network, door, transport });
+    next = transport;
+  }
+  return built;
+}
+
+/** What a simulated chain gives: the users' totals, and per tier its samples and totals. */
+export interface ChainResult {
+  readonly users: WindowReport;
+  /** Requests the users made (first attempts). */
+  readonly userRequests: number;
+  readonly tiers: readonly {
+    readonly name: string;
+    readonly samples: readonly TierSample[];
+    readonly workForNobody: number;
+  }[];
+  readonly events: number;
+  readonly endMs: number;
+}
+
+/** The chain on a virtual clock: the users call the edge, each tier the next; faults strike their tiers. */
+export function simulateChain(config: ChainConfig): ChainResult {
+  const clock = new ManualClock(0);
+  const userPolicy = { timeoutMs: config.timeoutMs, propagateDeadline: config.propagateDeadline, retry: config.retry };
+  const tiers = buildChain(clock, config.tiers, config.seed, userPolicy);
+  const stats = new WindowStats(0);
+  const loadOptions = { users: config.users, arrivals: config.arrivals, timeoutMs: config.timeoutMs, retry: config.retry };
+  const load = createLoad(loadOptions, clock, seededRandom(config.seed), tiers[0]!.transport, stats);
+  for (const tier of tiers) {
+    for (const stop of tier.config.faults.filter((fault) => fault.kind === "stop")) {
+      clock.schedule(stop.atMs, () => tier.network.stop());
+      clock.schedule(stop.atMs + stop.durationMs, () => tier.network.resume());
+    }
+    scheduleFaults(tier.config.faults, {
+      clock,
+      setConditions: (active) => tier.model.setFaultConditions(conditionsOf(active)),
+      crash: () => tier.network.crash(),
+      restart: () => tier.network.restart(),
+      spike: () => () => {},
+    });
+  }
+  scheduleFaults(config.spikes, {
+    clock,
+    setConditions: () => {},
+    crash: () => {},
+    restart: () => {},
+    spike: (fault, index) => {
+      const extra = spikeLoad(loadOptions, fault.factor);
+      const spike = createLoad(extra, clock, seededRandom(spikeSeed(config.seed, index)), tiers[0]!.transport, stats);
+      spike.start();
+      return () => spike.stop();
+    },
+  });
+  const samples: TierSample[][] = tiers.map(() => []);
+  const sample = () => {
+    tiers.forEach((tier, index) =>
+      samples[index]!.push({ endMs: clock.now(), arrivals: tier.door.arrivals, okAnswers: tier.door.okAnswers }),
+    );
+    if (clock.now() + config.intervalMs <= config.durationMs) clock.schedule(config.intervalMs, sample);
+  };
+  clock.schedule(config.intervalMs, sample);
+  load.start();
+  clock.runUntil(config.durationMs);
+  load.stop();
+  const result: ChainResult = {
+    users: stats.totals(clock.now()),
+    userRequests: 0,
+    tiers: tiers.map((tier, index) => ({
+      name: tier.config.name,
+      samples: samples[index]!,
+      workForNobody: tier.model.snapshot().abandoned,
+    })),
+    events: clock.firedCount,
+    endMs: clock.now(),
+  };
+  for (const tier of tiers) tier.model.stop();
+  return { ...result, userRequests: result.users.counts.attempts - result.users.counts.retries };
+}

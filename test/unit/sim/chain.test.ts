@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import { streamRandom } from "../../../src/backoff/random.ts";
+import { ManualClock } from "../../../src/clock/manual-clock.ts";
+import { resolveRetryPolicy } from "../../../src/client/options.ts";
+import { DEFAULT_THREAD_POOL } from "../../../src/model/servers/queue.ts";
+import { policyAmplification } from "../../../src/model/tiers/amplification.ts";
+import { UpstreamCalls } from "../../../src/model/upstream-calls.ts";
+import { buildChain, type ChainTierConfig, type UpstreamPolicy } from "../../../src/sim/chain.ts";
+import { parseSimArgs } from "../../../src/sim/options.ts";
+import type { UpstreamCallEnd } from "../../../src/model/servers/upstream-pool.ts";
+
+/** A caller's policy as its flags give it (the simulator's flag table, the client's resolution). */
+function policy(args: readonly string[]): UpstreamPolicy {
+  const parsed = parseSimArgs(args);
+  if (parsed.kind !== "run") throw new Error("no help asked");
+  return resolveRetryPolicy(parsed.values);
+}
+
+function tier(name: string, upstream: UpstreamPolicy | undefined, overrides: Partial<ChainTierConfig> = {}): ChainTierConfig {
+  return {
+    name,
+    model: { kind: "queue", pool: { ...DEFAULT_THREAD_POOL, threads: 1000, serviceTimeMs: 5 } },
+    cancelOnDisconnect: false,
+    maxConcurrency: Infinity,
+    maxInService: 1_000_000,
+    backlog: 4096,
+    errorRate: 0,
+    retryAfterMs: 0,
+    deadlineAware: false,
+    upstream,
+    fanout: 1,
+    faults: [],
+    ...overrides,
+  };
+}
+
+/**
+ * `requests` user requests sent at once into a chain whose bottom answers every request 500,
+ * run until every one has ended: each tier's arrivals, the users' own attempts among them.
+ */
+function failingChain(requests: number, users: UpstreamPolicy, tiers: readonly ChainTierConfig[]) {
+  const clock = new ManualClock(0);
+  const built = buildChain(clock, tiers, 5, users);
+  const calls = new UpstreamCalls(clock, streamRandom(5, 99), {
+    timeoutMs: users.timeoutMs,
+    retry: users.retry,
+    targets: [built[0]!.transport],
+    maxCalls: requests,
+  });
+  const ends: UpstreamCallEnd[] = [];
+  calls.reportTo({ callEnded: (_ticket, end) => ends.push(end), attemptSent: () => {}, attemptEnded: () => {} });
+  for (let ticket = 0; ticket < requests; ticket++) calls.startCall(ticket, undefined, Infinity);
+  while (ends.length < requests) clock.runUntil(clock.now() + 1_000);
+  return { ends, arrivals: built.map((each) => each.door.arrivals), snapshots: built.map((each) => each.model.snapshot()) };
+}
+
+const THREE = ["-strategy", "fixed", "-simple-backoff-delay", "10ms", "-max-attempts", "3"];
+
+describe("a simulated chain whose bottom fails everything", () => {
+  it("multiplies the attempts: at each tier, exactly the product of the attempts of the callers above", () => {
+    const users = policy([...THREE, "-timeout", "60s"]);
+    const tiers = [
+      tier("edge", policy([...THREE, "-timeout", "5s"])),
+      tier("api", policy([...THREE, "-timeout", "1s"])),
+      tier("db", undefined, { model: { kind: "queue", pool: { ...DEFAULT_THREAD_POOL, threads: 1000, serviceTimeMs: 10 } }, errorRate: 1 }),
+    ];
+    const { ends, arrivals } = failingChain(20, users, tiers);
+    expect(ends).toEqual(Array.from({ length: 20 }, () => "failed"));
+    const computed = policyAmplification(3, [
+      { maxAttempts: 3, fanout: 1 },
+      { maxAttempts: 3, fanout: 1 },
+    ]);
+    expect(computed).toEqual([3, 9, 27]);
+    expect(arrivals).toEqual(computed.map((factor) => 20 * factor));
+  });
+
+  it("multiplies by the fan-out too", () => {
+    const users = policy(["-max-attempts", "2", "-simple-backoff-delay", "1ms", "-timeout", "60s"]);
+    const tiers = [
+      tier("edge", policy(["-max-attempts", "2", "-simple-backoff-delay", "1ms", "-timeout", "5s"]), { fanout: 3 }),
+      tier("db", undefined, { errorRate: 1 }),
+    ];
+    const { arrivals } = failingChain(10, users, tiers);
+    expect(arrivals).toEqual(policyAmplification(2, [{ maxAttempts: 2, fanout: 3 }]).map((factor) => 10 * factor));
+    expect(arrivals).toEqual([20, 120]);
+  });
+
+  it("with a budget at each tier, sends no more retries than the budget allows", () => {
+    // Brooker's token bucket: 5 tokens, each new request adds 0.1, a retry needs more than 1 and takes 1.
+    const budget = ["-budget", "brooker"];
+    const users = policy([...THREE, "-timeout", "60s"]);
+    const tiers = [
+      tier("edge", policy([...THREE, ...budget, "-timeout", "5s"])),
+      tier("api", policy([...THREE, ...budget, "-timeout", "1s"])),
+      tier("db", undefined, { errorRate: 1 }),
+    ];
+    const requests = 200;
+    const { arrivals, snapshots } = failingChain(requests, users, tiers);
+    for (const index of [0, 1]) {
+      const calls = snapshots[index]!.upstream!.requests;
+      const retries = arrivals[index + 1]! - calls;
+      // One bucket per tier (the tier is one client instance): at most 4 + 0.1 per request.
+      expect(retries).toBeGreaterThan(0);
+      expect(retries).toBeLessThanOrEqual(4 + 0.1 * calls);
+    }
+    expect(arrivals[0]).toBe(3 * requests);
+    expect(arrivals[2]).toBeLessThan(27 * requests);
+  });
+});
