@@ -2,6 +2,13 @@ import { describe, expect, it } from "vitest";
 import { UsageError } from "../../../src/cli/usage-error.ts";
 import { RETRY_POLICY_FLAGS } from "../../../src/client/options.ts";
 import { parseServerArgs, resolveServerProgramOptions, SERVER_PROGRAM_FLAGS } from "../../../src/server/options.ts";
+import { seededRandom } from "../../../src/backoff/random.ts";
+import { ManualClock } from "../../../src/clock/manual-clock.ts";
+import { parseServerLine } from "../../../src/contracts/server-line.ts";
+import { serverLine } from "../../../src/contracts/server-line-writer.ts";
+import { DEFAULT_THREAD_POOL } from "../../../src/model/servers/queue.ts";
+import { UpstreamPool } from "../../../src/model/servers/upstream-pool.ts";
+import { formatServerLine, formatServerTotals } from "../../../src/server/reporter.ts";
 
 function resolve(args: string[]) {
   const parsed = parseServerArgs(args);
@@ -53,5 +60,35 @@ describe("./server -upstream (a middle tier) and its -upstream-… flags", () =>
       expect(() => resolve(args)).toThrow(message);
     }
     expect(() => parseServerArgs(["-upstream", "ftp://db"])).toThrow('"ftp://db" must be an http:// or https:// URL');
+  });
+});
+
+describe("a middle tier's figures", () => {
+  it("follow the line's unchanged prefix, and travel in the JSON line through its contract", () => {
+    const clock = new ManualClock();
+    const pool = new UpstreamPool(
+      clock,
+      { ...DEFAULT_THREAD_POOL, threads: 2, cancelOnDisconnect: false, random: seededRandom(1) },
+      { startCall: () => {}, cancelCall: () => {} },
+    );
+    for (let index = 0; index < 3; index++) pool.admit();
+    for (const isRetry of [false, false, true]) pool.attemptSent(isRetry);
+    pool.attemptEnded("error");
+    const snapshot = pool.snapshot();
+    expect(formatServerLine(0, snapshot, "utc")).toBe(
+      "Jan  1 00:00:00.000: concurrency:    3, last delay: 0s, queue: 1, threads busy: 2/2, upstream: 2 calling, 3 attempts, 0 failed",
+    );
+    expect(formatServerTotals(snapshot)).toMatch(/; upstream: requests 2, attempts 3 \(ok 0, error 1, timedout 0\), refused 0, failed 0$/);
+    const line = parseServerLine(JSON.stringify(serverLine(0, snapshot)), { file: "test", line: 1 });
+    expect(line.upstream).toEqual({
+      requests: 2,
+      attempts: 3,
+      attemptsOk: 0,
+      attemptsError: 1,
+      attemptsTimedout: 0,
+      refused: 0,
+      failures: 0,
+      inFlight: 2,
+    });
   });
 });
