@@ -9,6 +9,9 @@ import { UpstreamCalls } from "../model/upstream-calls.ts";
 import { formatDuration } from "../cli/duration.ts";
 import type { UpstreamOptions } from "./upstream-flags.ts";
 
+/** How many times its -threads a middle tier's budget keeps per-call state for (a capacity fault above 1 adds threads). */
+const THREADS_HEADROOM = 64;
+
 /** A real middle tier's model and the HTTP clients its calls go through. */
 export interface UpstreamTier {
   readonly pool: UpstreamPool;
@@ -44,7 +47,8 @@ export function createUpstreamTier(
     timeoutMs: policy.timeoutMs,
     retry: policy.retry,
     targets: upstream.targets.map(transportOf),
-    maxCalls: Number.isFinite(options.maxInService) ? options.maxInService! : shape.threads,
+    // Calls run only in threads; a capacity fault may add threads, never this many.
+    maxCalls: Math.min(options.maxInService ?? Infinity, shape.threads * THREADS_HEADROOM),
     carriedDeadline,
   });
   const pool = createUpstreamPool(shape, clock, options, calls);
