@@ -27,6 +27,7 @@ import { sweepChart } from "./sweep-chart.ts";
 import { playSimulation } from "./playback.ts";
 import { selectWorkload } from "../cli/workload.ts";
 import { occSimMain } from "./occ-main.ts";
+import { chainMain } from "./chain-main.ts";
 import { OCC_SIM_TARGET } from "./occ-options.ts";
 import { figuresOf } from "./simulate.ts";
 import { configFrom, runStrategy, type SimRun, simRuns, trialMetrics, withStrategy } from "./trial.ts";
@@ -306,11 +307,13 @@ async function requestsMain(
     return 0;
   }
   const values = parsed.values;
+  if (scenario?.tiers !== undefined && !values["print-scenario"])
+    return chainMain(values, givenFlagNames(args, SIM_FLAGS), scenario.tiers, io);
   configFrom(values); // every flag checked before anything runs
   if (values.sweep !== undefined) sweepTrials(values, values.sweep);
   if (values["print-scenario"]) {
     const { printScenario } = await import("../scenario-file/print.ts");
-    io.stdout.write(await printScenario(SIM_TARGET, values, {}, scenario?.metadata));
+    io.stdout.write(await printScenario(SIM_TARGET, values, {}, scenario?.metadata, scenario?.tiers));
     return 0;
   }
   const strategies = simRuns(
