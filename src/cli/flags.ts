@@ -280,7 +280,9 @@ export function flagsNamed<T extends readonly FlagSpec[], N extends T[number]["n
 }
 
 /** A flag under another program's prefix: `-timeout` becomes `-upstream-timeout`. */
-export type PrefixedFlag<S extends FlagSpec, P extends string> = Omit<S, "name"> & { readonly name: `${P}${S["name"]}` };
+export type PrefixedFlag<S extends FlagSpec, P extends string> = S extends FlagSpec
+  ? Omit<S, "name"> & { readonly name: `${P}${S["name"]}` }
+  : never;
 
 /**
  * Another program's flags under a prefix, with their kinds, defaults and rules, so that a
@@ -293,7 +295,9 @@ export function prefixFlags<S extends FlagSpec, P extends string>(
   prefix: P,
   describe: (description: string) => string,
 ): PrefixedFlag<S, P>[] {
-  return flags.map((flag) => ({ ...flag, name: `${prefix}${flag.name}`, description: describe(flag.description) }) as PrefixedFlag<S, P>);
+  return flags.map(
+    (flag) => ({ ...flag, name: `${prefix}${flag.name}`, description: describe(flag.description) }) as unknown as PrefixedFlag<S, P>,
+  );
 }
 
 /** The values of prefixed flags under their own names, as the table they came from reads them. */

@@ -4,6 +4,7 @@ import { classifyError, isClientLimit } from "./classify-error.ts";
 import { type AttemptResult, classifyStatus } from "../model/outcome.ts";
 import { parseRetryAfter } from "../backoff/retry-after.ts";
 import { DEADLINE_HEADER, formatDeadline } from "../model/protection-headers.ts";
+import type { DeadlineCarrier } from "../model/upstream-calls.ts";
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
@@ -20,7 +21,11 @@ export interface HttpTransport extends Transport<AbortController> {
  * except the connect timeout, which bounds a connect that the server's full accept queue
  * leaves hanging.
  */
-export function createHttpTransport(url: string, timeoutMs: number, options: { propagateDeadline?: boolean } = {}): HttpTransport {
+export function createHttpTransport(
+  url: string,
+  timeoutMs: number,
+  options: { propagateDeadline?: boolean; carryDeadlines?: boolean } = {},
+): HttpTransport {
   const target = new URL(url);
   const agent = new Agent({
     connections: null,
@@ -39,7 +44,12 @@ export function createHttpTransport(url: string, timeoutMs: number, options: { p
         if (!controller.signal.aborted) sink.done(result);
       };
       // The deadline is the herd's: it armed this attempt's timeout just before sending.
-      const headers = options.propagateDeadline === true ? { [DEADLINE_HEADER]: formatDeadline(Date.now() + timeoutMs) } : NO_HEADERS;
+      const headers =
+        options.carryDeadlines === true
+          ? carriedDeadlineHeaders(sink as Partial<DeadlineCarrier>, options.propagateDeadline === true ? Date.now() + timeoutMs : Infinity)
+          : options.propagateDeadline === true
+            ? { [DEADLINE_HEADER]: formatDeadline(Date.now() + timeoutMs) }
+            : NO_HEADERS;
       agent.request({ origin: target.origin, path, method: "GET", signal: controller.signal, headers }).then(
         async (response) => {
           try {
@@ -66,6 +76,15 @@ export function createHttpTransport(url: string, timeoutMs: number, options: { p
     },
     close: () => agent.destroy(),
   };
+}
+
+/**
+ * A middle tier's deadline header: the earlier of the deadline its request brought (the
+ * sink's, carried down) and the attempt's own (`ownEpochMs`, Infinity when it sends none).
+ */
+function carriedDeadlineHeaders(sink: Partial<DeadlineCarrier>, ownEpochMs: number): Readonly<Record<string, string>> {
+  const deadline = Math.min(sink.carriedDeadline ?? Infinity, ownEpochMs);
+  return Number.isFinite(deadline) ? { [DEADLINE_HEADER]: formatDeadline(deadline) } : NO_HEADERS;
 }
 
 /** A failed attempt's result with the wait its Retry-After asks for, if the server sent one. */

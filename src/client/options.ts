@@ -356,7 +356,7 @@ export function describeLoad(options: ClientOptions, split = ""): string {
 }
 
 /** A short description of the strategy and its parameters, for the start-up line. */
-export function describeStrategy(options: ClientOptions): string {
+export function describeStrategy(options: Pick<ClientOptions, "strategy" | "retry" | "clients">): string {
   const { backoff } = options.retry;
   const parameters = Object.entries(backoff)
     .filter(([key]) => key !== "kind")

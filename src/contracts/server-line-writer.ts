@@ -27,6 +27,7 @@ export function serverLine(epochMs: number, snapshot: ServiceSnapshot, faults?: 
       ? {}
       : { queueLength: snapshot.queueLength, threadsBusy: snapshot.threadsBusy, threads: snapshot.threads }),
     ...(faults === undefined ? {} : { faults: faults.map(({ kind, factor }) => ({ kind, factor })) }),
+    ...(snapshot.upstream === undefined ? {} : { upstream: { ...snapshot.upstream } }),
   };
 }
 

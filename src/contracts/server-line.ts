@@ -43,6 +43,25 @@ export const SERVER_LINE = z.object({
    * without the control. (See src/server/fault-control.ts.)
    */
   faults: z.array(z.object({ kind: z.enum(["capacity", "slow", "errors"]), factor: z.number().nonnegative() })).optional(),
+  /**
+   * A middle tier only (-upstream, src/model/servers/upstream-pool.ts): its calls to the tier
+   * below, totals since it started. requests: first attempts sent (the tier's own user requests,
+   * k per request for a fan-out of k); attempts: every attempt sent, retries included, and how
+   * they ended; refused: attempts its own throttle or breaker refused (never sent); failures:
+   * calls that failed for good (answered 502); inFlight: calls in flight now, each holding a thread.
+   */
+  upstream: z
+    .object({
+      requests: COUNT,
+      attempts: COUNT,
+      attemptsOk: COUNT,
+      attemptsError: COUNT,
+      attemptsTimedout: COUNT,
+      refused: COUNT,
+      failures: COUNT,
+      inFlight: COUNT,
+    })
+    .optional(),
 });
 
 export type ServerLine = z.infer<typeof SERVER_LINE>;

@@ -347,4 +347,9 @@ class HedgeCopy implements AttemptSink, TimerOwner {
   onTimer(): void {
     this.cycle.copyDone(this, TIMEDOUT_RESULT);
   }
+
+  /** The deadline its request carries down, when its cycle is a middle tier's call (DeadlineCarrier, src/model/upstream-calls.ts). */
+  get carriedDeadline(): number | undefined {
+    return (this.cycle as { readonly carriedDeadline?: number }).carriedDeadline;
+  }
 }

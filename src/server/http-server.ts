@@ -7,7 +7,8 @@ import { seededRandom, streamRandom } from "../backoff/random.ts";
 import { DEADLINE_HEADER, parseDeadline, retryAfterSeconds } from "../model/protection-headers.ts";
 import type { Completion, OutOfMemoryEvent } from "../model/service-queue.ts";
 import type { ServerModelFigures } from "../model/servers/figures.ts";
-import { createServerModel } from "../model/servers/models.ts";
+import { type CommonServerOptions, createServerModel } from "../model/servers/models.ts";
+import { createUpstreamTier } from "./upstream.ts";
 import type { ServerModel } from "../model/servers/server-model.ts";
 import { respondWithMetrics } from "../runtime/metrics-endpoint.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
@@ -53,7 +54,7 @@ const PEER_GONE_CODES = new Set(["ECONNRESET", "EPIPE", "ECANCELED", "ERR_STREAM
 export async function startHttpServer(options: ServerOptions, clock: Clock, hooks: ServerHooks = {}): Promise<RunningServer> {
   const seed = options.seed ?? randomSeed();
   const spec = serverModelOf(options);
-  const queue = createServerModel(spec, clock, {
+  const modelOptions: CommonServerOptions = {
     cancelOnDisconnect: options.cancelOnDisconnect,
     maxConcurrency: options.maxConcurrency,
     // The fault control's errors fault draws from the same seeded source, so it needs one even at -error-rate 0.
@@ -61,7 +62,16 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
       options.errorRate > 0 || options.adminListen !== undefined ? { rate: options.errorRate, random: seededRandom(seed) } : undefined,
     maxInService: options.maxInService ?? Infinity,
     serviceRandom: streamRandom(seed, 1),
-  });
+  };
+  // The deadline each request brought (epoch ms), for a middle tier to carry down.
+  const broughtDeadline = new WeakMap<ServerResponse, number>();
+  const upstreamTier =
+    options.upstream === undefined || spec.kind !== "queue"
+      ? undefined
+      : createUpstreamTier(options.upstream, spec.pool, clock, modelOptions, streamRandom(seed, 2), (response) =>
+          broughtDeadline.get(response as ServerResponse),
+        );
+  const queue = upstreamTier?.pool ?? createServerModel(spec, clock, modelOptions);
   const figures = serverFigures(options);
   const now = hooks.now ?? Date.now;
   let outOfMemoryTold = false;
@@ -103,6 +113,7 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
     admittedAtMs,
     complete,
     activeFaults: () => activeFaults,
+    broughtDeadline: upstreamTier === undefined ? undefined : broughtDeadline,
   };
   // Requests in service may wait for hours or forever; only the time to receive a request
   // head is bounded (Node turns its own headers timeout off along with the request timeout).
@@ -139,12 +150,14 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
       activeFaults = [...active];
       queue.setFaultConditions(conditionsOfActive(active));
     },
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         queue.stop();
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      await upstreamTier?.close();
+    },
   };
 }
 
@@ -164,6 +177,8 @@ interface RequestContext {
   /** `answer`, or with -metrics `answer` that also records the latency of each request served. */
   readonly complete: (response: ServerResponse, completion: Completion) => void;
   readonly activeFaults: () => readonly ActiveFault[] | undefined;
+  /** A middle tier's: where each request's own deadline (epoch ms) is kept, to carry down; undefined for other servers. */
+  readonly broughtDeadline: WeakMap<ServerResponse, number> | undefined;
 }
 
 /** Answers a request that left service: one function for every request, its response the context. */
@@ -171,6 +186,7 @@ function answer(response: ServerResponse, completion: Completion): void {
   if (response.writableEnded || response.destroyed) return;
   if (completion === "served") response.writeHead(200, { "content-type": "text/plain", "content-length": "2" }).end("OK");
   else if (completion === "injected-error") response.writeHead(500, { "content-type": "text/plain" }).end("injected error\n");
+  else if (completion === "upstream-failed") response.writeHead(502, { "content-type": "text/plain" }).end("upstream failed\n");
   else response.writeHead(504, { "content-type": "text/plain" }).end("deadline exceeded\n");
 }
 
@@ -201,6 +217,10 @@ function handleRequest(request: IncomingMessage, response: ServerResponse, conte
     if (path === "/metrics") {
       respondWithMetrics(metrics!.registry, response);
       return;
+    }
+    if (context.broughtDeadline !== undefined) {
+      const brought = parseDeadline(request.headers[DEADLINE_HEADER]);
+      if (brought !== undefined) context.broughtDeadline.set(response, brought);
     }
     const deadlineAt = context.deadlineAware ? deadlineOf(request, context) : undefined;
     if (deadlineAt !== undefined && queue.expireOnArrival(deadlineAt)) {

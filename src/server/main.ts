@@ -8,9 +8,10 @@ import { startAdminServer } from "./admin-server.ts";
 import { selectWorkload } from "../cli/workload.ts";
 import { occServerMain } from "./occ-main.ts";
 import { describeModel, modelDrawsRandom } from "./model-flags.ts";
-import { FIGURES_TIMEOUT_MS, parseServerArgs, resolveServerOptions, serverModelOf } from "./options.ts";
+import { FIGURES_TIMEOUT_MS, parseServerArgs, resolveServerProgramOptions, serverModelOf } from "./options.ts";
 import { formatServerJson } from "../contracts/server-line-writer.ts";
 import { formatServerLine, formatServerTotals } from "./reporter.ts";
+import { describeUpstream } from "./upstream.ts";
 
 /** Server-level problems (EMFILE storms) are reported at most this often. */
 const PROBLEM_REPORT_INTERVAL_MS = 1_000;
@@ -27,10 +28,12 @@ async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<voi
     io.stdout.write(parsed.text);
     return;
   }
-  const resolved = resolveServerOptions(parsed.values);
+  const resolved = resolveServerProgramOptions(parsed.values);
   const spec = serverModelOf(resolved);
   const draws = modelDrawsRandom(spec);
-  const options = resolved.errorRate > 0 || draws ? { ...resolved, seed: resolved.seed ?? randomSeed() } : resolved;
+  // A middle tier's retry policy may draw (jitter) too.
+  const seeded = resolved.errorRate > 0 || draws || resolved.upstream !== undefined;
+  const options = seeded ? { ...resolved, seed: resolved.seed ?? randomSeed() } : resolved;
   let lastProblemAt = -Infinity;
   let suppressed = 0;
   const server = await startHttpServer(options, realClock, {
@@ -60,8 +63,11 @@ async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<voi
   if (options.metrics) io.stderr.write(`server: metrics on http://${shown}/metrics\n`);
   if (options.errorRate > 0)
     io.stderr.write(`server: answering ${options.errorRate} of requests 500 (-error-rate), seed ${options.seed}\n`);
-  const seeded = draws ? `; service times seed ${options.seed}` : "";
-  io.stderr.write(`server: ${describeModel(spec, server.figures, FIGURES_TIMEOUT_MS)}${seeded}\n`);
+  const seedNote = draws ? `; service times seed ${options.seed}` : "";
+  io.stderr.write(`server: ${describeModel(spec, server.figures, FIGURES_TIMEOUT_MS)}${seedNote}\n`);
+  if (options.upstream !== undefined) {
+    io.stderr.write(`server: middle tier: each request ${describeUpstream(options.upstream)}; seed ${options.seed}\n`);
+  }
 
   const admin = options.adminListen === undefined ? undefined : await startAdminServer(options.adminListen, server);
   if (admin !== undefined) {

@@ -1,10 +1,19 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ServiceSnapshot } from "../model/service-queue.ts";
-import type { ServerModel } from "../model/servers/server-model.ts";
+import type { ServerModel, UpstreamSnapshot } from "../model/servers/server-model.ts";
 import { type ActiveFault, conditionsOfActive } from "../model/faults/control.ts";
 import { LATENCY_BUCKETS_SECONDS, METRIC_PREFIX } from "../runtime/metrics-endpoint.ts";
 
 const name = (suffix: string) => `${METRIC_PREFIX}server_${suffix}`;
+
+/** How a middle tier's attempts upstream ended: the label values of `server_upstream_attempts_total`. */
+const UPSTREAM_RESULTS = [
+  ["ok", "attemptsOk"],
+  ["error", "attemptsError"],
+  ["timedout", "attemptsTimedout"],
+] as const satisfies readonly (readonly [string, keyof UpstreamSnapshot])[];
+
+type Mirror = (counter: Counter<string>, key: string, total: number, labels?: Record<string, string>) => void;
 
 /** How each request left the service queue; the label values of `server_requests_total`. */
 const OUTCOMES = ["served", "abandoned", "cancelled", "shed", "expired"] as const satisfies readonly (keyof ServiceSnapshot)[];
@@ -32,7 +41,7 @@ export function serverMetrics(
   const registry = new Registry();
   // Counters mirror the queue's totals: each scrape adds what was counted since the last one.
   const exported = new Map<string, number>();
-  const mirror = (counter: Counter<string>, key: string, total: number, labels: Record<string, string> = {}) => {
+  const mirror: Mirror = (counter, key, total, labels = {}) => {
     const delta = total - (exported.get(key) ?? 0);
     if (delta > 0) counter.inc(labels, delta);
     exported.set(key, total);
@@ -122,6 +131,7 @@ export function serverMetrics(
       },
     });
   }
+  if (queue.snapshot().upstream !== undefined) upstreamMetrics(registry, queue, mirror);
   if (activeFaults() !== undefined) {
     new Gauge({
       name: name("fault_factor"),
@@ -151,4 +161,47 @@ export function serverMetrics(
     registers: [registry],
   });
   return { registry, observeServed: (seconds) => latency.observe(seconds) };
+}
+
+/** A middle tier's (-upstream) series: its calls to the tier below, read from the model's snapshot as the line prints them. */
+function upstreamMetrics(registry: Registry, queue: ServerModel, mirror: Mirror): void {
+  const upstream = () => queue.snapshot().upstream!;
+  const attempts = new Counter({
+    name: name("upstream_attempts_total"),
+    help: "Middle tier: attempts sent upstream (first attempts and retries) that ended, by result: ok, error (an error answer), timedout",
+    labelNames: ["result"],
+    registers: [registry],
+    collect() {
+      const totals = upstream();
+      for (const [result, key] of UPSTREAM_RESULTS) mirror(this, `upstream-${result}`, totals[key], { result });
+    },
+  });
+  for (const [result] of UPSTREAM_RESULTS) attempts.inc({ result }, 0);
+  const counters = [
+    [
+      "upstream_requests_total",
+      "Middle tier: first attempts sent upstream (its own user requests; k per request for a fan-out of k)",
+      "requests",
+    ],
+    ["upstream_refused_total", "Middle tier: attempts its own throttle or open breaker refused (never sent)", "refused"],
+    ["upstream_failures_total", "Middle tier: calls upstream that failed for good, answered 502", "failures"],
+  ] as const;
+  for (const [suffix, help, key] of counters) {
+    new Counter({
+      name: name(suffix),
+      help,
+      registers: [registry],
+      collect() {
+        mirror(this, `upstream-${key}`, upstream()[key]);
+      },
+    });
+  }
+  new Gauge({
+    name: name("upstream_in_flight"),
+    help: "Middle tier: calls upstream in flight now, each holding a thread",
+    registers: [registry],
+    collect() {
+      this.set(upstream().inFlight);
+    },
+  });
 }

@@ -1,5 +1,13 @@
 import { WORKLOAD_HELP } from "../cli/workload.ts";
-import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
+import {
+  DEBUG_FLAG,
+  type FlagSpec,
+  type FlagValues,
+  parseFlags,
+  type ParseOutcome,
+  type ProgramDescription,
+  withoutFlags,
+} from "../cli/flags.ts";
 import { type ListenAddress, listenAddressProblem, parseListenAddress } from "../cli/listen-address.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import type { ServerModelFigures } from "../model/servers/figures.ts";
@@ -8,6 +16,7 @@ import { MODEL_FLAGS, resolveServerModel } from "./model-flags.ts";
 import { DEADLINE_HEADER, retryAfterSeconds } from "../model/protection-headers.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 import { adminListenProblem } from "./admin-listen.ts";
+import { resolveUpstream, UPSTREAM_FLAGS, type UpstreamOptions } from "./upstream-flags.ts";
 
 // The server model's one-line description, for the programs that state it (./sim too).
 export { describeModel } from "./model-flags.ts";
@@ -152,14 +161,21 @@ export const SERVER_FLAGS = [
   DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
-export const SERVER_PROGRAM: ProgramDescription<typeof SERVER_FLAGS> = {
+/**
+ * ./server's own table: the server's flags (the simulator and the demo take those), and a
+ * middle tier's (-upstream, src/server/upstream-flags.ts), which only a real server runs.
+ */
+export const SERVER_PROGRAM_FLAGS = [...withoutFlags(SERVER_FLAGS, ["debug"]), ...UPSTREAM_FLAGS, DEBUG_FLAG];
+
+export const SERVER_PROGRAM: ProgramDescription<typeof SERVER_PROGRAM_FLAGS> = {
   name: "server",
   summary:
     "An HTTP server whose latency is baseDelay up to a concurrency limit and grows exponentially above it\n" +
     "(or another -model: linear, or queue, a thread pool).\n" +
     "GET /api answers OK after the modelled delay; GET /stats gives a JSON snapshot.\n" +
+    "With -upstream URL it is a middle tier: each request calls URL with its own retry policy (-upstream-…).\n" +
     `Another workload: ${WORKLOAD_HELP}.`,
-  flags: SERVER_FLAGS,
+  flags: SERVER_PROGRAM_FLAGS,
 };
 
 export interface ServerOptions {
@@ -189,6 +205,8 @@ export interface ServerOptions {
   readonly metrics: boolean;
   /** Where the fault control listens (-admin-listen, loopback); undefined when it is off. */
   readonly adminListen?: ListenAddress | undefined;
+  /** A middle tier's upstream and its calls' policy (-upstream); undefined for a server that calls nobody. */
+  readonly upstream?: UpstreamOptions | undefined;
 }
 
 export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): ServerOptions {
@@ -220,8 +238,14 @@ export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): S
   };
 }
 
-export function parseServerArgs(args: readonly string[]): ParseOutcome<typeof SERVER_FLAGS> {
+export function parseServerArgs(args: readonly string[]): ParseOutcome<typeof SERVER_PROGRAM_FLAGS> {
   return parseFlags(SERVER_PROGRAM, args);
+}
+
+/** ./server's options: the server's, and a middle tier's upstream. */
+export function resolveServerProgramOptions(values: FlagValues<typeof SERVER_PROGRAM_FLAGS>): ServerOptions {
+  const options = resolveServerOptions(values);
+  return { ...options, upstream: resolveUpstream(values, serverModelOf(options)) };
 }
 
 /** The server model the options describe. */

@@ -35,6 +35,11 @@ export const BAD_FLAGS: Readonly<Record<"server" | "client" | "sim" | "demo", re
     bad("-workload", "-workload", "batch"),
     bad("-net-delay", "-workload", "occ", "-net-delay", "soon"),
     bad("-limit", "-workload", "occ", "-limit", "5"),
+    bad("-upstream", "-upstream", "http://127.0.0.1:8071/api"),
+    bad("-upstream", "-model", "queue", "-upstream", "db:8071"),
+    bad("-upstream-max-attempts", "-model", "queue", "-upstream", "http://127.0.0.1:8071/api", "-upstream-max-attempts", "x"),
+    bad("-upstream-timeout", "-upstream-timeout", "1s"),
+    bad("-upstream-budget-ttl", "-model", "queue", "-upstream", "http://127.0.0.1:8071/api", "-upstream-budget-ttl", "2s"),
   ],
   client: [
     bad("-clients", "-clients", "many"),

@@ -5,7 +5,8 @@ import { ServiceQueue } from "../service-queue.ts";
 import { exponentialFigures } from "./exponential.ts";
 import type { ServerModelFigures } from "./figures.ts";
 import { type LinearLatency, linearFigures } from "./linear.ts";
-import { queueFigures, ThreadPool, type ThreadPoolShape } from "./queue.ts";
+import { queueFigures, ThreadPool, type ThreadPoolOptions, type ThreadPoolShape } from "./queue.ts";
+import { type UpstreamCaller, UpstreamPool } from "./upstream-pool.ts";
 import type { ServerModel } from "./server-model.ts";
 
 /**
@@ -36,16 +37,18 @@ export interface CommonServerOptions {
   readonly serviceRandom: Random;
 }
 
+function threadPoolOptions(pool: ThreadPoolShape, options: CommonServerOptions): ThreadPoolOptions {
+  return {
+    ...pool,
+    cancelOnDisconnect: options.cancelOnDisconnect,
+    errorInjection: options.errorInjection,
+    maxInService: options.maxInService ?? Infinity,
+    random: options.serviceRandom,
+  };
+}
+
 export function createServerModel(spec: ServerModelSpec, clock: Clock, options: CommonServerOptions): ServerModel {
-  if (spec.kind === "queue") {
-    return new ThreadPool(clock, {
-      ...spec.pool,
-      cancelOnDisconnect: options.cancelOnDisconnect,
-      errorInjection: options.errorInjection,
-      maxInService: options.maxInService ?? Infinity,
-      random: options.serviceRandom,
-    });
-  }
+  if (spec.kind === "queue") return new ThreadPool(clock, threadPoolOptions(spec.pool, options));
   return new ServiceQueue(clock, {
     latency: spec.latency,
     cancelOnDisconnect: options.cancelOnDisconnect,
@@ -54,6 +57,16 @@ export function createServerModel(spec: ServerModelSpec, clock: Clock, options: 
     maxInService: options.maxInService ?? Infinity,
     horizonMs: options.horizonMs ?? Infinity,
   });
+}
+
+/** A middle tier's model: the queue model's pool whose requests hold their thread while `caller` makes their upstream calls. */
+export function createUpstreamPool(
+  pool: ThreadPoolShape,
+  clock: Clock,
+  options: CommonServerOptions,
+  caller: UpstreamCaller,
+): UpstreamPool {
+  return new UpstreamPool(clock, threadPoolOptions(pool, options), caller);
 }
 
 export function modelFigures(spec: ServerModelSpec, timeoutMs: number, maxConcurrency = Infinity): ServerModelFigures {

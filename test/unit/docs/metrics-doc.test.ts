@@ -5,6 +5,7 @@ import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import { clientMetrics } from "../../../src/client/metrics.ts";
 import { ServiceQueue } from "../../../src/model/service-queue.ts";
 import { DEFAULT_THREAD_POOL, ThreadPool } from "../../../src/model/servers/queue.ts";
+import { UpstreamPool } from "../../../src/model/servers/upstream-pool.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
 import { serverMetrics } from "../../../src/server/metrics.ts";
 
@@ -32,8 +33,15 @@ async function registeredNames(): Promise<Set<string>> {
     () => 0,
     () => [],
   );
+  // A middle tier (-upstream) adds the series of its upstream calls.
+  const upstreamPool = new UpstreamPool(
+    new ManualClock(),
+    { ...DEFAULT_THREAD_POOL, cancelOnDisconnect: false, random: seededRandom(1) },
+    { startCall: () => {}, cancelCall: () => {} },
+  );
+  const upstreamServer = serverMetrics(upstreamPool, 16, () => 0);
   const names = new Set<string>();
-  for (const registry of [client.registry, server.registry, poolServer.registry])
+  for (const registry of [client.registry, server.registry, poolServer.registry, upstreamServer.registry])
     for (const metric of await registry.getMetricsAsJSON())
       if (!metric.name.startsWith("process_") && !metric.name.startsWith("nodejs_")) names.add(metric.name);
   return names;

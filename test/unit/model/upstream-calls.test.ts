@@ -137,6 +137,19 @@ describe("UpstreamCalls (a middle tier's calls, with its own retry policy, on th
     expect(pool.snapshot().upstream).toMatchObject({ requests: 4, attempts: 5, failures: 4 });
   });
 
+  it("hedges with -upstream-hedge-delay: a second copy at the delay, the first answer kept, the other aborted, both carrying the deadline", () => {
+    const { clock, log, pool, completions, arrive } = setUp(
+      (clock, log) => [scriptedUpstream(clock, "db", log, () => OK_RESULT, 100)],
+      retryConfig({ maxAttempts: 2, hedgeDelayMs: 30 }),
+      1_700_000_000_500,
+    );
+    arrive("a");
+    clock.advanceBy(1000);
+    expect(log).toEqual(["db#1@0 carrying 1700000000500", "db#2@30 carrying 1700000000500", "db aborted@100"]);
+    expect(completions).toEqual(["a:served@105"]);
+    expect(pool.snapshot().upstream).toMatchObject({ requests: 1, attempts: 2, attemptsOk: 1, inFlight: 0 });
+  });
+
   it("cancels the attempt in flight when the request's client leaves with cancel-on-disconnect, or the pool crashes", () => {
     const { clock, log, pool, completions, arrive } = setUp(
       (clock, log) => [scriptedUpstream(clock, "db", log, () => OK_RESULT, 50)],

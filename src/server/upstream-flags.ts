@@ -1,0 +1,99 @@
+import { type FlagSpec, type FlagValues, flagsNamed, prefixFlags, unprefixedValues, withPrefixedNames } from "../cli/flags.ts";
+import { UsageError } from "../cli/usage-error.ts";
+import { CLIENT_FLAGS, checkUrl, RETRY_POLICY_FLAGS, resolveRetryPolicy, type RetryPolicyOptions } from "../client/options.ts";
+import type { ServerModelSpec } from "../model/servers/models.ts";
+
+/*
+ * A middle tier's flags: ./server -upstream URL serves each request by calling URL, with the
+ * client's retry-policy flags under the prefix upstream- (-upstream-max-attempts 3,
+ * -upstream-budget yandex, …), generated from the client's one table.
+ */
+
+const PREFIX = "upstream-";
+/** The most calls one request may fan out to. */
+export const MAX_UPSTREAM_CALLS = 64;
+
+function upstreamUrlsProblem(text: string): string | undefined {
+  if (text === "") return undefined;
+  const urls = text.split(",");
+  if (urls.length > MAX_UPSTREAM_CALLS) return `at most ${MAX_UPSTREAM_CALLS} URLs`;
+  for (const url of urls) {
+    const problem = checkUrl(url.trim());
+    if (problem !== undefined) return `"${url.trim()}" ${problem}`;
+  }
+  return undefined;
+}
+
+/** A client flag's description as a middle tier's: the flags it names under their prefix; the strategies' list is ./client -h's. */
+function describeUpstreamFlag(description: string): string {
+  return `middle tier's calls to -upstream: ${withPrefixedNames(description, RETRY_POLICY_FLAGS, PREFIX).replace("(-h lists", "(./client -h lists")}`;
+}
+
+export const UPSTREAM_FLAGS = [
+  {
+    name: "upstream",
+    group: "system",
+    kind: "string",
+    default: "",
+    placeholder: "url[,url…]",
+    description:
+      "be a middle tier: serve each GET /api by calling this URL (several, comma-separated: call each, a fan-out) with the policy of the " +
+      "-upstream-… flags, holding the request's thread meanwhile; 502 when a call fails for good. Needs -model queue (empty: off)",
+    check: upstreamUrlsProblem,
+  },
+  {
+    name: "upstream-fanout",
+    group: "system",
+    kind: "integer",
+    default: 1,
+    min: 1,
+    max: MAX_UPSTREAM_CALLS,
+    placeholder: "k",
+    description: "middle tier: call each -upstream URL k times per request; the answer is 200 only when every call succeeded",
+  },
+  ...prefixFlags(RETRY_POLICY_FLAGS, PREFIX, describeUpstreamFlag),
+] as const satisfies readonly FlagSpec[];
+
+export type UpstreamFlagValues = FlagValues<typeof UPSTREAM_FLAGS>;
+
+/** A middle tier's upstream, as its flags set it. */
+export interface UpstreamOptions {
+  /** One call per entry: each -upstream URL, -upstream-fanout times. */
+  readonly targets: readonly string[];
+  readonly policy: RetryPolicyOptions;
+}
+
+/** The client's default -lambda: the think time the reference policy grows its first wait from, as an open-loop arrival draws it. */
+const DEFAULT_LAMBDA = flagsNamed(CLIENT_FLAGS, ["lambda"])[0]!.default;
+
+/**
+ * The upstream the flags describe, undefined without -upstream; a UsageError, naming the
+ * flags as ./server knows them, for an -upstream-… flag without -upstream, for a model other
+ * than the queue, or for a policy that means nothing.
+ */
+export function resolveUpstream(values: UpstreamFlagValues, model: ServerModelSpec): UpstreamOptions | undefined {
+  if (values.upstream === "") {
+    const set = UPSTREAM_FLAGS.find((flag) => values[flag.name] !== flag.default);
+    if (set !== undefined) throw new UsageError(`-${set.name} applies to a middle tier: give -upstream URL too`);
+    return undefined;
+  }
+  if (model.kind !== "queue") {
+    throw new UsageError(`-upstream needs -model queue (a middle tier holds a thread while it calls upstream), not -model ${model.kind}`);
+  }
+  const urls = values.upstream.split(",").map((url) => url.trim());
+  const fanout = values["upstream-fanout"];
+  if (urls.length * fanout > MAX_UPSTREAM_CALLS) {
+    throw new UsageError(
+      `-upstream with -upstream-fanout ${fanout} makes ${urls.length * fanout} calls a request; at most ${MAX_UPSTREAM_CALLS}`,
+    );
+  }
+  const own = unprefixedValues(RETRY_POLICY_FLAGS, PREFIX, values);
+  let policy: RetryPolicyOptions;
+  try {
+    policy = resolveRetryPolicy({ ...own, lambda: DEFAULT_LAMBDA, instances: 1 });
+  } catch (error) {
+    if (error instanceof UsageError) throw new UsageError(withPrefixedNames(error.message, RETRY_POLICY_FLAGS, PREFIX));
+    throw error;
+  }
+  return { targets: urls.flatMap((url) => Array.from({ length: fanout }, () => url)), policy };
+}

@@ -1,0 +1,68 @@
+import type { Random } from "../backoff/random.ts";
+import type { Clock } from "../clock/clock.ts";
+import { createHttpTransport, type HttpTransport } from "../client/attempt.ts";
+import { describeStrategy } from "../client/options.ts";
+import { type CommonServerOptions, createUpstreamPool } from "../model/servers/models.ts";
+import type { ThreadPoolShape } from "../model/servers/queue.ts";
+import type { UpstreamPool } from "../model/servers/upstream-pool.ts";
+import { UpstreamCalls } from "../model/upstream-calls.ts";
+import { formatDuration } from "../cli/duration.ts";
+import type { UpstreamOptions } from "./upstream-flags.ts";
+
+/** A real middle tier's model and the HTTP clients its calls go through. */
+export interface UpstreamTier {
+  readonly pool: UpstreamPool;
+  /** Destroys the clients' connections (after the pool has stopped, which aborts every call). */
+  close(): Promise<void>;
+}
+
+/**
+ * The model of a middle tier (./server -upstream): the queue model's pool, whose requests
+ * make their upstream calls through the client's own HTTP transport (undici), one per
+ * upstream URL, with the tier's policy. `carriedDeadline` gives the deadline (epoch ms) a
+ * request brought, to carry down.
+ */
+export function createUpstreamTier(
+  upstream: UpstreamOptions,
+  shape: ThreadPoolShape,
+  clock: Clock,
+  options: CommonServerOptions,
+  random: Random,
+  carriedDeadline: (context: unknown) => number | undefined,
+): UpstreamTier {
+  const { policy } = upstream;
+  const transports = new Map<string, HttpTransport>();
+  const transportOf = (url: string) => {
+    let transport = transports.get(url);
+    if (transport === undefined) {
+      transport = createHttpTransport(url, policy.timeoutMs, { propagateDeadline: policy.propagateDeadline, carryDeadlines: true });
+      transports.set(url, transport);
+    }
+    return transport;
+  };
+  const calls = new UpstreamCalls(clock, random, {
+    timeoutMs: policy.timeoutMs,
+    retry: policy.retry,
+    targets: upstream.targets.map(transportOf),
+    maxCalls: Number.isFinite(options.maxInService) ? options.maxInService! : shape.threads,
+    carriedDeadline,
+  });
+  const pool = createUpstreamPool(shape, clock, options, calls);
+  calls.reportTo(pool);
+  return {
+    pool,
+    close: async () => {
+      await Promise.all([...transports.values()].map((transport) => transport.close()));
+    },
+  };
+}
+
+/** One line for the start-up: whom the tier calls and how, e.g. `calls http://…/api (×2) with fixed (…), max attempts 3, timeout 1s`. */
+export function describeUpstream(upstream: UpstreamOptions): string {
+  const counts = new Map<string, number>();
+  for (const url of upstream.targets) counts.set(url, (counts.get(url) ?? 0) + 1);
+  const targets = [...counts].map(([url, count]) => (count === 1 ? url : `${url} (×${count})`)).join(", ");
+  const { policy } = upstream;
+  const deadline = policy.propagateDeadline ? ", sending its deadline" : "";
+  return `calls ${targets} with ${describeStrategy({ ...policy, clients: 1 })}, timeout ${formatDuration(policy.timeoutMs)}${deadline}`;
+}

@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { UsageError } from "../../../src/cli/usage-error.ts";
+import { RETRY_POLICY_FLAGS } from "../../../src/client/options.ts";
+import { parseServerArgs, resolveServerProgramOptions, SERVER_PROGRAM_FLAGS } from "../../../src/server/options.ts";
+import { seededRandom } from "../../../src/backoff/random.ts";
+import { ManualClock } from "../../../src/clock/manual-clock.ts";
+import { parseServerLine } from "../../../src/contracts/server-line.ts";
+import { serverLine } from "../../../src/contracts/server-line-writer.ts";
+import { DEFAULT_THREAD_POOL } from "../../../src/model/servers/queue.ts";
+import { UpstreamPool } from "../../../src/model/servers/upstream-pool.ts";
+import { formatServerLine, formatServerTotals } from "../../../src/server/reporter.ts";
+
+function resolve(args: string[]) {
+  const parsed = parseServerArgs(args);
+  if (parsed.kind !== "run") throw new Error("help");
+  return resolveServerProgramOptions(parsed.values);
+}
+
+const DB = "http://127.0.0.1:8071/api";
+
+describe("./server -upstream (a middle tier) and its -upstream-… flags", () => {
+  it("takes every retry-policy flag of the client under the prefix, with the client's kinds and defaults", () => {
+    const names = new Set(SERVER_PROGRAM_FLAGS.map((flag) => flag.name));
+    for (const flag of RETRY_POLICY_FLAGS) {
+      expect(names.has(`upstream-${flag.name}` as never)).toBe(true);
+      const prefixed = SERVER_PROGRAM_FLAGS.find((own) => own.name === `upstream-${flag.name}`)!;
+      expect(prefixed).toMatchObject({ kind: flag.kind, default: flag.default });
+    }
+    expect(names.has("upstream-instances" as never)).toBe(false); // the tier is one client instance
+  });
+
+  it("is off without -upstream, and reads the tier's own policy with it", () => {
+    expect(resolve([]).upstream).toBeUndefined();
+    const options = resolve([
+      ...["-model", "queue", "-upstream", `${DB},http://127.0.0.1:8072/api`, "-upstream-fanout", "2"],
+      ...["-upstream-max-attempts", "3", "-upstream-timeout", "1s", "-upstream-budget", "yandex", "-upstream-propagate-deadline"],
+    ]);
+    expect(options.upstream!.targets).toEqual([DB, DB, "http://127.0.0.1:8072/api", "http://127.0.0.1:8072/api"]);
+    expect(options.upstream!.policy).toMatchObject({
+      strategy: "fixed",
+      timeoutMs: 1000,
+      propagateDeadline: true,
+      retry: { maxAttempts: 3, fleet: { instances: 1, budget: { kind: "yandex" } } },
+    });
+  });
+
+  it("refuses a middle tier without the queue model, a policy flag without -upstream, and names the flags as ./server knows them", () => {
+    const cases: [string[], string][] = [
+      [["-upstream", DB], "-upstream needs -model queue (a middle tier holds a thread while it calls upstream), not -model exponential"],
+      [["-upstream-max-attempts", "3"], "-upstream-max-attempts applies to a middle tier: give -upstream URL too"],
+      [["-upstream-fanout", "2"], "-upstream-fanout applies to a middle tier: give -upstream URL too"],
+      [["-model", "queue", "-upstream", DB, "-upstream-budget-ttl", "2s"], "-upstream-budget-ttl needs -upstream-budget finagle"],
+      [
+        ["-model", "queue", "-upstream", DB, "-upstream-retry-budget", "-upstream-budget", "envoy"],
+        "-upstream-retry-budget is -upstream-budget grpc; it cannot be combined with -upstream-budget envoy",
+      ],
+    ];
+    for (const [args, message] of cases) {
+      expect(() => resolve(args)).toThrow(UsageError);
+      expect(() => resolve(args)).toThrow(message);
+    }
+    expect(() => parseServerArgs(["-upstream", "ftp://db"])).toThrow('"ftp://db" must be an http:// or https:// URL');
+  });
+});
+
+describe("a middle tier's figures", () => {
+  it("follow the line's unchanged prefix, and travel in the JSON line through its contract", () => {
+    const clock = new ManualClock();
+    const pool = new UpstreamPool(
+      clock,
+      { ...DEFAULT_THREAD_POOL, threads: 2, cancelOnDisconnect: false, random: seededRandom(1) },
+      { startCall: () => {}, cancelCall: () => {} },
+    );
+    for (let index = 0; index < 3; index++) pool.admit();
+    for (const isRetry of [false, false, true]) pool.attemptSent(isRetry);
+    pool.attemptEnded("error");
+    const snapshot = pool.snapshot();
+    expect(formatServerLine(0, snapshot, "utc")).toBe(
+      "Jan  1 00:00:00.000: concurrency:    3, last delay: 0s, queue: 1, threads busy: 2/2, upstream: 2 calling, 3 attempts, 0 failed",
+    );
+    expect(formatServerTotals(snapshot)).toMatch(/; upstream: requests 2, attempts 3 \(ok 0, error 1, timedout 0\), refused 0, failed 0$/);
+    const line = parseServerLine(JSON.stringify(serverLine(0, snapshot)), { file: "test", line: 1 });
+    expect(line.upstream).toEqual({
+      requests: 2,
+      attempts: 3,
+      attemptsOk: 0,
+      attemptsError: 1,
+      attemptsTimedout: 0,
+      refused: 0,
+      failures: 0,
+      inFlight: 2,
+    });
+  });
+});
