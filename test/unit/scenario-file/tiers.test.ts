@@ -108,6 +108,15 @@ describe("./sim with a chain", () => {
     expect(text.stdout()).toMatch(/first to collapse: db at 25s \(goodput below half its normal\), by its own fault db:crash@20s\+30s/);
   });
 
+  it("prints the chain it would run with -print-scenario, faults on tiers included", async () => {
+    const file = resolve(import.meta.dirname, "../../../examples/three-tiers.yaml");
+    const { io, stdout } = capturedIo();
+    expect(await simMain([file, "-print-scenario", "-clients", "300"], io)).toBe(0);
+    const again = await parseScenario(stdout(), "printed.yaml", SIM_TARGET);
+    expect(again.tiers!.map((tier) => tier.name)).toEqual(["edge", "api", "db"]);
+    expect(again.tokens).toEqual(expect.arrayContaining(["-clients=300", "-faults=db:crash@20s+30s"]));
+  });
+
   it("refuses a fault on a tier the chain lacks, and a server's flag beside the file", async () => {
     const file = resolve(import.meta.dirname, "../../../examples/three-tiers.yaml");
     await expect(simMain([file, "-faults", "cache:stop@1s+1s"], capturedIo().io)).rejects.toThrow(
