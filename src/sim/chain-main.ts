@@ -72,6 +72,7 @@ export function chainText(report: ChainReport, config: ChainConfig): string {
     "peak load",
     "goodput/s",
     "for nobody",
+    "verdict",
     "collapsed",
     "back",
   ];
@@ -86,6 +87,7 @@ export function chainText(report: ChainReport, config: ChainConfig): string {
     tier.peakLoad === null ? "-" : `${tier.peakLoad.toFixed(2)}x`,
     tier.goodputPerSec.toFixed(1),
     String(tier.workForNobody),
+    tier.verdict,
     at(tier.collapsedAtMs),
     at(tier.recoveredAtMs),
   ]);

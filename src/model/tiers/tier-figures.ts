@@ -44,7 +44,11 @@ export interface TierFigures {
   readonly collapsedAtMs: number | null;
   /** The end of the first later window whose goodput is back at RECOVERY_SHARE of normal; null if none. */
   readonly recoveredAtMs: number | null;
+  /** held: never collapsed; recovered: collapsed and came back; collapsed: still down at the end. */
+  readonly verdict: TierVerdict;
 }
+
+export type TierVerdict = "held" | "recovered" | "collapsed";
 
 export interface TierCounts {
   readonly name: string;
@@ -100,6 +104,7 @@ export function tierFigures(counts: TierCounts, userRequests: number, normalUnti
     workForNobody: counts.workForNobody,
     collapsedAtMs,
     recoveredAtMs,
+    verdict: collapsedAtMs === null ? "held" : recoveredAtMs === null ? "collapsed" : "recovered",
   };
 }
 

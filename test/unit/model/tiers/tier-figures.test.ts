@@ -44,6 +44,7 @@ describe("a tier's figures", () => {
       workForNobody: 7,
       collapsedAtMs: 3000,
       recoveredAtMs: 6000,
+      verdict: "recovered",
     });
   });
 
@@ -54,7 +55,13 @@ describe("a tier's figures", () => {
       0,
       2000,
     );
-    expect(figures).toMatchObject({ normalArrivalsPerSec: null, peakLoad: null, collapsedAtMs: null, policyAmplification: null });
+    expect(figures).toMatchObject({
+      normalArrivalsPerSec: null,
+      peakLoad: null,
+      collapsedAtMs: null,
+      policyAmplification: null,
+      verdict: "held",
+    });
     const quiet = tierFigures({ name: "edge", samples: samples([5, 5], [5, 5]), workForNobody: 0, policyAmplification: 3 }, 20, 2000, 0);
     expect(quiet.faultAmplification).toBeNull();
   });
