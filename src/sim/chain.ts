@@ -1,7 +1,7 @@
 import { seededRandom, streamRandom } from "../backoff/random.ts";
 import type { Clock } from "../clock/clock.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
-import type { HerdObserver, Transport } from "../model/attempt.ts";
+import type { AttemptSink, HerdObserver, Transport } from "../model/attempt.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
 import { conditionsOf } from "../model/faults/conditions.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
@@ -102,6 +102,8 @@ export function buildChain(clock: Clock, tiers: readonly ChainTierConfig[], seed
         retry: tier.upstream.retry,
         targets: Array.from({ length: tier.fanout }, () => next!),
         maxCalls: tier.model.pool.threads,
+        // The deadline the request brought (its door set it), carried down with each attempt.
+        carriedDeadline: (context) => (context as { readonly carriedDeadline?: number }).carriedDeadline,
       });
       const pool = new UpstreamPool(
         clock,
@@ -117,12 +119,20 @@ export function buildChain(clock: Clock, tiers: readonly ChainTierConfig[], seed
       calls.reportTo(pool);
       model = pool;
     }
+    // A deadline-aware tier acts on the deadline its door computed (its timeout Infinity: nothing of its own).
     const network = new SimulatedNetwork(model, clock, tier.backlog, {
       retryAfterMs: tier.retryAfterMs,
-      deadline: caller.propagateDeadline && tier.deadlineAware ? { clock, timeoutMs: caller.timeoutMs } : undefined,
+      deadline: tier.deadlineAware ? { clock, timeoutMs: Infinity } : undefined,
     });
     const door: TierDoor = { arrivals: 0, okAnswers: 0 };
-    const transport = countingTransport(network.transport, door);
+    // An attempt carries the earlier of the deadline its caller's request brought and, when the
+    // caller propagates deadlines, its own (send time + the caller's timeout), as a real middle tier sends.
+    const deadlineOf = (sink: AttemptSink) => {
+      const carried = (sink as { readonly carriedDeadline?: number }).carriedDeadline ?? Infinity;
+      const own = caller.propagateDeadline ? clock.now() + caller.timeoutMs : Infinity;
+      return carried < own ? carried : own;
+    };
+    const transport = countingTransport(network.transport, door, deadlineOf);
     built.unshift({ config: tier, model, network, door, transport });
     next = transport;
   }
