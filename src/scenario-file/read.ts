@@ -16,7 +16,7 @@ import {
 } from "./format.ts";
 import { carrierNames, type ScenarioData, scenarioSchema, type SectionKey, sectionKeys } from "./schema.ts";
 import { SCENARIO_TARGETS } from "./targets.ts";
-import { type ScenarioTier, USER_FLAG_NAMES } from "./tiers.ts";
+import { type ScenarioTier, TIER_KEYS, TIER_SYSTEM_FLAGS, UPSTREAM_FLAGS, USER_FLAG_NAMES } from "./tiers.ts";
 
 /** The top-level keys of a file: metadata, then the sections. */
 const TOP_KEYS = ["scenario", "name", "description", "source", "published", WORKLOAD_KEY, ...SCENARIO_SECTIONS, "tiers"];
@@ -190,6 +190,7 @@ function whereKeyBelongs(
   file: { readonly workload: Workload; readonly everyTarget: readonly ScenarioTarget[] },
 ): string {
   if (parent[0] === "source") return `unknown key; source has ${SOURCE_KEYS.join(", ")}`;
+  if (parent[0] === "tiers") return whereTierKeyBelongs(parent, key);
   const home = [...sections].find(([, keys]) => keys.has(key))?.[0];
   const section = parent[0] as ScenarioSection | undefined;
   if (home !== undefined)
@@ -213,6 +214,19 @@ function whereKeyBelongs(
   const near = candidates.find((candidate) => editDistance(candidate, key) <= 2);
   const hint = near === undefined ? "" : `; did you mean ${near}?`;
   return section === undefined ? `unknown key${hint}` : `unknown key in section ${section}: not a flag of any program${hint}`;
+}
+
+/** Why a key of a tier is refused: a tier's keys, its system's server flags, its upstream's retry-policy flags. */
+function whereTierKeyBelongs(parent: Path, key: string): string {
+  const part = parent[2];
+  const [keys, what] =
+    part === "system"
+      ? [TIER_SYSTEM_FLAGS.map((flag) => flag.name), "a tier's system takes ./server's model and protection flags"]
+      : part === "upstream"
+        ? [UPSTREAM_FLAGS.map((flag) => flag.name), "a tier's upstream takes the client's retry-policy flags"]
+        : [TIER_KEYS, `a tier has ${TIER_KEYS.join(", ")}`];
+  const near = keys.find((candidate) => editDistance(candidate, key) <= 2);
+  return `unknown key; ${what}${near === undefined ? "" : `; did you mean ${near}?`}`;
 }
 
 /** Levenshtein distance, for suggesting a misspelt key. */

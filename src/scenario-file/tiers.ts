@@ -21,6 +21,9 @@ export const UPSTREAM_FLAGS: readonly FlagSpec[] = (CLIENT_FLAGS as readonly Fla
   (flag) => flag.group === "strategy" || flag.group === "protection" || flag.name === "timeout" || flag.name === "honor-retry-after",
 );
 
+/** The keys of one tier in a file. */
+export const TIER_KEYS = ["name", "system", "upstream", "fanout"];
+
 /** One tier as a file gives it: its flags as command-line tokens (`-threads=64`), the edge first. */
 export interface ScenarioTier {
   readonly name: string;

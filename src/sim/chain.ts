@@ -1,7 +1,7 @@
 import { seededRandom, streamRandom } from "../backoff/random.ts";
 import type { Clock } from "../clock/clock.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
-import type { Transport } from "../model/attempt.ts";
+import type { AttemptSink, HerdObserver, Transport } from "../model/attempt.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
 import { conditionsOf } from "../model/faults/conditions.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
@@ -102,6 +102,8 @@ export function buildChain(clock: Clock, tiers: readonly ChainTierConfig[], seed
         retry: tier.upstream.retry,
         targets: Array.from({ length: tier.fanout }, () => next!),
         maxCalls: tier.model.pool.threads,
+        // The deadline the request brought (its door set it), carried down with each attempt.
+        carriedDeadline: (context) => (context as { readonly carriedDeadline?: number }).carriedDeadline,
       });
       const pool = new UpstreamPool(
         clock,
@@ -117,12 +119,20 @@ export function buildChain(clock: Clock, tiers: readonly ChainTierConfig[], seed
       calls.reportTo(pool);
       model = pool;
     }
+    // A deadline-aware tier acts on the deadline its door computed (its timeout Infinity: nothing of its own).
     const network = new SimulatedNetwork(model, clock, tier.backlog, {
       retryAfterMs: tier.retryAfterMs,
-      deadline: caller.propagateDeadline && tier.deadlineAware ? { clock, timeoutMs: caller.timeoutMs } : undefined,
+      deadline: tier.deadlineAware ? { clock, timeoutMs: Infinity } : undefined,
     });
     const door: TierDoor = { arrivals: 0, okAnswers: 0 };
-    const transport = countingTransport(network.transport, door);
+    // An attempt carries the earlier of the deadline its caller's request brought and, when the
+    // caller propagates deadlines, its own (send time + the caller's timeout), as a real middle tier sends.
+    const deadlineOf = (sink: AttemptSink) => {
+      const carried = (sink as { readonly carriedDeadline?: number }).carriedDeadline ?? Infinity;
+      const own = caller.propagateDeadline ? clock.now() + caller.timeoutMs : Infinity;
+      return carried < own ? carried : own;
+    };
+    const transport = countingTransport(network.transport, door, deadlineOf);
     built.unshift({ config: tier, model, network, door, transport });
     next = transport;
   }
@@ -149,8 +159,23 @@ export function simulateChain(config: ChainConfig): ChainResult {
   const userPolicy = { timeoutMs: config.timeoutMs, propagateDeadline: config.propagateDeadline, retry: config.retry };
   const tiers = buildChain(clock, config.tiers, config.seed, userPolicy);
   const stats = new WindowStats(0);
+  // The users' requests so far: their first attempts (a hedge or a retry is not a request).
+  let userRequests = 0;
+  const observer: HerdObserver = {
+    attemptStarted: (isRetry, latenessMs) => {
+      if (!isRetry) userRequests++;
+      stats.attemptStarted(isRetry, latenessMs);
+    },
+    attemptNotSent: (isRetry) => {
+      if (!isRetry) userRequests--;
+      stats.attemptNotSent(isRetry);
+    },
+    attemptEnded: (result, latencyMs) => stats.attemptEnded(result, latencyMs),
+    attemptRefused: (refusal) => stats.attemptRefused(refusal),
+    gaveUp: () => stats.gaveUp(),
+  };
   const loadOptions = { users: config.users, arrivals: config.arrivals, timeoutMs: config.timeoutMs, retry: config.retry };
-  const load = createLoad(loadOptions, clock, seededRandom(config.seed), tiers[0]!.transport, stats);
+  const load = createLoad(loadOptions, clock, seededRandom(config.seed), tiers[0]!.transport, observer);
   for (const tier of tiers) {
     for (const stop of tier.config.faults.filter((fault) => fault.kind === "stop")) {
       clock.schedule(stop.atMs, () => tier.network.stop());
@@ -171,7 +196,7 @@ export function simulateChain(config: ChainConfig): ChainResult {
     restart: () => {},
     spike: (fault, index) => {
       const extra = spikeLoad(loadOptions, fault.factor);
-      const spike = createLoad(extra, clock, seededRandom(spikeSeed(config.seed, index)), tiers[0]!.transport, stats);
+      const spike = createLoad(extra, clock, seededRandom(spikeSeed(config.seed, index)), tiers[0]!.transport, observer);
       spike.start();
       return () => spike.stop();
     },
@@ -179,7 +204,7 @@ export function simulateChain(config: ChainConfig): ChainResult {
   const samples: TierSample[][] = tiers.map(() => []);
   const sample = () => {
     tiers.forEach((tier, index) =>
-      samples[index]!.push({ endMs: clock.now(), arrivals: tier.door.arrivals, okAnswers: tier.door.okAnswers }),
+      samples[index]!.push({ endMs: clock.now(), arrivals: tier.door.arrivals, okAnswers: tier.door.okAnswers, userRequests }),
     );
     if (clock.now() + config.intervalMs <= config.durationMs) clock.schedule(config.intervalMs, sample);
   };
@@ -189,7 +214,7 @@ export function simulateChain(config: ChainConfig): ChainResult {
   load.stop();
   const result: ChainResult = {
     users: stats.totals(clock.now()),
-    userRequests: 0,
+    userRequests,
     tiers: tiers.map((tier, index) => ({
       name: tier.config.name,
       samples: samples[index]!,
@@ -199,5 +224,5 @@ export function simulateChain(config: ChainConfig): ChainResult {
     endMs: clock.now(),
   };
   for (const tier of tiers) tier.model.stop();
-  return { ...result, userRequests: result.users.counts.attempts - result.users.counts.retries };
+  return { ...result, userRequests };
 }

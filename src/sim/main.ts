@@ -27,6 +27,8 @@ import { sweepChart } from "./sweep-chart.ts";
 import { playSimulation } from "./playback.ts";
 import { selectWorkload } from "../cli/workload.ts";
 import { occSimMain } from "./occ-main.ts";
+import { chainMain } from "./chain-main.ts";
+import { chainConfigFrom } from "./chain-options.ts";
 import { OCC_SIM_TARGET } from "./occ-options.ts";
 import { figuresOf } from "./simulate.ts";
 import { configFrom, runStrategy, type SimRun, simRuns, trialMetrics, withStrategy } from "./trial.ts";
@@ -306,6 +308,13 @@ async function requestsMain(
     return 0;
   }
   const values = parsed.values;
+  if (scenario?.tiers !== undefined) {
+    if (!values["print-scenario"]) return chainMain(values, givenFlagNames(args, SIM_FLAGS), scenario.tiers, io);
+    chainConfigFrom(values, scenario.tiers); // the chain checked before it is written
+    const { printScenario } = await import("../scenario-file/print.ts");
+    io.stdout.write(await printScenario(SIM_TARGET, values, {}, scenario.metadata, scenario.tiers));
+    return 0;
+  }
   configFrom(values); // every flag checked before anything runs
   if (values.sweep !== undefined) sweepTrials(values, values.sweep);
   if (values["print-scenario"]) {

@@ -184,7 +184,7 @@ export class SimulatedNetwork {
   readonly transport: Transport<NetworkAttempt> = {
     send: (sink) => {
       if (this.down) return this.answerAfterRoundTrip(sink, REFUSED_RESULT);
-      const deadlineAt = this.deadlineOfNewAttempt();
+      const deadlineAt = this.deadlineOfNewAttempt(sink);
       if (!this.stopped) return this.admit(sink, deadlineAt);
       if (this.acceptQueue.length >= this.backlog) {
         this.droppedConnections++; // no SYN-ACK: the client can only time out
@@ -246,9 +246,16 @@ export class SimulatedNetwork {
     return pending;
   }
 
-  /** The deadline a new attempt carries: now plus the client's timeout, or undefined without propagation. */
-  private deadlineOfNewAttempt(): number | undefined {
+  /**
+   * The deadline a new attempt carries: now plus the client's timeout, or the earlier deadline
+   * its sink carries down a chain of tiers (DeadlineCarrier); undefined without propagation.
+   */
+  private deadlineOfNewAttempt(sink: AttemptSink): number | undefined {
     const deadline = this.deadline;
-    return deadline === undefined ? undefined : deadline.clock.now() + deadline.timeoutMs;
+    if (deadline === undefined) return undefined;
+    const own = deadline.clock.now() + deadline.timeoutMs;
+    const carried = (sink as { readonly carriedDeadline?: number }).carriedDeadline;
+    const earlier = carried !== undefined && carried < own ? carried : own;
+    return earlier < Infinity ? earlier : undefined;
   }
 }

@@ -10,7 +10,7 @@ import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategie
 import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage } from "./simulate.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
-import { type Fault, FAULT_KINDS, FaultSyntaxError, parseFaults } from "../model/faults/fault-schedule.ts";
+import { type Fault, FAULT_KINDS, FaultSyntaxError, parseFaults, tierProblem } from "../model/faults/fault-schedule.ts";
 
 /** The most reports (server lines, client windows) one run may make: each is kept for the metrics. */
 export const MAX_REPORTS = 10_000_000;
@@ -238,6 +238,9 @@ export function resolveSimOptions(values: SimFlagValues): SimOptions {
       throw new UsageError("-faults replaces -outage-at and -outage: list the stops in it, e.g. stop@15s+20s");
     }
     const faults = readFaults(values.faults);
+    // A fault on a named tier needs a chain (a scenario file's tiers:, read apart: src/sim/chain-options.ts).
+    const stray = tierProblem(faults, []);
+    if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
     if (values["find-critical-outage"] && faults.length !== 1) {
       throw new UsageError(`-find-critical-outage varies the length of one fault: -faults lists ${faults.length}`);
     }

@@ -12,6 +12,8 @@ export interface TierDoor {
 /** An attempt on its way through a counting door: the caller's sink, and what the inner transport returned. */
 class CountedAttempt implements AttemptSink {
   inner: unknown = undefined;
+  /** The deadline the attempt carries into the tier (DeadlineCarrier, src/model/upstream-calls.ts); undefined for none. */
+  carriedDeadline: number | undefined = undefined;
   private readonly sink: AttemptSink;
   private readonly door: TierDoor;
 
@@ -34,13 +36,16 @@ class CountedAttempt implements AttemptSink {
 /**
  * A transport that counts, at a tier's door, the attempts its callers send it and the OK
  * answers they get: the figures of amplification and goodput per tier (docs/tiers.md),
- * whichever transport (a modelled network, HTTP) is inside.
+ * whichever transport (a modelled network, HTTP) is inside. `deadlineOf` gives the deadline an
+ * attempt carries into the tier (Infinity for none): the inner transport and the tier's calls read it.
  */
-export function countingTransport(inner: Transport, door: TierDoor): Transport<CountedAttempt> {
+export function countingTransport(inner: Transport, door: TierDoor, deadlineOf?: (sink: AttemptSink) => number): Transport<CountedAttempt> {
   return {
     send(sink) {
       door.arrivals++;
       const attempt = new CountedAttempt(sink, door);
+      const deadline = deadlineOf?.(sink) ?? Infinity;
+      if (deadline < Infinity) attempt.carriedDeadline = deadline;
       attempt.inner = inner.send(attempt);
       return attempt;
     },

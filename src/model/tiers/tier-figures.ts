@@ -9,6 +9,8 @@ export interface TierSample {
   readonly endMs: number;
   readonly arrivals: number;
   readonly okAnswers: number;
+  /** The users' requests (first attempts) so far, at the edge. */
+  readonly userRequests: number;
 }
 
 /** Below this share of its normal goodput a tier has collapsed; at this share again it is back. */
@@ -21,6 +23,11 @@ export interface TierFigures {
   readonly arrivals: number;
   /** Arrivals ÷ the users' requests over the run (measured). */
   readonly amplification: number;
+  /**
+   * Arrivals ÷ the users' requests over the windows of the trouble (from the first fault's
+   * start to the last one's end): the multiplication while something fails; null without faults.
+   */
+  readonly faultAmplification: number | null;
   /** The same from the policies with no budget and everything failing below (policyAmplification); null for no limit. */
   readonly policyAmplification: number | null;
   /** Arrivals per second before the first fault; null when no window ended before it. */
@@ -37,7 +44,11 @@ export interface TierFigures {
   readonly collapsedAtMs: number | null;
   /** The end of the first later window whose goodput is back at RECOVERY_SHARE of normal; null if none. */
   readonly recoveredAtMs: number | null;
+  /** held: never collapsed; recovered: collapsed and came back; collapsed: still down at the end. */
+  readonly verdict: TierVerdict;
 }
+
+export type TierVerdict = "held" | "recovered" | "collapsed";
 
 export interface TierCounts {
   readonly name: string;
@@ -48,12 +59,16 @@ export interface TierCounts {
 
 const rate = (count: number, ms: number) => (ms > 0 ? (count * 1000) / ms : 0);
 
-/** A tier's figures; `userRequests` over the run, `normalUntilMs` the start of the first fault (the run's end when none). */
-export function tierFigures(counts: TierCounts, userRequests: number, normalUntilMs: number): TierFigures {
+/**
+ * A tier's figures; `userRequests` over the run, `normalUntilMs` the start of the first fault
+ * (the run's end when none), `troubleUntilMs` the end of the last.
+ */
+export function tierFigures(counts: TierCounts, userRequests: number, normalUntilMs: number, troubleUntilMs: number): TierFigures {
   const samples = counts.samples;
-  const last = samples.at(-1) ?? { endMs: 0, arrivals: 0, okAnswers: 0 };
+  const start: TierSample = { endMs: 0, arrivals: 0, okAnswers: 0, userRequests: 0 };
+  const last = samples.at(-1) ?? start;
   const windows = samples.map((sample, index) => {
-    const previous = index === 0 ? { endMs: 0, arrivals: 0, okAnswers: 0 } : samples[index - 1]!;
+    const previous = index === 0 ? start : samples[index - 1]!;
     const ms = sample.endMs - previous.endMs;
     return {
       endMs: sample.endMs,
@@ -80,6 +95,7 @@ export function tierFigures(counts: TierCounts, userRequests: number, normalUnti
     name: counts.name,
     arrivals: last.arrivals,
     amplification: userRequests > 0 ? last.arrivals / userRequests : 0,
+    faultAmplification: amplificationBetween(samples, normal, troubleUntilMs),
     policyAmplification: Number.isFinite(counts.policyAmplification) ? counts.policyAmplification : null,
     normalArrivalsPerSec,
     peakArrivalsPerSec,
@@ -88,6 +104,7 @@ export function tierFigures(counts: TierCounts, userRequests: number, normalUnti
     workForNobody: counts.workForNobody,
     collapsedAtMs,
     recoveredAtMs,
+    verdict: collapsedAtMs === null ? "held" : recoveredAtMs === null ? "collapsed" : "recovered",
   };
 }
 
@@ -102,4 +119,13 @@ export function firstCollapsed(tiers: readonly TierFigures[]): TierFigures | und
     if (first === undefined || tier.collapsedAtMs <= first.collapsedAtMs!) first = tier;
   }
   return first;
+}
+
+/** Arrivals ÷ users' requests from the sample `from` (the last normal one) to the last sample at or before `untilMs`. */
+function amplificationBetween(samples: readonly TierSample[], from: TierSample | undefined, untilMs: number): number | null {
+  const start = from ?? { endMs: 0, arrivals: 0, okAnswers: 0, userRequests: 0 };
+  const end = samples.filter((sample) => sample.endMs <= untilMs && sample.endMs > start.endMs).at(-1);
+  if (end === undefined) return null;
+  const requests = end.userRequests - start.userRequests;
+  return requests > 0 ? (end.arrivals - start.arrivals) / requests : null;
 }

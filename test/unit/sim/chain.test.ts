@@ -107,3 +107,33 @@ describe("a simulated chain whose bottom fails everything", () => {
     expect(arrivals[2]).toBeLessThan(27 * requests);
   });
 });
+
+describe("deadlines down a simulated chain", () => {
+  /** 10 user requests at once through an edge that calls a one-thread, 100 ms, deadline-aware db. */
+  function slowBottom(users: UpstreamPolicy, edge: UpstreamPolicy) {
+    const tiers = [
+      tier("edge", edge),
+      tier("db", undefined, {
+        model: { kind: "queue", pool: { ...DEFAULT_THREAD_POOL, threads: 1, serviceTimeMs: 100 } },
+        deadlineAware: true,
+      }),
+    ];
+    const { ends, snapshots } = failingChain(10, users, tiers);
+    return { ends, db: snapshots[1]! };
+  }
+
+  it("carries the users' deadline through a tier that sends none of its own: the bottom drops the work nobody waits for", () => {
+    // The users wait 250 ms; the edge waits 10 s and does not propagate, but carries theirs down.
+    const carried = slowBottom(
+      policy(["-max-attempts", "1", "-timeout", "250ms", "-propagate-deadline"]),
+      policy(["-max-attempts", "1", "-timeout", "10s"]),
+    );
+    // The db's thread takes requests at 0, 100 and 200 ms, before the 250 ms deadline; the 7 others expire waiting.
+    expect(carried.db.served).toBe(3);
+    expect(carried.db.expired).toBe(7);
+    // Without the users' deadline the db serves every request, most of them after their users gave up.
+    const none = slowBottom(policy(["-max-attempts", "1", "-timeout", "250ms"]), policy(["-max-attempts", "1", "-timeout", "10s"]));
+    expect(none.db.expired).toBe(0);
+    expect(none.db.served).toBe(10);
+  });
+});

@@ -1,0 +1,133 @@
+import { formatDuration } from "../cli/duration.ts";
+import { UsageError } from "../cli/usage-error.ts";
+import { formatFault } from "../model/faults/fault-schedule.ts";
+import { policyAmplification } from "../model/tiers/amplification.ts";
+import { firstCollapsed, type TierFigures, tierFigures } from "../model/tiers/tier-figures.ts";
+import type { ProgramIo } from "../runtime/program-io.ts";
+import { type ScenarioTier, TIER_SYSTEM_FLAGS } from "../scenario-file/tiers.ts";
+import { type ChainConfig, simulateChain } from "./chain.ts";
+import { chainConfigFrom } from "./chain-options.ts";
+import type { SimFlagValues } from "./options.ts";
+
+/** The flags of ./sim that a chain does not read: a server's (each tier has its own) and the single-server analyses. */
+const NOT_FOR_A_CHAIN = new Set([
+  ...TIER_SYSTEM_FLAGS.map((flag) => flag.name),
+  "strategies",
+  "sweep",
+  "find-critical-outage",
+  "dashboard",
+  "out",
+  "outage",
+  "outage-at",
+]);
+
+/** What ./sim prints for a chain, as its JSON line (`-json`): the users' totals and each tier's figures. */
+export interface ChainReport {
+  readonly source: "tiers";
+  readonly users: { readonly requests: number; readonly ok: number; readonly gaveUp: number; readonly attempts: number };
+  readonly tiers: readonly TierFigures[];
+  /** The tier that collapsed first (docs/tiers.md); null when none did. */
+  readonly firstCollapsed: string | null;
+  readonly durationMs: number;
+  readonly seed: number;
+}
+
+/** The chain's run and its figures. */
+export function chainReport(config: ChainConfig): ChainReport {
+  const result = simulateChain(config);
+  const computed = policyAmplification(
+    config.retry.maxAttempts,
+    config.tiers.slice(0, -1).map((tier) => ({ maxAttempts: tier.upstream!.retry.maxAttempts, fanout: tier.fanout })),
+  );
+  const faults = config.tiers.flatMap((tier) => tier.faults).concat(config.spikes);
+  const normalUntilMs = Math.min(config.durationMs, ...faults.map((fault) => fault.atMs));
+  const troubleUntilMs = faults.length === 0 ? 0 : Math.max(...faults.map((fault) => fault.atMs + fault.durationMs));
+  const tiers = result.tiers.map((tier, index) =>
+    tierFigures({ ...tier, policyAmplification: computed[index]! }, result.userRequests, normalUntilMs, troubleUntilMs),
+  );
+  const counts = result.users.counts;
+  return {
+    source: "tiers",
+    users: { requests: result.userRequests, ok: counts.ok, gaveUp: counts.gaveUp, attempts: counts.attempts },
+    tiers,
+    firstCollapsed: firstCollapsed(tiers)?.name ?? null,
+    durationMs: result.endMs,
+    seed: config.seed,
+  };
+}
+
+const fixed = (value: number | null, digits: number) => (value === null ? "-" : value.toFixed(digits));
+const at = (ms: number | null) => (ms === null ? "-" : formatDuration(ms));
+
+/** The report as text: one row per tier, then which tier collapsed first and why. */
+export function chainText(report: ChainReport, config: ChainConfig): string {
+  const header = [
+    "tier",
+    "arrivals",
+    "amplification",
+    "in faults",
+    "from policy",
+    "normal/s",
+    "peak/s",
+    "peak load",
+    "goodput/s",
+    "for nobody",
+    "verdict",
+    "collapsed",
+    "back",
+  ];
+  const rows = report.tiers.map((tier) => [
+    tier.name,
+    String(tier.arrivals),
+    `${tier.amplification.toFixed(2)}x`,
+    tier.faultAmplification === null ? "-" : `${tier.faultAmplification.toFixed(2)}x`,
+    tier.policyAmplification === null ? "no limit" : `${tier.policyAmplification}x`,
+    fixed(tier.normalArrivalsPerSec, 1),
+    tier.peakArrivalsPerSec.toFixed(1),
+    tier.peakLoad === null ? "-" : `${tier.peakLoad.toFixed(2)}x`,
+    tier.goodputPerSec.toFixed(1),
+    String(tier.workForNobody),
+    tier.verdict,
+    at(tier.collapsedAtMs),
+    at(tier.recoveredAtMs),
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join("  ")
+      .trimEnd();
+  const users = report.users;
+  const first = report.tiers.find((tier) => tier.name === report.firstCollapsed);
+  let verdict = "no tier collapsed (goodput never fell below half its normal)";
+  if (first !== undefined) {
+    const own = config.tiers.find((tier) => tier.name === first.name)!.faults.filter((fault) => fault.atMs < first.collapsedAtMs!);
+    const why =
+      own.length > 0
+        ? `its own fault ${own.map((fault) => formatFault(fault, formatDuration)).join(", ")}`
+        : `its load, ${fixed(first.peakLoad, 2)}x normal at the peak`;
+    verdict = `first to collapse: ${first.name} at ${at(first.collapsedAtMs)} (goodput below half its normal), by ${why}`;
+  }
+  return (
+    `users: ${users.requests} requests, ${users.ok} OK, ${users.gaveUp} given up, ${users.attempts} attempts\n` +
+    `${line(header)}\n${line(header.map((_, column) => "-".repeat(widths[column]!)))}\n${rows.map(line).join("\n")}\n\n${verdict}\n`
+  );
+}
+
+/** ./sim with a scenario file that has tiers: the chain on the virtual clock, its figures per tier. */
+export function chainMain(values: SimFlagValues, given: ReadonlySet<string>, tiers: readonly ScenarioTier[], io: ProgramIo): number {
+  const refused = [...given].filter((name) => NOT_FOR_A_CHAIN.has(name));
+  if (refused.length > 0) {
+    throw new UsageError(`-${refused[0]} does not apply to a chain of tiers: each tier's flags are in its own system and upstream`);
+  }
+  const config = chainConfigFrom(values, tiers);
+  const names = config.tiers.map((tier) => tier.name).join(" → ");
+  io.stderr.write(
+    `sim: chain ${names}; users ${config.arrivals?.kind === "open" ? `open-loop at ${config.arrivals.ratePerSec}/s` : `${config.users} clients`}, ` +
+      `timeout ${formatDuration(config.timeoutMs)}, max attempts ${Number.isFinite(config.retry.maxAttempts) ? config.retry.maxAttempts : "no limit"}; ` +
+      `run ${formatDuration(config.durationMs)}, seed ${config.seed}\n`,
+  );
+  const report = chainReport(config);
+  io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : chainText(report, config));
+  return 0;
+}

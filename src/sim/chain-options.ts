@@ -1,0 +1,84 @@
+import { UsageError } from "../cli/usage-error.ts";
+import { resolveRetryPolicy } from "../client/options.ts";
+import { faultsOfTier, tierProblem } from "../model/faults/fault-schedule.ts";
+import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
+import type { ScenarioTier } from "../scenario-file/tiers.ts";
+import type { ChainConfig, ChainTierConfig } from "./chain.ts";
+import { parseSimArgs, readFaults, resolveSimOptions, type SimFlagValues } from "./options.ts";
+
+/** A tier's flags (its system or its upstream) read by the simulator's flag table; a mistake names the tier. */
+function tierValues(tier: ScenarioTier, tokens: readonly string[], where: string): SimFlagValues {
+  try {
+    const parsed = parseSimArgs(tokens);
+    if (parsed.kind !== "run") throw new UsageError(`tier ${tier.name}: -h is not a flag of a tier`);
+    return parsed.values;
+  } catch (error) {
+    if (error instanceof UsageError) throw new UsageError(`tier ${tier.name} ${where}: ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * The chain a scenario file's `tiers:` describes, with the users, the run and the fault
+ * schedule from the rest of the file and the command line. Each tier's system is read as
+ * ./server's flags, its upstream as the client's retry-policy flags. A UsageError for what
+ * the simulator cannot run.
+ */
+export function chainConfigFrom(values: SimFlagValues, tiers: readonly ScenarioTier[]): ChainConfig {
+  const users = resolveSimOptions({ ...values, faults: undefined }).client;
+  const faults = values.faults === undefined ? [] : readFaults(values.faults);
+  const names = tiers.map((tier) => tier.name);
+  const stray = tierProblem(faults, names);
+  if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
+  const spikes = faults.filter((fault) => fault.kind === "spike");
+  if (spikes.some((fault) => fault.tier !== undefined && fault.tier !== names[0])) {
+    throw new UsageError("-faults: a spike is the users' load: give it without a tier (it reaches the edge)");
+  }
+  const chain = tiers.map((tier, index): ChainTierConfig => {
+    const server = resolveSimOptions(tierValues(tier, tier.system, "system")).server;
+    const bottom = index === tiers.length - 1;
+    const model = server.model ?? { kind: "exponential" as const, latency: server.latency };
+    if (!bottom && model.kind !== "queue") {
+      throw new UsageError(
+        `tier ${tier.name} calls the next tier, so it is a queue model (its threads held during the call): model: queue`,
+      );
+    }
+    const upstream = bottom ? undefined : tierValues(tier, tier.upstream, "upstream");
+    return {
+      name: tier.name,
+      model,
+      cancelOnDisconnect: server.cancelOnDisconnect,
+      maxConcurrency: server.maxConcurrency,
+      maxInService: server.maxInService ?? DEFAULT_MAX_IN_SERVICE,
+      backlog: server.backlog,
+      errorRate: server.errorRate,
+      retryAfterMs: server.retryAfterMs,
+      deadlineAware: server.deadlineAware,
+      upstream: upstream === undefined ? undefined : upstreamPolicy(tier, upstream),
+      fanout: tier.fanout,
+      faults: faultsOfTier(faults, tier.name, index === 0).filter((fault) => fault.kind !== "spike"),
+    };
+  });
+  return {
+    users: users.clients,
+    arrivals: users.arrivals,
+    timeoutMs: users.timeoutMs,
+    propagateDeadline: users.propagateDeadline,
+    retry: users.retry,
+    tiers: chain,
+    spikes,
+    intervalMs: users.intervalMs,
+    durationMs: values.duration,
+    seed: values.seed,
+  };
+}
+
+function upstreamPolicy(tier: ScenarioTier, values: SimFlagValues) {
+  try {
+    const { timeoutMs, propagateDeadline, retry } = resolveRetryPolicy(values);
+    return { timeoutMs, propagateDeadline, retry };
+  } catch (error) {
+    if (error instanceof UsageError) throw new UsageError(`tier ${tier.name} upstream: ${error.message}`);
+    throw error;
+  }
+}

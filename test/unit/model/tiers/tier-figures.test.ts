@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import { policyAmplification } from "../../../../src/model/tiers/amplification.ts";
+import { firstCollapsed, type TierSample, tierFigures } from "../../../../src/model/tiers/tier-figures.ts";
+
+/** Samples every second from per-second arrivals and OK answers, with 10 user requests a second. */
+function samples(arrivals: readonly number[], ok: readonly number[]): TierSample[] {
+  let [a, o] = [0, 0];
+  return arrivals.map((count, index) => {
+    a += count;
+    o += ok[index]!;
+    return { endMs: (index + 1) * 1000, arrivals: a, okAnswers: o, userRequests: 10 * (index + 1) };
+  });
+}
+
+describe("a tier's figures", () => {
+  it("computes the policies' amplification: the product of the attempts and fan-outs above, no limit as Infinity", () => {
+    expect(
+      policyAmplification(3, [
+        { maxAttempts: 3, fanout: 1 },
+        { maxAttempts: 3, fanout: 2 },
+      ]),
+    ).toEqual([3, 9, 54]);
+    expect(policyAmplification(Infinity, [{ maxAttempts: 2, fanout: 1 }])).toEqual([Infinity, Infinity]);
+  });
+
+  it("measures amplification, load against normal, goodput, and when it collapsed and came back", () => {
+    // Normal for 2 s (10/s, all OK), a fault from 2 s to 4 s (40/s, none OK), then back.
+    const figures = tierFigures(
+      { name: "db", samples: samples([10, 10, 40, 40, 10, 10], [10, 10, 0, 0, 6, 10]), workForNobody: 7, policyAmplification: 27 },
+      60,
+      2000,
+      4000,
+    );
+    expect(figures).toEqual({
+      name: "db",
+      arrivals: 120,
+      amplification: 2,
+      faultAmplification: 4,
+      policyAmplification: 27,
+      normalArrivalsPerSec: 10,
+      peakArrivalsPerSec: 40,
+      peakLoad: 4,
+      goodputPerSec: 6,
+      workForNobody: 7,
+      collapsedAtMs: 3000,
+      recoveredAtMs: 6000,
+      verdict: "recovered",
+    });
+  });
+
+  it("has no normal, peak load or collapse without a window before the first fault, and no fault figure without faults", () => {
+    const figures = tierFigures(
+      { name: "edge", samples: samples([5, 5], [0, 0]), workForNobody: 0, policyAmplification: Infinity },
+      20,
+      0,
+      2000,
+    );
+    expect(figures).toMatchObject({
+      normalArrivalsPerSec: null,
+      peakLoad: null,
+      collapsedAtMs: null,
+      policyAmplification: null,
+      verdict: "held",
+    });
+    const quiet = tierFigures({ name: "edge", samples: samples([5, 5], [5, 5]), workForNobody: 0, policyAmplification: 3 }, 20, 2000, 0);
+    expect(quiet.faultAmplification).toBeNull();
+  });
+
+  it("names the tier that collapsed first, the deepest one when several collapsed in the same window", () => {
+    const at = (name: string, collapsedAtMs: number | null) => ({
+      ...tierFigures({ name, samples: [], workForNobody: 0, policyAmplification: 1 }, 0, 0, 0),
+      collapsedAtMs,
+    });
+    expect(firstCollapsed([at("edge", 5000), at("api", 3000), at("db", 3000)])?.name).toBe("db");
+    expect(firstCollapsed([at("edge", 2000), at("api", 3000), at("db", null)])?.name).toBe("edge");
+    expect(firstCollapsed([at("edge", null)])).toBeUndefined();
+  });
+});
