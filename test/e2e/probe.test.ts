@@ -135,6 +135,27 @@ describe("thundering-herd probe", () => {
     expect(Math.abs(parseDuration(match![2]!) / 10 - 1), run.stdoutLines.join("\n")).toBeLessThan(0.1);
   });
 
+  it(
+    "recovers ./server's exponential model (limit within 1, baseDelay and factor within 10 %) from steps close enough past its limit",
+    { timeout: 60_000 },
+    async () => {
+      // The default model (baseDelay 100ms, k 15) with its limit and factor scaled down, so that its
+      // throughput peaks at 22 users (k ÷ ln factor) rather than 307. Doubling steps see two steps past
+      // the limit, where a queue fits within the noise as well (docs/probe.md, with the figures); steps
+      // every 3 users past it, until the throughput stops growing at all, tell the curve from a knee.
+      const { url } = await spawnServer(["-baseDelay", "100ms", "-limit", "8", "-factor", "2", "-k", "15"]);
+      const run = probe(["-step-duration", "1s", "-step-requests", "100", "-steps", "4,8,11,14,17,20,24,28", "-min-growth", "0", url]);
+      expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
+      const match = /^picked exponential: model exponential \(limit (\d+), factor ([\d.]+), k 15, baseDelay (\S+)\)/.exec(
+        picked(run.stdoutLines).model,
+      );
+      expect(match, run.stdoutLines.join("\n")).not.toBeNull();
+      expect(Math.abs(Number(match![1]) - 8), run.stdoutLines.join("\n")).toBeLessThanOrEqual(1);
+      expect(Math.abs(Number(match![2]) / 2 - 1), run.stdoutLines.join("\n")).toBeLessThan(0.1);
+      expect(Math.abs(parseDuration(match![3]!) / 100 - 1), run.stdoutLines.join("\n")).toBeLessThan(0.1);
+    },
+  );
+
   describe("real servers nobody here wrote, from Debian's packages", () => {
     // One gunicorn for both tests: 4 sync workers, each request a fixed 50 ms in its worker, as a
     // service that waits on a database would (started once: Python's start-up is slow on a loaded machine).
