@@ -1,14 +1,14 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { parseDuration } from "../../src/cli/duration.ts";
 import { ChildProgram } from "../../src/runtime/child-program.ts";
 import { getJson } from "../helpers/raw-http.ts";
 import { isRunning } from "../helpers/processes.ts";
-import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
+import { REPO_ROOT, spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
 import { temporaryDir } from "../helpers/temporary-dirs.ts";
 
 /** The root shim, as a person runs it (a bundle: it starts faster than the TypeScript loader). */
@@ -144,7 +144,7 @@ describe("thundering-herd probe", () => {
       // the limit, where a queue fits within the noise as well (docs/probe.md, with the figures); steps
       // every 3 users past it, until the throughput stops growing at all, tell the curve from a knee.
       const { url } = await spawnServer(["-baseDelay", "100ms", "-limit", "8", "-factor", "2", "-k", "15"]);
-      const run = probe(["-step-duration", "1s", "-step-requests", "100", "-steps", "4,8,11,14,17,20,24,28", "-min-growth", "0", url]);
+      const run = probe(["-step-duration", "1s", "-step-requests", "50", "-steps", "4,8,11,14,17,20,24,28", "-min-growth", "0", url]);
       expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
       const match = /^picked exponential: model exponential \(limit (\d+), factor ([\d.]+), k 15, baseDelay (\S+)\)/.exec(
         picked(run.stdoutLines).model,
@@ -158,11 +158,9 @@ describe("thundering-herd probe", () => {
 
   describe("real servers nobody here wrote, from Debian's packages", () => {
     // One gunicorn for both tests: 4 sync workers, each request a fixed 50 ms in its worker, as a
-    // service that waits on a database would (started once: Python's start-up is slow on a loaded machine).
-    let gunicorn: ChildProgram | undefined;
-    let gunicornPort = "";
+    // service that waits on a database would.
     let gunicornDir = "";
-    beforeAll(async () => {
+    beforeAll(() => {
       expect(
         existsSync("/usr/bin/python3") && existsSync("/usr/lib/python3/dist-packages/gunicorn"),
         "needs Debian's gunicorn: apt-get install gunicorn",
@@ -172,23 +170,22 @@ describe("thundering-herd probe", () => {
         join(gunicornDir, "app.py"),
         'import time\n\ndef application(environ, start_response):\n    time.sleep(0.05)\n    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])\n    return [b"OK"]\n',
       );
-      const args = ["-m", "gunicorn", "-w", "4", "-k", "sync", "-b", "127.0.0.1:0", "--chdir", gunicornDir, "app:application"];
-      gunicorn = new ChildProgram("gunicorn", "/usr/bin/python3", args);
-      const listening = await gunicorn.waitForLine(/Listening at: http:\/\/127\.0\.0\.1:\d+/, { stream: "stderr", timeoutMs: 30_000 });
-      gunicornPort = /:(\d+) \(/.exec(listening)![1]!;
-    }, 40_000);
-    afterAll(async () => {
-      gunicorn?.kill();
-      await gunicorn?.exited;
+    });
+    afterAll(() => {
       if (gunicornDir !== "") rmSync(gunicornDir, { recursive: true, force: true });
     });
+    const gunicorn = startedForTheseTests(
+      "/usr/bin/python3",
+      () => ["-m", "gunicorn", "-w", "4", "-k", "sync", "-b", "127.0.0.1:0", "--chdir", gunicornDir, "app:application"],
+      /Listening at: http:\/\/127\.0\.0\.1:(\d+)/,
+    );
 
     it(
       "fits gunicorn's sync workers as a queue with as many threads, its capacity within 15 % of its saturation",
       { timeout: 60_000 },
       async () => {
         // Steps of 100 answers: a loaded machine's hiccups in a Python server's accept loop average out.
-        const run = probe(["-step-duration", "1s", "-step-requests", "100", `http://127.0.0.1:${gunicornPort}/`]);
+        const run = probe(["-step-duration", "1s", "-step-requests", "100", `http://127.0.0.1:${gunicorn.port}/`]);
         expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
         const result = picked(run.stdoutLines);
         const match = QUEUE_MODEL.exec(result.model);
@@ -218,7 +215,7 @@ describe("thundering-herd probe", () => {
             "http {",
             "  access_log off;",
             `  ${["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map(temp).join(" ")}`,
-            `  upstream gunicorn { server 127.0.0.1:${gunicornPort}; }`,
+            `  upstream gunicorn { server 127.0.0.1:${gunicorn.port}; }`,
             `  server { listen 127.0.0.1:${port}; location / { proxy_pass http://gunicorn; } }`,
             "}",
             "",
@@ -227,7 +224,7 @@ describe("thundering-herd probe", () => {
         const nginx = spawnCli("nginx", ["-p", prefix, "-c", join(prefix, "nginx.conf"), "-e", "stderr"], { command: "/usr/sbin/nginx" });
         await nginx.waitForLine(/start worker process \d+/, { stream: "stderr", timeoutMs: 20_000 });
 
-        const run = probe(["-step-duration", "1s", "-step-requests", "100", "-validate", `http://127.0.0.1:${port}/`]);
+        const run = probe([...SHORT_STEPS, "-validate", `http://127.0.0.1:${port}/`]);
         expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
         const result = picked(run.stdoutLines);
         expect(QUEUE_MODEL.exec(result.model), run.stdoutLines.join("\n")).not.toBeNull();
@@ -284,44 +281,83 @@ describe("thundering-herd probe", () => {
     });
   });
 
-  it("keeps to -max-requests, -max-rate and -max-time, and says which limit ended it", { timeout: 60_000 }, async () => {
-    const { url, port } = await spawnServer(["-model", "queue", "-threads", "64", "-service-time", "5ms"]);
-    const byRequests = probe([...SHORT_STEPS, "-max-requests", "120", url]);
-    expect(await byRequests.exited).toBe(1);
-    expect(byRequests.stderrLines.join("\n")).toMatch(
-      /the -max-requests limit of 120 was reached before the service saturated \(120 requests sent\)/,
+  describe("on a service far faster than its limits (./server, 64 threads × 5 ms)", () => {
+    const server = startedForTheseTests(
+      resolve(REPO_ROOT, "server"),
+      () => ["-listen", "127.0.0.1:0", "-model", "queue", "-threads", "64", "-service-time", "5ms"],
+      /listening on http:\/\/127\.0\.0\.1:(\d+)\/api/,
     );
-    const stats = await getJson<{ served: number }>(`http://127.0.0.1:${port}/stats`);
-    expect(stats.served).toBeLessThanOrEqual(120);
+    const served = async () => (await getJson<{ served: number }>(`http://127.0.0.1:${server.port}/stats`)).served;
 
-    // 64 threads × 5 ms take 12 800 req/s; at 40 req/s the probe's ceiling is all a step can measure.
-    const byRate = probe([...SHORT_STEPS, "-max-rate", "40", url]);
-    expect(await byRate.exited).toBe(1);
-    expect(byRate.stderrLines.join("\n")).toMatch(
-      /the -max-rate limit of 40 req\/s held the throughput back: the probe's limit, not the service's/,
-    );
-    const rates = byRate.stdoutLines
-      .map((line) => Number(/^concurrency +\d+: +([\d.]+) req\/s/.exec(line)?.[1]))
-      .filter((rate) => rate > 0);
-    expect(rates.length).toBeGreaterThan(0);
-    // The ceiling is a pace, not a window count: the measured window may hold one request more than 40/s allows.
-    for (const rate of rates) expect(rate).toBeLessThanOrEqual(40 * 1.1);
+    it("keeps to -max-requests, -max-rate and -max-time, and says which limit ended it", { timeout: 60_000 }, async () => {
+      const url = `http://127.0.0.1:${server.port}/api`;
+      const servedBefore = await served();
+      const byRequests = probe([...SHORT_STEPS, "-max-requests", "120", url]);
+      expect(await byRequests.exited).toBe(1);
+      expect(byRequests.stderrLines.join("\n")).toMatch(
+        /the -max-requests limit of 120 was reached before the service saturated \(120 requests sent\)/,
+      );
+      expect((await served()) - servedBefore).toBeLessThanOrEqual(120);
 
-    const byTime = probe(["-step-duration", "5s", "-max-time", "1s", url]);
-    expect(await byTime.exited).toBe(1);
-    expect(byTime.stderrLines.join("\n")).toMatch(/the -max-time limit of 1s was reached before the service saturated/);
-  });
+      // 64 threads × 5 ms take 12 800 req/s; at 40 req/s the probe's ceiling is all a step can measure.
+      const byRate = probe([...SHORT_STEPS, "-max-rate", "40", url]);
+      expect(await byRate.exited).toBe(1);
+      expect(byRate.stderrLines.join("\n")).toMatch(
+        /the -max-rate limit of 40 req\/s held the throughput back: the probe's limit, not the service's/,
+      );
+      const rates = byRate.stdoutLines
+        .map((line) => Number(/^concurrency +\d+: +([\d.]+) req\/s/.exec(line)?.[1]))
+        .filter((rate) => rate > 0);
+      expect(rates.length).toBeGreaterThan(0);
+      // The ceiling is a pace, not a window count: the measured window may hold one request more than 40/s allows.
+      for (const rate of rates) expect(rate).toBeLessThanOrEqual(40 * 1.1);
 
-  it("stops at once on Ctrl-C (SIGINT) and still prints the steps it measured", { timeout: 60_000 }, async () => {
-    const { url } = await spawnServer(["-model", "queue", "-threads", "64", "-service-time", "5ms"]);
-    const run = probe(["-step-duration", "300ms", "-step-requests", "20", "-steps", "1,2,3,4,5,6,7,8,9,10,11,12", "-max-time", "10m", url]);
-    await run.waitForLine(/^concurrency +2:/, { stream: "stdout", timeoutMs: 30_000 });
-    run.signal("SIGINT");
-    expect(await run.exited).toBe(130);
-    expect(run.stdoutLines.filter((line) => line.startsWith("concurrency ")).length).toBeGreaterThanOrEqual(2);
-    expect(run.stderrLines.join("\n")).toMatch(/probe: interrupted \(\d+ requests sent\)/);
+      const byTime = probe(["-step-duration", "5s", "-max-time", "1s", url]);
+      expect(await byTime.exited).toBe(1);
+      expect(byTime.stderrLines.join("\n")).toMatch(/the -max-time limit of 1s was reached before the service saturated/);
+    });
+
+    it("stops at once on Ctrl-C (SIGINT) and still prints the steps it measured", { timeout: 60_000 }, async () => {
+      const url = `http://127.0.0.1:${server.port}/api`;
+      const run = probe([
+        "-step-duration",
+        "300ms",
+        "-step-requests",
+        "20",
+        "-steps",
+        "1,2,3,4,5,6,7,8,9,10,11,12",
+        "-max-time",
+        "10m",
+        url,
+      ]);
+      await run.waitForLine(/^concurrency +2:/, { stream: "stdout", timeoutMs: 30_000 });
+      run.signal("SIGINT");
+      expect(await run.exited).toBe(130);
+      expect(run.stdoutLines.filter((line) => line.startsWith("concurrency ")).length).toBeGreaterThanOrEqual(2);
+      expect(run.stderrLines.join("\n")).toMatch(/probe: interrupted \(\d+ requests sent\)/);
+    });
   });
 });
+
+/**
+ * A program started once for the tests of the describe block that calls this (in its own process
+ * group), stopped by that group after them, also when one fails; `port` is the one its `listening`
+ * line names.
+ */
+function startedForTheseTests(command: string, args: () => readonly string[], listening: RegExp): { readonly port: string } {
+  let program: ChildProgram | undefined;
+  const started = { port: "" };
+  beforeAll(async () => {
+    program = new ChildProgram(command, command, args(), { cwd: REPO_ROOT });
+    const line = await program.waitForLine(listening, { stream: "stderr", timeoutMs: 30_000 });
+    started.port = listening.exec(line)![1]!;
+  }, 40_000);
+  afterAll(async () => {
+    program?.kill();
+    await program?.exited;
+  });
+  return started;
+}
 
 function listen(onConnection: (socket: import("node:net").Socket) => void): Promise<Server> {
   return new Promise((resolve) => {
