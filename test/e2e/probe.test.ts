@@ -235,7 +235,7 @@ describe("thundering-herd probe", () => {
         const nginx = spawnCli("nginx", ["-p", prefix, "-c", join(prefix, "nginx.conf"), "-e", "stderr"], { command: "/usr/sbin/nginx" });
         await nginx.waitForLine(/start worker process \d+/, { stream: "stderr", timeoutMs: 20_000 });
 
-        const run = probe([...SHORT_STEPS, "-validate", `http://127.0.0.1:${port}/`]);
+        const run = probe(["-step-duration", "1s", "-step-requests", "50", "-validate", `http://127.0.0.1:${port}/`]);
         expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
         const result = picked(run.stdoutLines);
         expect(QUEUE_MODEL.exec(result.model), run.stdoutLines.join("\n")).not.toBeNull();
