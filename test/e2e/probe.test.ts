@@ -149,11 +149,11 @@ describe("thundering-herd probe", () => {
       const { url } = await spawnServer(["-baseDelay", "100ms", "-limit", "8", "-factor", "2", "-k", "15"]);
       const run = probe(["-step-duration", "1s", "-step-requests", "100", "-steps", "4,8,11,14,17,20,24,28", "-min-growth", "0", url]);
       expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
+      const output = run.stdoutLines.join("\n");
       const match = /^picked exponential: model exponential \(limit (\d+), factor ([\d.]+), k 15, baseDelay (\S+)\)/.exec(
         picked(run.stdoutLines).model,
       );
-      expect(match, run.stdoutLines.join("\n")).not.toBeNull();
-      const output = run.stdoutLines.join("\n");
+      expect(match, output).not.toBeNull();
       expect(Math.abs(Number(match![2]) / 2 - 1), output).toBeLessThan(0.1);
       // The probe's client, at 2 cores' load, leaves some users out of the server for a while, so a
       // few fewer are in it than the step's concurrency: the fitted limit comes out up to 2 high.
