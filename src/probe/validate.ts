@@ -43,7 +43,7 @@ export async function validateFit(
       interrupt,
       sink,
     );
-    io.stdout.write(`${validationTable(fit, measured, run.steps)}\n`);
+    io.stdout.write(`${validationTable(fit, measured, run.steps)}\n${validationVerdict(fit, measured, run.steps)}\n`);
     return [...run.steps];
   } finally {
     interrupt.removeEventListener("abort", stopOnInterrupt);
@@ -51,17 +51,66 @@ export async function validateFit(
   }
 }
 
+/** One measured step beside ./server's step at its concurrency (if it has one) and the model's curve there. */
+interface ValidationRow {
+  readonly concurrency: number;
+  readonly measured: ValidationPoint;
+  readonly server: ValidationPoint | undefined;
+  readonly model: ValidationPoint;
+}
+
+type ValidationPoint = Pick<StepMeasure, "throughputPerSec" | "meanLatencyMs">;
+
+function validationRows(fit: ModelFit, measured: readonly StepMeasure[], server: readonly StepMeasure[]): ValidationRow[] {
+  return measured.map((step) => ({
+    concurrency: step.concurrency,
+    measured: step,
+    server: server.find((other) => other.concurrency === step.concurrency),
+    model: {
+      throughputPerSec: closedLoopThroughputPerSec(fit.spec, step.concurrency, fit.overheadMs),
+      meanLatencyMs: closedLoopLatencyMs(fit.spec, step.concurrency, fit.overheadMs),
+    },
+  }));
+}
+
 /** Measured vs ./server with the fitted model vs the model's own curve, per concurrency. */
 export function validationTable(fit: ModelFit, measured: readonly StepMeasure[], server: readonly StepMeasure[]): string {
   const header = "concurrency   req/s: measured  ./server    model   mean latency: measured  ./server    model";
-  const rows = measured.map((step) => {
-    const twin = server.find((other) => other.concurrency === step.concurrency);
-    const cell = (value: number | undefined, width: number) => (value === undefined ? "-" : value.toFixed(1)).padStart(width);
-    return (
-      `${String(step.concurrency).padStart(11)}   ${cell(step.throughputPerSec, 15)} ${cell(twin?.throughputPerSec, 9)} ` +
-      `${cell(closedLoopThroughputPerSec(fit.spec, step.concurrency, fit.overheadMs), 8)}   ${cell(step.meanLatencyMs, 22)} ${cell(twin?.meanLatencyMs, 9)} ` +
-      `${cell(closedLoopLatencyMs(fit.spec, step.concurrency, fit.overheadMs), 8)}`
-    );
-  });
+  const cell = (value: number | undefined, width: number) => (value === undefined ? "-" : value.toFixed(1)).padStart(width);
+  const rows = validationRows(fit, measured, server).map(
+    (row) =>
+      `${String(row.concurrency).padStart(11)}   ${cell(row.measured.throughputPerSec, 15)} ${cell(row.server?.throughputPerSec, 9)} ` +
+      `${cell(row.model.throughputPerSec, 8)}   ${cell(row.measured.meanLatencyMs, 22)} ${cell(row.server?.meanLatencyMs, 9)} ` +
+      `${cell(row.model.meanLatencyMs, 8)}`,
+  );
   return [`validation (latencies in ms):`, header, ...rows].join("\n");
+}
+
+/**
+ * -validate's columns agree when ./server's and the model's throughput and mean latency are each
+ * within this of the measured ones at every measured concurrency (docs/probe.md says why 15 %).
+ */
+export const AGREEMENT_TOLERANCE = 0.15;
+
+/** Whether the table's columns agree, with the largest difference from the measured ones, in one line. */
+export function validationVerdict(fit: ModelFit, measured: readonly StepMeasure[], server: readonly StepMeasure[]): string {
+  let worst = { off: 0, what: "" };
+  for (const row of validationRows(fit, measured, server)) {
+    if (row.server === undefined) return `validation: disagrees: ./server has no step at concurrency ${row.concurrency}`;
+    const columns = [
+      ["./server's throughput", row.server.throughputPerSec, row.measured.throughputPerSec],
+      ["the model's throughput", row.model.throughputPerSec, row.measured.throughputPerSec],
+      ["./server's mean latency", row.server.meanLatencyMs, row.measured.meanLatencyMs],
+      ["the model's mean latency", row.model.meanLatencyMs, row.measured.meanLatencyMs],
+    ] as const;
+    for (const [what, value, reference] of columns) {
+      const off = Math.abs(value / reference - 1);
+      if (!(off <= worst.off)) worst = { off, what: `${what} at concurrency ${row.concurrency}` };
+    }
+  }
+  const tolerance = `${(100 * AGREEMENT_TOLERANCE).toFixed(0)} %`;
+  const largest = `${(100 * worst.off).toFixed(1)} % off the measured`;
+  return worst.off <= AGREEMENT_TOLERANCE
+    ? `validation: agrees: ./server and the model within ${tolerance} of the measured at every step (the most, ${worst.what}, ${largest})`
+    : `validation: disagrees: ${worst.what} is ${largest}, beyond ${tolerance}`;
 }
