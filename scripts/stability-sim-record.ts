@@ -125,6 +125,13 @@ const retryStormNone = run("metastable-retry", (example) => {
 });
 const cascade = run("timeout-cascade");
 const cascadeTimeouts = perSecond(cascade.samples, "client-1", "timedOutCount");
+/** Of the requests that ended in the run, the share that timed out. */
+const timedOutShare = (samples: Samples) => {
+  const client = samples.at(-1)!["client-1"]!;
+  return round(client.timedOutCount! / (client.completedCount! + client.timedOutCount!));
+};
+/** Seeds besides the example's, for the spread of a minute at full utilisation. */
+const CASCADE_SEEDS = [1, 2, 3, 4];
 const gc = run("gc-death-spiral");
 const gcNoBurst = run("gc-death-spiral", (example) => {
   example.architecture.components = example.architecture.components.filter((component) => component.id !== "client-2");
@@ -166,10 +173,11 @@ const figures = {
     seed: cascade.seed,
     seconds: cascade.samples.length,
     windowsWithTimeoutsShare: round(cascadeTimeouts.filter((count) => count > 0).length / cascadeTimeouts.length),
-    timedOutShare: round(
-      cascade.samples.at(-1)!["client-1"]!.timedOutCount! /
-        (cascade.samples.at(-1)!["client-1"]!.completedCount! + cascade.samples.at(-1)!["client-1"]!.timedOutCount!),
-    ),
+    timedOutShare: timedOutShare(cascade.samples),
+    otherSeeds: CASCADE_SEEDS.map((seed) => ({
+      seed,
+      timedOutShare: timedOutShare(run("timeout-cascade", (example) => Object.assign(example.simulationConfig, { seed })).samples),
+    })),
   },
   "gc-death-spiral": {
     seed: gc.seed,
