@@ -15,6 +15,14 @@ export function validationPage(record: { readonly provenance: Provenance; readon
     "",
     `Recorded at commit \`${commit}\` on ${machine}, ${date}.`,
     "",
+    "**On the real programs.** Examples 01 and 04 also run on the real `./server` and `./client` here, scaled down",
+    "in time (their rows say how), with the simulator on the same flags beside them; example 02's real runs are in",
+    "`docs/occ.md`; `test/validate/fault-agreement.test.ts` compares the simulator with the real programs on every",
+    "server model and fault kind. The others run in the simulator only, for the time or the rate they need on two",
+    "shared cores: 05 holds an hour for its p99; 06 two runs of 150 s at 2 200 users; 03 twelve policies and failure",
+    "rates plus the client-count runs; 07 reads 100 ms windows of 1 000 requests a second, where the real client's own",
+    "lateness would be of the windows' order; 08 to 11 reproduce a simulator's examples, whose figures exist only there.",
+    "",
   ];
   for (const example of record.examples) {
     lines.push(
