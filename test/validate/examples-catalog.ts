@@ -73,13 +73,17 @@ async function realRows(file: string, scale: RealScale, published: Record<string
   const label = [scale.faults, `${scale.observe} after`, ...Object.entries(scale.client ?? {}).map(([k, v]) => `-${k} ${v}`)].join(", ");
   return simulated.flatMap((outcome) => {
     const verdict = real.get(outcome.strategy);
-    expect(verdict, `${file} ${outcome.strategy} on the real programs`).toBe(outcome.metrics.verdict);
+    // A run in which the real client fell behind judges nothing (its verdict is invalid): shown as such, never as agreement.
+    const judged = verdict !== "invalid";
+    if (judged) expect(verdict, `${file} ${outcome.strategy} on the real programs`).toBe(outcome.metrics.verdict);
     return [
       {
-        quantity: `${outcome.strategy}, real programs (${label}): recovered (1) or not (0)`,
+        quantity:
+          `${outcome.strategy}, real programs (${label}): recovered (1) or not (0)` +
+          (judged ? "" : "; not judged: the real client fell behind (verdict invalid)"),
         published: published[outcome.strategy]!,
         theirs: undefined,
-        ours: verdict === "recovered" ? 1 : 0,
+        ours: judged ? (verdict === "recovered" ? 1 : 0) : Number.NaN,
       },
       {
         quantity: `${outcome.strategy}, simulator, the same run: recovered (1) or not (0)`,
@@ -113,13 +117,20 @@ export async function articleExample(): Promise<ExampleValidation> {
         theirs: undefined,
         ours: recovered(backoff!),
       },
-      ...(await realRows(file, { faults: "stop@10s+10s", observe: "25s", client: { clients: "200", lambda: "2" } }, published)),
+      ...(await realRows(
+        file,
+        { faults: "stop@10s+10s", observe: "25s", client: { clients: "200", lambda: "2", timeout: "400ms" } },
+        published,
+      )),
     ],
     [
-      "The real programs run the example scaled down: a 10 s stop after 10 s and 25 s after it, and 200 users thinking 2 s " +
-        "instead of 1000 thinking 10 s (the same 100 requests a second), with the simulator on the same flags beside them. " +
-        "With 1000 users fixed retry's storm (10 000 attempts a second) made the real client fall behind on this shared " +
-        "2-core machine (load 9 to 10): that run's verdict was invalid, as it must be, not collapsed.",
+      "The real programs run the example scaled down as test/validate/fault-agreement.test.ts does, far from the edge: a " +
+        "10 s stop after 10 s and 25 s after it, 200 users thinking 2 s instead of 1000 thinking 10 s (the same 100 requests " +
+        "a second) and a 400 ms timeout, with the simulator on the same flags beside them. Two other scalings, measured here " +
+        "on this shared 2-core machine (load 9 to 10): with 1000 users fixed retry's storm made the real client fall behind " +
+        "(verdict invalid, as it must be); with 200 users and the file's 2 s timeout the real server recovered after the " +
+        "stop while the simulator, on the same flags and seed 1, collapsed with 3 230 requests in service: a disagreement " +
+        "of this scaling that this work measured but did not explain.",
     ],
   );
 }

@@ -37,7 +37,7 @@ export function validationPage(record: { readonly provenance: Provenance; readon
     );
     for (const row of example.rows) {
       const reference = row.theirs ?? Number.parseFloat(row.published);
-      const ratio = Number.isFinite(reference) && reference !== 0 ? (row.ours / reference).toFixed(3) : "—";
+      const ratio = Number.isFinite(reference) && reference !== 0 && !Number.isNaN(row.ours) ? (row.ours / reference).toFixed(3) : "—";
       lines.push(
         `| ${row.quantity} | ${row.published} | ${row.theirs === undefined ? "—" : figure(row.theirs)} | ${figure(row.ours)} | ${ratio} |`,
       );
@@ -48,6 +48,8 @@ export function validationPage(record: { readonly provenance: Provenance; readon
   return lines.join("\n");
 }
 
+/** A figure for the table; NaN is a quantity the run could not judge. */
 function figure(value: number): string {
+  if (Number.isNaN(value)) return "—";
   return Number.isInteger(value) ? String(value) : value.toFixed(4);
 }
