@@ -83,6 +83,8 @@ export class ClientInstances {
   private readonly retryBreakers: RetryBreakers | undefined;
   /** Per user: HOLDS_* marks. */
   private readonly holds: Uint8Array;
+  /** Per user: its instance, user mod count unless assigned (an open-loop chain takes its arrival's). */
+  private readonly instanceOfUser: Uint32Array;
 
   constructor(config: FleetConfig, users: number) {
     const count = config.instances === 0 ? users : Math.min(config.instances, users);
@@ -103,11 +105,21 @@ export class ClientInstances {
     this.breakers = breaker === undefined || retryBreaker ? undefined : new CircuitBreakers(breaker, count);
     this.retryBreakers = retryBreaker ? new RetryBreakers(breaker, count) : undefined;
     this.holds = new Uint8Array(users);
+    this.instanceOfUser = Uint32Array.from({ length: users }, (_, user) => user % count);
   }
 
   /** The instance a user belongs to. */
   instanceOf(user: number): number {
-    return user % this.count;
+    return this.instanceOfUser[user]!;
+  }
+
+  /**
+   * Puts a user (an open-loop chain slot) in `instance` mod count from its next attempt on.
+   * Slots are reused, so only as many exist as requests alive at once; arrivals, not slots,
+   * are spread over the instances, or a fleet of K instances would use only the first few.
+   */
+  assign(user: number, instance: number): void {
+    this.instanceOfUser[user] = instance % this.count;
   }
 
   /**
@@ -116,7 +128,7 @@ export class ClientInstances {
    * rejected attempt is never sent and must be reported with `refused`.
    */
   admit(user: number, isRetry: boolean, nowMs: number, random: Random): Admission {
-    const instance = user % this.count;
+    const instance = this.instanceOfUser[user]!;
     if (isRetry) this.holds[user]! |= HOLDS_RETRY;
     else {
       this.finagle?.deposit(nowMs, instance);
@@ -135,7 +147,7 @@ export class ClientInstances {
 
   /** An admitted attempt ended with `outcome` (not called for attempts aborted by a stop). */
   attemptEnded(user: number, outcome: AttemptOutcome, nowMs: number): void {
-    const instance = user % this.count;
+    const instance = this.instanceOfUser[user]!;
     const ok = outcome === "ok";
     const holds = this.holds[user]!;
     if (this.envoy !== undefined) {
@@ -159,7 +171,7 @@ export class ClientInstances {
 
   /** An attempt was throttled or rejected locally: it gives back the retry place it held. */
   refused(user: number): void {
-    if (this.envoy !== undefined && (this.holds[user]! & HOLDS_ENVOY_RETRY) !== 0) this.activeRetries[user % this.count]!--;
+    if (this.envoy !== undefined && (this.holds[user]! & HOLDS_ENVOY_RETRY) !== 0) this.activeRetries[this.instanceOfUser[user]!]!--;
     this.holds[user] = 0;
   }
 
@@ -168,7 +180,7 @@ export class ClientInstances {
    * share (a token withdrawal, a quota cost, a place among the retries in progress).
    */
   allowRetry(user: number, outcome: AttemptOutcome, nowMs: number): boolean {
-    const instance = user % this.count;
+    const instance = this.instanceOfUser[user]!;
     if (this.retryBreakers !== undefined && !this.retryBreakers.allowsRetry(nowMs, instance)) return false;
     if (this.tokenBuckets !== undefined) return this.tokenBuckets.tryTakeRetry(instance);
     if (this.grpc !== undefined) return budgetAllowsRetry(this.grpc, this.grpcStates[instance]!);

@@ -28,8 +28,8 @@ interface SourceContext extends AttemptContext {
   readonly idle: Chain[];
   alive: number;
   /**
-   * Budgets, throttles and breakers, undefined when none is on. Chains play the part of
-   * users: chain slot i belongs to instance i mod -instances (0: one instance per slot).
+   * Budgets, throttles and breakers, undefined when none is on. Arrival n goes to instance
+   * n mod -instances, whichever chain slot carries it (0: one instance per slot).
    */
   readonly fleet: ClientInstances | undefined;
 }
@@ -56,6 +56,11 @@ class Chain extends AttemptCycle implements UserState {
 
   protected get random(): Random {
     return this.source.random;
+  }
+
+  /** The chain's slot among the client instances' users. */
+  get slot(): number {
+    return this.index;
   }
 
   /** A new request arrives (due at `plannedAt`): its first attempt goes out at once. */
@@ -123,6 +128,10 @@ export class OpenLoop implements TimerOwner {
   private readonly chains: Chain[] = [];
   private nextArrivalAt = 0;
   private droppedTotal = 0;
+  /** Arrivals sent so far: the next one's client instance, round robin. */
+  private arrivalsSent = 0;
+  /** Whether -instances K spreads arrivals over K instances (with 0, each chain slot is its own instance). */
+  private readonly spreadArrivals: boolean;
   private readonly meanGapMs: number;
 
   constructor(clock: Clock, random: Random, transport: Transport, observer: HerdObserver, options: OpenLoopOptions) {
@@ -141,6 +150,7 @@ export class OpenLoop implements TimerOwner {
       fleet,
     };
     this.meanGapMs = 1000 / options.ratePerSec;
+    this.spreadArrivals = fleet !== undefined && options.retry.fleet!.instances > 0;
   }
 
   /** Attempts in flight. */
@@ -202,6 +212,7 @@ export class OpenLoop implements TimerOwner {
       this.chains.push(chain);
     }
     context.alive++;
+    if (this.spreadArrivals) context.fleet!.assign(chain.slot, this.arrivalsSent++);
     chain.begin(arrivalAt);
   }
 }

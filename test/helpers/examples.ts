@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { givenFlagNames, parseFlags } from "../../src/cli/flags.ts";
 import type { Workload } from "../../src/cli/workload.ts";
-import type { ClientWindow } from "../../src/model/timeline.ts";
+import type { ClientWindow, ServerSample } from "../../src/model/timeline.ts";
 import type { Counts } from "../../src/model/window-stats.ts";
 import type { ScenarioMetrics } from "../../src/model/scenario-metrics.ts";
 import { readScenarioFile } from "../../src/scenario-file/read.ts";
@@ -10,6 +10,8 @@ import { OCC_SIM_PROGRAM, OCC_SIM_TARGET } from "../../src/sim/occ-options.ts";
 import { parseSimArgs, resolveSimOptions, SIM_FLAGS, SIM_TARGET } from "../../src/sim/options.ts";
 import { runTrial, simRuns, withStrategy } from "../../src/sim/trial.ts";
 import { parseStrategies } from "../../src/strategies/runs.ts";
+import { demo, readSummary, reportDir } from "./demo-experiment.ts";
+import { temporaryDir } from "./temporary-dirs.ts";
 
 /*
  * Runs an example of examples/ in the simulator, in this process, as `./sim FILE -flag value`
@@ -39,6 +41,8 @@ export interface StrategyOutcome {
   readonly metrics: ScenarioMetrics;
   /** Per reporting window. */
   readonly windows: readonly ClientWindow[];
+  /** The server's reports, one per -report-interval. */
+  readonly server: readonly ServerSample[];
   readonly seed: number;
 }
 
@@ -96,7 +100,20 @@ export async function runExample(file: string, overrides: Readonly<Record<string
       latency: result.totals.latency,
       metrics,
       windows: result.client,
+      server: result.server,
       seed: values.seed,
     };
   });
+}
+
+/**
+ * An example on the real ./server and ./client: `npm run demo -- FILE ...flags` (a flag beside
+ * the file wins over it), stopped by its pid if the test ends first; the verdict per strategy
+ * from the run's summary.json.
+ */
+export async function runExampleReal(file: string, flags: readonly string[]): Promise<Map<string, string>> {
+  const run = demo([resolve(EXAMPLES_DIR, file), ...flags, "-out", temporaryDir("thundering-herd-example-")]);
+  const code = await run.exited;
+  if (code !== 0) throw new Error(`${file} on the real programs: the demo exited ${code}: ${run.stderrLines.slice(-3).join(" | ")}`);
+  return new Map(readSummary(reportDir(run)).results.map((result) => [result.strategy, result.metrics.verdict]));
 }

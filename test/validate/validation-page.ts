@@ -15,6 +15,14 @@ export function validationPage(record: { readonly provenance: Provenance; readon
     "",
     `Recorded at commit \`${commit}\` on ${machine}, ${date}.`,
     "",
+    "**On the real programs.** Examples 01 and 04 also run on the real `./server` and `./client` here, scaled down",
+    "in time (their rows say how), with the simulator on the same flags beside them; example 02's real runs are in",
+    "`docs/occ.md`; `test/validate/fault-agreement.test.ts` compares the simulator with the real programs on every",
+    "server model and fault kind. The others run in the simulator only, for the time or the rate they need on two",
+    "shared cores: 05 holds an hour for its p99; 06 two runs of 150 s at 2 200 users; 03 twelve policies and failure",
+    "rates plus the client-count runs; 07 reads 100 ms windows of 1 000 requests a second, where the real client's own",
+    "lateness would be of the windows' order; 08 to 11 reproduce a simulator's examples, whose figures exist only there.",
+    "",
   ];
   for (const example of record.examples) {
     lines.push(
@@ -29,7 +37,7 @@ export function validationPage(record: { readonly provenance: Provenance; readon
     );
     for (const row of example.rows) {
       const reference = row.theirs ?? Number.parseFloat(row.published);
-      const ratio = Number.isFinite(reference) && reference !== 0 ? (row.ours / reference).toFixed(3) : "—";
+      const ratio = Number.isFinite(reference) && reference !== 0 && !Number.isNaN(row.ours) ? (row.ours / reference).toFixed(3) : "—";
       lines.push(
         `| ${row.quantity} | ${row.published} | ${row.theirs === undefined ? "—" : figure(row.theirs)} | ${figure(row.ours)} | ${ratio} |`,
       );
@@ -40,6 +48,8 @@ export function validationPage(record: { readonly provenance: Provenance; readon
   return lines.join("\n");
 }
 
+/** A figure for the table; NaN is a quantity the run could not judge. */
 function figure(value: number): string {
+  if (Number.isNaN(value)) return "—";
   return Number.isInteger(value) ? String(value) : value.toFixed(4);
 }

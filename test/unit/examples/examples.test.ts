@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { EXAMPLES_DIR, loadExample, runExample, runOccExample, type StrategyOutcome } from "../../helpers/examples.ts";
-import { amplificationDuring, degradedShare } from "../../validate/examples-catalog.ts";
+import { amplificationDuring, degradedShare, firstHealthySecond } from "../../validate/examples-catalog.ts";
 
 /*
  * Each example of examples/, scaled down where it is long, for its qualitative outcome only:
@@ -15,7 +15,7 @@ const only = (outcomes: StrategyOutcome[]) => outcomes[0]!;
 describe("examples", () => {
   it("each names its source and published outcome, and the simulator takes its flags", async () => {
     const files = readdirSync(EXAMPLES_DIR).filter((file) => file.endsWith(".yaml"));
-    expect(files.length).toBeGreaterThanOrEqual(7);
+    expect(files.length).toBeGreaterThanOrEqual(11);
     for (const file of files) {
       const example = await loadExample(file);
       expect(example.source.url, file).toMatch(/^https:\/\//);
@@ -91,5 +91,24 @@ describe("examples", () => {
     const degraded = degradedShare(outcome);
     expect(degraded).toBeGreaterThan(0.05);
     expect(degraded).toBeLessThan(0.95);
+  });
+  it("Stability Sim's GC death spiral: after the burst nothing is answered in time, with retries or without", async () => {
+    const okAfter = (outcome: StrategyOutcome, fromMs: number) =>
+      outcome.windows.filter((window) => window.startMs >= fromMs).reduce((sum, window) => sum + window.okPerSec, 0);
+    const retries = only(await runExample("10-stability-sim-gc-death-spiral.yaml", { duration: "20s" }));
+    const none = only(await runExample("10-stability-sim-gc-death-spiral.yaml", { duration: "20s", "max-attempts": "1" }));
+    expect(retries.counts.attempts).toBeGreaterThan(retries.requests);
+    expect([okAfter(retries, 12_000), okAfter(none, 12_000)]).toEqual([0, 0]);
+  });
+
+  it("Stability Sim's goodput collapse: after the slow spike the server works flat out for clients that have gone", async () => {
+    const outcome = only(await runExample("11-stability-sim-goodput-collapse.yaml", { duration: "30s" }));
+    const at = (atMs: number) => outcome.server.find((sample) => sample.atMs >= atMs)!;
+    const after = outcome.windows.filter((window) => window.startMs >= 20_000);
+    // From 20 s to 30 s: almost nothing answered in time, yet the threads stay busy on the backlog.
+    expect(after.reduce((sum, window) => sum + window.okPerSec, 0) / after.length).toBeLessThan(10);
+    expect(at(30_000).abandoned! - at(20_000).abandoned!).toBeGreaterThan(800);
+    expect(at(16_000).queueLength).toBeGreaterThan(300);
+    expect(firstHealthySecond(outcome)).toBeNull();
   });
 });

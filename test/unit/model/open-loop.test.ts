@@ -179,6 +179,28 @@ describe("OpenLoop", () => {
     expect(run(0)).toBeGreaterThan(4);
   });
 
+  it("spreads arrivals over all -instances K, however few chain slots are alive at once", () => {
+    const clock = new ManualClock();
+    const { transport } = scriptedTransport(clock, 5, FAILED);
+    const retry = retryConfig({
+      backoff: constantPolicy({ delayMs: 10 }),
+      maxAttempts: 2,
+      fleet: { ...NO_FLEET_PROTECTION, instances: 100, budget: { kind: "grpc", budget: retryBudget() } },
+    });
+    const { source, stats } = openLoop(clock, transport, { ratePerSec: 100, retry });
+    source.start();
+    clock.runUntil(20_000);
+    source.stop();
+    // A request lives about 20 ms, so two or three chain slots carry all 2 000 arrivals; each
+    // of the 100 instances still sees about 20. With no successes each allows 2 retries ever
+    // (first tries and retries cost a token each; retries stop at half the 10 tokens).
+    const fleet = source.instances!;
+    expect(fleet.count).toBe(100);
+    const drained = Array.from({ length: 100 }, (_, instance) => fleet.budgetLevel(instance, clock.now())!);
+    expect(drained.filter((tokens) => tokens < retryBudget().maxTokens)).toHaveLength(100);
+    expect(stats.totals(clock.now()).counts.retries).toBe(200);
+  });
+
   it("reports each request's end, OK or given up, timed from its arrival, for request-level figures", () => {
     const clock = new ManualClock();
     const { transport } = scriptedTransport(clock, 10, FAILED);
