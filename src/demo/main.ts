@@ -21,7 +21,7 @@ import { type LiveRecord, type Progress, runExperiment } from "../runtime/experi
 import { explainVerdict } from "../report/verdict-why.ts";
 import { provenance } from "../runtime/provenance.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
-import { parseStrategies } from "../strategies/runs.ts";
+import { clientArgsOfRun, parseStrategies, type StrategyRun } from "../strategies/runs.ts";
 import { DEMO_PROGRAM, DEMO_TARGET, RESERVED_CLIENT_FLAGS, RESERVED_SERVER_FLAGS } from "./options.ts";
 import { withScenarioFile } from "../scenario-file/arguments.ts";
 
@@ -44,8 +44,10 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   refuseReserved("server-args", serverArgs, RESERVED_SERVER_FLAGS);
   refuseReserved("client-args", clientArgs, RESERVED_CLIENT_FLAGS);
   const serverFlags = passThrough("server-args", () => parseServerArgs(serverArgs));
+  // Comparing strategies, a parameter flag goes only to the clients of those that read it, as in ./sim.
+  const argsOfRun = (run: StrategyRun) => (strategies.length > 1 ? clientArgsOfRun(run, clientArgs) : clientArgs);
   const clientFlags = strategies.map((strategy) =>
-    passThrough("client-args", () => parseClientArgs([...strategy.clientArgs, ...clientArgs])),
+    passThrough("client-args", () => parseClientArgs([...strategy.clientArgs, ...argsOfRun(strategy)])),
   );
   if (values["print-scenario"]) {
     const { printScenario } = await import("../scenario-file/print.ts");
@@ -56,7 +58,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   // Every run is seeded, so that the results file can name its seeds: the user's, or one drawn here.
   const seeds = { server: serverFlags.seed ?? randomSeed(), client: clientFlags[0]?.seed ?? randomSeed() };
   const seededServerArgs = serverFlags.seed === undefined ? [...serverArgs, "-seed", String(seeds.server)] : serverArgs;
-  const seededClientArgs = clientFlags[0]?.seed === undefined ? [...clientArgs, "-seed", String(seeds.client)] : clientArgs;
+  const seedArgs = clientFlags[0]?.seed === undefined ? ["-seed", String(seeds.client)] : [];
   // The verdict's line: the exponential model's limit, or where another model is over its tipping point for the clients' timeout.
   const clientTimeoutMs = clientFlags[0]?.timeout ?? passThrough("client-args", () => parseClientArgs(clientArgs)).timeout;
   const concurrencyLimit = serverFigures(resolveServerOptions(serverFlags), clientTimeoutMs).overloadAbove;
@@ -110,7 +112,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
             load,
             observeMs: values.observe,
             serverArgs: seededServerArgs,
-            clientArgs: seededClientArgs,
+            clientArgs: [...argsOfRun(strategy), ...seedArgs],
           },
           {
             signal: controller.signal,

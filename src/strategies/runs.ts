@@ -1,4 +1,4 @@
-import { parseStrategyList, presetOf, type RunName } from "./registry.ts";
+import { findStrategy, parseStrategyList, presetOf, type RunName, STRATEGY_PARAMETER_FLAGS, strategyOfRun } from "./registry.ts";
 
 /** A strategy or preset as the experiment runs it, and the client flags that select it. */
 export interface StrategyRun {
@@ -16,4 +16,22 @@ export function parseStrategies(text: string): StrategyRun[] {
     name,
     clientArgs: presetOf(name)?.args ?? (name === "exponential-backoff" ? ["-exponential-backoff"] : ["-strategy", name]),
   }));
+}
+
+/**
+ * The client flags of a comparison with the parameter flags that this run's strategy does
+ * not read left out, as the simulator leaves them out (withStrategy in src/sim/trial.ts):
+ * `-min-delay 20s` given for full jitter must not make fixed's client refuse to start.
+ * Every parameter flag takes a value, as `-name value` or `-name=value`.
+ */
+export function clientArgsOfRun(run: StrategyRun, args: readonly string[]): string[] {
+  const reads = findStrategy(strategyOfRun(run.name))!.parameters;
+  const unread = new Set<string>(STRATEGY_PARAMETER_FLAGS.map((flag) => flag.name).filter((name) => !(name in reads)));
+  const kept: string[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const match = /^--?([^=]+)(=.*)?$/.exec(args[index]!);
+    if (match === null || !unread.has(match[1]!)) kept.push(args[index]!);
+    else if (match[2] === undefined) index++;
+  }
+  return kept;
 }
