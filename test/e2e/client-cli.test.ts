@@ -115,14 +115,18 @@ describe("./client", () => {
     // (a late window closes at the grid point just passed): exactly two windows, whatever the
     // machine's load; one line each, not one per thread.
     const args = ["-url", url, "-clients", "60", "-lambda", "0.1", "-interval", "500ms", "-duration", "1s", "-seed", "4"];
-    const text = spawnCli("client", [...args, "-workers", "3"]);
+    // Three independent runs, side by side.
+    const [text, threads, one] = [
+      spawnCli("client", [...args, "-workers", "3"]),
+      spawnCli("client", [...args, "-workers", "3", "-json"]),
+      spawnCli("client", [...args, "-json"]),
+    ];
     expect(await text.exited).toBe(0);
     const lines = text.stdoutLines.filter((line) => line !== "");
     expect(lines).toHaveLength(3);
     for (const line of lines.slice(0, -1)) expect(line).toMatch(REFERENCE_PREFIX);
     expectSummaryCovering(lines.at(-1), 1);
     expect(text.stderrLines[0]).toMatch(/^client: 60 clients \(3 worker threads\), lambda 100ms/);
-    const [threads, one] = [spawnCli("client", [...args, "-workers", "3", "-json"]), spawnCli("client", [...args, "-json"])];
     expect(await threads.exited).toBe(0);
     expect(await one.exited).toBe(0);
     const [threadObjects, oneObjects] = [clientReportLines(threads.stdoutLines), clientReportLines(one.stdoutLines)];
@@ -130,9 +134,9 @@ describe("./client", () => {
     // Every window's attempts are counted once: the windows add up to the summary (the last window is whole).
     const windows = threadObjects.filter((object) => !object.summary);
     expect(windows.reduce((sum, window) => sum + window.attempts, 0)).toBe(threadObjects.at(-1)!.attempts);
-    // Every thread's users worked: each user draws the same think times in both runs (same
-    // seed), so a thread that sent nothing would leave the threaded run a third short.
-    expect(threadObjects.at(-1)!.ok).toBeGreaterThan((2 / 3) * oneObjects.at(-1)!.ok);
+    // That every thread's users work, each exactly as it would in one process, is counted exactly in
+    // shards.test.ts (3 worker threads against the virtual run); here two real-time runs side by side
+    // would compare only how the machine's load fell on each.
   });
 
   it("waits for -start-at, and stops cleanly when interrupted before it", async () => {

@@ -1,0 +1,26 @@
+import { beforeAll } from "vitest";
+
+/**
+ * Independent real-time runs of one describe block, started together: most of each is waiting
+ * (a client's -duration, a server's answers), so side by side they take about as long as the
+ * longest instead of their sum. A `beforeAll` starts every run and waits for all of them to end,
+ * so no process is left running into a test (the per-test clean-up stops whatever is); each test
+ * then judges its own run's result, or fails with its own run's error.
+ * Use it for runs that wait, not for runs that compute (those only share the cores).
+ */
+export function runTogether<Runs extends Record<string, () => Promise<unknown>>>(
+  runs: Runs,
+): <Name extends keyof Runs>(name: Name) => Awaited<ReturnType<Runs[Name]>> {
+  const settled = new Map<keyof Runs, PromiseSettledResult<unknown>>();
+  beforeAll(async () => {
+    const names = Object.keys(runs) as (keyof Runs)[];
+    const results = await Promise.allSettled(names.map((name) => runs[name]!()));
+    names.forEach((name, index) => settled.set(name, results[index]!));
+  });
+  return (name) => {
+    const result = settled.get(name);
+    if (result === undefined) throw new Error(`run ${String(name)} did not take place`);
+    if (result.status === "rejected") throw result.reason;
+    return result.value as Awaited<ReturnType<Runs[typeof name]>>;
+  };
+}
