@@ -5,7 +5,7 @@ import { getJson, rawGet } from "../helpers/raw-http.ts";
 import { runTogether } from "../helpers/run-together.ts";
 import { startScriptedServer } from "../helpers/scripted-server.ts";
 import { SMALL_SIM_SCENARIO } from "../helpers/small-scenario.ts";
-import { clientReportLines, REFERENCE_PREFIX, serverLines } from "../helpers/output-lines.ts";
+import { type ClientReportLine, clientReportLines, REFERENCE_PREFIX, serverLines } from "../helpers/output-lines.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
 
 interface Stats {
@@ -29,148 +29,160 @@ async function statsWhen(url: string, condition: (stats: Stats) => boolean, what
 }
 
 describe("fleet protection on the wire", () => {
-  it("lists the new flags in -h (their bad values: test/unit/cli/bad-flags.test.ts)", async () => {
-    const [server, client] = [spawnCli("server", ["-h"]), spawnCli("client", ["-h"])];
-    expect(await server.exited).toBe(0);
-    for (const flag of ["-retry-after duration", "-deadline-aware", "-error-rate p", "-seed n"]) {
-      expect(server.stdoutLines.join("\n")).toContain(flag);
-    }
-    expect(await client.exited).toBe(0);
-    for (const flag of ["-arrivals model", "-rate per-second", "-max-chains n", "-honor-retry-after", "-propagate-deadline"]) {
-      expect(client.stdoutLines.join("\n")).toContain(flag);
-    }
-  });
-
-  it("server pushback: a shed request gets 503 with Retry-After in whole seconds, rounded up, and the totals count it", async () => {
-    const { server, port, url } = await spawnServer(["-max-concurrency", "1", "-retry-after", "1500ms", "-baseDelay", "1h", "-json"]);
-    const held = rawGet(port);
-    await statsWhen(url, (stats) => stats.concurrency === 1, "the held request in service");
-    const shed = await rawGet(port).response;
-    expect(shed).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
-    expect(shed).toMatch(/\r\nretry-after: 2\r\n/i);
-    const line = await server.waitForLine(/"shed":1/, { stream: "stdout" });
-    expect(serverLines([line])[0]).toMatchObject({ shed: 1, expired: 0, errorsInjected: 0, concurrency: 1 });
-    server.signal("SIGTERM");
-    expect(await server.exited).toBe(0);
-    expect(server.stderrLines.join("\n")).toMatch(
-      /SIGTERM: stopped; served 0 \(errors injected 0\), abandoned 0, cancelled 0, expired 0, shed 1, still in service 1/,
-    );
-    held.socket.destroy();
-  });
-
-  it("a client that honors Retry-After sends its next attempt no earlier than the server asked", async () => {
-    const server = await startScriptedServer((_request, response) => response.writeHead(503, { "retry-after": "1" }).end());
-    const cli = spawnCli("client", ["-url", server.url, "-clients", "1", "-lambda", "0.01", "-honor-retry-after", "-json"]);
-    await eventually(() => server.arrivals.length >= 4, "four attempts");
-    cli.signal("SIGINT");
-    expect(await cli.exited).toBe(0);
-    // Each 503 left the server when its request arrived; the client waited at least 1 s after receiving it.
-    const gaps = server.arrivals.slice(1).map((time, index) => time - server.arrivals[index]!);
-    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(1_000);
-    expect(cli.stderrLines[0]).toMatch(/honoring Retry-After/);
-  });
-
-  it("deadline propagation: the client sends its deadline, and a deadline-aware server takes the request out at it", async () => {
-    // Three independent runs, side by side: what the client sends, and the real server with and without -deadline-aware.
-    const sent = async () => {
-      const seen: { deadline: string | undefined; arrivedEpochMs: number }[] = [];
-      const scripted = await startScriptedServer((request) => {
-        seen.push({ deadline: request.headers["x-request-deadline-ms"] as string | undefined, arrivedEpochMs: Date.now() });
-      }); // never answers: the client times out
-      const startedEpochMs = Date.now();
-      const client = spawnCli("client", [
-        "-url",
-        scripted.url,
-        ...["-clients", "1", "-lambda", "0.01", "-timeout", "300ms"],
-        "-propagate-deadline",
-      ]);
-      await eventually(() => seen.length >= 2, "two attempts");
-      client.signal("SIGINT");
-      for (const { deadline, arrivedEpochMs } of seen) {
-        expect(deadline).toMatch(/^\d+$/);
-        // Sent (send time + 300 ms) after the client started and before the request arrived.
-        expect(Number(deadline)).toBeGreaterThanOrEqual(startedEpochMs + 300);
-        expect(Number(deadline)).toBeLessThanOrEqual(arrivedEpochMs + 300 + 1);
+  // The runs of these tests mostly wait (for a client's attempts, a server's answers): all of them run side by side.
+  const runs = runTogether({
+    helpFlags: async () => {
+      const [server, client] = [spawnCli("server", ["-h"]), spawnCli("client", ["-h"])];
+      expect(await server.exited).toBe(0);
+      for (const flag of ["-retry-after duration", "-deadline-aware", "-error-rate p", "-seed n"]) {
+        expect(server.stdoutLines.join("\n")).toContain(flag);
       }
-    };
-    const propagatingTo = async (serverArgs: readonly string[]) => {
-      const server = await spawnServer(serverArgs);
-      const client = spawnCli("client", [
+      expect(await client.exited).toBe(0);
+      for (const flag of ["-arrivals model", "-rate per-second", "-max-chains n", "-honor-retry-after", "-propagate-deadline"]) {
+        expect(client.stdoutLines.join("\n")).toContain(flag);
+      }
+    },
+    pushback: async () => {
+      const { server, port, url } = await spawnServer(["-max-concurrency", "1", "-retry-after", "1500ms", "-baseDelay", "1h", "-json"]);
+      const held = rawGet(port);
+      await statsWhen(url, (stats) => stats.concurrency === 1, "the held request in service");
+      const shed = await rawGet(port).response;
+      expect(shed).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
+      expect(shed).toMatch(/\r\nretry-after: 2\r\n/i);
+      const line = await server.waitForLine(/"shed":1/, { stream: "stdout" });
+      expect(serverLines([line])[0]).toMatchObject({ shed: 1, expired: 0, errorsInjected: 0, concurrency: 1 });
+      server.signal("SIGTERM");
+      expect(await server.exited).toBe(0);
+      expect(server.stderrLines.join("\n")).toMatch(
+        /SIGTERM: stopped; served 0 \(errors injected 0\), abandoned 0, cancelled 0, expired 0, shed 1, still in service 1/,
+      );
+      held.socket.destroy();
+    },
+    retryAfter: async () => {
+      const server = await startScriptedServer((_request, response) => response.writeHead(503, { "retry-after": "1" }).end());
+      const cli = spawnCli("client", ["-url", server.url, "-clients", "1", "-lambda", "0.01", "-honor-retry-after", "-json"]);
+      await eventually(() => server.arrivals.length >= 4, "four attempts");
+      cli.signal("SIGINT");
+      expect(await cli.exited).toBe(0);
+      // Each 503 left the server when its request arrived; the client waited at least 1 s after receiving it.
+      const gaps = server.arrivals.slice(1).map((time, index) => time - server.arrivals[index]!);
+      for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(1_000);
+      expect(cli.stderrLines[0]).toMatch(/honoring Retry-After/);
+    },
+    deadlines: async () => {
+      // Three independent runs, side by side: what the client sends, and the real server with and without -deadline-aware.
+      const sent = async () => {
+        const seen: { deadline: string | undefined; arrivedEpochMs: number }[] = [];
+        const scripted = await startScriptedServer((request) => {
+          seen.push({ deadline: request.headers["x-request-deadline-ms"] as string | undefined, arrivedEpochMs: Date.now() });
+        }); // never answers: the client times out
+        const startedEpochMs = Date.now();
+        const client = spawnCli("client", [
+          "-url",
+          scripted.url,
+          ...["-clients", "1", "-lambda", "0.01", "-timeout", "300ms"],
+          "-propagate-deadline",
+        ]);
+        await eventually(() => seen.length >= 2, "two attempts");
+        client.signal("SIGINT");
+        for (const { deadline, arrivedEpochMs } of seen) {
+          expect(deadline).toMatch(/^\d+$/);
+          // Sent (send time + 300 ms) after the client started and before the request arrived.
+          expect(Number(deadline)).toBeGreaterThanOrEqual(startedEpochMs + 300);
+          expect(Number(deadline)).toBeLessThanOrEqual(arrivedEpochMs + 300 + 1);
+        }
+      };
+      const propagatingTo = async (serverArgs: readonly string[]) => {
+        const server = await spawnServer(serverArgs);
+        const client = spawnCli("client", [
+          "-url",
+          server.url,
+          ...["-clients", "3", "-lambda", "0.05", "-timeout", "200ms"],
+          "-propagate-deadline",
+        ]);
+        return { url: server.url, client };
+      };
+      const aware = async () => {
+        // Requests that would take 5 s leave service at their 200 ms deadline.
+        const { url, client } = await propagatingTo(["-baseDelay", "5s", "-deadline-aware"]);
+        const stats = await statsWhen(url, (current) => current.expired >= 6, "six requests expired");
+        expect(stats).toMatchObject({ served: 0, abandoned: 0, cancelled: 0 });
+        client.signal("SIGINT");
+        expect(await client.exited).toBe(0);
+      };
+      const unaware = async () => {
+        // The same without -deadline-aware: the work goes on for nobody.
+        const { url, client } = await propagatingTo(["-baseDelay", "1s"]);
+        const wasted = await statsWhen(url, (current) => current.abandoned >= 6, "six requests abandoned");
+        expect(wasted.expired).toBe(0);
+        client.signal("SIGINT");
+      };
+      await Promise.all([sent(), aware(), unaware()]);
+    },
+    errorRate: async () => {
+      const { server, url } = await spawnServer(["-baseDelay", "1ms", "-error-rate", "0.3", "-seed", "11"]);
+      expect(await server.waitForLine(/answering 0\.3 of requests 500/, { stream: "stderr" })).toMatch(/seed 11$/);
+      const statuses: number[] = [];
+      for (let index = 0; index < 300; index++) {
+        const response = await fetch(url);
+        await response.arrayBuffer();
+        statuses.push(response.status);
+      }
+      const replay = seededRandom(11);
+      expect(statuses).toEqual(statuses.map(() => (replay.uniform() < 0.3 ? 500 : 200)));
+      // Binomial(300, 0.3): mean 90, standard deviation 7.9; the seed's count is within 4 of them.
+      const errors = statuses.filter((status) => status === 500).length;
+      expect(Math.abs(errors - 90)).toBeLessThan(4 * 7.9);
+      expect(await statsOf(url)).toMatchObject({ served: 300, errorsInjected: errors });
+      server.signal("SIGTERM");
+      expect(await server.exited).toBe(0);
+      expect(server.stderrLines.join("\n")).toContain(`served 300 (errors injected ${errors})`);
+    },
+    openLoop: async () => {
+      const server = await startScriptedServer(() => {}); // never answers
+      const cli = spawnCli("client", [
         "-url",
         server.url,
-        ...["-clients", "3", "-lambda", "0.05", "-timeout", "200ms"],
-        "-propagate-deadline",
+        "-arrivals",
+        "open",
+        "-rate",
+        "100",
+        "-timeout",
+        "1m",
+        "-interval",
+        "1h",
+        "-json",
+        "-seed",
+        "5",
       ]);
-      return { url: server.url, client };
-    };
-    const aware = async () => {
-      // Requests that would take 5 s leave service at their 200 ms deadline.
-      const { url, client } = await propagatingTo(["-baseDelay", "5s", "-deadline-aware"]);
-      const stats = await statsWhen(url, (current) => current.expired >= 6, "six requests expired");
-      expect(stats).toMatchObject({ served: 0, abandoned: 0, cancelled: 0 });
-      client.signal("SIGINT");
-      expect(await client.exited).toBe(0);
-    };
-    const unaware = async () => {
-      // The same without -deadline-aware: the work goes on for nobody.
-      const { url, client } = await propagatingTo(["-baseDelay", "1s"]);
-      const wasted = await statsWhen(url, (current) => current.abandoned >= 6, "six requests abandoned");
-      expect(wasted.expired).toBe(0);
-      client.signal("SIGINT");
-    };
-    await Promise.all([sent(), aware(), unaware()]);
+      // Closed users would be stuck at one request each; open-loop arrivals do not wait for answers.
+      await eventually(() => server.arrivals.length >= 250, "250 arrivals");
+      cli.signal("SIGINT");
+      expect(await cli.exited).toBe(0);
+      const summary = clientReportLines(cli.stdoutLines).find((line) => line.summary === true)!;
+      expect(summary.retries).toBe(0);
+      expect(summary.ok).toBe(0);
+      expect(summary.droppedArrivals).toBe(0);
+      // Arrivals in the run's T seconds are Poisson with mean 100 T; the count is within 5 standard deviations.
+      const expected = (100 * summary.windowMs) / 1000;
+      expect(Math.abs(summary.attempts - expected)).toBeLessThan(5 * Math.sqrt(expected));
+      expect(server.arrivals.length).toBeLessThanOrEqual(summary.attempts);
+    },
   });
 
-  it("transient faults: -error-rate answers the seeded fraction 500, exactly as the seed draws", async () => {
-    const { server, url } = await spawnServer(["-baseDelay", "1ms", "-error-rate", "0.3", "-seed", "11"]);
-    expect(await server.waitForLine(/answering 0\.3 of requests 500/, { stream: "stderr" })).toMatch(/seed 11$/);
-    const statuses: number[] = [];
-    for (let index = 0; index < 300; index++) {
-      const response = await fetch(url);
-      await response.arrayBuffer();
-      statuses.push(response.status);
-    }
-    const replay = seededRandom(11);
-    expect(statuses).toEqual(statuses.map(() => (replay.uniform() < 0.3 ? 500 : 200)));
-    // Binomial(300, 0.3): mean 90, standard deviation 7.9; the seed's count is within 4 of them.
-    const errors = statuses.filter((status) => status === 500).length;
-    expect(Math.abs(errors - 90)).toBeLessThan(4 * 7.9);
-    expect(await statsOf(url)).toMatchObject({ served: 300, errorsInjected: errors });
-    server.signal("SIGTERM");
-    expect(await server.exited).toBe(0);
-    expect(server.stderrLines.join("\n")).toContain(`served 300 (errors injected ${errors})`);
-  });
+  it("lists the new flags in -h (their bad values: test/unit/cli/bad-flags.test.ts)", () => runs("helpFlags"));
 
-  it("open-loop arrivals keep coming at the rate while every request hangs", async () => {
-    const server = await startScriptedServer(() => {}); // never answers
-    const cli = spawnCli("client", [
-      "-url",
-      server.url,
-      "-arrivals",
-      "open",
-      "-rate",
-      "100",
-      "-timeout",
-      "1m",
-      "-interval",
-      "1h",
-      "-json",
-      "-seed",
-      "5",
-    ]);
-    // Closed users would be stuck at one request each; open-loop arrivals do not wait for answers.
-    await eventually(() => server.arrivals.length >= 250, "250 arrivals");
-    cli.signal("SIGINT");
-    expect(await cli.exited).toBe(0);
-    const summary = clientReportLines(cli.stdoutLines).find((line) => line.summary === true)!;
-    expect(summary.retries).toBe(0);
-    expect(summary.ok).toBe(0);
-    expect(summary.droppedArrivals).toBe(0);
-    // Arrivals in the run's T seconds are Poisson with mean 100 T; the count is within 5 standard deviations.
-    const expected = (100 * summary.windowMs) / 1000;
-    expect(Math.abs(summary.attempts - expected)).toBeLessThan(5 * Math.sqrt(expected));
-    expect(server.arrivals.length).toBeLessThanOrEqual(summary.attempts);
-  });
+  it("server pushback: a shed request gets 503 with Retry-After in whole seconds, rounded up, and the totals count it", () =>
+    runs("pushback"));
+
+  it("a client that honors Retry-After sends its next attempt no earlier than the server asked", () => runs("retryAfter"));
+
+  it("deadline propagation: the client sends its deadline, and a deadline-aware server takes the request out at it", () =>
+    runs("deadlines"));
+
+  it("transient faults: -error-rate answers the seeded fraction 500, exactly as the seed draws", () => runs("errorRate"));
+
+  it("open-loop arrivals keep coming at the rate while every request hangs", () => runs("openLoop"));
 
   it("the simulator models the same: shed requests carry Retry-After, deadlines expire, errors are injected, arrivals can be open", async () => {
     const small = SMALL_SIM_SCENARIO;
@@ -214,10 +226,23 @@ describe("fleet protection on the wire", () => {
 });
 
 describe("./client: fleet-level protection on the wire", () => {
-  /** Runs the client against a scripted server and returns its summary and the server's arrivals. */
-  async function protectedRun(respond: Parameters<typeof startScriptedServer>[0], args: readonly string[]) {
+  /**
+   * Runs the client against a scripted server and returns its summary and the server's arrivals.
+   * The run ends at its -duration, or, given `until`, is interrupted once that has happened
+   * (for a count that must be large enough, however slowly a loaded machine sends).
+   */
+  async function protectedRun(
+    respond: Parameters<typeof startScriptedServer>[0],
+    args: readonly string[],
+    until?: { what: string; reached: (arrivals: number, windows: readonly ClientReportLine[]) => boolean },
+  ) {
     const server = await startScriptedServer(respond);
-    const cli = spawnCli("client", ["-url", server.url, "-json", "-interval", "10s", "-seed", "5", ...args]);
+    const interval = until === undefined ? "10s" : "100ms";
+    const cli = spawnCli("client", ["-url", server.url, "-json", "-interval", interval, "-seed", "5", ...args]);
+    if (until !== undefined) {
+      await eventually(() => until.reached(server.arrivals.length, clientReportLines(cli.stdoutLines)), until.what);
+      cli.signal("SIGINT");
+    }
     expect(await cli.exited).toBe(0);
     const summary = clientReportLines(cli.stdoutLines).find((line) => line.summary)!;
     // Whatever the client refused itself never reached the server: every attempt did, but
@@ -248,15 +273,23 @@ describe("./client: fleet-level protection on the wire", () => {
         ...["-budget", "aws", "-budget-quota", "25", "-duration", "1s"],
       ]),
     finagle: () =>
-      protectedRun(unavailable, [
-        ...["-clients", "1", "-lambda", "0.02", "-simple-backoff-delay", "5ms", "-budget", "finagle"],
-        ...["-budget-percent", "50", "-budget-min-per-sec", "0", "-budget-ttl", "1m", "-duration", "1s"],
-      ]),
+      protectedRun(
+        unavailable,
+        [
+          ...["-clients", "1", "-lambda", "0.02", "-simple-backoff-delay", "5ms", "-budget", "finagle"],
+          ...["-budget-percent", "50", "-budget-min-per-sec", "0", "-budget-ttl", "1m"],
+        ],
+        { what: "30 attempts", reached: (arrivals) => arrivals >= 30 },
+      ),
     sre: () =>
-      protectedRun(unavailable, [
-        ...["-clients", "5", "-lambda", "0.02", "-simple-backoff-delay", "10ms"],
-        ...["-throttle", "sre", "-instances", "1", "-duration", "1s"],
-      ]),
+      protectedRun(
+        unavailable,
+        [...["-clients", "5", "-lambda", "0.02", "-simple-backoff-delay", "10ms"], ...["-throttle", "sre", "-instances", "1"]],
+        {
+          what: "1000 requests throttled",
+          reached: (_arrivals, windows) => windows.reduce((sum, window) => sum + (window.throttled ?? 0), 0) >= 1_000,
+        },
+      ),
     breakerOpen: () => protectedRun(unavailable, breaker(1, "1h")),
     breakerRecovering: () =>
       protectedRun((_request, response) => response.writeHead(++answered <= 3 ? 503 : 200).end(), breaker(1, "200ms")),

@@ -55,7 +55,8 @@ export function spawnCli(
     get exitCode() {
       return program.child.exitCode;
     },
-    waitForLine: (pattern, { stream, timeoutMs = 10_000, fromIndex } = {}) =>
+    // The limit only bounds a hang, as eventually()'s: a loaded machine may take seconds to start a program.
+    waitForLine: (pattern, { stream, timeoutMs = 30_000, fromIndex } = {}) =>
       program.waitForLine(pattern, {
         timeoutMs,
         ...(stream === undefined ? {} : { stream }),
