@@ -6,7 +6,8 @@ import { beforeAll } from "vitest";
  * longest instead of their sum. A `beforeAll` starts every run and waits for all of them to end,
  * so no process is left running into a test (the per-test clean-up stops whatever is); each test
  * then judges its own run's result, or fails with its own run's error.
- * Use it for runs that wait, not for runs that compute (those only share the cores).
+ * It helps runs that wait, and single-threaded start-ups (two of them use the two cores one alone
+ * leaves half idle); runs that already keep every core busy only take turns.
  */
 export function runTogether<Runs extends Record<string, () => Promise<unknown>>>(
   runs: Runs,
