@@ -11,13 +11,14 @@ import { beforeAll } from "vitest";
  */
 export function runTogether<Runs extends Record<string, () => Promise<unknown>>>(
   runs: Runs,
+  options: { timeoutMs?: number } = {},
 ): <Name extends keyof Runs>(name: Name) => Awaited<ReturnType<Runs[Name]>> {
   const settled = new Map<keyof Runs, PromiseSettledResult<unknown>>();
   beforeAll(async () => {
     const names = Object.keys(runs) as (keyof Runs)[];
     const results = await Promise.allSettled(names.map((name) => runs[name]!()));
     names.forEach((name, index) => settled.set(name, results[index]!));
-  });
+  }, options.timeoutMs);
   return (name) => {
     const result = settled.get(name);
     if (result === undefined) throw new Error(`run ${String(name)} did not take place`);
