@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { BAD_FLAGS } from "../helpers/bad-flags.ts";
+import { runTogether } from "../helpers/run-together.ts";
 import { spawnCli } from "../helpers/spawn-cli.ts";
 
 /*
@@ -14,19 +15,31 @@ const start = (name: keyof typeof BAD_FLAGS, args: readonly string[]) =>
     ? spawnCli("demo", ["--import", "./src/register-tsx.mjs", "src/bin/demo.ts", ...args], { command: process.execPath })
     : spawnCli(name, args);
 
+type Program = keyof typeof BAD_FLAGS;
+const programs = Object.entries(BAD_FLAGS) as [Program, (typeof BAD_FLAGS)["server"]][];
+const label = (args: readonly string[]) => args.join(" ");
+
+/** One bad flag through the real program: exit code 2, the two lines, nothing on stdout. */
+async function rejects(name: Program, { args, names }: (typeof BAD_FLAGS)["server"][number]): Promise<void> {
+  const run = start(name, args);
+  expect(await run.exited).toBe(2);
+  expect(run.stdoutLines.filter((line) => line !== "")).toEqual([]);
+  const lines = run.stderrLines.filter((line) => line !== "");
+  expect(lines).toHaveLength(2);
+  expect(lines[0]).toMatch(new RegExp(`^${name}: .*${names.replace(/-/g, "\\-")}(?![\\w-])`));
+  expect(lines[1]).toBe(`Run '${name} -h' for usage.`);
+}
+
 describe("bad flags, through the programs", () => {
-  for (const [name, cases] of Object.entries(BAD_FLAGS) as [keyof typeof BAD_FLAGS, (typeof BAD_FLAGS)["server"]][]) {
-    it.each(cases.slice(0, PER_PROGRAM).map((entry) => [entry.args.join(" "), entry] as const))(
-      `${name} %s`,
-      async (_label, { args, names }) => {
-        const run = start(name, args);
-        expect(await run.exited).toBe(2);
-        expect(run.stdoutLines.filter((line) => line !== "")).toEqual([]);
-        const lines = run.stderrLines.filter((line) => line !== "");
-        expect(lines).toHaveLength(2);
-        expect(lines[0]).toMatch(new RegExp(`^${name}: .*${names.replace(/-/g, "\\-")}(?![\\w-])`));
-        expect(lines[1]).toBe(`Run '${name} -h' for usage.`);
-      },
-    );
+  // Short processes, each a start-up on one core: all of them at once, each test judging its own.
+  const runs = runTogether(
+    Object.fromEntries(
+      programs.flatMap(([name, cases]) =>
+        cases.slice(0, PER_PROGRAM).map((entry) => [`${name} ${label(entry.args)}`, () => rejects(name, entry)] as const),
+      ),
+    ),
+  );
+  for (const [name, cases] of programs) {
+    it.each(cases.slice(0, PER_PROGRAM).map((entry) => [label(entry.args)] as const))(`${name} %s`, (args) => runs(`${name} ${args}`));
   }
 });

@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runTogether } from "../helpers/run-together.ts";
 import { REPO_ROOT, spawnCli } from "../helpers/spawn-cli.ts";
 
 /*
@@ -40,126 +41,136 @@ beforeAll(async () => {
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe("the packed package", () => {
-  it("passes publint and arethetypeswrong (esm-only)", async () => {
-    const publint = await run(resolve(REPO_ROOT, "node_modules/.bin/publint"), ["run", tarball, "--strict"], work);
-    expect(publint.code, publint.stdout + publint.stderr).toBe(0);
-    const attw = await run(resolve(REPO_ROOT, "node_modules/.bin/attw"), [tarball, "--profile", "esm-only", "--format", "ascii"], work);
-    expect(attw.code, attw.stdout + attw.stderr).toBe(0);
-  });
-
-  it("serves the backoff library to plain node", async () => {
-    const script =
-      'import { nextDelay, exponentialPolicy, constantPolicy, seededRandom, retry } from "thundering-herd/backoff";' +
-      "const random = seededRandom(1);" +
-      "const waits = [1, 2, 3].map((n) => nextDelay(exponentialPolicy({ jitter: 0 }), n, undefined, random));" +
-      "let calls = 0;" +
-      "const result = await retry(({ attempt }) => { calls = attempt; if (attempt < 3) throw new Error('no'); return 'ok'; }, constantPolicy({ delayMs: 0 }));" +
-      "console.log(JSON.stringify({ waits, result, calls }));";
-    const imported = await run(process.execPath, ["--input-type=module", "-e", script], consumer);
-    expect(imported.code, imported.stderr).toBe(0);
-    const f = 2.71828;
-    const { waits, result, calls } = JSON.parse(imported.stdout) as { waits: number[]; result: string; calls: number };
-    expect(waits.map((wait) => Number(wait.toFixed(6)))).toEqual(
-      [100 * f, 100 * f ** 2, 100 * f ** 3].map((wait) => Number(wait.toFixed(6))),
-    );
-    expect([result, calls]).toEqual(["ok", 3]);
-  });
-
-  it("runs its programs through npx and its installed bin, with the same flags as the root shims", async () => {
-    const help = await run("npx", ["--no-install", "thundering-herd", "server", "-h"], consumer);
-    // What npx ran; the rest runs it directly, without an npm start-up each.
-    const bin = join(consumer, "node_modules/.bin/thundering-herd");
-    expect(help.code, help.stderr).toBe(0);
-    expect(help.stdout).toMatch(/-limit n .*\(default: 30\)/);
-    const bad = await run(bin, ["client", "-clients", "zero"], consumer);
-    expect(bad.code).toBe(2);
-    // Two strategies on two worker threads: the installed package finds its workers' entry in dist/.
-    const simArgs = ["sim", "-clients", "50", "-duration", "20s", "-quiet", "-json"];
-    const sim = await run(bin, [...simArgs, "-strategies", "fixed,exponential-backoff", "-parallel", "2"], consumer);
-    expect(sim.code, sim.stderr).toBe(0);
-    expect(sim.stdout).toContain('"summary"');
-    // choose measures on worker threads that load the compiled worker module.
-    const choose = await run(
-      bin,
-      [
-        ...["choose", "-clients", "50", "-everyday", "10s", "-steady", "5s", "-observe", "10s"],
-        ...["-outages", "2s", "-max-outage", "20s", "-seeds", "1", "-parallel", "2", "-candidates", "no-retries", "-json", "-out", work],
-        ...["-client-only", "-stability-seeds", "0"],
-      ],
-      consumer,
-    );
-    expect(choose.code, choose.stderr).toBe(0);
-    expect((JSON.parse(choose.stdout) as { ranking: { id: string }[] }).ranking.map((entry) => entry.id).sort()).toEqual([
-      "fixed",
-      "no-retries",
-    ]);
-    const sequential = await run(bin, [...simArgs, "-strategies", "fixed,exponential-backoff", "-parallel", "1"], consumer);
-    expect(sequential.stdout).toBe(sim.stdout);
-    const merge = await run(bin, ["merge", "-h"], consumer);
-    expect(merge.code, merge.stderr).toBe(0);
-    expect(merge.stdout).toContain("Usage: merge [flags] file…");
-  });
-
-  it("serves the live dashboard with its page and uPlot from the installed package", async () => {
-    const sim = spawnCli(
-      "npx",
-      ["--no-install", "thundering-herd", "sim", "-clients", "50", "-duration", "5s", "-quiet", "-dashboard", "-speed", "100x"],
-      { command: "npx", cwd: consumer },
-    );
-    const line = await sim.waitForLine(/^sim: dashboard on http:\/\/127\.0\.0\.1:\d+\/$/, { stream: "stderr", timeoutMs: 60_000 });
-    const url = line.replace("sim: dashboard on ", "");
-    expect(await (await fetch(url)).text()).toContain('<script src="uPlot.iife.min.js"></script>');
-    expect(await (await fetch(new URL("uPlot.iife.min.js", url))).text()).toMatch(/^\/\*! https:\/\/github\.com\/leeoniya\/uPlot/);
-    expect((await fetch(new URL("dashboard.js", url))).status).toBe(200);
-    expect((await fetch(new URL("uPlot.min.css", url))).status).toBe(200);
-  });
-
-  it("type-checks a consumer under moduleResolution nodenext and bundler", async () => {
-    writeFileSync(
-      join(consumer, "consumer.ts"),
-      [
-        'import { type BackoffPolicy, nextDelay, fullJitterPolicy, seededRandom, retry, type RetryInfo } from "thundering-herd/backoff";',
-        "const policy: BackoffPolicy = fullJitterPolicy({ baseMs: 50, capMs: 1000 });",
-        "const wait: number | undefined = nextDelay(policy, 1, undefined, seededRandom(7));",
-        "const log: RetryInfo[] = [];",
-        "export const answer: Promise<string> = retry(async ({ attempt, signal }) => `${attempt} ${signal.aborted} ${wait}`, policy, {",
-        "  onRetry: (info) => log.push(info),",
-        "});",
-        "// @ts-expect-error: a policy is data with a known kind",
-        'nextDelay({ kind: "sometimes" }, 1, undefined, seededRandom(7));',
-      ].join("\n"),
-    );
-    const resolutions = ["nodenext", "bundler"] as const;
-    for (const resolution of resolutions) {
-      writeFileSync(
-        join(consumer, `tsconfig.${resolution}.json`),
-        JSON.stringify({
-          compilerOptions: {
-            strict: true,
-            noEmit: true,
-            module: resolution === "nodenext" ? "nodenext" : "esnext",
-            moduleResolution: resolution,
-            target: "es2022",
-            lib: ["es2022", "dom"],
-            types: [],
-          },
-          files: ["consumer.ts"],
-        }),
+  // Each test uses the installed package in its own way (its own files, its own processes): side by side, the
+  // checks and the programs share the two cores instead of taking turns with an idle one.
+  const runs = runTogether({
+    lint: async () => {
+      const publint = await run(resolve(REPO_ROOT, "node_modules/.bin/publint"), ["run", tarball, "--strict"], work);
+      expect(publint.code, publint.stdout + publint.stderr).toBe(0);
+      const attw = await run(resolve(REPO_ROOT, "node_modules/.bin/attw"), [tarball, "--profile", "esm-only", "--format", "ascii"], work);
+      expect(attw.code, attw.stdout + attw.stderr).toBe(0);
+    },
+    library: async () => {
+      const script =
+        'import { nextDelay, exponentialPolicy, constantPolicy, seededRandom, retry } from "thundering-herd/backoff";' +
+        "const random = seededRandom(1);" +
+        "const waits = [1, 2, 3].map((n) => nextDelay(exponentialPolicy({ jitter: 0 }), n, undefined, random));" +
+        "let calls = 0;" +
+        "const result = await retry(({ attempt }) => { calls = attempt; if (attempt < 3) throw new Error('no'); return 'ok'; }, constantPolicy({ delayMs: 0 }));" +
+        "console.log(JSON.stringify({ waits, result, calls }));";
+      const imported = await run(process.execPath, ["--input-type=module", "-e", script], consumer);
+      expect(imported.code, imported.stderr).toBe(0);
+      const f = 2.71828;
+      const { waits, result, calls } = JSON.parse(imported.stdout) as { waits: number[]; result: string; calls: number };
+      expect(waits.map((wait) => Number(wait.toFixed(6)))).toEqual(
+        [100 * f, 100 * f ** 2, 100 * f ** 3].map((wait) => Number(wait.toFixed(6))),
       );
-    }
-    // One compiler process checks both projects (-b), naming each before its errors (--verbose).
-    const checked = await run(
-      process.execPath,
-      [
-        resolve(REPO_ROOT, "node_modules/typescript/bin/tsc"),
-        "-b",
-        "--verbose",
-        ...resolutions.map((resolution) => `tsconfig.${resolution}.json`),
-      ],
-      consumer,
-    );
-    expect(checked.code, checked.stdout + checked.stderr).toBe(0);
-    for (const resolution of resolutions)
-      expect(checked.stdout).toContain(`Building project '${join(consumer, `tsconfig.${resolution}.json`)}'`);
+      expect([result, calls]).toEqual(["ok", 3]);
+    },
+    programs: async () => {
+      const help = await run("npx", ["--no-install", "thundering-herd", "server", "-h"], consumer);
+      // What npx ran; the rest runs it directly, without an npm start-up each.
+      const bin = join(consumer, "node_modules/.bin/thundering-herd");
+      expect(help.code, help.stderr).toBe(0);
+      expect(help.stdout).toMatch(/-limit n .*\(default: 30\)/);
+      const bad = await run(bin, ["client", "-clients", "zero"], consumer);
+      expect(bad.code).toBe(2);
+      // Two strategies on two worker threads: the installed package finds its workers' entry in dist/.
+      const simArgs = ["sim", "-clients", "50", "-duration", "20s", "-quiet", "-json"];
+      const sim = await run(bin, [...simArgs, "-strategies", "fixed,exponential-backoff", "-parallel", "2"], consumer);
+      expect(sim.code, sim.stderr).toBe(0);
+      expect(sim.stdout).toContain('"summary"');
+      // choose measures on worker threads that load the compiled worker module.
+      const choose = await run(
+        bin,
+        [
+          ...["choose", "-clients", "50", "-everyday", "10s", "-steady", "5s", "-observe", "10s"],
+          ...["-outages", "2s", "-max-outage", "20s", "-seeds", "1", "-parallel", "2", "-candidates", "no-retries", "-json", "-out", work],
+          ...["-client-only", "-stability-seeds", "0"],
+        ],
+        consumer,
+      );
+      expect(choose.code, choose.stderr).toBe(0);
+      expect((JSON.parse(choose.stdout) as { ranking: { id: string }[] }).ranking.map((entry) => entry.id).sort()).toEqual([
+        "fixed",
+        "no-retries",
+      ]);
+      const sequential = await run(bin, [...simArgs, "-strategies", "fixed,exponential-backoff", "-parallel", "1"], consumer);
+      expect(sequential.stdout).toBe(sim.stdout);
+      const merge = await run(bin, ["merge", "-h"], consumer);
+      expect(merge.code, merge.stderr).toBe(0);
+      expect(merge.stdout).toContain("Usage: merge [flags] file…");
+    },
+    dashboard: async () => {
+      const sim = spawnCli(
+        "npx",
+        ["--no-install", "thundering-herd", "sim", "-clients", "50", "-duration", "5s", "-quiet", "-dashboard", "-speed", "100x"],
+        { command: "npx", cwd: consumer },
+      );
+      const line = await sim.waitForLine(/^sim: dashboard on http:\/\/127\.0\.0\.1:\d+\/$/, { stream: "stderr", timeoutMs: 60_000 });
+      const url = line.replace("sim: dashboard on ", "");
+      expect(await (await fetch(url)).text()).toContain('<script src="uPlot.iife.min.js"></script>');
+      expect(await (await fetch(new URL("uPlot.iife.min.js", url))).text()).toMatch(/^\/\*! https:\/\/github\.com\/leeoniya\/uPlot/);
+      expect((await fetch(new URL("dashboard.js", url))).status).toBe(200);
+      expect((await fetch(new URL("uPlot.min.css", url))).status).toBe(200);
+    },
+    types: async () => {
+      writeFileSync(
+        join(consumer, "consumer.ts"),
+        [
+          'import { type BackoffPolicy, nextDelay, fullJitterPolicy, seededRandom, retry, type RetryInfo } from "thundering-herd/backoff";',
+          "const policy: BackoffPolicy = fullJitterPolicy({ baseMs: 50, capMs: 1000 });",
+          "const wait: number | undefined = nextDelay(policy, 1, undefined, seededRandom(7));",
+          "const log: RetryInfo[] = [];",
+          "export const answer: Promise<string> = retry(async ({ attempt, signal }) => `${attempt} ${signal.aborted} ${wait}`, policy, {",
+          "  onRetry: (info) => log.push(info),",
+          "});",
+          "// @ts-expect-error: a policy is data with a known kind",
+          'nextDelay({ kind: "sometimes" }, 1, undefined, seededRandom(7));',
+        ].join("\n"),
+      );
+      const resolutions = ["nodenext", "bundler"] as const;
+      for (const resolution of resolutions) {
+        writeFileSync(
+          join(consumer, `tsconfig.${resolution}.json`),
+          JSON.stringify({
+            compilerOptions: {
+              strict: true,
+              noEmit: true,
+              module: resolution === "nodenext" ? "nodenext" : "esnext",
+              moduleResolution: resolution,
+              target: "es2022",
+              lib: ["es2022", "dom"],
+              types: [],
+            },
+            files: ["consumer.ts"],
+          }),
+        );
+      }
+      // One compiler process checks both projects (-b), naming each before its errors (--verbose).
+      const checked = await run(
+        process.execPath,
+        [
+          resolve(REPO_ROOT, "node_modules/typescript/bin/tsc"),
+          "-b",
+          "--verbose",
+          ...resolutions.map((resolution) => `tsconfig.${resolution}.json`),
+        ],
+        consumer,
+      );
+      expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+      for (const resolution of resolutions)
+        expect(checked.stdout).toContain(`Building project '${join(consumer, `tsconfig.${resolution}.json`)}'`);
+    },
   });
+
+  it("passes publint and arethetypeswrong (esm-only)", () => runs("lint"));
+
+  it("serves the backoff library to plain node", () => runs("library"));
+
+  it("runs its programs through npx and its installed bin, with the same flags as the root shims", () => runs("programs"));
+
+  it("serves the live dashboard with its page and uPlot from the installed package", () => runs("dashboard"));
+
+  it("type-checks a consumer under moduleResolution nodenext and bundler", () => runs("types"));
 });

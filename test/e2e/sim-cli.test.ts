@@ -10,9 +10,12 @@ async function sim(args: readonly string[], options: { command?: string; prefix?
 
 describe("./sim", () => {
   it("prints the real programs' formats in virtual time, byte-identical for the same flags and seed", async () => {
-    const first = await sim([...SMALL_SIM_SCENARIO, "-seed", "5"]);
-    const second = await sim([...SMALL_SIM_SCENARIO, "-seed", "5"]);
-    const other = await sim([...SMALL_SIM_SCENARIO, "-seed", "6"]);
+    // Independent runs, side by side (each on one thread).
+    const [first, second, other] = await Promise.all([
+      sim([...SMALL_SIM_SCENARIO, "-seed", "5"]),
+      sim([...SMALL_SIM_SCENARIO, "-seed", "5"]),
+      sim([...SMALL_SIM_SCENARIO, "-seed", "6"]),
+    ]);
     expect(first.code).toBe(0);
     expect(second.stdout).toBe(first.stdout);
     expect(other.stdout).not.toBe(first.stdout);
@@ -41,13 +44,15 @@ describe("./sim", () => {
   });
 
   it("says recovering, not collapsed, when only the clients are still away; too-short when the run ends in the outage", async () => {
-    const backoff = await sim(["-outage-at", "15s", "-outage", "20s", "-duration", "95s", "-seed", "7", "-exponential-backoff", "-quiet"]);
+    const [backoff, short] = await Promise.all([
+      sim(["-outage-at", "15s", "-outage", "20s", "-duration", "95s", "-seed", "7", "-exponential-backoff", "-quiet"]),
+      sim(["-quiet", "-duration", "30s", "-clients", "100"]),
+    ]);
     expect(backoff.code).toBe(0);
     expect(backoff.stdout).toMatch(/^exponential-backoff +recovering +[\d.]+ .* 3s +never +\d+ +[\d.]+\/s +[\d.]+x$/m);
     expect(backoff.stdout).toMatch(
       /^exponential-backoff: recovering: server back under its limit of 30 3\.0 s after resume; clients not back at 90 % OK by the end, 60\.0 s after resume$/m,
     );
-    const short = await sim(["-quiet", "-duration", "30s", "-clients", "100"]);
     expect(short.stdout).toMatch(/^fixed +too-short +[\d.]+ +\S+ \(peak \S+\) +- +- +- +- +\d+ +- +-$/m);
     expect(short.stdout).toMatch(/^fixed: too-short: the run ended at 30\.0 s, before the resume at 35\.0 s: nothing to judge$/m);
     expect(short.stdout).toMatch(/OK latency p50 100ms p99 100ms max 100ms$/m); // never a percentile above the maximum
@@ -56,7 +61,10 @@ describe("./sim", () => {
   it("finishes a run whose server never comes back: it runs out of memory, as a real one would, and the run ends there", async () => {
     // ./sim -clients 1000000 -duration 10m -outage-at 60s -outage 20s -seed 1 once died
     // with "Invalid array length"; this is the same run with a hundredth of the clients.
-    const run = await sim(["-clients", "10000", "-duration", "10m", "-outage-at", "60s", "-outage", "20s", "-seed", "1", "-quiet"]);
+    const [run, help] = await Promise.all([
+      sim(["-clients", "10000", "-duration", "10m", "-outage-at", "60s", "-outage", "20s", "-seed", "1", "-quiet"]),
+      sim(["-h"]),
+    ]);
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/^sim: the server runs out of memory at 800000 requests in service \(-max-in-service\)/m);
     expect(run.stderr).toMatch(/^sim: fixed: the server ran out of memory at 4m\d.*s with 800000 requests in service/m);
@@ -65,7 +73,6 @@ describe("./sim", () => {
     expect(run.stdout).toMatch(
       /^fixed: collapsed: server ran out of memory with 800000 requests in service 1\d\d\.\d s after resume; a real server crashes there$/m,
     );
-    const help = await sim(["-h"]);
     expect(help.stdout).toContain("-max-in-service n");
     expect(help.stdout).toContain("(default: 800000)");
   });
@@ -106,8 +113,10 @@ describe("./sim", () => {
       fixedSurvivesLess,
     ],
   ] as const)("prints %s, byte-identical on worker threads and in one thread", async (_what, args, check) => {
-    const threads = await sim([...SMALL_SIM_SCENARIO, ...args, "-parallel", "3"]);
-    const sequential = await sim([...SMALL_SIM_SCENARIO, ...args, "-parallel", "1"]);
+    const [threads, sequential] = await Promise.all([
+      sim([...SMALL_SIM_SCENARIO, ...args, "-parallel", "3"]),
+      sim([...SMALL_SIM_SCENARIO, ...args, "-parallel", "1"]),
+    ]);
     expect(threads.code, threads.stderr).toBe(0);
     expect(sequential.code).toBe(0);
     expect(threads.stdout.length).toBeGreaterThan(200);
@@ -117,11 +126,14 @@ describe("./sim", () => {
 
   it("runs its worker threads from the TypeScript sources too (tsx)", async () => {
     const args = [...SMALL_SIM_SCENARIO, "-strategies", "fixed,exponential-backoff", "-quiet"];
-    const fromSources = await sim([...args, "-parallel", "2"], {
-      command: process.execPath,
-      prefix: ["--import", "./src/register-tsx.mjs", `${REPO_ROOT}/src/bin/sim.ts`],
-    });
+    const [fromSources, bundled] = await Promise.all([
+      sim([...args, "-parallel", "2"], {
+        command: process.execPath,
+        prefix: ["--import", "./src/register-tsx.mjs", `${REPO_ROOT}/src/bin/sim.ts`],
+      }),
+      sim([...args, "-parallel", "1"]),
+    ]);
     expect(fromSources.code, fromSources.stderr).toBe(0);
-    expect(fromSources.stdout).toBe((await sim([...args, "-parallel", "1"])).stdout);
+    expect(fromSources.stdout).toBe(bundled.stdout);
   });
 });

@@ -9,6 +9,7 @@ export interface SpawnedCli {
   readonly pid: number;
   readonly stdoutLines: string[];
   readonly stderrLines: string[];
+  /** The exit code (or signal) once the process has ended and its output has all been read. */
   readonly exited: Promise<number | string>;
   readonly exitCode: number | null;
   waitForLine(pattern: RegExp, options?: { stream?: "stdout" | "stderr"; timeoutMs?: number; fromIndex?: number }): Promise<string>;
@@ -42,6 +43,12 @@ export function spawnCli(
       : new ChildProgram(executable, "bash", ["-c", `${options.shell}; exec "$0" "$@"`, command, ...args], { cwd });
   running.add(program);
   void program.exited.then(() => running.delete(program));
+  // "exit" can come while the last lines are still in the pipes (seen: a port-in-use line missing
+  // at load 15); "close" comes once both streams have ended too, so a test reads all the output.
+  const closed = new Promise<number | string>((resolve) => {
+    program.child.once("close", (code, signal) => resolve(code ?? signal ?? "unknown"));
+  });
+  const exited = program.exited.then((result) => (result === "spawn error" ? result : closed));
   return {
     program,
     pid: program.pid,
@@ -51,11 +58,12 @@ export function spawnCli(
     get stderrLines() {
       return program.stderr.map((line) => line.text);
     },
-    exited: program.exited,
+    exited,
     get exitCode() {
       return program.child.exitCode;
     },
-    waitForLine: (pattern, { stream, timeoutMs = 10_000, fromIndex } = {}) =>
+    // The limit only bounds a hang, as eventually()'s: a loaded machine may take seconds to start a program.
+    waitForLine: (pattern, { stream, timeoutMs = 30_000, fromIndex } = {}) =>
       program.waitForLine(pattern, {
         timeoutMs,
         ...(stream === undefined ? {} : { stream }),
