@@ -31,7 +31,8 @@ export class ChildProgram {
     this.collect(this.child.stdout, this.stdout);
     this.collect(this.child.stderr, this.stderr);
     this.exited = new Promise((resolve) => {
-      this.child.on("exit", (code, signal) => {
+      // "close", not "exit": the output still in the pipes has then been read, so no last line is lost.
+      this.child.on("close", (code, signal) => {
         this.hasExited = true;
         this.notify();
         resolve(code ?? signal ?? "unknown");
