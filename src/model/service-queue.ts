@@ -1,6 +1,6 @@
 import type { Random } from "../backoff/random.ts";
 import { CallbackTimer, type Clock } from "../clock/clock.ts";
-import { EventHeap } from "../clock/event-heap.ts";
+import { EventFifoHeap } from "../clock/event-fifo-heap.ts";
 import { type DelayCurve, modelledDelayMs } from "./latency.ts";
 import type { Completion, OutOfMemoryEvent, ServerModel, ServiceSnapshot, ServiceTicket } from "./servers/server-model.ts";
 import { curveUnder, type FaultConditions } from "./faults/conditions.ts";
@@ -105,7 +105,7 @@ export class ServiceQueue implements ServerModel {
    * first request that brings one. Entries of requests that have left service stay until
    * they come up, and are skipped then.
    */
-  private deadlines: EventHeap<undefined> | undefined = undefined;
+  private deadlines: EventFifoHeap<undefined> | undefined = undefined;
   private readonly deadlineTimer = new CallbackTimer(() => this.deadlineDue());
   /** Requests in service that are counted, not stored: none of them completes before the horizon. */
   private countedTotal = 0;
@@ -455,7 +455,7 @@ export class ServiceQueue implements ServerModel {
   }
 
   private addDeadline(deadlineAt: number, ticket: ServiceTicket): void {
-    this.deadlines ??= new EventHeap<undefined>();
+    this.deadlines ??= new EventFifoHeap<undefined>();
     const earliest = this.deadlines.size === 0 ? Infinity : this.deadlines.topDueAt();
     // Tickets are unique and rise with arrival: equal deadlines expire oldest first.
     this.deadlines.push(deadlineAt, ticket, undefined);
