@@ -6,7 +6,7 @@ interface Entry {
   readonly ticket: number;
 }
 
-/** Random adds, lookups and deletions on the table and on a Map alike; `keepOldest` keeps the early entries for long (a lifo queue's bottom). */
+/** Random adds, lookups and deletions on the table and on a Map alike; `keepOldest` keeps early entries long (a lifo queue's bottom). */
 function check(seed: number, steps: number, keepOldest: boolean): number {
   const random = seededRandom(seed);
   const table = new TicketTable<Entry>();
