@@ -368,18 +368,19 @@ export class ThreadPool implements ServerModel {
 
   /** The next waiting request in the queue's order (one is waiting). */
   private takeWaiting(): Job {
-    const waiting = this.waiting;
     if (this.options.queueOrder === "lifo") {
+      const waiting = this.waiting;
       for (;;) {
         const job = waiting.pop()!;
         if (job.state === QUEUED) return job;
       }
     }
     for (;;) {
-      const job = waiting[this.waitingHead]!;
+      // Read this.waiting afresh each time: trimming it below replaces the array.
+      const job = this.waiting[this.waitingHead]!;
       this.waitingHead++;
-      if (this.waitingHead > COMPACT_AFTER && this.waitingHead * 2 > waiting.length) {
-        this.waiting = waiting.slice(this.waitingHead);
+      if (this.waitingHead > COMPACT_AFTER && this.waitingHead * 2 > this.waiting.length) {
+        this.waiting = this.waiting.slice(this.waitingHead);
         this.waitingHead = 0;
       }
       if (job.state === QUEUED) return job;
