@@ -19,6 +19,11 @@ export interface Clock {
   arm(owner: TimerOwner, delayMs: number): void;
   /** Cancels a timer that has not fired yet; cancelling twice or after firing is a no-op. */
   cancel(timer: Timer | TimerOwner): void;
+  /**
+   * True when every timer fires exactly at its due time (a virtual clock), so that code
+   * measuring lateness may take it as 0 without reading when it planned to fire.
+   */
+  readonly punctual?: boolean;
 }
 
 declare const timerBrand: unique symbol;

@@ -136,6 +136,8 @@ const NOWHERE = -2;
  * simulation.
  */
 export class ManualClock implements Clock {
+  /** Timers fire at their due time exactly: runUntil sets the time to it before firing. */
+  readonly punctual = true;
   private currentMs: number;
   private sequence = 0;
   private readonly queue: EventQueue<TimerOwner>;

@@ -87,6 +87,8 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
   /** Whether the next attempt is a retry. */
   protected isRetry = false;
   private attemptInFlight = false;
+  /** The attempt about to go out could not be sent before (notSent): it is late even on a punctual clock. */
+  private heldBack = false;
   /** What the transport returned for the attempt in flight. */
   private attempt: unknown = undefined;
   protected readonly context: AttemptContext;
@@ -113,6 +115,17 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
 
   /** After an attempt (or a local refusal, `result` undefined): the next wait, at least `minWaitMs`, or the end. */
   protected abstract decide(outcome: AttemptOutcome, result: AttemptResult | undefined, minWaitMs: number): void;
+
+  /** How late an attempt going out at `now` is against its plan (0 when early). */
+  protected latenessAt(now: number): number {
+    const lateness = now - this.plannedAt;
+    return lateness > 0 ? lateness : 0;
+  }
+
+  /** Whether the attempt about to go out was held back once (see notSent). */
+  protected get wasHeldBack(): boolean {
+    return this.heldBack;
+  }
 
   /** Called as an attempt is tried, before the client's own admission: a user notes when its request started. */
   protected beforeAttempt(): void {}
@@ -144,8 +157,8 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
       return;
     }
     context.inFlight++;
-    const lateness = now - this.plannedAt;
-    context.observer.attemptStarted(this.isRetry, lateness > 0 ? lateness : 0);
+    context.observer.attemptStarted(this.isRetry, this.latenessAt(now));
+    this.heldBack = false;
     this.attemptInFlight = true;
     context.clock.arm(this, context.options.timeoutMs);
     const attempt = context.transport.send(this);
@@ -178,6 +191,7 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
     context.inFlight--;
     this.attempt = undefined;
     if (context.stopped) return;
+    this.heldBack = true;
     context.observer.attemptNotSent(this.isRetry);
     context.clock.arm(this, NOT_SENT_WAIT_MS);
   }

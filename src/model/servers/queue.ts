@@ -1,7 +1,8 @@
 import type { Random } from "../../backoff/random.ts";
 import { CallbackTimer, type Clock } from "../../clock/clock.ts";
-import { EventHeap } from "../../clock/event-heap.ts";
+import { EventFifoHeap } from "../../clock/event-fifo-heap.ts";
 import type { ServerModelFigures } from "./figures.ts";
+import { TicketTable } from "./ticket-table.ts";
 import type { Completion, OutOfMemoryEvent, ServerModel, ServiceSnapshot, ServiceTicket } from "./server-model.ts";
 import type { FaultConditions } from "../faults/conditions.ts";
 
@@ -130,14 +131,14 @@ export class ThreadPool implements ServerModel {
   private serviceTimeFactor = 1;
   /** The share answered as errors while an errors fault is on; undefined otherwise. */
   private errorRateOverride: number | undefined = undefined;
-  private readonly jobs = new Map<number, Job>();
+  private readonly jobs = new TicketTable<Job>();
   /** Waiting requests in arrival order, from `waitingHead`; cancelled ones are skipped when reached. */
   private waiting: Job[] = [];
   private waitingHead = 0;
   private queued = 0;
   private busy = 0;
-  /** Completions of the requests in threads, earliest first, keyed (due, ticket). */
-  private readonly completions = new EventHeap<Job>();
+  /** Completions of the requests in threads, earliest first, keyed (due, ticket); in order with constant service times. */
+  private readonly completions = new EventFifoHeap<Job>();
   private readonly timer = new CallbackTimer(() => this.completeDue());
   private armedAt = Infinity;
   private nextTicket = 0;
@@ -213,11 +214,12 @@ export class ThreadPool implements ServerModel {
     }
     const ticket = this.nextTicket++;
     const callback = onComplete as Job["callback"];
-    const job = new Job(ticket, this.clock.now(), callback, context, deadlineAt ?? Infinity);
-    this.jobs.set(ticket, job);
+    const now = this.clock.now();
+    const job = new Job(ticket, now, callback, context, deadlineAt ?? Infinity);
+    this.jobs.add(job);
     this.admittedTotal++;
     if (this.jobs.size > this.mostStored) this.mostStored = this.jobs.size;
-    if (this.busy < this.threads) this.startService(job);
+    if (this.busy < this.threads) this.startService(job, now);
     else {
       this.waiting.push(job);
       this.queued++;
@@ -320,29 +322,30 @@ export class ThreadPool implements ServerModel {
     this.queued = 0;
     this.busy = 0;
     this.abandonedInService = 0;
-    while (this.completions.size > 0) this.completions.pop();
+    this.completions.clear();
     this.clock.cancel(this.timer);
     this.armedAt = Infinity;
     return lost;
   }
 
-  private startService(job: Job): void {
+  private startService(job: Job, now: number): void {
     job.state = IN_THREAD;
     this.busy++;
-    this.beginService(job);
+    this.beginService(job, now);
   }
 
   /** A request has its thread: its service time starts (UpstreamPool first makes its upstream call). */
-  protected beginService(job: Job): void {
-    const serviceMs = drawServiceTimeMs(this.options, this.options.serviceTimeMs * this.serviceTimeFactor, this.options.random);
-    const dueAt = this.clock.now() + serviceMs;
+  protected beginService(job: Job, now: number): void {
+    const options = this.options;
+    const meanMs = options.serviceTimeMs * this.serviceTimeFactor;
+    const dueAt = now + (options.serviceDist === "constant" ? meanMs : drawServiceTimeMs(options, meanMs, options.random));
     this.completions.push(dueAt, job.ticket, job);
-    if (dueAt < this.armedAt) this.arm(dueAt);
+    if (dueAt < this.armedAt) this.arm(dueAt, now);
   }
 
-  private arm(dueAt: number): void {
+  private arm(dueAt: number, now: number): void {
     this.armedAt = dueAt;
-    this.clock.arm(this.timer, dueAt - this.clock.now());
+    this.clock.arm(this.timer, dueAt - now);
   }
 
   /**
@@ -364,25 +367,26 @@ export class ThreadPool implements ServerModel {
         else (expired ??= []).push(job);
         continue;
       }
-      this.startService(job);
+      this.startService(job, now);
     }
     return expired;
   }
 
   /** The next waiting request in the queue's order (one is waiting). */
   private takeWaiting(): Job {
-    const waiting = this.waiting;
     if (this.options.queueOrder === "lifo") {
+      const waiting = this.waiting;
       for (;;) {
         const job = waiting.pop()!;
         if (job.state === QUEUED) return job;
       }
     }
     for (;;) {
-      const job = waiting[this.waitingHead]!;
+      // Read this.waiting afresh each time: trimming it below replaces the array.
+      const job = this.waiting[this.waitingHead]!;
       this.waitingHead++;
-      if (this.waitingHead > COMPACT_AFTER && this.waitingHead * 2 > waiting.length) {
-        this.waiting = waiting.slice(this.waitingHead);
+      if (this.waitingHead > COMPACT_AFTER && this.waitingHead * 2 > this.waiting.length) {
+        this.waiting = this.waiting.slice(this.waitingHead);
         this.waitingHead = 0;
       }
       if (job.state === QUEUED) return job;
@@ -407,7 +411,8 @@ export class ThreadPool implements ServerModel {
       if (job.state === IN_THREAD) this.complete(job, now);
     }
     while (completions.size > 0 && completions.topItem()!.state !== IN_THREAD) completions.pop();
-    if (completions.size > 0 && !this.stopped) this.arm(completions.topDueAt());
+    // Read the time again: on a real clock the answers above took some.
+    if (completions.size > 0 && !this.stopped) this.arm(completions.topDueAt(), this.clock.now());
   }
 
   /** A request leaves its thread; `failure` (UpstreamPool's) answers it so instead of serving it, uncounted here. */

@@ -142,7 +142,7 @@ export class UpstreamPool extends ThreadPool {
 
   private endCall(job: Job, end: UpstreamCallEnd): void {
     if (end === "ok") {
-      super.beginService(job);
+      super.beginService(job, this.poolClock.now());
       return;
     }
     if (end === "failed") this.failuresTotal++;

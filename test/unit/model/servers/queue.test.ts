@@ -97,6 +97,20 @@ describe("ThreadPool (the queue model)", () => {
     expect(pool.snapshot()).toMatchObject({ served: 2, abandoned: 0, cancelled: 2 });
   });
 
+  it("with cancel-on-disconnect in a fifo queue, serves everyone still waiting in order when its array is trimmed at a cancelled request", () => {
+    const { clock, pool, completions, arrive } = setUp({ cancelOnDisconnect: true, serviceTimeMs: 1 });
+    const tickets = Array.from({ length: 3000 }, (_, index) => arrive(`r${index}`)!);
+    // The queue's array (r1 to r2999) is trimmed once 1 500 of it are taken: there, at r1500, a cancelled request.
+    pool.abandon(tickets[1500]!);
+    pool.abandon(tickets[1501]!);
+    clock.advanceBy(3000);
+    const expected = Array.from({ length: 3000 }, (_, index) => index)
+      .filter((index) => index !== 1500 && index !== 1501)
+      .map((index, order) => `r${index}@${order + 1}`);
+    expect(completions).toEqual(expected);
+    expect(pool.snapshot()).toMatchObject({ concurrency: 0, served: 2998, cancelled: 2 });
+  });
+
   it("with cancel-on-disconnect in a lifo queue, skips the cancelled requests it reaches", () => {
     const { clock, pool, completions, arrive } = setUp({ cancelOnDisconnect: true, queueOrder: "lifo" });
     arrive("a");

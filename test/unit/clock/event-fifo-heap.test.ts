@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { seededRandom } from "../../../src/backoff/random.ts";
+import { EventFifoHeap } from "../../../src/clock/event-fifo-heap.ts";
+import { EventHeap } from "../../../src/clock/event-heap.ts";
+
+type Queue = EventFifoHeap<number> | EventHeap<number>;
+
+/** Pushes and pops on both queues alike; returns what each gave out, as [dueAt, sequence, item] triples. */
+function run(seed: number, steps: number, dueOf: (now: number, draw: () => number) => number): [number[][], number[][]] {
+  const random = seededRandom(seed);
+  const fifoHeap = new EventFifoHeap<number>();
+  const heap = new EventHeap<number>();
+  const out: [number[][], number[][]] = [[], []];
+  const take = (queue: Queue, into: number[][]) => {
+    into.push([queue.topDueAt(), queue.topSequence(), queue.topItem()!]);
+    queue.pop();
+  };
+  let now = 0;
+  for (let sequence = 0; sequence < steps; sequence++) {
+    if (random.uniform() < 0.55) {
+      const dueAt = dueOf(now, () => random.uniform());
+      fifoHeap.push(dueAt, sequence, sequence);
+      heap.push(dueAt, sequence, sequence);
+    } else if (heap.size > 0) {
+      now = heap.topDueAt();
+      take(fifoHeap, out[0]);
+      take(heap, out[1]);
+    }
+    expect(fifoHeap.size).toBe(heap.size);
+  }
+  while (heap.size > 0) {
+    take(fifoHeap, out[0]);
+    take(heap, out[1]);
+  }
+  expect(fifoHeap.size).toBe(0);
+  return out;
+}
+
+describe("EventFifoHeap", () => {
+  it("gives entries out in the heap's order when they come in order (a constant delay)", () => {
+    const [fifoHeap, heap] = run(1, 5000, (now) => now + 100);
+    expect(fifoHeap).toEqual(heap);
+    expect(fifoHeap.length).toBeGreaterThan(2000);
+  });
+
+  it("gives entries out in the heap's order when they come in any order, with ties in time", () => {
+    const [fifoHeap, heap] = run(2, 5000, (now, draw) => now + Math.floor(draw() * 4) * 50);
+    expect(fifoHeap).toEqual(heap);
+  });
+
+  it("gives entries out in the heap's order for a mix of in-order and out-of-order entries", () => {
+    const [fifoHeap, heap] = run(3, 5000, (now, draw) => now + (draw() < 0.8 ? 100 : draw() * 300));
+    expect(fifoHeap).toEqual(heap);
+  });
+
+  it("is empty after clear and keeps working", () => {
+    const queue = new EventFifoHeap<string>();
+    queue.push(5, 0, "a");
+    queue.push(1, 1, "b");
+    queue.clear();
+    expect(queue.size).toBe(0);
+    queue.push(3, 2, "c");
+    queue.push(2, 3, "d");
+    expect([queue.topItem(), queue.topDueAt(), queue.topSequence()]).toEqual(["d", 2, 3]);
+    queue.pop();
+    expect(queue.topItem()).toBe("c");
+  });
+});
