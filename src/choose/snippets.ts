@@ -1,5 +1,6 @@
 import type { BackoffPolicy } from "../backoff/policy.ts";
 import type { RetryBudget } from "../backoff/budget.ts";
+import type { RetryConfig } from "../model/client-loop.ts";
 import type { FlagSettings } from "./settings.ts";
 
 /*
@@ -49,6 +50,21 @@ export interface RetryIntent {
   readonly client: FlagSettings;
   /** Server flags the candidate set (with -server-side). */
   readonly server: FlagSettings;
+}
+
+/** What a simulated policy does, as a snippet needs it: its retry config, per-attempt timeout and the flags it was given. */
+export function intentOf(id: string, retry: RetryConfig, timeoutMs: number, client: FlagSettings, server: FlagSettings = {}): RetryIntent {
+  return {
+    id,
+    policy: retry.backoff,
+    maxAttempts: retry.maxAttempts,
+    budget: retry.fleet?.budget?.kind === "grpc" ? retry.fleet.budget.budget : undefined,
+    timeoutMs,
+    hedgeDelayMs: retry.hedgeDelayMs,
+    thinkTimeMeanMs: retry.thinkTimeMeanMs,
+    client,
+    server,
+  };
 }
 
 export interface Snippet {
@@ -645,4 +661,10 @@ export function snippetsFor(intent: RetryIntent): Snippet[] {
     pRetryCode(intent),
     libraryCode(intent),
   ];
+}
+
+/** A snippet as the terminal shows it: its title and file, its notes, its text. */
+export function snippetText(snippet: Snippet): string {
+  const notes = snippet.notes.map((note) => `  note: ${note}\n`).join("");
+  return `--- ${snippet.title} (${snippet.file})\n${notes}${snippet.text}\n`;
 }
