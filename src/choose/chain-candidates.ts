@@ -84,6 +84,8 @@ export interface ChainCandidate {
   readonly id: string;
   readonly placement: PlacementId;
   readonly policy: string;
+  /** The policy in words: "full-jitter, at most 3 attempts per request". */
+  readonly policySummary: string;
   readonly summary: string;
   /** The users first, then each tier that calls another, in chain order. */
   readonly layers: readonly LayerPlan[];
@@ -157,6 +159,7 @@ export function chainGrid(base: ChainBase, schedules: readonly (readonly Fault[]
         id: `${placement.id}/${policy.id}`,
         placement: placement.id,
         policy: policy.id,
+        policySummary: policy.summary,
         summary: `${placement.summary}; ${policy.summary}`,
         layers,
       };
@@ -178,8 +181,15 @@ export function chainGrid(base: ChainBase, schedules: readonly (readonly Fault[]
   return grid;
 }
 
-/** Whether -candidates selects a chain candidate (exact ids, or prefixes ending in *); without it, the default policies. */
+/** The file's chain as it is: always run, as the baseline the others are measured against. */
+export const AS_THE_FILE_SAYS = `every-layer/${AS_GIVEN}`;
+
+/**
+ * Whether -candidates selects a chain candidate (exact ids, or prefixes ending in *); without
+ * it, the default policies. The file's chain as it is always runs.
+ */
 export function chainSelectedBy(filter: readonly string[] | undefined, candidate: ChainCandidate): boolean {
+  if (candidate.id === AS_THE_FILE_SAYS) return true;
   if (filter === undefined) return DEFAULT_CHAIN_POLICIES.includes(candidate.policy);
   return filter.some((pattern) => (pattern.endsWith("*") ? candidate.id.startsWith(pattern.slice(0, -1)) : candidate.id === pattern));
 }

@@ -21,7 +21,15 @@ import {
   PLACEMENTS,
 } from "./chain-candidates.ts";
 import type { ChainJob, ChainRunResult } from "./chain-measure.ts";
-import { chainComparison, chainHeadline, chainRankingRule, type ChainSummary, rankChain, summarizeChain } from "./chain-ranking.ts";
+import {
+  chainComparison,
+  chainHeadline,
+  chainRankingRule,
+  chainTieBreak,
+  type ChainSummary,
+  rankChain,
+  summarizeChain,
+} from "./chain-ranking.ts";
 import { type ChooseOptions, scheduleEndMs, scheduleText } from "./options.ts";
 import { runWithProgress } from "./progress.ts";
 import { jsonNumbers } from "./report.ts";
@@ -92,7 +100,13 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
   const ranked = result.ranked;
   const winner = ranked[0]!;
   const bottom = base.tiers.at(-1)!.name;
-  const recommendation = [chainHeadline(ranked, bottom), ...(chainComparison(ranked) === undefined ? [] : [chainComparison(ranked)!])];
+  const tie = chainTieBreak(result);
+  const comparison = chainComparison(ranked);
+  const recommendation = [
+    chainHeadline(ranked, bottom),
+    ...(tie === undefined ? [] : [tie]),
+    ...(comparison === undefined ? [] : [comparison]),
+  ];
   const rule = chainRankingRule();
   const snippets = layerSnippets(winner.candidate, configs[grid.indexOf(winner.candidate)]![0]!);
 
@@ -128,7 +142,8 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
     recommendation: {
       id: winner.candidate.id,
       headline: recommendation[0],
-      comparison: recommendation[1] ?? null,
+      tieBreak: tie ?? null,
+      comparison: comparison ?? null,
       retrying: winner.candidate.layers.filter((layer) => layer.retries).map((layer) => layer.name),
       once: winner.candidate.layers.filter((layer) => !layer.retries).map((layer) => layer.name),
     },
@@ -182,7 +197,11 @@ function layerSnippets(candidate: ChainCandidate, config: ChainConfig): { layer:
   return candidate.layers.flatMap((layer, index) => {
     if (!layer.retries) return [];
     const policy = index === 0 ? { retry: config.retry, timeoutMs: config.timeoutMs } : config.tiers[index - 1]!.upstream!;
-    const intent = intentOf(`${candidate.id} (${layer.name})`, policy.retry, policy.timeoutMs, layer.settings);
+    const intent = {
+      ...intentOf(`${candidate.id} (${layer.name})`, policy.retry, policy.timeoutMs, layer.settings),
+      // A tier is one client instance: its budget is shared by all its calls (docs/tiers.md).
+      ...(index === 0 ? {} : { budgetHolder: `${layer.name} one budget for all its calls, as one channel` }),
+    };
     return snippetsFor(intent).map((snippet) => ({ layer: layer.name, snippet }));
   });
 }

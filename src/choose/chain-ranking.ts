@@ -1,6 +1,6 @@
 import { formatDuration } from "../cli/duration.ts";
 import type { TierVerdict } from "../model/tiers/tier-figures.ts";
-import { type ChainCandidate, PLACEMENTS } from "./chain-candidates.ts";
+import { AS_THE_FILE_SAYS, type ChainCandidate, PLACEMENTS } from "./chain-candidates.ts";
 import type { ChainRunResult } from "./chain-measure.ts";
 import { type Criterion, order, type Ranking, relative } from "./ranking.ts";
 
@@ -132,11 +132,13 @@ export function chainRankingRule(): string {
   const noisy = CHAIN_CRITERIA.filter((criterion) => criterion.noise !== undefined).map((criterion) => criterion.name);
   return (
     `Chain candidates rank by ${CHAIN_CRITERIA.map((criterion) => criterion.rule).join(", then ")}, then id. ` +
-    `${noisy.join(" and ")} are compared within noise (the spread across runs, or 1 % of the larger value): ` +
+    `${capitalized(listing(noisy))} are compared within noise (the spread across runs, or 1 % of the larger value): ` +
     `candidates level on one go to the next. A tier has collapsed when its goodput fell below half its normal, ` +
     `and is back at 90 % (docs/tiers.md). The first-ranked candidate is the recommendation.`
   );
 }
+
+const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 /** "a, b and c". */
 const listing = (items: readonly string[]) => (items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`);
@@ -157,7 +159,7 @@ export function chainHeadline(ranked: readonly ChainSummary[], bottom: string): 
   const how =
     candidate.policy === "as-given"
       ? `each with its own policy from the file (${retrying.map((layer) => `${layer.name}: ${flags(layer.settings)}`).join("; ")})`
-      : `with ${candidate.policy}${placement.id === "every-layer-budget" ? " and gRPC's retry budget (-budget grpc)" : ""}`;
+      : `with ${candidate.policySummary}${placement.id === "every-layer-budget" ? ", and gRPC's retry budget (-budget grpc)" : ""}`;
   const rest = once.length === 0 ? "" : `; ${listing(once)} should try once`;
   const back =
     winner.backAtMs === null
@@ -176,13 +178,27 @@ export function chainHeadline(ranked: readonly ChainSummary[], bottom: string): 
 /** Against the file's own policy at every layer: what the winner changes at the bottom. */
 export function chainComparison(ranked: readonly ChainSummary[]): string | undefined {
   const winner = ranked[0];
-  const plain = ranked.find((summary) => summary.candidate.id === "every-layer/as-given");
+  const plain = ranked.find((summary) => summary.candidate.id === AS_THE_FILE_SAYS);
   if (winner === undefined || plain === undefined || plain === winner) return undefined;
   const bottomOf = (summary: ChainSummary) => summary.tiers.at(-1)!;
   const amplification = (value: number | null) => (value === null ? "-" : `${value.toFixed(2)}x`);
   return (
-    `Every layer as the file gives it (every-layer/as-given) ranks ${ranked.indexOf(plain) + 1}: verdict ${plain.verdict}, ` +
+    `Every layer as the file gives it (${AS_THE_FILE_SAYS}) ranks ${ranked.indexOf(plain) + 1}: verdict ${plain.verdict}, ` +
     `${plain.goodputPerSec.toFixed(1)} OK/s; its bottom tier, ${bottomOf(plain).name}, gets ${amplification(bottomOf(plain).faultAmplification)} ` +
     `attempts per user request during the faults, against ${amplification(bottomOf(winner).faultAmplification)} with ${winner.candidate.id}.`
+  );
+}
+
+/** When the winner is level with the next within noise on the users' goodput and a later figure decided: the sentence that says so. */
+export function chainTieBreak(result: Ranking<ChainSummary>): string | undefined {
+  const [winner, second] = result.ranked;
+  const deciding = result.decidedBy[0];
+  if (winner === undefined || second === undefined || deciding === undefined) return undefined;
+  const index = CHAIN_CRITERIA.findIndex((criterion) => criterion.name === deciding);
+  if (index >= 0 && CHAIN_CRITERIA[index]!.primary === true) return undefined;
+  const level = (index < 0 ? CHAIN_CRITERIA : CHAIN_CRITERIA.slice(0, index)).map((criterion) => criterion.name);
+  return (
+    `Decided by a tie-break: ${second.candidate.id} is level with it within noise on ${listing(level)}` +
+    (index < 0 ? ", and on every figure: either will do." : `, and ${deciding} decides.`)
   );
 }

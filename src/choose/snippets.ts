@@ -50,6 +50,8 @@ export interface RetryIntent {
   readonly client: FlagSettings;
   /** Server flags the candidate set (with -server-side). */
   readonly server: FlagSettings;
+  /** Who held the simulated budget, when not each user (a tier of a chain: one budget for all its calls). */
+  readonly budgetHolder?: string | undefined;
 }
 
 /** What a simulated policy does, as a snippet needs it: its retry config, per-attempt timeout and the flags it was given. */
@@ -285,7 +287,9 @@ export function grpcServiceConfig(intent: RetryIntent): Snippet {
   const found = mechanisms(intent);
   if (intent.budget !== undefined) {
     config.retryThrottling = { maxTokens: round3(intent.budget.maxTokens), tokenRatio: round3(intent.budget.tokenRatio) };
-    notes.push("retryThrottling is per channel in gRPC; the simulation gave each user its own budget, as one channel per client");
+    notes.push(
+      `retryThrottling is per channel in gRPC; the simulation gave ${intent.budgetHolder ?? "each user its own budget, as one channel per client"}`,
+    );
   } else if (found.budget === "grpc") {
     const maxTokens = parameter(intent, "budget", "tokens") ?? 10;
     const tokenRatio = parameter(intent, "budget", "ratio") ?? 0.1;
