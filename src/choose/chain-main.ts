@@ -159,11 +159,7 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
   }
   io.stdout.write(`${recommendation[0]}\n\n${chainTable(ranked)}\n\n`);
   io.stdout.write(`Ranking rule: ${rule}\n`);
-  io.stdout.write(
-    "Columns: the chain's verdict (worst tier, worst run); the users' OK answers per second over the run and the share of their " +
-      "requests that succeeded; when the last tier that collapsed was back; the largest peak load (peak ÷ normal arrivals/s) and its tier; " +
-      "per tier, attempts per user request while the faults lasted (the largest over the runs).\n\n",
-  );
+  io.stdout.write(CHAIN_TABLE_LEGEND);
   for (const paragraph of recommendation.slice(1)) io.stdout.write(`${paragraph}\n\n`);
   const retrying = winner.candidate.layers.filter((layer) => layer.retries).map((layer) => layer.name);
   io.stdout.write(`The settings of each layer that retries (${retrying.join(", ")}), for gRPC; every system's in ${outDir}:\n\n`);
@@ -210,6 +206,13 @@ const flags = (settings: Readonly<Record<string, string>>) =>
   Object.entries(settings)
     .map(([name, value]) => `-${name} ${value}`)
     .join(" ");
+
+/** What the chain table's columns mean, printed under it. */
+const CHAIN_TABLE_LEGEND =
+  "Columns: the chain's verdict (worst tier, worst run); the users' OK answers per second over the run (in brackets, the spread " +
+  "across runs) and the share of their requests that succeeded (closed-loop users who retry longer send fewer requests to fail, " +
+  "so this share favours long retries: goodput ranks, not it); when the last tier that collapsed was back; the largest peak load " +
+  "(peak ÷ normal arrivals/s) and its tier; per tier, attempts per user request while the faults lasted (the largest over the runs).\n\n";
 
 /** The ranked table: one row per candidate, a column per tier for its amplification during the faults. */
 export function chainTable(ranked: readonly ChainSummary[]): string {
