@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import type { Fault } from "../model/faults/fault-schedule.ts";
+import { type Fault, tierProblem } from "../model/faults/fault-schedule.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
 import type { LoadedScenario } from "../scenario-file/format.ts";
@@ -55,6 +55,11 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
     throw new UsageError(`${scenario.file}: choose needs the chain's faults to choose against: faults: in the file, or -faults`);
   }
   const base = await chainBase(options, scenario, io);
+  const stray = tierProblem(
+    schedules.flat(),
+    base.tiers.map((tier) => tier.name),
+  );
+  if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
   const tooLate = schedules.find((schedule) => scheduleEndMs(schedule) >= base.values.duration);
   if (tooLate !== undefined) {
     throw new UsageError(
@@ -68,6 +73,7 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
     if (!matches) throw new UsageError(`invalid value "${pattern}" for flag -candidates: no such chain candidate (-list shows them)`);
   }
   const grid = all.filter((candidate) => chainSelectedBy(options.candidateFilter, candidate));
+  if (grid.length === 0) throw new UsageError(`no chain candidate can run: ${skipped[0] ?? "none selected"}`);
   if (own.list) {
     io.stdout.write(chainListing(all, grid, skipped, options, schedules));
     return 0;
