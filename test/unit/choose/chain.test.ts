@@ -5,7 +5,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type ChainBase, type ChainCandidate, chainConfigFor, chainGrid } from "../../../src/choose/chain-candidates.ts";
 import { measureChain } from "../../../src/choose/chain-measure.ts";
 import { chainHeadline, rankChain, summarizeChain } from "../../../src/choose/chain-ranking.ts";
+import { chainTable } from "../../../src/choose/chain-main.ts";
 import { main } from "../../../src/choose/main.ts";
+import { UsageError } from "../../../src/cli/usage-error.ts";
 import { parseDuration } from "../../../src/cli/duration.ts";
 import { parseFaults } from "../../../src/model/faults/fault-schedule.ts";
 import { parseScenario } from "../../../src/scenario-file/read.ts";
@@ -100,6 +102,17 @@ describe("choose's ranking for a chain", () => {
     expect(edge.faultAmplification!).toBeLessThanOrEqual(9);
     expect(summaries[1]!.goodputPerSec).toBeGreaterThan(2 * ranked.at(-1)!.goodputPerSec);
 
+    // The table: a row per candidate, a column per tier for its attempts per user request during the faults.
+    const table = chainTable(ranked).split("\n");
+    expect(table[0]).toMatch(
+      /^rank +candidate +verdict +goodput\/s +succeeded +back +peak load +edge in faults +api in faults +db in faults$/,
+    );
+    expect(table.at(-1)).toMatch(
+      new RegExp(
+        `^4 +every-layer/as-given +collapsed .* never +[\\d.]+x db +[\\d.]+x +[\\d.]+x +${plain.faultAmplification!.toFixed(2)}x$`,
+      ),
+    );
+
     // With the edge only against every layer, the recommendation says who retries and who tries once.
     const two = rankChain([summaries[0]!, summaries[1]!]).ranked;
     expect(two.map((summary) => summary.candidate.id)).toEqual(["edge/as-given", "every-layer/as-given"]);
@@ -133,6 +146,15 @@ describe("choose FILE with tiers:", () => {
     );
     expect(stdout).toMatch(/^ {2}every-layer\/grpc:max-attempts=3 /m);
     expect(stdout).toContain("faults: db:slow@5s+5s*10");
+  });
+
+  it("refuses what it cannot run for a chain with one line: a tier the chain lacks, -validate, no faults", async () => {
+    await expect(choose(["-faults", "cache:crash@5s+5s"])).rejects.toThrow(
+      /^-faults: the fault cache:crash names no tier of the chain \(edge, api, db\)$/,
+    );
+    await expect(choose(["-server-side"])).rejects.toThrow(UsageError);
+    await expect(choose(["-server-side"])).rejects.toThrow(/^-server-side does not apply to a chain of tiers/);
+    await expect(choose(["-faults", "db:crash@5s+50s"])).rejects.toThrow(/must go on after the faults db:crash@5s\+50s end/);
   });
 
   it("ranks them on its worker threads, the file's chain as it is always among them, as JSON", { timeout: 120_000 }, async () => {
