@@ -169,7 +169,7 @@ export function chainHeadline(ranked: readonly ChainSummary[], bottom: string): 
         : `every tier back by ${formatDuration(winner.backAtMs)}`;
   const lead = winner.verdict === "collapsed" ? "No candidate keeps every tier up after the faults; the best: " : "";
   return (
-    `${lead}Retry ${placement.where} (${candidate.id}): ${listing(retrying.map((layer) => layer.name))} retry ${how}${rest} ` +
+    `${lead}Retry ${placement.where} (${candidate.id}): ${listing(retrying.map((layer) => layer.name))} ${retrying.length === 1 ? "retries" : "retry"} ${how}${rest} ` +
     `(${bottom}, the bottom, calls nobody). The users get ${winner.goodputPerSec.toFixed(1)} OK/s (${(winner.successRate * 100).toFixed(2)} % ` +
     `of their requests succeed), ${back}, peak load ${winner.peakLoad.toFixed(2)}x at ${winner.peakTier}.`
   );

@@ -119,6 +119,10 @@ describe("choose's ranking for a chain", () => {
     const headline = chainHeadline(two, "db");
     expect(headline).toMatch(/^Retry at the edge only \(edge\/as-given\): users and edge retry each with its own policy from the file/);
     expect(headline).toContain("; api should try once (db, the bottom, calls nobody)");
+    const nextToFault = chainHeadline(rankChain([summaries[3]!, summaries[0]!]).ranked, "db");
+    expect(nextToFault).toMatch(
+      /^Retry only next to the fault \(next-to-fault\/as-given\): api retries each with its own policy from the file \(api: -timeout 100ms -strategy fixed -max-attempts 3\); users and edge should try once/,
+    );
   }, 60_000);
 });
 
