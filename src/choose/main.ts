@@ -18,7 +18,7 @@ import { CHOOSE_TARGET, type ChooseOptions, parseChooseArgs, scheduleText, STABI
 import { withScenarioFile } from "../scenario-file/arguments.ts";
 import type { ScenarioSource } from "../report/html.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
-import { progress } from "./progress.ts";
+import { runWithProgress } from "./progress.ts";
 import { explanation, longestText, paretoFront, percent, rank, ranking, rankingRule, runnerUp, tieBreak, userFigures } from "./ranking.ts";
 import { deployability, headline, type RecommendationInput, serverAddition } from "./recommendation.ts";
 import { type Stability, stability } from "./stability.ts";
@@ -27,6 +27,7 @@ import {
   paretoSpec,
   TABLE_LEGEND,
   rankedTable,
+  jsonNumbers,
   reportHtml,
   type Timeline,
   timelineSpec,
@@ -34,8 +35,9 @@ import {
   type ValidationRow,
 } from "./report.ts";
 import { settingsFor, settingsToArgs, simulatorOnly, simValuesFor, systemSettings } from "./settings.ts";
-import { firstWait, type RetryIntent, type Snippet, snippetsFor } from "./snippets.ts";
+import { firstWait, intentOf, type Snippet, snippetsFor, snippetText } from "./snippets.ts";
 import { type CandidateSummary, summarize } from "./summary.ts";
+import { chooseChain } from "./chain-main.ts";
 
 /*
  * `thundering-herd choose`: ranks retry policies for the user's own system. Every candidate
@@ -72,6 +74,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     return 0;
   }
   const options = parsed.options;
+  if (scenario?.tiers !== undefined) return chooseChain(options, scenario, io);
   const own = options.own;
   const system = options.system;
   // The user's system is checked by the simulator's own rules before anything runs.
@@ -177,7 +180,10 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
   const front = paretoFront(ranked);
   const rule = rankingRule(options.outagesMs, options.sloMs);
   const why = explanation(ranked, options.outagesMs, own["max-outage"], options.sloMs);
-  const intent = (summary: CandidateSummary) => intentOf(summary.candidate, configs.get(summary.candidate.id)!);
+  const intent = (summary: CandidateSummary) => {
+    const config = configs.get(summary.candidate.id)!;
+    return intentOf(summary.candidate.id, config.retry, config.timeoutMs, summary.candidate.client, summary.candidate.server);
+  };
   const words: RecommendationInput = {
     ranking: result,
     outagesMs: options.outagesMs,
@@ -353,21 +359,7 @@ async function measureAll(
       keepTimelines: timelines !== undefined && seedIndex === 0,
     })),
   );
-  const bar = progress(io.stderr, label, jobs.length);
-  let done = 0;
-  bar.update(0);
-  let results: SeedResult[];
-  try {
-    results = await Promise.all(
-      jobs.map(async (job) => {
-        const result = await pool.run<SeedResult>("measure", job);
-        bar.update(++done);
-        return result;
-      }),
-    );
-  } finally {
-    bar.finish();
-  }
+  const results = await runWithProgress<SeedResult>(pool, "measure", jobs, io.stderr, label);
   return entries.map((entry, candidateIndex) => {
     const own = results.filter((result) => result.candidateIndex === candidateIndex);
     const first = own[0]!;
@@ -404,20 +396,6 @@ function halves(winner: CandidateSummary, summaries: readonly CandidateSummary[]
   );
 }
 
-function intentOf(candidate: Candidate, config: SimulationConfig): RetryIntent {
-  return {
-    id: candidate.id,
-    policy: config.retry.backoff,
-    maxAttempts: config.retry.maxAttempts,
-    budget: config.retry.fleet?.budget?.kind === "grpc" ? config.retry.fleet.budget.budget : undefined,
-    timeoutMs: config.timeoutMs,
-    hedgeDelayMs: config.retry.hedgeDelayMs,
-    thinkTimeMeanMs: config.retry.thinkTimeMeanMs,
-    client: candidate.client,
-    server: candidate.server,
-  };
-}
-
 /** The ./sim command that reproduces a candidate on the user's system (with the demo's 20 s outage). */
 function simCommand(system: Readonly<Record<string, unknown>>, candidate: Candidate): string {
   return [
@@ -426,11 +404,6 @@ function simCommand(system: Readonly<Record<string, unknown>>, candidate: Candid
     ...settingsToArgs(candidate.client),
     ...settingsToArgs(candidate.server),
   ].join(" ");
-}
-
-function snippetText(snippet: Snippet): string {
-  const notes = snippet.notes.map((note) => `  note: ${note}\n`).join("");
-  return `--- ${snippet.title} (${snippet.file})\n${notes}${snippet.text}\n`;
 }
 
 function jsonSummary(summary: CandidateSummary) {
@@ -448,12 +421,6 @@ function jsonSummary(summary: CandidateSummary) {
     survivesAll: summary.survivesAll,
     simulations: summary.simulations,
   };
-}
-
-/** JSON has no Infinity or undefined: "Infinity" and null. */
-function jsonNumbers(_key: string, value: unknown): unknown {
-  if (value === undefined) return null;
-  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
 }
 
 function listing(

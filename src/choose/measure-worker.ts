@@ -1,13 +1,18 @@
 import { serveTasks } from "../runtime/worker-pool.ts";
+import { type ChainJob, measureChain } from "./chain-measure.ts";
 import { type MeasureJob, measure, type SeedResult } from "./measure.ts";
 
 /**
- * choose's worker thread: measures one candidate with one seed per task. The everyday
+ * choose's worker thread: measures one candidate with one seed per task (a chain's: one fault schedule too). The everyday
  * latencies, the largest part of a result, move back to the main thread instead of being copied.
  */
 export function runWorker(): void {
-  serveTasks({ measure: (job: MeasureJob) => measure(job) }, (_task, output) => [
-    (output as SeedResult).everyday.latenciesMs.buffer as ArrayBuffer,
-    (output as SeedResult).everyday.retriedLatenciesMs.buffer as ArrayBuffer,
-  ]);
+  serveTasks({ measure: (job: MeasureJob) => measure(job), chain: (job: ChainJob) => measureChain(job) }, (task, output) =>
+    task !== "measure"
+      ? []
+      : [
+          (output as SeedResult).everyday.latenciesMs.buffer as ArrayBuffer,
+          (output as SeedResult).everyday.retriedLatenciesMs.buffer as ArrayBuffer,
+        ],
+  );
 }

@@ -257,7 +257,9 @@ const CHOOSE_PROGRAM: ProgramDescription<readonly FlagSpec[]> = {
     "Ranks retry policies for your system: every strategy and preset of the registry, with a few variants, in the\n" +
     "simulator; success within the users' deadline (-slo), the wait of retried requests, amplification, and the outages\n" +
     "each survives; the server's levers when no client policy is enough. Describe your system\n" +
-    "with ./sim's flags (clients, lambda, timeout, limit, factor, baseDelay, k, backlog, error rate, …).",
+    "with ./sim's flags (clients, lambda, timeout, limit, factor, baseDelay, k, backlog, error rate, …). With a scenario\n" +
+    "file that has tiers:, ranks where in the chain to retry (at the edge, next to the fault, every layer with a budget,\n" +
+    "every layer) against the file's faults (docs/tiers.md).",
   flags: CHOOSE_FLAGS,
   arguments: SCENARIO_ARGUMENT,
 };

@@ -1,4 +1,5 @@
 import type { OutputStream } from "../runtime/program-io.ts";
+import type { WorkerPool } from "../runtime/worker-pool.ts";
 
 /** Lines printed on a stream that is not a terminal: one per tenth of the work. */
 const PLAIN_STEPS = 10;
@@ -41,4 +42,28 @@ export function progress(stream: OutputStream, label: string, total: number): Pr
       shown = false;
     },
   };
+}
+
+/** Runs every job as one `task` on the pool, the bar counting them done; the results in the jobs' order. */
+export async function runWithProgress<Output>(
+  pool: WorkerPool,
+  task: string,
+  jobs: readonly unknown[],
+  stream: OutputStream,
+  label: string,
+): Promise<Output[]> {
+  const bar = progress(stream, label, jobs.length);
+  let done = 0;
+  bar.update(0);
+  try {
+    return await Promise.all(
+      jobs.map(async (job) => {
+        const result = await pool.run<Output>(task, job);
+        bar.update(++done);
+        return result;
+      }),
+    );
+  } finally {
+    bar.finish();
+  }
 }

@@ -13,21 +13,21 @@ export const MIN_RELATIVE_DIFFERENCE = 0.01;
 const SUCCESS_RESOLUTION = 1e-4;
 const LATENCY_RESOLUTION_MS = 1;
 
-interface Criterion {
+export interface Criterion<T = CandidateSummary> {
   /** Short, for "decided by …". */
   readonly name: string;
   /** As the rule states it. */
   readonly rule: string;
   readonly better: "higher" | "lower";
   /** Missing figures are ±Infinity, the worse end. */
-  readonly value: (summary: CandidateSummary) => number;
+  readonly value: (summary: T) => number;
   /** The largest difference that is noise between two candidates; none: only equal values tie. */
-  readonly noise?: (a: CandidateSummary, b: CandidateSummary) => number;
+  readonly noise?: (a: T, b: T) => number;
   /** A criterion that decides in its own right (qualifying, the users' success): a win on a later one is a tie-break. */
   readonly primary?: boolean;
 }
 
-const relative = (a: number, b: number) => MIN_RELATIVE_DIFFERENCE * Math.max(Math.abs(a), Math.abs(b));
+export const relative = (a: number, b: number) => MIN_RELATIVE_DIFFERENCE * Math.max(Math.abs(a), Math.abs(b));
 
 /** The longest outage survived, with "at least the longest tried" above any finite figure. */
 const outageKey = (summary: CandidateSummary) => (summary.longestIsAtLeast ? Infinity : summary.longestSurvivedMs);
@@ -126,7 +126,12 @@ const OTHERS_ORDER: readonly Criterion[] = [
 ];
 const BY_ID = "id (every figure level)";
 
-const tied = (criterion: Criterion, a: CandidateSummary, b: CandidateSummary) => {
+/** What the ranking orders: anything with a candidate's id. */
+interface Ranked {
+  readonly candidate: { readonly id: string };
+}
+
+const tied = <T extends Ranked>(criterion: Criterion<T>, a: T, b: T) => {
   const left = criterion.value(a);
   const right = criterion.value(b);
   if (left === right) return true;
@@ -134,10 +139,10 @@ const tied = (criterion: Criterion, a: CandidateSummary, b: CandidateSummary) =>
   return Math.abs(left - right) <= criterion.noise(a, b);
 };
 
-const byId = (a: CandidateSummary, b: CandidateSummary) => (a.candidate.id < b.candidate.id ? -1 : a.candidate.id > b.candidate.id ? 1 : 0);
+const byId = (a: Ranked, b: Ranked) => (a.candidate.id < b.candidate.id ? -1 : a.candidate.id > b.candidate.id ? 1 : 0);
 
-export interface Ranking {
-  readonly ranked: readonly CandidateSummary[];
+export interface Ranking<T = CandidateSummary> {
+  readonly ranked: readonly T[];
   /** Between ranked[i] and ranked[i + 1]: the criterion that put one before the other. */
   readonly decidedBy: readonly string[];
 }
@@ -147,7 +152,7 @@ export interface Ranking {
  * within noise of it form a group, the next criterion orders the group, and the rest are
  * grouped again from their own best: a tie within noise goes to the next criterion.
  */
-function order(summaries: readonly CandidateSummary[], criteria: readonly Criterion[]): Ranking {
+export function order<T extends Ranked>(summaries: readonly T[], criteria: readonly Criterion<T>[]): Ranking<T> {
   if (summaries.length <= 1) return { ranked: [...summaries], decidedBy: [] };
   const [criterion, ...rest] = criteria;
   if (criterion === undefined) {
@@ -160,7 +165,7 @@ function order(summaries: readonly CandidateSummary[], criteria: readonly Criter
     const right = criterion.value(b);
     return left === right ? byId(a, b) : sign * (left < right ? -1 : 1);
   });
-  const ranked: CandidateSummary[] = [];
+  const ranked: T[] = [];
   const decidedBy: string[] = [];
   while (remaining.length > 0) {
     const best = remaining[0]!;

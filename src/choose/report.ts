@@ -371,3 +371,9 @@ ${scenarioSection(page.scenario)}${page.skipped.length > 0 ? `<h2>Left out of th
 </body></html>
 `;
 }
+
+/** JSON has no Infinity or undefined: "Infinity" and null. */
+export function jsonNumbers(_key: string, value: unknown): unknown {
+  if (value === undefined) return null;
+  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
+}

@@ -1,5 +1,6 @@
 import type { BackoffPolicy } from "../backoff/policy.ts";
 import type { RetryBudget } from "../backoff/budget.ts";
+import type { RetryConfig } from "../model/client-loop.ts";
 import type { FlagSettings } from "./settings.ts";
 
 /*
@@ -49,6 +50,23 @@ export interface RetryIntent {
   readonly client: FlagSettings;
   /** Server flags the candidate set (with -server-side). */
   readonly server: FlagSettings;
+  /** Who held the simulated budget, when not each user (a tier of a chain: one budget for all its calls). */
+  readonly budgetHolder?: string | undefined;
+}
+
+/** What a simulated policy does, as a snippet needs it: its retry config, per-attempt timeout and the flags it was given. */
+export function intentOf(id: string, retry: RetryConfig, timeoutMs: number, client: FlagSettings, server: FlagSettings = {}): RetryIntent {
+  return {
+    id,
+    policy: retry.backoff,
+    maxAttempts: retry.maxAttempts,
+    budget: retry.fleet?.budget?.kind === "grpc" ? retry.fleet.budget.budget : undefined,
+    timeoutMs,
+    hedgeDelayMs: retry.hedgeDelayMs,
+    thinkTimeMeanMs: retry.thinkTimeMeanMs,
+    client,
+    server,
+  };
 }
 
 export interface Snippet {
@@ -269,7 +287,9 @@ export function grpcServiceConfig(intent: RetryIntent): Snippet {
   const found = mechanisms(intent);
   if (intent.budget !== undefined) {
     config.retryThrottling = { maxTokens: round3(intent.budget.maxTokens), tokenRatio: round3(intent.budget.tokenRatio) };
-    notes.push("retryThrottling is per channel in gRPC; the simulation gave each user its own budget, as one channel per client");
+    notes.push(
+      `retryThrottling is per channel in gRPC; the simulation gave ${intent.budgetHolder ?? "each user its own budget, as one channel per client"}`,
+    );
   } else if (found.budget === "grpc") {
     const maxTokens = parameter(intent, "budget", "tokens") ?? 10;
     const tokenRatio = parameter(intent, "budget", "ratio") ?? 0.1;
@@ -645,4 +665,10 @@ export function snippetsFor(intent: RetryIntent): Snippet[] {
     pRetryCode(intent),
     libraryCode(intent),
   ];
+}
+
+/** A snippet as the terminal shows it: its title and file, its notes, its text. */
+export function snippetText(snippet: Snippet): string {
+  const notes = snippet.notes.map((note) => `  note: ${note}\n`).join("");
+  return `--- ${snippet.title} (${snippet.file})\n${notes}${snippet.text}\n`;
 }

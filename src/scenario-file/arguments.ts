@@ -34,6 +34,11 @@ export function splitScenarioArgument(argv: readonly string[], flags: readonly F
   return { file: files[0], rest };
 }
 
+/** The programs that run a file's chain of tiers (tiers:) as a chain. */
+const CHAIN_PROGRAMS: ReadonlySet<string> = new Set(["sim", "choose"]);
+/** Those that read a chain's file as ./sim does (its strategy: and run: included) and name what they leave out themselves. */
+const CHAIN_READ_AS_SIM: ReadonlySet<string> = new Set(["choose"]);
+
 /** What a program runs with: the file's flags before the command line's own, and the file itself. */
 export interface ScenarioArguments {
   readonly argv: readonly string[];
@@ -61,11 +66,11 @@ export async function withScenarioFile(
   const { readScenarioFile } = await import("./read.ts");
   const scenario = await readScenarioFile(file, list);
   const target = list.find((candidate) => workloadOf(candidate) === scenario.workload)!;
-  // Only the simulator runs a chain yet: another program would quietly run one server.
-  if (scenario.tiers !== undefined && target.program !== "sim") {
-    throw new UsageError(`${file}: ${target.program} does not run a chain of tiers (tiers:) yet; ./sim does`);
+  // Only these run a chain yet: another program would quietly run one server.
+  if (scenario.tiers !== undefined && !CHAIN_PROGRAMS.has(target.program)) {
+    throw new UsageError(`${file}: ${target.program} does not run a chain of tiers (tiers:) yet; ./sim and choose do`);
   }
-  if (scenario.ignored.length > 0) {
+  if (scenario.ignored.length > 0 && !(scenario.tiers !== undefined && CHAIN_READ_AS_SIM.has(target.program))) {
     stderr.write(`${target.program}: ${file}: ignoring ${scenario.ignored.join(", ")}: not flags of ${target.program}\n`);
   }
   return { argv: [...scenario.tokens, ...rest], scenario };

@@ -1,0 +1,180 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type ChainBase, type ChainCandidate, chainConfigFor, chainGrid } from "../../../src/choose/chain-candidates.ts";
+import { measureChain } from "../../../src/choose/chain-measure.ts";
+import { chainHeadline, rankChain, summarizeChain } from "../../../src/choose/chain-ranking.ts";
+import { chainTable } from "../../../src/choose/chain-main.ts";
+import { main } from "../../../src/choose/main.ts";
+import { UsageError } from "../../../src/cli/usage-error.ts";
+import { parseDuration } from "../../../src/cli/duration.ts";
+import { parseFaults } from "../../../src/model/faults/fault-schedule.ts";
+import { parseScenario } from "../../../src/scenario-file/read.ts";
+import { parseSimArgs, SIM_TARGET } from "../../../src/sim/options.ts";
+import { capturedIo } from "../../helpers/captured-io.ts";
+
+/**
+ * A small chain that every layer's retries kill: 20 user requests a second, open loop, through
+ * an edge and an api (plenty of threads) to a database of 4 threads at 10 ms (400 a second).
+ * Every layer makes 3 attempts; the database is ten times slower for 5 s. While it is, the
+ * attempts time out and multiply up to 27 times at the database, more than it serves, so its
+ * queue of work for nobody never drains; 9 times (retrying at the edge only) or a budget it can serve.
+ */
+const TINY = `scenario: 1
+name: A small chain that every layer's retries kill
+system: {arrivals: open, rate: 20, timeout: 1s}
+strategy: {strategy: fixed, max-attempts: 3}
+tiers:
+  - name: edge
+    system: {model: queue, threads: 1000, service-time: 1ms}
+    upstream: {strategy: fixed, max-attempts: 3, timeout: 300ms}
+  - name: api
+    system: {model: queue, threads: 1000, service-time: 1ms}
+    upstream: {strategy: fixed, max-attempts: 3, timeout: 100ms}
+  - name: db
+    system: {model: queue, threads: 4, service-time: 10ms}
+faults: ["db:slow@5s+5s*10"]
+run: {duration: 40s}
+`;
+const SCHEDULES = [parseFaults("db:slow@5s+5s*10", parseDuration)];
+
+async function tinyBase(): Promise<ChainBase> {
+  const scenario = await parseScenario(TINY, "tiny.yaml", SIM_TARGET);
+  const parsed = parseSimArgs(scenario.tokens.filter((token) => !token.startsWith("-faults=")));
+  if (parsed.kind !== "run") throw new Error("no help asked");
+  return { values: parsed.values, tiers: scenario.tiers! };
+}
+
+const byId = (grid: readonly ChainCandidate[], id: string) => grid.find((candidate) => candidate.id === id)!;
+const retrying = (candidate: ChainCandidate) => candidate.layers.filter((layer) => layer.retries).map((layer) => layer.name);
+
+describe("choose's candidates for a chain", () => {
+  it("places the retries: at the edge, next to the faulty tier, everywhere with a budget, everywhere", async () => {
+    const skipped: string[] = [];
+    const grid = chainGrid(await tinyBase(), SCHEDULES, skipped);
+    expect(skipped).toEqual([]);
+    expect(retrying(byId(grid, "edge/as-given"))).toEqual(["users", "edge"]);
+    // The database is faulty: the api calls it.
+    expect(retrying(byId(grid, "next-to-fault/as-given"))).toEqual(["api"]);
+    expect(retrying(byId(grid, "every-layer/as-given"))).toEqual(["users", "edge", "api"]);
+    expect(byId(grid, "edge/as-given").layers[2]!.settings).toEqual({ timeout: "100ms", "max-attempts": "1" });
+    expect(byId(grid, "every-layer-budget/full-jitter:max-attempts=3").layers[1]!.settings).toEqual({
+      timeout: "300ms",
+      strategy: "full-jitter",
+      "max-attempts": "3",
+      budget: "grpc",
+    });
+    // The file's policy is fixed retry with 3 attempts everywhere: the grid's fixed:max-attempts=3 is the same chain, listed once.
+    expect(grid.some((candidate) => candidate.policy === "fixed:max-attempts=3")).toBe(false);
+    // The simulator's own rules build each chain: the api tries once, the users keep their timeout.
+    const config = chainConfigFor(await tinyBase(), byId(grid, "edge/as-given"), SCHEDULES[0]);
+    expect([config.retry.maxAttempts, ...config.tiers.slice(0, -1).map((tier) => tier.upstream!.retry.maxAttempts)]).toEqual([3, 3, 1]);
+    expect(config.timeoutMs).toBe(1000);
+    expect(config.tiers[2]!.faults).toEqual(SCHEDULES[0]);
+  });
+});
+
+describe("choose's ranking for a chain", () => {
+  it("ranks every layer's retries, which collapse the chain, after retrying at the edge only or with a budget, which recover", async () => {
+    const base = await tinyBase();
+    const grid = chainGrid(base, SCHEDULES, []);
+    const ids = ["every-layer/as-given", "edge/as-given", "every-layer-budget/as-given", "next-to-fault/as-given"];
+    const summaries = ids.map((id, candidateIndex) => {
+      const candidate = byId(grid, id);
+      const config = chainConfigFor(base, candidate, SCHEDULES[0]);
+      return summarizeChain(candidate, [measureChain({ candidateIndex, scheduleIndex: 0, seed: 1, config })]);
+    });
+    const ranked = rankChain(summaries).ranked;
+    const verdicts = Object.fromEntries(ranked.map((summary) => [summary.candidate.id, summary.verdict]));
+    expect(verdicts).toEqual({
+      "every-layer/as-given": "collapsed",
+      "edge/as-given": "recovered",
+      "every-layer-budget/as-given": "recovered",
+      "next-to-fault/as-given": "recovered",
+    });
+    expect(ranked.at(-1)!.candidate.id).toBe("every-layer/as-given");
+    // Every layer multiplies its attempts at the database, as the policies allow at most; at the edge only, 3 x 3 at most.
+    const plain = ranked.at(-1)!.tiers.at(-1)!;
+    expect(plain.faultAmplification!).toBeGreaterThan(9);
+    expect(plain.faultAmplification!).toBeLessThanOrEqual(27);
+    const edge = summaries[1]!.tiers.at(-1)!;
+    expect(edge.faultAmplification!).toBeLessThanOrEqual(9);
+    expect(summaries[1]!.goodputPerSec).toBeGreaterThan(2 * ranked.at(-1)!.goodputPerSec);
+
+    // The table: a row per candidate, a column per tier for its attempts per user request during the faults.
+    const table = chainTable(ranked).split("\n");
+    expect(table[0]).toMatch(
+      /^rank +candidate +verdict +goodput\/s +succeeded +back +peak load +edge in faults +api in faults +db in faults$/,
+    );
+    expect(table.at(-1)).toMatch(
+      new RegExp(
+        `^4 +every-layer/as-given +collapsed .* never +[\\d.]+x db +[\\d.]+x +[\\d.]+x +${plain.faultAmplification!.toFixed(2)}x$`,
+      ),
+    );
+
+    // With the edge only against every layer, the recommendation says who retries and who tries once.
+    const two = rankChain([summaries[0]!, summaries[1]!]).ranked;
+    expect(two.map((summary) => summary.candidate.id)).toEqual(["edge/as-given", "every-layer/as-given"]);
+    const headline = chainHeadline(two, "db");
+    expect(headline).toMatch(/^Retry at the edge only \(edge\/as-given\): users and edge retry each with its own policy from the file/);
+    expect(headline).toContain("; api should try once (db, the bottom, calls nobody)");
+    const nextToFault = chainHeadline(rankChain([summaries[3]!, summaries[0]!]).ranked, "db");
+    expect(nextToFault).toMatch(
+      /^Retry only next to the fault \(next-to-fault\/as-given\): api retries each with its own policy from the file \(api: -timeout 100ms -strategy fixed -max-attempts 3\); users and edge should try once/,
+    );
+  }, 60_000);
+});
+
+describe("choose FILE with tiers:", () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function choose(args: readonly string[]) {
+    const dir = mkdtempSync(join(tmpdir(), "thundering-herd-choose-chain-"));
+    dirs.push(dir);
+    const file = join(dir, "tiny.yaml");
+    writeFileSync(file, TINY);
+    const captured = capturedIo();
+    const code = await main([file, ...args, "-out", dir], captured.io);
+    return { code, stdout: captured.stdout(), stderr: captured.stderr() };
+  }
+
+  it("lists the chain's candidates, those run by default marked", async () => {
+    const { code, stdout } = await choose(["-list"]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /^\* edge\/as-given +users: -max-attempts 3; edge: -timeout 300ms -strategy fixed -max-attempts 3; api: -timeout 100ms -max-attempts 1$/m,
+    );
+    expect(stdout).toMatch(/^ {2}every-layer\/grpc:max-attempts=3 /m);
+    expect(stdout).toContain("faults: db:slow@5s+5s*10");
+  });
+
+  it("refuses what it cannot run for a chain with one line: a tier the chain lacks, -validate, no faults", async () => {
+    await expect(choose(["-faults", "cache:crash@5s+5s"])).rejects.toThrow(
+      /^-faults: the fault cache:crash names no tier of the chain \(edge, api, db\)$/,
+    );
+    await expect(choose(["-server-side"])).rejects.toThrow(UsageError);
+    await expect(choose(["-server-side"])).rejects.toThrow(/^-server-side does not apply to a chain of tiers/);
+    await expect(choose(["-faults", "db:crash@5s+50s"])).rejects.toThrow(/must go on after the faults db:crash@5s\+50s end/);
+  });
+
+  it("ranks them on its worker threads, the file's chain as it is always among them, as JSON", { timeout: 120_000 }, async () => {
+    const { code, stdout } = await choose(["-candidates", "edge/as-given", "-seeds", "1", "-parallel", "1", "-json"]);
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout) as {
+      ranking: { id: string; verdict: string; tiers: { name: string; faultAmplification: number }[] }[];
+      recommendation: { id: string; retrying: string[]; once: string[] };
+      snippets: { layer: string; id: string }[];
+    };
+    expect(result.ranking.map((entry) => [entry.id, entry.verdict])).toEqual([
+      ["edge/as-given", "recovered"],
+      ["every-layer/as-given", "collapsed"],
+    ]);
+    expect(result.ranking[0]!.tiers.map((tier) => tier.name)).toEqual(["edge", "api", "db"]);
+    expect(result.recommendation).toMatchObject({ id: "edge/as-given", retrying: ["users", "edge"], once: ["api"] });
+    expect([...new Set(result.snippets.map((snippet) => snippet.layer))]).toEqual(["users", "edge"]);
+  });
+});
