@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
 import { chartScriptFile, uPlotFile } from "./chart-files.ts";
+import type { ChainFigures } from "../runtime/chain-figures.ts";
 import type { ScenarioMetrics, WastedWork } from "../model/scenario-metrics.ts";
 import { bandsText, troubleBands } from "../model/faults/bands.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
@@ -22,6 +23,8 @@ export interface StrategyResult {
   readonly client: readonly ClientWindow[];
   readonly metrics: ScenarioMetrics;
   readonly concurrencyLimit: number;
+  /** A chain of tiers only: each tier's figures (docs/tiers.md). */
+  readonly chain?: ChainFigures | undefined;
 }
 
 /** Requests worked on for nobody, and beside them those dropped as soon as nobody waited. */

@@ -1,5 +1,6 @@
 import type { FlagSpec } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { DEMO_CHAIN_KEYS } from "./tiers.ts";
 import { type LoadedScenario, type ScenarioTarget, workloadOf } from "./format.ts";
 
 /**
@@ -61,12 +62,16 @@ export async function withScenarioFile(
   const { readScenarioFile } = await import("./read.ts");
   const scenario = await readScenarioFile(file, list);
   const target = list.find((candidate) => workloadOf(candidate) === scenario.workload)!;
-  // Only the simulator runs a chain yet: another program would quietly run one server.
-  if (scenario.tiers !== undefined && target.program !== "sim") {
-    throw new UsageError(`${file}: ${target.program} does not run a chain of tiers (tiers:) yet; ./sim does`);
+  // Only the simulator and the demo run a chain: another program would quietly run one server.
+  if (scenario.tiers !== undefined && target.program !== "sim" && target.program !== "demo") {
+    throw new UsageError(`${file}: ${target.program} does not run a chain of tiers (tiers:); ./sim and npm run demo do`);
   }
-  if (scenario.ignored.length > 0) {
-    stderr.write(`${target.program}: ${file}: ignoring ${scenario.ignored.join(", ")}: not flags of ${target.program}\n`);
+  const ignored =
+    scenario.tiers !== undefined && target.program === "demo"
+      ? scenario.ignored.filter((key) => !DEMO_CHAIN_KEYS.includes(key))
+      : scenario.ignored;
+  if (ignored.length > 0) {
+    stderr.write(`${target.program}: ${file}: ignoring ${ignored.join(", ")}: not flags of ${target.program}\n`);
   }
   return { argv: [...scenario.tokens, ...rest], scenario };
 }
