@@ -2,7 +2,7 @@ import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { type FlagValues, givenFlagNames, parseFlags } from "../cli/flags.ts";
 import { readFaults } from "../sim/options.ts";
-import { type Fault, faultsOfTier, formatFault, tierProblem } from "../model/faults/fault-schedule.ts";
+import { type Fault, formatFault, tierProblem } from "../model/faults/fault-schedule.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
@@ -17,7 +17,14 @@ import type { Dashboard } from "../dashboard/server.ts";
 import { startAnnouncedDashboard } from "../dashboard/start.ts";
 import { readableDelay } from "../report/readable-delay.ts";
 import { comparisonTable, renderReport, type StrategyResult } from "../report/report.ts";
-import { type ExperimentRecord, type LiveRecord, type Progress, runExperiment, type TierRecord } from "../runtime/experiment.ts";
+import {
+  type ExperimentRecord,
+  type LiveRecord,
+  type Progress,
+  runExperiment,
+  scheduleOf,
+  type TierRecord,
+} from "../runtime/experiment.ts";
 import { type ChainFigures, chainFigures } from "../runtime/chain-figures.ts";
 import { tierText } from "../report/tier-table.ts";
 import { chainPolicyAmplification, chainRunOf, tierPlans } from "./chain.ts";
@@ -158,7 +165,15 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
           client: record.client,
           metrics,
           concurrencyLimit,
-          ...(chain === undefined ? {} : { chain: measuredChain(record, chainPolicyAmplification(userMaxAttempts(), chain)) }),
+          ...(chain === undefined
+            ? {}
+            : {
+                chain: measuredChain(
+                  record,
+                  chainPolicyAmplification(userMaxAttempts(), chain),
+                  scheduleOf({ faults, steadyMs: values.steady, outageMs: values.outage }),
+                ),
+              }),
         });
         recordedLines.push({
           strategy: strategy.name,
@@ -230,9 +245,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
     writeOutputFile(join(outDir, "summary.json"), summaryJson(settings, provenance(startedAt), results));
     writeOutputFile(join(outDir, "report.html"), report.html);
     const perTier = results.flatMap((result) =>
-      result.chain === undefined
-        ? []
-        : [`\n${result.strategy}, per tier:\n${tierText(result.chain, (name) => faultsOfTier(faults ?? [], name, name === tierNames[0]))}`],
+      result.chain === undefined ? [] : [`\n${result.strategy}, per tier:\n${tierText(result.chain)}`],
     );
     io.stdout.write(`\n${comparisonTable(results)}\n${perTier.join("")}\nreport: ${join(outDir, "report.html")}\n`);
     dashboard?.publish({ kind: "end", note: `the report is ${join(outDir, "report.html")}` });
@@ -262,7 +275,7 @@ async function chainValues(values: DemoValues, commandLine: readonly string[], t
 }
 
 /** A chain's figures per tier, from its programs' lines; times from the users' start, as the faults'. */
-function measuredChain(record: ExperimentRecord, policy: readonly number[]): ChainFigures {
+function measuredChain(record: ExperimentRecord, policy: readonly number[], faults: readonly Fault[]): ChainFigures {
   return chainFigures({
     startEpochMs: record.startEpochMs,
     runStartMs: record.runStartMs,
@@ -271,6 +284,7 @@ function measuredChain(record: ExperimentRecord, policy: readonly number[]): Cha
     policyAmplification: policy,
     normalUntilMs: record.phases.stopAtMs - record.runStartMs,
     troubleUntilMs: record.phases.resumeAtMs - record.runStartMs,
+    faults,
   });
 }
 

@@ -57,19 +57,15 @@ export function firstCollapsedText(first: TierFigures | undefined, faultsOf: (ti
   return `first to collapse: ${first.name} at ${at(first.collapsedAtMs)} (goodput below half its normal), by ${why}`;
 }
 
-/** The users' line, the table and the line on the first collapse, for the terminal. */
-export function tierText(
-  chain: {
-    readonly users: { readonly requests: number; readonly ok: number; readonly gaveUp: number; readonly attempts: number };
-    readonly tiers: readonly TierFigures[];
-    readonly firstCollapsed: string | null;
-  },
-  faultsOf: (tier: string) => readonly Fault[],
-): string {
+/** The users' line, the table and the line on the first collapse (firstCollapsedText), for the terminal. */
+export function tierText(chain: {
+  readonly users: { readonly requests: number; readonly ok: number; readonly gaveUp: number; readonly attempts: number };
+  readonly tiers: readonly TierFigures[];
+  readonly firstCollapsedText: string;
+}): string {
   const { users } = chain;
-  const first = chain.tiers.find((tier) => tier.name === chain.firstCollapsed);
   return (
     `users: ${users.requests} requests, ${users.ok} OK, ${users.gaveUp} given up, ${users.attempts} attempts\n` +
-    `${textTable([[...TIER_HEADER], ...tierRows(chain.tiers)])}\n\n${firstCollapsedText(first, faultsOf)}\n`
+    `${textTable([[...TIER_HEADER], ...tierRows(chain.tiers)])}\n\n${chain.firstCollapsedText}\n`
   );
 }

@@ -3,6 +3,8 @@ import { parseClientLine } from "../contracts/client-line.ts";
 import { parseServerLine, type ServerLine } from "../contracts/server-line.ts";
 import { firstCollapsed, type TierFigures, tierFigures, type TierSample } from "../model/tiers/tier-figures.ts";
 import type { TierRecord } from "./experiment.ts";
+import { type Fault, faultsOfTier } from "../model/faults/fault-schedule.ts";
+import { firstCollapsedText } from "../report/tier-table.ts";
 
 /*
  * A real chain's figures per tier (docs/tiers.md), from what its programs printed: the same
@@ -20,7 +22,7 @@ export interface ChainUsers {
   readonly attempts: number;
 }
 
-/** Arrivals per second at one tier, window by window, for a chart: times in s from the users' start. */
+/** Arrivals per second at one tier, window by window, for a chart: times in s from the run's start (startEpochMs), as the other charts. */
 export interface TierSeries {
   readonly name: string;
   readonly points: readonly { readonly atS: number; readonly arrivalsPerSec: number }[];
@@ -31,6 +33,8 @@ export interface ChainFigures {
   readonly tiers: readonly TierFigures[];
   /** The tier that collapsed first; null when none did. */
   readonly firstCollapsed: string | null;
+  /** The same in words, with why: "first to collapse: db at 20s (…), by its own fault db:crash@15s+15s". */
+  readonly firstCollapsedText: string;
   readonly series: readonly TierSeries[];
 }
 
@@ -52,6 +56,8 @@ export function chainFigures(input: {
   readonly policyAmplification: readonly number[];
   readonly normalUntilMs: number;
   readonly troubleUntilMs: number;
+  /** The schedule, times from the users' start: a tier's own faults say why it collapsed. */
+  readonly faults: readonly Fault[];
 }): ChainFigures {
   const originMs = input.startEpochMs + input.runStartMs;
   const windows = jsonLines(input.clientLines).flatMap(({ text, line }) => {
@@ -104,11 +110,13 @@ export function chainFigures(input: {
     points: door.arrivals.flatMap(([endMs, arrivals], sample) => {
       const [previousMs, previous] = sample === 0 ? [0, 0] : door.arrivals[sample - 1]!;
       return endMs > previousMs && endMs > 0
-        ? [{ atS: endMs / 1000, arrivalsPerSec: ((arrivals - previous) * 1000) / (endMs - previousMs) }]
+        ? [{ atS: (endMs + input.runStartMs) / 1000, arrivalsPerSec: ((arrivals - previous) * 1000) / (endMs - previousMs) }]
         : [];
     }),
   }));
-  return { users, tiers, firstCollapsed: firstCollapsed(tiers)?.name ?? null, series };
+  const first = firstCollapsed(tiers);
+  const faultsOf = (name: string) => faultsOfTier(input.faults, name, name === input.tiers[0]?.name);
+  return { users, tiers, firstCollapsed: first?.name ?? null, firstCollapsedText: firstCollapsedText(first, faultsOf), series };
 }
 
 function serverLines(tier: TierRecord): ServerLine[][] {

@@ -327,6 +327,8 @@ export async function runExperiment(
     await Promise.all(stopping);
     for (const tier of servers) await tier.settled();
     await clientStarted.stop();
+    // A chain's tiers finish the calls they hold for the users before they stop, so that each tier's counts are whole.
+    if (isChain) await drained(servers, Date.now(), options.signal);
     for (const tier of servers) await tier.program?.stop();
     const programs = [...servers.flatMap((tier) => tier.incarnations), clientStarted, ...spikes()];
     await ensureGone(
@@ -427,6 +429,25 @@ function follow(program: ChildProgram, onLine: (text: string, line: number) => v
 
 function diedEarly(program: ChildProgram): FatalError {
   return new FatalError(`${program.name} (pid ${program.pid}) ended early${program.said()}`);
+}
+
+/** How long a chain's tiers may take to finish their calls after the users stop: bounds a hang, never a result. */
+const DRAIN_TIMEOUT_MS = 15_000;
+
+/**
+ * Waits until every running tier has printed a line after `sinceEpochMs` with nothing in
+ * service and no call in flight (its counts then final), or DRAIN_TIMEOUT_MS.
+ */
+async function drained(servers: readonly ServerProcess[], sinceEpochMs: number, signal: AbortSignal): Promise<void> {
+  const idle = (tier: ServerProcess) => {
+    const text = tier.program?.stdout.filter((line) => line.text.startsWith("{")).at(-1)?.text;
+    if (tier.program === undefined || text === undefined) return true;
+    const line = parseServerLine(text, { file: SERVER_OUTPUT, line: 0 });
+    return line.epochMs > sinceEpochMs && line.concurrency === 0 && (line.queueLength ?? 0) === 0 && (line.upstream?.inFlight ?? 0) === 0;
+  };
+  while (!servers.every(idle) && Date.now() < sinceEpochMs + DRAIN_TIMEOUT_MS && !signal.aborted) {
+    await new Promise((wake) => setTimeout(wake, 100));
+  }
 }
 
 /** Every pid gone and every port free again, or an error saying what is left. */

@@ -3,7 +3,7 @@ import { UsageError } from "../cli/usage-error.ts";
 import { policyAmplification } from "../model/tiers/amplification.ts";
 import { firstCollapsed, type TierFigures, tierFigures } from "../model/tiers/tier-figures.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { tierText } from "../report/tier-table.ts";
+import { firstCollapsedText, tierText } from "../report/tier-table.ts";
 import { type ScenarioTier, TIER_SYSTEM_FLAGS } from "../scenario-file/tiers.ts";
 import { type ChainConfig, simulateChain } from "./chain.ts";
 import { chainConfigFrom } from "./chain-options.ts";
@@ -58,7 +58,9 @@ export function chainReport(config: ChainConfig): ChainReport {
 
 /** The report as text: one row per tier, then which tier collapsed first and why. */
 export function chainText(report: ChainReport, config: ChainConfig): string {
-  return tierText(report, (name) => config.tiers.find((tier) => tier.name === name)!.faults);
+  const first = report.tiers.find((tier) => tier.name === report.firstCollapsed);
+  const faultsOf = (name: string) => config.tiers.find((tier) => tier.name === name)!.faults;
+  return tierText({ ...report, firstCollapsedText: firstCollapsedText(first, faultsOf) });
 }
 
 /** ./sim with a scenario file that has tiers: the chain on the virtual clock, its figures per tier. */
