@@ -190,7 +190,8 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
       if (interrupted) {
         removeIfEmpty(outDir);
         dashboard?.publish({ kind: "end", note: "interrupted" });
-        io.stderr.write("demo: interrupted; the server and client of the current run were stopped\n");
+        const servers = chain === undefined ? "server" : "servers of every tier";
+        io.stderr.write(`demo: interrupted; the ${servers} and client of the current run were stopped\n`);
         return 130;
       }
       throw error;

@@ -87,4 +87,19 @@ describe("npm run demo with a chain of tiers", () => {
       console.log(`demo tiers: ${users.requests} user requests; ${tiers.map((tier) => `${tier.name} ${tier.arrivals}`).join(", ")}`);
     },
   );
+
+  it("stops every tier's server and the client when interrupted, and exits 130", { timeout: 60_000 }, async () => {
+    const dir = temporaryDir("thundering-herd-demo-tiers-");
+    const file = join(dir, "chain.yaml");
+    writeFileSync(file, CHAIN.replace("duration: 6s", "duration: 60s"));
+    const run = demo([file, "-out", dir]);
+    const started = await run.waitForLine(/client pid \d+/, { stream: "stderr", timeoutMs: 30_000 });
+    const pids = [...started.matchAll(/pid (\d+)/g)].map((match) => Number(match[1]));
+    expect(pids).toHaveLength(4);
+    for (const pid of pids) expect(isRunning(pid)).toBe(true);
+    run.signal("SIGINT");
+    expect(await run.exited).toBe(130);
+    for (const pid of pids) expect(isRunning(pid)).toBe(false);
+    expect(run.stderrLines.join("\n")).toContain("interrupted; the servers of every tier and client of the current run were stopped");
+  });
 });
