@@ -97,4 +97,5 @@
   });
   /** For tests and the curious. */
   window.reportCharts = plots;
+  window.tierCharts = tierPlots.map(({ plot }) => plot);
 })();

@@ -1,6 +1,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
+import { launchBrowser } from "../../harness/browser.ts";
 import { demo, reportDir } from "../helpers/demo-experiment.ts";
 import { isRunning } from "../helpers/processes.ts";
 import { temporaryDir } from "../helpers/temporary-dirs.ts";
@@ -29,6 +31,12 @@ tiers:
 faults: ["db:stop@2s+1s"]
 run: {duration: 6s}
 `;
+
+/** What the report's script exposes for tests: the chart of arrivals per tier of each strategy. */
+interface TierCharts {
+  tierCharts: { series: { label: string }[] }[];
+}
+declare const window: TierCharts;
 
 interface TierEntry {
   name: string;
@@ -81,6 +89,18 @@ describe("npm run demo with a chain of tiers", () => {
       const html = readFileSync(join(results, "report.html"), "utf8");
       expect(html.match(/<table class="tiers">[\s\S]*?<\/table>/)?.[0].match(/<tr>/g)).toHaveLength(4);
       expect(html).toContain('<div class="tier-arrivals" data-strategy="0">');
+      // In Chromium: the chart of arrivals per tier draws one line per tier, with no script error.
+      const browser = await launchBrowser();
+      try {
+        const { page, errors } = await browser.newPage();
+        await page.goto(pathToFileURL(join(results, "report.html")).href);
+        await page.waitForFunction(() => window.tierCharts?.length === 1);
+        const labels = await page.evaluate(() => window.tierCharts[0]!.series.map((series) => series.label));
+        expect(labels).toEqual(["t (s)", "edge", "api", "db"]);
+        expect(errors).toEqual([]);
+      } finally {
+        await browser.close();
+      }
       for (const tier of ["api", "db"])
         expect(readFileSync(join(results, `fixed.${tier}.server.jsonl`), "utf8")).toMatch(/"upstream"|"admitted"/);
       for (const pid of [edgePid!, apiPid!, dbPid!, clientPid!]) expect(isRunning(pid)).toBe(false);
