@@ -16,6 +16,7 @@ import { type DashboardEvent, clientEvent, faultEvent, serverEvent } from "../da
 import type { Dashboard } from "../dashboard/server.ts";
 import { startAnnouncedDashboard } from "../dashboard/start.ts";
 import { readableDelay } from "../report/readable-delay.ts";
+import { seconds } from "../model/seconds.ts";
 import { comparisonTable, renderReport, type StrategyResult } from "../report/report.ts";
 import {
   type ExperimentRecord,
@@ -295,6 +296,8 @@ function publishLive(dashboard: Dashboard, run: number, live: LiveRecord): void 
   if (live.kind === "server") event = serverEvent(run, live.sample);
   else if (live.kind === "client") event = clientEvent(run, live.window);
   else if (live.kind === "fault") event = faultEvent(run, live.fault);
+  else if (live.kind === "tier")
+    event = { kind: "tier", run, tier: live.tier, index: live.index, atS: seconds(live.atMs), arrivalsPerSec: live.arrivalsPerSec };
   else event = { kind: "phase", run, phase: live.phase, atS: live.atMs / 1000 };
   dashboard.publish(event);
 }
