@@ -65,7 +65,12 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   // A chain's verdict is the edge's, the server the users call: its flags stand for the server's.
   const serverArgs =
     chain === undefined ? [...(scenario?.passThrough["server-args"] ?? []), ...splitArgs(values["server-args"])] : [...chain[0]!.system];
-  const clientArgs = [...(scenario?.passThrough["client-args"] ?? []), ...splitArgs(values["client-args"])];
+  // A chain's tiers print once a second: the users' windows on the same grid, unless the file or the command line says otherwise.
+  const clientArgs = [
+    ...(chain === undefined ? [] : ["-interval=1s"]),
+    ...(scenario?.passThrough["client-args"] ?? []),
+    ...splitArgs(values["client-args"]),
+  ];
   // Check pass-through flags with the programs' own tables before starting anything.
   refuseReserved("server-args", serverArgs, RESERVED_SERVER_FLAGS);
   refuseReserved("client-args", clientArgs, RESERVED_CLIENT_FLAGS);
