@@ -80,8 +80,10 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   );
   if (values["print-scenario"]) {
     const { printScenario } = await import("../scenario-file/print.ts");
-    const carried = { "server-args": serverFlags, "client-args": passThrough("client-args", () => parseClientArgs(clientArgs)) };
-    io.stdout.write(await printScenario(DEMO_TARGET, values, carried, scenario?.metadata));
+    const users = { "client-args": passThrough("client-args", () => parseClientArgs(clientArgs)) };
+    // A chain's servers are its tiers, written back as tiers: the edge's flags are not the file's top-level system.
+    const carried = chain === undefined ? { "server-args": serverFlags, ...users } : users;
+    io.stdout.write(await printScenario(DEMO_TARGET, values, carried, scenario?.metadata, chain));
     return 0;
   }
   // Every run is seeded, so that the results file can name its seeds: the user's, or one drawn here.
