@@ -58,6 +58,14 @@ export type DashboardEvent =
       readonly atS: number;
       readonly arrivalsPerSec: number;
     }
+  /** A spike's extra users' window (their own client), at its end: their attempts and OK answers per second. */
+  | {
+      readonly kind: "spike-client";
+      readonly run: number;
+      readonly atS: number;
+      readonly okPerSec: number;
+      readonly attemptsPerSec: number;
+    }
   | { readonly kind: "verdict"; readonly run: number; readonly verdict: string; readonly why: string }
   /** Nothing more will come: the page stops reconnecting. */
   | { readonly kind: "end"; readonly note: string };

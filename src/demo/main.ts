@@ -304,6 +304,14 @@ function publishLive(dashboard: Dashboard, run: number, live: LiveRecord): void 
   let event: DashboardEvent;
   if (live.kind === "server") event = serverEvent(run, live.sample);
   else if (live.kind === "client") event = clientEvent(run, live.window);
+  else if (live.kind === "spike-client")
+    event = {
+      kind: "spike-client",
+      run,
+      atS: seconds(live.window.endMs),
+      okPerSec: live.window.okPerSec,
+      attemptsPerSec: live.window.attemptsPerSec,
+    };
   else if (live.kind === "fault") event = faultEvent(run, live.fault);
   else if (live.kind === "tier")
     event = { kind: "tier", run, tier: live.tier, index: live.index, atS: seconds(live.atMs), arrivalsPerSec: live.arrivalsPerSec };

@@ -69,3 +69,58 @@ export function tierText(chain: {
     `${textTable([[...TIER_HEADER], ...tierRows(chain.tiers)])}\n\n${chain.firstCollapsedText}\n`
   );
 }
+
+/** The README's chain table: per tier, the simulated chain beside the real one. */
+export const TIER_COMPARISON_HEADER = [
+  "tier",
+  "from policy",
+  "in faults (sim)",
+  "in faults (real)",
+  "peak load (sim)",
+  "peak load (real)",
+  "verdict (sim)",
+  "verdict (real)",
+] as const;
+
+/**
+ * One row per tier, the edge first: the attempts per user request that the policies allow, and
+ * for the simulated and the real chain the attempts per user request while the faults lasted,
+ * the peak load against normal and the verdict.
+ */
+export function tierComparisonRows(simulated: readonly TierFigures[], real: readonly TierFigures[]): string[][] {
+  const times = (value: number | null) => (value === null ? "-" : `${value.toFixed(2)}x`);
+  return simulated.map((tier, index) => {
+    const measured = real[index];
+    if (measured === undefined || measured.name !== tier.name) throw new Error(`tier ${tier.name}: not in the real chain at ${index}`);
+    return [
+      tier.name,
+      tier.policyAmplification === null ? "no limit" : `${tier.policyAmplification}x`,
+      times(tier.faultAmplification),
+      times(measured.faultAmplification),
+      times(tier.peakLoad),
+      times(measured.peakLoad),
+      tier.verdict,
+      measured.verdict,
+    ];
+  });
+}
+
+/** What scripts/three-tiers.ts records (docs/three-tiers.json), as far as the README's table reads it. */
+export interface ChainComparisonFile {
+  readonly sim: { readonly tiers: readonly TierFigures[] };
+  readonly demo: { readonly result: { readonly tiers: readonly TierFigures[] } };
+  readonly choose: { readonly recommendation: { readonly headline: string } };
+}
+
+/** The header, then one row of cells per tier, from the results file's text. */
+export function chainComparisonCells(fileText: string): string[][] {
+  const record = JSON.parse(fileText) as ChainComparisonFile;
+  return [[...TIER_COMPARISON_HEADER], ...tierComparisonRows(record.sim.tiers, record.demo.result.tiers)];
+}
+
+/** The same table in Markdown. */
+export function markdownChainComparison(fileText: string): string {
+  const [header, ...rows] = chainComparisonCells(fileText);
+  const line = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
+  return [line(header!), line(header!.map(() => "---")), ...rows.map(line)].join("\n");
+}

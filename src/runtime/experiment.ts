@@ -55,6 +55,8 @@ export type LiveRecord =
   | { readonly kind: "fault"; readonly fault: Fault }
   | { readonly kind: "server"; readonly sample: ServerSample }
   | { readonly kind: "client"; readonly window: ClientWindow & { readonly throttledPerSec?: number | undefined } }
+  /** A spike's extra users (their own ./client), window by window: the herd's chart shows them beside its own. */
+  | { readonly kind: "spike-client"; readonly window: ClientWindow }
   /** A chain only: the attempts per second that reached a tier (its callers' attempts), at the end of the caller's window. */
   | { readonly kind: "tier"; readonly tier: string; readonly index: number; readonly atMs: number; readonly arrivalsPerSec: number };
 
@@ -242,6 +244,15 @@ export async function runExperiment(
       if (fault.kind !== "spike") return;
       const spike = startClient([...spikeArgs(plan, fault, index), "-start-at", String(startEpochMs + fault.atMs)]);
       spikeByFault.set(index, spike);
+      if (onRecord !== undefined)
+        unfollow.push(
+          follow(spike, (text, line) =>
+            live(() => {
+              const parsed = parseClientLine(text, { file: SPIKE_OUTPUT, line });
+              if (parsed.kind === "window") onRecord({ kind: "spike-client", window: clientWindow(parsed, startEpochMs) });
+            }),
+          ),
+        );
       tell(`spike: extra client pid ${spike.pid} started, waiting for ${formatFault(schedule[index]!, formatDuration)}`);
     });
     const firstStartMs = Math.min(...faults.map((fault) => fault.atMs));

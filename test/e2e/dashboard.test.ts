@@ -13,7 +13,7 @@ interface PageRun {
   strategy: string;
   phases: { phase: string; atS: number }[];
   server: { points: number };
-  client: { t: number[] };
+  client: { t: number[]; ok: number[] };
   verdict?: { verdict: string };
 }
 declare const window: {
@@ -216,6 +216,22 @@ describe("the live dashboard, in Chromium", () => {
       "queue",
     ]);
     expect(await pixelsOf(page, "concurrency", capacityBand)).toBeGreaterThan(200);
+
+    // A spike's extra users (their own client): dashed beside the herd's series, not added into them.
+    dashboard.publish({ kind: "client", run: 0, atS: 5, okPerSec: 90, errorsPerSec: 0, timedoutPerSec: 1, attemptsPerSec: 95 });
+    dashboard.publish({ kind: "spike-client", run: 0, atS: 5, okPerSec: 40, attemptsPerSec: 70 });
+    await page.waitForFunction(() => window.dashboard.plots.client?.series.length === 7);
+    expect(await page.evaluate(() => window.dashboard.plots.client!.series.map((series) => series.label))).toEqual([
+      "t (s)",
+      "OK",
+      "errors",
+      "timedout",
+      "attempts",
+      "spike's users: OK",
+      "spike's users: attempts",
+    ]);
+    expect(await page.evaluate(() => window.dashboard.runs[0]!.client.ok)).toEqual([90]);
+    expect(await page.evaluate(() => window.dashboard.plots.client!.data[6]!.filter((value) => typeof value === "number"))).toEqual([70]);
     expect(errors).toEqual([]);
   });
 

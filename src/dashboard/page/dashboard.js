@@ -58,6 +58,8 @@ function newRun(event) {
     faults: [],
     server: { t: [], concurrency: [], delay: [], queue: [], points: 0, lastConcurrency: null, lastDelayS: null, lastQueue: null },
     client: { t: [], ok: [], errors: [], timedout: [], throttled: [], attempts: [], hasThrottled: false, behind: [] },
+    // A spike's extra users, from their own client: drawn beside the herd's, not added into it (their windows differ).
+    spike: { t: [], ok: [], attempts: [] },
     // A chain only: each tier's arrivals per second, the edge first, { name, t, arrivals } (a tier not yet heard from: empty).
     tiers: [],
     verdict: undefined,
@@ -105,6 +107,11 @@ function receive(event) {
       run.client.throttled.push(event.throttledPerSec ?? null);
       if (event.throttledPerSec !== undefined) run.client.hasThrottled = true;
       if (event.behind !== undefined) run.client.behind.push({ atS: event.atS, why: event.behind });
+      break;
+    case "spike-client":
+      run.spike.t.push(event.atS);
+      run.spike.ok.push(event.okPerSec);
+      run.spike.attempts.push(event.attemptsPerSec);
       break;
     case "tier": {
       const tier = (run.tiers[event.index] ??= { name: event.tier, t: [], arrivals: [] });
@@ -184,12 +191,18 @@ function draw() {
   );
   const names = ["ok", "errors", "timedout", ...(run.client.hasThrottled ? ["throttled"] : []), "attempts"];
   const earlierWithClient = earlier.filter((other) => other.client.t.length > 0);
+  const spike = run.spike.t.length > 0;
   plot(
     "client",
-    [...earlierWithClient.map((other) => [other.client.t, other.client.ok]), [run.client.t, ...names.map((name) => run.client[name])]],
+    [
+      ...earlierWithClient.map((other) => [other.client.t, other.client.ok]),
+      [run.client.t, ...names.map((name) => run.client[name])],
+      ...(spike ? [[run.spike.t, run.spike.ok, run.spike.attempts]] : []),
+    ],
     [
       ...earlierWithClient.map((other, index) => line(`OK · ${label(other)}`, MUTED[index % MUTED.length], 1)),
       ...names.map((name) => line(name === "ok" ? "OK" : name, COLOURS[name], name === "ok" ? 2 : 1.5)),
+      ...(spike ? [dashed(line("spike's users: OK", COLOURS.ok, 1)), dashed(line("spike's users: attempts", COLOURS.attempts, 1))] : []),
     ],
     { distr: 4, range: fromZero },
     undefined,
@@ -209,6 +222,9 @@ function draw() {
     );
   }
 }
+
+/** A series of a spike's extra users: dashed, beside the herd's own. */
+const dashed = (series) => ({ ...series, dash: [6, 4] });
 
 // Gaps of the join (another series' times) are bridged; explicit nulls (an outage) are not.
 const line = (label, stroke, width) => ({ label, stroke, width, spanGaps: false, points: { show: false } });
