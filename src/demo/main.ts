@@ -1,15 +1,15 @@
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
-import { parseFlags } from "../cli/flags.ts";
+import { type FlagValues, givenFlagNames, parseFlags } from "../cli/flags.ts";
 import { readFaults } from "../sim/options.ts";
-import { type Fault, formatFault } from "../model/faults/fault-schedule.ts";
+import { type Fault, formatFault, tierProblem } from "../model/faults/fault-schedule.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import { makeOutputDir, removeIfEmpty, writeOutputFile } from "../runtime/output-files.ts";
 import { scenarioSettings, summaryJson } from "../report/summary-file.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { parseClientArgs, resolveClientOptions } from "../client/options.ts";
+import { parseClientArgs, resolveClientOptions, resolveRetryPolicy } from "../client/options.ts";
 import { parseServerArgs, resolveServerOptions, serverFigures } from "../server/options.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
 import { type DashboardEvent, clientEvent, faultEvent, serverEvent } from "../dashboard/events.ts";
@@ -17,13 +17,25 @@ import type { Dashboard } from "../dashboard/server.ts";
 import { startAnnouncedDashboard } from "../dashboard/start.ts";
 import { readableDelay } from "../report/readable-delay.ts";
 import { comparisonTable, renderReport, type StrategyResult } from "../report/report.ts";
-import { type LiveRecord, type Progress, runExperiment } from "../runtime/experiment.ts";
+import {
+  type ExperimentRecord,
+  type LiveRecord,
+  type Progress,
+  runExperiment,
+  scheduleOf,
+  type TierRecord,
+} from "../runtime/experiment.ts";
+import { type ChainFigures, chainFigures } from "../runtime/chain-figures.ts";
+import { tierText } from "../report/tier-table.ts";
+import { chainPolicyAmplification, chainRunOf, tierPlans } from "./chain.ts";
 import { explainVerdict } from "../report/verdict-why.ts";
 import { provenance } from "../runtime/provenance.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { clientArgsOfRun, parseStrategies, type StrategyRun } from "../strategies/runs.ts";
-import { DEMO_PROGRAM, DEMO_TARGET, RESERVED_CLIENT_FLAGS, RESERVED_SERVER_FLAGS } from "./options.ts";
+import { DEMO_FLAGS, DEMO_PROGRAM, DEMO_TARGET, RESERVED_CLIENT_FLAGS, RESERVED_SERVER_FLAGS } from "./options.ts";
 import { withScenarioFile } from "../scenario-file/arguments.ts";
+
+type DemoValues = FlagValues<typeof DEMO_FLAGS>;
 
 const splitArgs = (text: string) => text.split(/\s+/).filter((part) => part !== "");
 
@@ -34,11 +46,24 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
     io.stdout.write(parsed.text);
     return 0;
   }
-  const values = parsed.values;
+  const chain = scenario?.tiers;
+  const values =
+    chain === undefined ? parsed.values : await chainValues(parsed.values, args.slice(scenario!.tokens.length), scenario!.text);
   const strategies = parseStrategies(values.strategies);
   const faults = faultSchedule(values);
+  const tierNames = chain?.map((tier) => tier.name) ?? [];
+  const stray = tierProblem(faults ?? [], tierNames);
+  if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
+  if (faults?.some((fault) => fault.kind === "spike" && fault.tier !== undefined && fault.tier !== tierNames[0])) {
+    throw new UsageError("-faults: a spike is the users' load: give it without a tier (it reaches the edge)");
+  }
+  if (chain !== undefined && values["server-args"] !== "") {
+    throw new UsageError("-server-args does not apply to a chain of tiers: each tier's flags are in its own system and upstream");
+  }
   // A scenario file's server and client flags come first, so that -server-args and -client-args win over them.
-  const serverArgs = [...(scenario?.passThrough["server-args"] ?? []), ...splitArgs(values["server-args"])];
+  // A chain's verdict is the edge's, the server the users call: its flags stand for the server's.
+  const serverArgs =
+    chain === undefined ? [...(scenario?.passThrough["server-args"] ?? []), ...splitArgs(values["server-args"])] : [...chain[0]!.system];
   const clientArgs = [...(scenario?.passThrough["client-args"] ?? []), ...splitArgs(values["client-args"])];
   // Check pass-through flags with the programs' own tables before starting anything.
   refuseReserved("server-args", serverArgs, RESERVED_SERVER_FLAGS);
@@ -62,6 +87,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   // The verdict's line: the exponential model's limit, or where another model is over its tipping point for the clients' timeout.
   const clientTimeoutMs = clientFlags[0]?.timeout ?? passThrough("client-args", () => parseClientArgs(clientArgs)).timeout;
   const concurrencyLimit = serverFigures(resolveServerOptions(serverFlags), clientTimeoutMs).overloadAbove;
+  const tiers = chain === undefined ? undefined : tierPlans(chain, seeds.server, RESERVED_SERVER_FLAGS);
   const startedAt = new Date();
   const stamp = startedAt.toISOString().replace(/[:.]/g, "-");
   const outDir = resolve(values.out, stamp);
@@ -99,7 +125,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   try {
     const progress = progressPrinter(io);
     const results: StrategyResult[] = [];
-    const recordedLines: { strategy: string; server: string[]; client: string[]; spikes: string[][] }[] = [];
+    const recordedLines: { strategy: string; server: string[]; client: string[]; spikes: string[][]; tiers: TierRecord[] }[] = [];
     try {
       for (const [run, strategy] of strategies.entries()) {
         dashboard?.publish({ kind: "run", run, strategy: strategy.name, limit: concurrencyLimit });
@@ -112,6 +138,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
             load,
             observeMs: values.observe,
             serverArgs: seededServerArgs,
+            tiers,
             clientArgs: [...argsOfRun(strategy), ...seedArgs],
           },
           {
@@ -125,12 +152,14 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
             },
             onStarted: (pids) => {
               progress.done();
-              io.stderr.write(`demo: ${strategy.name}: server pid ${pids.server}, client pid ${pids.client}\n`);
+              const servers = pids.tiers?.map((tier) => `${tier.name} server pid ${tier.pid}`).join(", ") ?? `server pid ${pids.server}`;
+              io.stderr.write(`demo: ${strategy.name}: ${servers}, client pid ${pids.client}\n`);
             },
           },
         );
         progress.done();
         const metrics = computeMetrics(record.server, record.client, record.phases, concurrencyLimit);
+        const userMaxAttempts = () => resolveRetryPolicy(clientFlags[run]!).retry.maxAttempts;
         results.push({
           strategy: strategy.name,
           phases: record.phases,
@@ -138,12 +167,22 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
           client: record.client,
           metrics,
           concurrencyLimit,
+          ...(chain === undefined
+            ? {}
+            : {
+                chain: measuredChain(
+                  record,
+                  chainPolicyAmplification(userMaxAttempts(), chain),
+                  scheduleOf({ faults, steadyMs: values.steady, outageMs: values.outage }),
+                ),
+              }),
         });
         recordedLines.push({
           strategy: strategy.name,
           server: record.serverLines,
           client: record.clientLines,
           spikes: record.spikeClientLines,
+          tiers: chain === undefined ? [] : record.tiers.slice(1),
         });
         dashboard?.publish({ kind: "verdict", run, verdict: metrics.verdict, why: explainVerdict(metrics) });
         io.stderr.write(`demo: ${strategy.name}: ${metrics.verdict} (${metrics.why}); server and client stopped\n`);
@@ -153,7 +192,8 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
       if (interrupted) {
         removeIfEmpty(outDir);
         dashboard?.publish({ kind: "end", note: "interrupted" });
-        io.stderr.write("demo: interrupted; the server and client of the current run were stopped\n");
+        const servers = chain === undefined ? "server" : "servers of every tier";
+        io.stderr.write(`demo: interrupted; the ${servers} and client of the current run were stopped\n`);
         return 130;
       }
       throw error;
@@ -171,7 +211,12 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
             { name: "faults", value: scheduleText! },
             { name: "observation after the last fault", value: formatDuration(values.observe) },
           ]),
-      { name: "server flags", value: serverArgs.length === 0 ? "(defaults)" : serverArgs.join(" ") },
+      ...(tiers === undefined
+        ? [{ name: "server flags", value: serverArgs.length === 0 ? "(defaults)" : serverArgs.join(" ") }]
+        : tiers.map((tier, index) => ({
+            name: `tier ${tier.name}`,
+            value: [...(index < tiers.length - 1 ? [`-upstream (${tiers[index + 1]!.name})`] : []), ...tier.serverArgs].join(" "),
+          }))),
       { name: "client flags", value: clientArgs.length === 0 ? "(defaults)" : clientArgs.join(" ") },
       { name: "concurrency limit", value: String(concurrencyLimit) },
       { name: "seeds", value: `server ${seeds.server}, client ${seeds.client}` },
@@ -185,11 +230,16 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
       for (const [spike, lines] of recordedLines[index]!.spikes.entries()) {
         writeOutputFile(join(outDir, `${result.strategy}.spike-${spike + 1}.client.jsonl`), `${lines.join("\n")}\n`);
       }
+      // Below the edge (whose lines are the .server.jsonl), each tier's lines, every incarnation's in order.
+      for (const tier of recordedLines[index]!.tiers) {
+        writeOutputFile(join(outDir, `${result.strategy}.${tier.name}.server.jsonl`), `${tier.incarnationLines.flat().join("\n")}\n`);
+      }
     }
     const settings = {
       ...(faults === undefined ? { steadyMs: values.steady, outageMs: values.outage } : { faults: scheduleText, faultSchedule: faults }),
       observeMs: values.observe,
       serverArgs,
+      ...(tiers === undefined ? {} : { tiers }),
       clientArgs,
       concurrencyLimit,
       seeds,
@@ -197,12 +247,48 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
     };
     writeOutputFile(join(outDir, "summary.json"), summaryJson(settings, provenance(startedAt), results));
     writeOutputFile(join(outDir, "report.html"), report.html);
-    io.stdout.write(`\n${comparisonTable(results)}\n\nreport: ${join(outDir, "report.html")}\n`);
+    const perTier = results.flatMap((result) =>
+      result.chain === undefined ? [] : [`\n${result.strategy}, per tier:\n${tierText(result.chain)}`],
+    );
+    io.stdout.write(`\n${comparisonTable(results)}\n${perTier.join("")}\nreport: ${join(outDir, "report.html")}\n`);
     dashboard?.publish({ kind: "end", note: `the report is ${join(outDir, "report.html")}` });
     return 0;
   } finally {
     await dashboard?.close();
   }
+}
+
+/**
+ * A chain's demo takes from its file what the demo's flags do not carry (src/demo/chain.ts):
+ * unless the command line gives them, the users' strategy alone (-strategies) and an
+ * observation that ends the run at the file's run.duration, as ./sim runs it.
+ */
+async function chainValues(values: DemoValues, commandLine: readonly string[], text: string): Promise<DemoValues> {
+  const given = givenFlagNames(commandLine, DEMO_FLAGS);
+  const run = await chainRunOf(text);
+  const lastEndMs =
+    values.faults === undefined ? values.steady + values.outage : Math.max(...readFaults(values.faults).map((f) => f.atMs + f.durationMs));
+  const observe = run.durationMs === undefined || given.has("observe") ? values.observe : run.durationMs - lastEndMs;
+  if (observe <= 0) throw new UsageError(`run.duration ${formatDuration(run.durationMs!)} ends before the last fault does`);
+  return {
+    ...values,
+    strategies: given.has("strategies") ? values.strategies : (run.strategy ?? "fixed"),
+    observe,
+  };
+}
+
+/** A chain's figures per tier, from its programs' lines; times from the users' start, as the faults'. */
+function measuredChain(record: ExperimentRecord, policy: readonly number[], faults: readonly Fault[]): ChainFigures {
+  return chainFigures({
+    startEpochMs: record.startEpochMs,
+    runStartMs: record.runStartMs,
+    clientLines: record.clientLines,
+    tiers: record.tiers,
+    policyAmplification: policy,
+    normalUntilMs: record.phases.stopAtMs - record.runStartMs,
+    troubleUntilMs: record.phases.resumeAtMs - record.runStartMs,
+    faults,
+  });
 }
 
 /** A report line or phase of the running experiment, on the dashboard. */

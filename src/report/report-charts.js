@@ -63,10 +63,39 @@
       container,
     );
   }
+  // A chain's arrivals at each tier (docs/tiers.md), one chart per strategy, one line per tier.
+  const tierPlots = [];
+  for (const container of document.querySelectorAll(".tier-arrivals")) {
+    const strategy = data.strategies[Number(container.dataset.strategy)];
+    const aligned = spanTime(uPlot.join(strategy.tiers.map((tier) => [tier.t, tier.arrivals])), endS);
+    const plot = new uPlot(
+      {
+        width: container.clientWidth || 900,
+        height: 240,
+        scales: { x: { time: false }, y: { distr: 4, range: fromZero } },
+        axes: timeAxes({ values: powersOfTen }),
+        series: [
+          { label: "t (s)" },
+          ...strategy.tiers.map((tier, index) => ({
+            label: tier.name,
+            stroke: data.colours[index % data.colours.length],
+            width: 1.5,
+            points: { show: false },
+          })),
+        ],
+        hooks: { drawClear: [shadeOutage] },
+      },
+      aligned,
+      container,
+    );
+    tierPlots.push({ plot, container });
+  }
   addEventListener("resize", () => {
     for (const chart of charts)
       plots[chart.id.replace("overlay-", "")].setSize({ width: document.getElementById(chart.id).clientWidth, height: 240 });
+    for (const { plot, container } of tierPlots) plot.setSize({ width: container.clientWidth, height: 240 });
   });
   /** For tests and the curious. */
   window.reportCharts = plots;
+  window.tierCharts = tierPlots.map(({ plot }) => plot);
 })();

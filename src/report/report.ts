@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
 import { chartScriptFile, uPlotFile } from "./chart-files.ts";
+import type { ChainFigures } from "../runtime/chain-figures.ts";
+import { TIER_HEADER, tierRows } from "./tier-table.ts";
 import type { ScenarioMetrics, WastedWork } from "../model/scenario-metrics.ts";
 import { bandsText, troubleBands } from "../model/faults/bands.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
@@ -22,6 +24,8 @@ export interface StrategyResult {
   readonly client: readonly ClientWindow[];
   readonly metrics: ScenarioMetrics;
   readonly concurrencyLimit: number;
+  /** A chain of tiers only: each tier's figures (docs/tiers.md). */
+  readonly chain?: ChainFigures | undefined;
 }
 
 /** Requests worked on for nobody, and beside them those dropped as soon as nobody waited. */
@@ -279,6 +283,31 @@ export async function renderReport(
   return { html: reportHtml({ title, results, settings, strategySvgs, overlaySvg, scenario }), strategySvgs };
 }
 
+/** A chain's figures per tier, for each strategy: the table of the terminal, the first collapse, and a chart of arrivals per tier. */
+function tierSections(results: readonly StrategyResult[]): string {
+  const chains = results.flatMap((result, index) =>
+    result.chain === undefined ? [] : [{ strategy: result.strategy, chain: result.chain, index }],
+  );
+  if (chains.length === 0) return "";
+  const row = (cells: readonly string[], tag: string) => `<tr>${cells.map((text) => `<${tag}>${escapeHtml(text)}</${tag}>`).join("")}</tr>`;
+  return (
+    "<h2>Per tier</h2>\n<p>Arrivals are the attempts that reached a tier (sent by its callers), amplification is arrivals ÷ the users' " +
+    "requests (over the run, during the faults, and from the policies: the product of the attempts above), peak load the most " +
+    "arrivals per second ÷ those before the first fault, goodput the OK answers its callers got, for nobody the answers completed " +
+    "after the caller had given up (docs/tiers.md). The table's times are from the users' start, as the faults'; the chart's from the run's start, as the charts above.</p>\n" +
+    chains
+      .map(
+        ({ strategy, chain, index }) =>
+          `<section class="tiers-of"><h3>${escapeHtml(strategy)}</h3>\n<div class="table-wrap"><table class="tiers">\n` +
+          `<thead>${row(TIER_HEADER, "th")}</thead>\n<tbody>\n${tierRows(chain.tiers)
+            .map((cells) => row(cells, "td"))
+            .join("\n")}\n</tbody></table></div>\n<p>${escapeHtml(chain.firstCollapsedText)}</p>\n` +
+          `<figure><figcaption>arrivals per second at each tier (log scale)</figcaption><div class="tier-arrivals" data-strategy="${index}"></div></figure></section>`,
+      )
+      .join("\n")
+  );
+}
+
 /** JSON inside a <script> element: nothing in it may close the element. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c");
 
@@ -300,6 +329,16 @@ function chartData(results: readonly StrategyResult[]) {
         ),
       },
       client: { t: result.client.map((window) => seconds(window.endMs)), ok: result.client.map((window) => window.okPerSec) },
+      // A chain's arrivals per tier, times from the users' start as the tier table's.
+      ...(result.chain === undefined
+        ? {}
+        : {
+            tiers: result.chain.series.map((tier) => ({
+              name: tier.name,
+              t: tier.points.map((point) => point.atS),
+              arrivals: tier.points.map((point) => point.arrivalsPerSec),
+            })),
+          }),
     })),
   };
 }
@@ -390,7 +429,7 @@ ${figure("overlay-delay", "server: modelled delay, seconds (log scale)")}
 ${figure("overlay-goodput", "client: goodput, OK per second")}
 </div>
 <div class="static-charts">${overlaySvg}</div>
-<h2>Each strategy</h2>
+${tierSections(results)}<h2>Each strategy</h2>
 ${sections}
 <script type="application/json" id="report-data">${scriptJson(chartData(results))}</script>
 <script>${readFileSync(uPlotFile("uPlot.iife.min.js"), "utf8")}</script>

@@ -1,8 +1,14 @@
 import type { ScenarioSource } from "./html.ts";
 import type { StrategyResult } from "./report.ts";
+import type { ChainFigures } from "../runtime/chain-figures.ts";
 
 /** What summary.json holds for each strategy: enough to rebuild the comparison table. */
-export type SummaryEntry = Pick<StrategyResult, "strategy" | "phases" | "metrics">;
+export type SummaryEntry = Pick<StrategyResult, "strategy" | "phases" | "metrics"> & {
+  /** A chain of tiers only: each tier's figures, the edge first, and the tier that collapsed first (null: none). */
+  readonly users?: ChainFigures["users"];
+  readonly tiers?: ChainFigures["tiers"];
+  readonly firstCollapsed?: string | null;
+};
 
 /**
  * Where a results file came from, so that a figure quoted from it can be traced: the code
@@ -30,7 +36,12 @@ export interface SummaryFile {
  * delay is written as "Infinity"; a time that never came ("never recovered") as null.
  */
 export function summaryJson(settings: SummaryFile["settings"], provenance: Provenance, results: readonly StrategyResult[]): string {
-  const entries = results.map(({ strategy, phases, metrics }) => ({ strategy, phases, metrics }));
+  const entries = results.map(({ strategy, phases, metrics, chain }) => ({
+    strategy,
+    phases,
+    metrics,
+    ...(chain === undefined ? {} : { users: chain.users, tiers: chain.tiers, firstCollapsed: chain.firstCollapsed }),
+  }));
   return `${JSON.stringify({ settings, provenance, results: entries }, jsonNumbers, 2)}\n`;
 }
 

@@ -23,9 +23,27 @@ export interface ExperimentPlan {
   /** Observation after the last fault's end. */
   readonly observeMs: number;
   readonly serverArgs: readonly string[];
+  /**
+   * A chain of real servers (docs/tiers.md), the edge first: each tier's own ./server flags (its
+   * model and its `-upstream-…` policy); the demo adds each middle tier's `-upstream` URL. Without
+   * it, one server with serverArgs. A fault strikes the tier it names (none: the edge).
+   */
+  readonly tiers?: readonly TierPlan[] | undefined;
   readonly clientArgs: readonly string[];
   /** The herd's load and seed, for a spike's extra clients (needed only with a spike). */
   readonly load?: { readonly arrivals: "closed" | "open"; readonly clients: number; readonly ratePerSec: number; readonly seed: number };
+}
+
+export interface TierPlan {
+  readonly name: string;
+  readonly serverArgs: readonly string[];
+}
+
+/** What one tier's server printed and was: its JSON lines, per incarnation (a crash starts another), and their pids. */
+export interface TierRecord {
+  readonly name: string;
+  readonly incarnationLines: string[][];
+  readonly pids: number[];
 }
 
 export type Phase = "starting" | "steady" | "outage" | "faults" | "observe" | "stopping";
@@ -63,6 +81,10 @@ export interface ExperimentRecord {
   readonly serverPids: number[];
   readonly clientPid: number;
   readonly spikePids: number[];
+  /** When the users started (the steady state's start), ms from `startEpochMs`. */
+  readonly runStartMs: number;
+  /** Every tier's lines, the edge (the one server) first. */
+  readonly tiers: TierRecord[];
 }
 
 /**
@@ -78,7 +100,8 @@ export async function runExperiment(
   options: {
     signal: AbortSignal;
     onProgress: (progress: Progress) => void;
-    onStarted: (pids: { server: number; client: number }) => void;
+    /** With a chain, `tiers` names every tier's pid, the edge first. */
+    onStarted: (pids: { server: number; client: number; tiers?: readonly { name: string; pid: number }[] }) => void;
     launcher: Launcher;
     /** Called with every report line of both programs as it arrives, and at each phase and fault. */
     onRecord?: (record: LiveRecord) => void;
@@ -101,26 +124,38 @@ export async function runExperiment(
       brokenLine ??= error;
     }
   };
-  const server = new ServerProcess(
-    (listen) =>
-      new ChildProgram("server", serverLaunch.command, [
-        ...serverLaunch.args,
-        ...["-listen", listen, "-json"],
-        ...(schedule.some((fault) => isControlled(fault.kind)) ? ["-admin-listen", "127.0.0.1:0"] : []),
-        ...plan.serverArgs,
-      ]),
-    schedule.some((fault) => isControlled(fault.kind)),
-    (incarnation) => {
-      if (onRecord === undefined) return;
-      unfollow.push(
-        follow(incarnation, (text, line) =>
-          live(() =>
-            onRecord({ kind: "server", sample: serverSample(parseServerLine(text, { file: SERVER_OUTPUT, line }), startEpochMs) }),
+  const chain = plan.tiers ?? [{ name: "server", serverArgs: plan.serverArgs }];
+  const isChain = plan.tiers !== undefined;
+  // How messages name a tier's server: "server" alone for the one server, as always.
+  const label = (tier: number) => (isChain ? `${chain[tier]!.name} server` : "server");
+  const tierOf = (fault: Fault) => (fault.tier === undefined ? 0 : chain.findIndex((tier) => tier.name === fault.tier));
+  const servers: ServerProcess[] = chain.map((tier, index) => {
+    const controlled = schedule.some((fault) => isControlled(fault.kind) && tierOf(fault) === index);
+    return new ServerProcess(
+      (listen) =>
+        new ChildProgram(label(index), serverLaunch.command, [
+          ...serverLaunch.args,
+          ...["-listen", listen, "-json"],
+          ...(controlled ? ["-admin-listen", "127.0.0.1:0"] : []),
+          // A middle tier calls the next one, started before it; a crash starts it again on the same port.
+          ...(index < chain.length - 1 ? ["-upstream", `http://127.0.0.1:${servers[index + 1]!.listeningPort}/api`] : []),
+          ...tier.serverArgs,
+        ]),
+      controlled,
+      (incarnation) => {
+        // The live view follows the edge: the server the users call.
+        if (onRecord === undefined || index > 0) return;
+        unfollow.push(
+          follow(incarnation, (text, line) =>
+            live(() =>
+              onRecord({ kind: "server", sample: serverSample(parseServerLine(text, { file: SERVER_OUTPUT, line }), startEpochMs) }),
+            ),
           ),
-        ),
-      );
-    },
-  );
+        );
+      },
+    );
+  });
+  const server = servers[0]!;
   let client: ChildProgram | undefined;
   /** The spikes' extra clients, by fault; each stopped by its own pid at its fault's end. */
   const spikeByFault = new Map<number, ChildProgram>();
@@ -128,13 +163,14 @@ export async function runExperiment(
   const spikesStopped = new Set<ChildProgram>();
   const stopping: Promise<unknown>[] = [];
   const abandon = () => {
-    server.kill();
+    for (const tier of servers) tier.kill();
     client?.kill();
     for (const spike of spikes()) spike.kill();
   };
   options.signal.addEventListener("abort", abandon, { once: true });
   try {
-    await server.start();
+    // The bottom first: each middle tier is started with the address of the one below it.
+    for (const tier of [...servers].reverse()) await tier.start();
     const port = server.listeningPort;
     const clientLaunch = options.launcher("client");
     const startClient = (extraArgs: readonly string[]) =>
@@ -161,7 +197,11 @@ export async function runExperiment(
       );
     }
     await clientStarted.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 }).catch(notStarted);
-    options.onStarted({ server: server.program!.pid, client: clientStarted.pid });
+    options.onStarted({
+      server: server.program!.pid,
+      client: clientStarted.pid,
+      ...(isChain ? { tiers: servers.map((tier, index) => ({ name: chain[index]!.name, pid: tier.program!.pid })) } : {}),
+    });
 
     const tell = (message: string) => options.onFault?.(message);
     const runStartMs = Date.now() - startEpochMs;
@@ -197,35 +237,40 @@ export async function runExperiment(
 
     // What runs at each fault's start and end, in time order (an end before a start at the same instant).
     const active: Fault[] = [];
-    const setControlled = () => server.setFaults(activeOf(active));
     const actions = faults.flatMap((fault, index) => {
       const endMs = fault.atMs + fault.durationMs;
+      const tier = tierOf(fault);
+      const struck = servers[tier]!;
+      const onTierNow = () => active.filter((other) => tierOf(other) === tier);
+      const setControlled = () => struck.setFaults(activeOf(onTierNow()));
       // order 0: an end, 1: a start, so that at the same instant one fault ends before the next begins.
       const at = (atMs: number, order: 0 | 1, run: () => Promise<void> | void) => ({ atMs, order, fault, run });
       switch (fault.kind) {
         case "stop":
           return [
             at(fault.atMs, 1, () => {
-              const program = server.program;
+              const program = struck.program;
               if (program !== undefined && !program.signal("SIGSTOP")) throw diedEarly(program);
-              tell(`stop: SIGSTOP to server pid ${program?.pid ?? "(crashed)"}`);
+              tell(`stop: SIGSTOP to ${label(tier)} pid ${program?.pid ?? "(crashed)"}`);
             }),
             at(endMs, 0, () => {
-              const program = server.program;
+              const program = struck.program;
               if (program !== undefined && !program.signal("SIGCONT")) throw diedEarly(program);
-              tell(`stop over: SIGCONT to server pid ${program?.pid ?? "(crashed)"}`);
+              tell(`stop over: SIGCONT to ${label(tier)} pid ${program?.pid ?? "(crashed)"}`);
             }),
           ];
         case "crash":
           return [
             at(fault.atMs, 1, async () => {
-              const pid = server.program?.pid;
-              await server.crash();
-              tell(`crash: server pid ${pid} and its group killed (SIGKILL); connections to port ${server.listeningPort} are refused`);
+              const pid = struck.program?.pid;
+              await struck.crash();
+              tell(
+                `crash: ${label(tier)} pid ${pid} and its group killed (SIGKILL); connections to port ${struck.listeningPort} are refused`,
+              );
             }),
             at(endMs, 0, async () => {
-              const program = await server.start();
-              tell(`crash over: server started again on port ${server.listeningPort}, pid ${program.pid}`);
+              const program = await struck.start();
+              tell(`crash over: ${label(tier)} started again on port ${struck.listeningPort}, pid ${program.pid}`);
             }),
           ];
         case "spike":
@@ -247,18 +292,22 @@ export async function runExperiment(
             at(fault.atMs, 1, () => {
               active.push(fault);
               setControlled();
-              tell(`${fault.kind}: set through the fault control: ${formatActiveFaults(activeOf(active))}`);
+              tell(
+                `${fault.kind}: set through ${faultControlName(isChain ? chain[tier]!.name : undefined)}: ${formatActiveFaults(activeOf(onTierNow()))}`,
+              );
             }),
             at(endMs, 0, () => {
               active.splice(active.indexOf(fault), 1);
               setControlled();
-              tell(`${fault.kind} over: the fault control now has ${formatActiveFaults(activeOf(active))}`);
+              tell(
+                `${fault.kind} over: ${faultControlName(isChain ? chain[tier]!.name : undefined)} now has ${formatActiveFaults(activeOf(onTierNow()))}`,
+              );
             }),
           ];
       }
     });
     actions.sort((a, b) => a.atMs - b.atMs || a.order - b.order);
-    const running = () => [server.program, clientStarted, ...spikes().filter((spike) => !spikesStopped.has(spike))];
+    const running = () => [...servers.map((tier) => tier.program), clientStarted, ...spikes().filter((spike) => !spikesStopped.has(spike))];
 
     onRecord?.({ kind: "phase", phase: "steady", atMs: runStartMs });
     let phaseName: Phase = "steady";
@@ -276,12 +325,16 @@ export async function runExperiment(
     report("stopping", phases.endMs);
 
     await Promise.all(stopping);
-    await server.settled();
+    for (const tier of servers) await tier.settled();
     await clientStarted.stop();
-    const lastServer = server.program;
-    if (lastServer !== undefined) await lastServer.stop();
-    const programs = [...server.incarnations, clientStarted, ...spikes()];
-    await ensureGone(programs, port);
+    // A chain's tiers finish the calls they hold for the users before they stop, so that each tier's counts are whole.
+    if (isChain) await drained(servers, Date.now(), options.signal);
+    for (const tier of servers) await tier.program?.stop();
+    const programs = [...servers.flatMap((tier) => tier.incarnations), clientStarted, ...spikes()];
+    await ensureGone(
+      programs,
+      servers.map((tier) => tier.listeningPort),
+    );
     const serverOutput = server.stdoutLines();
     const clientOutput = clientStarted.stdout.map((line) => line.text);
     const spikeOutputs = spikes().map((spike) => spike.stdout.map((line) => line.text));
@@ -299,6 +352,14 @@ export async function runExperiment(
       serverPids: server.incarnations.map((program) => program.pid),
       clientPid: clientStarted.pid,
       spikePids: spikes().map((spike) => spike.pid),
+      runStartMs,
+      tiers: servers.map((tier, index) => ({
+        name: chain[index]!.name,
+        incarnationLines: tier.incarnations.map((program) =>
+          program.stdout.map((line) => line.text).filter((line) => line.startsWith("{")),
+        ),
+        pids: tier.incarnations.map((program) => program.pid),
+      })),
     };
 
     /** Waits until `endsAtMs`, reporting progress, and fails if a program dies meanwhile. */
@@ -306,7 +367,7 @@ export async function runExperiment(
       while (Date.now() < startEpochMs + endsAtMs) {
         if (options.signal.aborted) throw new Error("interrupted");
         if (brokenLine !== undefined) throw brokenLine;
-        if (server.failure !== undefined) throw server.failure;
+        for (const tier of servers) if (tier.failure !== undefined) throw tier.failure;
         for (const program of running()) if (program !== undefined && !program.running) throw diedEarly(program);
         report(name, endsAtMs);
         await new Promise((wake) => setTimeout(wake, Math.min(250, startEpochMs + endsAtMs - Date.now())));
@@ -314,7 +375,11 @@ export async function runExperiment(
     }
   } catch (error) {
     abandon();
-    await Promise.all([...server.incarnations.map((program) => program.exited), client?.exited, ...spikes().map((spike) => spike.exited)]);
+    await Promise.all([
+      ...servers.flatMap((tier) => tier.incarnations).map((program) => program.exited),
+      client?.exited,
+      ...spikes().map((spike) => spike.exited),
+    ]);
     throw error;
   } finally {
     options.signal.removeEventListener("abort", abandon);
@@ -326,6 +391,9 @@ export async function runExperiment(
 export function scheduleOf(plan: Pick<ExperimentPlan, "faults" | "steadyMs" | "outageMs">): readonly Fault[] {
   return plan.faults ?? [{ kind: "stop", atMs: plan.steadyMs, durationMs: plan.outageMs, factor: 1 }];
 }
+
+/** How a fault's message names the fault control it went through: "the fault control" of the one server, a tier's in a chain. */
+const faultControlName = (tier: string | undefined) => (tier === undefined ? "the fault control" : `${tier}'s fault control`);
 
 const isControlled = (kind: FaultKind) => (CONTROLLED_KINDS as readonly string[]).includes(kind);
 
@@ -363,8 +431,27 @@ function diedEarly(program: ChildProgram): FatalError {
   return new FatalError(`${program.name} (pid ${program.pid}) ended early${program.said()}`);
 }
 
-/** Both pids gone and the port free again, or an error saying what is left. */
-async function ensureGone(programs: readonly ChildProgram[], port: number): Promise<void> {
+/** How long a chain's tiers may take to finish their calls after the users stop: bounds a hang, never a result. */
+const DRAIN_TIMEOUT_MS = 15_000;
+
+/**
+ * Waits until every running tier has printed a line after `sinceEpochMs` with nothing in
+ * service and no call in flight (its counts then final), or DRAIN_TIMEOUT_MS.
+ */
+async function drained(servers: readonly ServerProcess[], sinceEpochMs: number, signal: AbortSignal): Promise<void> {
+  const idle = (tier: ServerProcess) => {
+    const text = tier.program?.stdout.filter((line) => line.text.startsWith("{")).at(-1)?.text;
+    if (tier.program === undefined || text === undefined) return true;
+    const line = parseServerLine(text, { file: SERVER_OUTPUT, line: 0 });
+    return line.epochMs > sinceEpochMs && line.concurrency === 0 && (line.queueLength ?? 0) === 0 && (line.upstream?.inFlight ?? 0) === 0;
+  };
+  while (!servers.every(idle) && Date.now() < sinceEpochMs + DRAIN_TIMEOUT_MS && !signal.aborted) {
+    await new Promise((wake) => setTimeout(wake, 100));
+  }
+}
+
+/** Every pid gone and every port free again, or an error saying what is left. */
+async function ensureGone(programs: readonly ChildProgram[], ports: readonly number[]): Promise<void> {
   for (const program of programs) {
     try {
       process.kill(program.pid, 0);
@@ -373,9 +460,11 @@ async function ensureGone(programs: readonly ChildProgram[], port: number): Prom
       if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
     }
   }
-  await new Promise<void>((resolveFree, reject) => {
-    const probe = createServer();
-    probe.once("error", () => reject(new FatalError(`port ${port} is still in use after the run`)));
-    probe.listen(port, "127.0.0.1", () => probe.close(() => resolveFree()));
-  });
+  for (const port of ports) {
+    await new Promise<void>((resolveFree, reject) => {
+      const probe = createServer();
+      probe.once("error", () => reject(new FatalError(`port ${port} is still in use after the run`)));
+      probe.listen(port, "127.0.0.1", () => probe.close(() => resolveFree()));
+    });
+  }
 }

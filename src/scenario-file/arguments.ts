@@ -1,5 +1,6 @@
 import type { FlagSpec } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { DEMO_CHAIN_KEYS } from "./tiers.ts";
 import { type LoadedScenario, type ScenarioTarget, workloadOf } from "./format.ts";
 
 /**
@@ -35,7 +36,7 @@ export function splitScenarioArgument(argv: readonly string[], flags: readonly F
 }
 
 /** The programs that run a file's chain of tiers (tiers:) as a chain. */
-const CHAIN_PROGRAMS: ReadonlySet<string> = new Set(["sim", "choose"]);
+const CHAIN_PROGRAMS: ReadonlySet<string> = new Set(["sim", "demo", "choose"]);
 /** Those that read a chain's file as ./sim does (its strategy: and run: included) and name what they leave out themselves. */
 const CHAIN_READ_AS_SIM: ReadonlySet<string> = new Set(["choose"]);
 
@@ -66,12 +67,20 @@ export async function withScenarioFile(
   const { readScenarioFile } = await import("./read.ts");
   const scenario = await readScenarioFile(file, list);
   const target = list.find((candidate) => workloadOf(candidate) === scenario.workload)!;
-  // Only these run a chain yet: another program would quietly run one server.
+  // Only these run a chain: another program would quietly run one server.
   if (scenario.tiers !== undefined && !CHAIN_PROGRAMS.has(target.program)) {
-    throw new UsageError(`${file}: ${target.program} does not run a chain of tiers (tiers:) yet; ./sim and choose do`);
+    throw new UsageError(`${file}: ${target.program} does not run a chain of tiers (tiers:); ./sim, npm run demo and choose do`);
   }
-  if (scenario.ignored.length > 0 && !(scenario.tiers !== undefined && CHAIN_READ_AS_SIM.has(target.program))) {
-    stderr.write(`${target.program}: ${file}: ignoring ${scenario.ignored.join(", ")}: not flags of ${target.program}\n`);
+  const ignored =
+    scenario.tiers === undefined
+      ? scenario.ignored
+      : CHAIN_READ_AS_SIM.has(target.program)
+        ? []
+        : target.program === "demo"
+          ? scenario.ignored.filter((key) => !DEMO_CHAIN_KEYS.includes(key))
+          : scenario.ignored;
+  if (ignored.length > 0) {
+    stderr.write(`${target.program}: ${file}: ignoring ${ignored.join(", ")}: not flags of ${target.program}\n`);
   }
   return { argv: [...scenario.tokens, ...rest], scenario };
 }

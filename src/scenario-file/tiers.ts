@@ -39,3 +39,6 @@ export interface ScenarioTier {
     readonly upstream: Readonly<Record<string, string>>;
   };
 }
+
+/** Keys outside the demo's flags that it reads from a chain's file (src/demo/chain.ts): the users' strategy and the run's length. */
+export const DEMO_CHAIN_KEYS: readonly string[] = ["strategy.strategy", "run.duration"];

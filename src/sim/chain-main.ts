@@ -1,9 +1,9 @@
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { formatFault } from "../model/faults/fault-schedule.ts";
 import { policyAmplification } from "../model/tiers/amplification.ts";
 import { firstCollapsed, type TierFigures, tierFigures } from "../model/tiers/tier-figures.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
+import { firstCollapsedText, tierText } from "../report/tier-table.ts";
 import { type ScenarioTier, TIER_SYSTEM_FLAGS } from "../scenario-file/tiers.ts";
 import { type ChainConfig, simulateChain } from "./chain.ts";
 import { chainConfigFrom } from "./chain-options.ts";
@@ -56,62 +56,11 @@ export function chainReport(config: ChainConfig): ChainReport {
   };
 }
 
-const fixed = (value: number | null, digits: number) => (value === null ? "-" : value.toFixed(digits));
-const at = (ms: number | null) => (ms === null ? "-" : formatDuration(ms));
-
 /** The report as text: one row per tier, then which tier collapsed first and why. */
 export function chainText(report: ChainReport, config: ChainConfig): string {
-  const header = [
-    "tier",
-    "arrivals",
-    "amplification",
-    "in faults",
-    "from policy",
-    "normal/s",
-    "peak/s",
-    "peak load",
-    "goodput/s",
-    "for nobody",
-    "verdict",
-    "collapsed",
-    "back",
-  ];
-  const rows = report.tiers.map((tier) => [
-    tier.name,
-    String(tier.arrivals),
-    `${tier.amplification.toFixed(2)}x`,
-    tier.faultAmplification === null ? "-" : `${tier.faultAmplification.toFixed(2)}x`,
-    tier.policyAmplification === null ? "no limit" : `${tier.policyAmplification}x`,
-    fixed(tier.normalArrivalsPerSec, 1),
-    tier.peakArrivalsPerSec.toFixed(1),
-    tier.peakLoad === null ? "-" : `${tier.peakLoad.toFixed(2)}x`,
-    tier.goodputPerSec.toFixed(1),
-    String(tier.workForNobody),
-    tier.verdict,
-    at(tier.collapsedAtMs),
-    at(tier.recoveredAtMs),
-  ]);
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, column) => cell.padEnd(widths[column]!))
-      .join("  ")
-      .trimEnd();
-  const users = report.users;
   const first = report.tiers.find((tier) => tier.name === report.firstCollapsed);
-  let verdict = "no tier collapsed (goodput never fell below half its normal)";
-  if (first !== undefined) {
-    const own = config.tiers.find((tier) => tier.name === first.name)!.faults.filter((fault) => fault.atMs < first.collapsedAtMs!);
-    const why =
-      own.length > 0
-        ? `its own fault ${own.map((fault) => formatFault(fault, formatDuration)).join(", ")}`
-        : `its load, ${fixed(first.peakLoad, 2)}x normal at the peak`;
-    verdict = `first to collapse: ${first.name} at ${at(first.collapsedAtMs)} (goodput below half its normal), by ${why}`;
-  }
-  return (
-    `users: ${users.requests} requests, ${users.ok} OK, ${users.gaveUp} given up, ${users.attempts} attempts\n` +
-    `${line(header)}\n${line(header.map((_, column) => "-".repeat(widths[column]!)))}\n${rows.map(line).join("\n")}\n\n${verdict}\n`
-  );
+  const faultsOf = (name: string) => config.tiers.find((tier) => tier.name === name)!.faults;
+  return tierText({ ...report, firstCollapsedText: firstCollapsedText(first, faultsOf) });
 }
 
 /** ./sim with a scenario file that has tiers: the chain on the virtual clock, its figures per tier. */

@@ -104,8 +104,8 @@ describe("./sim with a chain", () => {
     expect(report.tiers.map((tier) => tier.verdict)).toEqual(["recovered", "recovered", "recovered"]);
     const text = capturedIo();
     expect(await simMain([file, "-clients", "300"], text.io)).toBe(0);
-    expect(text.stdout()).toMatch(/^db +\d+ +[\d.]+x +[\d.]+x +27x .* recovered +25s +\d+s/m);
-    expect(text.stdout()).toMatch(/first to collapse: db at 25s \(goodput below half its normal\), by its own fault db:crash@20s\+30s/);
+    expect(text.stdout()).toMatch(/^db +\d+ +[\d.]+x +[\d.]+x +27x .* recovered +20s +\d+s/m);
+    expect(text.stdout()).toMatch(/first to collapse: db at 20s \(goodput below half its normal\), by its own fault db:crash@15s\+15s/);
   });
 
   it("prints the chain it would run with -print-scenario, faults on tiers included", async () => {
@@ -114,7 +114,7 @@ describe("./sim with a chain", () => {
     expect(await simMain([file, "-print-scenario", "-clients", "300"], io)).toBe(0);
     const again = await parseScenario(stdout(), "printed.yaml", SIM_TARGET);
     expect(again.tiers!.map((tier) => tier.name)).toEqual(["edge", "api", "db"]);
-    expect(again.tokens).toEqual(expect.arrayContaining(["-clients=300", "-faults=db:crash@20s+30s"]));
+    expect(again.tokens).toEqual(expect.arrayContaining(["-clients=300", "-faults=db:crash@15s+15s"]));
   });
 
   it("refuses a fault on a tier the chain lacks, and a server's flag beside the file", async () => {

@@ -1,0 +1,71 @@
+import { formatDuration } from "../cli/duration.ts";
+import { type Fault, formatFault } from "../model/faults/fault-schedule.ts";
+import type { TierFigures } from "../model/tiers/tier-figures.ts";
+import { textTable } from "./text-table.ts";
+
+/*
+ * A chain's figures per tier as a table (docs/tiers.md), the same for the simulator's chain
+ * and the demo's real one, in the terminal and in the report.
+ */
+
+export const TIER_HEADER = [
+  "tier",
+  "arrivals",
+  "amplification",
+  "in faults",
+  "from policy",
+  "normal/s",
+  "peak/s",
+  "peak load",
+  "goodput/s",
+  "for nobody",
+  "verdict",
+  "collapsed",
+  "back",
+] as const;
+
+const fixed = (value: number | null, digits: number) => (value === null ? "-" : value.toFixed(digits));
+const at = (ms: number | null) => (ms === null ? "-" : formatDuration(ms));
+
+/** One row per tier, the edge first, in TIER_HEADER's columns. */
+export function tierRows(tiers: readonly TierFigures[]): string[][] {
+  return tiers.map((tier) => [
+    tier.name,
+    String(tier.arrivals),
+    `${tier.amplification.toFixed(2)}x`,
+    tier.faultAmplification === null ? "-" : `${tier.faultAmplification.toFixed(2)}x`,
+    tier.policyAmplification === null ? "no limit" : `${tier.policyAmplification}x`,
+    fixed(tier.normalArrivalsPerSec, 1),
+    tier.peakArrivalsPerSec.toFixed(1),
+    tier.peakLoad === null ? "-" : `${tier.peakLoad.toFixed(2)}x`,
+    tier.goodputPerSec.toFixed(1),
+    String(tier.workForNobody),
+    tier.verdict,
+    at(tier.collapsedAtMs),
+    at(tier.recoveredAtMs),
+  ]);
+}
+
+/** Which tier collapsed first and why: a fault of its own before it collapsed, or its load against normal. */
+export function firstCollapsedText(first: TierFigures | undefined, faultsOf: (tier: string) => readonly Fault[]): string {
+  if (first === undefined) return "no tier collapsed (goodput never fell below half its normal)";
+  const own = faultsOf(first.name).filter((fault) => fault.atMs < first.collapsedAtMs!);
+  const why =
+    own.length > 0
+      ? `its own fault ${own.map((fault) => formatFault(fault, formatDuration)).join(", ")}`
+      : `its load, ${fixed(first.peakLoad, 2)}x normal at the peak`;
+  return `first to collapse: ${first.name} at ${at(first.collapsedAtMs)} (goodput below half its normal), by ${why}`;
+}
+
+/** The users' line, the table and the line on the first collapse (firstCollapsedText), for the terminal. */
+export function tierText(chain: {
+  readonly users: { readonly requests: number; readonly ok: number; readonly gaveUp: number; readonly attempts: number };
+  readonly tiers: readonly TierFigures[];
+  readonly firstCollapsedText: string;
+}): string {
+  const { users } = chain;
+  return (
+    `users: ${users.requests} requests, ${users.ok} OK, ${users.gaveUp} given up, ${users.attempts} attempts\n` +
+    `${textTable([[...TIER_HEADER], ...tierRows(chain.tiers)])}\n\n${chain.firstCollapsedText}\n`
+  );
+}

@@ -1,0 +1,149 @@
+import { jsonLines } from "../contracts/json-line.ts";
+import { parseClientLine } from "../contracts/client-line.ts";
+import { parseServerLine, type ServerLine } from "../contracts/server-line.ts";
+import { firstCollapsed, type TierFigures, tierFigures, type TierSample } from "../model/tiers/tier-figures.ts";
+import type { TierRecord } from "./experiment.ts";
+import { type Fault, faultsOfTier } from "../model/faults/fault-schedule.ts";
+import { firstCollapsedText } from "../report/tier-table.ts";
+
+/*
+ * A real chain's figures per tier (docs/tiers.md), from what its programs printed: the same
+ * pure figures as the simulator's (src/model/tiers/tier-figures.ts). A tier's arrivals are
+ * counted at its door, as the simulator counts them: the attempts its caller sent (the users'
+ * attempts for the edge, the tier above's upstream attempts below it), refused connections of a
+ * crashed tier included; its goodput is the OK answers its caller got.
+ */
+
+/** The users' totals over the run. */
+export interface ChainUsers {
+  readonly requests: number;
+  readonly ok: number;
+  readonly gaveUp: number;
+  readonly attempts: number;
+}
+
+/** Arrivals per second at one tier, window by window, for a chart: times in s from the run's start (startEpochMs), as the other charts. */
+export interface TierSeries {
+  readonly name: string;
+  readonly points: readonly { readonly atS: number; readonly arrivalsPerSec: number }[];
+}
+
+export interface ChainFigures {
+  readonly users: ChainUsers;
+  readonly tiers: readonly TierFigures[];
+  /** The tier that collapsed first; null when none did. */
+  readonly firstCollapsed: string | null;
+  /** The same in words, with why: "first to collapse: db at 20s (…), by its own fault db:crash@15s+15s". */
+  readonly firstCollapsedText: string;
+  readonly series: readonly TierSeries[];
+}
+
+/** A cumulative count over time: [ms from the users' start, total so far]. */
+type Cumulative = readonly (readonly [number, number])[];
+
+const CLIENT_OUTPUT = "the client's stdout";
+
+/**
+ * The figures of every tier: `clientLines` the users' JSON lines, `tiers` each tier's (the edge
+ * first), `runStartMs` when the users started (ms from `startEpochMs`); the fault times
+ * (`normalUntilMs`, `troubleUntilMs`) and `policyAmplification` are from the users' start too.
+ */
+export function chainFigures(input: {
+  readonly startEpochMs: number;
+  readonly runStartMs: number;
+  readonly clientLines: readonly string[];
+  readonly tiers: readonly TierRecord[];
+  readonly policyAmplification: readonly number[];
+  readonly normalUntilMs: number;
+  readonly troubleUntilMs: number;
+  /** The schedule, times from the users' start: a tier's own faults say why it collapsed. */
+  readonly faults: readonly Fault[];
+}): ChainFigures {
+  const originMs = input.startEpochMs + input.runStartMs;
+  const windows = jsonLines(input.clientLines).flatMap(({ text, line }) => {
+    const parsed = parseClientLine(text, { file: CLIENT_OUTPUT, line });
+    return parsed.kind === "window" ? [parsed] : [];
+  });
+  const running = (count: (window: (typeof windows)[number]) => number): Cumulative => {
+    let total = 0;
+    return windows.map((window) => [window.epochMs - originMs, (total += count(window))] as const);
+  };
+  const userRequests = running((window) => window.attempts - window.retries);
+  const users: ChainUsers = {
+    requests: last(userRequests),
+    ok: last(running((window) => window.ok)),
+    gaveUp: last(running((window) => window.gaveUp)),
+    attempts: last(running((window) => window.attempts)),
+  };
+  // What arrived at tier i and what its callers got back: the users' for the edge, the upstream counters of tier i − 1 below it.
+  const doors = input.tiers.map((_tier, index) => {
+    if (index === 0) return { arrivals: running((window) => window.attempts), ok: running((window) => window.ok) };
+    const caller = serverLines(input.tiers[index - 1]!);
+    return {
+      arrivals: acrossIncarnations(caller, originMs, (line) => line.upstream?.attempts ?? 0),
+      ok: acrossIncarnations(caller, originMs, (line) => line.upstream?.attemptsOk ?? 0),
+    };
+  });
+  const tiers = input.tiers.map((tier, index) => {
+    const door = doors[index]!;
+    const samples: TierSample[] = door.arrivals.map(([endMs, arrivals], sample) => ({
+      endMs,
+      arrivals,
+      okAnswers: door.ok[sample]![1],
+      userRequests: valueAt(userRequests, endMs),
+    }));
+    const workForNobody = last(acrossIncarnations(serverLines(tier), originMs, (line) => line.abandoned));
+    return tierFigures(
+      {
+        name: tier.name,
+        samples: samples.filter((sample) => sample.endMs > 0),
+        workForNobody,
+        policyAmplification: input.policyAmplification[index]!,
+      },
+      users.requests,
+      input.normalUntilMs,
+      input.troubleUntilMs,
+    );
+  });
+  const series = doors.map((door, index) => ({
+    name: input.tiers[index]!.name,
+    points: door.arrivals.flatMap(([endMs, arrivals], sample) => {
+      const [previousMs, previous] = sample === 0 ? [0, 0] : door.arrivals[sample - 1]!;
+      return endMs > previousMs && endMs > 0
+        ? [{ atS: (endMs + input.runStartMs) / 1000, arrivalsPerSec: ((arrivals - previous) * 1000) / (endMs - previousMs) }]
+        : [];
+    }),
+  }));
+  const first = firstCollapsed(tiers);
+  const faultsOf = (name: string) => faultsOfTier(input.faults, name, name === input.tiers[0]?.name);
+  return { users, tiers, firstCollapsed: first?.name ?? null, firstCollapsedText: firstCollapsedText(first, faultsOf), series };
+}
+
+function serverLines(tier: TierRecord): ServerLine[][] {
+  const file = `the ${tier.name} server's stdout`;
+  return tier.incarnationLines.map((lines) => jsonLines(lines).map(({ text, line }) => parseServerLine(text, { file, line })));
+}
+
+/**
+ * A server's counter as one total over its incarnations: a crash starts its counts again
+ * from zero, so each incarnation's totals are added to what the ones before it ended with.
+ */
+function acrossIncarnations(incarnations: readonly ServerLine[][], originMs: number, count: (line: ServerLine) => number): Cumulative {
+  let before = 0;
+  return incarnations.flatMap((lines) => {
+    const points = lines.map((line) => [line.epochMs - originMs, before + count(line)] as const);
+    before = points.at(-1)?.[1] ?? before;
+    return points;
+  });
+}
+
+const last = (series: Cumulative) => series.at(-1)?.[1] ?? 0;
+
+/** A cumulative count at `atMs`, straight between the points around it (the programs print at their own instants). */
+function valueAt(series: Cumulative, atMs: number): number {
+  const after = series.findIndex(([ms]) => ms >= atMs);
+  if (after === -1) return last(series);
+  const [afterMs, afterValue] = series[after]!;
+  const [beforeMs, beforeValue] = after === 0 ? [0, 0] : series[after - 1]!;
+  return afterMs === beforeMs ? afterValue : beforeValue + ((afterValue - beforeValue) * (atMs - beforeMs)) / (afterMs - beforeMs);
+}
