@@ -61,21 +61,31 @@ const rate = (count: number, ms: number) => (ms > 0 ? (count * 1000) / ms : 0);
 
 /**
  * A tier's figures; `userRequests` over the run, `normalUntilMs` the start of the first fault
- * (the run's end when none), `troubleUntilMs` the end of the last.
+ * (the run's end when none), `troubleUntilMs` the end of the last. Windows that end after
+ * `judgedUntilMs` (a real chain's tiers finishing their calls once the users stopped) count in the
+ * totals but not in the peak or the verdict: a tier that nobody calls any more has not collapsed.
  */
-export function tierFigures(counts: TierCounts, userRequests: number, normalUntilMs: number, troubleUntilMs: number): TierFigures {
+export function tierFigures(
+  counts: TierCounts,
+  userRequests: number,
+  normalUntilMs: number,
+  troubleUntilMs: number,
+  judgedUntilMs = Infinity,
+): TierFigures {
   const samples = counts.samples;
   const start: TierSample = { endMs: 0, arrivals: 0, okAnswers: 0, userRequests: 0 };
   const last = samples.at(-1) ?? start;
-  const windows = samples.map((sample, index) => {
-    const previous = index === 0 ? start : samples[index - 1]!;
-    const ms = sample.endMs - previous.endMs;
-    return {
-      endMs: sample.endMs,
-      arrivalsPerSec: rate(sample.arrivals - previous.arrivals, ms),
-      okPerSec: rate(sample.okAnswers - previous.okAnswers, ms),
-    };
-  });
+  const windows = samples
+    .map((sample, index) => {
+      const previous = index === 0 ? start : samples[index - 1]!;
+      const ms = sample.endMs - previous.endMs;
+      return {
+        endMs: sample.endMs,
+        arrivalsPerSec: rate(sample.arrivals - previous.arrivals, ms),
+        okPerSec: rate(sample.okAnswers - previous.okAnswers, ms),
+      };
+    })
+    .filter((window) => window.endMs <= judgedUntilMs);
   const normal = samples.filter((sample) => sample.endMs <= normalUntilMs).at(-1);
   const normalArrivalsPerSec = normal === undefined ? null : rate(normal.arrivals, normal.endMs);
   const normalOkPerSec = normal === undefined ? null : rate(normal.okAnswers, normal.endMs);
@@ -111,14 +121,15 @@ export function tierFigures(counts: TierCounts, userRequests: number, normalUnti
 /**
  * The tier that collapsed first: the earliest collapse; at the same window the deepest tier,
  * where the trouble came from (a tier fails its callers when its upstream fails). Undefined when none did.
+ * `windowMs`: in a real chain each tier's windows end at its caller's own instants, so collapses
+ * less than a window apart fell in overlapping windows and count as the same (0: the simulator's
+ * windows, the same for every tier).
  */
-export function firstCollapsed(tiers: readonly TierFigures[]): TierFigures | undefined {
-  let first: TierFigures | undefined;
-  for (const tier of tiers) {
-    if (tier.collapsedAtMs === null) continue;
-    if (first === undefined || tier.collapsedAtMs <= first.collapsedAtMs!) first = tier;
-  }
-  return first;
+export function firstCollapsed(tiers: readonly TierFigures[], windowMs = 0): TierFigures | undefined {
+  const collapsed = tiers.filter((tier) => tier.collapsedAtMs !== null);
+  if (collapsed.length === 0) return undefined;
+  const earliestMs = Math.min(...collapsed.map((tier) => tier.collapsedAtMs!));
+  return collapsed.filter((tier) => tier.collapsedAtMs === earliestMs || tier.collapsedAtMs! - earliestMs < windowMs).at(-1);
 }
 
 /** Arrivals ÷ users' requests from the sample `from` (the last normal one) to the last sample at or before `untilMs`. */
