@@ -40,7 +40,10 @@ export interface TierFigures {
   readonly goodputPerSec: number;
   /** Answers completed after the caller had given up (the model's abandoned). */
   readonly workForNobody: number;
-  /** The end of the first window after the normal phase whose goodput fell below COLLAPSE_SHARE of normal; null if none. */
+  /**
+   * The end of the first window after the normal phase whose goodput fell below COLLAPSE_SHARE of normal while it also
+   * answered OK less than COLLAPSE_SHARE of its normal share of what arrived (a tier nobody calls has not collapsed); null if none.
+   */
   readonly collapsedAtMs: number | null;
   /** The end of the first later window whose goodput is back at RECOVERY_SHARE of normal; null if none. */
   readonly recoveredAtMs: number | null;
@@ -93,9 +96,17 @@ export function tierFigures(
   let collapsedAtMs: number | null = null;
   let recoveredAtMs: number | null = null;
   if (normalOkPerSec !== null && normalOkPerSec > 0) {
-    for (const window of windows) {
+    // The share of its arrivals answered OK in the normal phase (1 for a tier that fails nothing).
+    const normalShare = normalOkPerSec / normalArrivalsPerSec!;
+    for (const [index, window] of windows.entries()) {
       if (window.endMs <= normalUntilMs) continue;
-      if (collapsedAtMs === null && window.okPerSec < COLLAPSE_SHARE * normalOkPerSec) collapsedAtMs = window.endMs;
+      // A tier its callers stopped calling (its caller stopped, crashed, or held up) answers less for
+      // lack of work, not from failing: it collapses only if it also fails what does arrive. Answers
+      // lag their arrivals, so what arrived is the lesser of this window's and the one before (a
+      // burst at a window's end is answered in the next).
+      const arrivedPerSec = Math.min(window.arrivalsPerSec, windows[index - 1]?.arrivalsPerSec ?? window.arrivalsPerSec);
+      const failing = window.okPerSec < COLLAPSE_SHARE * normalOkPerSec && window.okPerSec < COLLAPSE_SHARE * normalShare * arrivedPerSec;
+      if (collapsedAtMs === null && failing) collapsedAtMs = window.endMs;
       else if (collapsedAtMs !== null && recoveredAtMs === null && window.okPerSec >= RECOVERY_SHARE * normalOkPerSec) {
         recoveredAtMs = window.endMs;
       }
