@@ -7,6 +7,7 @@
  *   node --import ./src/register-tsx.mjs scripts/tiers-agreement.ts [-out docs/tiers-agreement.json] [-note TEXT]
  */
 import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { provenance } from "../src/runtime/provenance.ts";
 import {
   agreementTable,
@@ -26,6 +27,8 @@ const out = flag("out") ?? "docs/tiers-agreement.json";
 const note = flag("note");
 
 const started = provenance();
+// The machine may be shared: its 1-minute load average at the start and the end says how busy it was.
+const loadAtStart = loadavg()[0]!;
 const results: CaseResult[] = [];
 for (const agreementCase of CASES) {
   const result = await runCase(agreementCase);
@@ -40,6 +43,7 @@ const record = {
   command: "node --import ./src/register-tsx.mjs scripts/tiers-agreement.ts",
   provenance: started,
   ...(note === undefined ? {} : { note }),
+  loadAverage1m: { start: loadAtStart, end: loadavg()[0]! },
   seed: SEED,
   peakTolerance: PEAK_TOLERANCE,
   scenario: scenarioFile(CASES[0]!),
