@@ -48,6 +48,16 @@ export type DashboardEvent =
       /** Why the client fell behind in this window: its figures are its own lag, not the server's. */
       readonly behind?: string;
     }
+  /** A chain of tiers only: the attempts per second that reached one tier (docs/tiers.md). */
+  | {
+      readonly kind: "tier";
+      readonly run: number;
+      readonly tier: string;
+      /** Its place in the chain, the edge 0. */
+      readonly index: number;
+      readonly atS: number;
+      readonly arrivalsPerSec: number;
+    }
   | { readonly kind: "verdict"; readonly run: number; readonly verdict: string; readonly why: string }
   /** Nothing more will come: the page stops reconnecting. */
   | { readonly kind: "end"; readonly note: string };

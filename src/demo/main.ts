@@ -16,6 +16,7 @@ import { type DashboardEvent, clientEvent, faultEvent, serverEvent } from "../da
 import type { Dashboard } from "../dashboard/server.ts";
 import { startAnnouncedDashboard } from "../dashboard/start.ts";
 import { readableDelay } from "../report/readable-delay.ts";
+import { seconds } from "../model/seconds.ts";
 import { comparisonTable, renderReport, type StrategyResult } from "../report/report.ts";
 import {
   type ExperimentRecord,
@@ -64,7 +65,12 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   // A chain's verdict is the edge's, the server the users call: its flags stand for the server's.
   const serverArgs =
     chain === undefined ? [...(scenario?.passThrough["server-args"] ?? []), ...splitArgs(values["server-args"])] : [...chain[0]!.system];
-  const clientArgs = [...(scenario?.passThrough["client-args"] ?? []), ...splitArgs(values["client-args"])];
+  // A chain's tiers print once a second: the users' windows on the same grid, unless the file or the command line says otherwise.
+  const clientArgs = [
+    ...(chain === undefined ? [] : ["-interval=1s"]),
+    ...(scenario?.passThrough["client-args"] ?? []),
+    ...splitArgs(values["client-args"]),
+  ];
   // Check pass-through flags with the programs' own tables before starting anything.
   refuseReserved("server-args", serverArgs, RESERVED_SERVER_FLAGS);
   refuseReserved("client-args", clientArgs, RESERVED_CLIENT_FLAGS);
@@ -76,8 +82,10 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   );
   if (values["print-scenario"]) {
     const { printScenario } = await import("../scenario-file/print.ts");
-    const carried = { "server-args": serverFlags, "client-args": passThrough("client-args", () => parseClientArgs(clientArgs)) };
-    io.stdout.write(await printScenario(DEMO_TARGET, values, carried, scenario?.metadata));
+    const users = { "client-args": passThrough("client-args", () => parseClientArgs(clientArgs)) };
+    // A chain's servers are its tiers, written back as tiers: the edge's flags are not the file's top-level system.
+    const carried = chain === undefined ? { "server-args": serverFlags, ...users } : users;
+    io.stdout.write(await printScenario(DEMO_TARGET, values, carried, scenario?.metadata, chain));
     return 0;
   }
   // Every run is seeded, so that the results file can name its seeds: the user's, or one drawn here.
@@ -297,6 +305,8 @@ function publishLive(dashboard: Dashboard, run: number, live: LiveRecord): void 
   if (live.kind === "server") event = serverEvent(run, live.sample);
   else if (live.kind === "client") event = clientEvent(run, live.window);
   else if (live.kind === "fault") event = faultEvent(run, live.fault);
+  else if (live.kind === "tier")
+    event = { kind: "tier", run, tier: live.tier, index: live.index, atS: seconds(live.atMs), arrivalsPerSec: live.arrivalsPerSec };
   else event = { kind: "phase", run, phase: live.phase, atS: live.atMs / 1000 };
   dashboard.publish(event);
 }

@@ -3,7 +3,7 @@ import { FatalError } from "../cli/usage-error.ts";
 import { ChildProgram } from "./child-program.ts";
 import type { Launcher } from "./launcher.ts";
 import { clientWindow, parseClientLine, readClientWindows } from "../contracts/client-line.ts";
-import { parseServerLine, readServerSamples, serverSample } from "../contracts/server-line.ts";
+import { parseServerLine, readServerSamples, type ServerLine, serverSample } from "../contracts/server-line.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
 import { type Fault, type FaultKind, formatFault } from "../model/faults/fault-schedule.ts";
@@ -54,7 +54,9 @@ export type LiveRecord =
   /** A fault of a schedule begins (times from the run's start); not sent for the article's one stop, which is the outage phase. */
   | { readonly kind: "fault"; readonly fault: Fault }
   | { readonly kind: "server"; readonly sample: ServerSample }
-  | { readonly kind: "client"; readonly window: ClientWindow & { readonly throttledPerSec?: number | undefined } };
+  | { readonly kind: "client"; readonly window: ClientWindow & { readonly throttledPerSec?: number | undefined } }
+  /** A chain only: the attempts per second that reached a tier (its callers' attempts), at the end of the caller's window. */
+  | { readonly kind: "tier"; readonly tier: string; readonly index: number; readonly atMs: number; readonly arrivalsPerSec: number };
 
 export interface Progress {
   readonly strategy: string;
@@ -143,8 +145,32 @@ export async function runExperiment(
         ]),
       controlled,
       (incarnation) => {
-        // The live view follows the edge: the server the users call.
-        if (onRecord === undefined || index > 0) return;
+        if (onRecord === undefined) return;
+        // A middle tier's upstream attempts are the arrivals at the tier below: each line's since the previous one.
+        if (isChain && index < chain.length - 1) {
+          let previous: ServerLine | undefined;
+          unfollow.push(
+            follow(incarnation, (text, line) =>
+              live(() => {
+                const parsed = parseServerLine(text, { file: SERVER_OUTPUT, line });
+                const before = previous;
+                previous = parsed;
+                if (before === undefined || parsed.epochMs <= before.epochMs) return;
+                const sent = (parsed.upstream?.attempts ?? 0) - (before.upstream?.attempts ?? 0);
+                const arrivalsPerSec = (sent * 1000) / (parsed.epochMs - before.epochMs);
+                onRecord({
+                  kind: "tier",
+                  tier: chain[index + 1]!.name,
+                  index: index + 1,
+                  atMs: parsed.epochMs - startEpochMs,
+                  arrivalsPerSec,
+                });
+              }),
+            ),
+          );
+        }
+        // The live view's server is the edge: the server the users call.
+        if (index > 0) return;
         unfollow.push(
           follow(incarnation, (text, line) =>
             live(() =>
@@ -191,7 +217,11 @@ export async function runExperiment(
           live(() => {
             const parsed = parseClientLine(text, { file: CLIENT_OUTPUT, line });
             if (parsed.kind !== "window") return;
-            onRecord({ kind: "client", window: { ...clientWindow(parsed, startEpochMs), throttledPerSec: parsed.throttledPerSec } });
+            const window = clientWindow(parsed, startEpochMs);
+            onRecord({ kind: "client", window: { ...window, throttledPerSec: parsed.throttledPerSec } });
+            // The users' attempts are the arrivals at the edge.
+            if (isChain)
+              onRecord({ kind: "tier", tier: chain[0]!.name, index: 0, atMs: window.endMs, arrivalsPerSec: parsed.attemptsPerSec });
           }),
         ),
       );

@@ -15,6 +15,8 @@ const COLOURS = {
   attempts: "#7f7f7f",
   queue: "#17becf",
 };
+/** A chain's tiers, the edge first. */
+const TIER_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"];
 /** Earlier strategies of the same run, muted. */
 const MUTED = ["#a6bddb", "#c2a5cf", "#bdbdbd", "#fdbf6f", "#b2df8a", "#fb9a99", "#cab2d6", "#d9d9d9"];
 const { delay, delayExponent, drawLimit, fromZero, powersOfTen, readableSeconds, shadeBands, spanTime, timeAxes } = herdCharts;
@@ -56,6 +58,8 @@ function newRun(event) {
     faults: [],
     server: { t: [], concurrency: [], delay: [], queue: [], points: 0, lastConcurrency: null, lastDelayS: null, lastQueue: null },
     client: { t: [], ok: [], errors: [], timedout: [], throttled: [], attempts: [], hasThrottled: false, behind: [] },
+    // A chain only: each tier's arrivals per second, the edge first, { name, t, arrivals } (a tier not yet heard from: empty).
+    tiers: [],
     verdict: undefined,
   };
 }
@@ -102,6 +106,12 @@ function receive(event) {
       if (event.throttledPerSec !== undefined) run.client.hasThrottled = true;
       if (event.behind !== undefined) run.client.behind.push({ atS: event.atS, why: event.behind });
       break;
+    case "tier": {
+      const tier = (run.tiers[event.index] ??= { name: event.tier, t: [], arrivals: [] });
+      tier.t.push(event.atS);
+      tier.arrivals.push(event.arrivalsPerSec);
+      break;
+    }
     case "verdict":
       run.verdict = { verdict: event.verdict, why: event.why };
       break;
@@ -185,6 +195,19 @@ function draw() {
     undefined,
     { values: powersOfTen },
   );
+  // A chain: the attempts that reached each tier, the multiplication down the chain.
+  const tiers = [...run.tiers].filter((tier) => tier !== undefined);
+  $("tiers-figure").hidden = tiers.length === 0;
+  if (tiers.length > 0) {
+    plot(
+      "tiers",
+      tiers.map((tier) => [tier.t, tier.arrivals]),
+      tiers.map((tier, index) => line(tier.name, TIER_COLOURS[index % TIER_COLOURS.length], 1.5)),
+      { distr: 4, range: fromZero },
+      undefined,
+      { values: powersOfTen },
+    );
+  }
 }
 
 // Gaps of the join (another series' times) are bridged; explicit nulls (an outage) are not.
