@@ -8,6 +8,8 @@ export type SummaryEntry = Pick<StrategyResult, "strategy" | "phases" | "metrics
   readonly users?: ChainFigures["users"];
   readonly tiers?: ChainFigures["tiers"];
   readonly firstCollapsed?: string | null;
+  /** The same in words, with why (firstCollapsedText of src/report/tier-table.ts). */
+  readonly firstCollapsedText?: string;
 };
 
 /**
@@ -40,7 +42,9 @@ export function summaryJson(settings: SummaryFile["settings"], provenance: Prove
     strategy,
     phases,
     metrics,
-    ...(chain === undefined ? {} : { users: chain.users, tiers: chain.tiers, firstCollapsed: chain.firstCollapsed }),
+    ...(chain === undefined
+      ? {}
+      : { users: chain.users, tiers: chain.tiers, firstCollapsed: chain.firstCollapsed, firstCollapsedText: chain.firstCollapsedText }),
   }));
   return `${JSON.stringify({ settings, provenance, results: entries }, jsonNumbers, 2)}\n`;
 }

@@ -69,6 +69,9 @@ export function chainFigures(input: {
     return windows.map((window) => [window.epochMs - originMs, (total += count(window))] as const);
   };
   const userRequests = running((window) => window.attempts - window.retries);
+  // The users' last window ends the judged run; their window is the one a tier's collapse is placed within.
+  const usersEndMs = windows.length === 0 ? Infinity : windows.at(-1)!.epochMs - originMs;
+  const windowMs = Math.max(0, ...windows.map((window) => window.windowMs));
   const users: ChainUsers = {
     requests: last(userRequests),
     ok: last(running((window) => window.ok)),
@@ -103,6 +106,7 @@ export function chainFigures(input: {
       users.requests,
       input.normalUntilMs,
       input.troubleUntilMs,
+      usersEndMs,
     );
   });
   const series = doors.map((door, index) => ({
@@ -114,7 +118,7 @@ export function chainFigures(input: {
         : [];
     }),
   }));
-  const first = firstCollapsed(tiers);
+  const first = firstCollapsed(tiers, windowMs);
   const faultsOf = (name: string) => faultsOfTier(input.faults, name, name === input.tiers[0]?.name);
   return { users, tiers, firstCollapsed: first?.name ?? null, firstCollapsedText: firstCollapsedText(first, faultsOf), series };
 }

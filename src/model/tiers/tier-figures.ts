@@ -40,7 +40,10 @@ export interface TierFigures {
   readonly goodputPerSec: number;
   /** Answers completed after the caller had given up (the model's abandoned). */
   readonly workForNobody: number;
-  /** The end of the first window after the normal phase whose goodput fell below COLLAPSE_SHARE of normal; null if none. */
+  /**
+   * The end of the first window after the normal phase whose goodput fell below COLLAPSE_SHARE of normal while it also
+   * answered OK less than COLLAPSE_SHARE of its normal share of what arrived (a tier nobody calls has not collapsed); null if none.
+   */
   readonly collapsedAtMs: number | null;
   /** The end of the first later window whose goodput is back at RECOVERY_SHARE of normal; null if none. */
   readonly recoveredAtMs: number | null;
@@ -61,21 +64,31 @@ const rate = (count: number, ms: number) => (ms > 0 ? (count * 1000) / ms : 0);
 
 /**
  * A tier's figures; `userRequests` over the run, `normalUntilMs` the start of the first fault
- * (the run's end when none), `troubleUntilMs` the end of the last.
+ * (the run's end when none), `troubleUntilMs` the end of the last. Windows that end after
+ * `judgedUntilMs` (a real chain's tiers finishing their calls once the users stopped) count in the
+ * totals but not in the peak or the verdict: a tier that nobody calls any more has not collapsed.
  */
-export function tierFigures(counts: TierCounts, userRequests: number, normalUntilMs: number, troubleUntilMs: number): TierFigures {
+export function tierFigures(
+  counts: TierCounts,
+  userRequests: number,
+  normalUntilMs: number,
+  troubleUntilMs: number,
+  judgedUntilMs = Infinity,
+): TierFigures {
   const samples = counts.samples;
   const start: TierSample = { endMs: 0, arrivals: 0, okAnswers: 0, userRequests: 0 };
   const last = samples.at(-1) ?? start;
-  const windows = samples.map((sample, index) => {
-    const previous = index === 0 ? start : samples[index - 1]!;
-    const ms = sample.endMs - previous.endMs;
-    return {
-      endMs: sample.endMs,
-      arrivalsPerSec: rate(sample.arrivals - previous.arrivals, ms),
-      okPerSec: rate(sample.okAnswers - previous.okAnswers, ms),
-    };
-  });
+  const windows = samples
+    .map((sample, index) => {
+      const previous = index === 0 ? start : samples[index - 1]!;
+      const ms = sample.endMs - previous.endMs;
+      return {
+        endMs: sample.endMs,
+        arrivalsPerSec: rate(sample.arrivals - previous.arrivals, ms),
+        okPerSec: rate(sample.okAnswers - previous.okAnswers, ms),
+      };
+    })
+    .filter((window) => window.endMs <= judgedUntilMs);
   const normal = samples.filter((sample) => sample.endMs <= normalUntilMs).at(-1);
   const normalArrivalsPerSec = normal === undefined ? null : rate(normal.arrivals, normal.endMs);
   const normalOkPerSec = normal === undefined ? null : rate(normal.okAnswers, normal.endMs);
@@ -83,9 +96,17 @@ export function tierFigures(counts: TierCounts, userRequests: number, normalUnti
   let collapsedAtMs: number | null = null;
   let recoveredAtMs: number | null = null;
   if (normalOkPerSec !== null && normalOkPerSec > 0) {
-    for (const window of windows) {
+    // The share of its arrivals answered OK in the normal phase (1 for a tier that fails nothing).
+    const normalShare = normalOkPerSec / normalArrivalsPerSec!;
+    for (const [index, window] of windows.entries()) {
       if (window.endMs <= normalUntilMs) continue;
-      if (collapsedAtMs === null && window.okPerSec < COLLAPSE_SHARE * normalOkPerSec) collapsedAtMs = window.endMs;
+      // A tier its callers stopped calling (its caller stopped, crashed, or held up) answers less for
+      // lack of work, not from failing: it collapses only if it also fails what does arrive. Answers
+      // lag their arrivals, so what arrived is the lesser of this window's and the one before (a
+      // burst at a window's end is answered in the next).
+      const arrivedPerSec = Math.min(window.arrivalsPerSec, windows[index - 1]?.arrivalsPerSec ?? window.arrivalsPerSec);
+      const failing = window.okPerSec < COLLAPSE_SHARE * normalOkPerSec && window.okPerSec < COLLAPSE_SHARE * normalShare * arrivedPerSec;
+      if (collapsedAtMs === null && failing) collapsedAtMs = window.endMs;
       else if (collapsedAtMs !== null && recoveredAtMs === null && window.okPerSec >= RECOVERY_SHARE * normalOkPerSec) {
         recoveredAtMs = window.endMs;
       }
@@ -111,14 +132,15 @@ export function tierFigures(counts: TierCounts, userRequests: number, normalUnti
 /**
  * The tier that collapsed first: the earliest collapse; at the same window the deepest tier,
  * where the trouble came from (a tier fails its callers when its upstream fails). Undefined when none did.
+ * `windowMs`: in a real chain each tier's windows end at its caller's own instants, so collapses
+ * less than a window apart fell in overlapping windows and count as the same (0: the simulator's
+ * windows, the same for every tier).
  */
-export function firstCollapsed(tiers: readonly TierFigures[]): TierFigures | undefined {
-  let first: TierFigures | undefined;
-  for (const tier of tiers) {
-    if (tier.collapsedAtMs === null) continue;
-    if (first === undefined || tier.collapsedAtMs <= first.collapsedAtMs!) first = tier;
-  }
-  return first;
+export function firstCollapsed(tiers: readonly TierFigures[], windowMs = 0): TierFigures | undefined {
+  const collapsed = tiers.filter((tier) => tier.collapsedAtMs !== null);
+  if (collapsed.length === 0) return undefined;
+  const earliestMs = Math.min(...collapsed.map((tier) => tier.collapsedAtMs!));
+  return collapsed.filter((tier) => tier.collapsedAtMs === earliestMs || tier.collapsedAtMs! - earliestMs < windowMs).at(-1);
 }
 
 /** Arrivals ÷ users' requests from the sample `from` (the last normal one) to the last sample at or before `untilMs`. */
