@@ -6,6 +6,7 @@ import { DEFAULT_OUTAGES_MS } from "../../src/choose/options.ts";
 import { rankingRule } from "../../src/choose/ranking.ts";
 import { faultsCells } from "../../src/report/faults-table.ts";
 import { comparisonCells } from "../../src/report/readme-table.ts";
+import { chainComparisonCells, type ChainComparisonFile } from "../../src/report/tier-table.ts";
 
 /*
  * Every comparison table in the README says what its results file says. A table marked
@@ -37,6 +38,15 @@ const headlines = [...readme.matchAll(/<!-- choose-headline: (docs\/[\w.-]+\.jso
   line: match[2]!,
 }));
 
+const chainTables = [...readme.matchAll(/<!-- tiers: (docs\/[\w.-]+\.json) -->\n((?:\s*\|.*\n)+)/g)].map((match) => ({
+  file: match[1]!,
+  table: match[2]!,
+}));
+const chainHeadlines = [...readme.matchAll(/<!-- tiers-choose: (docs\/[\w.-]+\.json) -->\n+> (.*)\n/g)].map((match) => ({
+  file: match[1]!,
+  line: match[2]!,
+}));
+
 function cellsOf(table: string): string[][] {
   return table
     .trim()
@@ -63,6 +73,16 @@ describe("the README's figures", () => {
   it("has the table of each model with each fault, and it agrees with its results file (scripts/sim-faults.ts)", () => {
     expect(faultTables.map((entry) => entry.file)).toEqual(["docs/sim-faults.json"]);
     for (const { file, table } of faultTables) expect(cellsOf(table)).toEqual(faultsCells(readFileSync(resolve(ROOT, file), "utf8")));
+  });
+
+  it("has the chain's table, simulated beside real, and choose's answer for it, each as its results file says (scripts/three-tiers.ts)", () => {
+    expect(chainTables.map((entry) => entry.file)).toEqual(["docs/three-tiers.json"]);
+    expect(chainHeadlines.map((entry) => entry.file)).toEqual(["docs/three-tiers.json"]);
+    for (const { file, table } of chainTables) expect(cellsOf(table)).toEqual(chainComparisonCells(readFileSync(resolve(ROOT, file), "utf8")));
+    for (const { file, line } of chainHeadlines) {
+      const record = JSON.parse(readFileSync(resolve(ROOT, file), "utf8")) as ChainComparisonFile;
+      expect(line).toBe(record.choose.recommendation.headline);
+    }
   });
 
   it("has the three systems' choose tables and first lines, marked with their results files", () => {
