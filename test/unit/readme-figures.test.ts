@@ -78,7 +78,8 @@ describe("the README's figures", () => {
   it("has the chain's table, simulated beside real, and choose's answer for it, each as its results file says (scripts/three-tiers.ts)", () => {
     expect(chainTables.map((entry) => entry.file)).toEqual(["docs/three-tiers.json"]);
     expect(chainHeadlines.map((entry) => entry.file)).toEqual(["docs/three-tiers.json"]);
-    for (const { file, table } of chainTables) expect(cellsOf(table)).toEqual(chainComparisonCells(readFileSync(resolve(ROOT, file), "utf8")));
+    for (const { file, table } of chainTables)
+      expect(cellsOf(table)).toEqual(chainComparisonCells(readFileSync(resolve(ROOT, file), "utf8")));
     for (const { file, line } of chainHeadlines) {
       const record = JSON.parse(readFileSync(resolve(ROOT, file), "utf8")) as ChainComparisonFile;
       expect(line).toBe(record.choose.recommendation.headline);
