@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
 import { chartScriptFile, uPlotFile } from "./chart-files.ts";
-import type { ChainFigures } from "../runtime/chain-figures.ts";
+import type { ChainFigures } from "../model/tiers/chain-figures.ts";
 import { TIER_HEADER, tierRows } from "./tier-table.ts";
 import type { ScenarioMetrics, WastedWork } from "../model/scenario-metrics.ts";
 import { bandsText, troubleBands } from "../model/faults/bands.ts";

@@ -1,6 +1,6 @@
 import type { ScenarioSource } from "./html.ts";
 import type { StrategyResult } from "./report.ts";
-import type { ChainFigures } from "../runtime/chain-figures.ts";
+import type { ChainFigures } from "../model/tiers/chain-figures.ts";
 
 /** What summary.json holds for each strategy: enough to rebuild the comparison table. */
 export type SummaryEntry = Pick<StrategyResult, "strategy" | "phases" | "metrics"> & {

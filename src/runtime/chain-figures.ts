@@ -1,10 +1,13 @@
 import { jsonLines } from "../contracts/json-line.ts";
 import { parseClientLine } from "../contracts/client-line.ts";
 import { parseServerLine, type ServerLine } from "../contracts/server-line.ts";
-import { firstCollapsed, type TierFigures, tierFigures, type TierSample } from "../model/tiers/tier-figures.ts";
+import { firstCollapsed, tierFigures, type TierSample } from "../model/tiers/tier-figures.ts";
 import type { TierRecord } from "./experiment.ts";
 import { type Fault, faultsOfTier } from "../model/faults/fault-schedule.ts";
 import { firstCollapsedText } from "../report/tier-table.ts";
+import type { ChainFigures, ChainUsers, TierSeries } from "../model/tiers/chain-figures.ts";
+
+export type { ChainFigures, ChainUsers, TierSeries };
 
 /*
  * A real chain's figures per tier (docs/tiers.md), from what its programs printed: the same
@@ -13,30 +16,6 @@ import { firstCollapsedText } from "../report/tier-table.ts";
  * attempts for the edge, the tier above's upstream attempts below it), refused connections of a
  * crashed tier included; its goodput is the OK answers its caller got.
  */
-
-/** The users' totals over the run. */
-export interface ChainUsers {
-  readonly requests: number;
-  readonly ok: number;
-  readonly gaveUp: number;
-  readonly attempts: number;
-}
-
-/** Arrivals per second at one tier, window by window, for a chart: times in s from the run's start (startEpochMs), as the other charts. */
-export interface TierSeries {
-  readonly name: string;
-  readonly points: readonly { readonly atS: number; readonly arrivalsPerSec: number }[];
-}
-
-export interface ChainFigures {
-  readonly users: ChainUsers;
-  readonly tiers: readonly TierFigures[];
-  /** The tier that collapsed first; null when none did. */
-  readonly firstCollapsed: string | null;
-  /** The same in words, with why: "first to collapse: db at 20s (…), by its own fault db:crash@15s+15s". */
-  readonly firstCollapsedText: string;
-  readonly series: readonly TierSeries[];
-}
 
 /** A cumulative count over time: [ms from the users' start, total so far]. */
 type Cumulative = readonly (readonly [number, number])[];
