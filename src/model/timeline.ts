@@ -55,4 +55,10 @@ export interface Phases {
    * whose only trouble is the one stop from stopAtMs to resumeAtMs.
    */
   readonly faults?: readonly Fault[] | undefined;
+  /**
+   * Where the run's own clock starts on this timeline, when not at 0: the demo's timeline counts
+   * from when its server started, its schedule from when its clients did. A reason names the
+   * faults on the schedule's clock, as the user wrote them.
+   */
+  readonly runStartMs?: number | undefined;
 }

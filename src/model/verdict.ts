@@ -164,7 +164,9 @@ function troubleWords(phases: Phases): { readonly lead: string; readonly since: 
   const faults = phases.faults ?? [];
   if (faults.length === 0 || (faults.length === 1 && faults[0]!.kind === "stop")) return { lead: "", since: "after resume" };
   const ended = faults.length === 1 ? "ended" : "had all ended";
-  return { lead: `after ${faultsText(faults)} ${ended} at ${durationText(phases.resumeAtMs)}: `, since: "after that" };
+  const origin = phases.runStartMs ?? 0;
+  const asScheduled = faults.map((fault) => ({ ...fault, atMs: fault.atMs - origin }));
+  return { lead: `after ${faultsText(asScheduled)} ${ended} at ${durationText(phases.resumeAtMs - origin)}: `, since: "after that" };
 }
 
 /** The queue model's state at a report, where the sample has it: " (queue 2400, threads busy 8)". */

@@ -261,7 +261,7 @@ export async function runExperiment(
       stopAtMs: firstStartMs,
       resumeAtMs: lastEndMs,
       endMs: lastEndMs + plan.observeMs,
-      ...(onlyOneStop ? {} : { faults }),
+      ...(onlyOneStop ? {} : { faults, runStartMs }),
     };
     const report = (phase: Phase, phaseEndsAtMs: number) =>
       options.onProgress({

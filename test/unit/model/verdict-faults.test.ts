@@ -93,6 +93,16 @@ describe("verdict after a fault schedule", () => {
     expect(stillFailing(shedding, errorPhases, 100)).toEqual(shedding.at(-1));
   });
 
+  it("names the faults on the schedule's clock when the timeline starts earlier (the demo's: its server starts before its clients)", () => {
+    // The demo's timeline counts from its server's start; its clients, and the schedule errors@20s+10s, started 2.25 s later.
+    const errorsFault: Fault = { kind: "errors", atMs: 22_250, durationMs: 10_000, factor: 0.5 };
+    const demoPhases: Phases = { stopAtMs: 22_250, resumeAtMs: 32_250, endMs: 92_250, faults: [errorsFault], runStartMs: 2_250 };
+    const server = queueReports(1_000, repeat(91, [8, 0] as const));
+    const shedding = windows([...repeat(4, [100, 0, 0] as const), ...repeat(14, [30, 400, 0] as const)]);
+    const judgement = judge({ server, client: shedding, phases: demoPhases, concurrencyLimit: 16, baselineOkPerSec: 100 });
+    expect(judgement.why).toMatch(/^after errors@20s\+10s\*0\.5 ended at 30s: /);
+  });
+
   it("speaks of the resume, as before, when the one fault is a stop", () => {
     const stop: Phases = {
       stopAtMs: 15_000,
