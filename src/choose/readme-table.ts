@@ -1,3 +1,4 @@
+import { markdownTable } from "../report/text-table.ts";
 import { longestText } from "./ranking.ts";
 import { EVERYDAY_HEADER, everydayCells } from "./report.ts";
 import type { CandidateSummary } from "./summary.ts";
@@ -66,7 +67,5 @@ export function chooseHeadline(fileText: string): string {
 
 /** The table in Markdown. */
 export function markdownChoose(fileText: string): string {
-  const [header, ...rows] = chooseCells(fileText);
-  const line = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
-  return [line(header!), line(header!.map(() => "---")), ...rows.map(line)].join("\n");
+  return markdownTable(chooseCells(fileText));
 }

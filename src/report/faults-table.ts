@@ -1,3 +1,5 @@
+import { markdownTable } from "./text-table.ts";
+
 /**
  * The README's "Any system, any trouble" table, from docs/sim-faults.json (written by
  * scripts/sim-faults.ts): one row per server model and fault, each strategy's verdict and
@@ -29,7 +31,5 @@ export function faultsCells(text: string): string[][] {
 
 /** The same table in Markdown. */
 export function markdownFaults(text: string): string {
-  const [header, ...rows] = faultsCells(text);
-  const line = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
-  return [line(header!), line(header!.map(() => "---")), ...rows.map(line)].join("\n");
+  return markdownTable(faultsCells(text));
 }

@@ -1,3 +1,4 @@
+import { markdownTable } from "./text-table.ts";
 import { COMPARISON_HEADER, comparisonRows, type StrategyResult } from "./report.ts";
 import { parseSummary } from "./summary-file.ts";
 
@@ -10,7 +11,5 @@ export function comparisonCells(summaryText: string): string[][] {
 
 /** The same table in Markdown. */
 export function markdownComparison(summaryText: string): string {
-  const [header, ...rows] = comparisonCells(summaryText);
-  const line = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
-  return [line(header!), line(header!.map(() => "---")), ...rows.map(line)].join("\n");
+  return markdownTable(comparisonCells(summaryText));
 }

@@ -11,3 +11,9 @@ export function textTable(rows: readonly (readonly string[])[]): string {
       .trimEnd();
   return [line(rows[0]!), line(widths.map((width) => "-".repeat(width))), ...rows.slice(1).map(line)].join("\n");
 }
+
+/** The same rows as a Markdown table, for the README: the first row is the header. */
+export function markdownTable(rows: readonly (readonly string[])[]): string {
+  const line = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
+  return [line(rows[0]!), line(rows[0]!.map(() => "---")), ...rows.slice(1).map(line)].join("\n");
+}

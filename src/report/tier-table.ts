@@ -1,7 +1,7 @@
 import { formatDuration } from "../cli/duration.ts";
 import { type Fault, formatFault } from "../model/faults/fault-schedule.ts";
 import type { TierFigures } from "../model/tiers/tier-figures.ts";
-import { textTable } from "./text-table.ts";
+import { textTable, markdownTable } from "./text-table.ts";
 
 /*
  * A chain's figures per tier as a table (docs/tiers.md), the same for the simulator's chain
@@ -120,7 +120,5 @@ export function chainComparisonCells(fileText: string): string[][] {
 
 /** The same table in Markdown. */
 export function markdownChainComparison(fileText: string): string {
-  const [header, ...rows] = chainComparisonCells(fileText);
-  const line = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
-  return [line(header!), line(header!.map(() => "---")), ...rows.map(line)].join("\n");
+  return markdownTable(chainComparisonCells(fileText));
 }
