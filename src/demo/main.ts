@@ -9,7 +9,7 @@ import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import { makeOutputDir, removeIfEmpty, writeOutputFile } from "../runtime/output-files.ts";
 import { scenarioSettings, summaryJson } from "../report/summary-file.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { parseClientArgs, resolveClientOptions, resolveRetryPolicy } from "../client/options.ts";
+import { CLIENT_FLAGS, parseClientArgs, resolveClientOptions, resolveRetryPolicy } from "../client/options.ts";
 import { parseServerArgs, resolveServerOptions, serverFigures } from "../server/options.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
 import { type DashboardEvent, clientEvent, faultEvent, serverEvent } from "../dashboard/events.ts";
@@ -76,7 +76,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   refuseReserved("client-args", clientArgs, RESERVED_CLIENT_FLAGS);
   const serverFlags = passThrough("server-args", () => parseServerArgs(serverArgs));
   // Comparing strategies, a parameter flag goes only to the clients of those that read it, as in ./sim.
-  const argsOfRun = (run: StrategyRun) => (strategies.length > 1 ? clientArgsOfRun(run, clientArgs) : clientArgs);
+  const argsOfRun = (run: StrategyRun) => (strategies.length > 1 ? clientArgsOfRun(run, clientArgs, CLIENT_FLAGS) : clientArgs);
   const clientFlags = strategies.map((strategy) =>
     passThrough("client-args", () => parseClientArgs([...strategy.clientArgs, ...argsOfRun(strategy)])),
   );

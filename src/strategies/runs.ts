@@ -1,3 +1,4 @@
+import { type ArgvFlag, normalizeArgv } from "../cli/argv.ts";
 import { findStrategy, parseStrategyList, presetOf, type RunName, STRATEGY_PARAMETER_FLAGS, strategyOfRun } from "./registry.ts";
 
 /** A strategy or preset as the experiment runs it, and the client flags that select it. */
@@ -21,17 +22,12 @@ export function parseStrategies(text: string): StrategyRun[] {
 /**
  * The client flags of a comparison with the parameter flags that this run's strategy does
  * not read left out, as the simulator leaves them out (withStrategy in src/sim/trial.ts):
- * `-min-delay 20s` given for full jitter must not make fixed's client refuse to start.
- * Every parameter flag takes a value, as `-name value` or `-name=value`.
+ * `-min-delay 20s` given for full jitter must not make fixed's client refuse to start. The
+ * arguments are read by the command line's own rules (`flags`: the client's table) and come
+ * back one `--name=value` token each.
  */
-export function clientArgsOfRun(run: StrategyRun, args: readonly string[]): string[] {
+export function clientArgsOfRun(run: StrategyRun, args: readonly string[], flags: readonly ArgvFlag[]): string[] {
   const reads = findStrategy(strategyOfRun(run.name))!.parameters;
   const unread = new Set<string>(STRATEGY_PARAMETER_FLAGS.map((flag) => flag.name).filter((name) => !(name in reads)));
-  const kept: string[] = [];
-  for (let index = 0; index < args.length; index++) {
-    const match = /^--?([^=]+)(=.*)?$/.exec(args[index]!);
-    if (match === null || !unread.has(match[1]!)) kept.push(args[index]!);
-    else if (match[2] === undefined) index++;
-  }
-  return kept;
+  return normalizeArgv(args, flags).filter((token) => !unread.has(token.slice(2, token.indexOf("="))));
 }

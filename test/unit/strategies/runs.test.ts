@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { clientArgsOfRun, parseStrategies } from "../../../src/strategies/runs.ts";
-import { parseClientArgs, resolveClientOptions } from "../../../src/client/options.ts";
+import { CLIENT_FLAGS, parseClientArgs, resolveClientOptions } from "../../../src/client/options.ts";
 
 function clientOptions(args: readonly string[]) {
   const parsed = parseClientArgs(args);
@@ -13,12 +13,18 @@ describe("clientArgsOfRun", () => {
   const given = ["-clients", "200", "-min-delay", "20s", "--max-delay=40s", "-simple-backoff-delay", "0s", "-max-attempts", "3"];
 
   it("leaves out, for each strategy, the parameter flags it does not read, with their values", () => {
-    expect(clientArgsOfRun(fixed!, given)).toEqual(["-clients", "200", "-simple-backoff-delay", "0s", "-max-attempts", "3"]);
-    expect(clientArgsOfRun(fullJitter!, given)).toEqual(["-clients", "200", "-min-delay", "20s", "--max-delay=40s", "-max-attempts", "3"]);
+    expect(clientArgsOfRun(fixed!, given, CLIENT_FLAGS)).toEqual(["--clients=200", "--simple-backoff-delay=0s", "--max-attempts=3"]);
+    expect(clientArgsOfRun(fullJitter!, given, CLIENT_FLAGS)).toEqual([
+      "--clients=200",
+      "--min-delay=20s",
+      "--max-delay=40s",
+      "--max-attempts=3",
+    ]);
   });
 
   it("gives each strategy's client flags it accepts (Brooker's collapse example compares fixed with full jitter)", () => {
     expect(() => clientOptions([...fixed!.clientArgs, ...given])).toThrow(/does not apply to -strategy fixed/);
-    for (const run of [fixed!, fullJitter!]) expect(() => clientOptions([...run.clientArgs, ...clientArgsOfRun(run, given)])).not.toThrow();
+    for (const run of [fixed!, fullJitter!])
+      expect(() => clientOptions([...run.clientArgs, ...clientArgsOfRun(run, given, CLIENT_FLAGS)])).not.toThrow();
   });
 });
