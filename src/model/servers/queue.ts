@@ -124,8 +124,8 @@ function answerExpired(expired: readonly Job[] | undefined): void {
 }
 
 export class ThreadPool implements ServerModel {
-  private readonly clock: Clock;
-  private readonly options: ThreadPoolOptions;
+  protected readonly clock: Clock;
+  protected readonly options: ThreadPoolOptions;
   private readonly maxInService: number;
   private threads: number;
   private serviceTimeFactor = 1;

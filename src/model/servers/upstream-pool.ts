@@ -44,8 +44,6 @@ export interface UpstreamCaller {
  */
 export class UpstreamPool extends ThreadPool {
   private readonly caller: UpstreamCaller;
-  private readonly poolClock: Clock;
-  private readonly cancelOnDisconnect: boolean;
   /** Requests whose call is in flight, by ticket. */
   private readonly calls = new Map<ServiceTicket, Job>();
   /** Calls reported ended while being started, to take at the next turn. */
@@ -64,9 +62,7 @@ export class UpstreamPool extends ThreadPool {
 
   constructor(clock: Clock, options: ThreadPoolOptions, caller: UpstreamCaller) {
     super(clock, options);
-    this.poolClock = clock;
     this.caller = caller;
-    this.cancelOnDisconnect = options.cancelOnDisconnect;
   }
 
   /** The call of `ticket` ended; ignored for a call that was cancelled or already reported. */
@@ -75,7 +71,7 @@ export class UpstreamPool extends ThreadPool {
     if (job === undefined || this.endedEarly.has(ticket)) return;
     if (this.starting) {
       this.endedEarly.set(ticket, end);
-      this.poolClock.arm(this.earlyTimer, 0);
+      this.clock.arm(this.earlyTimer, 0);
       return;
     }
     this.calls.delete(ticket);
@@ -98,7 +94,7 @@ export class UpstreamPool extends ThreadPool {
 
   override abandon(ticket: ServiceTicket): void {
     super.abandon(ticket);
-    if (this.cancelOnDisconnect) this.cancel(ticket);
+    if (this.options.cancelOnDisconnect) this.cancel(ticket);
   }
 
   override snapshot(): ServiceSnapshot {
@@ -118,13 +114,13 @@ export class UpstreamPool extends ThreadPool {
 
   override stop(): void {
     super.stop();
-    this.poolClock.cancel(this.earlyTimer);
+    this.clock.cancel(this.earlyTimer);
     this.cancelAll();
   }
 
   override crash(): unknown[] {
     const lost = super.crash();
-    this.poolClock.cancel(this.earlyTimer);
+    this.clock.cancel(this.earlyTimer);
     this.cancelAll();
     return lost;
   }
@@ -142,13 +138,13 @@ export class UpstreamPool extends ThreadPool {
 
   private endCall(job: Job, end: UpstreamCallEnd): void {
     if (end === "ok") {
-      super.beginService(job, this.poolClock.now());
+      super.beginService(job, this.clock.now());
       return;
     }
     if (end === "failed") this.failuresTotal++;
     // One whose client has gone counts as abandoned (work for nobody), as the base pool counts it.
     else if (!job.abandoned) this.expiredInCall++;
-    this.complete(job, this.poolClock.now(), end === "failed" ? "upstream-failed" : "expired");
+    this.complete(job, this.clock.now(), end === "failed" ? "upstream-failed" : "expired");
   }
 
   private takeEarlyEnds(): void {
