@@ -206,6 +206,8 @@ describe("the live dashboard, in Chromium", () => {
     dashboard.publish({ kind: "fault", run: 0, fault: "slow", fromS: 3, toS: 7, label: "slow ×3" });
     dashboard.publish({ kind: "server", run: 0, atS: 5, concurrency: 58, delayS: 0.06, queueLength: 50, threadsBusy: 4, threads: 4 });
     await page.waitForFunction(() => window.dashboard.runs[0]?.server.points === 5);
+    // The figures are written at the next animation frame after the data arrive: wait for that drawing.
+    await page.waitForFunction(() => document.getElementById("faults")?.textContent !== "–");
     expect(await page.textContent("#faults")).toBe("capacity ×0.5, slow ×3");
     expect(await page.isVisible("#queue-figures")).toBe(true);
     expect(await page.textContent("#queue")).toBe("50");
