@@ -73,6 +73,11 @@ export interface AttemptContext {
   stopAtMs: number;
 }
 
+/** AttemptCycle's flags. */
+const RETRY = 1;
+const IN_FLIGHT = 2;
+const HELD_BACK = 4;
+
 /**
  * The lifecycle of one attempt at a time, which a closed user and an open-loop chain share:
  * admit it (the client's own throttle or breaker may refuse it), send it with its
@@ -84,24 +89,48 @@ export interface AttemptContext {
  */
 export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate {
   clockSlot: unknown = undefined;
-  /** Whether the next attempt is a retry. */
-  protected isRetry = false;
-  private attemptInFlight = false;
-  /** The attempt about to go out could not be sent before (notSent): it is late even on a punctual clock. */
-  private heldBack = false;
+  /**
+   * RETRY, IN_FLIGHT and HELD_BACK in one small integer rather than three fields: a million
+   * simulated users are memory-bound, and every field is 8 bytes of each user's object.
+   */
+  private flags = 0;
   /** What the transport returned for the attempt in flight. */
   private attempt: unknown = undefined;
   protected readonly context: AttemptContext;
   /** The cycle's number: its slot among the client instances (and, for a user, where its times are). */
   protected readonly index: number;
-  /** With hedging: the copies of the request in flight; undefined when no hedged request is open. */
-  private copies: HedgeCopy[] | undefined = undefined;
-  /** With hedging: the copies of the open request sent so far. */
-  private copiesSent = 0;
+  /** With hedging: the request's copies; undefined when no hedged request is open. */
+  private hedged: HedgedRequest | undefined = undefined;
 
   constructor(context: AttemptContext, index: number) {
     this.context = context;
     this.index = index;
+  }
+
+  /** Whether the next attempt is a retry. */
+  protected get isRetry(): boolean {
+    return (this.flags & RETRY) !== 0;
+  }
+
+  protected set isRetry(retry: boolean) {
+    this.flags = retry ? this.flags | RETRY : this.flags & ~RETRY;
+  }
+
+  private get attemptInFlight(): boolean {
+    return (this.flags & IN_FLIGHT) !== 0;
+  }
+
+  private set attemptInFlight(inFlight: boolean) {
+    this.flags = inFlight ? this.flags | IN_FLIGHT : this.flags & ~IN_FLIGHT;
+  }
+
+  /** The attempt about to go out could not be sent before (notSent): it is late even on a punctual clock. */
+  private get heldBack(): boolean {
+    return (this.flags & HELD_BACK) !== 0;
+  }
+
+  private set heldBack(heldBack: boolean) {
+    this.flags = heldBack ? this.flags | HELD_BACK : this.flags & ~HELD_BACK;
   }
 
   /** When the attempt in flight started. */
@@ -132,7 +161,7 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
 
   /** The wait is over (send), or the attempt's deadline has passed. */
   onTimer(): void {
-    if (this.copies !== undefined) this.hedgeDelayPassed();
+    if (this.hedged !== undefined) this.hedgeDelayPassed();
     else if (this.attemptInFlight) this.done(TIMEDOUT_RESULT);
     else this.send();
   }
@@ -151,8 +180,7 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
       }
     }
     if (context.options.retry.hedgeDelayMs !== undefined) {
-      this.copies = [];
-      this.copiesSent = 0;
+      this.hedged = new HedgedRequest();
       this.sendCopy();
       return;
     }
@@ -243,14 +271,15 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
     const now = context.clock.now();
     if (context.stopped || now >= context.stopAtMs) return;
     const copy = new HedgeCopy(this, now);
-    this.copies!.push(copy);
-    this.copiesSent++;
+    const hedged = this.hedged!;
+    hedged.copies.push(copy);
+    hedged.sent++;
     context.inFlight++;
     const lateness = now - this.plannedAt;
-    context.observer.attemptStarted(this.copiesSent > 1 || this.isRetry, lateness > 0 ? lateness : 0);
+    context.observer.attemptStarted(hedged.sent > 1 || this.isRetry, lateness > 0 ? lateness : 0);
     context.clock.arm(copy, context.options.timeoutMs);
     const maxAttempts = context.options.retry.maxAttempts;
-    if (hedgeAfterDelay(maxAttempts, this.copiesSent)) {
+    if (hedgeAfterDelay(maxAttempts, hedged.sent)) {
       this.plannedAt = now + context.options.retry.hedgeDelayMs!;
       context.clock.arm(this, context.options.retry.hedgeDelayMs!);
     }
@@ -261,22 +290,22 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
 
   /** Hedging: the delay passed and no copy was kept: the next copy goes out. */
   private hedgeDelayPassed(): void {
-    if (hedgeAfterDelay(this.context.options.retry.maxAttempts, this.copiesSent)) this.sendCopy();
+    if (hedgeAfterDelay(this.context.options.retry.maxAttempts, this.hedged!.sent)) this.sendCopy();
   }
 
   /** Hedging: a copy answered or timed out. A success or a fatal failure is kept and the other copies cancelled. */
   copyDone(copy: HedgeCopy, result: AttemptResult): void {
     if (!copy.inFlight) return;
     const context = this.context;
-    const copies = this.copies!;
+    const hedged = this.hedged!;
     this.dropCopy(copy);
     if (result === TIMEDOUT_RESULT) context.transport.abort(copy.attempt);
     if (context.stopped) return;
     context.observer.attemptEnded(result, context.clock.now() - copy.startedAt);
     const answer = hedgeAfterAnswer(
       context.options.retry.maxAttempts,
-      this.copiesSent,
-      copies.length,
+      hedged.sent,
+      hedged.copies.length,
       result.outcome === "ok",
       isNonFatal(result),
     );
@@ -293,9 +322,10 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
   copyNotSent(copy: HedgeCopy): void {
     if (!copy.inFlight) return;
     this.dropCopy(copy);
-    this.copiesSent--;
+    const hedged = this.hedged!;
+    hedged.sent--;
     if (this.context.stopped) return;
-    this.context.observer.attemptNotSent(this.copiesSent > 0 || this.isRetry);
+    this.context.observer.attemptNotSent(hedged.sent > 0 || this.isRetry);
     this.context.clock.arm(this, NOT_SENT_WAIT_MS);
   }
 
@@ -303,17 +333,17 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
     copy.inFlight = false;
     this.context.clock.cancel(copy);
     this.context.inFlight--;
-    const copies = this.copies!;
+    const copies = this.hedged!.copies;
     copies.splice(copies.indexOf(copy), 1);
   }
 
   /** Hedging: the request's answer is kept: its delay is cancelled, and so is every copy still in flight (not counted). */
   private closeHedgedRequest(): void {
-    const copies = this.copies;
-    if (copies === undefined) return;
-    this.copies = undefined;
+    const hedged = this.hedged;
+    if (hedged === undefined) return;
+    this.hedged = undefined;
     this.context.clock.cancel(this);
-    for (const copy of copies) {
+    for (const copy of hedged.copies) {
       copy.inFlight = false;
       this.context.clock.cancel(copy);
       this.context.inFlight--;
@@ -333,6 +363,12 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
     this.attempt = undefined;
     context.transport.abort(attempt);
   }
+}
+
+/** A hedged request's copies in flight, and how many of its copies were sent so far. */
+class HedgedRequest {
+  readonly copies: HedgeCopy[] = [];
+  sent = 0;
 }
 
 /** One copy of a hedged request: its own sink and its own deadline, so that copies overlap. */

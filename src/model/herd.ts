@@ -41,6 +41,10 @@ interface HerdContext extends AttemptContext {
   readonly times: Float64Array;
   /** When each user's current request made its first attempt; empty unless the observer has requestEnded. */
   readonly requestStarts: Float64Array;
+  /** The Random every user draws from, in event order; undefined when each has its own (`randoms`). */
+  readonly sharedRandom: Random | undefined;
+  /** Each user's own Random, by index, when there is no shared one. */
+  readonly randoms: Random[];
 }
 
 /**
@@ -49,13 +53,9 @@ interface HerdContext extends AttemptContext {
  */
 class User extends AttemptCycle implements UserState {
   failures: number;
-  private readonly herd: HerdContext;
-  private readonly ownRandom: Random;
 
-  constructor(herd: HerdContext, index: number, random: Random) {
+  constructor(herd: HerdContext, index: number) {
     super(herd, index);
-    this.herd = herd;
-    this.ownRandom = random;
     const initial = initialUserState(herd.options.retry);
     this.failures = initial.failures;
     this.lastWaitMs = initial.lastWaitMs;
@@ -85,8 +85,14 @@ class User extends AttemptCycle implements UserState {
     this.herd.times[3 * this.index + 2] = ms;
   }
 
+  /** The herd's context (AttemptCycle's, typed): not a field of its own, for a million users' memory's sake. */
+  private get herd(): HerdContext {
+    return this.context as HerdContext;
+  }
+
   protected get random(): Random {
-    return this.ownRandom;
+    const herd = this.herd;
+    return herd.sharedRandom ?? herd.randoms[this.index]!;
   }
 
   /**
@@ -148,6 +154,8 @@ export class Herd {
       stopAtMs: Infinity,
       times: new Float64Array(3 * options.users),
       requestStarts: new Float64Array(observer.requestEnded === undefined ? 0 : options.users),
+      sharedRandom: "randomFor" in random ? undefined : random,
+      randoms: [],
     };
   }
 
@@ -167,7 +175,8 @@ export class Herd {
     const random = this.random;
     const firstUser = this.context.options.firstUser ?? 0;
     for (let index = 0; index < this.context.options.users; index++) {
-      const user = new User(this.context, index, "randomFor" in random ? random.randomFor(firstUser + index) : random);
+      if ("randomFor" in random) this.context.randoms.push(random.randomFor(firstUser + index));
+      const user = new User(this.context, index);
       this.users.push(user);
       user.start();
     }
