@@ -77,6 +77,9 @@ export interface AttemptContext {
 const RETRY = 1;
 const IN_FLIGHT = 2;
 const HELD_BACK = 4;
+const HEDGED = 8;
+/** The bits of AttemptCycle.flags that AttemptCycle uses; a subclass may keep a count above them. */
+export const FLAG_BITS = 4;
 
 /**
  * The lifecycle of one attempt at a time, which a closed user and an open-loop chain share:
@@ -90,17 +93,16 @@ const HELD_BACK = 4;
 export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate {
   clockSlot: unknown = undefined;
   /**
-   * RETRY, IN_FLIGHT and HELD_BACK in one small integer rather than three fields: a million
-   * simulated users are memory-bound, and every field is 8 bytes of each user's object.
+   * RETRY, IN_FLIGHT, HELD_BACK and HEDGED in one small integer rather than four fields (the
+   * bits above FLAG_BITS are the subclass's): a million simulated users are memory-bound, and
+   * every field is 8 bytes of each user's object.
    */
-  private flags = 0;
+  protected flags = 0;
   /** What the transport returned for the attempt in flight. */
   private attempt: unknown = undefined;
   protected readonly context: AttemptContext;
   /** The cycle's number: its slot among the client instances (and, for a user, where its times are). */
   protected readonly index: number;
-  /** With hedging: the request's copies; undefined when no hedged request is open. */
-  private hedged: HedgedRequest | undefined = undefined;
 
   constructor(context: AttemptContext, index: number) {
     this.context = context;
@@ -131,6 +133,21 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
 
   private set heldBack(heldBack: boolean) {
     this.flags = heldBack ? this.flags | HELD_BACK : this.flags & ~HELD_BACK;
+  }
+
+  /** With hedging: the request's copies; undefined when no hedged request is open (no lookup then). */
+  private get hedged(): HedgedRequest | undefined {
+    return (this.flags & HEDGED) === 0 ? undefined : hedgedRequests.get(this);
+  }
+
+  private set hedged(hedged: HedgedRequest | undefined) {
+    if (hedged === undefined) {
+      this.flags &= ~HEDGED;
+      hedgedRequests.delete(this);
+    } else {
+      this.flags |= HEDGED;
+      hedgedRequests.set(this, hedged);
+    }
   }
 
   /** When the attempt in flight started. */
@@ -370,6 +387,12 @@ class HedgedRequest {
   readonly copies: HedgeCopy[] = [];
   sent = 0;
 }
+
+/**
+ * The open hedged request of each cycle that has one (its HEDGED flag set): few cycles hedge
+ * at a time, so their copies live here rather than in a field of every cycle.
+ */
+const hedgedRequests = new WeakMap<AttemptCycle, HedgedRequest>();
 
 /** One copy of a hedged request: its own sink and its own deadline, so that copies overlap. */
 class HedgeCopy implements AttemptSink, TimerOwner {

@@ -1,6 +1,6 @@
 import type { Random } from "../backoff/random.ts";
 import type { Clock } from "../clock/clock.ts";
-import { type AttemptContext, AttemptCycle, type HerdObserver, type Transport } from "./attempt.ts";
+import { type AttemptContext, AttemptCycle, FLAG_BITS, type HerdObserver, type Transport } from "./attempt.ts";
 import { ClientInstances, hasProtection } from "./client-instances.ts";
 import { decideAfterAttempt, firstWait, honorServerWait, initialUserState, type RetryConfig, type UserState } from "./client-loop.ts";
 import type { AttemptOutcome, AttemptResult } from "./outcome.ts";
@@ -28,6 +28,9 @@ export interface HerdOptions {
  */
 export type HerdRandom = Random | { readonly randomFor: (user: number) => Random };
 
+/** The most consecutive failures User.failures holds (above FLAG_BITS flag bits, in a 31-bit small integer). */
+const MAX_FAILURES = 2 ** (30 - FLAG_BITS) - 1;
+
 /** What the users of one herd share. */
 interface HerdContext extends AttemptContext {
   readonly options: HerdOptions;
@@ -52,13 +55,22 @@ interface HerdContext extends AttemptContext {
  * After an answer it thinks, retries or gives up, and starts again.
  */
 class User extends AttemptCycle implements UserState {
-  failures: number;
-
   constructor(herd: HerdContext, index: number) {
     super(herd, index);
     const initial = initialUserState(herd.options.retry);
     this.failures = initial.failures;
     this.lastWaitMs = initial.lastWaitMs;
+  }
+
+  /** Consecutive failures, kept above the attempt cycle's flags: one field less in each of a million users. */
+  get failures(): number {
+    return this.flags >>> FLAG_BITS;
+  }
+
+  set failures(failures: number) {
+    // The flags are a 31-bit small integer: no user fails 2^26 times in a row in any run that ends.
+    if (failures > MAX_FAILURES) throw new RangeError(`a simulated user failed more than ${MAX_FAILURES} times in a row`);
+    this.flags = (this.flags & ((1 << FLAG_BITS) - 1)) | (failures << FLAG_BITS);
   }
 
   get lastWaitMs(): number {
