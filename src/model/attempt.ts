@@ -135,19 +135,23 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
     this.flags = heldBack ? this.flags | HELD_BACK : this.flags & ~HELD_BACK;
   }
 
-  /** With hedging: the request's copies; undefined when no hedged request is open (no lookup then). */
-  private get hedged(): HedgedRequest | undefined {
-    return (this.flags & HEDGED) === 0 ? undefined : hedgedRequests.get(this);
+  /** With hedging: the copies of the request in flight; undefined when no hedged request is open (no lookup then). */
+  private get copies(): HedgeCopy[] | undefined {
+    return (this.flags & HEDGED) === 0 ? undefined : hedgingOf(this).copies;
   }
 
-  private set hedged(hedged: HedgedRequest | undefined) {
-    if (hedged === undefined) {
-      this.flags &= ~HEDGED;
-      hedgedRequests.delete(this);
-    } else {
-      this.flags |= HEDGED;
-      hedgedRequests.set(this, hedged);
-    }
+  private set copies(copies: HedgeCopy[] | undefined) {
+    hedgingOf(this).copies = copies;
+    this.flags = copies === undefined ? this.flags & ~HEDGED : this.flags | HEDGED;
+  }
+
+  /** With hedging: the copies of the open request sent so far. */
+  private get copiesSent(): number {
+    return hedgingOf(this).sent;
+  }
+
+  private set copiesSent(sent: number) {
+    hedgingOf(this).sent = sent;
   }
 
   /** When the attempt in flight started. */
@@ -178,7 +182,7 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
 
   /** The wait is over (send), or the attempt's deadline has passed. */
   onTimer(): void {
-    if (this.hedged !== undefined) this.hedgeDelayPassed();
+    if (this.copies !== undefined) this.hedgeDelayPassed();
     else if (this.attemptInFlight) this.done(TIMEDOUT_RESULT);
     else this.send();
   }
@@ -197,7 +201,8 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
       }
     }
     if (context.options.retry.hedgeDelayMs !== undefined) {
-      this.hedged = new HedgedRequest();
+      this.copies = [];
+      this.copiesSent = 0;
       this.sendCopy();
       return;
     }
@@ -288,15 +293,14 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
     const now = context.clock.now();
     if (context.stopped || now >= context.stopAtMs) return;
     const copy = new HedgeCopy(this, now);
-    const hedged = this.hedged!;
-    hedged.copies.push(copy);
-    hedged.sent++;
+    this.copies!.push(copy);
+    this.copiesSent++;
     context.inFlight++;
     const lateness = now - this.plannedAt;
-    context.observer.attemptStarted(hedged.sent > 1 || this.isRetry, lateness > 0 ? lateness : 0);
+    context.observer.attemptStarted(this.copiesSent > 1 || this.isRetry, lateness > 0 ? lateness : 0);
     context.clock.arm(copy, context.options.timeoutMs);
     const maxAttempts = context.options.retry.maxAttempts;
-    if (hedgeAfterDelay(maxAttempts, hedged.sent)) {
+    if (hedgeAfterDelay(maxAttempts, this.copiesSent)) {
       this.plannedAt = now + context.options.retry.hedgeDelayMs!;
       context.clock.arm(this, context.options.retry.hedgeDelayMs!);
     }
@@ -307,22 +311,22 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
 
   /** Hedging: the delay passed and no copy was kept: the next copy goes out. */
   private hedgeDelayPassed(): void {
-    if (hedgeAfterDelay(this.context.options.retry.maxAttempts, this.hedged!.sent)) this.sendCopy();
+    if (hedgeAfterDelay(this.context.options.retry.maxAttempts, this.copiesSent)) this.sendCopy();
   }
 
   /** Hedging: a copy answered or timed out. A success or a fatal failure is kept and the other copies cancelled. */
   copyDone(copy: HedgeCopy, result: AttemptResult): void {
     if (!copy.inFlight) return;
     const context = this.context;
-    const hedged = this.hedged!;
+    const copies = this.copies!;
     this.dropCopy(copy);
     if (result === TIMEDOUT_RESULT) context.transport.abort(copy.attempt);
     if (context.stopped) return;
     context.observer.attemptEnded(result, context.clock.now() - copy.startedAt);
     const answer = hedgeAfterAnswer(
       context.options.retry.maxAttempts,
-      hedged.sent,
-      hedged.copies.length,
+      this.copiesSent,
+      copies.length,
       result.outcome === "ok",
       isNonFatal(result),
     );
@@ -339,10 +343,9 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
   copyNotSent(copy: HedgeCopy): void {
     if (!copy.inFlight) return;
     this.dropCopy(copy);
-    const hedged = this.hedged!;
-    hedged.sent--;
+    this.copiesSent--;
     if (this.context.stopped) return;
-    this.context.observer.attemptNotSent(hedged.sent > 0 || this.isRetry);
+    this.context.observer.attemptNotSent(this.copiesSent > 0 || this.isRetry);
     this.context.clock.arm(this, NOT_SENT_WAIT_MS);
   }
 
@@ -350,17 +353,17 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
     copy.inFlight = false;
     this.context.clock.cancel(copy);
     this.context.inFlight--;
-    const copies = this.hedged!.copies;
+    const copies = this.copies!;
     copies.splice(copies.indexOf(copy), 1);
   }
 
   /** Hedging: the request's answer is kept: its delay is cancelled, and so is every copy still in flight (not counted). */
   private closeHedgedRequest(): void {
-    const hedged = this.hedged;
-    if (hedged === undefined) return;
-    this.hedged = undefined;
+    const copies = this.copies;
+    if (copies === undefined) return;
+    this.copies = undefined;
     this.context.clock.cancel(this);
-    for (const copy of hedged.copies) {
+    for (const copy of copies) {
       copy.inFlight = false;
       this.context.clock.cancel(copy);
       this.context.inFlight--;
@@ -382,17 +385,26 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
   }
 }
 
-/** A hedged request's copies in flight, and how many of its copies were sent so far. */
-class HedgedRequest {
-  readonly copies: HedgeCopy[] = [];
-  sent = 0;
+/** A cycle's hedging state: its open request's copies in flight, and how many of its copies were sent so far. */
+interface Hedging {
+  copies: HedgeCopy[] | undefined;
+  sent: number;
 }
 
 /**
- * The open hedged request of each cycle that has one (its HEDGED flag set): few cycles hedge
- * at a time, so their copies live here rather than in a field of every cycle.
+ * The hedging state of each cycle that ever hedged: beside the cycles rather than in two
+ * fields of each, which most runs, without hedging, would pay for in every user.
  */
-const hedgedRequests = new WeakMap<AttemptCycle, HedgedRequest>();
+const hedgings = new WeakMap<AttemptCycle, Hedging>();
+
+function hedgingOf(cycle: AttemptCycle): Hedging {
+  let hedging = hedgings.get(cycle);
+  if (hedging === undefined) {
+    hedging = { copies: undefined, sent: 0 };
+    hedgings.set(cycle, hedging);
+  }
+  return hedging;
+}
 
 /** One copy of a hedged request: its own sink and its own deadline, so that copies overlap. */
 class HedgeCopy implements AttemptSink, TimerOwner {
