@@ -73,6 +73,14 @@ export interface AttemptContext {
   stopAtMs: number;
 }
 
+/** AttemptCycle's flags. */
+const RETRY = 1;
+const IN_FLIGHT = 2;
+const HELD_BACK = 4;
+const HEDGED = 8;
+/** The bits of AttemptCycle.flags that AttemptCycle uses; a subclass may keep a count above them. */
+export const FLAG_BITS = 4;
+
 /**
  * The lifecycle of one attempt at a time, which a closed user and an open-loop chain share:
  * admit it (the client's own throttle or breaker may refuse it), send it with its
@@ -84,24 +92,66 @@ export interface AttemptContext {
  */
 export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate {
   clockSlot: unknown = undefined;
-  /** Whether the next attempt is a retry. */
-  protected isRetry = false;
-  private attemptInFlight = false;
-  /** The attempt about to go out could not be sent before (notSent): it is late even on a punctual clock. */
-  private heldBack = false;
+  /**
+   * RETRY, IN_FLIGHT, HELD_BACK and HEDGED in one small integer rather than four fields (the
+   * bits above FLAG_BITS are the subclass's): a million simulated users are memory-bound, and
+   * every field is 8 bytes of each user's object.
+   */
+  protected flags = 0;
   /** What the transport returned for the attempt in flight. */
   private attempt: unknown = undefined;
   protected readonly context: AttemptContext;
   /** The cycle's number: its slot among the client instances (and, for a user, where its times are). */
   protected readonly index: number;
-  /** With hedging: the copies of the request in flight; undefined when no hedged request is open. */
-  private copies: HedgeCopy[] | undefined = undefined;
-  /** With hedging: the copies of the open request sent so far. */
-  private copiesSent = 0;
 
   constructor(context: AttemptContext, index: number) {
     this.context = context;
     this.index = index;
+  }
+
+  /** Whether the next attempt is a retry. */
+  protected get isRetry(): boolean {
+    return (this.flags & RETRY) !== 0;
+  }
+
+  protected set isRetry(retry: boolean) {
+    this.flags = retry ? this.flags | RETRY : this.flags & ~RETRY;
+  }
+
+  private get attemptInFlight(): boolean {
+    return (this.flags & IN_FLIGHT) !== 0;
+  }
+
+  private set attemptInFlight(inFlight: boolean) {
+    this.flags = inFlight ? this.flags | IN_FLIGHT : this.flags & ~IN_FLIGHT;
+  }
+
+  /** The attempt about to go out could not be sent before (notSent): it is late even on a punctual clock. */
+  private get heldBack(): boolean {
+    return (this.flags & HELD_BACK) !== 0;
+  }
+
+  private set heldBack(heldBack: boolean) {
+    this.flags = heldBack ? this.flags | HELD_BACK : this.flags & ~HELD_BACK;
+  }
+
+  /** With hedging: the copies of the request in flight; undefined when no hedged request is open (no lookup then). */
+  private get copies(): HedgeCopy[] | undefined {
+    return (this.flags & HEDGED) === 0 ? undefined : hedgingOf(this).copies;
+  }
+
+  private set copies(copies: HedgeCopy[] | undefined) {
+    hedgingOf(this).copies = copies;
+    this.flags = copies === undefined ? this.flags & ~HEDGED : this.flags | HEDGED;
+  }
+
+  /** With hedging: the copies of the open request sent so far. */
+  private get copiesSent(): number {
+    return hedgingOf(this).sent;
+  }
+
+  private set copiesSent(sent: number) {
+    hedgingOf(this).sent = sent;
   }
 
   /** When the attempt in flight started. */
@@ -333,6 +383,27 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
     this.attempt = undefined;
     context.transport.abort(attempt);
   }
+}
+
+/** A cycle's hedging state: its open request's copies in flight, and how many of its copies were sent so far. */
+interface Hedging {
+  copies: HedgeCopy[] | undefined;
+  sent: number;
+}
+
+/**
+ * The hedging state of each cycle that ever hedged: beside the cycles rather than in two
+ * fields of each, which most runs, without hedging, would pay for in every user.
+ */
+const hedgings = new WeakMap<AttemptCycle, Hedging>();
+
+function hedgingOf(cycle: AttemptCycle): Hedging {
+  let hedging = hedgings.get(cycle);
+  if (hedging === undefined) {
+    hedging = { copies: undefined, sent: 0 };
+    hedgings.set(cycle, hedging);
+  }
+  return hedging;
 }
 
 /** One copy of a hedged request: its own sink and its own deadline, so that copies overlap. */

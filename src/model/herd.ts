@@ -1,6 +1,6 @@
 import type { Random } from "../backoff/random.ts";
 import type { Clock } from "../clock/clock.ts";
-import { type AttemptContext, AttemptCycle, type HerdObserver, type Transport } from "./attempt.ts";
+import { type AttemptContext, AttemptCycle, FLAG_BITS, type HerdObserver, type Transport } from "./attempt.ts";
 import { ClientInstances, hasProtection } from "./client-instances.ts";
 import { decideAfterAttempt, firstWait, honorServerWait, initialUserState, type RetryConfig, type UserState } from "./client-loop.ts";
 import type { AttemptOutcome, AttemptResult } from "./outcome.ts";
@@ -28,6 +28,9 @@ export interface HerdOptions {
  */
 export type HerdRandom = Random | { readonly randomFor: (user: number) => Random };
 
+/** The most consecutive failures User.failures holds (above FLAG_BITS flag bits, in a 31-bit small integer). */
+const MAX_FAILURES = 2 ** (30 - FLAG_BITS) - 1;
+
 /** What the users of one herd share. */
 interface HerdContext extends AttemptContext {
   readonly options: HerdOptions;
@@ -41,6 +44,10 @@ interface HerdContext extends AttemptContext {
   readonly times: Float64Array;
   /** When each user's current request made its first attempt; empty unless the observer has requestEnded. */
   readonly requestStarts: Float64Array;
+  /** The Random every user draws from, in event order; undefined when each has its own (`randoms`). */
+  readonly sharedRandom: Random | undefined;
+  /** Each user's own Random, by index, when there is no shared one. */
+  readonly randoms: Random[];
 }
 
 /**
@@ -48,17 +55,22 @@ interface HerdContext extends AttemptContext {
  * After an answer it thinks, retries or gives up, and starts again.
  */
 class User extends AttemptCycle implements UserState {
-  failures: number;
-  private readonly herd: HerdContext;
-  private readonly ownRandom: Random;
-
-  constructor(herd: HerdContext, index: number, random: Random) {
+  constructor(herd: HerdContext, index: number) {
     super(herd, index);
-    this.herd = herd;
-    this.ownRandom = random;
     const initial = initialUserState(herd.options.retry);
     this.failures = initial.failures;
     this.lastWaitMs = initial.lastWaitMs;
+  }
+
+  /** Consecutive failures, kept above the attempt cycle's flags: one field less in each of a million users. */
+  get failures(): number {
+    return this.flags >>> FLAG_BITS;
+  }
+
+  set failures(failures: number) {
+    // The flags are a 31-bit small integer: no user fails 2^26 times in a row in any run that ends.
+    if (failures > MAX_FAILURES) throw new RangeError(`a simulated user failed more than ${MAX_FAILURES} times in a row`);
+    this.flags = (this.flags & ((1 << FLAG_BITS) - 1)) | (failures << FLAG_BITS);
   }
 
   get lastWaitMs(): number {
@@ -85,8 +97,14 @@ class User extends AttemptCycle implements UserState {
     this.herd.times[3 * this.index + 2] = ms;
   }
 
+  /** The herd's context (AttemptCycle's, typed): not a field of its own, for a million users' memory's sake. */
+  private get herd(): HerdContext {
+    return this.context as HerdContext;
+  }
+
   protected get random(): Random {
-    return this.ownRandom;
+    const herd = this.herd;
+    return herd.sharedRandom ?? herd.randoms[this.index]!;
   }
 
   /**
@@ -148,6 +166,8 @@ export class Herd {
       stopAtMs: Infinity,
       times: new Float64Array(3 * options.users),
       requestStarts: new Float64Array(observer.requestEnded === undefined ? 0 : options.users),
+      sharedRandom: "randomFor" in random ? undefined : random,
+      randoms: [],
     };
   }
 
@@ -167,7 +187,8 @@ export class Herd {
     const random = this.random;
     const firstUser = this.context.options.firstUser ?? 0;
     for (let index = 0; index < this.context.options.users; index++) {
-      const user = new User(this.context, index, "randomFor" in random ? random.randomFor(firstUser + index) : random);
+      if ("randomFor" in random) this.context.randoms.push(random.randomFor(firstUser + index));
+      const user = new User(this.context, index);
       this.users.push(user);
       user.start();
     }

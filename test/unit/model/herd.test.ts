@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { tablePolicy } from "../../../src/backoff/index.ts";
+import { exponentialPolicy, tablePolicy } from "../../../src/backoff/index.ts";
 import type { Timer } from "../../../src/clock/clock.ts";
 import { Herd, type Transport } from "../../../src/model/herd.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
@@ -8,6 +8,7 @@ import { seededRandom, streamRandom } from "../../../src/backoff/random.ts";
 import { partOf } from "../../../src/client/shard.ts";
 import { mergeWindowReports } from "../../../src/model/window-merge.ts";
 import { retryConfig } from "../../helpers/retry-config.ts";
+import { decideAfterAttempt, firstWait } from "../../../src/model/client-loop.ts";
 import { WindowStats } from "../../../src/model/window-stats.ts";
 
 const REFUSED: AttemptResult = { outcome: "error", errorKind: "refused" };
@@ -140,6 +141,48 @@ describe("Herd", () => {
     expect(started).toBeGreaterThanOrEqual(3); // the fourth request may have started before the loop stopped
     expect(started).toBeLessThanOrEqual(4);
     expect(stats.totals(clock.now()).counts).toMatchObject({ ok: 2, gaveUp: 1, attempts: 7, retries: 4 });
+  });
+
+  it("keeps a long run of failures, the retry flag and the policy's waits exactly as the client loop computes them", () => {
+    // 40 failures in a row (the count is kept above the attempt cycle's flag bits), an OK, then 5 more failures.
+    const outcomes: AttemptResult[] = [...Array<AttemptResult>(40).fill(REFUSED), OK_RESULT, ...Array<AttemptResult>(5).fill(REFUSED)];
+    const clock = new ManualClock();
+    const sent: { at: number; isRetry: boolean }[] = [];
+    const transport: Transport<Timer> = {
+      send: (sink) => {
+        const result = outcomes[sent.length - 1] ?? OK_RESULT;
+        return clock.schedule(5, () => sink.done(result));
+      },
+      abort: (timer) => clock.cancel(timer),
+    };
+    const stats = new (class extends WindowStats {
+      override attemptStarted(isRetry: boolean, latenessMs: number): void {
+        sent.push({ at: clock.now(), isRetry });
+        super.attemptStarted(isRetry, latenessMs);
+      }
+    })(0);
+    // Each wait grows with the failure count, so a count lost or cut short shows in the send times.
+    const retry = retryConfig({ backoff: exponentialPolicy({ minDelayMs: 10, factor: 1.1, maxDelayMs: 60_000, jitter: 0.1 }) });
+    const herd = new Herd(clock, seededRandom(9), transport, stats, { users: 1, timeoutMs: 2000, retry });
+    herd.start();
+    while (sent.length < outcomes.length) clock.runUntil(clock.now() + 1_000);
+
+    // The same pure loop, driven by hand with the same random stream, says when each attempt goes out.
+    const random = seededRandom(9);
+    const state = { failures: 0, lastWaitMs: 0 };
+    let at = firstWait(retry, state, random);
+    const expected = [{ at, isRetry: false }];
+    let mostFailures = 0;
+    for (const result of outcomes.slice(0, outcomes.length - 1)) {
+      const decision = decideAfterAttempt(retry, state, result.outcome, random);
+      mostFailures = Math.max(mostFailures, state.failures);
+      at += 5 + state.lastWaitMs;
+      expected.push({ at, isRetry: decision === "retry" });
+    }
+    expect(mostFailures).toBe(40);
+    const first = sent.slice(0, expected.length);
+    expect(first.map((attempt) => attempt.isRetry)).toEqual(expected.map((attempt) => attempt.isRetry));
+    first.forEach((attempt, index) => expect(attempt.at).toBeCloseTo(expected[index]!.at, 6));
   });
 
   it("stops every wait and attempt, and counts nothing afterwards", () => {
