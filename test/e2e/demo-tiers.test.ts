@@ -12,9 +12,10 @@ import { temporaryDir } from "../helpers/temporary-dirs.ts";
  * npm run demo with a chain of tiers, scaled down: three real ./server, edge → api → db, the db
  * answering every request 500, three attempts at every layer and no budget. A few users (500
  * thinking 100 s on average: about five requests a second), a 1 s stop of the db (SIGSTOP to its
- * process only) 1 s into a 3 s run (seed 7: 10 user requests; at least 3 asserted). The tiers finish their calls before they stop, so each attempt that
- * reached the edge has become exactly 3 attempts at the api and 9 at the db, and each user request
- * that ran to its end 3 at the edge (the users' stop may cut one in flight).
+ * process only) 1 s into a 3 s run (seed 7: 10 user requests; at least 3 asserted). The tiers
+ * finish their calls before they stop, so each attempt that reached the edge has become exactly 3
+ * attempts at the api and 9 at the db, and each user request that ran to its end 3 at the edge
+ * (the users' stop may cut one in flight).
  */
 const CHAIN = `scenario: 1
 name: Three tiers, the database failing everything
@@ -107,7 +108,8 @@ describe("npm run demo with a chain of tiers", () => {
       const dir = temporaryDir("thundering-herd-demo-tiers-");
       const file = join(dir, "chain.yaml");
       writeFileSync(file, CHAIN);
-      // The browser starts while the demo starts its tiers, so that the page is open while the demo runs: its live chart of arrivals per tier.
+      // The browser starts while the demo starts its tiers, so that the page is open while the demo
+      // runs: its live chart of arrivals per tier.
       const run = demo([file, "-client-args", "-seed 7 -interval 1s", "-out", dir, "-dashboard"]);
       const [browser, dashboardLine] = await Promise.all([
         launchBrowser(),
