@@ -20,8 +20,13 @@ import { REPO_ROOT, type SpawnedCli, spawnCli } from "../helpers/spawn-cli.ts";
  * with worker threads, and the merged shards, each equal to the virtual run.
  */
 
-/** Two windows of 1.5 s: the seed found clear of their boundaries (5326) makes 30 attempts, 17 and 13. */
-const RUN = { clients: 24, lambdaS: 2, intervalMs: 1_500, durationMs: 3_000 };
+/**
+ * Two windows of 2 s: the seed found clear of their boundaries (194) makes 23 attempts, 11 and 12,
+ * no more of them a second (5.75) than the two 3 s windows of 24 users thinking 4 s made (39 in
+ * 6 s), so no more of them near a boundary for a given lateness. (Two windows of 1.5 s, 24 users
+ * thinking 2 s, made 10 a second, and lost an attempt across each boundary at load 7–10.)
+ */
+const RUN = { clients: 28, lambdaS: 4, intervalMs: 2_000, durationMs: 4_000 };
 /** How much later than in virtual time an attempt may come, and how late a window may close. */
 const LATE_ATTEMPT_MS = 300;
 const LATE_WINDOW_MS = 200;
