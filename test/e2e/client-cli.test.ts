@@ -109,8 +109,9 @@ describe("./client", () => {
         "0.2",
         "-interval",
         "1s",
+        // One whole window and a last one of half a second: enough to check that they add up.
         "-duration",
-        "3.5s",
+        "1.5s",
         "-json",
         "-seed",
         "1",

@@ -11,10 +11,11 @@ import { temporaryDir } from "../helpers/temporary-dirs.ts";
 /*
  * npm run demo with a chain of tiers, scaled down: three real ./server, edge → api → db, the db
  * answering every request 500, three attempts at every layer and no budget. A few users (500
- * thinking 100 s on average: a few requests a second), a 1 s stop of the db (SIGSTOP to its
- * process only), a 6 s run. The tiers finish their calls before they stop, so each attempt that
- * reached the edge has become exactly 3 attempts at the api and 9 at the db, and each user request
- * that ran to its end 3 at the edge (the users' stop may cut one in flight).
+ * thinking 100 s on average: about five requests a second), a 1 s stop of the db (SIGSTOP to its
+ * process only) 1 s into a 3 s run (seed 7: 10 user requests; at least 3 asserted). The tiers
+ * finish their calls before they stop, so each attempt that reached the edge has become exactly 3
+ * attempts at the api and 9 at the db, and each user request that ran to its end 3 at the edge
+ * (the users' stop may cut one in flight).
  */
 const CHAIN = `scenario: 1
 name: Three tiers, the database failing everything
@@ -29,8 +30,8 @@ tiers:
     upstream: {max-attempts: 3, simple-backoff-delay: 1ms, timeout: 10s}
   - name: db
     system: {model: queue, threads: 16, service-time: 1ms, error-rate: 1}
-faults: ["db:stop@2s+1s"]
-run: {duration: 6s}
+faults: ["db:stop@1s+1s"]
+run: {duration: 3s}
 `;
 
 /** What the report's script exposes for tests: the chart of arrivals per tier of each strategy. */
@@ -107,13 +108,15 @@ describe("npm run demo with a chain of tiers", () => {
       const dir = temporaryDir("thundering-herd-demo-tiers-");
       const file = join(dir, "chain.yaml");
       writeFileSync(file, CHAIN);
-      // The browser first, so that the page is open while the demo runs: its live chart of arrivals per tier.
-      const browser = await launchBrowser();
+      // The browser starts while the demo starts its tiers, so that the page is open while the demo
+      // runs: its live chart of arrivals per tier.
+      const run = demo([file, "-client-args", "-seed 7 -interval 1s", "-out", dir, "-dashboard"]);
+      const [browser, dashboardLine] = await Promise.all([
+        launchBrowser(),
+        run.waitForLine(/^demo: dashboard on http:\/\/127\.0\.0\.1:\d+\/$/, { stream: "stderr", timeoutMs: 30_000 }),
+      ]);
       try {
-        const run = demo([file, "-client-args", "-seed 7 -interval 1s", "-out", dir, "-dashboard"]);
-        const url = (
-          await run.waitForLine(/^demo: dashboard on http:\/\/127\.0\.0\.1:\d+\/$/, { stream: "stderr", timeoutMs: 30_000 })
-        ).replace("demo: dashboard on ", "");
+        const url = dashboardLine.replace("demo: dashboard on ", "");
         const live = await browser.newPage();
         await live.page.goto(url);
         await live.page.waitForFunction(() => window.dashboard.runs[0]?.tiers.filter((tier) => tier?.t.length > 0).length === 3, null, {
@@ -135,7 +138,7 @@ describe("npm run demo with a chain of tiers", () => {
   it("stops every tier's server and the client when interrupted, and exits 130", { timeout: 60_000 }, async () => {
     const dir = temporaryDir("thundering-herd-demo-tiers-");
     const file = join(dir, "chain.yaml");
-    writeFileSync(file, CHAIN.replace("duration: 6s", "duration: 60s"));
+    writeFileSync(file, CHAIN.replace("duration: 3s", "duration: 60s"));
     const run = demo([file, "-out", dir]);
     const started = await run.waitForLine(/client pid \d+/, { stream: "stderr", timeoutMs: 30_000 });
     const pids = [...started.matchAll(/pid (\d+)/g)].map((match) => Number(match[1]));

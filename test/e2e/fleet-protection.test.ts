@@ -29,7 +29,8 @@ async function statsWhen(url: string, condition: (stats: Stats) => boolean, what
 }
 
 describe("fleet protection on the wire", () => {
-  // The runs of these tests mostly wait (for a client's attempts, a server's answers): all of them run side by side.
+  // The runs of these tests mostly wait (for a client's attempts, a server's answers): all of them run side by side,
+  // and the simulator's runs beside them.
   const runs = runTogether({
     helpFlags: async () => {
       const [server, client] = [spawnCli("server", ["-h"]), spawnCli("client", ["-h"])];
@@ -168,6 +169,46 @@ describe("fleet protection on the wire", () => {
       expect(Math.abs(summary.attempts - expected)).toBeLessThan(5 * Math.sqrt(expected));
       expect(server.arrivals.length).toBeLessThanOrEqual(summary.attempts);
     },
+    // The simulator's five runs (CPU, no real time) beside the waiting runs above.
+    simulator: async () => {
+      const small = SMALL_SIM_SCENARIO;
+      const run = async (args: readonly string[]) => {
+        const cli = spawnCli("sim", [...small, "-quiet", ...args]);
+        expect(await cli.exited).toBe(0);
+        return cli.stdoutLines.join("\n");
+      };
+      const totals = (text: string) => {
+        const match = /^server: served (\d+) \(errors injected (\d+)\), abandoned (\d+), cancelled (\d+), expired (\d+), shed (\d+)/m.exec(
+          text,
+        )!;
+        const [served, injected, abandoned, cancelled, expired, shed] = match.slice(1).map(Number) as [
+          number,
+          number,
+          number,
+          number,
+          number,
+          number,
+        ];
+        return { served, injected, abandoned, cancelled, expired, shed };
+      };
+      // Five independent runs, side by side.
+      const [plain, deadlineRun, shedding, errorRun, open] = await Promise.all([
+        run([]),
+        run(["-propagate-deadline", "-deadline-aware"]),
+        run(["-max-concurrency", "50", "-retry-after", "2s", "-honor-retry-after"]),
+        run(["-error-rate", "0.2"]),
+        run(["-arrivals", "open", "-rate", "100"]),
+      ]);
+      expect(totals(plain)).toMatchObject({ expired: 0, shed: 0, injected: 0 });
+      const deadlines = totals(deadlineRun);
+      expect(deadlines.expired).toBeGreaterThan(0);
+      expect(deadlines.abandoned).toBe(0);
+      expect(totals(shedding).shed).toBeGreaterThan(0);
+      const errors = totals(errorRun);
+      expect(errors.injected / errors.served).toBeGreaterThan(0.15);
+      expect(errors.injected / errors.served).toBeLessThan(0.25);
+      expect(open).toMatch(/^summary: 24\.0s, .*, alive: \d+, dropped arrivals: 0$/m);
+    },
   });
 
   it("lists the new flags in -h (their bad values: test/unit/cli/bad-flags.test.ts)", () => runs("helpFlags"));
@@ -184,45 +225,8 @@ describe("fleet protection on the wire", () => {
 
   it("open-loop arrivals keep coming at the rate while every request hangs", () => runs("openLoop"));
 
-  it("the simulator models the same: shed requests carry Retry-After, deadlines expire, errors are injected, arrivals can be open", async () => {
-    const small = SMALL_SIM_SCENARIO;
-    const run = async (args: readonly string[]) => {
-      const cli = spawnCli("sim", [...small, "-quiet", ...args]);
-      expect(await cli.exited).toBe(0);
-      return cli.stdoutLines.join("\n");
-    };
-    const totals = (text: string) => {
-      const match = /^server: served (\d+) \(errors injected (\d+)\), abandoned (\d+), cancelled (\d+), expired (\d+), shed (\d+)/m.exec(
-        text,
-      )!;
-      const [served, injected, abandoned, cancelled, expired, shed] = match.slice(1).map(Number) as [
-        number,
-        number,
-        number,
-        number,
-        number,
-        number,
-      ];
-      return { served, injected, abandoned, cancelled, expired, shed };
-    };
-    // Five independent runs, side by side.
-    const [plain, deadlineRun, shedding, errorRun, open] = await Promise.all([
-      run([]),
-      run(["-propagate-deadline", "-deadline-aware"]),
-      run(["-max-concurrency", "50", "-retry-after", "2s", "-honor-retry-after"]),
-      run(["-error-rate", "0.2"]),
-      run(["-arrivals", "open", "-rate", "100"]),
-    ]);
-    expect(totals(plain)).toMatchObject({ expired: 0, shed: 0, injected: 0 });
-    const deadlines = totals(deadlineRun);
-    expect(deadlines.expired).toBeGreaterThan(0);
-    expect(deadlines.abandoned).toBe(0);
-    expect(totals(shedding).shed).toBeGreaterThan(0);
-    const errors = totals(errorRun);
-    expect(errors.injected / errors.served).toBeGreaterThan(0.15);
-    expect(errors.injected / errors.served).toBeLessThan(0.25);
-    expect(open).toMatch(/^summary: 24\.0s, .*, alive: \d+, dropped arrivals: 0$/m);
-  });
+  it("the simulator models the same: shed requests carry Retry-After, deadlines expire, errors are injected, arrivals can be open", () =>
+    runs("simulator"));
 });
 
 describe("./client: fleet-level protection on the wire", () => {
@@ -255,9 +259,9 @@ describe("./client: fleet-level protection on the wire", () => {
   const unavailable = (_request: unknown, response: { writeHead(status: number): { end(): void } }) => response.writeHead(503).end();
   // Instant 503s, and a retry that holds its place through a 10 s wait, past the end of the run.
   const envoy = ["-clients", "20", "-lambda", "0.05", "-simple-backoff-delay", "10s", "-budget", "envoy", "-duration", "1s"];
-  const breaker = (clients: number, breakFor: string) => [
+  const breaker = (clients: number, breakFor: string, duration: readonly string[] = ["-duration", "1s"]) => [
     ...["-clients", String(clients), "-lambda", "0.02", "-simple-backoff-delay", "10ms"],
-    ...["-breaker", "consecutive", "-breaker-failures", "3", "-breaker-break", breakFor, "-duration", "1s"],
+    ...["-breaker", "consecutive", "-breaker-failures", "3", "-breaker-break", breakFor, ...duration],
   ];
   let answered = 0;
 
@@ -291,8 +295,12 @@ describe("./client: fleet-level protection on the wire", () => {
         },
       ),
     breakerOpen: () => protectedRun(unavailable, breaker(1, "1h")),
+    // The probe's success is waited for (6 OK answers), not hoped for within a second.
     breakerRecovering: () =>
-      protectedRun((_request, response) => response.writeHead(++answered <= 3 ? 503 : 200).end(), breaker(1, "200ms")),
+      protectedRun((_request, response) => response.writeHead(++answered <= 3 ? 503 : 200).end(), breaker(1, "200ms", []), {
+        what: "6 OK answers",
+        reached: (_arrivals, windows) => windows.reduce((sum, window) => sum + window.ok, 0) >= 6,
+      }),
     breakerThreads: () => protectedRun(unavailable, [...breaker(4, "1h"), "-workers", "2"]),
     printed: async () => {
       const server = await startScriptedServer(unavailable);

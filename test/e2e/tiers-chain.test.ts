@@ -3,6 +3,7 @@ import type { ServerLine } from "../../src/contracts/server-line.ts";
 import { eventually } from "../helpers/eventually.ts";
 import { windowsAndSummary } from "../helpers/output-lines.ts";
 import { getJson } from "../helpers/raw-http.ts";
+import { runTogether } from "../helpers/run-together.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
 
 /*
@@ -10,6 +11,8 @@ import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
  * 500, and a ./client in front: with three attempts at every layer and no budget, each user
  * request becomes 3 at the edge, 9 at the api and 27 at the db, exactly. Every process is
  * stopped by its process group after the test (spawn-cli's afterEach), also on failure.
+ * The two chains (without and with a budget) run side by side: a few requests a second each,
+ * and counts that are exact whatever the timing.
  */
 
 const FAST = ["-model", "queue", "-threads", "16", "-service-time", "1ms", "-seed", "1"];
@@ -52,21 +55,27 @@ async function runUsers(chain: Awaited<ReturnType<typeof startChain>>) {
 }
 
 describe("a real chain of middle tiers (./server -upstream)", () => {
-  it("multiplies the attempts by three at each layer without a budget: 27 per user request at the db, exactly", async () => {
-    const chain = await startChain(THREE_ATTEMPTS);
-    const { userRequests: users, edge, api, db } = await runUsers(chain);
+  const runs = runTogether(
+    {
+      noBudget: async () => runUsers(await startChain(THREE_ATTEMPTS)),
+      grpcBudget: async () => runUsers(await startChain([...THREE_ATTEMPTS, "-upstream-budget", "grpc"])),
+    },
+    { timeoutMs: 60_000 },
+  );
+
+  it("multiplies the attempts by three at each layer without a budget: 27 per user request at the db, exactly", () => {
+    const { userRequests: users, edge, api, db } = runs("noBudget");
     expect(edge).toMatchObject({ admitted: 3 * users, upstream: { requests: 3 * users, attempts: 9 * users, failures: 3 * users } });
     expect(api).toMatchObject({ admitted: 9 * users, upstream: { requests: 9 * users, attempts: 27 * users, failures: 9 * users } });
     expect(db).toMatchObject({ admitted: 27 * users, errorsInjected: 27 * users });
     expect(db.upstream).toBeUndefined();
     console.log(`tiers without a budget: ${users} user requests; edge ${edge.admitted}, api ${api.admitted}, db ${db.admitted}`);
-  }, 60_000);
+  });
 
-  it("with a gRPC retry budget at each tier, retries only while its tokens last: at most 4 retries per tier", async () => {
+  it("with a gRPC retry budget at each tier, retries only while its tokens last: at most 4 retries per tier", () => {
     // gRPC retry throttling, 10 tokens: each failure costs one, a retry goes only above 5 (A6), so a
     // tier whose every call fails retries at most 4 times, in all.
-    const chain = await startChain([...THREE_ATTEMPTS, "-upstream-budget", "grpc"]);
-    const { userRequests: users, edge, api, db } = await runUsers(chain);
+    const { userRequests: users, edge, api, db } = runs("grpcBudget");
     expect(edge.admitted).toBe(3 * users);
     for (const tier of [edge, api]) {
       expect(tier.upstream!.requests).toBe(tier.admitted);
@@ -76,5 +85,5 @@ describe("a real chain of middle tiers (./server -upstream)", () => {
     expect(db.admitted).toBe(api.upstream!.attempts);
     expect(db.admitted).toBeLessThanOrEqual(3 * users + 8);
     console.log(`tiers with a budget: ${users} user requests; edge ${edge.admitted}, api ${api.admitted}, db ${db.admitted}`);
-  }, 60_000);
+  });
 });
