@@ -2,16 +2,25 @@ import { formatDuration } from "../cli/duration.ts";
 import type { FlagSpec } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { TIER_SYSTEM_FLAGS, type ScenarioTier, UPSTREAM_FLAGS } from "./tiers.ts";
-import { FAULTS_KEY, SCENARIO_SECTIONS, SCENARIO_VERSION, type ScenarioMetadata, type ScenarioTarget, sectionOf } from "./format.ts";
+import {
+  FAULTS_KEY,
+  SCENARIO_SECTIONS,
+  SCENARIO_VERSION,
+  type ScenarioMetadata,
+  type ScenarioTarget,
+  sectionOf,
+  WORKLOAD_KEY,
+  workloadOf,
+} from "./format.ts";
 
 /** Parsed flag values, keyed by flag name, as parseFlags returns them. */
 export type FlagValueMap = Readonly<Record<string, unknown>>;
 
 /**
  * The scenario file that a program's flags mean (-print-scenario): `scenario: 1`, the metadata
- * of the file it read (if any), then per section the flags whose value is not the default, in
- * the flag table's order. `carried` holds, per carrying flag (demo: "server-args"), the parsed
- * values of the flags it passes. Reading the output back gives the same flags.
+ * of the file it read (if any), the workload unless it is the default `requests`, then per
+ * section the flags whose value is not the default, in the flag table's order. `carried` holds,
+ * per carrying flag (demo: "server-args"), the parsed values of the flags it passes. Reading the output back gives the same flags.
  */
 export async function printScenario(
   target: ScenarioTarget,
@@ -30,7 +39,8 @@ export async function printScenario(
     for (const flag of table.flags) {
       const section = sectionOf(flag);
       const value = table.values[flag.name];
-      if (section === undefined || value === undefined || value === flag.default) continue;
+      // The workload is the file's top-level key, written below, not a section's flag.
+      if (flag.name === WORKLOAD_KEY || section === undefined || value === undefined || value === flag.default) continue;
       const written = fileValue(flag, value);
       const earlier = sections.get(section)!.get(flag.name);
       if (earlier !== undefined && JSON.stringify(earlier.value) !== JSON.stringify(written)) {
@@ -42,7 +52,12 @@ export async function printScenario(
       sections.get(section)!.set(flag.name, { value: written, from: table.from });
     }
   }
-  const file: Record<string, unknown> = { scenario: SCENARIO_VERSION, ...metadata };
+  const workload = workloadOf(target);
+  const file: Record<string, unknown> = {
+    scenario: SCENARIO_VERSION,
+    ...metadata,
+    ...(workload === "requests" ? {} : { [WORKLOAD_KEY]: workload }),
+  };
   for (const [section, keys] of sections) {
     if (keys.size === 0) continue;
     file[section] =

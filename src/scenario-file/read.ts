@@ -99,6 +99,14 @@ export async function parseScenario(
     throw fail(first.offset, first.key, first.message);
   }
   const data = parsed.data;
+  // A chain is of the requests workload's servers; another workload would quietly run without it.
+  if (data.tiers !== undefined && workload !== "requests") {
+    throw fail(
+      keyOffset(yaml, doc, ["tiers"]),
+      "tiers",
+      `workload ${workload} has no chain of tiers; a chain is a scenario of workload requests`,
+    );
+  }
   const tiers =
     data.tiers === undefined ? undefined : readTiers(data, (path, key, message) => fail(nodeOffset(yaml, doc, path), key, message));
   const tokens: string[] = [];

@@ -292,7 +292,7 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
   if (scenario !== undefined && selected.given && selected.workload !== workload) {
     throw new UsageError(`-workload ${selected.workload} given, but ${scenario.file} is a scenario of workload ${workload}`);
   }
-  if (workload === "occ") return occSimMain(args, io);
+  if (workload === "occ") return occSimMain(args, io, scenario?.metadata);
   return requestsMain(selected.args, args, scenario, io);
 }
 

@@ -5,7 +5,8 @@ import { averageOccTrials, type OccFigures } from "../model/occ/occ-average.ts";
 import { textTable } from "../report/text-table.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { type BlogRun, blogPolicy, parseBlogRuns } from "../strategies/blog-backoff.ts";
-import { OCC_SIM_FLAGS, OCC_SIM_PROGRAM, parseClientCounts } from "./occ-options.ts";
+import type { ScenarioMetadata } from "../scenario-file/format.ts";
+import { OCC_SIM_FLAGS, OCC_SIM_PROGRAM, OCC_SIM_TARGET, parseClientCounts } from "./occ-options.ts";
 
 export interface OccSimFigures extends OccFigures {
   readonly strategy: string;
@@ -53,29 +54,50 @@ export function occTables(figures: readonly OccSimFigures[], runs: readonly Blog
 
 type OccSimValues = FlagValues<typeof OCC_SIM_FLAGS>;
 
-/** What the flags ask to run: the policies, the client counts, the network. */
-function occRun(values: OccSimValues) {
+/** Everything that decides the figures of `./sim -workload occ`: the policies, the client counts, the backoff, the network, the runs. */
+export interface OccRun {
+  readonly runs: readonly BlogRun[];
+  readonly counts: readonly number[];
+  readonly settings: OccSettings;
+}
+type OccSettings = Parameters<typeof simulateOcc>[2];
+
+/** What the flags ask to run. */
+export function occRun(values: OccSimValues): OccRun {
   return {
     runs: parseBlogRuns(values.strategies),
     counts: values["sweep-clients"] === undefined ? [values.clients] : parseClientCounts(values["sweep-clients"]),
-    network: { meanMs: values["net-delay"], sdMs: values["net-delay-sd"] },
+    settings: {
+      baseMs: values.base,
+      capMs: values.cap,
+      network: { meanMs: values["net-delay"], sdMs: values["net-delay-sd"] },
+      trials: values.trials,
+      seed: values.seed,
+    },
   };
 }
 
 /** Every figure that `./sim -workload occ` with these flags prints. */
 export function simulateOccFlags(values: OccSimValues): OccSimFigures[] {
-  const { runs, counts, network } = occRun(values);
-  return simulateOcc(runs, counts, { baseMs: values.base, capMs: values.cap, network, trials: values.trials, seed: values.seed });
+  const { runs, counts, settings } = occRun(values);
+  return simulateOcc(runs, counts, settings);
 }
 
-export function occSimMain(argv: readonly string[], io: ProgramIo): number {
+/** `./sim -workload occ`, its flags after a scenario file's (whose metadata -print-scenario keeps). */
+export async function occSimMain(argv: readonly string[], io: ProgramIo, metadata?: ScenarioMetadata): Promise<number> {
   const parsed = parseFlags(OCC_SIM_PROGRAM, argv);
   if (parsed.kind === "help") {
     io.stdout.write(parsed.text);
     return 0;
   }
   const values = parsed.values;
-  const { runs, counts, network } = occRun(values);
+  const { runs, counts, settings } = occRun(values);
+  if (values["print-scenario"]) {
+    const { printScenario } = await import("../scenario-file/print.ts");
+    io.stdout.write(await printScenario(OCC_SIM_TARGET, values, {}, metadata));
+    return 0;
+  }
+  const { network } = settings;
   io.stderr.write(
     `sim: workload occ: ${counts.join(", ")} clients; base ${formatDuration(values.base)}, cap ${formatDuration(values.cap)}; ` +
       `network |normal(${formatDuration(network.meanMs)}, ${formatDuration(network.sdMs)})| each way; ` +

@@ -1,7 +1,7 @@
 import { DEBUG_FLAG, type FlagSpec, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { OCC_WORKLOAD_FLAG } from "../cli/workload.ts";
-import type { ScenarioTarget } from "../scenario-file/format.ts";
+import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
 import { blogRunsHelp } from "../strategies/blog-backoff.ts";
 import { BLOG_BACKOFF_FLAGS, blogStrategiesFlag, NETWORK_DELAY_FLAGS } from "../strategies/occ-flags.ts";
 import { SIM_SEED_FLAG } from "./options.ts";
@@ -48,6 +48,7 @@ export const OCC_SIM_FLAGS = [
   },
   { ...SIM_SEED_FLAG, description: "random seed: run t uses seed + t; the same flags and seed give the same figures" },
   { name: "json", group: "output", kind: "boolean", default: false, description: "print one JSON line per strategy and client count" },
+  PRINT_SCENARIO_FLAG,
   DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
@@ -59,6 +60,7 @@ export const OCC_SIM_PROGRAM: ProgramDescription<typeof OCC_SIM_FLAGS> = {
     "(else 412), and the client backs off and starts over. Figures: work (writes tried, the blog's calls; calls counts\n" +
     "reads too) and the time until every client's write landed, as in github.com/aws-samples/aws-arch-backoff-simulator.",
   flags: OCC_SIM_FLAGS,
+  arguments: SCENARIO_ARGUMENT,
   epilog: `The blog's policies, as strategies of the registry (with -base 5ms -cap 2s):\n${blogRunsHelp()}`,
 };
 

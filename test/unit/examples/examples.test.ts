@@ -1,5 +1,9 @@
 import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import type { ChainReport } from "../../../src/sim/chain-main.ts";
+import { main as simMain } from "../../../src/sim/main.ts";
+import { capturedIo } from "../../helpers/captured-io.ts";
 import { EXAMPLES_DIR, loadExample, runExample, runOccExample, type StrategyOutcome } from "../../helpers/examples.ts";
 import { amplificationDuring, degradedShare, firstHealthySecond } from "../../validate/examples-catalog.ts";
 
@@ -10,6 +14,14 @@ import { amplificationDuring, degradedShare, firstHealthySecond } from "../../va
  */
 
 const load = (outcome: StrategyOutcome) => outcome.counts.attempts / outcome.requests;
+
+/** An example with a chain of tiers, run by ./sim with -json and the flags given beside the file: its tiers by name. */
+async function runChainExample(file: string, flags: readonly string[]): Promise<Map<string, ChainReport["tiers"][number]>> {
+  const { io, stdout } = capturedIo();
+  expect(await simMain([join(EXAMPLES_DIR, file), "-json", ...flags], io)).toBe(0);
+  const report = JSON.parse(stdout()) as ChainReport;
+  return new Map(report.tiers.map((tier) => [tier.name, tier]));
+}
 const only = (outcomes: StrategyOutcome[]) => outcomes[0]!;
 
 describe("examples", () => {
@@ -99,6 +111,18 @@ describe("examples", () => {
     const none = only(await runExample("10-stability-sim-gc-death-spiral.yaml", { duration: "20s", "max-attempts": "1" }));
     expect(retries.counts.attempts).toBeGreaterThan(retries.requests);
     expect([okAfter(retries, 12_000), okAfter(none, 12_000)]).toEqual([0, 0]);
+  });
+
+  it("three tiers, the api hedging: a few per cent more database load while it answers, every copy sent while it is down", async () => {
+    // 300 users instead of 1000; the database crashes at 20 s.
+    const before = await runChainExample("three-tiers-hedging.yaml", ["-clients", "300", "-duration", "15s"]);
+    const [api, db] = [before.get("api")!, before.get("db")!];
+    expect(db.arrivals).toBeGreaterThanOrEqual(api.arrivals);
+    expect(db.arrivals / api.arrivals).toBeLessThan(1.05);
+    const crash = await runChainExample("three-tiers-hedging.yaml", ["-clients", "300", "-duration", "30s"]);
+    // During the crash each database call sends its 3 copies: the api's attempts times 3.
+    expect(crash.get("db")!.faultAmplification! / crash.get("api")!.faultAmplification!).toBeGreaterThan(2.5);
+    expect(crash.get("db")!.verdict).toBe("collapsed");
   });
 
   it("Stability Sim's goodput collapse: after the slow spike the server works flat out for clients that have gone", async () => {

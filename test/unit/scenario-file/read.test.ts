@@ -280,6 +280,11 @@ describe("the workload key", () => {
       "scenario: 1\nrun:\n  workload: occ\n",
       "exp.yaml:3: workload: a top-level key, not a section's: workload: occ at the start of the file",
     ],
+    [
+      "a chain of tiers in a file of workload occ, which would run without it",
+      "scenario: 1\nworkload: occ\ntiers:\n  - name: edge\n  - name: db\n",
+      "exp.yaml:3: tiers: workload occ has no chain of tiers; a chain is a scenario of workload requests",
+    ],
   ])("refuses %s in one line", async (_what, text, message) => {
     expect(await occFailure(text)).toBe(message);
   });
