@@ -2,6 +2,7 @@ import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { givenFlagNames, parseValue } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { findStrategy, STRATEGY_PARAMETER_FLAGS, strategyOfRun } from "../strategies/registry.ts";
 import { makeOutputDir, writeOutputFile } from "../runtime/output-files.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
@@ -38,6 +39,15 @@ export { configFrom, runTrial as run } from "./trial.ts";
 
 function selectedStrategy(values: SimFlagValues): StrategyRun {
   return parseStrategies(values["exponential-backoff"] ? "exponential-backoff" : values.strategy)[0]!;
+}
+
+/** Each strategy of -strategies checked with its own flags; a parameter flag that none of them reads is refused. */
+function checkEachStrategy(values: SimFlagValues, strategies: readonly SimRun[], given: ReadonlySet<string>): void {
+  for (const strategy of strategies) configFrom(withStrategy(values, strategy));
+  for (const flag of STRATEGY_PARAMETER_FLAGS) {
+    if (!given.has(flag.name) || strategies.some((run) => flag.name in findStrategy(strategyOfRun(run.name))!.parameters)) continue;
+    throw new UsageError(`-${flag.name} does not apply to any of -strategies ${values.strategies}`);
+  }
 }
 
 function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonly SimRun[]): void {
@@ -315,17 +325,20 @@ async function requestsMain(
     io.stdout.write(await printScenario(SIM_TARGET, values, {}, scenario.metadata, scenario.tiers));
     return 0;
   }
-  configFrom(values); // every flag checked before anything runs
+  const strategies = simRuns(
+    values.strategies === undefined ? [selectedStrategy(values)] : parseStrategies(values.strategies),
+    givenFlagNames(args, SIM_FLAGS),
+  );
+  // Every flag checked before anything runs; with -strategies, each against the strategy that runs it
+  // (a parameter flag applies to the strategies that read it, as in the demo).
+  if (values.strategies === undefined) configFrom(values);
+  else checkEachStrategy(values, strategies, givenFlagNames(args, SIM_FLAGS));
   if (values.sweep !== undefined) sweepTrials(values, values.sweep);
   if (values["print-scenario"]) {
     const { printScenario } = await import("../scenario-file/print.ts");
     io.stdout.write(await printScenario(SIM_TARGET, values, {}, scenario?.metadata));
     return 0;
   }
-  const strategies = simRuns(
-    values.strategies === undefined ? [selectedStrategy(values)] : parseStrategies(values.strategies),
-    givenFlagNames(args, SIM_FLAGS),
-  );
   if (values.dashboard && (values["find-critical-outage"] || values.sweep !== undefined)) {
     throw new UsageError(
       `-dashboard plays back one run per strategy; it cannot be combined with ${values.sweep === undefined ? "-find-critical-outage" : "-sweep"}`,

@@ -10,7 +10,7 @@ import type { StrategyResult } from "../report/report.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
 import { formatServerLine, formatServerTotals, serverTotalsReport } from "../server/reporter.ts";
 import { presetValues } from "../strategies/presets.ts";
-import { onlyParametersOf, presetOf, strategyOfRun } from "../strategies/registry.ts";
+import { onlyParametersOf, presetOf, type StrategyName, strategyOfRun } from "../strategies/registry.ts";
 import { MAX_CLIENTS, MAX_REPORTS, MIN_CYCLE_MS, resolveSimOptions, SIM_FLAGS, type SimFlagValues } from "./options.ts";
 import { figuresOf, type Outage, type SimulationConfig, type SimulationEvent, simulate } from "./simulate.ts";
 
@@ -39,7 +39,10 @@ export function phasesOf(config: SimulationConfig, endMs = config.durationMs): P
 
 /** The simulation the flag values describe; a UsageError for values the simulator cannot run. */
 export function configFrom(values: SimFlagValues): SimulationConfig {
-  const options = resolveSimOptions(values);
+  // With -strategies a parameter flag is for the strategies that read it (withStrategy); the base
+  // strategy's configuration, read for the system and its faults, must not refuse it.
+  const base = (values["exponential-backoff"] ? "exponential-backoff" : values.strategy) as StrategyName; // a choice of the flag table
+  const options = resolveSimOptions(values.strategies === undefined ? values : { ...values, ...onlyParametersOf(base, values) });
   checkProtection(values);
   checkSimulatorBounds(values, options.server.reportIntervalMs);
   return {

@@ -120,6 +120,8 @@ const SIM_ROWS: readonly (readonly [readonly string[], string])[] = [
     'sim: invalid value "1µs" for flag -report-interval: more than 10000000 server reports in -duration 1h0m0s',
   ],
   [["-parallel", "0"], 'sim: invalid value "0" for flag -parallel: must be >= 1'],
+  [["-strategies", "fixed,table", "-max-delay", "3s"], "sim: -max-delay does not apply to any of -strategies fixed,table"],
+  [["-max-delay", "3s"], "sim: -max-delay does not apply to -strategy fixed (it takes -simple-backoff-delay)"],
 ];
 
 describe("the exact usage error, in process", () => {
