@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { spawnCli } from "../helpers/spawn-cli.ts";
+import { runTogether } from "../helpers/run-together.ts";
+import { spawnCli, type SpawnedCli } from "../helpers/spawn-cli.ts";
 
 /*
  * Failures that are not usage mistakes. Expected ones (a results directory that cannot be
@@ -35,18 +36,43 @@ const demo = (args: readonly string[]) =>
 
 const nonEmpty = (lines: string[]) => lines.filter((line) => line !== "");
 
+/** A program's end: its exit code and output. */
+async function finished(run: SpawnedCli) {
+  const code = await run.exited;
+  return { code, stdoutLines: run.stdoutLines, stderrLines: run.stderrLines };
+}
+
+// Each case is one short process (a start-up and a failure): all of them at once, each test judging its own.
+const sweepOut = impossibleDir();
+const demoOut = impossibleDir();
+const runs = runTogether({
+  fullOutput: () => finished(spawnCli("sim", SHORT_SIM, { shell: "exec >/dev/full" })),
+  fullOutputDebug: () => finished(spawnCli("sim", [...SHORT_SIM, "-debug"], { shell: "exec >/dev/full" })),
+  serverDebugVariable: () =>
+    finished(
+      spawnCli("server", ["-listen", "127.0.0.1:0", "-report-interval", "50ms"], {
+        shell: "export THUNDERING_HERD_DEBUG=1; exec >/dev/full",
+      }),
+    ),
+  serverFullOutput: () =>
+    finished(spawnCli("server", ["-listen", "127.0.0.1:0", "-report-interval", "50ms"], { shell: "exec >/dev/full" })),
+  readerGone: () => finished(spawnCli("bash", ["-c", "set -o pipefail; ./sim -duration 1h -clients 1000 | head -1"], { command: "bash" })),
+  demoOut: () => finished(demo(["-out", demoOut, "-debug"])),
+  sweepOut: () => finished(spawnCli("sim", ["-sweep", "clients=100,200", "-duration", "30s", "-out", sweepOut])),
+});
+
 describe("unexpected errors", () => {
-  it("output that cannot be written: one line and exit 1, not a silent success", async () => {
-    const run = spawnCli("sim", SHORT_SIM, { shell: "exec >/dev/full" });
-    expect(await run.exited).toBe(1);
+  it("output that cannot be written: one line and exit 1, not a silent success", () => {
+    const run = runs("fullOutput");
+    expect(run.code).toBe(1);
     const lines = nonEmpty(run.stderrLines);
     expect(lines.at(-1)).toBe("sim: writing standard output: ENOSPC: no space left on device, write (run with -debug for the stack)");
     expect(lines.filter((line) => STACK_LINE.test(line))).toEqual([]);
   });
 
-  it("with -debug, the stack follows the line", async () => {
-    const run = spawnCli("sim", [...SHORT_SIM, "-debug"], { shell: "exec >/dev/full" });
-    expect(await run.exited).toBe(1);
+  it("with -debug, the stack follows the line", () => {
+    const run = runs("fullOutputDebug");
+    expect(run.code).toBe(1);
     const lines = nonEmpty(run.stderrLines);
     const at = lines.indexOf("sim: writing standard output: ENOSPC: no space left on device, write");
     expect(at).toBeGreaterThanOrEqual(0);
@@ -55,11 +81,9 @@ describe("unexpected errors", () => {
     expect(lines.slice(at + 2).every((line) => STACK_LINE.test(line))).toBe(true);
   });
 
-  it("with THUNDERING_HERD_DEBUG=1, the stack follows the line", async () => {
-    const run = spawnCli("server", ["-listen", "127.0.0.1:0", "-report-interval", "50ms"], {
-      shell: "export THUNDERING_HERD_DEBUG=1; exec >/dev/full",
-    });
-    expect(await run.exited).toBe(1);
+  it("with THUNDERING_HERD_DEBUG=1, the stack follows the line", () => {
+    const run = runs("serverDebugVariable");
+    expect(run.code).toBe(1);
     const lines = nonEmpty(run.stderrLines);
     expect(lines[0]).toMatch(/^server: listening on /);
     expect(lines[1]).toMatch(MODEL_LINE);
@@ -69,9 +93,9 @@ describe("unexpected errors", () => {
     expect(lines.slice(4).every((line) => STACK_LINE.test(line))).toBe(true);
   });
 
-  it("a running server whose output fails stops with one line, exit 1", async () => {
-    const run = spawnCli("server", ["-listen", "127.0.0.1:0", "-report-interval", "50ms"], { shell: "exec >/dev/full" });
-    expect(await run.exited).toBe(1);
+  it("a running server whose output fails stops with one line, exit 1", () => {
+    const run = runs("serverFullOutput");
+    expect(run.code).toBe(1);
     expect(nonEmpty(run.stderrLines)).toEqual([
       expect.stringMatching(/^server: listening on /),
       expect.stringMatching(MODEL_LINE),
@@ -79,30 +103,28 @@ describe("unexpected errors", () => {
     ]);
   });
 
-  it("a reader that goes away (| head) ends the program quietly, as SIGPIPE ends a Go program", async () => {
-    const run = spawnCli("bash", ["-c", "set -o pipefail; ./sim -duration 1h -clients 1000 | head -1"], { command: "bash" });
-    expect(await run.exited).toBe(141);
+  it("a reader that goes away (| head) ends the program quietly, as SIGPIPE ends a Go program", () => {
+    const run = runs("readerGone");
+    expect(run.code).toBe(141);
     expect(run.stdoutLines[0]).toMatch(/concurrency/);
     expect(run.stderrLines.filter((line) => /writing standard output|uncaught|unhandled|EPIPE/.test(line))).toEqual([]);
   });
 });
 
 describe("expected errors", () => {
-  it("demo: a results directory that cannot be made fails at once, in one line, before starting anything", async () => {
-    const out = impossibleDir();
-    const run = demo(["-out", out, "-debug"]);
-    expect(await run.exited).toBe(1);
+  it("demo: a results directory that cannot be made fails at once, in one line, before starting anything", () => {
+    const run = runs("demoOut");
+    expect(run.code).toBe(1);
     const lines = nonEmpty(run.stderrLines);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`^demo: cannot create directory ${out}/[\\dT-]+Z: not a directory$`));
+    expect(lines[0]).toMatch(new RegExp(`^demo: cannot create directory ${demoOut}/[\\dT-]+Z: not a directory$`));
   });
 
-  it("sim: a sweep's -out directory that cannot be made fails before the sweep, in one line", async () => {
-    const out = impossibleDir();
-    const run = spawnCli("sim", ["-sweep", "clients=100,200", "-duration", "30s", "-out", out]);
-    expect(await run.exited).toBe(1);
+  it("sim: a sweep's -out directory that cannot be made fails before the sweep, in one line", () => {
+    const run = runs("sweepOut");
+    expect(run.code).toBe(1);
     expect(nonEmpty(run.stdoutLines)).toEqual([]); // no sweep ran
-    expect(nonEmpty(run.stderrLines).at(-1)).toBe(`sim: cannot create directory ${out}: not a directory`);
+    expect(nonEmpty(run.stderrLines).at(-1)).toBe(`sim: cannot create directory ${sweepOut}: not a directory`);
     expect(run.stderrLines.filter((line) => STACK_LINE.test(line))).toEqual([]);
   });
 });
