@@ -13,7 +13,7 @@ export const HEDGE_DELAY_FLAG = {
   minMs: 0,
   description:
     "hedge instead of retrying (gRPC's hedgingPolicy): send another copy of a request this long after the previous unless one answered, " +
-    "up to -max-attempts copies; a 5xx or timeout sends the next at once; the first success is kept, the others cancelled",
+    "up to -max-attempts copies; a 5xx, 429 or timeout sends the next at once; the first success is kept, the others cancelled",
 } as const satisfies FlagSpec;
 
 /**
