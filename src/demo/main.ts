@@ -294,6 +294,7 @@ function measuredChain(record: ExperimentRecord, policy: readonly number[], faul
     startEpochMs: record.startEpochMs,
     runStartMs: record.runStartMs,
     clientLines: record.clientLines,
+    spikeClientLines: record.spikeClientLines,
     tiers: record.tiers,
     policyAmplification: policy,
     normalUntilMs: record.phases.stopAtMs - record.runStartMs,
