@@ -43,7 +43,7 @@ export function chainFigures(input: {
   const originMs = input.startEpochMs + input.runStartMs;
   const windows = clientWindows(input.clientLines, CLIENT_OUTPUT);
   const spikes = (input.spikeClientLines ?? []).map((lines, index) => clientWindows(lines, `spike client ${index + 1}'s stdout`));
-  // The users' count so far at each of their windows' ends, the spike clients' added (read at those instants), as the simulator counts both.
+  // The users' count so far at each of their windows' ends, the spike clients' added (read there), as the simulator counts them.
   const running = (count: (window: ClientWindow) => number): Cumulative => {
     let total = 0;
     const spikeSeries = spikes.map((spike) => cumulativeOf(spike, originMs, count));
