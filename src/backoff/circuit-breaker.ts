@@ -144,6 +144,16 @@ export class CircuitBreakers {
       this.open(nowMs, instance);
   }
 
+  /**
+   * The probe was let through and then abandoned by its caller before its outcome (a cancelled
+   * call, a hedge whose sibling answered): the breaker is open again with its break over, so the
+   * next call is the probe. Without this it would stay half-open, refusing every call, for good.
+   */
+  probeAbandoned(nowMs: number, instance = 0): void {
+    if (this.state[instance] !== HALF_OPEN) return;
+    this.open(nowMs - this.config.breakMs, instance);
+  }
+
   private open(nowMs: number, instance: number): void {
     this.state[instance] = OPEN;
     this.openedAtMs[instance] = nowMs;

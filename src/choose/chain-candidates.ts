@@ -132,7 +132,7 @@ function retryingLayers(placement: PlacementId, tierCount: number, faulty: reado
 
 /**
  * Every placement with every policy, checked by the simulator's rules (a combination it
- * refuses, e.g. a budget with hedging, goes to `skipped` with why); two candidates that make
+ * refuses, e.g. a backoff strategy with hedging, goes to `skipped` with why); two candidates that make
  * the same chain are one, the first kept.
  */
 export function chainGrid(base: ChainBase, schedules: readonly (readonly Fault[])[], skipped: string[]): ChainCandidate[] {

@@ -1,4 +1,5 @@
 import { formatDuration } from "../cli/duration.ts";
+import { chainVerdict, TIER_VERDICT_ORDER } from "../model/tiers/chain-verdict.ts";
 import type { TierVerdict } from "../model/tiers/tier-figures.ts";
 import { AS_THE_FILE_SAYS, type ChainCandidate, PLACEMENTS } from "./chain-candidates.ts";
 import type { ChainRunResult } from "./chain-measure.ts";
@@ -9,8 +10,6 @@ import { type Criterion, order, type Ranking, relative } from "./ranking.ts";
  * choose's ranking code (ranking.ts order): the chain's verdict first (the worst tier's, the
  * worst run's), then the users' goodput, when the last tier came back, and the peak load.
  */
-
-const VERDICT_ORDER: readonly TierVerdict[] = ["collapsed", "recovered", "held"];
 
 export interface ChainTierSummary {
   readonly name: string;
@@ -47,8 +46,6 @@ export interface ChainSummary {
   readonly tiers: readonly ChainTierSummary[];
 }
 
-const worst = (verdicts: readonly TierVerdict[]): TierVerdict =>
-  verdicts.reduce((a, b) => (VERDICT_ORDER.indexOf(b) < VERDICT_ORDER.indexOf(a) ? b : a), "held");
 const largest = (values: readonly (number | null)[]): number | null => {
   const present = values.filter((value): value is number => value !== null);
   return present.length === 0 ? null : Math.max(...present);
@@ -57,7 +54,7 @@ const largest = (values: readonly (number | null)[]): number | null => {
 export function summarizeChain(candidate: ChainCandidate, runs: readonly ChainRunResult[]): ChainSummary {
   if (runs.length === 0) throw new Error(`no runs for ${candidate.id}`);
   const reports = runs.map((run) => run.report);
-  const verdicts = reports.map((report) => worst(report.tiers.map((tier) => tier.verdict)));
+  const verdicts = reports.map((report) => chainVerdict(report.tiers.map((tier) => tier.verdict)));
   const goodputs = reports.map((report) => (report.users.ok * 1000) / report.durationMs);
   const ok = reports.reduce((sum, report) => sum + report.users.ok, 0);
   const ended = reports.reduce((sum, report) => sum + report.users.ok + report.users.gaveUp, 0);
@@ -68,7 +65,7 @@ export function summarizeChain(candidate: ChainCandidate, runs: readonly ChainRu
     const each = reports.map((report) => report.tiers[index]!);
     return {
       name: first.name,
-      verdict: worst(each.map((tier) => tier.verdict)),
+      verdict: chainVerdict(each.map((tier) => tier.verdict)),
       faultAmplification: largest(each.map((tier) => tier.faultAmplification)),
       amplification: Math.max(...each.map((tier) => tier.amplification)),
       peakLoad: largest(each.map((tier) => tier.peakLoad)),
@@ -80,7 +77,7 @@ export function summarizeChain(candidate: ChainCandidate, runs: readonly ChainRu
   return {
     candidate,
     runs: runs.length,
-    verdict: worst(verdicts),
+    verdict: chainVerdict(verdicts),
     verdicts,
     goodputPerSec: goodputs.reduce((sum, value) => sum + value, 0) / goodputs.length,
     goodputSpread: Math.max(...goodputs) - Math.min(...goodputs),
@@ -97,7 +94,7 @@ const CHAIN_CRITERIA: readonly Criterion<ChainSummary>[] = [
     name: "the chain's verdict",
     rule: "the chain's verdict, the worst of any tier with any seed (held, then recovered, then collapsed)",
     better: "higher",
-    value: (summary) => VERDICT_ORDER.indexOf(summary.verdict),
+    value: (summary) => TIER_VERDICT_ORDER.indexOf(summary.verdict),
     primary: true,
   },
   {

@@ -220,7 +220,25 @@ function unexpressed(intent: RetryIntent, system: string, except: readonly strin
 }
 
 /**
- * A winner that hedges: gRPC's hedgingPolicy (A6). Its copies fail over on UNAVAILABLE, what
+ * gRPC's retryThrottling for a winner with gRPC's budget, which A6 applies to retries and hedged
+ * RPCs alike; undefined for another or none. Its note, if any, goes to `notes`.
+ */
+function retryThrottlingOf(intent: RetryIntent, notes: string[]): { maxTokens: number; tokenRatio: number } | undefined {
+  if (intent.budget !== undefined) {
+    notes.push(
+      `retryThrottling is per channel in gRPC; the simulation gave ${intent.budgetHolder ?? "each user its own budget, as one channel per client"}`,
+    );
+    return { maxTokens: round3(intent.budget.maxTokens), tokenRatio: round3(intent.budget.tokenRatio) };
+  }
+  if (mechanisms(intent).budget !== "grpc") return undefined;
+  const maxTokens = parameter(intent, "budget", "tokens") ?? 10;
+  const tokenRatio = parameter(intent, "budget", "ratio") ?? 0.1;
+  return { maxTokens: round3(maxTokens), tokenRatio: round3(tokenRatio) };
+}
+
+/**
+ * A winner that hedges: gRPC's hedgingPolicy (A6), with retryThrottling for gRPC's budget (A6
+ * withholds hedges as it does retries). Its copies fail over on UNAVAILABLE, what
  * gRPC makes of HTTP 429, 502, 503 and 504; the simulated copies also fail over on a timeout of
  * their own, which gRPC's one deadline over all copies cannot say.
  */
@@ -236,9 +254,13 @@ function grpcHedgingConfig(intent: RetryIntent, hedgeDelayMs: number): Snippet {
   const hedgingPolicy = { maxAttempts, hedgingDelay: protoDuration(hedgeDelayMs), nonFatalStatusCodes: ["UNAVAILABLE"] };
   notes.push(
     `gRPC's method timeout is a deadline over all copies; the simulated ${ms(intent.timeoutMs)} timeout of each copy has no field in the service config (set the call deadline yourself)`,
-    ...unexpressed(intent, "gRPC's service config", []),
   );
-  const config = { methodConfig: [{ name: [{ service: "your.package.YourService" }], hedgingPolicy }] };
+  const retryThrottling = retryThrottlingOf(intent, notes);
+  notes.push(...unexpressed(intent, "gRPC's service config", retryThrottling === undefined ? [] : ["budget"]));
+  const config = {
+    methodConfig: [{ name: [{ service: "your.package.YourService" }], hedgingPolicy }],
+    ...(retryThrottling === undefined ? {} : { retryThrottling }),
+  };
   return {
     id: "grpc",
     title: "gRPC service config (hedgingPolicy)",
@@ -284,20 +306,10 @@ export function grpcServiceConfig(intent: RetryIntent): Snippet {
     );
   }
   config.methodConfig = [methodConfig];
-  const found = mechanisms(intent);
-  if (intent.budget !== undefined) {
-    config.retryThrottling = { maxTokens: round3(intent.budget.maxTokens), tokenRatio: round3(intent.budget.tokenRatio) };
-    notes.push(
-      `retryThrottling is per channel in gRPC; the simulation gave ${intent.budgetHolder ?? "each user its own budget, as one channel per client"}`,
-    );
-  } else if (found.budget === "grpc") {
-    const maxTokens = parameter(intent, "budget", "tokens") ?? 10;
-    const tokenRatio = parameter(intent, "budget", "ratio") ?? 0.1;
-    config.retryThrottling = { maxTokens: round3(maxTokens), tokenRatio: round3(tokenRatio) };
-  } else if (attempts > 1) {
-    notes.push("the winner had no retry budget, so there is no retryThrottling");
-  }
-  notes.push(...unexpressed(intent, "gRPC's service config", intent.budget !== undefined || found.budget === "grpc" ? ["budget"] : []));
+  const retryThrottling = retryThrottlingOf(intent, notes);
+  if (retryThrottling !== undefined) config.retryThrottling = retryThrottling;
+  else if (attempts > 1) notes.push("the winner had no retry budget, so there is no retryThrottling");
+  notes.push(...unexpressed(intent, "gRPC's service config", retryThrottling === undefined ? [] : ["budget"]));
   return {
     id: "grpc",
     title: "gRPC service config (retryPolicy, retryThrottling)",

@@ -27,6 +27,7 @@ import {
   type TierRecord,
 } from "../runtime/experiment.ts";
 import { type ChainFigures, chainFigures } from "../runtime/chain-figures.ts";
+import { chainHeadline } from "../model/tiers/chain-verdict.ts";
 import { tierText } from "../report/tier-table.ts";
 import { chainPolicyAmplification, chainRunOf, tierPlans } from "./chain.ts";
 import { explainVerdict } from "../report/verdict-why.ts";
@@ -62,7 +63,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
     throw new UsageError("-server-args does not apply to a chain of tiers: each tier's flags are in its own system and upstream");
   }
   // A scenario file's server and client flags come first, so that -server-args and -client-args win over them.
-  // A chain's verdict is the edge's, the server the users call: its flags stand for the server's.
+  // A chain's edge is the server the users call: its flags stand for the server's (its verdict is the chain's, from every tier).
   const serverArgs =
     chain === undefined ? [...(scenario?.passThrough["server-args"] ?? []), ...splitArgs(values["server-args"])] : [...chain[0]!.system];
   // A chain's tiers print once a second: the users' windows on the same grid, unless the file or the command line says otherwise.
@@ -166,8 +167,18 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
           },
         );
         progress.done();
-        const metrics = computeMetrics(record.server, record.client, record.phases, concurrencyLimit);
+        const edge = computeMetrics(record.server, record.client, record.phases, concurrencyLimit);
         const userMaxAttempts = () => resolveRetryPolicy(clientFlags[run]!).retry.maxAttempts;
+        const tiersMeasured =
+          chain === undefined
+            ? undefined
+            : measuredChain(
+                record,
+                chainPolicyAmplification(userMaxAttempts(), chain),
+                scheduleOf({ faults, steadyMs: values.steady, outageMs: values.outage }),
+              );
+        // A chain's headline verdict is its tiers' (one rule: src/model/tiers/chain-verdict.ts); the other figures are the edge's.
+        const metrics = tiersMeasured === undefined ? edge : { ...edge, ...chainHeadline(edge, tiersMeasured) };
         results.push({
           strategy: strategy.name,
           phases: record.phases,
@@ -175,15 +186,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
           client: record.client,
           metrics,
           concurrencyLimit,
-          ...(chain === undefined
-            ? {}
-            : {
-                chain: measuredChain(
-                  record,
-                  chainPolicyAmplification(userMaxAttempts(), chain),
-                  scheduleOf({ faults, steadyMs: values.steady, outageMs: values.outage }),
-                ),
-              }),
+          ...(tiersMeasured === undefined ? {} : { chain: tiersMeasured }),
         });
         recordedLines.push({
           strategy: strategy.name,
@@ -291,6 +294,7 @@ function measuredChain(record: ExperimentRecord, policy: readonly number[], faul
     startEpochMs: record.startEpochMs,
     runStartMs: record.runStartMs,
     clientLines: record.clientLines,
+    spikeClientLines: record.spikeClientLines,
     tiers: record.tiers,
     policyAmplification: policy,
     normalUntilMs: record.phases.stopAtMs - record.runStartMs,

@@ -1,6 +1,6 @@
 import type { Random } from "../backoff/random.ts";
 import type { Clock, TimerOwner } from "../clock/clock.ts";
-import { ADMITTED, type ClientInstances, THROTTLED } from "./client-instances.ts";
+import { ADMITTED, ADMITTED_PROBE, type ClientInstances, REJECTED, THROTTLED, WITHHELD } from "./client-instances.ts";
 import type { RetryConfig, RetryGate } from "./client-loop.ts";
 import { type AttemptOutcome, type AttemptResult, isNonFatal, type LocalRefusal, TIMEDOUT_RESULT } from "./outcome.ts";
 import { HEDGE_KEEP, HEDGE_SEND_NEXT, hedgeAfterAnswer, hedgeAfterDelay } from "../backoff/hedge.ts";
@@ -193,18 +193,19 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
     if (context.stopped || now >= context.stopAtMs) return;
     this.startedAt = now;
     this.beforeAttempt();
+    // A hedged request's copies are admitted one by one (sendCopy).
+    if (context.options.retry.hedgeDelayMs !== undefined) {
+      this.copies = [];
+      this.copiesSent = 0;
+      this.sendCopy();
+      return;
+    }
     if (context.fleet !== undefined) {
       const admission = context.fleet.admit(this.index, this.isRetry, this.startedAt, this.random);
       if (admission !== ADMITTED) {
         this.refuse(admission === THROTTLED ? "throttled" : "rejected");
         return;
       }
-    }
-    if (context.options.retry.hedgeDelayMs !== undefined) {
-      this.copies = [];
-      this.copiesSent = 0;
-      this.sendCopy();
-      return;
     }
     context.inFlight++;
     context.observer.attemptStarted(this.isRetry, this.latenessAt(now));
@@ -286,13 +287,25 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
 
   /**
    * Hedging: sends one more copy of the open request, with its own deadline, and arms the
-   * hedging delay before the next when copies are left (gRPC A6; src/backoff/hedge.ts).
+   * hedging delay before the next when copies are left (gRPC A6; src/backoff/hedge.ts). The
+   * client's protections admit each copy (ClientInstances.admitCopy). False when they withheld
+   * or refused it: then no further copy goes out for this request (A6: hedges are not sent while
+   * the throttle says no; an open breaker stops them), and the copies in flight end it.
    */
-  private sendCopy(): void {
+  private sendCopy(): boolean {
     const context = this.context;
     const now = context.clock.now();
-    if (context.stopped || now >= context.stopAtMs) return;
-    const copy = new HedgeCopy(this, now);
+    if (context.stopped || now >= context.stopAtMs) return true;
+    let probe = false;
+    if (context.fleet !== undefined) {
+      const admission = context.fleet.admitCopy(this.index, this.copiesSent === 0, now, this.random);
+      if (admission === THROTTLED || admission === REJECTED || admission === WITHHELD) {
+        this.copyRefused(admission);
+        return false;
+      }
+      probe = admission === ADMITTED_PROBE;
+    }
+    const copy = new HedgeCopy(this, now, probe);
     this.copies!.push(copy);
     this.copiesSent++;
     context.inFlight++;
@@ -307,6 +320,27 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
     const attempt = context.transport.send(copy);
     // The transport may have answered already (a server shedding load).
     if (copy.inFlight) copy.attempt = attempt;
+    return true;
+  }
+
+  /**
+   * Hedging: the client's protections refused a copy (a throttle, an open breaker: a local
+   * refusal, counted as one) or withheld a hedge (gRPC's budget: no attempt at all). No copy is
+   * sent after it. A refused first copy is the request's refusal, as a refused attempt is.
+   */
+  private copyRefused(admission: typeof THROTTLED | typeof REJECTED | typeof WITHHELD): void {
+    const context = this.context;
+    const first = this.copiesSent === 0;
+    this.copiesSent = context.options.retry.maxAttempts;
+    context.clock.cancel(this);
+    if (admission === WITHHELD) return;
+    const refusal = admission === THROTTLED ? "throttled" : "rejected";
+    if (!first) {
+      context.observer.attemptRefused(refusal);
+      return;
+    }
+    this.copies = undefined;
+    this.refuse(refusal);
   }
 
   /** Hedging: the delay passed and no copy was kept: the next copy goes out. */
@@ -323,6 +357,7 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
     if (result === TIMEDOUT_RESULT) context.transport.abort(copy.attempt);
     if (context.stopped) return;
     context.observer.attemptEnded(result, context.clock.now() - copy.startedAt);
+    context.fleet?.copyEnded(this.index, copy.probe, result.outcome, context.clock.now());
     const answer = hedgeAfterAnswer(
       context.options.retry.maxAttempts,
       this.copiesSent,
@@ -332,7 +367,10 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
     );
     if (answer === HEDGE_SEND_NEXT) {
       context.clock.cancel(this);
-      this.sendCopy();
+      // A hedge withheld or refused with nothing else in flight: this failure is the request's (A6).
+      if (this.sendCopy() || copies.length > 0) return;
+      this.closeHedgedRequest();
+      this.decide(result.outcome, result, 0);
     } else if (answer === HEDGE_KEEP) {
       this.closeHedgedRequest();
       this.decide(result.outcome, result, 0);
@@ -368,6 +406,7 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
       this.context.clock.cancel(copy);
       this.context.inFlight--;
       this.context.transport.abort(copy.attempt);
+      this.context.fleet?.copyCancelled(this.index, copy.probe, this.context.clock.now());
     }
   }
 
@@ -413,11 +452,14 @@ class HedgeCopy implements AttemptSink, TimerOwner {
   /** What the transport returned for this copy. */
   attempt: unknown = undefined;
   readonly startedAt: number;
+  /** The client's circuit breaker let it through as its probe (its outcome closes or reopens the breaker). */
+  readonly probe: boolean;
   private readonly cycle: AttemptCycle;
 
-  constructor(cycle: AttemptCycle, startedAt: number) {
+  constructor(cycle: AttemptCycle, startedAt: number, probe: boolean) {
     this.cycle = cycle;
     this.startedAt = startedAt;
+    this.probe = probe;
   }
 
   done(result: AttemptResult): void {

@@ -55,6 +55,26 @@ export const THROTTLED = 1;
 export const REJECTED = 2;
 export type Admission = typeof ADMITTED | typeof THROTTLED | typeof REJECTED;
 
+/** What `admitCopy` says besides `admit`'s: the copy goes as the breaker's probe, or the budget withholds a hedge. */
+export const ADMITTED_PROBE = 3;
+export const WITHHELD = 4;
+export type CopyAdmission = Admission | typeof ADMITTED_PROBE | typeof WITHHELD;
+
+/**
+ * Why a hedging client (-hedge-delay) cannot have these protections; undefined when it can. The
+ * combinations that published designs define: gRPC's retry budget, which A6 applies to hedged
+ * RPCs ("retryThrottling"); a circuit breaker, each hedged attempt going through it as Polly v8's
+ * and failsafe-go's pipelines compose them (hedging outside, the breaker inside); the adaptive
+ * throttle, which counts every attempt sent. The other budgets and the retry breakers keep state
+ * per retry of one attempt at a time and define nothing for copies in flight together.
+ */
+export function hedgingProblem(config: FleetConfig): string | undefined {
+  if (config.budget !== undefined && config.budget.kind !== "grpc") return `-budget ${config.budget.kind}`;
+  const breaker = config.breaker;
+  if (breaker !== undefined && (breaker.kind === "yandex-retry" || breaker.kind === "brooker-retry")) return `-breaker ${breaker.kind}`;
+  return undefined;
+}
+
 /** Per-user marks of what the attempt in flight holds. */
 const HOLDS_PROBE = 1;
 const HOLDS_ENVOY_RETRY = 2;
@@ -145,6 +165,40 @@ export class ClientInstances {
     return ADMITTED;
   }
 
+  /**
+   * One copy of a hedged request (src/backoff/hedge.ts), with the protections hedgingProblem
+   * allows. The first copy is the request, admitted as `admit` admits one. A later copy, a
+   * hedge, is withheld while gRPC's budget would refuse a retry (A6: "subsequent hedged RPCs will
+   * only be sent if token_count is greater than the threshold"); then the throttle and the
+   * breaker decide as for any attempt. Copies overlap, so what a copy holds (the probe) is the
+   * copy's own, not the user's: report its end with `copyEnded`, its cancellation with `copyCancelled`.
+   */
+  admitCopy(user: number, first: boolean, nowMs: number, random: Random): CopyAdmission {
+    const instance = this.instanceOfUser[user]!;
+    if (!first && this.grpc !== undefined && !budgetAllowsRetry(this.grpc, this.grpcStates[instance]!)) return WITHHELD;
+    if (this.throttle !== undefined && this.throttle.reject(nowMs, random.uniform(), instance)) return THROTTLED;
+    if (this.breakers === undefined) return ADMITTED;
+    const verdict = this.breakers.admit(nowMs, instance);
+    return verdict === BREAKER_REJECT ? REJECTED : verdict === BREAKER_PROBE ? ADMITTED_PROBE : ADMITTED;
+  }
+
+  /** A copy admitted by admitCopy ended with `outcome`: every copy counts, as every RPC does in A6's token count. */
+  copyEnded(user: number, probe: boolean, outcome: AttemptOutcome, nowMs: number): void {
+    const instance = this.instanceOfUser[user]!;
+    const ok = outcome === "ok";
+    this.breakers?.record(ok, probe, nowMs, instance);
+    if (ok) this.throttle?.accepted(nowMs, instance);
+    if (this.grpc !== undefined) {
+      const state = this.grpcStates[instance]!;
+      this.grpcStates[instance] = ok ? budgetAfterSuccess(this.grpc, state) : budgetAfterFailure(this.grpc, state);
+    }
+  }
+
+  /** A copy admitted by admitCopy was cancelled (its request ended with another copy, or stopped): uncounted; a probe is given back. */
+  copyCancelled(user: number, probe: boolean, nowMs: number): void {
+    if (probe) this.breakers?.probeAbandoned(nowMs, this.instanceOfUser[user]!);
+  }
+
   /** An admitted attempt ended with `outcome` (not called for attempts aborted by a stop). */
   attemptEnded(user: number, outcome: AttemptOutcome, nowMs: number): void {
     const instance = this.instanceOfUser[user]!;
@@ -203,8 +257,9 @@ export class ClientInstances {
    * An admitted attempt was aborted by its caller, which no longer wants it (a middle tier's
    * cancelled call): it ends uncounted by the breaker and the budgets, giving back what it held.
    */
-  attemptAborted(user: number): void {
-    if (this.envoy !== undefined) this.activeRequests[user % this.count]!--;
+  attemptAborted(user: number, nowMs: number): void {
+    if (this.envoy !== undefined) this.activeRequests[this.instanceOfUser[user]!]!--;
+    if ((this.holds[user]! & HOLDS_PROBE) !== 0) this.breakers?.probeAbandoned(nowMs, this.instanceOfUser[user]!);
     this.refused(user);
   }
 

@@ -32,22 +32,29 @@ export interface AttemptResult {
   readonly errorKind?: ErrorKind;
   /** The wait the server asked for before the next attempt (a shed request's Retry-After), in ms. */
   readonly retryAfterMs?: number;
+  /** A 429 (Too Many Requests, RFC 6585): a 4xx that is the server's load, not the request's fault (see isNonFatal). */
+  readonly tooManyRequests?: true;
 }
 
 export const OK_RESULT: AttemptResult = Object.freeze({ outcome: "ok" });
 export const TIMEDOUT_RESULT: AttemptResult = Object.freeze({ outcome: "timedout" });
 
+/** A 429: counted with the 4xx, non-fatal to a hedged request. */
+export const TOO_MANY_REQUESTS_RESULT: AttemptResult = Object.freeze({ outcome: "error", errorKind: "http-4xx", tooManyRequests: true });
+
 export function classifyStatus(status: number): AttemptResult {
   if (status >= 200 && status < 300) return OK_RESULT;
+  if (status === 429) return TOO_MANY_REQUESTS_RESULT;
   const errorKind: ErrorKind = status >= 500 && status < 600 ? "http-5xx" : status >= 400 ? "http-4xx" : "http-other";
   return { outcome: "error", errorKind };
 }
 
 /**
  * Whether a failure leaves a hedged request open (gRPC A6's nonFatalStatusCodes): a timeout,
- * a refused or reset connection and a 5xx are, like UNAVAILABLE; a 4xx is the request's own
+ * a refused or reset connection, a 5xx and a 429 are, like UNAVAILABLE (gRPC's mapping of HTTP
+ * statuses gives UNAVAILABLE for 429, 502, 503 and 504); any other 4xx is the request's own
  * fault, like INVALID_ARGUMENT, and ends it. The servers of this project shed load with 503.
  */
 export function isNonFatal(result: AttemptResult): boolean {
-  return result.errorKind !== "http-4xx";
+  return result.errorKind !== "http-4xx" || result.tooManyRequests === true;
 }

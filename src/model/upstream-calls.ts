@@ -136,7 +136,7 @@ class Leg extends AttemptCycle implements UserState, DeadlineCarrier {
     this.attemptOut = false;
     this.stop();
     if (fleet === undefined) return;
-    if (wasOut) fleet.attemptAborted(this.index);
+    if (wasOut) fleet.attemptAborted(this.index, this.context.clock.now());
     else fleet.refused(this.index);
     fleet.requestAbandoned(this.index);
   }

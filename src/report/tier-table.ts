@@ -57,6 +57,22 @@ export function firstCollapsedText(first: TierFigures | undefined, faultsOf: (ti
   return `first to collapse: ${first.name} at ${at(first.collapsedAtMs)} (goodput below half its normal), by ${why}`;
 }
 
+/** Window by window, each tier's arrivals and OK answers per second (`edge in/s`, `edge OK/s`, …), for the terminal. */
+export function tierWindowText(chain: {
+  readonly tiers: readonly { readonly name: string }[];
+  readonly windows: readonly {
+    readonly endMs: number;
+    readonly tiers: readonly { readonly arrivalsPerSec: number; readonly okPerSec: number }[];
+  }[];
+}): string {
+  const header = ["window to", ...chain.tiers.flatMap((tier) => [`${tier.name} in/s`, `${tier.name} OK/s`])];
+  const rows = chain.windows.map((window) => [
+    formatDuration(window.endMs),
+    ...window.tiers.flatMap((tier) => [tier.arrivalsPerSec.toFixed(1), tier.okPerSec.toFixed(1)]),
+  ]);
+  return `${textTable([header, ...rows])}\n`;
+}
+
 /** The users' line, the table and the line on the first collapse (firstCollapsedText), for the terminal. */
 export function tierText(chain: {
   readonly users: { readonly requests: number; readonly ok: number; readonly gaveUp: number; readonly attempts: number };

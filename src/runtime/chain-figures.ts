@@ -31,6 +31,8 @@ export function chainFigures(input: {
   readonly startEpochMs: number;
   readonly runStartMs: number;
   readonly clientLines: readonly string[];
+  /** The JSON lines of each spike's extra client (a spike fault is the users' load): their attempts reach the edge too. */
+  readonly spikeClientLines?: readonly (readonly string[])[];
   readonly tiers: readonly TierRecord[];
   readonly policyAmplification: readonly number[];
   readonly normalUntilMs: number;
@@ -39,13 +41,17 @@ export function chainFigures(input: {
   readonly faults: readonly Fault[];
 }): ChainFigures {
   const originMs = input.startEpochMs + input.runStartMs;
-  const windows = jsonLines(input.clientLines).flatMap(({ text, line }) => {
-    const parsed = parseClientLine(text, { file: CLIENT_OUTPUT, line });
-    return parsed.kind === "window" ? [parsed] : [];
-  });
-  const running = (count: (window: (typeof windows)[number]) => number): Cumulative => {
+  const windows = clientWindows(input.clientLines, CLIENT_OUTPUT);
+  const spikes = (input.spikeClientLines ?? []).map((lines, index) => clientWindows(lines, `spike client ${index + 1}'s stdout`));
+  // The users' count so far at each of their windows' ends, the spike clients' added (read there), as the simulator counts them.
+  const running = (count: (window: ClientWindow) => number): Cumulative => {
     let total = 0;
-    return windows.map((window) => [window.epochMs - originMs, (total += count(window))] as const);
+    const spikeSeries = spikes.map((spike) => cumulativeOf(spike, originMs, count));
+    return windows.map((window) => {
+      const endMs = window.epochMs - originMs;
+      total += count(window);
+      return [endMs, spikeSeries.reduce((sum, series) => sum + valueAt(series, endMs), total)] as const;
+    });
   };
   const userRequests = running((window) => window.attempts - window.retries);
   // The users' last window ends the judged run; their window is the one a tier's collapse is placed within.
@@ -102,6 +108,26 @@ export function chainFigures(input: {
   return { users, tiers, firstCollapsed: first?.name ?? null, firstCollapsedText: firstCollapsedText(first, faultsOf), series };
 }
 
+type ClientWindow = Extract<ReturnType<typeof parseClientLine>, { kind: "window" }>;
+
+function clientWindows(lines: readonly string[], file: string): ClientWindow[] {
+  return jsonLines(lines).flatMap(({ text, line }) => {
+    const parsed = parseClientLine(text, { file, line });
+    return parsed.kind === "window" ? [parsed] : [];
+  });
+}
+
+/** A client's count as a cumulative series from the start of its first window (0 there), in ms from `originMs`. */
+function cumulativeOf(windows: readonly ClientWindow[], originMs: number, count: (window: ClientWindow) => number): Cumulative {
+  if (windows.length === 0) return [];
+  let total = 0;
+  const first = windows[0]!;
+  return [
+    [first.epochMs - first.windowMs - originMs, 0] as const,
+    ...windows.map((window) => [window.epochMs - originMs, (total += count(window))] as const),
+  ];
+}
+
 function serverLines(tier: TierRecord): ServerLine[][] {
   const file = `the ${tier.name} server's stdout`;
   return tier.incarnationLines.map((lines) => jsonLines(lines).map(({ text, line }) => parseServerLine(text, { file, line })));
@@ -122,8 +148,9 @@ function acrossIncarnations(incarnations: readonly ServerLine[][], originMs: num
 
 const last = (series: Cumulative) => series.at(-1)?.[1] ?? 0;
 
-/** A cumulative count at `atMs`, straight between the points around it (the programs print at their own instants). */
+/** A cumulative count at `atMs`, straight between the points around it (the programs print at their own instants); 0 for none. */
 function valueAt(series: Cumulative, atMs: number): number {
+  if (series.length === 0) return 0;
   const after = series.findIndex(([ms]) => ms >= atMs);
   if (after === -1) return last(series);
   const [afterMs, afterValue] = series[after]!;

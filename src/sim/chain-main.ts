@@ -1,9 +1,9 @@
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { policyAmplification } from "../model/tiers/amplification.ts";
-import { firstCollapsed, type TierFigures, tierFigures } from "../model/tiers/tier-figures.ts";
+import { firstCollapsed, type TierFigures, tierFigures, type TierWindow, tierWindows } from "../model/tiers/tier-figures.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { firstCollapsedText, tierText } from "../report/tier-table.ts";
+import { firstCollapsedText, tierText, tierWindowText } from "../report/tier-table.ts";
 import { type ScenarioTier, TIER_SYSTEM_FLAGS } from "../scenario-file/tiers.ts";
 import { type ChainConfig, simulateChain } from "./chain.ts";
 import { chainConfigFrom } from "./chain-options.ts";
@@ -28,6 +28,8 @@ export interface ChainReport {
   readonly tiers: readonly TierFigures[];
   /** The tier that collapsed first (docs/tiers.md); null when none did. */
   readonly firstCollapsed: string | null;
+  /** Window by window (-interval), each tier's arrivals and goodput per second, the edge first. */
+  readonly windows: readonly { readonly endMs: number; readonly tiers: readonly Omit<TierWindow, "endMs">[] }[];
   readonly durationMs: number;
   readonly seed: number;
 }
@@ -46,21 +48,27 @@ export function chainReport(config: ChainConfig): ChainReport {
     tierFigures({ ...tier, policyAmplification: computed[index]! }, result.userRequests, normalUntilMs, troubleUntilMs),
   );
   const counts = result.users.counts;
+  const rates = result.tiers.map((tier) => tierWindows(tier.samples));
+  const windows = rates[0]!.map(({ endMs }, index) => ({
+    endMs,
+    tiers: rates.map((tier) => ({ arrivalsPerSec: tier[index]!.arrivalsPerSec, okPerSec: tier[index]!.okPerSec })),
+  }));
   return {
     source: "tiers",
     users: { requests: result.userRequests, ok: counts.ok, gaveUp: counts.gaveUp, attempts: counts.attempts },
     tiers,
     firstCollapsed: firstCollapsed(tiers)?.name ?? null,
+    windows,
     durationMs: result.endMs,
     seed: config.seed,
   };
 }
 
-/** The report as text: one row per tier, then which tier collapsed first and why. */
+/** The report as text: each tier window by window (arrivals and goodput per second), one row per tier, the first collapse and why. */
 export function chainText(report: ChainReport, config: ChainConfig): string {
   const first = report.tiers.find((tier) => tier.name === report.firstCollapsed);
   const faultsOf = (name: string) => config.tiers.find((tier) => tier.name === name)!.faults;
-  return tierText({ ...report, firstCollapsedText: firstCollapsedText(first, faultsOf) });
+  return `${tierWindowText(report)}\n${tierText({ ...report, firstCollapsedText: firstCollapsedText(first, faultsOf) })}`;
 }
 
 /** ./sim with a scenario file that has tiers: the chain on the virtual clock, its figures per tier. */

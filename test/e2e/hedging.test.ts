@@ -42,6 +42,30 @@ describe("hedging on the wire (./client -hedge-delay)", () => {
     }
   });
 
+  it("withholds the hedges once gRPC's retry budget is down to its threshold (A6): a failing server gets about one copy per request", async () => {
+    // Every request is answered 500 at once: a non-fatal failure, so without a budget each request sends its 3 copies.
+    const { server, url } = await spawnServer(["-error-rate", "1", "-baseDelay", "1ms"]);
+    try {
+      const args = ["-url", url, "-clients", "10", "-lambda", "0.1", "-timeout", "2s", "-duration", "500ms", "-json", "-seed", "7"];
+      const budget = ["-budget", "grpc", "-instances", "1"];
+      // A delay past the run's end: every hedge is one sent at once after a failure, when that failure has been counted.
+      const cli = spawnCli("client", [...args, "-hedge-delay", "1s", "-max-attempts", "3", ...budget]);
+      expect(await cli.exited).toBe(0);
+      const { summary } = windowsAndSummary(cli.stdoutLines);
+      const requests = summary.attempts - summary.retries;
+      expect(requests).toBeGreaterThanOrEqual(20);
+      // 10 tokens, each failed copy costs one, hedges only above 5: at most 5 hedges in the whole run, not 2 per request.
+      expect(summary.retries).toBeGreaterThan(0);
+      expect(summary.retries).toBeLessThanOrEqual(5);
+      expect(summary.ok).toBe(0);
+      const stats = await getJson<Stats>(url.replace("/api", "/stats"));
+      expect(stats.admitted).toBe(summary.attempts);
+    } finally {
+      server.signal("SIGTERM");
+      await server.exited;
+    }
+  });
+
   it("refuses -hedge-delay with a backoff strategy or without -max-attempts, in one line", async () => {
     for (const [args, message] of [
       [["-strategy", "full-jitter"], /-hedge-delay replaces retry backoff .* -strategy full-jitter/],

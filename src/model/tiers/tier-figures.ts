@@ -62,6 +62,26 @@ export interface TierCounts {
 
 const rate = (count: number, ms: number) => (ms > 0 ? (count * 1000) / ms : 0);
 
+/** One window of a tier: when it ended, what arrived and what was answered OK to a waiting caller, per second. */
+export interface TierWindow {
+  readonly endMs: number;
+  readonly arrivalsPerSec: number;
+  readonly okPerSec: number;
+}
+
+/** A tier's samples (cumulative counts) as rates per window, the first from 0. */
+export function tierWindows(samples: readonly TierSample[]): TierWindow[] {
+  return samples.map((sample, index) => {
+    const previous = index === 0 ? undefined : samples[index - 1]!;
+    const ms = sample.endMs - (previous?.endMs ?? 0);
+    return {
+      endMs: sample.endMs,
+      arrivalsPerSec: rate(sample.arrivals - (previous?.arrivals ?? 0), ms),
+      okPerSec: rate(sample.okAnswers - (previous?.okAnswers ?? 0), ms),
+    };
+  });
+}
+
 /**
  * A tier's figures; `userRequests` over the run, `normalUntilMs` the start of the first fault
  * (the run's end when none), `troubleUntilMs` the end of the last. Windows that end after
@@ -76,19 +96,8 @@ export function tierFigures(
   judgedUntilMs = Infinity,
 ): TierFigures {
   const samples = counts.samples;
-  const start: TierSample = { endMs: 0, arrivals: 0, okAnswers: 0, userRequests: 0 };
-  const last = samples.at(-1) ?? start;
-  const windows = samples
-    .map((sample, index) => {
-      const previous = index === 0 ? start : samples[index - 1]!;
-      const ms = sample.endMs - previous.endMs;
-      return {
-        endMs: sample.endMs,
-        arrivalsPerSec: rate(sample.arrivals - previous.arrivals, ms),
-        okPerSec: rate(sample.okAnswers - previous.okAnswers, ms),
-      };
-    })
-    .filter((window) => window.endMs <= judgedUntilMs);
+  const last = samples.at(-1) ?? { endMs: 0, arrivals: 0, okAnswers: 0, userRequests: 0 };
+  const windows = tierWindows(samples).filter((window) => window.endMs <= judgedUntilMs);
   const normal = samples.filter((sample) => sample.endMs <= normalUntilMs).at(-1);
   const normalArrivalsPerSec = normal === undefined ? null : rate(normal.arrivals, normal.endMs);
   const normalOkPerSec = normal === undefined ? null : rate(normal.okAnswers, normal.endMs);

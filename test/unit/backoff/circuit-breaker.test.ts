@@ -93,3 +93,20 @@ describe("circuit breaker", () => {
     expect(() => samplingBreaker({ failureRatio: 1.5 })).toThrow("failureRatio must be <= 1 (got 1.5)");
   });
 });
+
+describe("a probe abandoned by its caller", () => {
+  it("opens the breaker again with its break over, so that the next call is the probe instead of the breaker staying half-open", () => {
+    const breakers = new CircuitBreakers(consecutiveBreaker({ failureThreshold: 1, breakMs: 1_000 }));
+    breakers.record(false, false, 0);
+    expect(breakers.admit(1_000)).toBe(BREAKER_PROBE);
+    expect(breakers.admit(1_001)).toBe(BREAKER_REJECT);
+    breakers.probeAbandoned(1_002);
+    expect(breakers.stateAt(1_002)).toBe("half-open");
+    expect(breakers.admit(1_003)).toBe(BREAKER_PROBE);
+    breakers.record(true, true, 1_010);
+    expect(breakers.admit(1_011)).toBe(BREAKER_PASS);
+    // Only a half-open breaker has a probe to give back.
+    breakers.probeAbandoned(1_012);
+    expect(breakers.stateAt(1_012)).toBe("closed");
+  });
+});

@@ -205,6 +205,17 @@ describe("the winner's settings for other systems", () => {
     checkGrpc(config as Record<string, unknown>);
     const many = JSON.parse(snippetsFor(intent({ "hedge-delay": "1s", "max-attempts": "8" }, { hedgeDelayMs: 1000 }))[0]!.text);
     expect(many.methodConfig[0].hedgingPolicy.maxAttempts).toBe(GRPC_MAX_ATTEMPTS);
+    expect(many.retryThrottling).toBeUndefined();
+  });
+
+  it("give a winner that hedges beside gRPC's budget its retryThrottling too (A6 withholds hedges by it), and no note that it is left out", () => {
+    const budgeted = intent({ "hedge-delay": "50ms", "max-attempts": "3", budget: "grpc", "budget-tokens": "20" }, { hedgeDelayMs: 50 });
+    const [grpc] = snippetsFor(budgeted);
+    const config = JSON.parse(grpc!.text);
+    expect(config.retryThrottling).toEqual({ maxTokens: 20, tokenRatio: 0.1 });
+    expect(config.methodConfig[0].hedgingPolicy.maxAttempts).toBe(3);
+    expect(grpc!.notes.join("\n")).not.toMatch(/no equivalent of the simulated -budget/);
+    checkGrpc(config as Record<string, unknown>);
   });
 
   it("map attempts and budgets onto gRPC as far as it can, and say where it cannot", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { classifyError, isClientLimit } from "../../../src/client/classify-error.ts";
-import { classifyStatus } from "../../../src/model/outcome.ts";
+import { classifyStatus, isNonFatal } from "../../../src/model/outcome.ts";
 
 const withCode = (code: string) => Object.assign(new Error("message text is never read"), { code });
 const wrapped = (code: string) => Object.assign(new Error("fetch failed"), { code: "UND_ERR_WRAPPER", cause: withCode(code) });
@@ -11,11 +11,17 @@ describe("classifyStatus", () => {
     [204, "ok", undefined],
     [301, "error", "http-other"],
     [404, "error", "http-4xx"],
-    [429, "error", "http-4xx"],
     [500, "error", "http-5xx"],
     [503, "error", "http-5xx"],
   ])("%i -> %s (%s)", (status, outcome, errorKind) => {
     expect(classifyStatus(status)).toEqual(errorKind === undefined ? { outcome } : { outcome, errorKind });
+  });
+
+  it("429 -> error (http-4xx), marked as the server's load: non-fatal to a hedged request, unlike another 4xx", () => {
+    expect(classifyStatus(429)).toEqual({ outcome: "error", errorKind: "http-4xx", tooManyRequests: true });
+    expect(isNonFatal(classifyStatus(429))).toBe(true);
+    expect(isNonFatal(classifyStatus(400))).toBe(false);
+    expect(isNonFatal(classifyStatus(503))).toBe(true);
   });
 });
 

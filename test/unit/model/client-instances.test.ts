@@ -170,3 +170,23 @@ describe("client instances: where the protections keep their state", () => {
     expect(run.counts.retries).toBe(0);
   });
 });
+
+describe("an aborted attempt that was the breaker's probe", () => {
+  it("gives the probe back: the next attempt probes, where the breaker used to stay half-open and refuse every call", () => {
+    const fleet = new ClientInstances(
+      { ...NO_FLEET_PROTECTION, instances: 1, breaker: consecutiveBreaker({ failureThreshold: 1, breakMs: 100 }) },
+      2,
+    );
+    const random = seededRandom(1);
+    expect(fleet.admit(0, false, 0, random)).toBe(ADMITTED);
+    fleet.attemptEnded(0, "error", 1);
+    // The break is over: user 0's attempt is the probe; its caller aborts it (a middle tier's cancelled call).
+    expect(fleet.admit(0, false, 200, random)).toBe(ADMITTED);
+    expect(fleet.admit(1, false, 201, random)).toBe(REJECTED);
+    fleet.attemptAborted(0, 202);
+    expect(fleet.admit(1, false, 203, random)).toBe(ADMITTED);
+    fleet.attemptEnded(1, "ok", 210);
+    expect(fleet.admit(0, false, 211, random)).toBe(ADMITTED);
+    expect(fleet.admit(1, false, 212, random)).toBe(ADMITTED);
+  });
+});

@@ -3,9 +3,14 @@ import type { Timer } from "../../../src/clock/clock.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
 import { Herd, type Transport } from "../../../src/model/herd.ts";
-import { type AttemptResult, OK_RESULT } from "../../../src/model/outcome.ts";
+import { type AttemptResult, OK_RESULT, TOO_MANY_REQUESTS_RESULT } from "../../../src/model/outcome.ts";
+import { type FleetConfig, NO_FLEET_PROTECTION } from "../../../src/model/client-instances.ts";
+import { retryBudget } from "../../../src/backoff/budget.ts";
+import { consecutiveBreaker } from "../../../src/backoff/circuit-breaker.ts";
 import { WindowStats } from "../../../src/model/window-stats.ts";
 import { retryConfig } from "../../helpers/retry-config.ts";
+import { resolveRetryPolicy } from "../../../src/client/options.ts";
+import { parseSimArgs } from "../../../src/sim/options.ts";
 
 const SHED: AttemptResult = { outcome: "error", errorKind: "http-5xx" };
 const BAD_REQUEST: AttemptResult = { outcome: "error", errorKind: "http-4xx" };
@@ -32,11 +37,17 @@ function scriptedTransport(clock: ManualClock, script: ReadonlyArray<readonly [n
 const THINK_MS = 1e9;
 
 /** One user hedging with `delayMs` and `maxAttempts` copies; the run covers its first request (it then thinks for ~forever). */
-function hedgedRequest(script: ReadonlyArray<readonly [number, AttemptResult]>, delayMs = 30, maxAttempts = 3) {
+function hedgedRequest(
+  script: ReadonlyArray<readonly [number, AttemptResult]>,
+  delayMs = 30,
+  maxAttempts = 3,
+  fleet?: Partial<FleetConfig>,
+) {
   const clock = new ManualClock();
   const { transport, sentAt, abortedAt } = scriptedTransport(clock, script);
   const stats = new WindowStats(0);
-  const retry = retryConfig({ hedgeDelayMs: delayMs, maxAttempts, thinkTimeMeanMs: THINK_MS });
+  const protection = fleet === undefined ? {} : { fleet: { ...NO_FLEET_PROTECTION, instances: 1, ...fleet } };
+  const retry = retryConfig({ hedgeDelayMs: delayMs, maxAttempts, thinkTimeMeanMs: THINK_MS, ...protection });
   const herd = new Herd(clock, seededRandom(3), transport, stats, { users: 1, timeoutMs: 1000, retry });
   herd.start();
   // The user's first wait is its first draw; its next request comes a think time (~1e9 ms) after this one.
@@ -107,5 +118,93 @@ describe("hedging in the attempt lifecycle, on a manual clock", () => {
     expect(sent).toEqual([0, 10, 20]);
     expect(counts).toMatchObject({ attempts: 3, retries: 2, ok: 0, errors: 2, timedout: 1, gaveUp: 1 });
     expect(inFlight).toBe(0);
+  });
+
+  it("takes a 429 as non-fatal, as gRPC maps it to UNAVAILABLE: the next copy goes out at once", () => {
+    const { sent, counts } = hedgedRequest([
+      [10, TOO_MANY_REQUESTS_RESULT],
+      [5, OK_RESULT],
+    ]);
+    expect(sent).toEqual([0, 10]);
+    expect(counts).toMatchObject({ attempts: 2, ok: 1, errors: 1, gaveUp: 0 });
+  });
+});
+
+describe("hedging beside the client's protections, on a manual clock", () => {
+  it("withholds a hedge while gRPC's retry budget is at its threshold (A6), and fails the request when nothing else is in flight", () => {
+    // 4 tokens, threshold 2: each failed copy costs one. Copy 1 fails (3 left): copy 2 goes; it fails (2 left): copy 3 is withheld.
+    const script = [[10, SHED] as const, [10, SHED] as const, [10, OK_RESULT] as const];
+    const budgeted = hedgedRequest(script, 30, 3, { budget: { kind: "grpc", budget: retryBudget({ maxTokens: 4 }) } });
+    expect(budgeted.sent).toEqual([0, 10]);
+    expect(budgeted.counts).toMatchObject({ attempts: 2, errors: 2, ok: 0, gaveUp: 1, throttled: 0, rejected: 0 });
+    expect(budgeted.inFlight).toBe(0);
+    // Without the budget the third copy goes and succeeds.
+    const free = hedgedRequest(script, 30, 3);
+    expect(free.sent).toEqual([0, 10, 20]);
+    expect(free.counts).toMatchObject({ attempts: 3, ok: 1, gaveUp: 0 });
+  });
+
+  it("sends no hedge through an open circuit breaker (Polly v8, failsafe-go: each hedged attempt through the breaker)", () => {
+    // The breaker opens at the first failure. Copy 1 is slow; copy 2 fails at 35 ms and opens it: copy 3 is refused, copy 1 kept.
+    const breaker = { breaker: consecutiveBreaker({ failureThreshold: 1, breakMs: 10_000 }) };
+    const { sent, aborted, counts } = hedgedRequest(
+      [
+        [100, OK_RESULT],
+        [5, SHED],
+        [5, OK_RESULT],
+      ],
+      30,
+      3,
+      breaker,
+    );
+    expect(sent).toEqual([0, 30]);
+    expect(aborted).toEqual([]);
+    expect(counts).toMatchObject({ attempts: 2, ok: 1, errors: 1, rejected: 1, gaveUp: 0 });
+    // Without the breaker the failure sends copy 3 at once, and its answer at 40 ms is kept.
+    const free = hedgedRequest(
+      [
+        [100, OK_RESULT],
+        [5, SHED],
+        [5, OK_RESULT],
+      ],
+      30,
+      3,
+    );
+    expect(free.sent).toEqual([0, 30, 35]);
+    expect(free.counts).toMatchObject({ attempts: 3, ok: 1, rejected: 0 });
+  });
+
+  it("fails the request when the breaker refuses its only remaining chance: the failure is kept, the refusal counted", () => {
+    const breaker = { breaker: consecutiveBreaker({ failureThreshold: 1, breakMs: 10_000 }) };
+    const { sent, counts, inFlight } = hedgedRequest([[10, SHED]], 30, 3, breaker);
+    expect(sent).toEqual([0]);
+    expect(counts).toMatchObject({ attempts: 1, errors: 1, rejected: 1, gaveUp: 1 });
+    expect(inFlight).toBe(0);
+  });
+});
+
+describe("the protections a hedging policy takes (the client's, a middle tier's and the simulator's one resolution)", () => {
+  const resolve = (args: readonly string[]) => {
+    const parsed = parseSimArgs(["-hedge-delay", "50ms", "-max-attempts", "3", ...args]);
+    if (parsed.kind !== "run") throw new Error("no help asked");
+    return resolveRetryPolicy(parsed.values);
+  };
+
+  it("takes gRPC's budget, a circuit breaker and the adaptive throttle", () => {
+    for (const args of [
+      ["-budget", "grpc"],
+      ["-breaker", "consecutive"],
+      ["-breaker", "sampling"],
+      ["-throttle", "sre"],
+    ]) {
+      expect(resolve(args).retry.hedgeDelayMs).toBe(50);
+    }
+  });
+
+  it("refuses the budgets and retry breakers that define nothing for copies in flight together, naming the flag", () => {
+    for (const kind of ["envoy", "finagle", "aws", "yandex", "brooker"]) {
+      expect(() => resolve(["-budget", kind])).toThrow(new RegExp(`-hedge-delay cannot be combined with -budget ${kind}`));
+    }
+    expect(() => resolve(["-breaker", "yandex-retry"])).toThrow(/-hedge-delay cannot be combined with -breaker yandex-retry/);
   });
 });

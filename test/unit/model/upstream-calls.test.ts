@@ -150,6 +150,23 @@ describe("UpstreamCalls (a middle tier's calls, with its own retry policy, on th
     expect(pool.snapshot().upstream).toMatchObject({ requests: 1, attempts: 2, attemptsOk: 1, inFlight: 0 });
   });
 
+  it("hedges beside its retry budget (-upstream-hedge-delay with -upstream-budget grpc): no hedge once the tokens are at half", () => {
+    const { clock, log, pool, arrive } = setUp(
+      (clock, log) => [scriptedUpstream(clock, "db", log, () => ERROR_RESULT, 5)],
+      retryConfig({
+        maxAttempts: 3,
+        hedgeDelayMs: 30,
+        fleet: { instances: 0, budget: { kind: "grpc", budget: retryBudget({ maxTokens: 3 }) }, throttle: undefined, breaker: undefined },
+      }),
+    );
+    for (const name of ["a", "b"]) arrive(name);
+    clock.advanceBy(2000);
+    // Every copy fails (a 5xx: the next at once). a's and b's first copies go at 0 (a first copy always does); a's failure
+    // leaves 2 tokens (> 1.5): its hedge goes at 5; b's leaves 1: no hedge for b; a's hedge fails, leaves 0: no third copy.
+    expect(log).toEqual(["db#1@0", "db#2@0", "db#3@5"]);
+    expect(pool.snapshot().upstream).toMatchObject({ requests: 2, attempts: 3, attemptsError: 3, failures: 2, inFlight: 0 });
+  });
+
   it("cancels the attempt in flight when the request's client leaves with cancel-on-disconnect, or the pool crashes", () => {
     const { clock, log, pool, completions, arrive } = setUp(
       (clock, log) => [scriptedUpstream(clock, "db", log, () => OK_RESULT, 50)],

@@ -107,4 +107,26 @@ describe("chainFigures", () => {
     expect(figures.firstCollapsed).toBeNull();
     expect(figures.firstCollapsedText).toMatch(/^no tier collapsed/);
   });
+
+  it("counts a spike's extra client with the users: its attempts reach the edge, its requests are users' requests, as the simulator counts them", () => {
+    // The users: 10 one-attempt requests a second for 4 s; a spike client adds 30 a second in the third second only.
+    const clientLines = [1, 2, 3, 4].map((atS) => clientLine(atS, { attempts: 10, retries: 0, ok: 10, gaveUp: 0 }));
+    const spikeLines = [clientLine(3, { attempts: 30, retries: 10, ok: 20, gaveUp: 0 })];
+    const input = {
+      startEpochMs: START,
+      runStartMs: 0,
+      clientLines,
+      tiers: [{ name: "edge", incarnationLines: [[1, 2, 3, 4].map((atS) => serverLine(atS, {}))], pids: [1] }],
+      policyAmplification: [1],
+      normalUntilMs: 2000,
+      troubleUntilMs: 3000,
+      faults: [{ kind: "spike" as const, atMs: 2000, durationMs: 1000, factor: 4 }],
+    };
+    const figures = chainFigures({ ...input, spikeClientLines: [spikeLines] });
+    expect(figures.users).toEqual({ requests: 60, ok: 60, gaveUp: 0, attempts: 70 });
+    expect(figures.tiers[0]).toMatchObject({ arrivals: 70, normalArrivalsPerSec: 10, peakArrivalsPerSec: 40, peakLoad: 4 });
+    expect(figures.series[0]!.points.map((point) => point.arrivalsPerSec)).toEqual([10, 10, 40, 10]);
+    // Without the spike client's lines the edge would look unloaded.
+    expect(chainFigures(input).tiers[0]).toMatchObject({ arrivals: 40, peakArrivalsPerSec: 10 });
+  });
 });

@@ -106,6 +106,16 @@ describe("./sim with a chain", () => {
     expect(await simMain([file, "-clients", "300"], text.io)).toBe(0);
     expect(text.stdout()).toMatch(/^db +\d+ +[\d.]+x +[\d.]+x +27x .* recovered +20s +\d+s/m);
     expect(text.stdout()).toMatch(/first to collapse: db at 20s \(goodput below half its normal\), by its own fault db:crash@15s\+15s/);
+    // Window by window (-interval, 5 s by default), each tier's arrivals and goodput per second; the JSON has the same figures.
+    expect(text.stdout()).toMatch(/^window to +edge in\/s +edge OK\/s +api in\/s +api OK\/s +db in\/s +db OK\/s$/m);
+    const windows = report.windows;
+    expect(windows.map((window) => window.endMs)).toEqual(Array.from({ length: 10 }, (_, index) => (index + 1) * 5_000));
+    const during = windows.find((window) => window.endMs === 20_000)!;
+    // The db crashed at 15 s: it answers nothing OK in the window to 20 s, and its callers' retries multiply down to it.
+    expect(during.tiers[2]!.okPerSec).toBe(0);
+    expect(during.tiers[2]!.arrivalsPerSec).toBeGreaterThan(during.tiers[0]!.arrivalsPerSec);
+    const row = during.tiers.flatMap((tier) => [tier.arrivalsPerSec.toFixed(1), tier.okPerSec.toFixed(1)]).join(" +");
+    expect(text.stdout()).toMatch(new RegExp(`^20s +${row}$`, "m"));
   });
 
   it("prints the chain it would run with -print-scenario, faults on tiers included", async () => {

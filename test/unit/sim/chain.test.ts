@@ -5,7 +5,7 @@ import { resolveRetryPolicy } from "../../../src/client/options.ts";
 import { DEFAULT_THREAD_POOL } from "../../../src/model/servers/queue.ts";
 import { policyAmplification } from "../../../src/model/tiers/amplification.ts";
 import { UpstreamCalls } from "../../../src/model/upstream-calls.ts";
-import { buildChain, type ChainTierConfig, type UpstreamPolicy } from "../../../src/sim/chain.ts";
+import { buildChain, type ChainTierConfig, simulateChain, type UpstreamPolicy } from "../../../src/sim/chain.ts";
 import { parseSimArgs } from "../../../src/sim/options.ts";
 import type { UpstreamCallEnd } from "../../../src/model/servers/upstream-pool.ts";
 
@@ -135,5 +135,32 @@ describe("deadlines down a simulated chain", () => {
     const none = slowBottom(policy(["-max-attempts", "1", "-timeout", "250ms"]), policy(["-max-attempts", "1", "-timeout", "10s"]));
     expect(none.db.expired).toBe(0);
     expect(none.db.served).toBe(10);
+  });
+});
+
+describe("the windows of a simulated chain", () => {
+  it("counts what a stopped tier sends at its resume in the window that starts then, not in the one that ends then", () => {
+    // The edge stopped from 1 s to 2 s: the users' attempts wait in its accept queue, and at its
+    // resume, on a window's end, it calls the db for every one of them at once.
+    const users = policy(["-max-attempts", "1", "-timeout", "10s"]);
+    const stop = { kind: "stop" as const, atMs: 1_000, durationMs: 1_000, factor: 1, tier: "edge" };
+    const result = simulateChain({
+      users: 1_000,
+      timeoutMs: users.timeoutMs,
+      propagateDeadline: false,
+      retry: users.retry,
+      tiers: [tier("edge", policy(["-max-attempts", "1", "-timeout", "10s"]), { faults: [stop] }), tier("db", undefined)],
+      spikes: [],
+      intervalMs: 1_000,
+      durationMs: 3_000,
+      seed: 1,
+    });
+    const [edge, db] = result.tiers.map((each) => each.samples.map((sample) => sample.arrivals));
+    expect(result.tiers[0]!.samples.map((sample) => sample.endMs)).toEqual([1_000, 2_000, 3_000]);
+    const held = edge![1]! - edge![0]!;
+    expect(held).toBeGreaterThan(50);
+    // Nothing reached the db in the window that ended at the resume; the whole held burst, and what came after, in the next.
+    expect(db![1]! - db![0]!).toBe(0);
+    expect(db![2]! - db![1]!).toBeGreaterThanOrEqual(held);
   });
 });
