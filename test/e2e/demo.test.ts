@@ -39,19 +39,26 @@ describe("npm run demo", () => {
     "shows fixed retry collapsing and -exponential-backoff recovering, with a report, as the simulator predicts",
     { timeout: 175_000 },
     async () => {
-      const out = temporaryDir("thundering-herd-demo-");
-      const run = demo([
-        ...phaseFlags(PHASES),
-        "-client-args",
-        [...SCALED_CLIENT, ...SEED, ...BACKOFF_CAP].join(" "),
-        "-strategies",
-        "fixed,exponential-backoff",
-        "-out",
-        out,
-      ]);
-      expect(await run.exited).toBe(0);
-      const dir = reportDir(run);
-      const summary = readSummary(dir);
+      const experiment = async () => {
+        const out = temporaryDir("thundering-herd-demo-");
+        const run = demo([
+          ...phaseFlags(PHASES),
+          "-client-args",
+          [...SCALED_CLIENT, ...SEED, ...BACKOFF_CAP].join(" "),
+          "-strategies",
+          "fixed,exponential-backoff",
+          "-out",
+          out,
+        ]);
+        expect(await run.exited).toBe(0);
+        const dir = reportDir(run);
+        return { run, dir, summary: readSummary(dir) };
+      };
+      // A run whose client fell behind (verdict invalid) says nothing about the server, by the
+      // demo's own rule: on a busy machine the fixed storm can delay the client's timers just past
+      // the limit. Such an experiment is repeated once; any verdict it does give must be right.
+      let { run, dir, summary } = await experiment();
+      if (summary.results.some((result) => result.metrics.verdict === "invalid")) ({ run, dir, summary } = await experiment());
       const [fixed, backoff] = summary.results;
       const allMeasured = JSON.stringify(summary.results);
       expect(fixed?.strategy).toBe("fixed");
