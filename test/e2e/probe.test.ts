@@ -68,9 +68,9 @@ const QUEUE_MODEL = /^picked queue: model queue \((\d+) threads, .*service time 
 
 describe("thundering-herd probe", () => {
   /*
-   * The fits, each to its own service, side by side: a step mostly waits for the service (50 to
+   * The fits, each to its own service, and the refusals, side by side: a step mostly waits for the service (50 to
    * 100 ms of sleep per answer, at most about 100 answers a second per probe), so together they take
-   * about as long as the longest (gunicorn, then nginx in front of it) instead of their sum. Each
+   * about as long as the longest (nginx in front of gunicorn, with -validate) instead of their sum. Each
    * test then judges its own run's output.
    */
   const runs = runTogether(
@@ -114,8 +114,8 @@ describe("thundering-herd probe", () => {
         );
       },
       debian: async () => {
-        // One gunicorn for both fits: 4 sync workers, each request a fixed 50 ms in its worker, as a
-        // service that waits on a database would; then nginx in front of it.
+        // A gunicorn for each fit, so that the two run side by side: 4 sync workers, each request a
+        // fixed 50 ms in its worker, as a service that waits on a database would; nginx in front of the second.
         expect(
           existsSync("/usr/bin/python3") && existsSync("/usr/lib/python3/dist-packages/gunicorn"),
           "needs Debian's gunicorn: apt-get install gunicorn",
@@ -126,15 +126,19 @@ describe("thundering-herd probe", () => {
           join(appDir, "app.py"),
           'import time\n\ndef application(environ, start_response):\n    time.sleep(0.05)\n    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])\n    return [b"OK"]\n',
         );
-        const gunicorn = spawnCli(
-          "gunicorn",
-          ["-m", "gunicorn", "-w", "4", "-k", "sync", "-b", "127.0.0.1:0", "--chdir", appDir, "app:application"],
-          { command: "/usr/bin/python3", cwd: REPO_ROOT },
-        );
-        const listening = /Listening at: http:\/\/127\.0\.0\.1:(\d+)/;
-        const gunicornPort = listening.exec(await gunicorn.waitForLine(listening, { stream: "stderr", timeoutMs: 30_000 }))![1]!;
+        const startGunicorn = async () => {
+          const gunicorn = spawnCli(
+            "gunicorn",
+            ["-m", "gunicorn", "-w", "4", "-k", "sync", "-b", "127.0.0.1:0", "--chdir", appDir, "app:application"],
+            { command: "/usr/bin/python3", cwd: REPO_ROOT },
+          );
+          const listening = /Listening at: http:\/\/127\.0\.0\.1:(\d+)/;
+          return listening.exec(await gunicorn.waitForLine(listening, { stream: "stderr", timeoutMs: 30_000 }))![1]!;
+        };
+        const [directPort, proxiedPort] = await Promise.all([startGunicorn(), startGunicorn()]);
+
         // Steps of 100 answers: a loaded machine's hiccups in a Python server's accept loop average out.
-        const direct = await finished(probe(["-step-duration", "1s", "-step-requests", "100", `http://127.0.0.1:${gunicornPort}/`]));
+        const directRun = finished(probe(["-step-duration", "1s", "-step-requests", "100", `http://127.0.0.1:${directPort}/`]));
 
         // nginx: its own prefix and configuration: one worker, in the foreground, logs to stderr, temporary files in the prefix.
         const prefix = temporaryDir("thundering-herd-nginx-");
@@ -151,7 +155,7 @@ describe("thundering-herd probe", () => {
             "http {",
             "  access_log off;",
             `  ${["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map(temp).join(" ")}`,
-            `  upstream gunicorn { server 127.0.0.1:${gunicornPort}; }`,
+            `  upstream gunicorn { server 127.0.0.1:${proxiedPort}; }`,
             `  server { listen 127.0.0.1:${port}; location / { proxy_pass http://gunicorn; } }`,
             "}",
             "",
@@ -160,8 +164,24 @@ describe("thundering-herd probe", () => {
         const nginx = spawnCli("nginx", ["-p", prefix, "-c", join(prefix, "nginx.conf"), "-e", "stderr"], { command: "/usr/sbin/nginx" });
         await nginx.waitForLine(/start worker process \d+/, { stream: "stderr", timeoutMs: 20_000 });
         const proxied = await finished(probe(["-step-duration", "1s", "-step-requests", "50", "-validate", `http://127.0.0.1:${port}/`]));
+        const direct = await directRun;
         return { direct, proxied };
       },
+      // Each refusal: a probe's start-up and a one-line end.
+      unreachable: async () => finished(probe([...SHORT_STEPS, `http://127.0.0.1:${await closedPort()}/`])),
+      onlyErrors: async () => {
+        const { url } = await spawnServer(["-model", "queue", "-service-time", "1ms", "-error-rate", "1", "-seed", "1"]);
+        return finished(probe([...SHORT_STEPS, url]));
+      },
+      notHttp: async () => {
+        const server = await listen((socket) => socket.end("SSH-2.0-OpenSSH_9.2\r\n"));
+        try {
+          return await finished(probe([...SHORT_STEPS, `http://127.0.0.1:${(server.address() as { port: number }).port}/`]));
+        } finally {
+          server.close();
+        }
+      },
+      notLoopback: () => finished(probe(["http://192.0.2.1/"])),
     },
     { timeoutMs: 240_000 },
   );
@@ -250,26 +270,6 @@ describe("thundering-herd probe", () => {
   });
 
   describe("refuses what it cannot probe: one line, a non-zero exit, nothing left running", () => {
-    // Each refusal is a probe's start-up and a one-line end: side by side.
-    const runs = runTogether(
-      {
-        unreachable: async () => finished(probe([...SHORT_STEPS, `http://127.0.0.1:${await closedPort()}/`])),
-        onlyErrors: async () => {
-          const { url } = await spawnServer(["-model", "queue", "-service-time", "1ms", "-error-rate", "1", "-seed", "1"]);
-          return finished(probe([...SHORT_STEPS, url]));
-        },
-        notHttp: async () => {
-          const server = await listen((socket) => socket.end("SSH-2.0-OpenSSH_9.2\r\n"));
-          try {
-            return await finished(probe([...SHORT_STEPS, `http://127.0.0.1:${(server.address() as { port: number }).port}/`]));
-          } finally {
-            server.close();
-          }
-        },
-        notLoopback: () => finished(probe(["http://192.0.2.1/"])),
-      },
-      { timeoutMs: 60_000 },
-    );
     const expectOneLine = (run: Awaited<ReturnType<typeof finished>>, pattern: RegExp, code = 1) => {
       expect(run.code).toBe(code);
       const problems = run.stderrLines.filter((line) => line !== "" && !/^probe: http.*closed-loop steps/.test(line));
