@@ -4,7 +4,8 @@ import { defineConfig } from "vitest/config";
  * Projects run one after the other (sequence.groupOrder): first the unit tests, all at once;
  * then the end-to-end tests, one file at a time. So no end-to-end test ever runs beside a
  * unit test or beside another end-to-end test, and the 2 cores are theirs. `npm test` runs
- * these two; `npm run validate` runs the third, the long real-time comparisons of the
+ * the unit project beside the type-check and lint (neither measures time), then the e2e
+ * project alone; `npm run validate` runs the third, the long real-time comparisons of the
  * simulator with the real programs (test/README.md).
  */
 export default defineConfig({
