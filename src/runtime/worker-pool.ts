@@ -11,7 +11,7 @@ import { parentPort, Worker } from "node:worker_threads";
  * - from the TypeScript sources (tsx, vitest): src/runtime/worker-entry.ts. Node 20 does
  *   not apply the main thread's module hooks to workers, so the worker first boots through
  *   ts-worker-boot.mjs, which registers tsx in the worker and then imports the entry;
- * - from the package build (tsc to dist/): dist/runtime/worker-entry.js, beside this file;
+ * - from the package build (scripts/build.mjs to dist/): dist/runtime/worker-entry.js, beside this file;
  * - from a root shim's bundle (node_modules/.cache/thundering-herd/<program>.mjs, into which
  *   this file is bundled): worker-entry.mjs, which scripts/bundle.mjs builds beside it.
  */
