@@ -58,6 +58,15 @@ export class EventFifoHeap<T> {
     this.findTop();
   }
 
+  /**
+   * The item `offset` places behind the FIFO ring's front (undefined beyond its back): for a
+   * caller that reads ahead what will come out of the queue soon. Entries in the heap are not
+   * counted; with entries arriving in order there are none.
+   */
+  ringItemAhead(offset: number): T | undefined {
+    return offset < this.ringSize ? this.items[(this.head + offset) & (this.dueAts.length - 1)] : undefined;
+  }
+
   /** Removes the top entry. */
   pop(): void {
     if (this.topInRing) {

@@ -94,18 +94,32 @@ const IN_THREAD = 1;
 /** Cancelled, expired or completed: gone from the server. */
 const GONE = 2;
 
-/** A request in the pool (exported for UpstreamPool, which extends ThreadPool). */
+/**
+ * A request in the pool (exported for UpstreamPool, which extends ThreadPool). Its fields are
+ * written again when the pool reuses it for a later request (see ThreadPool.spareJobs).
+ */
 export class Job {
   state = QUEUED;
   /** The client went away (without cancel-on-disconnect the request stays). */
   abandoned = false;
   callback: ((context: unknown, completion: Completion) => void) | undefined;
   context: unknown;
-  readonly ticket: number;
-  readonly arrivedAt: number;
-  readonly deadlineAt: number;
+  ticket: number;
+  arrivedAt: number;
+  deadlineAt: number;
 
   constructor(ticket: number, arrivedAt: number, callback: Job["callback"], context: unknown, deadlineAt: number) {
+    this.ticket = ticket;
+    this.arrivedAt = arrivedAt;
+    this.callback = callback;
+    this.context = context;
+    this.deadlineAt = deadlineAt;
+  }
+
+  /** Makes a spare job the request of `ticket`. */
+  reuse(ticket: number, arrivedAt: number, callback: Job["callback"], context: unknown, deadlineAt: number): void {
+    this.state = QUEUED;
+    this.abandoned = false;
     this.ticket = ticket;
     this.arrivedAt = arrivedAt;
     this.callback = callback;
@@ -118,6 +132,8 @@ export class Job {
 const DUE_TOLERANCE_MS = 1e-6;
 /** Cancelled requests left in the queue's array before it is compacted (at least as many as wait). */
 const COMPACT_AFTER = 1024;
+/** Completions whose clients warmAhead reads at once. */
+const WARM_AHEAD = 32;
 
 function answerExpired(expired: readonly Job[] | undefined): void {
   if (expired !== undefined) for (const job of expired) job.callback?.(job.context, "expired");
@@ -139,6 +155,16 @@ export class ThreadPool implements ServerModel {
   private busy = 0;
   /** Completions of the requests in threads, earliest first, keyed (due, ticket); in order with constant service times. */
   private readonly completions = new EventFifoHeap<Job>();
+  /**
+   * Jobs of completed requests, for the next requests to reuse: a fresh object per request
+   * is memory the processor has not seen lately, a cache miss to write it (about 8 % of a
+   * 10⁵-client simulation); these few hundred stay in cache. Only a job nothing else holds
+   * comes here (see complete).
+   */
+  private readonly spareJobs: Job[] = [];
+  /** Completions left before warmAhead reads the next batch; `warmed` keeps what was read alive. */
+  private unwarmedIn = 0;
+  private warmed = 0;
   private readonly timer = new CallbackTimer(() => this.completeDue());
   private armedAt = Infinity;
   private nextTicket = 0;
@@ -215,7 +241,14 @@ export class ThreadPool implements ServerModel {
     const ticket = this.nextTicket++;
     const callback = onComplete as Job["callback"];
     const now = this.clock.now();
-    const job = new Job(ticket, now, callback, context, deadlineAt ?? Infinity);
+    const deadline = deadlineAt ?? Infinity;
+    const spare = this.spareJobs.pop();
+    let job: Job;
+    if (spare === undefined) job = new Job(ticket, now, callback, context, deadline);
+    else {
+      job = spare;
+      job.reuse(ticket, now, callback, context, deadline);
+    }
     this.jobs.add(job);
     this.admittedTotal++;
     if (this.jobs.size > this.mostStored) this.mostStored = this.jobs.size;
@@ -323,6 +356,7 @@ export class ThreadPool implements ServerModel {
     this.busy = 0;
     this.abandonedInService = 0;
     this.completions.clear();
+    this.spareJobs.length = 0;
     this.clock.cancel(this.timer);
     this.armedAt = Infinity;
     return lost;
@@ -406,6 +440,8 @@ export class ThreadPool implements ServerModel {
     const completions = this.completions;
     const now = this.clock.now();
     while (completions.size > 0 && completions.topDueAt() <= now + DUE_TOLERANCE_MS) {
+      if (this.unwarmedIn === 0) this.warmAhead();
+      this.unwarmedIn--;
       const job = completions.topItem()!;
       completions.pop();
       if (job.state === IN_THREAD) this.complete(job, now);
@@ -435,6 +471,29 @@ export class ThreadPool implements ServerModel {
       job.callback?.(job.context, completion);
     }
     answerExpired(expired);
+    // Nothing holds it now: taken out of the completions (or failed in its call: never in them),
+    // the table and the queue. Its fields are cleared so that it keeps no client alive.
+    job.callback = undefined;
+    job.context = undefined;
+    this.spareJobs.push(job);
+  }
+
+  /**
+   * Reads the clients of the next requests to complete, a batch at a time: independent loads,
+   * which the processor fetches from memory in parallel, rather than one cache miss per
+   * completion when its answer first touches its client (a million simulated users do not fit
+   * in the cache). As ServiceQueue does; here the batch is the completions' next entries.
+   */
+  private warmAhead(): void {
+    let seen = 0;
+    for (let offset = 0; offset < WARM_AHEAD; offset++) {
+      const job = this.completions.ringItemAhead(offset);
+      if (job === undefined) break;
+      const context = job.context as { readonly clockSlot?: unknown } | undefined;
+      if (context !== undefined && context.clockSlot !== undefined) seen++;
+    }
+    this.warmed += seen;
+    this.unwarmedIn = WARM_AHEAD;
   }
 
   private injectError(): boolean {

@@ -4,17 +4,15 @@ const INITIAL_CAPACITY = 1024;
  * The requests a server holds, by ticket (tickets are handed out in rising order): the
  * ThreadPool's lookup for a client that goes away. A Map costs a hash insertion and
  * deletion per request, several times what the rest of a request costs the simulator; here
- * the tickets from the oldest still held to the newest index a ring, so adding, finding and
- * removing are an array access. A request held much longer than those after it (the bottom
- * of a lifo queue, abandoned) would stretch the ring without bound: once the ring is more
- * than half holes, such stragglers move to a Map of their own, where few ever are.
+ * a ticket's slot in a ring is its number modulo the ring's size, so adding, finding and
+ * removing are an array access and a comparison, with no bookkeeping of the oldest ticket.
+ * A request held much longer than those after it (the bottom of a lifo queue, abandoned)
+ * would be overwritten by a newer one that comes to its slot: it then moves to a Map of its
+ * own, where few ever are, unless half the ring is held, and then the ring doubles.
  * Entries come back in ticket order.
  */
 export class TicketTable<T extends { readonly ticket: number }> {
   private ring: (T | undefined)[] = new Array<T | undefined>(INITIAL_CAPACITY).fill(undefined);
-  /** Tickets [low, next) map to ring slots (ticket & mask); those below low are in `stragglers` or gone. */
-  private low = 0;
-  private next = 0;
   private inRing = 0;
   private readonly stragglers = new Map<number, T>();
 
@@ -25,73 +23,60 @@ export class TicketTable<T extends { readonly ticket: number }> {
   /** Adds an entry whose ticket is above every ticket added before. */
   add(entry: T): void {
     const ticket = entry.ticket;
-    if (this.inRing === 0) this.low = ticket;
-    if (ticket - this.low >= this.ring.length) this.makeRoom(ticket);
-    this.ring[ticket & (this.ring.length - 1)] = entry;
-    this.next = ticket + 1;
+    let slot = ticket & (this.ring.length - 1);
+    const older = this.ring[slot];
+    if (older !== undefined) {
+      if (this.inRing * 2 >= this.ring.length) {
+        this.grow();
+        slot = ticket & (this.ring.length - 1);
+      }
+      // Still taken (the doubled ring can put an older entry there too): that one waits aside.
+      const occupant = this.ring[slot];
+      if (occupant !== undefined) {
+        this.stragglers.set(occupant.ticket, occupant);
+        this.inRing--;
+      }
+    }
+    this.ring[slot] = entry;
     this.inRing++;
   }
 
   get(ticket: number): T | undefined {
-    if (ticket >= this.low) return ticket < this.next ? this.ring[ticket & (this.ring.length - 1)] : undefined;
+    const entry = this.ring[ticket & (this.ring.length - 1)];
+    if (entry !== undefined && entry.ticket === ticket) return entry;
     return this.stragglers.size === 0 ? undefined : this.stragglers.get(ticket);
   }
 
   /** Removes the entry of `ticket` (held now). */
   delete(ticket: number): void {
-    if (ticket < this.low) {
+    const slot = ticket & (this.ring.length - 1);
+    const entry = this.ring[slot];
+    if (entry !== undefined && entry.ticket === ticket) {
+      this.ring[slot] = undefined;
+      this.inRing--;
+    } else {
       this.stragglers.delete(ticket);
-      return;
     }
-    const mask = this.ring.length - 1;
-    this.ring[ticket & mask] = undefined;
-    this.inRing--;
-    if (ticket !== this.low) return;
-    if (this.inRing === 0) {
-      this.low = this.next;
-      return;
-    }
-    while (this.ring[this.low & mask] === undefined) this.low++;
   }
 
   /** Every entry, in ticket order. */
   values(): T[] {
     const entries = [...this.stragglers.values()];
-    const mask = this.ring.length - 1;
-    for (let ticket = this.low; ticket < this.next; ticket++) {
-      const entry = this.ring[ticket & mask];
-      if (entry !== undefined) entries.push(entry);
-    }
-    return entries;
+    for (const entry of this.ring) if (entry !== undefined) entries.push(entry);
+    return entries.sort((a, b) => a.ticket - b.ticket);
   }
 
   clear(): void {
     this.ring.fill(undefined);
     this.stragglers.clear();
-    this.low = this.next;
     this.inRing = 0;
   }
 
-  /** Makes the ring reach `ticket`: doubles it while at least half of it is held, else moves the oldest entries to the stragglers. */
-  private makeRoom(ticket: number): void {
-    const capacity = this.ring.length;
-    if (this.inRing * 2 >= capacity) {
-      const ring = new Array<T | undefined>(capacity * 2).fill(undefined);
-      for (let held = this.low; held < this.next; held++) ring[held & (capacity * 2 - 1)] = this.ring[held & (capacity - 1)];
-      this.ring = ring;
-      if (ticket - this.low < ring.length) return;
-    }
-    // The ring keeps the newest half of its span; older entries become stragglers.
-    const mask = this.ring.length - 1;
-    const newLow = ticket - (this.ring.length >> 1);
-    for (; this.low < newLow && this.low < this.next; this.low++) {
-      const entry = this.ring[this.low & mask];
-      if (entry === undefined) continue;
-      this.stragglers.set(this.low, entry);
-      this.ring[this.low & mask] = undefined;
-      this.inRing--;
-    }
-    this.low = newLow;
-    while (this.inRing > 0 && this.ring[this.low & mask] === undefined) this.low++;
+  /** Doubles the ring; every entry moves to its slot in the larger one, where none collide. */
+  private grow(): void {
+    const ring = new Array<T | undefined>(this.ring.length * 2).fill(undefined);
+    const mask = ring.length - 1;
+    for (const entry of this.ring) if (entry !== undefined) ring[entry.ticket & mask] = entry;
+    this.ring = ring;
   }
 }

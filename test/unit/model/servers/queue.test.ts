@@ -193,6 +193,24 @@ describe("ThreadPool (the queue model)", () => {
     pool.setThreads(2);
     expect(pool.snapshot().threads).toBe(2);
   });
+
+  it("gives a later request nothing of an earlier one whose storage it takes over", () => {
+    const { clock, pool, completions, arrive } = setUp({ threads: 1, cancelOnDisconnect: true });
+    const first = arrive("a", 150)!; // in the thread at once; its deadline is met
+    arrive("z"); // waits for a's thread
+    clock.advanceBy(100); // a is answered, z takes the thread; b takes over a's storage
+    const second = arrive("b")!;
+    // b waits past a's deadline and is served: it carries none of a's.
+    pool.abandon(first); // a's ticket is gone: b stays where it is
+    expect(pool.snapshot()).toMatchObject({ concurrency: 2, queueLength: 1, cancelled: 0 });
+    clock.advanceBy(200);
+    expect(completions).toEqual(["a@100", "z@200", "b@300"]);
+    arrive("c");
+    pool.abandon(second); // b was answered: c, which may hold its storage now, stays
+    clock.advanceBy(100);
+    expect(completions).toEqual(["a@100", "z@200", "b@300", "c@400"]);
+    expect(pool.snapshot()).toMatchObject({ served: 4, cancelled: 0, expired: 0 });
+  });
 });
 
 describe("queueFigures", () => {
