@@ -90,6 +90,21 @@ describe("EventQueue", () => {
     expect(queue.size).toBe(0);
   });
 
+  it("has each live owner warm what it keeps elsewhere before its bucket's first entry comes out, and no stale one", () => {
+    const queue = new EventQueue<Entry>(0);
+    const warmed: number[] = [];
+    const warmable = (dueAt: number, sequence: number): Entry => ({ ...entry(dueAt, sequence), warm: () => warmed.push(sequence) });
+    const live = [warmable(10.75, 0), warmable(10.25, 1), warmable(700, 2)];
+    const stale = warmable(10.5, 3);
+    for (const added of [...live, stale]) queue.push(added.dueAt, added.sequence, added);
+    stale.clockSlot = -1;
+    expect(queue.ready()).toBe(true);
+    expect(queue.topItem()).toBe(live[1]);
+    expect(warmed.sort()).toEqual([0, 1]); // the bucket of 10 ms, before anything came out; 700 ms's later
+    expect(drain(queue).map(sequenceOf)).toEqual([1, 0, 2]);
+    expect(warmed.sort()).toEqual([0, 1, 2]);
+  });
+
   it("works from a negative start time and after a jump over an empty horizon", () => {
     const queue = new EventQueue<Entry>(-1_000.5);
     const entries = [entry(-999, 0), entry(-1_000.25, 1), entry(5e9, 2), entry(5e9 + 0.5, 3), entry(1e300, 4)];

@@ -194,6 +194,21 @@ describe("ThreadPool (the queue model)", () => {
     expect(pool.snapshot().threads).toBe(2);
   });
 
+  it("has the clients of the next completions warm what they keep elsewhere before the first of them is answered", () => {
+    const clock = new ManualClock();
+    const pool = testThreadPool(clock, { threads: 40 });
+    const warmed: string[] = [];
+    const answered: string[] = [];
+    const client = (name: string) => ({ name, clockSlot: -1, warm: () => warmed.push(name) });
+    const clients = Array.from({ length: 40 }, (_, index) => client(`c${index}`));
+    for (const each of clients) pool.admit((who: { name: string }) => answered.push(`${who.name} after ${warmed.length} warmed`), each);
+    clock.advanceBy(100);
+    // One batch of 32 before the first answer, the next batch when the 33rd comes up.
+    expect(answered[0]).toBe("c0 after 32 warmed");
+    expect(answered[32]).toBe("c32 after 40 warmed");
+    expect(new Set(warmed).size).toBe(40);
+  });
+
   it("gives a later request nothing of an earlier one whose storage it takes over", () => {
     const { clock, pool, completions, arrive } = setUp({ threads: 1, cancelOnDisconnect: true });
     const first = arrive("a", 150)!; // in the thread at once; its deadline is met
