@@ -251,13 +251,15 @@ export class ThreadPool implements ServerModel {
     }
     this.jobs.add(job);
     this.admittedTotal++;
-    if (this.jobs.size > this.mostStored) this.mostStored = this.jobs.size;
     if (this.busy < this.threads) this.startService(job, now);
     else {
       this.waiting.push(job);
       this.queued++;
     }
-    if (this.busy + this.queued > this.peak) this.peak = this.busy + this.queued;
+    // Every request held is waiting or in a thread (the table holds the same ones): no Map's size to read.
+    const held = this.busy + this.queued;
+    if (held > this.peak) this.peak = held;
+    if (held > this.mostStored) this.mostStored = held;
     return ticket;
   }
 
