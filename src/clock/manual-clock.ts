@@ -16,6 +16,9 @@ const DISARMED = -1;
 const LANE_SLOT_BASE = -2;
 /** Lanes beyond this many are not made (their delays use the queue): lane numbers fit in the slot code. */
 const MAX_LANES = 8;
+/** Live entries a lane reads ahead of its front at once (warmAhead), among at most so many entries. */
+const LANE_WARM_AHEAD = 32;
+const LANE_SCAN_AHEAD = 256;
 
 /** The clockSlot of an arming at `index` of lane `lane` (a small integer, as V8 stores best). */
 function laneSlot(lane: number, index: number): number {
@@ -37,6 +40,9 @@ class FifoLane {
   /** Index of the front entry; capacity is a power of two, so indices wrap with a mask. */
   private head = 0;
   size = 0;
+  /** Entries to leave the front before warmAhead reads the next batch; `warmth` keeps what it read. */
+  private leftBeforeWarming = 0;
+  private warmth = 0;
 
   constructor(delayMs: number, number: number) {
     this.delayMs = delayMs;
@@ -84,6 +90,36 @@ class FifoLane {
     this.live[this.head] = 0;
     this.head = (this.head + 1) & (this.dueAts.length - 1);
     this.size--;
+  }
+
+  /** Takes the front entry, which fires; every LANE_WARM_AHEAD firings, first reads it and the next ones ahead. */
+  shiftFiring(): void {
+    if (--this.leftBeforeWarming <= 0) this.warmAhead();
+    this.shift();
+  }
+
+  /**
+   * Reads the owners of the next live entries, and what they keep apart (TimerOwner.warm), a
+   * batch at a time: independent loads, which the processor fetches from memory in parallel,
+   * rather than one cache miss per firing (a lane's owners are a million simulated users'
+   * deadlines, which fire when a server stops answering). The queue does the same a bucket
+   * ahead. Most entries of a client's deadline lane are cancelled ones: the scan skips them,
+   * within a bound, and the next batch comes after as many firings as this one read.
+   */
+  private warmAhead(): void {
+    const mask = this.dueAts.length - 1;
+    const end = this.size < LANE_SCAN_AHEAD ? this.size : LANE_SCAN_AHEAD;
+    let liveRead = 0;
+    let seen = 0;
+    for (let offset = 0; offset < end && liveRead < LANE_WARM_AHEAD; offset++) {
+      const index = (this.head + offset) & mask;
+      if (this.live[index] === 0) continue;
+      liveRead++;
+      const owner = this.owners[index]!;
+      if (owner.clockSlot !== undefined) seen += owner.warm === undefined ? 1 : owner.warm();
+    }
+    this.warmth += seen;
+    this.leftBeforeWarming = liveRead > 0 ? liveRead : 1;
   }
 
   /**
@@ -242,7 +278,7 @@ export class ManualClock implements Clock {
         dueAt = lane.frontDueAt();
         if (dueAt > targetMs) break;
         owner = lane.frontOwner();
-        lane.shift();
+        lane.shiftFiring();
         this.laneNextStale = true;
       }
       // Disarmed before it runs, which may arm it again.

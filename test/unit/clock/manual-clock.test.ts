@@ -156,4 +156,25 @@ describe("ManualClock", () => {
     clock.runAll();
     expect(fired).toEqual(["o7@2200", "o3@2200"]);
   });
+
+  it("has a lane's live owners warm what they keep apart before they fire, and no cancelled one", () => {
+    const clock = new ManualClock(0, [2_000]);
+    const warmed = new Set<number>();
+    const warmedBeforeFiring: boolean[] = [];
+    const owners = Array.from({ length: 100 }, (_, index) => ({
+      clockSlot: undefined as unknown,
+      warm: () => warmed.add(index).size,
+      onTimer: () => warmedBeforeFiring.push(warmed.has(index)),
+    }));
+    for (const each of owners) {
+      clock.arm(each, 2_000);
+      clock.advanceBy(1);
+    }
+    for (let index = 1; index < 100; index += 2) clock.cancel(owners[index]!);
+    clock.advanceBy(1_850); // 1 950 ms: the first is due at 2 000
+    expect(warmed.size).toBe(0); // nothing fired yet: nothing read ahead
+    clock.runAll();
+    expect(warmedBeforeFiring).toEqual(Array.from({ length: 50 }, () => true));
+    expect([...warmed].every((index) => index % 2 === 0)).toBe(true);
+  });
 });
