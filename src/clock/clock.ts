@@ -62,6 +62,16 @@ export interface WarmableOwner {
   warm?(): number;
 }
 
+/**
+ * Reads an owner (a server model's context may be none) and what it keeps apart, for code
+ * that reads owners ahead in a batch; returns a number read, for the caller to keep so that
+ * the reads stay.
+ */
+export function warmOwner(owner: WarmableOwner | undefined): number {
+  if (owner === undefined || owner.clockSlot === undefined) return 0;
+  return owner.warm === undefined ? 1 : owner.warm();
+}
+
 /** What Clock.schedule arms: a callback as a timer owner, for clocks to share. */
 export class CallbackTimer implements TimerOwner {
   clockSlot: unknown = undefined;

@@ -1,4 +1,4 @@
-import { CallbackTimer, type Clock, type Timer, type TimerOwner, timerOwner } from "./clock.ts";
+import { CallbackTimer, type Clock, type Timer, type TimerOwner, timerOwner, warmOwner } from "./clock.ts";
 import { EventQueue } from "./event-queue.ts";
 
 /*
@@ -115,8 +115,7 @@ class FifoLane {
       const index = (this.head + offset) & mask;
       if (this.live[index] === 0) continue;
       liveRead++;
-      const owner = this.owners[index]!;
-      if (owner.clockSlot !== undefined) seen += owner.warm === undefined ? 1 : owner.warm();
+      seen += warmOwner(this.owners[index]);
     }
     this.warmth += seen;
     this.leftBeforeWarming = liveRead > 0 ? liveRead : 1;

@@ -1,5 +1,5 @@
 import type { Random } from "../backoff/random.ts";
-import { CallbackTimer, type Clock, type WarmableOwner } from "../clock/clock.ts";
+import { CallbackTimer, type Clock, type WarmableOwner, warmOwner } from "../clock/clock.ts";
 import { EventFifoHeap } from "../clock/event-fifo-heap.ts";
 import { type DelayCurve, modelledDelayMs } from "./latency.ts";
 import type { Completion, OutOfMemoryEvent, ServerModel, ServiceSnapshot, ServiceTicket } from "./servers/server-model.ts";
@@ -461,8 +461,7 @@ export class ServiceQueue implements ServerModel {
     const end = Math.min(this.tailTicket, this.headTicket + WARM_AHEAD);
     let seen = 0;
     for (let ticket = this.headTicket; ticket < end; ticket++) {
-      const context = this.contexts[ticket & mask] as WarmableOwner | undefined;
-      if (context !== undefined && context.clockSlot !== undefined) seen += context.warm === undefined ? 1 : context.warm();
+      seen += warmOwner(this.contexts[ticket & mask] as WarmableOwner | undefined);
     }
     this.warmed += seen;
     this.warmedTo = end;

@@ -1,5 +1,5 @@
 import type { Random } from "../../backoff/random.ts";
-import { CallbackTimer, type Clock, type WarmableOwner } from "../../clock/clock.ts";
+import { CallbackTimer, type Clock, type WarmableOwner, warmOwner } from "../../clock/clock.ts";
 import { EventFifoHeap } from "../../clock/event-fifo-heap.ts";
 import type { ServerModelFigures } from "./figures.ts";
 import { TicketTable } from "./ticket-table.ts";
@@ -491,8 +491,7 @@ export class ThreadPool implements ServerModel {
     for (let offset = 0; offset < WARM_AHEAD; offset++) {
       const job = this.completions.ringItemAhead(offset);
       if (job === undefined) break;
-      const context = job.context as WarmableOwner | undefined;
-      if (context !== undefined && context.clockSlot !== undefined) seen += context.warm === undefined ? 1 : context.warm();
+      seen += warmOwner(job.context as WarmableOwner | undefined);
     }
     this.warmed += seen;
     this.unwarmedIn = WARM_AHEAD;
