@@ -51,7 +51,7 @@ export interface TimerOwner {
    * read owners a little before they fire, a batch at a time, so that the processor fetches
    * them from memory in parallel; this lets them fetch the rest too (a simulated user's
    * times, kept apart from the user: at a million users, reading them one cache miss at a
-   * time took about a fifth of the run). Optional: most owners have nothing apart.
+   * time took two fifths of the run's profile). Optional: most owners have nothing apart.
    */
   warm?(): number;
 }
