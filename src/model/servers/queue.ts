@@ -95,8 +95,8 @@ const IN_THREAD = 1;
 const GONE = 2;
 
 /**
- * A request in the pool (exported for UpstreamPool, which extends ThreadPool). Its fields are
- * written again when the pool reuses it for a later request (see ThreadPool.spareJobs).
+ * A request in the pool (exported for UpstreamPool, which extends ThreadPool). A new job or
+ * a spare one (see ThreadPool.spareJobs) becomes a request by `assign`.
  */
 export class Job {
   state = QUEUED;
@@ -104,20 +104,12 @@ export class Job {
   abandoned = false;
   callback: ((context: unknown, completion: Completion) => void) | undefined;
   context: unknown;
-  ticket: number;
-  arrivedAt: number;
-  deadlineAt: number;
+  ticket!: number;
+  arrivedAt!: number;
+  deadlineAt!: number;
 
-  constructor(ticket: number, arrivedAt: number, callback: Job["callback"], context: unknown, deadlineAt: number) {
-    this.ticket = ticket;
-    this.arrivedAt = arrivedAt;
-    this.callback = callback;
-    this.context = context;
-    this.deadlineAt = deadlineAt;
-  }
-
-  /** Makes a spare job the request of `ticket`. */
-  reuse(ticket: number, arrivedAt: number, callback: Job["callback"], context: unknown, deadlineAt: number): void {
+  /** Makes this job the request of `ticket`, whatever it held before. */
+  assign(ticket: number, arrivedAt: number, callback: Job["callback"], context: unknown, deadlineAt: number): void {
     this.state = QUEUED;
     this.abandoned = false;
     this.ticket = ticket;
@@ -241,14 +233,8 @@ export class ThreadPool implements ServerModel {
     const ticket = this.nextTicket++;
     const callback = onComplete as Job["callback"];
     const now = this.clock.now();
-    const deadline = deadlineAt ?? Infinity;
-    const spare = this.spareJobs.pop();
-    let job: Job;
-    if (spare === undefined) job = new Job(ticket, now, callback, context, deadline);
-    else {
-      job = spare;
-      job.reuse(ticket, now, callback, context, deadline);
-    }
+    const job = this.spareJobs.pop() ?? new Job();
+    job.assign(ticket, now, callback, context, deadlineAt ?? Infinity);
     this.jobs.add(job);
     this.admittedTotal++;
     if (this.busy < this.threads) this.startService(job, now);

@@ -23,19 +23,13 @@ export class TicketTable<T extends { readonly ticket: number }> {
   /** Adds an entry whose ticket is above every ticket added before. */
   add(entry: T): void {
     const ticket = entry.ticket;
-    let slot = ticket & (this.ring.length - 1);
-    const older = this.ring[slot];
-    if (older !== undefined) {
-      if (this.inRing * 2 >= this.ring.length) {
-        this.grow();
-        slot = ticket & (this.ring.length - 1);
-      }
-      // Still taken (the doubled ring can put an older entry there too): that one waits aside.
-      const occupant = this.ring[slot];
-      if (occupant !== undefined) {
-        this.stragglers.set(occupant.ticket, occupant);
-        this.inRing--;
-      }
+    if (this.ring[ticket & (this.ring.length - 1)] !== undefined && this.inRing * 2 >= this.ring.length) this.grow();
+    const slot = ticket & (this.ring.length - 1);
+    // Still taken (the doubled ring can put an older entry there too): that one waits aside.
+    const occupant = this.ring[slot];
+    if (occupant !== undefined) {
+      this.stragglers.set(occupant.ticket, occupant);
+      this.inRing--;
     }
     this.ring[slot] = entry;
     this.inRing++;
