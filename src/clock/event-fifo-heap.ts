@@ -59,12 +59,12 @@ export class EventFifoHeap<T> {
   }
 
   /**
-   * The item `offset` places behind the FIFO ring's front (undefined beyond its back): for a
-   * caller that reads ahead what will come out of the queue soon. Entries in the heap are not
-   * counted; with entries arriving in order there are none.
+   * The sequence number of the entry `offset` places behind the FIFO ring's front (undefined
+   * beyond its back): for a caller that reads ahead what will come out of the queue soon.
+   * Entries in the heap are not counted; with entries arriving in order there are none.
    */
-  ringItemAhead(offset: number): T | undefined {
-    return offset < this.ringSize ? this.items[(this.head + offset) & (this.dueAts.length - 1)] : undefined;
+  ringSequenceAhead(offset: number): number | undefined {
+    return offset < this.ringSize ? this.sequences[(this.head + offset) & (this.dueAts.length - 1)] : undefined;
   }
 
   /** Removes the top entry. */

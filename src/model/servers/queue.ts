@@ -2,7 +2,7 @@ import type { Random } from "../../backoff/random.ts";
 import { CallbackTimer, type Clock, type WarmableOwner, warmOwner } from "../../clock/clock.ts";
 import { EventFifoHeap } from "../../clock/event-fifo-heap.ts";
 import type { ServerModelFigures } from "./figures.ts";
-import { TicketTable } from "./ticket-table.ts";
+import { type CompletionCallback, RequestSlots } from "./request-slots.ts";
 import type { Completion, OutOfMemoryEvent, ServerModel, ServiceSnapshot, ServiceTicket } from "./server-model.ts";
 import type { FaultConditions } from "../faults/conditions.ts";
 
@@ -89,36 +89,9 @@ export function drawServiceTimeMs(shape: ThreadPoolShape, meanMs: number, random
   }
 }
 
-const QUEUED = 0;
+/** A request's flags in the pool's slots: in a thread (else waiting for one), and abandoned by its client. */
 const IN_THREAD = 1;
-/** Cancelled, expired or completed: gone from the server. */
-const GONE = 2;
-
-/**
- * A request in the pool (exported for UpstreamPool, which extends ThreadPool). A new job or
- * a spare one (see ThreadPool.spareJobs) becomes a request by `assign`.
- */
-export class Job {
-  state = QUEUED;
-  /** The client went away (without cancel-on-disconnect the request stays). */
-  abandoned = false;
-  callback: ((context: unknown, completion: Completion) => void) | undefined;
-  context: unknown;
-  ticket!: number;
-  arrivedAt!: number;
-  deadlineAt!: number;
-
-  /** Makes this job the request of `ticket`, whatever it held before. */
-  assign(ticket: number, arrivedAt: number, callback: Job["callback"], context: unknown, deadlineAt: number): void {
-    this.state = QUEUED;
-    this.abandoned = false;
-    this.ticket = ticket;
-    this.arrivedAt = arrivedAt;
-    this.callback = callback;
-    this.context = context;
-    this.deadlineAt = deadlineAt;
-  }
-}
+const ABANDONED = 2;
 
 /** Two completions closer than a nanosecond are due together. */
 const DUE_TOLERANCE_MS = 1e-6;
@@ -127,8 +100,12 @@ const COMPACT_AFTER = 1024;
 /** Completions whose clients warmAhead reads at once. */
 const WARM_AHEAD = 32;
 
-function answerExpired(expired: readonly Job[] | undefined): void {
-  if (expired !== undefined) for (const job of expired) job.callback?.(job.context, "expired");
+/** Answers the requests dropped at their deadline: their callbacks and contexts, in pairs. */
+function answerExpired(expired: readonly unknown[] | undefined): void {
+  if (expired === undefined) return;
+  for (let index = 0; index < expired.length; index += 2) {
+    (expired[index] as CompletionCallback | undefined)?.(expired[index + 1], "expired");
+  }
 }
 
 export class ThreadPool implements ServerModel {
@@ -139,23 +116,19 @@ export class ThreadPool implements ServerModel {
   private serviceTimeFactor = 1;
   /** The share answered as errors while an errors fault is on; undefined otherwise. */
   private errorRateOverride: number | undefined = undefined;
-  private readonly jobs = new TicketTable<Job>();
-  /** Waiting requests in arrival order, from `waitingHead`; cancelled ones are skipped when reached. */
-  private waiting: Job[] = [];
+  /** The requests held, waiting or in a thread, by ticket (protected for UpstreamPool, which reads a request's context and deadline). */
+  protected readonly requests = new RequestSlots();
+  /** Tickets of waiting requests in arrival order, from `waitingHead`; cancelled ones are skipped when reached. */
+  private waiting: number[] = [];
   private waitingHead = 0;
   private queued = 0;
   private busy = 0;
   /** Completions of the requests in threads, earliest first, keyed (due, ticket); in order with constant service times. */
-  private readonly completions = new EventFifoHeap<Job>();
-  /**
-   * Jobs of completed requests, for the next requests to reuse: a fresh object per request
-   * is memory the processor has not seen lately, a cache miss to write it (about 8 % of a
-   * 10⁵-client simulation); these few hundred stay in cache. Only a job nothing else holds
-   * comes here (see complete).
-   */
-  private readonly spareJobs: Job[] = [];
+  private readonly completions = new EventFifoHeap<undefined>();
   /** Completions left before warmAhead reads the next batch; `warmed` keeps what was read alive. */
   private unwarmedIn = 0;
+  /** The clients warmAhead reads, gathered first (emptied after, so that it keeps none alive). */
+  private readonly warmBatch: unknown[] = new Array<unknown>(WARM_AHEAD).fill(undefined);
   private warmed = 0;
   private readonly timer = new CallbackTimer(() => this.completeDue());
   private armedAt = Infinity;
@@ -201,7 +174,7 @@ export class ThreadPool implements ServerModel {
   }
 
   get storedRequests(): number {
-    return this.jobs.size;
+    return this.requests.size;
   }
 
   get mostStoredRequests(): number {
@@ -231,18 +204,15 @@ export class ThreadPool implements ServerModel {
       return undefined;
     }
     const ticket = this.nextTicket++;
-    const callback = onComplete as Job["callback"];
     const now = this.clock.now();
-    const job = this.spareJobs.pop() ?? new Job();
-    job.assign(ticket, now, callback, context, deadlineAt ?? Infinity);
-    this.jobs.add(job);
+    const slot = this.requests.add(ticket, now, deadlineAt ?? Infinity, onComplete as CompletionCallback | undefined, context);
     this.admittedTotal++;
-    if (this.busy < this.threads) this.startService(job, now);
+    if (this.busy < this.threads) this.startService(slot);
     else {
-      this.waiting.push(job);
+      this.waiting.push(ticket);
       this.queued++;
     }
-    // Every request held is waiting or in a thread (the table holds the same ones): no Map's size to read.
+    // Every request held is waiting or in a thread (the slots hold the same ones).
     const held = this.busy + this.queued;
     if (held > this.peak) this.peak = held;
     if (held > this.mostStored) this.mostStored = held;
@@ -257,25 +227,25 @@ export class ThreadPool implements ServerModel {
 
   /** The client of `ticket` went away: the request stays (abandoned), or with cancelOnDisconnect leaves the queue or its thread. */
   abandon(ticket: ServiceTicket): void {
-    const job = this.jobs.get(ticket);
-    if (job === undefined || job.abandoned) return;
-    job.callback = undefined;
-    job.context = undefined;
+    const requests = this.requests;
+    const slot = requests.slotOf(ticket);
+    if (slot < 0 || (requests.flags[slot]! & ABANDONED) !== 0) return;
     if (!this.options.cancelOnDisconnect) {
-      job.abandoned = true;
+      requests.flags[slot] = requests.flags[slot]! | ABANDONED;
+      requests.callbacks[slot] = undefined;
+      requests.contexts[slot] = undefined;
       this.abandonedInService++;
       return;
     }
-    this.jobs.delete(ticket);
+    const inThread = (requests.flags[slot]! & IN_THREAD) !== 0;
+    // Its entry in the queue's array, or its completion, stays, and is skipped when it comes up.
+    requests.remove(slot);
     this.cancelledTotal++;
-    if (job.state === QUEUED) {
-      job.state = GONE;
+    if (!inThread) {
       this.queued--;
       this.compactWaiting();
       return;
     }
-    // Its completion stays in the heap and is skipped when it comes up.
-    job.state = GONE;
     this.busy--;
     answerExpired(this.fillThreads());
   }
@@ -333,85 +303,90 @@ export class ThreadPool implements ServerModel {
   /** The server dies: everything in it is lost; the contexts of the clients still waiting come back. Totals stay. */
   crash(): unknown[] {
     const lost: unknown[] = [];
-    for (const job of this.jobs.values()) {
-      if (!job.abandoned && job.callback !== undefined) lost.push(job.context);
-      job.state = GONE;
+    const requests = this.requests;
+    for (const slot of requests.slotsInTicketOrder()) {
+      if ((requests.flags[slot]! & ABANDONED) === 0 && requests.callbacks[slot] !== undefined) lost.push(requests.contexts[slot]);
     }
-    this.jobs.clear();
+    requests.clear();
     this.waiting = [];
     this.waitingHead = 0;
     this.queued = 0;
     this.busy = 0;
     this.abandonedInService = 0;
     this.completions.clear();
-    this.spareJobs.length = 0;
     this.clock.cancel(this.timer);
     this.armedAt = Infinity;
     return lost;
   }
 
-  private startService(job: Job, now: number): void {
-    job.state = IN_THREAD;
+  private startService(slot: number): void {
+    this.requests.flags[slot] = this.requests.flags[slot]! | IN_THREAD;
     this.busy++;
-    this.beginService(job, now);
+    this.beginService(slot);
   }
 
-  /** A request has its thread: its service time starts (UpstreamPool first makes its upstream call). */
-  protected beginService(job: Job, now: number): void {
+  /** The request in `slot` has its thread: its service time starts (UpstreamPool first makes its upstream call). */
+  protected beginService(slot: number): void {
+    // Times are read where they are used, not passed: a fractional number passed to a call
+    // that is not inlined is a new heap object (about one per request in all).
+    const now = this.clock.now();
     const options = this.options;
     const meanMs = options.serviceTimeMs * this.serviceTimeFactor;
     const dueAt = now + (options.serviceDist === "constant" ? meanMs : drawServiceTimeMs(options, meanMs, options.random));
-    this.completions.push(dueAt, job.ticket, job);
-    if (dueAt < this.armedAt) this.arm(dueAt, now);
+    this.completions.push(dueAt, this.requests.tickets[slot]!, undefined);
+    if (dueAt < this.armedAt) this.arm(dueAt);
   }
 
-  private arm(dueAt: number, now: number): void {
+  private arm(dueAt: number): void {
     this.armedAt = dueAt;
-    this.clock.arm(this.timer, dueAt - now);
+    this.clock.arm(this.timer, dueAt - this.clock.now());
   }
 
   /**
    * Takes waiting requests into free threads, in the queue's order. Returns those dropped at
-   * their deadline, for the caller to answer once the threads are taken (so that a client
-   * retrying at once cannot jump the queue) and after any answer of its own.
+   * their deadline (callback and context, in pairs), for the caller to answer once the threads
+   * are taken (so that a client retrying at once cannot jump the queue) and after any answer
+   * of its own.
    */
-  private fillThreads(): Job[] | undefined {
-    let expired: Job[] | undefined;
+  private fillThreads(): unknown[] | undefined {
+    let expired: unknown[] | undefined;
     const now = this.clock.now();
+    const requests = this.requests;
     while (this.busy < this.threads && this.queued > 0) {
-      const job = this.takeWaiting();
+      const slot = this.takeWaiting();
       this.queued--;
-      if (job.deadlineAt <= now) {
-        job.state = GONE;
-        this.jobs.delete(job.ticket);
+      if (requests.deadlineAt[slot]! <= now) {
         this.expiredTotal++;
-        if (job.abandoned) this.abandonedInService--;
-        else (expired ??= []).push(job);
+        if ((requests.flags[slot]! & ABANDONED) !== 0) this.abandonedInService--;
+        else (expired ??= []).push(requests.callbacks[slot], requests.contexts[slot]);
+        requests.remove(slot);
         continue;
       }
-      this.startService(job, now);
+      this.startService(slot);
     }
     return expired;
   }
 
-  /** The next waiting request in the queue's order (one is waiting). */
-  private takeWaiting(): Job {
+  /** The slot of the next waiting request in the queue's order (one is waiting); a cancelled one is no longer held. */
+  private takeWaiting(): number {
+    const requests = this.requests;
     if (this.options.queueOrder === "lifo") {
       const waiting = this.waiting;
       for (;;) {
-        const job = waiting.pop()!;
-        if (job.state === QUEUED) return job;
+        const slot = requests.slotOf(waiting.pop()!);
+        if (slot >= 0) return slot;
       }
     }
     for (;;) {
       // Read this.waiting afresh each time: trimming it below replaces the array.
-      const job = this.waiting[this.waitingHead]!;
+      const ticket = this.waiting[this.waitingHead]!;
       this.waitingHead++;
       if (this.waitingHead > COMPACT_AFTER && this.waitingHead * 2 > this.waiting.length) {
         this.waiting = this.waiting.slice(this.waitingHead);
         this.waitingHead = 0;
       }
-      if (job.state === QUEUED) return job;
+      const slot = requests.slotOf(ticket);
+      if (slot >= 0) return slot;
     }
   }
 
@@ -419,7 +394,7 @@ export class ThreadPool implements ServerModel {
   private compactWaiting(): void {
     const dead = this.waiting.length - this.waitingHead - this.queued;
     if (dead <= COMPACT_AFTER || dead <= this.queued) return;
-    this.waiting = this.waiting.slice(this.waitingHead).filter((job) => job.state === QUEUED);
+    this.waiting = this.waiting.slice(this.waitingHead).filter((ticket) => this.requests.slotOf(ticket) >= 0);
     this.waitingHead = 0;
   }
 
@@ -430,40 +405,51 @@ export class ThreadPool implements ServerModel {
     while (completions.size > 0 && completions.topDueAt() <= now + DUE_TOLERANCE_MS) {
       if (this.unwarmedIn === 0) this.warmAhead();
       this.unwarmedIn--;
-      const job = completions.topItem()!;
+      const slot = this.slotInThread(completions.topSequence());
       completions.pop();
-      if (job.state === IN_THREAD) this.complete(job, now);
+      if (slot >= 0) this.complete(slot);
     }
-    while (completions.size > 0 && completions.topItem()!.state !== IN_THREAD) completions.pop();
-    // Read the time again: on a real clock the answers above took some.
-    if (completions.size > 0 && !this.stopped) this.arm(completions.topDueAt(), this.clock.now());
+    while (completions.size > 0 && this.slotInThread(completions.topSequence()) < 0) completions.pop();
+    // arm reads the time again: on a real clock the answers above took some.
+    if (completions.size > 0 && !this.stopped) this.arm(completions.topDueAt());
   }
 
-  /** A request leaves its thread; `failure` (UpstreamPool's) answers it so instead of serving it, uncounted here. */
-  protected complete(job: Job, now: number, failure?: Completion): void {
-    job.state = GONE;
+  /** The slot of `ticket` while its request is in a thread; -1 once it has left (completed, cancelled, lost in a crash). */
+  private slotInThread(ticket: number): number {
+    const slot = this.requests.slotOf(ticket);
+    return slot >= 0 && (this.requests.flags[slot]! & IN_THREAD) !== 0 ? slot : -1;
+  }
+
+  /** Whether the client of the request in `slot` has gone away. */
+  protected isAbandoned(slot: number): boolean {
+    return (this.requests.flags[slot]! & ABANDONED) !== 0;
+  }
+
+  /** The request in `slot` leaves its thread; `failure` (UpstreamPool's) answers it so instead of serving it, uncounted here. */
+  protected complete(slot: number, failure?: Completion): void {
+    const now = this.clock.now();
+    const requests = this.requests;
+    const abandoned = (requests.flags[slot]! & ABANDONED) !== 0;
+    const callback = requests.callbacks[slot];
+    const context = requests.contexts[slot];
+    const inServer = now - requests.arrivedAt[slot]!;
+    // Let go of it before anything else runs: a client's answer may admit its next request, which may move every slot.
+    requests.remove(slot);
     this.busy--;
-    this.jobs.delete(job.ticket);
-    const inServer = now - job.arrivedAt;
     this.lastDelay = inServer;
     if (inServer > this.peakDelay) this.peakDelay = inServer;
     const expired = this.fillThreads();
-    if (job.abandoned) {
+    if (abandoned) {
       this.abandonedTotal++;
       this.abandonedInService--;
     } else if (failure !== undefined) {
-      job.callback?.(job.context, failure);
+      callback?.(context, failure);
     } else {
       this.servedTotal++;
       const completion = this.injectError() ? "injected-error" : "served";
-      job.callback?.(job.context, completion);
+      callback?.(context, completion);
     }
     answerExpired(expired);
-    // Nothing holds it now: taken out of the completions (or failed in its call: never in them),
-    // the table and the queue. Its fields are cleared so that it keeps no client alive.
-    job.callback = undefined;
-    job.context = undefined;
-    this.spareJobs.push(job);
   }
 
   /**
@@ -473,12 +459,20 @@ export class ThreadPool implements ServerModel {
    * in the cache). As ServiceQueue does; here the batch is the completions' next entries.
    */
   private warmAhead(): void {
-    let seen = 0;
-    for (let offset = 0; offset < WARM_AHEAD; offset++) {
-      const job = this.completions.ringItemAhead(offset);
-      if (job === undefined) break;
-      seen += warmOwner(job.context as WarmableOwner | undefined);
+    const requests = this.requests;
+    const ahead = this.warmBatch;
+    let count = 0;
+    // The clients first, then their reads in a loop of their own: that loop is as short as
+    // ServiceQueue's, so that the processor has as many of its cache misses in flight.
+    for (; count < WARM_AHEAD; count++) {
+      const ticket = this.completions.ringSequenceAhead(count);
+      if (ticket === undefined) break;
+      const slot = requests.slotOf(ticket);
+      ahead[count] = slot >= 0 ? requests.contexts[slot] : undefined;
     }
+    let seen = 0;
+    for (let index = 0; index < count; index++) seen += warmOwner(ahead[index] as WarmableOwner | undefined);
+    ahead.fill(undefined, 0, count);
     this.warmed += seen;
     this.unwarmedIn = WARM_AHEAD;
   }

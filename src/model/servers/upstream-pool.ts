@@ -1,6 +1,6 @@
 import { CallbackTimer, type Clock } from "../../clock/clock.ts";
 import type { AttemptOutcome } from "../outcome.ts";
-import { type Job, ThreadPool, type ThreadPoolOptions } from "./queue.ts";
+import { ThreadPool, type ThreadPoolOptions } from "./queue.ts";
 import type { ServiceSnapshot, ServiceTicket, UpstreamSnapshot } from "./server-model.ts";
 
 /**
@@ -45,7 +45,7 @@ export interface UpstreamCaller {
 export class UpstreamPool extends ThreadPool {
   private readonly caller: UpstreamCaller;
   /** Requests whose call is in flight, by ticket. */
-  private readonly calls = new Map<ServiceTicket, Job>();
+  private readonly calls = new Set<ServiceTicket>();
   /** Calls reported ended while being started, to take at the next turn. */
   private readonly endedEarly = new Map<ServiceTicket, UpstreamCallEnd>();
   private readonly earlyTimer = new CallbackTimer(() => this.takeEarlyEnds());
@@ -67,15 +67,14 @@ export class UpstreamPool extends ThreadPool {
 
   /** The call of `ticket` ended; ignored for a call that was cancelled or already reported. */
   callEnded(ticket: ServiceTicket, end: UpstreamCallEnd): void {
-    const job = this.calls.get(ticket);
-    if (job === undefined || this.endedEarly.has(ticket)) return;
+    if (!this.calls.has(ticket) || this.endedEarly.has(ticket)) return;
     if (this.starting) {
       this.endedEarly.set(ticket, end);
       this.clock.arm(this.earlyTimer, 0);
       return;
     }
     this.calls.delete(ticket);
-    this.endCall(job, end);
+    this.endCall(ticket, end);
   }
 
   /** The caller sent an attempt upstream: a first attempt (one per call, k for a fan-out of k) or a retry. */
@@ -126,35 +125,37 @@ export class UpstreamPool extends ThreadPool {
   }
 
   /** The request has its thread: its call starts; its own service time waits for the call's end. */
-  protected override beginService(job: Job): void {
-    this.calls.set(job.ticket, job);
+  protected override beginService(slot: number): void {
+    const requests = this.requests;
+    const ticket = requests.tickets[slot]!;
+    this.calls.add(ticket);
     this.starting = true;
     try {
-      this.caller.startCall(job.ticket, job.context, job.deadlineAt);
+      this.caller.startCall(ticket, requests.contexts[slot], requests.deadlineAt[slot]!);
     } finally {
       this.starting = false;
     }
   }
 
-  private endCall(job: Job, end: UpstreamCallEnd): void {
+  /** The call of a request still held ended (`calls` holds only those: a cancelled or lost one leaves it). */
+  private endCall(ticket: ServiceTicket, end: UpstreamCallEnd): void {
+    const slot = this.requests.slotOf(ticket);
     if (end === "ok") {
-      super.beginService(job, this.clock.now());
+      super.beginService(slot);
       return;
     }
     if (end === "failed") this.failuresTotal++;
     // One whose client has gone counts as abandoned (work for nobody), as the base pool counts it.
-    else if (!job.abandoned) this.expiredInCall++;
-    this.complete(job, this.clock.now(), end === "failed" ? "upstream-failed" : "expired");
+    else if (!this.isAbandoned(slot)) this.expiredInCall++;
+    this.complete(slot, end === "failed" ? "upstream-failed" : "expired");
   }
 
   private takeEarlyEnds(): void {
     const ended = [...this.endedEarly];
     this.endedEarly.clear();
     for (const [ticket, end] of ended) {
-      const job = this.calls.get(ticket);
-      if (job === undefined) continue;
-      this.calls.delete(ticket);
-      this.endCall(job, end);
+      if (!this.calls.delete(ticket)) continue;
+      this.endCall(ticket, end);
     }
   }
 

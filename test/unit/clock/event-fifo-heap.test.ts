@@ -66,14 +66,14 @@ describe("EventFifoHeap", () => {
     expect(queue.topItem()).toBe("c");
   });
 
-  it("shows the items that come out of its FIFO ring next, across the ring's wrap and growth", () => {
+  it("shows the sequence numbers that come out of its FIFO ring next, across the ring's wrap and growth", () => {
     const queue = new EventFifoHeap<number>();
-    for (let item = 0; item < 1000; item++) queue.push(item, item, item);
+    for (let item = 0; item < 1000; item++) queue.push(item, item + 10_000, item);
     for (let item = 0; item < 900; item++) queue.pop(); // the front is near the ring's end now
-    for (let item = 1000; item < 2100; item++) queue.push(item, item, item); // wraps, then grows
+    for (let item = 1000; item < 2100; item++) queue.push(item, item + 10_000, item); // wraps, then grows
     queue.push(0.5, 5000, -1); // before the back: into the heap, not the ring
-    expect([0, 1, 150, 1199].map((offset) => queue.ringItemAhead(offset))).toEqual([900, 901, 1050, 2099]);
-    expect(queue.ringItemAhead(1200)).toBeUndefined();
+    expect([0, 1, 150, 1199].map((offset) => queue.ringSequenceAhead(offset))).toEqual([10_900, 10_901, 11_050, 12_099]);
+    expect(queue.ringSequenceAhead(1200)).toBeUndefined();
     expect(queue.topItem()).toBe(-1);
   });
 });
