@@ -116,7 +116,7 @@ export class ThreadPool implements ServerModel {
   private serviceTimeFactor = 1;
   /** The share answered as errors while an errors fault is on; undefined otherwise. */
   private errorRateOverride: number | undefined = undefined;
-  /** The requests held, waiting or in a thread, by ticket (protected for UpstreamPool, which reads a request's context and deadline). */
+  /** The requests held, waiting or in a thread, by ticket (protected for UpstreamPool, which reads their tickets, contexts, deadlines). */
   protected readonly requests = new RequestSlots();
   /** Tickets of waiting requests in arrival order, from `waitingHead`; cancelled ones are skipped when reached. */
   private waiting: number[] = [];
@@ -327,8 +327,8 @@ export class ThreadPool implements ServerModel {
 
   /** The request in `slot` has its thread: its service time starts (UpstreamPool first makes its upstream call). */
   protected beginService(slot: number): void {
-    // Times are read where they are used, not passed: a fractional number passed to a call
-    // that is not inlined is a new heap object (about one per request in all).
+    // The time is read here, not passed down from admit and the completions: a fractional
+    // number passed to a call that V8 does not inline is a new heap object, per request.
     const now = this.clock.now();
     const options = this.options;
     const meanMs = options.serviceTimeMs * this.serviceTimeFactor;

@@ -44,7 +44,7 @@ export interface UpstreamCaller {
  */
 export class UpstreamPool extends ThreadPool {
   private readonly caller: UpstreamCaller;
-  /** Requests whose call is in flight, by ticket. */
+  /** Tickets of the requests whose call is in flight. */
   private readonly calls = new Set<ServiceTicket>();
   /** Calls reported ended while being started, to take at the next turn. */
   private readonly endedEarly = new Map<ServiceTicket, UpstreamCallEnd>();
@@ -92,8 +92,16 @@ export class UpstreamPool extends ThreadPool {
   }
 
   override abandon(ticket: ServiceTicket): void {
+    if (!this.options.cancelOnDisconnect) {
+      super.abandon(ticket);
+      return;
+    }
+    // Its call leaves `calls` before the pool lets the request go: an end reported while the
+    // pool answers others (a client's callback) then finds no call, not a request gone.
+    this.endedEarly.delete(ticket);
+    const inCall = this.calls.delete(ticket);
     super.abandon(ticket);
-    if (this.options.cancelOnDisconnect) this.cancel(ticket);
+    if (inCall) this.caller.cancelCall(ticket);
   }
 
   override snapshot(): ServiceSnapshot {
@@ -157,11 +165,6 @@ export class UpstreamPool extends ThreadPool {
       if (!this.calls.delete(ticket)) continue;
       this.endCall(ticket, end);
     }
-  }
-
-  private cancel(ticket: ServiceTicket): void {
-    this.endedEarly.delete(ticket);
-    if (this.calls.delete(ticket)) this.caller.cancelCall(ticket);
   }
 
   private cancelAll(): void {

@@ -152,6 +152,22 @@ describe("UpstreamPool (a middle tier's threads, held while the upstream call ru
     expect(pool.snapshot()).toMatchObject({ cancelled: 1, served: 1, upstream: { inFlight: 0 } });
   });
 
+  it("with cancel-on-disconnect ignores a call's end reported while its request is being taken out", () => {
+    const { clock, pool, calls, arrive, ticketOf } = setUp({ cancelOnDisconnect: true });
+    arrive("a");
+    // b waits with a deadline; its expiry answer, given while a's request is taken out, reports a's call ended.
+    pool.admit(() => pool.callEnded(ticketOf.get("a")!, "failed"), "b", 10);
+    clock.advanceBy(20);
+    pool.abandon(ticketOf.get("a")!);
+    expect(calls).toEqual(["call a@0", "cancel a@20"]);
+    expect({ stored: pool.storedRequests, busy: pool.threadsBusy, lastDelayMs: pool.lastDelayMs }).toEqual({
+      stored: 0,
+      busy: 0,
+      lastDelayMs: 0,
+    });
+    expect(pool.snapshot()).toMatchObject({ cancelled: 1, expired: 1, upstream: { failures: 0, inFlight: 0 } });
+  });
+
   it("cancels every call in flight when it crashes or stops, and ignores their late ends", () => {
     const crashed = setUp({ threads: 2 });
     crashed.arrive("a");
