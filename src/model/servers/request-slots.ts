@@ -9,13 +9,13 @@ const FREE = -1;
 
 /**
  * The requests a thread pool holds, by ticket (tickets are handed out in rising order), each
- * in a slot of parallel typed arrays: when it arrived, its deadline, the pool's flags for it,
- * its callback and its client's context. A ticket's slot is its number modulo the ring's
- * size, as in the exponential model's queue: requests admitted one after another sit side by
- * side, and a pool that serves them in order reads its arrays front to back, which the
- * processor fetches ahead. An object per request (the first version) was memory not seen
- * since it was written, a cache miss at each completion, and took the queue model 1.2 times
- * the exponential model's time at 10⁶ clients.
+ * in a slot of parallel arrays: its ticket, when it arrived, its deadline, the pool's flags
+ * for it (typed arrays), its callback and its client's context. A ticket's slot is its number
+ * modulo the ring's size, as in the exponential model's queue: requests admitted one after
+ * another sit side by side, and a pool that serves them in order reads its arrays front to
+ * back, which the processor fetches ahead. An object per request (the first version) was
+ * memory not seen since it was written, a cache miss at each completion: at 10⁶ clients these
+ * arrays take 0.97 of its time (BENCHMARKS.md).
  *
  * A request held much longer than those after it (the bottom of a lifo queue, an abandoned
  * one) would be overwritten by a newer one that comes to its slot: it then moves to an
