@@ -127,8 +127,6 @@ export class ThreadPool implements ServerModel {
   private readonly completions = new EventFifoHeap<undefined>();
   /** Completions left before warmAhead reads the next batch; `warmed` keeps what was read alive. */
   private unwarmedIn = 0;
-  /** The clients warmAhead reads, gathered first (emptied after, so that it keeps none alive). */
-  private readonly warmBatch: unknown[] = new Array<unknown>(WARM_AHEAD).fill(undefined);
   private warmed = 0;
   private readonly timer = new CallbackTimer(() => this.completeDue());
   private armedAt = Infinity;
@@ -460,19 +458,13 @@ export class ThreadPool implements ServerModel {
    */
   private warmAhead(): void {
     const requests = this.requests;
-    const ahead = this.warmBatch;
-    let count = 0;
-    // The clients first, then their reads in a loop of their own: that loop is as short as
-    // ServiceQueue's, so that the processor has as many of its cache misses in flight.
-    for (; count < WARM_AHEAD; count++) {
-      const ticket = this.completions.ringSequenceAhead(count);
+    let seen = 0;
+    for (let offset = 0; offset < WARM_AHEAD; offset++) {
+      const ticket = this.completions.ringSequenceAhead(offset);
       if (ticket === undefined) break;
       const slot = requests.slotOf(ticket);
-      ahead[count] = slot >= 0 ? requests.contexts[slot] : undefined;
+      if (slot >= 0) seen += warmOwner(requests.contexts[slot] as WarmableOwner | undefined);
     }
-    let seen = 0;
-    for (let index = 0; index < count; index++) seen += warmOwner(ahead[index] as WarmableOwner | undefined);
-    ahead.fill(undefined, 0, count);
     this.warmed += seen;
     this.unwarmedIn = WARM_AHEAD;
   }
