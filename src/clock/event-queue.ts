@@ -1,4 +1,4 @@
-import { type TimerOwner, warmOwner } from "./clock.ts";
+import { type TimerOwner, type WarmableOwner, warmOwner } from "./clock.ts";
 import { EventHeap } from "./event-heap.ts";
 
 /** Width of a fine bucket, in ms. */
@@ -228,7 +228,7 @@ export class EventQueue<T extends TimerOwner> {
         const sequence = keys[slot * 2 + 1]!;
         items[slot] = undefined;
         if (item.clockSlot !== sequence) continue;
-        this.warmth += warmOwner(item);
+        this.warmth += warmOwner(item as WarmableOwner);
         this.runKeys[2 * count] = keys[slot * 2]!;
         this.runKeys[2 * count + 1] = sequence;
         this.runItems[count++] = item;

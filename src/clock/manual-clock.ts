@@ -1,4 +1,4 @@
-import { CallbackTimer, type Clock, type Timer, type TimerOwner, timerOwner, warmOwner } from "./clock.ts";
+import { CallbackTimer, type Clock, type Timer, type TimerOwner, timerOwner, type WarmableOwner, warmOwner } from "./clock.ts";
 import { EventQueue } from "./event-queue.ts";
 
 /*
@@ -115,7 +115,7 @@ class FifoLane {
       const index = (this.head + offset) & mask;
       if (this.live[index] === 0) continue;
       liveRead++;
-      seen += warmOwner(this.owners[index]);
+      seen += warmOwner(this.owners[index] as WarmableOwner | undefined);
     }
     this.warmth += seen;
     this.leftBeforeWarming = liveRead > 0 ? liveRead : 1;

@@ -1,5 +1,5 @@
 import type { Random } from "../backoff/random.ts";
-import type { Clock, TimerOwner } from "../clock/clock.ts";
+import type { Clock, OwnerRows, TimerOwner } from "../clock/clock.ts";
 import { ADMITTED, ADMITTED_PROBE, type ClientInstances, REJECTED, THROTTLED, WITHHELD } from "./client-instances.ts";
 import type { RetryConfig, RetryGate } from "./client-loop.ts";
 import { type AttemptOutcome, type AttemptResult, isNonFatal, type LocalRefusal, TIMEDOUT_RESULT } from "./outcome.ts";
@@ -54,8 +54,11 @@ export interface HerdObserver {
   requestStarted?(): void;
 }
 
-/** What the attempt cycles of one herd (closed users) or one open-loop source (chains) share. */
-export interface AttemptContext {
+/**
+ * What the attempt cycles of one herd (closed users) or one open-loop source (chains) share;
+ * a herd's users keep their times in its rows (OwnerRows).
+ */
+export interface AttemptContext extends OwnerRows {
   readonly clock: Clock;
   readonly transport: Transport;
   readonly observer: HerdObserver;
@@ -100,9 +103,10 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
   protected flags = 0;
   /** What the transport returned for the attempt in flight. */
   private attempt: unknown = undefined;
-  protected readonly context: AttemptContext;
+  /** What the cycles of its herd or source share; public for the code that reads cycles ahead (warmOwner). */
+  readonly context: AttemptContext;
   /** The cycle's number: its slot among the client instances (and, for a user, where its times are). */
-  protected readonly index: number;
+  readonly index: number;
 
   constructor(context: AttemptContext, index: number) {
     this.context = context;

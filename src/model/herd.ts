@@ -28,20 +28,31 @@ export interface HerdOptions {
  */
 export type HerdRandom = Random | { readonly randomFor: (user: number) => Random };
 
-/** The most consecutive failures User.failures holds (above FLAG_BITS flag bits, in a 31-bit small integer). */
-const MAX_FAILURES = 2 ** (30 - FLAG_BITS) - 1;
+/** User's own flag, above the attempt cycle's: its plan is in HerdContext.plans (see User.plannedAt). */
+const PLAN_STORED = 1 << FLAG_BITS;
+/** Where User.failures starts among the flags. */
+const FAILURES_SHIFT = FLAG_BITS + 1;
+/** The most consecutive failures User.failures holds (above the flags, in a 31-bit small integer). */
+const MAX_FAILURES = 2 ** (30 - FAILURES_SHIFT) - 1;
 
 /** What the users of one herd share. */
 interface HerdContext extends AttemptContext {
   readonly options: HerdOptions;
   /**
-   * Each user's three times side by side: [3i] its last wait (UserState.lastWaitMs), [3i+1]
-   * when its attempt in flight started, [3i+2] when its next attempt is planned (its wait's
-   * due time). In a typed array rather than in the users: a
-   * number field that holds fractions is a separate heap object in V8, one more cache
-   * miss per write for a million users.
+   * Each user's two times side by side, 16 bytes that never straddle two cache lines: [2i]
+   * its last wait (UserState.lastWaitMs), [2i+1] when its attempt in flight started. In a
+   * typed array rather than in the users: a number field that holds fractions is a separate
+   * heap object in V8, one more cache miss per write for a million users.
    */
   readonly times: Float64Array;
+  /**
+   * When each user's next attempt is planned, kept only where it is read (User.plannedAt): on
+   * a punctual clock a wait ends exactly at its plan, and a million users' plans written and
+   * never read took 3–4 % of a run (BENCHMARKS.md). Untouched pages of it cost no memory.
+   */
+  readonly plans: Float64Array;
+  /** Whether every plan is kept: on a clock that is not punctual, and for hedging, which reads each. */
+  readonly keepsPlans: boolean;
   /** When each user's current request made its first attempt; empty unless the observer has requestEnded. */
   readonly requestStarts: Float64Array;
   /** The Random every user draws from, in event order; undefined when each has its own (`randoms`). */
@@ -64,49 +75,59 @@ class User extends AttemptCycle implements UserState {
 
   /** Consecutive failures, kept above the attempt cycle's flags: one field less in each of a million users. */
   get failures(): number {
-    return this.flags >>> FLAG_BITS;
+    return this.flags >>> FAILURES_SHIFT;
   }
 
   set failures(failures: number) {
-    // The flags are a 31-bit small integer, so the count saturates at 2^26 - 1 rather than wrap or
-    // throw: a validated run must never die. Every backoff reaches its cap long before, and 67 million
-    // failures of one user take 18 hours of virtual time even at one a millisecond.
-    this.flags = (this.flags & ((1 << FLAG_BITS) - 1)) | (Math.min(failures, MAX_FAILURES) << FLAG_BITS);
+    // The flags are a 31-bit small integer, so the count saturates at 2^25 - 1 rather than wrap or
+    // throw: a validated run must never die. Every backoff reaches its cap long before, and 33 million
+    // failures of one user take 9 hours of virtual time even at one a millisecond.
+    this.flags = (this.flags & ((1 << FAILURES_SHIFT) - 1)) | (Math.min(failures, MAX_FAILURES) << FAILURES_SHIFT);
   }
 
   get lastWaitMs(): number {
-    return this.herd.times[3 * this.index]!;
+    return this.herd.times[2 * this.index]!;
   }
 
   set lastWaitMs(ms: number) {
-    this.herd.times[3 * this.index] = ms;
+    this.herd.times[2 * this.index] = ms;
   }
 
   protected get startedAt(): number {
-    return this.herd.times[3 * this.index + 1]!;
+    return this.herd.times[2 * this.index + 1]!;
   }
 
   protected set startedAt(ms: number) {
-    this.herd.times[3 * this.index + 1] = ms;
+    this.herd.times[2 * this.index + 1] = ms;
   }
 
+  /** Read only while stored: latenessAt reads it on a clock that is not punctual or after a hold (notSent); hedging keeps them all. */
   protected get plannedAt(): number {
-    return this.herd.times[3 * this.index + 2]!;
+    return this.herd.plans[this.index]!;
   }
 
+  /** A plan that will be read is stored; on a punctual clock, a plan made after no hold is its wait's due time, and is not. */
   protected set plannedAt(ms: number) {
-    this.herd.times[3 * this.index + 2] = ms;
+    const herd = this.herd;
+    if (herd.keepsPlans || this.wasHeldBack) {
+      herd.plans[this.index] = ms;
+      this.flags |= PLAN_STORED;
+    } else {
+      this.flags &= ~PLAN_STORED;
+    }
   }
 
   /**
-   * The clock and the server read a user a little before it is due (TimerOwner.warm): its
-   * times row too, first and last of the three, which may lie in two cache lines. Its answer
-   * reads startedAt, its wait writes the other two.
+   * An attempt that could not be sent goes out later, late against its plan: the plan is
+   * stored now if it was not. Only a punctual clock leaves one unstored, and such a clock
+   * sent this attempt exactly when it was planned.
    */
-  warm(): number {
-    const times = this.herd.times;
-    const row = 3 * this.index;
-    return times[row]! + times[row + 2]!;
+  override notSent(): void {
+    if ((this.flags & PLAN_STORED) === 0) {
+      this.herd.plans[this.index] = this.startedAt;
+      this.flags |= PLAN_STORED;
+    }
+    super.notSent();
   }
 
   /** The herd's context (AttemptCycle's, typed): not a field of its own, for a million users' memory's sake. */
@@ -166,6 +187,7 @@ export class Herd {
 
   constructor(clock: Clock, random: HerdRandom, transport: Transport, observer: HerdObserver, options: HerdOptions) {
     const fleet = hasProtection(options.retry.fleet) ? new ClientInstances(options.retry.fleet, options.users) : undefined;
+    const times = new Float64Array(2 * options.users);
     this.random = random;
     this.context = {
       clock,
@@ -176,7 +198,13 @@ export class Herd {
       inFlight: 0,
       stopped: false,
       stopAtMs: Infinity,
-      times: new Float64Array(3 * options.users),
+      times,
+      // The clock and the server read a user's row a little before it is due (warmOwner): its
+      // answer reads startedAt, its wait writes lastWaitMs.
+      warmRows: times,
+      warmRowStride: 2,
+      plans: new Float64Array(options.users),
+      keepsPlans: clock.punctual !== true || options.retry.hedgeDelayMs !== undefined,
       requestStarts: new Float64Array(observer.requestEnded === undefined ? 0 : options.users),
       sharedRandom: "randomFor" in random ? undefined : random,
       randoms: [],

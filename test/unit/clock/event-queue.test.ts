@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TimerOwner } from "../../../src/clock/clock.ts";
 import { EventQueue } from "../../../src/clock/event-queue.ts";
+import { warmProbe } from "../../helpers/warm-probe.ts";
 
 /** An entry as the manual clock makes them: live while its clockSlot holds its sequence number. */
 interface Entry extends TimerOwner {
@@ -93,7 +94,7 @@ describe("EventQueue", () => {
   it("has each live owner warm what it keeps elsewhere before its bucket's first entry comes out, and no stale one", () => {
     const queue = new EventQueue<Entry>(0);
     const warmed: number[] = [];
-    const warmable = (dueAt: number, sequence: number): Entry => ({ ...entry(dueAt, sequence), warm: () => warmed.push(sequence) });
+    const warmable = (dueAt: number, sequence: number): Entry => ({ ...entry(dueAt, sequence), ...warmProbe(() => warmed.push(sequence)) });
     const live = [warmable(10.75, 0), warmable(10.25, 1), warmable(700, 2)];
     const stale = warmable(10.5, 3);
     for (const added of [...live, stale]) queue.push(added.dueAt, added.sequence, added);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TimerOwner } from "../../../src/clock/clock.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
+import { warmProbe } from "../../helpers/warm-probe.ts";
 
 /** An object that is its own timer and logs when it fires. */
 function owner(name: string, clock: ManualClock, fired: string[], onFire?: () => void): TimerOwner {
@@ -163,7 +164,7 @@ describe("ManualClock", () => {
     const warmedBeforeFiring: boolean[] = [];
     const owners = Array.from({ length: 100 }, (_, index) => ({
       clockSlot: undefined as unknown,
-      warm: () => warmed.add(index).size,
+      ...warmProbe(() => warmed.add(index)),
       onTimer: () => warmedBeforeFiring.push(warmed.has(index)),
     }));
     for (const each of owners) {

@@ -1,12 +1,14 @@
 import { describe, expect, it } from "vitest";
+import { consecutiveBreaker } from "../../../src/backoff/circuit-breaker.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
 import type { Clock, Timer, TimerOwner } from "../../../src/clock/clock.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import { behindReason, defaultBehindThresholdMs, worstDelay } from "../../../src/model/client-behind.ts";
 import { NOT_SENT_WAIT_MS, type AttemptSink, type Transport } from "../../../src/model/attempt.ts";
+import { NO_FLEET_PROTECTION } from "../../../src/model/client-instances.ts";
 import { Herd } from "../../../src/model/herd.ts";
 import { OpenLoop } from "../../../src/model/open-loop.ts";
-import { OK_RESULT } from "../../../src/model/outcome.ts";
+import { classifyStatus, OK_RESULT } from "../../../src/model/outcome.ts";
 import { mergeWindowReports } from "../../../src/model/window-merge.ts";
 import { WindowStats } from "../../../src/model/window-stats.ts";
 import { retryConfig } from "../../helpers/retry-config.ts";
@@ -127,6 +129,36 @@ describe("lateness: the actual send instant against the planned one", () => {
     expect(window.counts).toMatchObject({ attempts: 1, notSent: 2, errors: 0, timedout: 0, ok: 1, retries: 0 });
     expect(window.lateness?.maxMs).toBe(2 * NOT_SENT_WAIT_MS);
     expect(herd.inFlight).toBe(0);
+  });
+
+  it("keeps the plan of a held attempt refused by an open breaker: the next attempt, on time, is not late", () => {
+    // Two users share one client instance and its breaker. The first user's attempt stays in
+    // flight; the second's finds no descriptor and is held; the first then fails, which opens
+    // the breaker, so the held attempt is refused when it goes out again and its user plans a
+    // retry while still held back. That retry and every later attempt leave on time.
+    const clock = new ManualClock();
+    const sinks: AttemptSink[] = [];
+    const transport: Transport = {
+      send(sink) {
+        sinks.push(sink);
+        if (sinks.length === 2) sink.notSent();
+        else if (sinks.length > 2) sink.done(OK_RESULT);
+        return undefined;
+      },
+      abort() {},
+    };
+    const stats = new WindowStats(0);
+    const fleet = { ...NO_FLEET_PROTECTION, instances: 1, breaker: consecutiveBreaker({ failureThreshold: 1, breakMs: 1_000 }) };
+    const herd = new Herd(clock, seededRandom(7), transport, stats, { users: 2, timeoutMs: 600_000, retry: retryConfig({ fleet }) });
+    herd.start();
+    while (sinks.length < 2) clock.runUntil(clock.nextDueAt()!);
+    sinks[0]!.done(classifyStatus(500));
+    clock.runUntil(clock.now() + 60_000);
+    const window = stats.closeWindow(clock.now());
+    expect(window.counts.notSent).toBe(1);
+    expect(window.counts.rejected).toBeGreaterThan(0);
+    expect(window.counts.attempts).toBeGreaterThan(2);
+    expect(window.lateness?.maxMs).toBe(0);
   });
 
   it("is how late an open-loop arrival went out after its instant on the Poisson schedule", () => {

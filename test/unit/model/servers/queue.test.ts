@@ -4,6 +4,7 @@ import { ManualClock } from "../../../../src/clock/manual-clock.ts";
 import type { Completion } from "../../../../src/model/service-queue.ts";
 import { DEFAULT_THREAD_POOL, drawServiceTimeMs, queueFigures, type ThreadPoolOptions } from "../../../../src/model/servers/queue.ts";
 import { testThreadPool } from "../../../helpers/thread-pool.ts";
+import { warmProbe } from "../../../helpers/warm-probe.ts";
 
 /** A pool of `threads` with a constant 100 ms service time unless told otherwise. */
 function setUp(overrides: Partial<ThreadPoolOptions> = {}) {
@@ -199,7 +200,7 @@ describe("ThreadPool (the queue model)", () => {
     const pool = testThreadPool(clock, { threads: 40 });
     const warmed: string[] = [];
     const answered: string[] = [];
-    const client = (name: string) => ({ name, clockSlot: -1, warm: () => warmed.push(name) });
+    const client = (name: string) => ({ name, ...warmProbe(() => warmed.push(name)) });
     const clients = Array.from({ length: 40 }, (_, index) => client(`c${index}`));
     for (const each of clients) pool.admit((who: { name: string }) => answered.push(`${who.name} after ${warmed.length} warmed`), each);
     clock.advanceBy(100);
