@@ -83,7 +83,7 @@ export class EventQueue<T extends TimerOwner> {
   private blockLinks = new Int32Array(64);
   private blocksUsed = 0;
   private freeBlock = NONE;
-  /** What the owners' warm() returned in drainFine, kept only so that the reads stay. */
+  /** What warmOwner returned in drainFine, kept only so that the reads stay. */
   private warmth = 0;
 
   constructor(startMs: number) {
@@ -210,8 +210,8 @@ export class EventQueue<T extends TimerOwner> {
    * entry is live while its owner's clockSlot holds the entry's sequence number
    * (ManualClock's convention). Reading the owners here, in a loop of independent loads,
    * also lets the processor fetch them from memory in parallel, a millisecond before they
-   * fire, rather than one cache miss at a time; so does each live owner's warm(), for what
-   * it keeps elsewhere. The run is empty when this is called.
+   * fire, rather than one cache miss at a time; so does warmOwner, for the row each live
+   * owner keeps apart. The run is empty when this is called.
    */
   private drainFine(list: number): void {
     let block = this.lists[list * 2]!;

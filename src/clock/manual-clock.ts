@@ -99,7 +99,7 @@ class FifoLane {
   }
 
   /**
-   * Reads the owners of the next live entries, and what they keep apart (TimerOwner.warm), a
+   * Reads the owners of the next live entries, and the rows they keep apart (warmOwner), a
    * batch at a time: independent loads, which the processor fetches from memory in parallel,
    * rather than one cache miss per firing (a lane's owners are a million simulated users'
    * deadlines, which fire when a server stops answering). The queue does the same a bucket

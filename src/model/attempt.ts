@@ -184,6 +184,9 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
   /** Called as an attempt is tried, before the client's own admission: a user notes when its request started. */
   protected beforeAttempt(): void {}
 
+  /** Called as the attempt in flight is held back (notSent), before it is: a user keeps the plan it is late against. */
+  protected holdingBack(): void {}
+
   /** The wait is over (send), or the attempt's deadline has passed. */
   onTimer(): void {
     if (this.copies !== undefined) this.hedgeDelayPassed();
@@ -246,6 +249,7 @@ export abstract class AttemptCycle implements AttemptSink, TimerOwner, RetryGate
     context.inFlight--;
     this.attempt = undefined;
     if (context.stopped) return;
+    this.holdingBack();
     this.heldBack = true;
     context.observer.attemptNotSent(this.isRetry);
     context.clock.arm(this, NOT_SENT_WAIT_MS);

@@ -122,12 +122,11 @@ class User extends AttemptCycle implements UserState {
    * stored now if it was not. Only a punctual clock leaves one unstored, and such a clock
    * sent this attempt exactly when it was planned.
    */
-  override notSent(): void {
+  protected override holdingBack(): void {
     if ((this.flags & PLAN_STORED) === 0) {
       this.herd.plans[this.index] = this.startedAt;
       this.flags |= PLAN_STORED;
     }
-    super.notSent();
   }
 
   /** The herd's context (AttemptCycle's, typed): not a field of its own, for a million users' memory's sake. */

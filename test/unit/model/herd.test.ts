@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { exponentialPolicy, tablePolicy } from "../../../src/backoff/index.ts";
-import type { Timer } from "../../../src/clock/clock.ts";
+import { type Timer, type WarmableOwner, warmOwner } from "../../../src/clock/clock.ts";
 import { Herd, type Transport } from "../../../src/model/herd.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import { type AttemptResult, OK_RESULT } from "../../../src/model/outcome.ts";
@@ -46,6 +46,25 @@ describe("Herd", () => {
       errors: sentAt.length - herd.inFlight,
       errorKinds: { refused: sentAt.length - herd.inFlight },
     });
+  });
+
+  it("gives the code that reads users ahead each user's own times row", () => {
+    // warmOwner reads a user's row from its herd's context: the first element is the user's last
+    // wait, which on the manual clock is, at its first attempt, the instant it went out.
+    const clock = new ManualClock();
+    const readAhead: [number, number][] = [];
+    const transport: Transport = {
+      send(sink) {
+        readAhead.push([warmOwner(sink as WarmableOwner), clock.now()]);
+        return undefined;
+      },
+      abort() {},
+    };
+    const herd = new Herd(clock, seededRandom(3), transport, new WindowStats(0), { users: 5, timeoutMs: 60_000, retry: retryConfig() });
+    herd.start();
+    while (readAhead.length < 5) clock.runUntil(clock.nextDueAt()!);
+    for (const [read, sentAt] of readAhead) expect(read).toBe(sentAt);
+    expect(new Set(readAhead.map(([read]) => read)).size).toBe(5);
   });
 
   it("times out an unanswered attempt, aborts it, and retries after the table's wait", () => {

@@ -161,6 +161,37 @@ describe("lateness: the actual send instant against the planned one", () => {
     expect(window.lateness?.maxMs).toBe(0);
   });
 
+  it("ignores a not-sent report for an attempt that has already ended: a later hold counts from its own plan", () => {
+    // The first attempt times out; its transport then reports it not sent (late, against the
+    // Transport contract). The retry is held once: it is late by one wait, not from the first attempt.
+    const clock = new ManualClock();
+    const sinks: AttemptSink[] = [];
+    const transport: Transport = {
+      send(sink) {
+        sinks.push(sink);
+        if (sinks.length === 2) sink.notSent();
+        else if (sinks.length > 2) sink.done(OK_RESULT);
+        return undefined;
+      },
+      abort() {},
+    };
+    const lateness: number[] = [];
+    const stats = new WindowStats(0);
+    const observer = Object.assign(Object.create(stats) as WindowStats, {
+      attemptStarted: (isRetry: boolean, latenessMs: number) => {
+        lateness.push(latenessMs);
+        stats.attemptStarted(isRetry, latenessMs);
+      },
+    });
+    const herd = new Herd(clock, seededRandom(11), transport, observer, { users: 1, timeoutMs: 1_000, retry: retryConfig() });
+    herd.start();
+    clock.runUntil(clock.nextDueAt()!);
+    clock.runUntil(clock.now() + 1_000);
+    sinks[0]!.notSent();
+    while (sinks.length < 3) clock.runUntil(clock.nextDueAt()!);
+    expect(lateness).toEqual([0, 0, NOT_SENT_WAIT_MS]);
+  });
+
   it("is how late an open-loop arrival went out after its instant on the Poisson schedule", () => {
     const clock = new LateClock();
     const stats = new WindowStats(0);
