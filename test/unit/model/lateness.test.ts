@@ -55,6 +55,21 @@ function instantTransport(clock: Clock, notSent = 0): Transport & { sentAt: numb
   };
 }
 
+/** Keeps every sink: the first attempt gets no answer, the second is not sent, every later one is answered OK at once. */
+function secondNotSentTransport(): { transport: Transport; sinks: AttemptSink[] } {
+  const sinks: AttemptSink[] = [];
+  const transport: Transport = {
+    send(sink) {
+      sinks.push(sink);
+      if (sinks.length === 2) sink.notSent();
+      else if (sinks.length > 2) sink.done(OK_RESULT);
+      return undefined;
+    },
+    abort() {},
+  };
+  return { transport, sinks };
+}
+
 describe("lateness: the actual send instant against the planned one", () => {
   it("summarizes the lateness recorded in a window: p50, p99 and the exact maximum", () => {
     const stats = new WindowStats(0);
@@ -137,16 +152,7 @@ describe("lateness: the actual send instant against the planned one", () => {
     // the breaker, so the held attempt is refused when it goes out again and its user plans a
     // retry while still held back. That retry and every later attempt leave on time.
     const clock = new ManualClock();
-    const sinks: AttemptSink[] = [];
-    const transport: Transport = {
-      send(sink) {
-        sinks.push(sink);
-        if (sinks.length === 2) sink.notSent();
-        else if (sinks.length > 2) sink.done(OK_RESULT);
-        return undefined;
-      },
-      abort() {},
-    };
+    const { transport, sinks } = secondNotSentTransport();
     const stats = new WindowStats(0);
     const fleet = { ...NO_FLEET_PROTECTION, instances: 1, breaker: consecutiveBreaker({ failureThreshold: 1, breakMs: 1_000 }) };
     const herd = new Herd(clock, seededRandom(7), transport, stats, { users: 2, timeoutMs: 600_000, retry: retryConfig({ fleet }) });
@@ -165,31 +171,15 @@ describe("lateness: the actual send instant against the planned one", () => {
     // The first attempt times out; its transport then reports it not sent (late, against the
     // Transport contract). The retry is held once: it is late by one wait, not from the first attempt.
     const clock = new ManualClock();
-    const sinks: AttemptSink[] = [];
-    const transport: Transport = {
-      send(sink) {
-        sinks.push(sink);
-        if (sinks.length === 2) sink.notSent();
-        else if (sinks.length > 2) sink.done(OK_RESULT);
-        return undefined;
-      },
-      abort() {},
-    };
-    const lateness: number[] = [];
+    const { transport, sinks } = secondNotSentTransport();
     const stats = new WindowStats(0);
-    const observer = Object.assign(Object.create(stats) as WindowStats, {
-      attemptStarted: (isRetry: boolean, latenessMs: number) => {
-        lateness.push(latenessMs);
-        stats.attemptStarted(isRetry, latenessMs);
-      },
-    });
-    const herd = new Herd(clock, seededRandom(11), transport, observer, { users: 1, timeoutMs: 1_000, retry: retryConfig() });
+    const herd = new Herd(clock, seededRandom(11), transport, stats, { users: 1, timeoutMs: 1_000, retry: retryConfig() });
     herd.start();
     clock.runUntil(clock.nextDueAt()!);
     clock.runUntil(clock.now() + 1_000);
     sinks[0]!.notSent();
     while (sinks.length < 3) clock.runUntil(clock.nextDueAt()!);
-    expect(lateness).toEqual([0, 0, NOT_SENT_WAIT_MS]);
+    expect(stats.closeWindow(clock.now()).lateness?.maxMs).toBe(NOT_SENT_WAIT_MS);
   });
 
   it("is how late an open-loop arrival went out after its instant on the Poisson schedule", () => {
