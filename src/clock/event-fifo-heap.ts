@@ -8,19 +8,19 @@ const INITIAL_CAPACITY = 1024;
  * server's request deadlines (arrival plus one timeout). An entry that comes after the last
  * one appended goes to the back of a FIFO ring, at the cost of a queue; any other goes to
  * a heap beside it; the top is the earlier of the two fronts. Entries come out in exactly
- * the heap's order, at a fraction of its cost when they arrive in order.
+ * the heap's order, at a fraction of its cost when they arrive in order. An entry is its key
+ * alone: its users find what it stands for by its sequence number (a ticket).
  */
-export class EventFifoHeap<T> {
+export class EventFifoHeap {
   private dueAts = new Float64Array(INITIAL_CAPACITY);
   private sequences = new Float64Array(INITIAL_CAPACITY);
-  private items: (T | undefined)[] = new Array<T | undefined>(INITIAL_CAPACITY).fill(undefined);
   /** Index of the ring's front; the capacity is a power of two, so indices wrap with a mask. */
   private head = 0;
   private ringSize = 0;
   /** The key of the ring's back entry, while it has one. */
   private backDueAt = 0;
   private backSequence = 0;
-  private readonly heap = new EventHeap<T>();
+  private readonly heap = new EventHeap<undefined>();
   /** Whether the top is the ring's front rather than the heap's top (meaningful when size > 0). */
   private topInRing = false;
 
@@ -38,19 +38,14 @@ export class EventFifoHeap<T> {
     return this.topInRing ? this.sequences[this.head]! : this.heap.topSequence();
   }
 
-  topItem(): T | undefined {
-    return this.topInRing ? this.items[this.head] : this.heap.topItem();
-  }
-
-  push(dueAt: number, sequence: number, item: T): void {
+  push(dueAt: number, sequence: number): void {
     if (this.ringSize > 0 && (dueAt < this.backDueAt || (dueAt === this.backDueAt && sequence < this.backSequence))) {
-      this.heap.push(dueAt, sequence, item);
+      this.heap.push(dueAt, sequence, undefined);
     } else {
       if (this.ringSize === this.dueAts.length) this.grow();
       const index = (this.head + this.ringSize) & (this.dueAts.length - 1);
       this.dueAts[index] = dueAt;
       this.sequences[index] = sequence;
-      this.items[index] = item;
       this.ringSize++;
       this.backDueAt = dueAt;
       this.backSequence = sequence;
@@ -70,7 +65,6 @@ export class EventFifoHeap<T> {
   /** Removes the top entry. */
   pop(): void {
     if (this.topInRing) {
-      this.items[this.head] = undefined; // no reference kept to what came out
       this.head = (this.head + 1) & (this.dueAts.length - 1);
       this.ringSize--;
     } else {
@@ -81,7 +75,6 @@ export class EventFifoHeap<T> {
 
   /** Removes every entry. */
   clear(): void {
-    this.items.fill(undefined);
     this.head = 0;
     this.ringSize = 0;
     while (this.heap.size > 0) this.heap.pop();
@@ -104,16 +97,13 @@ export class EventFifoHeap<T> {
     const capacity = this.dueAts.length;
     const dueAts = new Float64Array(capacity * 2);
     const sequences = new Float64Array(capacity * 2);
-    const items = new Array<T | undefined>(capacity * 2).fill(undefined);
     for (let offset = 0; offset < this.ringSize; offset++) {
       const from = (this.head + offset) & (capacity - 1);
       dueAts[offset] = this.dueAts[from]!;
       sequences[offset] = this.sequences[from]!;
-      items[offset] = this.items[from];
     }
     this.dueAts = dueAts;
     this.sequences = sequences;
-    this.items = items;
     this.head = 0;
   }
 }

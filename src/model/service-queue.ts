@@ -110,7 +110,7 @@ export class ServiceQueue implements ServerModel {
    * first request that brings one. Entries of requests that have left service stay until
    * they come up, and are skipped then.
    */
-  private deadlines: EventFifoHeap<undefined> | undefined = undefined;
+  private deadlines: EventFifoHeap | undefined = undefined;
   private readonly deadlineTimer = new CallbackTimer(() => this.deadlineDue());
   /** Requests in service that are counted, not stored: none of them completes before the horizon. */
   private countedTotal = 0;
@@ -478,10 +478,10 @@ export class ServiceQueue implements ServerModel {
   }
 
   private addDeadline(deadlineAt: number, ticket: ServiceTicket): void {
-    this.deadlines ??= new EventFifoHeap<undefined>();
+    this.deadlines ??= new EventFifoHeap();
     const earliest = this.deadlines.size === 0 ? Infinity : this.deadlines.topDueAt();
     // Tickets are unique and rise with arrival: equal deadlines expire oldest first.
-    this.deadlines.push(deadlineAt, ticket, undefined);
+    this.deadlines.push(deadlineAt, ticket);
     if (deadlineAt < earliest) this.clock.arm(this.deadlineTimer, deadlineAt - this.clock.now());
   }
 

@@ -124,7 +124,7 @@ export class ThreadPool implements ServerModel {
   private queued = 0;
   private busy = 0;
   /** Completions of the requests in threads, earliest first, keyed (due, ticket); in order with constant service times. */
-  private readonly completions = new EventFifoHeap<undefined>();
+  private readonly completions = new EventFifoHeap();
   /** Completions left before warmAhead reads the next batch; `warmed` keeps what was read alive. */
   private unwarmedIn = 0;
   private warmed = 0;
@@ -331,7 +331,7 @@ export class ThreadPool implements ServerModel {
     const options = this.options;
     const meanMs = options.serviceTimeMs * this.serviceTimeFactor;
     const dueAt = now + (options.serviceDist === "constant" ? meanMs : drawServiceTimeMs(options, meanMs, options.random));
-    this.completions.push(dueAt, this.requests.tickets[slot]!, undefined);
+    this.completions.push(dueAt, this.requests.tickets[slot]!);
     if (dueAt < this.armedAt) this.arm(dueAt);
   }
 
