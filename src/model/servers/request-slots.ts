@@ -83,9 +83,7 @@ export class RequestSlots {
   /** Lets go of the request in `slot` (held now), and of what its callback and context hold. */
   remove(slot: number): void {
     const ticket = this.tickets[slot]!;
-    this.tickets[slot] = FREE;
-    this.callbacks[slot] = undefined;
-    this.contexts[slot] = undefined;
+    this.free(slot);
     if (slot <= this.ringMask) {
       this.inRing--;
     } else {
@@ -116,9 +114,14 @@ export class RequestSlots {
     const to = this.freeOverflow.pop()!;
     this.copy(this, from, to);
     this.overflow.set(this.tickets[to]!, to);
-    this.tickets[from] = FREE;
-    this.callbacks[from] = undefined;
-    this.contexts[from] = undefined;
+    this.free(from);
+  }
+
+  /** Marks `slot` free and lets go of what its callback and context hold. */
+  private free(slot: number): void {
+    this.tickets[slot] = FREE;
+    this.callbacks[slot] = undefined;
+    this.contexts[slot] = undefined;
   }
 
   /** New arrays of these sizes; every request moves to its ring slot there, or to the overflow when an older one is in it. */
