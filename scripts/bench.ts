@@ -1,7 +1,9 @@
 /**
- * `npm run bench [-- name ...]`: runs every scripts/bench-*.ts in name order, each in its own
- * Node process with inherited stdio, or only those whose file name contains one of the
- * arguments (`npm run bench -- server`). Exits non-zero if any benchmark fails.
+ * `npm run bench [-- name ... [argument ...]]`: runs every scripts/bench-*.ts in name order, each in
+ * its own Node process with inherited stdio, or only those whose file name contains one of the
+ * names (`npm run bench -- server`). The other arguments go to each benchmark run, which reads
+ * them as its sections or rows (`npm run bench -- sim full`, `npm run bench -- client capacity`).
+ * Exits non-zero if any benchmark fails.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
@@ -11,15 +13,18 @@ const REPO_ROOT = resolve(import.meta.dirname, "..");
 const SCRIPTS_DIR = resolve(REPO_ROOT, "scripts");
 const REGISTER_TSX = resolve(REPO_ROOT, "src/register-tsx.mjs");
 
-const filters = process.argv.slice(2).filter((argument) => argument !== "--");
 const all = readdirSync(SCRIPTS_DIR)
   .filter((name) => /^bench-.+\.ts$/.test(name))
   .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-const selected = filters.length === 0 ? all : all.filter((name) => filters.some((filter) => name.includes(filter)));
+const names = (argument: string) => all.some((name) => name.includes(argument));
+const args = process.argv.slice(2).filter((argument) => argument !== "--");
+const filters = args.filter(names);
+const passed = args.filter((argument) => !names(argument));
+const selected = filters.length === 0 && passed.length === 0 ? all : all.filter((name) => filters.some((filter) => name.includes(filter)));
 
 if (selected.length === 0) {
   const available = all.length === 0 ? "none" : all.join(", ");
-  process.stderr.write(`bench: no benchmark matches ${filters.map((f) => `'${f}'`).join(" or ")} (available: ${available})\n`);
+  process.stderr.write(`bench: no benchmark matches ${args.map((f) => `'${f}'`).join(" or ")} (available: ${available})\n`);
   process.exit(2);
 }
 
@@ -42,7 +47,7 @@ process.on("SIGTERM", onSignal);
 
 function run(file: string): Promise<number | string> {
   return new Promise((resolveRun) => {
-    const child = spawn(process.execPath, ["--import", REGISTER_TSX, resolve(SCRIPTS_DIR, file)], {
+    const child = spawn(process.execPath, ["--import", REGISTER_TSX, resolve(SCRIPTS_DIR, file), ...passed], {
       cwd: REPO_ROOT,
       stdio: "inherit",
     });
