@@ -168,7 +168,7 @@ export class UpstreamPool extends ThreadPool {
   }
 
   private cancelAll(): void {
-    const tickets = [...this.calls.keys()];
+    const tickets = [...this.calls];
     this.calls.clear();
     this.endedEarly.clear();
     for (const ticket of tickets) this.caller.cancelCall(ticket);
