@@ -1,9 +1,9 @@
 /**
- * `npm run bench [-- name ... [argument ...]]`: runs every scripts/bench-*.ts in name order, each in
- * its own Node process with inherited stdio, or only those whose file name contains one of the
- * names (`npm run bench -- server`). The other arguments go to each benchmark run, which reads
- * them as its sections or rows (`npm run bench -- sim full`, `npm run bench -- client capacity`).
- * Exits non-zero if any benchmark fails.
+ * `npm run bench [-- name [argument ...] ...]`: runs every scripts/bench-*.ts in name order, each
+ * in its own Node process with inherited stdio, or only those named (`npm run bench -- server`,
+ * the part of the file name after `bench-`). The words after a name go to that benchmark, which
+ * reads them as its sections or rows (`npm run bench -- sim full`, `npm run bench -- client
+ * capacity`). Exits non-zero if any benchmark fails.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
@@ -16,17 +16,33 @@ const REGISTER_TSX = resolve(REPO_ROOT, "src/register-tsx.mjs");
 const all = readdirSync(SCRIPTS_DIR)
   .filter((name) => /^bench-.+\.ts$/.test(name))
   .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-const names = (argument: string) => all.some((name) => name.includes(argument));
-const args = process.argv.slice(2).filter((argument) => argument !== "--");
-const filters = args.filter(names);
-const passed = args.filter((argument) => !names(argument));
-const selected = filters.length === 0 && passed.length === 0 ? all : all.filter((name) => filters.some((filter) => name.includes(filter)));
+const nameOf = (file: string) => file.slice("bench-".length, -".ts".length);
 
-if (selected.length === 0) {
-  const available = all.length === 0 ? "none" : all.join(", ");
-  process.stderr.write(`bench: no benchmark matches ${args.map((f) => `'${f}'`).join(" or ")} (available: ${available})\n`);
-  process.exit(2);
+/** Each benchmark named, with the words that follow its name; every benchmark when none is named. */
+function plan(args: readonly string[]): Map<string, string[]> {
+  if (args.length === 0) return new Map(all.map((file) => [file, []]));
+  const planned = new Map<string, string[]>();
+  let current: string[] | undefined;
+  for (const argument of args) {
+    const file = all.find((candidate) => nameOf(candidate) === argument);
+    if (file !== undefined) {
+      current = planned.get(file) ?? [];
+      planned.set(file, current);
+    } else if (current === undefined) {
+      const available = all.length === 0 ? "none" : all.map(nameOf).join(", ");
+      process.stderr.write(
+        `bench: no benchmark named '${argument}' (benchmarks: ${available}; a benchmark's words come after its name, e.g. sim full)\n`,
+      );
+      process.exit(2);
+    } else {
+      current.push(argument);
+    }
+  }
+  return planned;
 }
+
+const planned = plan(process.argv.slice(2).filter((argument) => argument !== "--"));
+const selected = all.filter((file) => planned.has(file));
 
 let current: ChildProcess | undefined;
 let interrupted = false;
@@ -47,7 +63,7 @@ process.on("SIGTERM", onSignal);
 
 function run(file: string): Promise<number | string> {
   return new Promise((resolveRun) => {
-    const child = spawn(process.execPath, ["--import", REGISTER_TSX, resolve(SCRIPTS_DIR, file), ...passed], {
+    const child = spawn(process.execPath, ["--import", REGISTER_TSX, resolve(SCRIPTS_DIR, file), ...(planned.get(file) ?? [])], {
       cwd: REPO_ROOT,
       stdio: "inherit",
     });
