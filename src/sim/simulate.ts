@@ -204,6 +204,7 @@ export function simulate(
     // Nothing after the end of the run is observed: what cannot complete by then is counted.
     horizonMs,
     serviceRandom: streamRandom(serverSeed(config.seed), 1),
+    fixedServiceTime: !protection.deadlines && !faults.some((fault) => fault.kind === "slow"),
   });
   const network = new SimulatedNetwork(queue, clock, config.backlog, {
     retryAfterMs: protection.retryAfterMs,

@@ -5,6 +5,7 @@ import { ServiceQueue } from "../service-queue.ts";
 import { exponentialFigures } from "./exponential.ts";
 import type { ServerModelFigures } from "./figures.ts";
 import { type LinearLatency, linearFigures } from "./linear.ts";
+import { OrderedPool } from "./ordered-pool.ts";
 import { queueFigures, ThreadPool, type ThreadPoolOptions, type ThreadPoolShape } from "./queue.ts";
 import { type UpstreamCaller, UpstreamPool } from "./upstream-pool.ts";
 import type { ServerModel } from "./server-model.ts";
@@ -35,6 +36,13 @@ export interface CommonServerOptions {
   readonly horizonMs?: number;
   /** Draws the queue model's service times. */
   readonly serviceRandom: Random;
+  /**
+   * The caller's promise that no slow fault comes and no request brings a deadline: then a
+   * fifo queue model with constant service times, without cancel-on-disconnect, is an
+   * OrderedPool (the same answers, faster). The simulator knows its fault schedule; a real
+   * server, whose faults come at any time, does not promise it.
+   */
+  readonly fixedServiceTime?: boolean;
 }
 
 function threadPoolOptions(pool: ThreadPoolShape, options: CommonServerOptions): ThreadPoolOptions {
@@ -48,7 +56,12 @@ function threadPoolOptions(pool: ThreadPoolShape, options: CommonServerOptions):
 }
 
 export function createServerModel(spec: ServerModelSpec, clock: Clock, options: CommonServerOptions): ServerModel {
-  if (spec.kind === "queue") return new ThreadPool(clock, threadPoolOptions(spec.pool, options));
+  if (spec.kind === "queue") {
+    const pool = spec.pool;
+    const ordered =
+      options.fixedServiceTime === true && pool.serviceDist === "constant" && pool.queueOrder === "fifo" && !options.cancelOnDisconnect;
+    return ordered ? new OrderedPool(clock, threadPoolOptions(pool, options)) : new ThreadPool(clock, threadPoolOptions(pool, options));
+  }
   return new ServiceQueue(clock, {
     latency: spec.latency,
     cancelOnDisconnect: options.cancelOnDisconnect,
