@@ -11,8 +11,8 @@ import type { Completion, OutOfMemoryEvent, ServerModel, ServiceSnapshot, Servic
  * start plus the service time, in ticket order: one ring of requests by ticket and two
  * pointers do what ThreadPool does with its request slots, its list of waiting tickets and
  * its completions queue, as the exponential model's ServiceQueue does with its one ring.
- * ThreadPool took 1.13 times the exponential model's time on the same million clients; this
- * pool, with the same answers at the same instants, 0.96 (BENCHMARKS.md).
+ * On a million clients without an outage ThreadPool took 1.13 times the exponential model's
+ * CPU; this pool, with the same answers at the same instants, 0.98 (BENCHMARKS.md).
  *
  * It answers exactly as ThreadPool does, event for event (its test runs both side by side):
  * a request starts when ThreadPool would start it (at once, or at the instant a completion

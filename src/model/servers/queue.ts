@@ -17,7 +17,8 @@ import type { FaultConditions } from "../faults/conditions.ts";
  * makes retries metastable here. With deadlines, a request whose deadline passed while it
  * waited is dropped when it reaches a thread (a thread, once started, finishes its request).
  * Memory is bounded by `maxInService` (requests in the server, waiting or served), as for
- * ServiceQueue.
+ * ServiceQueue. Where requests cannot leave out of order, the simulator uses OrderedPool
+ * (ordered-pool.ts), which gives the same answers faster.
  */
 export type ServiceDistribution = "constant" | "exponential" | "lognormal";
 export const SERVICE_DISTRIBUTIONS: readonly ServiceDistribution[] = ["constant", "exponential", "lognormal"];
