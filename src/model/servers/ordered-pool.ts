@@ -239,10 +239,10 @@ export class OrderedPool implements ServerModel {
   private completeDue(): void {
     this.armedAt = Infinity;
     const now = this.clock.now();
-    const mask = this.arrivedAt.length - 1;
-    while (this.head < this.started && this.dueAt[this.head & mask]! <= now + DUE_TOLERANCE_MS) {
+    // The mask is read afresh each time: an answer may admit requests that grow the ring.
+    while (this.head < this.started && this.dueAt[this.head & (this.arrivedAt.length - 1)]! <= now + DUE_TOLERANCE_MS) {
       if (this.head >= this.warmedTo) this.warmAhead();
-      this.complete(this.head & mask, now);
+      this.complete(this.head & (this.arrivedAt.length - 1), now);
     }
     // arm reads the time again: on a real clock the answers above took some.
     if (this.head < this.started && !this.stopped) this.arm(this.dueAt[this.head & (this.arrivedAt.length - 1)]!);

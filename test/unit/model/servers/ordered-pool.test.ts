@@ -41,8 +41,11 @@ function trace(make: (clock: ManualClock, options: ThreadPoolOptions) => ServerM
   let named = 0;
   const answer = (name: string, completion: Completion) => {
     log.push(`${name}:${completion}@${clock.now()}`);
-    // A client that retries at once, inside the answer, as a fixed retry of 0 ms would.
-    if (completion !== "served" && script.uniform() < 0.5) arrive();
+    // Inside the answer: a client that retries at once (a fixed retry of 0 ms), sends twice, or another that gives up.
+    const roll = script.uniform();
+    if (completion !== "served" ? roll < 0.5 : roll < 0.1) arrive();
+    if (roll < 0.03) arrive();
+    if (roll > 0.97 && tickets.length > 0) pool.abandon(tickets[tickets.length - 1]!);
   };
   const arrive = () => {
     const name = `r${named++}`;
@@ -68,10 +71,13 @@ function trace(make: (clock: ManualClock, options: ThreadPoolOptions) => ServerM
       const capacityFactor = [0.25, 0.5, 1, 2][Math.floor(script.uniform() * 4)]!;
       pool.setFaultConditions({ ...NORMAL_CONDITIONS, capacityFactor, errorRate: script.uniform() < 0.3 ? 0.5 : undefined });
     } else if (roll < 0.76) log.push(`crash: ${JSON.stringify(pool.crash())}`);
+    // A burst that holds more requests than the ring's first size, so that it grows and wraps around.
+    else if (roll < 0.765) for (let index = 0; index < 1100; index++) arrive();
     // Whole milliseconds put arrivals on the instants where 20 ms services end.
     clock.advanceBy(script.uniform() < 0.5 ? Math.floor(script.uniform() * 12) : script.uniform() * 9);
     figures();
   }
+  log.push("stop");
   pool.stop();
   arrive();
   clock.advanceBy(1000);
@@ -87,7 +93,7 @@ describe("OrderedPool (the queue model when requests leave in order)", () => {
     { seed: 1, threads: 3, queueLimit: Infinity, maxInService: Infinity, errorRate: 0 },
     { seed: 2, threads: 1, queueLimit: 4, maxInService: Infinity, errorRate: 0.2 },
     { seed: 3, threads: 8, queueLimit: 20, maxInService: Infinity, errorRate: 0 },
-    { seed: 4, threads: 2, queueLimit: Infinity, maxInService: 40, errorRate: 0.1 },
+    { seed: 4, threads: 2, queueLimit: Infinity, maxInService: 900, errorRate: 0.1 },
     { seed: 5, threads: 5, queueLimit: 0, maxInService: Infinity, errorRate: 0 },
   ];
   for (const scenario of scenarios) {
@@ -95,17 +101,51 @@ describe("OrderedPool (the queue model when requests leave in order)", () => {
       const expected = trace(thread, scenario);
       const actual = trace(ordered, scenario);
       // The script does what it is meant to: requests wait, complete, get refused, are abandoned.
-      const text = expected.join("\n");
+      const text = expected.slice(0, expected.indexOf("stop")).join("\n");
       expect(text).toMatch(/:served@/);
       expect(text).toMatch(/"abandoned":[1-9]/);
       expect(text).toMatch(/^crash: /m);
       expect(text).toMatch(/"abandonedInService":[1-9]/);
       if (scenario.queueLimit > 0) expect(text).toMatch(/"queueLength":[1-9]/);
       if (scenario.queueLimit !== Infinity || scenario.maxInService !== Infinity) expect(text).toMatch(/:refused@/);
+      if (scenario.maxInService !== Infinity) expect(text).toMatch(/"outOfMemory":\{/);
+      else if (scenario.queueLimit === Infinity)
+        expect(Math.max(...[...text.matchAll(/"mostStoredRequests":(\d+)/g)].map((match) => Number(match[1])))).toBeGreaterThan(1024);
       if (scenario.errorRate > 0) expect(text).toMatch(/:injected-error@/);
       expect(actual).toEqual(expected);
     });
   }
+
+  it("answers as ThreadPool does when an answer admits requests into a full ring, which then grows", () => {
+    const run = (make: (clock: ManualClock, options: ThreadPoolOptions) => ServerModel) => {
+      const clock = new ManualClock();
+      const pool = make(clock, {
+        ...DEFAULT_THREAD_POOL,
+        threads: 4,
+        serviceTimeMs: 20,
+        cancelOnDisconnect: false,
+        random: seededRandom(1),
+      });
+      const log: string[] = [];
+      let resent = false;
+      const answer = (name: string) => {
+        log.push(`${name}@${clock.now()}`);
+        if (name !== "b0" || resent) return;
+        resent = true;
+        pool.admit(answer, "again-1");
+        pool.admit(answer, "again-2");
+      };
+      // The first 1024 tickets come and go; the next 1024 fill the ring (its first size) to the last slot.
+      for (let index = 0; index < 1024; index++) pool.admit(answer, `a${index}`);
+      clock.advanceBy(10_000);
+      for (let index = 0; index < 1024; index++) pool.admit(answer, `b${index}`);
+      clock.advanceBy(10_000);
+      return log;
+    };
+    const expected = run(thread);
+    expect(expected.slice(1024, 1028)).toEqual(["b0@10020", "b1@10020", "b2@10020", "b3@10020"]);
+    expect(run(ordered)).toEqual(expected);
+  });
 
   it("refuses what would let a later request finish first: a slow fault, a deadline", () => {
     const clock = new ManualClock();
