@@ -1,8 +1,9 @@
-import type { Random } from "../backoff/random.ts";
 import { CallbackTimer, type Clock, type WarmableOwner, warmOwner } from "../clock/clock.ts";
 import { EventFifoHeap } from "../clock/event-fifo-heap.ts";
 import { type DelayCurve, modelledDelayMs } from "./latency.ts";
+import { drawsInjectedError, type ErrorInjection } from "./servers/error-injection.ts";
 import type { Completion, OutOfMemoryEvent, ServerModel, ServiceSnapshot, ServiceTicket } from "./servers/server-model.ts";
+import { moveTickets } from "./servers/ticket-ring.ts";
 import { curveUnder, type FaultConditions } from "./faults/conditions.ts";
 
 // The types every server model shares, from where they were first defined.
@@ -45,7 +46,7 @@ export interface ServiceQueueOptions {
    * as an error with probability `rate`, drawn from `random` (the everyday failures that
    * retries exist for). Off when undefined.
    */
-  readonly errorInjection?: { readonly rate: number; readonly random: Random } | undefined;
+  readonly errorInjection?: ErrorInjection | undefined;
   /** Requests in service the server's memory holds; one more and it runs out of memory. Infinity if omitted. */
   readonly maxInService?: number;
   /**
@@ -469,10 +470,7 @@ export class ServiceQueue implements ServerModel {
 
   /** Whether this answer is an injected error; draws only when injection is on. */
   private injectError(): boolean {
-    const injection = this.options.errorInjection;
-    if (injection === undefined) return false;
-    const rate = this.errorRateOverride ?? injection.rate;
-    if (rate <= 0 || !(injection.random.uniform() < rate)) return false;
+    if (!drawsInjectedError(this.options.errorInjection, this.errorRateOverride)) return false;
     this.errorsInjectedTotal++;
     return true;
   }
@@ -529,23 +527,11 @@ export class ServiceQueue implements ServerModel {
   }
 
   private grow(): void {
-    const capacity = this.arrivals.length;
-    const arrivals = new Float64Array(capacity * 2);
-    const states = new Uint8Array(capacity * 2);
-    const callbacks = new Array<CompletionCallback | undefined>(capacity * 2).fill(undefined);
-    const contexts = new Array<unknown>(capacity * 2).fill(undefined);
-    // Tickets keep their numbers: each moves to its slot in the larger ring.
-    for (let ticket = this.headTicket; ticket < this.tailTicket; ticket++) {
-      const from = ticket & (capacity - 1);
-      const to = ticket & (capacity * 2 - 1);
-      arrivals[to] = this.arrivals[from]!;
-      states[to] = this.states[from]!;
-      callbacks[to] = this.callbacks[from];
-      contexts[to] = this.contexts[from];
-    }
-    this.arrivals = arrivals;
-    this.states = states;
-    this.callbacks = callbacks;
-    this.contexts = contexts;
+    const size = this.arrivals.length * 2;
+    const { headTicket: head, tailTicket: tail } = this;
+    this.arrivals = moveTickets(this.arrivals, new Float64Array(size), head, tail);
+    this.states = moveTickets(this.states, new Uint8Array(size), head, tail);
+    this.callbacks = moveTickets(this.callbacks, new Array<CompletionCallback | undefined>(size).fill(undefined), head, tail);
+    this.contexts = moveTickets(this.contexts, new Array<unknown>(size).fill(undefined), head, tail);
   }
 }

@@ -1,7 +1,9 @@
 import { CallbackTimer, type Clock, type WarmableOwner, warmOwner } from "../../clock/clock.ts";
 import type { FaultConditions } from "../faults/conditions.ts";
+import { drawsInjectedError } from "./error-injection.ts";
 import type { ThreadPoolOptions } from "./queue.ts";
 import type { Completion, OutOfMemoryEvent, ServerModel, ServiceSnapshot, ServiceTicket } from "./server-model.ts";
+import { moveTickets } from "./ticket-ring.ts";
 
 /**
  * The queue model's thread pool where requests leave in the order they came: a fifo queue, a
@@ -281,35 +283,18 @@ export class OrderedPool implements ServerModel {
   }
 
   private injectError(): boolean {
-    const injection = this.options.errorInjection;
-    if (injection === undefined) return false;
-    const rate = this.errorRateOverride ?? injection.rate;
-    if (rate <= 0 || !(injection.random.uniform() < rate)) return false;
+    if (!drawsInjectedError(this.options.errorInjection, this.errorRateOverride)) return false;
     this.errorsInjectedTotal++;
     return true;
   }
 
   private grow(): void {
-    const capacity = this.arrivedAt.length;
-    const arrivedAt = new Float64Array(capacity * 2);
-    const dueAt = new Float64Array(capacity * 2);
-    const states = new Uint8Array(capacity * 2);
-    const callbacks = new Array<CompletionCallback | undefined>(capacity * 2).fill(undefined);
-    const contexts = new Array<unknown>(capacity * 2).fill(undefined);
-    // Tickets keep their numbers: each moves to its slot in the larger ring.
-    for (let ticket = this.head; ticket < this.tail; ticket++) {
-      const from = ticket & (capacity - 1);
-      const to = ticket & (capacity * 2 - 1);
-      arrivedAt[to] = this.arrivedAt[from]!;
-      dueAt[to] = this.dueAt[from]!;
-      states[to] = this.states[from]!;
-      callbacks[to] = this.callbacks[from];
-      contexts[to] = this.contexts[from];
-    }
-    this.arrivedAt = arrivedAt;
-    this.dueAt = dueAt;
-    this.states = states;
-    this.callbacks = callbacks;
-    this.contexts = contexts;
+    const size = this.arrivedAt.length * 2;
+    const { head, tail } = this;
+    this.arrivedAt = moveTickets(this.arrivedAt, new Float64Array(size), head, tail);
+    this.dueAt = moveTickets(this.dueAt, new Float64Array(size), head, tail);
+    this.states = moveTickets(this.states, new Uint8Array(size), head, tail);
+    this.callbacks = moveTickets(this.callbacks, new Array<CompletionCallback | undefined>(size).fill(undefined), head, tail);
+    this.contexts = moveTickets(this.contexts, new Array<unknown>(size).fill(undefined), head, tail);
   }
 }

@@ -1,6 +1,7 @@
 import type { Random } from "../../backoff/random.ts";
 import { CallbackTimer, type Clock, type WarmableOwner, warmOwner } from "../../clock/clock.ts";
 import { EventFifoHeap } from "../../clock/event-fifo-heap.ts";
+import { drawsInjectedError, type ErrorInjection } from "./error-injection.ts";
 import type { ServerModelFigures } from "./figures.ts";
 import { type CompletionCallback, RequestSlots } from "./request-slots.ts";
 import type { Completion, OutOfMemoryEvent, ServerModel, ServiceSnapshot, ServiceTicket } from "./server-model.ts";
@@ -50,7 +51,7 @@ export const DEFAULT_THREAD_POOL: ThreadPoolShape = {
 export interface ThreadPoolOptions extends ThreadPoolShape {
   readonly cancelOnDisconnect: boolean;
   /** Answers this share of the requests served as errors, as ServiceQueue does. */
-  readonly errorInjection?: { readonly rate: number; readonly random: Random } | undefined;
+  readonly errorInjection?: ErrorInjection | undefined;
   /** Requests in the server (waiting or in a thread) its memory holds. Infinity if omitted. */
   readonly maxInService?: number;
   /** Draws the service times (not read for constant ones). */
@@ -471,10 +472,7 @@ export class ThreadPool implements ServerModel {
   }
 
   private injectError(): boolean {
-    const injection = this.options.errorInjection;
-    if (injection === undefined) return false;
-    const rate = this.errorRateOverride ?? injection.rate;
-    if (rate <= 0 || !(injection.random.uniform() < rate)) return false;
+    if (!drawsInjectedError(this.options.errorInjection, this.errorRateOverride)) return false;
     this.errorsInjectedTotal++;
     return true;
   }
