@@ -1,0 +1,91 @@
+import { readFileSync } from "node:fs";
+import { afterAll, describe, expect, it } from "vitest";
+import { eventually } from "../../helpers/eventually.ts";
+import { type HostileKind, type HostileService, HOSTILE_KINDS, startHostileService } from "../../helpers/hostile-service.ts";
+import { type ProbeEnd, probeInProcess } from "../../helpers/probe-in-process.ts";
+import { runTogether } from "../../helpers/run-together.ts";
+
+/*
+ * The probe against services that answer badly (test/helpers/hostile-service.ts), in process:
+ * each ends with one line that names what is wrong, exit 1, never a measured step ("errors 0
+ * (0.0 %)", a healthy verdict), and leaves no connection open. Bounded time and memory are
+ * shown by what the services counted, not by a clock.
+ */
+
+const MAX_BODY = 64 * 1024;
+const TIMEOUT_MS = 300;
+/** A hang bound only: the probe's own wall clock, ten times its -timeout. */
+const MAX_TIME_MS = 3_000;
+const ARGS = ["-steps", "1,2", "-step-duration", "200ms", "-timeout", `${TIMEOUT_MS}ms`, "-max-time", `${MAX_TIME_MS}ms`];
+const ARGS_WITH_CAP = [...ARGS, "-max-body", String(MAX_BODY)];
+
+/** The one line each service must end the probe with. */
+const VERDICTS: Readonly<Record<HostileKind, RegExp>> = {
+  "broken-chunks": /^probe: http:\/\/127\.0\.0\.1:\d+\/api did not answer as an HTTP service \(invalid-http\)$/,
+  "endless-body":
+    /^probe: every answer from http:\/\/127\.0\.0\.1:\d+\/api had a body longer than -max-body \(65536 bytes\): nothing to measure/,
+  "huge-content-length": /^probe: every answer from http:\/\/127\.0\.0\.1:\d+\/api had a body longer than -max-body \(65536 bytes\)/,
+  trickle: /^probe: http:\/\/127\.0\.0\.1:\d+\/api answered no request in full within the -timeout of 300ms$/,
+  reset: /^probe: http:\/\/127\.0\.0\.1:\d+\/api did not answer as an HTTP service \(reset\)$/,
+  garbage: /^probe: http:\/\/127\.0\.0\.1:\d+\/api did not answer as an HTTP service \(invalid-http\)$/,
+  hang: /^probe: http:\/\/127\.0\.0\.1:\d+\/api answered no request in full within the -timeout of 300ms$/,
+  "redirect-loop": /^probe: every answer from http:\/\/127\.0\.0\.1:\d+\/api was an error \(HTTP 302\): nothing to measure$/,
+};
+
+/**
+ * What a reader that stopped at the cap can have let the service write: the cap, what the
+ * kernel's socket buffers hold on both sides (tcp_rmem's and tcp_wmem's maxima), and a MiB for
+ * undici's and the stream's own buffers. A reader that never stopped would not end at all.
+ */
+function socketBufferBytes(): number {
+  const max = (file: string) => Number(readFileSync(file, "utf8").trim().split(/\s+/)[2]);
+  try {
+    return max("/proc/sys/net/ipv4/tcp_rmem") + max("/proc/sys/net/ipv4/tcp_wmem") + 1024 * 1024;
+  } catch {
+    return 64 * 1024 * 1024;
+  }
+}
+
+/** The trickle writes a 6-byte chunk each 10 ms at most: within the probe's -max-time, no more than this. */
+const TRICKLE_BYTES_BOUND = 200 + 6 * (MAX_TIME_MS / 10);
+
+const services = new Map<HostileKind, HostileService>();
+afterAll(async () => {
+  await Promise.all([...services.values()].map((service) => service.close()));
+});
+
+async function probeHostile(kind: HostileKind): Promise<{ end: ProbeEnd; service: HostileService }> {
+  const service = await startHostileService(kind);
+  services.set(kind, service);
+  const end = await probeInProcess([...ARGS_WITH_CAP, service.url]);
+  await eventually(() => service.openConnections() === 0, `the probe closing its connections to the ${kind} service`);
+  return { end, service };
+}
+
+describe("the probe against a hostile service", () => {
+  const runs = runTogether(Object.fromEntries(HOSTILE_KINDS.map((kind) => [kind, () => probeHostile(kind)])), { timeoutMs: 60_000 });
+
+  it.each(HOSTILE_KINDS)("%s: one line naming the fault, exit 1, no step measured, no connection left open", (kind) => {
+    const { end } = runs(kind);
+    const output = [...end.stdoutLines, ...end.stderrLines].join("\n");
+    expect(end.exitCode, output).toBe(1);
+    expect(end.stdoutLines, output).toEqual([]);
+    const problems = end.stderrLines.filter((line) => !/^probe: http\S+: closed-loop steps/.test(line));
+    expect(problems, output).toHaveLength(1);
+    expect(problems[0], output).toMatch(VERDICTS[kind]);
+    expect(output).not.toMatch(/errors 0 \(0\.0 %\)/);
+    expect(output).toMatch(/^[\x20-\x7e\n]*$/);
+  });
+
+  it("endless body: the probe stopped reading each answer at -max-body (the bytes the service got to write are bounded)", () => {
+    const { service } = runs("endless-body");
+    expect(service.bytesPerClosedConnection.length).toBeGreaterThan(0);
+    expect(Math.max(...service.bytesPerClosedConnection)).toBeLessThanOrEqual(MAX_BODY + socketBufferBytes());
+  });
+
+  it("trickle: each exchange ended within its -timeout, however often a byte came (the bytes written are bounded)", () => {
+    const { service } = runs("trickle");
+    expect(service.bytesPerClosedConnection.length).toBeGreaterThan(0);
+    expect(Math.max(...service.bytesPerClosedConnection)).toBeLessThanOrEqual(TRICKLE_BYTES_BOUND);
+  });
+});
