@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 
 /**
@@ -116,5 +117,19 @@ function answer(kind: HostileKind, socket: Socket, head: string, timers: NodeJS.
       socket.end(`HTTP/1.1 302 Found\r\nLocation: ${path}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
       return;
     }
+  }
+}
+
+/**
+ * What a reader that stopped at `capBytes` can have let an endless body's service write: the
+ * cap, what the kernel's socket buffers hold on both sides (tcp_rmem's and tcp_wmem's maxima),
+ * and a MiB for undici's and the stream's own buffers. A reader that never stopped would not end.
+ */
+export function bytesAReaderStoppedAtTheCapLetsThrough(capBytes: number): number {
+  const max = (file: string) => Number(readFileSync(file, "utf8").trim().split(/\s+/)[2]);
+  try {
+    return capBytes + max("/proc/sys/net/ipv4/tcp_rmem") + max("/proc/sys/net/ipv4/tcp_wmem") + 1024 * 1024;
+  } catch {
+    return capBytes + 64 * 1024 * 1024;
   }
 }
