@@ -24,6 +24,7 @@ export class ProbeBudget {
   private readonly waiting: ((sent: boolean) => void)[] = [];
   private waitingHead = 0;
   private pumpTimer: NodeJS.Timeout | undefined;
+  private deadlinePassed = false;
   private readonly interrupt: AbortSignal;
   private readonly stopAll = () => {
     this.stopController.abort();
@@ -36,7 +37,14 @@ export class ProbeBudget {
     this.deadlineAt = now + maxTimeMs;
     this.window = new RateWindow(maxRatePerSec);
     this.stop = this.stopController.signal;
-    this.deadlineTimer = setTimeout(this.stopAll, Math.max(0, this.deadlineAt - performance.now()));
+    this.deadlineTimer = setTimeout(
+      () => {
+        // A timer may fire up to a millisecond before performance.now() reaches the deadline.
+        this.deadlinePassed = true;
+        this.stopAll();
+      },
+      Math.max(0, this.deadlineAt - performance.now()),
+    );
     if (interrupt.aborted) this.stopAll();
     else interrupt.addEventListener("abort", this.stopAll, { once: true });
   }
@@ -59,7 +67,7 @@ export class ProbeBudget {
 
   get exhausted(): "requests" | "time" | undefined {
     if (this.requestsLeft <= 0) return "requests";
-    if (performance.now() >= this.deadlineAt) return "time";
+    if (this.deadlinePassed || performance.now() >= this.deadlineAt) return "time";
     return undefined;
   }
 
