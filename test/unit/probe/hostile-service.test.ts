@@ -37,24 +37,34 @@ const VERDICTS: Readonly<Record<HostileKind, RegExp>> = {
   "redirect-loop": /^probe: every answer from http:\/\/127\.0\.0\.1:\d+\/api was an error \(HTTP 302\): nothing to measure$/,
 };
 
-/** The trickle writes a 6-byte chunk each 10 ms at most: within the probe's -max-time, no more than this. */
-const TRICKLE_BYTES_BOUND = 200 + 6 * (MAX_TIME_MS / 10);
+/** The most a trickle (a 6-byte chunk each 10 ms at most, after a head) can write in `ms`. */
+const trickleBytesWithin = (ms: number) => 200 + 6 * (ms / 10);
 
-const services = new Map<HostileKind, HostileService>();
+/** -max-time below a -timeout that a trickle never reaches: the deadline must end the exchange in flight. */
+const DEADLINE_FIRST_MS = 1_000;
+const DEADLINE_FIRST_ARGS = ["-steps", "1,2", "-step-duration", "200ms", "-timeout", "60s", "-max-time", `${DEADLINE_FIRST_MS}ms`];
+
+const services: HostileService[] = [];
 afterAll(async () => {
-  await Promise.all([...services.values()].map((service) => service.close()));
+  await Promise.all(services.map((service) => service.close()));
 });
 
-async function probeHostile(kind: HostileKind): Promise<{ end: ProbeEnd; service: HostileService }> {
+async function probeHostile(kind: HostileKind, args = ARGS_WITH_CAP): Promise<{ end: ProbeEnd; service: HostileService }> {
   const service = await startHostileService(kind);
-  services.set(kind, service);
-  const end = await probeInProcess([...ARGS_WITH_CAP, service.url]);
+  services.push(service);
+  const end = await probeInProcess([...args, service.url]);
   await eventually(() => service.openConnections() === 0, `the probe closing its connections to the ${kind} service`);
   return { end, service };
 }
 
 describe("the probe against a hostile service", () => {
-  const runs = runTogether(Object.fromEntries(HOSTILE_KINDS.map((kind) => [kind, () => probeHostile(kind)])), { timeoutMs: 60_000 });
+  const runs = runTogether(
+    {
+      ...Object.fromEntries(HOSTILE_KINDS.map((kind) => [kind, () => probeHostile(kind)])),
+      trickleThroughTheDeadline: () => probeHostile("trickle", DEADLINE_FIRST_ARGS),
+    },
+    { timeoutMs: 60_000 },
+  );
 
   it.each(HOSTILE_KINDS)("%s: one line naming the fault, exit 1, no step measured, no connection left open", (kind) => {
     const { end } = runs(kind);
@@ -77,6 +87,15 @@ describe("the probe against a hostile service", () => {
   it("trickle: each exchange ended within its -timeout, however often a byte came (the bytes written are bounded)", () => {
     const { service } = runs("trickle");
     expect(service.bytesPerClosedConnection.length).toBeGreaterThan(0);
-    expect(Math.max(...service.bytesPerClosedConnection)).toBeLessThanOrEqual(TRICKLE_BYTES_BOUND);
+    expect(Math.max(...service.bytesPerClosedConnection)).toBeLessThanOrEqual(trickleBytesWithin(MAX_TIME_MS));
+  });
+
+  it("trickle under a -timeout longer than -max-time: the deadline ends the exchange in flight, and the probe says so", () => {
+    const { end, service } = runs("trickleThroughTheDeadline");
+    const output = [...end.stdoutLines, ...end.stderrLines].join("\n");
+    expect(end.exitCode, output).toBe(1);
+    expect(output).toMatch(/^probe: the -max-time limit of 1s was reached before the service saturated \(\d+ requests sent\)$/m);
+    expect(output).not.toMatch(/errors 0 \(0\.0 %\)/);
+    expect(Math.max(...service.bytesPerClosedConnection)).toBeLessThanOrEqual(trickleBytesWithin(DEADLINE_FIRST_MS));
   });
 });
