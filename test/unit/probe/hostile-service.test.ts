@@ -60,7 +60,10 @@ async function probeHostile(kind: HostileKind, args = ARGS_WITH_CAP): Promise<{ 
 describe("the probe against a hostile service", () => {
   const runs = runTogether(
     {
-      ...Object.fromEntries(HOSTILE_KINDS.map((kind) => [kind, () => probeHostile(kind)])),
+      ...(Object.fromEntries(HOSTILE_KINDS.map((kind) => [kind, () => probeHostile(kind)])) as Record<
+        HostileKind,
+        () => ReturnType<typeof probeHostile>
+      >),
       trickleThroughTheDeadline: () => probeHostile("trickle", DEADLINE_FIRST_ARGS),
     },
     { timeoutMs: 60_000 },
