@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createHttpTransport, type HttpTransport } from "../../../src/client/attempt.ts";
+import { createOccHttpTransport } from "../../../src/client/occ-transport.ts";
 import type { AttemptResult } from "../../../src/model/outcome.ts";
 import { eventually } from "../../helpers/eventually.ts";
 import {
@@ -55,5 +56,19 @@ describe("the client's HTTP transport", () => {
     const { service } = await againstHostile("endless-body");
     await eventually(() => service.openConnections() === 0, "the transport closing the endless body's connection");
     expect(service.bytesPerClosedConnection[0]).toBeLessThanOrEqual(bytesAReaderStoppedAtTheCapLetsThrough(MAX_BODY));
+  });
+});
+
+describe("the OCC workload's HTTP transport", () => {
+  it("a 200 whose body is broken is a failed read, not a version", async () => {
+    const service = await startHostileService("broken-chunks");
+    const transport = createOccHttpTransport(service.url, 5_000);
+    try {
+      const version = await new Promise<number | undefined>((resolve) => transport.read(resolve));
+      expect(version).toBeUndefined();
+      expect([...transport.errorKinds.keys()]).toEqual(["other"]);
+    } finally {
+      await Promise.all([transport.close(), service.close()]);
+    }
   });
 });
