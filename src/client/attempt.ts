@@ -5,6 +5,7 @@ import { type AttemptResult, classifyStatus } from "../model/outcome.ts";
 import { parseRetryAfter } from "../backoff/retry-after.ts";
 import { DEADLINE_HEADER, formatDeadline } from "../model/protection-headers.ts";
 import type { DeadlineCarrier } from "../model/upstream-calls.ts";
+import { DEFAULT_MAX_BODY_BYTES, readBodyToEnd } from "../runtime/http-body.ts";
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
@@ -19,13 +20,16 @@ export interface HttpTransport extends Transport<AbortController> {
  * Our own deadline (the herd's timeout) aborts the request, which makes undici destroy
  * its connection. undici's own timeouts are set past our deadline so they never decide,
  * except the connect timeout, which bounds a connect that the server's full accept queue
- * leaves hanging.
+ * leaves hanging. An attempt succeeds only when its whole body arrived, at most `maxBodyBytes`
+ * (counted, never kept): a broken or cut-short body is the transport's error, a longer one
+ * "body-too-large", whatever the status said.
  */
 export function createHttpTransport(
   url: string,
   timeoutMs: number,
-  options: { propagateDeadline?: boolean; carryDeadlines?: boolean } = {},
+  options: { propagateDeadline?: boolean; carryDeadlines?: boolean; maxBodyBytes?: number } = {},
 ): HttpTransport {
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const target = new URL(url);
   const agent = new Agent({
     connections: null,
@@ -52,12 +56,15 @@ export function createHttpTransport(
             : NO_HEADERS;
       agent.request({ origin: target.origin, path, method: "GET", signal: controller.signal, headers }).then(
         async (response) => {
+          const status = withRetryAfter(classifyStatus(response.statusCode), response.headers["retry-after"]);
           try {
-            await response.body.dump();
-          } catch {
-            // The answer's status is known; a body cut short does not change it.
+            await readBodyToEnd(response.body, maxBodyBytes, response.headers["content-length"]);
+          } catch (error) {
+            // An error status stands (with its Retry-After); a success is one only with its whole body.
+            done(status.outcome === "ok" ? classifyError(error) : status);
+            return;
           }
-          done(withRetryAfter(classifyStatus(response.statusCode), response.headers["retry-after"]));
+          done(status);
         },
         (error: unknown) => {
           const result = classifyError(error);

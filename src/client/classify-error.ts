@@ -18,6 +18,8 @@ const ERROR_KIND_BY_CODE: Readonly<Record<string, ErrorKind>> = {
   EHOSTUNREACH: "unreachable",
   ENOTFOUND: "dns",
   EAI_AGAIN: "dns",
+  // readBodyToEnd's cap (src/runtime/http-body.ts): an answer longer than the reader takes.
+  BODY_TOO_LARGE: "body-too-large",
 };
 
 /** Timeouts raised by the HTTP stack itself rather than by our own deadline. */

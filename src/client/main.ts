@@ -28,6 +28,7 @@ import { formatClientLine, formatClientSummary, openLoopSuffix } from "./reporte
 import { clientNotStartedLine, clientSummaryLine, clientWindowLine } from "../contracts/client-line-writer.ts";
 import type { OpenLoopTotals } from "../model/open-loop.ts";
 import { partOf, type UserRange } from "./shard.ts";
+import { redactUrl } from "../cli/redact-url.ts";
 
 /** How long the end of a run waits for a worker thread's last window before it goes on without it. */
 const FINISH_WAIT_MS = 700;
@@ -148,7 +149,7 @@ async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<voi
   const shardLabel = options.shard.count > 1 ? `${options.shard.index}/${options.shard.count}` : undefined;
   io.stderr.write(
     `client: ${describeLoad(options, describeShare(options, range, threads))}, ` +
-      `timeout ${formatDuration(options.timeoutMs)}, strategy ${describeStrategy(options)}, seed ${seed}, target ${options.url}` +
+      `timeout ${formatDuration(options.timeoutMs)}, strategy ${describeStrategy(options)}, seed ${seed}, target ${redactUrl(options.url)}` +
       `${options.retry.honorRetryAfter === true ? ", honoring Retry-After" : ""}${options.propagateDeadline ? ", propagating deadlines" : ""}\n`,
   );
 

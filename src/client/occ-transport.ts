@@ -1,5 +1,6 @@
 import { Agent } from "undici";
 import type { OccTransport, OccWriteOutcome } from "../model/occ/occ-transport.ts";
+import { DEFAULT_MAX_BODY_BYTES, readBodyToEnd } from "../runtime/http-body.ts";
 import { classifyError } from "./classify-error.ts";
 
 export interface OccHttpTransport extends OccTransport {
@@ -34,9 +35,14 @@ export function createOccHttpTransport(url: string, timeoutMs: number): OccHttpT
       .then(
         async (response) => {
           try {
-            await response.body.dump();
-          } catch {
-            // The status is known; a body cut short does not change it.
+            await readBodyToEnd(response.body, DEFAULT_MAX_BODY_BYTES, response.headers["content-length"]);
+          } catch (error) {
+            // An error status stands; a success is one only with its whole body (undici's dump() hid a broken one).
+            if (response.statusCode >= 200 && response.statusCode < 300) {
+              failed(classifyError(error).errorKind ?? "other");
+              done(0, undefined);
+              return;
+            }
           }
           const etag = response.headers.etag;
           done(response.statusCode, Array.isArray(etag) ? etag[0] : etag);

@@ -25,6 +25,7 @@ export type ErrorKind =
   | "http-4xx"
   | "http-5xx"
   | "http-other"
+  | "body-too-large"
   | "other";
 
 export interface AttemptResult {

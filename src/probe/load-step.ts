@@ -1,8 +1,9 @@
 import { setMaxListeners } from "node:events";
-import { setTimeout as sleep } from "node:timers/promises";
 import { Agent } from "undici";
 import { classifyError } from "../client/classify-error.ts";
 import { classifyStatus } from "../model/outcome.ts";
+import { readBodyToEnd } from "../runtime/http-body.ts";
+import type { ProbeBudget } from "./budget.ts";
 
 /**
  * One closed-loop step against a real service: `concurrency` users, each sending a GET as
@@ -18,50 +19,10 @@ export interface StepPlan {
   readonly minRequests: number;
   /** … but no longer than this. */
   readonly maxDurationMs: number;
+  /** Bounds each whole exchange: connect, headers and body. */
   readonly timeoutMs: number;
-}
-
-/** The limits of the whole probe, shared by its steps. */
-export class ProbeBudget {
-  requestsLeft: number;
-  readonly deadlineAt: number;
-  private readonly intervalMs: number;
-  private nextSlotAt = -Infinity;
-  /** A request waited for the rate ceiling: the throughput measured is the probe's, not the service's. */
-  rateBound = false;
-  sent = 0;
-
-  constructor(maxRequests: number, maxRatePerSec: number, maxTimeMs: number, now = performance.now()) {
-    this.requestsLeft = maxRequests;
-    this.intervalMs = 1000 / maxRatePerSec;
-    this.deadlineAt = now + maxTimeMs;
-  }
-
-  /** Takes one request's place: false when the requests or the time are spent; waits for the rate's next slot. */
-  async take(signal: AbortSignal): Promise<boolean> {
-    if (this.requestsLeft <= 0 || performance.now() >= this.deadlineAt || signal.aborted) return false;
-    this.requestsLeft--;
-    this.sent++;
-    const now = performance.now();
-    this.nextSlotAt = Math.max(now, this.nextSlotAt + this.intervalMs);
-    const waitMs = this.nextSlotAt - now;
-    // Timers have a millisecond's grain: shorter waits are owed and paid once they add up.
-    if (waitMs >= 1) {
-      this.rateBound = true;
-      try {
-        await sleep(waitMs, undefined, { signal });
-      } catch {
-        return false;
-      }
-    }
-    return !signal.aborted;
-  }
-
-  get exhausted(): "requests" | "time" | undefined {
-    if (this.requestsLeft <= 0) return "requests";
-    if (performance.now() >= this.deadlineAt) return "time";
-    return undefined;
-  }
+  /** An answer with a longer body is an error, "body-too-large". */
+  readonly maxBodyBytes: number;
 }
 
 /** A step whose first this many answers all failed ends there. */
@@ -91,7 +52,8 @@ export interface StepRecord {
  * connection's set-up) and the step's first fifth (the service and the probe settling at the
  * new concurrency); the measuring window starts after both and ends with the last answer.
  * Requests still in flight when the step ends are awaited (each within the timeout), so the
- * next step meets a service with nothing left over; an interrupt aborts them at once.
+ * next step meets a service with nothing left over; the budget's stop (the deadline, an
+ * interrupt) aborts them at once. A step never runs more users than the requests left.
  */
 export async function runStep(url: URL, plan: StepPlan, budget: ProbeBudget, interrupt: AbortSignal): Promise<StepRecord> {
   const agent = new Agent({
@@ -101,8 +63,9 @@ export async function runStep(url: URL, plan: StepPlan, budget: ProbeBudget, int
     headersTimeout: plan.timeoutMs,
     bodyTimeout: plan.timeoutMs,
   });
-  // Each user's request and rate wait listen to the interrupt.
-  setMaxListeners(2 * plan.concurrency + 16, interrupt);
+  const users = Math.max(1, Math.min(plan.concurrency, budget.requestsLeft));
+  // Each user's request in flight listens to the budget's stop.
+  setMaxListeners(users + 16, budget.stop);
   const startedAt = performance.now();
   const warmUp = plan.concurrency;
   let answered = 0;
@@ -119,23 +82,13 @@ export async function runStep(url: URL, plan: StepPlan, budget: ProbeBudget, int
     if (answered >= FAIL_FAST_ANSWERS && succeeded === 0) return true;
     return elapsed >= plan.maxDurationMs || (elapsed >= plan.durationMs && latencies.length >= plan.minRequests);
   };
-  const path = `${url.pathname}${url.search}`;
+  const exchange = exchangeWith(agent, url, plan, budget.stop);
   const user = async () => {
-    while (!stepDone() && (await budget.take(interrupt))) {
+    while (!stepDone() && (await budget.take())) {
       sent++;
       const sentAt = performance.now();
-      let kind: string | undefined;
-      try {
-        const response = await agent.request({ origin: url.origin, path, method: "GET", signal: interrupt });
-        await response.body.dump();
-        const result = classifyStatus(response.statusCode);
-        if (result.outcome !== "ok") kind = `HTTP ${response.statusCode}`;
-      } catch (error) {
-        if (interrupt.aborted) return;
-        const result = classifyError(error);
-        kind = result.outcome === "timedout" ? "timeout" : (result.errorKind ?? "other");
-        if (kind === "other") kind = transportCode(error) ?? "other";
-      }
+      const kind = await exchange();
+      if (kind === STOPPED) return;
       const now = performance.now();
       answered++;
       if (kind === undefined) succeeded++;
@@ -153,7 +106,7 @@ export async function runStep(url: URL, plan: StepPlan, budget: ProbeBudget, int
     }
   };
   try {
-    await Promise.all(Array.from({ length: plan.concurrency }, user));
+    await Promise.all(Array.from({ length: users }, user));
   } finally {
     await agent.destroy();
   }
@@ -172,12 +125,53 @@ export async function runStep(url: URL, plan: StepPlan, budget: ProbeBudget, int
   };
 }
 
-/** The code of a transport error that classifyError has no kind for (a garbled answer: UND_ERR_…, HPE_…). */
+/** An exchange aborted by the budget's stop: not the service's answer, not counted. */
+const STOPPED = Symbol("stopped");
+
+/**
+ * One GET and its whole body, within the timeout: resolves with the error's kind ("HTTP 503",
+ * "timeout", "body-too-large", a transport's code), undefined for a success, or STOPPED.
+ */
+function exchangeWith(agent: Agent, url: URL, plan: StepPlan, stop: AbortSignal): () => Promise<string | undefined | typeof STOPPED> {
+  const path = `${url.pathname}${url.search}`;
+  return async () => {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), plan.timeoutMs);
+    const onStop = () => controller.abort();
+    stop.addEventListener("abort", onStop, { once: true });
+    try {
+      const response = await agent.request({ origin: url.origin, path, method: "GET", signal: controller.signal });
+      const statusKind = classifyStatus(response.statusCode).outcome === "ok" ? undefined : `HTTP ${response.statusCode}`;
+      // Read whatever the status, so that the connection is reused or destroyed; an error status stands.
+      try {
+        await readBodyToEnd(response.body, plan.maxBodyBytes, response.headers["content-length"]);
+      } catch (error) {
+        if (statusKind === undefined || stop.aborted) throw error;
+      }
+      return statusKind;
+    } catch (error) {
+      if (stop.aborted) return STOPPED;
+      if (controller.signal.aborted) return "timeout";
+      const result = classifyError(error);
+      const kind = result.outcome === "timedout" ? "timeout" : (result.errorKind ?? "other");
+      return kind === "other" ? (transportCode(error) ?? "other") : kind;
+    } finally {
+      clearTimeout(timer);
+      stop.removeEventListener("abort", onStop);
+    }
+  };
+}
+
+/**
+ * The code of a transport error that classifyError has no kind for (UND_ERR_…), or
+ * "invalid-http" for an answer undici's parser refused (its errors carry no code).
+ */
 function transportCode(error: unknown): string | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 4 && typeof current === "object" && current !== null; depth++) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === "string") return code;
+    if ((current as { name?: unknown }).name === "HTTPParserError") return "invalid-http";
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;

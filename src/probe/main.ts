@@ -1,5 +1,6 @@
 import { formatDuration } from "../cli/duration.ts";
-import { writeOutputFile } from "../runtime/output-files.ts";
+import { redactUrl } from "../cli/redact-url.ts";
+import { checkOutputFileWritable, writeOutputFile } from "../runtime/output-files.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { modelFigures } from "../model/servers/models.ts";
 import { describeModel, describeModelSpec } from "../server/model-flags.ts";
@@ -41,15 +42,20 @@ function limitsOf(options: ProbeOptions): ProbeLimits {
     maxRatePerSec: values["max-rate"],
     maxTimeMs: values["max-time"],
     timeoutMs: values.timeout,
+    maxBodyBytes: values["max-body"],
   };
 }
 
 async function probe(options: ProbeOptions, interrupt: AbortSignal, io: ProgramIo): Promise<number> {
   const { url, values } = options;
   const limits = limitsOf(options);
+  // Before any request: a probe's minutes are not spent on results that cannot be written.
+  for (const path of [values.out, values.report]) if (path !== "") checkOutputFileWritable(path);
+  // Credentials in the URL are never printed nor written.
+  const shownUrl = redactUrl(url);
   const say = (line: string) => io.stderr.write(`probe: ${line}\n`);
   say(
-    `${url.href}: closed-loop steps of ${options.steps.join(", ")} users, each at least ${values["step-duration"] / 1000} s and ` +
+    `${shownUrl}: closed-loop steps of ${options.steps.join(", ")} users, each at least ${values["step-duration"] / 1000} s and ` +
       `${values["step-requests"]} answers; limits ${values["max-requests"]} requests, ${values["max-rate"]} req/s, ${values["max-time"] / 1000} s`,
   );
   const run = await probeSteps(
@@ -78,7 +84,7 @@ async function probe(options: ProbeOptions, interrupt: AbortSignal, io: ProgramI
     writeOutputFile(
       values.out,
       scenarioYaml({
-        url: url.href,
+        url: shownUrl,
         date: new Date(),
         spec: fit.chosen.spec,
         summary,
@@ -94,7 +100,7 @@ async function probe(options: ProbeOptions, interrupt: AbortSignal, io: ProgramI
     validation = await validateFit(fit.chosen, run.steps, limits, interrupt, io);
   }
   if (values.report !== "") {
-    writeOutputFile(values.report, await probeReportHtml({ url: url.href, steps: run.steps, fit, validation }));
+    writeOutputFile(values.report, await probeReportHtml({ url: shownUrl, steps: run.steps, fit, validation }));
     say(`report written to ${values.report}`);
   }
   return interrupt.aborted ? EXIT_INTERRUPTED : 0;

@@ -1,4 +1,5 @@
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ProgramDescription } from "../cli/flags.ts";
+import { redactUrl } from "../cli/redact-url.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { CLIENT_FLAGS } from "../client/options.ts";
 import type { ProbeLoad } from "./scenario-out.ts";
@@ -83,6 +84,15 @@ export const PROBE_FLAGS = [
     minMs: 0,
     minExclusive: true,
     description: "hard limit: how long the probe sends (a -validate run has as long again)",
+  },
+  {
+    name: "max-body",
+    group: "run",
+    kind: "integer",
+    default: 1024 * 1024,
+    min: 1,
+    placeholder: "bytes",
+    description: "an answer with a longer body is an error (body-too-large); the probe reads no further",
   },
   {
     name: "min-growth",
@@ -179,9 +189,9 @@ export function parseProbeArgs(argv: readonly string[]): ParsedProbeArgs {
   try {
     url = new URL(args[0]!);
   } catch {
-    throw new UsageError(`not a URL: ${args[0]}`);
+    throw new UsageError(`not a URL: ${JSON.stringify(redactUrl(args[0]!))}`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`not an http or https URL: ${args[0]}`);
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`not an http or https URL: ${redactUrl(url)}`);
   if (!isLoopback(url.hostname) && !values["i-own-this-service"]) {
     throw new UsageError(
       `${url.host} is not this machine's loopback; probing loads a service to saturation: add -i-own-this-service if it is yours`,

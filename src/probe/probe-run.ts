@@ -2,7 +2,9 @@ import { formatDuration } from "../cli/duration.ts";
 import { FatalError } from "../cli/usage-error.ts";
 import type { OutputStream } from "../runtime/program-io.ts";
 import type { StepMeasure } from "./fit/step-measure.ts";
-import { ProbeBudget, runStep, type StepRecord } from "./load-step.ts";
+import { redactUrl } from "../cli/redact-url.ts";
+import { ProbeBudget } from "./budget.ts";
+import { runStep, type StepRecord } from "./load-step.ts";
 import { saturation, type SaturationRule, type StopReason } from "./saturation.ts";
 import { summarizeStep } from "./step-summary.ts";
 
@@ -13,6 +15,7 @@ export interface ProbeLimits {
   readonly maxRatePerSec: number;
   readonly maxTimeMs: number;
   readonly timeoutMs: number;
+  readonly maxBodyBytes: number;
 }
 
 /** Why the steps ended: the service saturated, or a limit of the probe's own came first. */
@@ -41,7 +44,23 @@ export async function probeSteps(
   interrupt: AbortSignal,
   stdout: OutputStream,
 ): Promise<ProbeRun> {
-  const budget = new ProbeBudget(limits.maxRequests, limits.maxRatePerSec, limits.maxTimeMs);
+  const budget = new ProbeBudget(limits.maxRequests, limits.maxRatePerSec, limits.maxTimeMs, interrupt);
+  try {
+    return await runSteps(url, concurrencies, limits, rule, budget, interrupt, stdout);
+  } finally {
+    budget.dispose();
+  }
+}
+
+async function runSteps(
+  url: URL,
+  concurrencies: readonly number[],
+  limits: ProbeLimits,
+  rule: SaturationRule | undefined,
+  budget: ProbeBudget,
+  interrupt: AbortSignal,
+  stdout: OutputStream,
+): Promise<ProbeRun> {
   const steps: StepMeasure[] = [];
   const finish = (end: ProbeEnd): ProbeRun => ({ steps, end, sent: budget.sent });
   for (const concurrency of concurrencies) {
@@ -54,11 +73,12 @@ export async function probeSteps(
         minRequests: limits.stepRequests,
         maxDurationMs: MAX_STEP_DURATIONS * limits.stepDurationMs,
         timeoutMs: limits.timeoutMs,
+        maxBodyBytes: limits.maxBodyBytes,
       },
       budget,
       interrupt,
     );
-    if (steps.length === 0 && !record.interrupted && budget.exhausted === undefined) refuseUnprobeable(url, record, limits.timeoutMs);
+    if (steps.length === 0 && !record.interrupted && budget.exhausted === undefined) refuseUnprobeable(url, record, limits);
     const measure = summarizeStep(record);
     // A step cut short by a limit or an interrupt is too short to stand beside the others.
     const cut = record.interrupted || budget.exhausted !== undefined;
@@ -68,7 +88,7 @@ export async function probeSteps(
     }
     if (record.interrupted) return finish({ kind: "interrupted" });
     if (budget.exhausted !== undefined) return finish({ kind: budget.exhausted });
-    if (measure !== undefined && budget.rateBound && measure.throughputPerSec >= 0.9 * limits.maxRatePerSec)
+    if (measure !== undefined && budget.rateBound && measure.throughputPerSec >= 0.9 * budget.ceilingPerSec)
       return finish({ kind: "rate" });
     // No measuring window (every answer failed, or none came): past saturation by any account.
     if (measure === undefined && rule !== undefined) {
@@ -95,13 +115,21 @@ export function formatStep(step: StepMeasure): string {
 }
 
 /** Why the first step shows a service that cannot be probed (not one answer succeeded), as one line; nothing when one did. */
-function refuseUnprobeable(url: URL, record: StepRecord, timeoutMs: number): void {
+function refuseUnprobeable(url: URL, record: StepRecord, limits: ProbeLimits): void {
   if (record.allSucceeded > 0) return;
   const [kind] = [...record.errorKinds.entries()].sort((a, b) => b[1] - a[1])[0] ?? ["timeout"];
-  if (kind === "refused") throw new FatalError(`cannot connect to ${url.href}: connection refused (is the service running?)`);
-  if (kind === "timeout") throw new FatalError(`${url.href} answered no request within the -timeout of ${formatDuration(timeoutMs)}`);
-  if (kind.startsWith("HTTP ")) throw new FatalError(`every answer from ${url.href} was an error (${kind}): nothing to measure`);
-  throw new FatalError(`${url.href} did not answer as an HTTP service (${kind})`);
+  const shown = redactUrl(url);
+  if (kind === "refused") throw new FatalError(`cannot connect to ${shown}: connection refused (is the service running?)`);
+  if (kind === "timeout") {
+    throw new FatalError(`${shown} answered no request in full within the -timeout of ${formatDuration(limits.timeoutMs)}`);
+  }
+  if (kind.startsWith("HTTP ")) throw new FatalError(`every answer from ${shown} was an error (${kind}): nothing to measure`);
+  if (kind === "body-too-large") {
+    throw new FatalError(
+      `every answer from ${shown} had a body longer than -max-body (${limits.maxBodyBytes} bytes): nothing to measure (raise -max-body if its answers are that long)`,
+    );
+  }
+  throw new FatalError(`${shown} did not answer as an HTTP service (${kind})`);
 }
 
 /** The end of a probe in words. */

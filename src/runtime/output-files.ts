@@ -1,4 +1,4 @@
-import { mkdirSync, rmdirSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { FatalError } from "../cli/usage-error.ts";
 
 /**
@@ -20,6 +20,22 @@ export function writeOutputFile(path: string, content: string): void {
   } catch (error) {
     throw new FatalError(`cannot write ${path}: ${fileSystemReason(error)}`);
   }
+}
+
+/**
+ * Fails now, with writeOutputFile's line, when `path` could not be written later (a missing
+ * directory, a directory, no permission), so that a long run does not end in that error. It
+ * opens the file for appending, which changes nothing in a file that exists, and removes one it
+ * had to create.
+ */
+export function checkOutputFileWritable(path: string): void {
+  const existed = existsSync(path);
+  try {
+    closeSync(openSync(path, "a"));
+  } catch (error) {
+    throw new FatalError(`cannot write ${path}: ${fileSystemReason(error)}`);
+  }
+  if (!existed) rmSync(path, { force: true });
 }
 
 /** Removes a results directory that nothing was written to (a run interrupted before its end). */

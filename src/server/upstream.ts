@@ -7,6 +7,7 @@ import type { ThreadPoolShape } from "../model/servers/queue.ts";
 import type { UpstreamPool } from "../model/servers/upstream-pool.ts";
 import { UpstreamCalls } from "../model/upstream-calls.ts";
 import { formatDuration } from "../cli/duration.ts";
+import { redactUrl } from "../cli/redact-url.ts";
 import type { UpstreamOptions } from "./upstream-flags.ts";
 
 /** How many times its -threads a middle tier's budget keeps per-call state for (a capacity fault above 1 adds threads). */
@@ -64,7 +65,7 @@ export function createUpstreamTier(
 /** One line for the start-up: whom the tier calls and how, e.g. `calls http://…/api (×2) with fixed (…), max attempts 3, timeout 1s`. */
 export function describeUpstream(upstream: UpstreamOptions): string {
   const counts = new Map<string, number>();
-  for (const url of upstream.targets) counts.set(url, (counts.get(url) ?? 0) + 1);
+  for (const shown of upstream.targets.map(redactUrl)) counts.set(shown, (counts.get(shown) ?? 0) + 1);
   const targets = [...counts].map(([url, count]) => (count === 1 ? url : `${url} (×${count})`)).join(", ");
   const { policy } = upstream;
   const deadline = policy.propagateDeadline ? ", sending its deadline" : "";

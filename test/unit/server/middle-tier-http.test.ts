@@ -2,9 +2,10 @@ import type { ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { realClock } from "../../../src/clock/real-clock.ts";
 import { DEADLINE_HEADER } from "../../../src/model/protection-headers.ts";
-import { type RunningServer, startHttpServer } from "../../../src/server/http-server.ts";
+import { startHttpServer } from "../../../src/server/http-server.ts";
 import { parseServerArgs, resolveServerProgramOptions } from "../../../src/server/options.ts";
 import { eventually } from "../../helpers/eventually.ts";
+import { type HostileService, startHostileService } from "../../helpers/hostile-service.ts";
 import { startScriptedServer } from "../../helpers/scripted-server.ts";
 
 /*
@@ -13,7 +14,7 @@ import { startScriptedServer } from "../../helpers/scripted-server.ts";
  * deadline carried down, and a deadline-aware tier that calls nobody for a request already late.
  */
 
-const started: RunningServer[] = [];
+const started: { close(): Promise<void> }[] = [];
 afterEach(async () => {
   await Promise.all(started.splice(0).map((server) => server.close()));
 });
@@ -82,4 +83,16 @@ describe("a real middle tier", () => {
     expect(upstream.arrivals).toHaveLength(1);
     expect(server.queue.snapshot()).toMatchObject({ served: 1, expired: 2, upstream: { requests: 1 } });
   });
+
+  it.each(["broken-chunks", "huge-content-length", "endless-body"] as const)(
+    "answers 502, not 200, when its upstream's 200 comes with a broken body (%s)",
+    async (kind) => {
+      const upstream: HostileService = await startHostileService(kind);
+      started.push(upstream);
+      const { server, url } = await middleTier(upstream.url, ["-upstream-max-attempts", "2", "-upstream-simple-backoff-delay", "1ms"]);
+      expect(await get(url)).toBe(502);
+      expect(upstream.requests()).toBe(2);
+      expect(server.queue.snapshot()).toMatchObject({ upstream: { attempts: 2, attemptsError: 2, failures: 1 } });
+    },
+  );
 });

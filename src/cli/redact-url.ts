@@ -1,0 +1,19 @@
+/**
+ * A URL as a program may print or write it: its user name and password (http://user:pass@host/)
+ * replaced by `***`, so that credentials never reach a terminal, a log, a report or a scenario
+ * file. A URL without them comes back exactly as given; text that is not a URL loses whatever
+ * stands between `//` and an `@`.
+ */
+export function redactUrl(url: string | URL): string {
+  const text = String(url);
+  let parsed: URL;
+  try {
+    parsed = new URL(text);
+  } catch {
+    return text.replace(/\/\/[^/?#]*@/, "//***@");
+  }
+  if (parsed.username === "" && parsed.password === "") return text;
+  parsed.username = "***";
+  parsed.password = "";
+  return parsed.href;
+}
