@@ -23,6 +23,8 @@ import { shardProblem } from "./shard-label.ts";
 const MAX_MS = 8.64e15;
 const EPOCH_MS = z.number().min(1).max(MAX_MS);
 const WINDOW_MS = z.number().min(0).max(MAX_MS);
+/** Text that readers print: a control character in it would print lines the client never wrote. */
+const PRINTED_TEXT = z.string().regex(/^[^\p{Cc}\p{Cs}]*$/u, "must be printable text, without control characters");
 const COUNT = z.number().int().nonnegative();
 const RATE = z.number().nonnegative();
 const DELAY_MS = z.number().min(0).max(MAX_MS);
@@ -106,7 +108,7 @@ export const CLIENT_WINDOW_LINE = CLIENT_REPORT.extend({
   eventLoopDelayMs: PERCENTILES.nullable().optional(),
   /** The client itself fell behind in this window (src/model/client-behind.ts), and why: its figures are not the server's. */
   behind: z.boolean().optional(),
-  behindReason: z.string().nullable().optional(),
+  behindReason: PRINTED_TEXT.nullable().optional(),
   /** The run ended before the window's slot did. */
   partial: z.literal(true).optional(),
 });
@@ -115,7 +117,7 @@ export const CLIENT_SUMMARY_LINE = CLIENT_REPORT.extend({
   ...PLACEMENT,
   summary: z.literal(true),
   /** What ended the run: "duration", "SIGINT", … */
-  reason: z.string(),
+  reason: PRINTED_TEXT,
   /** Windows in which the client fell behind: their figures are the client's, not the server's. */
   behindWindows: COUNT.optional(),
   behind: z.boolean().optional(),

@@ -3,7 +3,7 @@ import { instantProblem, parseInstant } from "../cli/instant.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { formatClientLine, formatClientSummary } from "../client/reporter.ts";
 import { clientSummaryLine, clientWindowLine } from "../contracts/client-line-writer.ts";
-import { ContractError } from "../contracts/json-line.ts";
+import { ContractError, printable } from "../contracts/json-line.ts";
 import { fileLines, type LineLimits } from "../contracts/line-file.ts";
 import { readServerSamples } from "../contracts/server-line.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
@@ -173,7 +173,7 @@ export function main(argv: readonly string[], io: ProgramIo): number {
 
   const logs = readLogs(files);
   if (logs.every((log) => log.windows.length === 0 && log.summary === undefined)) {
-    throw new UsageError(`no client -json windows in ${files.join(", ")} (run the clients with -json)`);
+    throw new UsageError(printable(`no client -json windows in ${files.join(", ")} (run the clients with -json)`));
   }
   const merged = usageErrors(() => mergeClientLogs(logs));
   for (const note of merged.notes) io.stderr.write(`merge: ${note}\n`);

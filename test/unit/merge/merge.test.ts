@@ -330,6 +330,19 @@ describe("merge on hostile input: one line and exit 2, never a wrong answer", ()
     }
   });
 
+  it("refuses a control character where merge would print it, and escapes one it quotes (found by the fuzz)", () => {
+    const behind = editedWindow((line) =>
+      line.replace('"behind":false,"behindReason":null', '"behind":true,"behindReason":"x\\nOK: 9999 req/sec"'),
+    );
+    expect(mergeFiles({ "a.log": behind }).error).toBe(
+      'a.log:1: "behindReason": must be printable text, without control characters (is this a client\'s -json output?)',
+    );
+    const key = editedWindow((line) => line.replace('"errorKinds":{}', '"errorKinds":{"a\\u0007b":1}'));
+    expect(mergeFiles({ "a.log": key }).error).toBe(
+      'a.log:1: "errorKinds": Unrecognized key: "a\\x07b" (is this a client\'s -json output?)',
+    );
+  });
+
   it("refuses a histogram that does not decode, before anything is printed", () => {
     const result = mergeFiles({ "a.log": valid.replace(/"latencyHistogram":"[^"]+"/, '"latencyHistogram":"HISTFAAAAGarbage"') });
     expect(result.error).toBe("a.log:2: a latencyHistogram that does not decode (is this a client's -json output?)");
