@@ -316,13 +316,15 @@ describe("merge on hostile input: one line and exit 2, never a wrong answer", ()
     );
   });
 
-  it("refuses times and latencies that would print as Infinity, naming the field", () => {
+  it("refuses figures that would print as Infinity, a function or a share over 100%, naming the field", () => {
     const cases: [(line: string) => string, string][] = [
       [(line) => line.replace(/"windowMs":\d+/, '"windowMs":1e308'), '"windowMs": Too big'],
       [(line) => line.replace(/"epochMs":\d+/, '"epochMs":1.7e308'), '"epochMs": Too big'],
       [(line) => line.replace(/"epochMs":\d+/, '"epochMs":-1.7e308'), '"epochMs": Too small'],
       [(line) => line.replace(/"max":[\d.]+/, '"max":1e308'), '"latencyMs.max": Too big'],
       [(line) => line.replace('"errorKinds":{}', '"errorKinds":{"constructor":1}'), '"errorKinds": Unrecognized key: "constructor"'],
+      // Found by the fuzz: printed as "retries: 200.0% of attempts".
+      [(line) => line.replace('"retries":0', '"retries":2'), '"retries": more retries than attempts'],
     ];
     for (const [edit, problem] of cases) {
       const result = mergeFiles({ "a.log": editedWindow(edit) }, ["-json"]);
