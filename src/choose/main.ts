@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { tierProblem } from "../model/faults/fault-schedule.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
 import { type Verdict, worstVerdict } from "../model/verdict.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
@@ -75,6 +76,9 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
   }
   const options = parsed.options;
   if (scenario?.tiers !== undefined) return chooseChain(options, scenario, io);
+  // One server has no tiers: a fault naming one is refused as ./sim refuses it, never run on the server.
+  const stray = tierProblem(options.schedules?.flat() ?? [], []);
+  if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
   const own = options.own;
   const system = options.system;
   // The user's system is checked by the simulator's own rules before anything runs.

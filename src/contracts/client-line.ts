@@ -1,6 +1,8 @@
 import { z } from "zod";
+import type { ErrorKind } from "../model/outcome.ts";
 import type { ClientWindow } from "../model/timeline.ts";
 import { checkLine, jsonLines, type LinePlace, parseJsonObject } from "./json-line.ts";
+import { shardProblem } from "./shard-label.ts";
 
 /*
  * The client's -json lines: one per window, then one summary (or, stopped before it
@@ -12,16 +14,46 @@ import { checkLine, jsonLines, type LinePlace, parseJsonObject } from "./json-li
  * clientReport().
  */
 
+/**
+ * Times and lengths within Date's range (8.64e15 ms, 273,790 years), instants from 1 ms after
+ * 1970: whatever a reader subtracts, adds or turns into a date stays a valid date, and a count
+ * over the distance between two instants stays a finite rate (two instants from 1 ms on are
+ * 0 or at least 2^-52 ms apart).
+ */
+const MAX_MS = 8.64e15;
+const EPOCH_MS = z.number().min(1).max(MAX_MS);
+const WINDOW_MS = z.number().min(0).max(MAX_MS);
+/** Text that readers print: a control character in it would print lines the client never wrote. */
+const PRINTED_TEXT = z.string().regex(/^[^\p{Cc}\p{Cs}]*$/u, "must be printable text, without control characters");
 const COUNT = z.number().int().nonnegative();
 const RATE = z.number().nonnegative();
-const PERCENTILES = z.object({ p50: z.number(), p99: z.number(), max: z.number() });
+const DELAY_MS = z.number().min(0).max(MAX_MS);
+const PERCENTILES = z.object({ p50: DELAY_MS, p99: DELAY_MS, max: DELAY_MS });
+
+/** Every ErrorKind, which the error counts are keyed by (a key such as "constructor" is no kind, and no count adds to it). */
+const ERROR_KINDS = [
+  "refused",
+  "reset",
+  "closed",
+  "no-local-port",
+  "no-file-descriptor",
+  "unreachable",
+  "dns",
+  "http-4xx",
+  "http-5xx",
+  "http-other",
+  "other",
+] as const satisfies readonly ErrorKind[];
+// Compiles only while the list names every ErrorKind.
+const EVERY_ERROR_KIND: Exclude<ErrorKind, (typeof ERROR_KINDS)[number]> extends never ? true : never = true;
+void EVERY_ERROR_KIND;
 
 /** The fields every window and summary carries: counters, rates, error kinds and OK latencies. */
 const CLIENT_REPORT = z.object({
   time: z.string(),
   /** The end of the window (epoch ms), and its length. */
-  epochMs: z.number(),
-  windowMs: z.number().nonnegative(),
+  epochMs: EPOCH_MS,
+  windowMs: WINDOW_MS,
   ok: COUNT,
   errors: COUNT,
   timedout: COUNT,
@@ -40,7 +72,7 @@ const CLIENT_REPORT = z.object({
   rejectedPerSec: RATE,
   retryShare: z.number().min(0).max(1),
   inFlight: COUNT,
-  errorKinds: z.record(z.string(), COUNT),
+  errorKinds: z.partialRecord(z.enum(ERROR_KINDS), COUNT),
   latencyMs: PERCENTILES.nullable(),
   /** Attempts the client could not send (no descriptor, no local port): held and sent again, never a server failure. */
   notSent: COUNT.optional(),
@@ -51,12 +83,26 @@ const CLIENT_REPORT = z.object({
   droppedArrivals: COUNT.optional(),
 });
 
+/** A retry is an attempt: more retries than attempts would read back as a retry share over 100%. */
+const retriesAreAttempts = (context: { value: { retries: number; attempts: number }; issues: unknown[] }) => {
+  if (context.value.retries > context.value.attempts) {
+    context.issues.push({ code: "custom", path: ["retries"], message: "more retries than attempts", input: context.value.retries });
+  }
+};
+
 /** Where a window sits, for merging shards; the simulator's lines have none of it. */
 const PLACEMENT = {
   /** The end of the window's slot on the window grid (epoch ms): the same on every shard with the same -start-at. */
-  gridEpochMs: z.number().optional(),
-  /** `i/n` when the herd is sharded. */
-  shard: z.string().optional(),
+  gridEpochMs: EPOCH_MS.optional(),
+  /** `i/n` when the herd is sharded, as -shard reads it. */
+  shard: z
+    .string()
+    .check((context) => {
+      const problem = shardProblem(context.value);
+      if (problem !== undefined)
+        context.issues.push({ code: "custom", message: `${JSON.stringify(context.value)}: ${problem}`, input: context.value });
+    })
+    .optional(),
   /** OK latencies as an HdrHistogram, compressed and base64-encoded; null when none. */
   latencyHistogram: z.string().nullable().optional(),
   /** The attempts' lateness, the same way. */
@@ -69,20 +115,20 @@ export const CLIENT_WINDOW_LINE = CLIENT_REPORT.extend({
   eventLoopDelayMs: PERCENTILES.nullable().optional(),
   /** The client itself fell behind in this window (src/model/client-behind.ts), and why: its figures are not the server's. */
   behind: z.boolean().optional(),
-  behindReason: z.string().nullable().optional(),
+  behindReason: PRINTED_TEXT.nullable().optional(),
   /** The run ended before the window's slot did. */
   partial: z.literal(true).optional(),
-});
+}).check(retriesAreAttempts);
 
 export const CLIENT_SUMMARY_LINE = CLIENT_REPORT.extend({
   ...PLACEMENT,
   summary: z.literal(true),
   /** What ended the run: "duration", "SIGINT", … */
-  reason: z.string(),
+  reason: PRINTED_TEXT,
   /** Windows in which the client fell behind: their figures are the client's, not the server's. */
   behindWindows: COUNT.optional(),
   behind: z.boolean().optional(),
-});
+}).check(retriesAreAttempts);
 
 /** The client was stopped before its run started: nothing was sent. */
 export const CLIENT_NOT_STARTED_LINE = z.object({ summary: z.literal(true), reason: z.string(), started: z.literal(false) });

@@ -6,9 +6,23 @@ export interface LinePlace {
   readonly line: number;
 }
 
-/** A file or output that does not hold what its contract says; the message is one line naming it. */
+/** `text` with each control character and lone surrogate escaped (\xNN, \uNNNN): one printable line. */
+export function printable(text: string): string {
+  return text.replace(/[\p{Cc}\p{Cs}]/gu, (character) => {
+    const code = character.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+
+/**
+ * A file or output that does not hold what its contract says; the message is one printable
+ * line naming it (what it quotes of the file, or the file's name, escaped).
+ */
 export class ContractError extends Error {
   override readonly name: string = "ContractError";
+  constructor(message: string) {
+    super(printable(message));
+  }
 }
 
 /** A line that does not match its contract; the message names the file and line. */

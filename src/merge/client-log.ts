@@ -1,7 +1,7 @@
-import { decodeLatencyHistogram, type LatencyHistogram, type LatencySummary } from "../model/latency-histogram.ts";
+import type { LatencySummary } from "../model/latency-histogram.ts";
 import type { Counts } from "../model/window-stats.ts";
 import { type ClientSummaryLine, type ClientWindowLine, parseClientLine } from "../contracts/client-line.ts";
-import { jsonLines, LineError, type LinePlace } from "../contracts/json-line.ts";
+import { ContractError, LineError, type LinePlace } from "../contracts/json-line.ts";
 
 /** One window or summary of a client's -json output, as merging needs it. */
 export interface LoggedWindow {
@@ -14,11 +14,15 @@ export interface LoggedWindow {
   readonly gridEpochMs: number | undefined;
   readonly counts: Counts;
   readonly inFlight: number;
-  readonly histogram: LatencyHistogram | undefined;
+  /**
+   * OK latencies as the line carries them (HdrHistogram, compressed, base64), decoded only
+   * when merged: a decoded histogram takes about 200 kB, a window's encoding about 100 bytes.
+   */
+  readonly histogram: string | undefined;
   /** The exact longest OK latency (latencyMs.max), which the histogram knows only to its bucket's width. */
   readonly maxLatencyMs: number | undefined;
   /** How late the client sent its attempts (the -json `lateness` and `latenessHistogram`); undefined from older clients. */
-  readonly latenessHistogram: LatencyHistogram | undefined;
+  readonly latenessHistogram: string | undefined;
   readonly maxLatenessMs: number | undefined;
   /** The client's event-loop delay (its worst thread's); undefined from older clients. */
   readonly eventLoopDelay: LatencySummary | undefined;
@@ -41,18 +45,35 @@ export interface ClientLog {
   readonly summary: LoggedSummary | undefined;
 }
 
+const WHAT = "a client's -json output";
+
 /**
- * Reads a client's -json output (a file, a pod's log). Lines that are not JSON objects
- * (the start-up line on stderr, which `kubectl logs` interleaves) are skipped; a JSON line
- * that is not a client's line is an error naming the file and line.
+ * Reads a client's -json output (a file, a pod's log), line by line. Lines that are not JSON
+ * objects (the start-up line on stderr, which `kubectl logs` interleaves) are skipped; a JSON
+ * line that is not a client's line is an error naming the file and line, and so is a file
+ * with no client line at all, whatever files it is merged with.
  */
-export function parseClientLog(name: string, text: string): ClientLog {
+export function parseClientLog(name: string, text: string | Iterable<string>): ClientLog {
   const windows: LoggedWindow[] = [];
   let summary: LoggedSummary | undefined;
-  for (const { text: line, line: number } of jsonLines(text.split("\n"))) {
+  let clientLines = 0;
+  let shard: { readonly label: string | undefined; readonly line: number } | undefined;
+  let number = 0;
+  for (const raw of typeof text === "string" ? text.split("\n") : text) {
+    number++;
+    const line = raw.trim();
+    if (!line.startsWith("{")) continue;
     const place = { file: name, line: number };
     const parsed = parseClientLine(line, place);
+    clientLines++;
     if (parsed.kind === "not-started") continue; // stopped before it started
+    shard ??= { label: parsed.shard, line: number };
+    if (parsed.shard !== shard.label) {
+      throw new LineError(
+        place,
+        `shard ${String(parsed.shard)} where line ${shard.line} says ${String(shard.label)}: one client has one shard`,
+      );
+    }
     const window = loggedWindow(place, parsed);
     if (parsed.kind === "summary") {
       if (summary !== undefined) throw new LineError(place, "a second summary in one client's output");
@@ -62,6 +83,7 @@ export function parseClientLog(name: string, text: string): ClientLog {
       windows.push(window);
     }
   }
+  if (clientLines === 0) throw new ContractError(`${name}: no JSON line (is this ${WHAT}?)`);
   return { name, windows, summary };
 }
 
@@ -79,16 +101,7 @@ function loggedWindow(place: LinePlace, line: ClientWindowLine | ClientSummaryLi
     notSent: line.notSent ?? 0,
     errorKinds: { ...(line.errorKinds as Counts["errorKinds"]) },
   };
-  const decode = (field: "latencyHistogram" | "latenessHistogram"): LatencyHistogram | undefined => {
-    const encoded = line[field];
-    if (typeof encoded !== "string") return undefined;
-    try {
-      return decodeLatencyHistogram(encoded);
-    } catch {
-      throw new LineError(place, `a ${field} that does not decode (is this a client's -json output?)`);
-    }
-  };
-  const histogram = decode("latencyHistogram");
+  const histogram = line.latencyHistogram ?? undefined;
   const loop = "eventLoopDelayMs" in line ? line.eventLoopDelayMs : undefined;
   const behind = "behindReason" in line && line.behind === true ? (line.behindReason ?? "the client fell behind") : undefined;
   return {
@@ -100,7 +113,7 @@ function loggedWindow(place: LinePlace, line: ClientWindowLine | ClientSummaryLi
     inFlight: line.inFlight,
     histogram,
     maxLatencyMs: line.latencyMs?.max,
-    latenessHistogram: decode("latenessHistogram"),
+    latenessHistogram: line.latenessHistogram ?? undefined,
     maxLatenessMs: line.lateness?.max,
     eventLoopDelay: loop == null ? undefined : { p50Ms: loop.p50, p99Ms: loop.p99, maxMs: loop.max },
     behind,

@@ -1,10 +1,10 @@
-import { readFileSync } from "node:fs";
 import { DEBUG_FLAG, type FlagSpec, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { instantProblem, parseInstant } from "../cli/instant.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { formatClientLine, formatClientSummary } from "../client/reporter.ts";
 import { clientSummaryLine, clientWindowLine } from "../contracts/client-line-writer.ts";
-import { ContractError } from "../contracts/json-line.ts";
+import { ContractError, printable } from "../contracts/json-line.ts";
+import { fileLines, type LineLimits } from "../contracts/line-file.ts";
 import { readServerSamples } from "../contracts/server-line.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
@@ -12,7 +12,7 @@ import { perSecond } from "../model/window-stats.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { readableDelay, timeOrNever } from "../report/readable-delay.ts";
 import { type ClientLog, parseClientLog } from "./client-log.ts";
-import { type MergedRun, mergeClientLogs } from "./merge-logs.ts";
+import { type MergedRun, type MergedWindow, mergeClientLogs } from "./merge-logs.ts";
 
 const MERGE_FLAGS = [
   {
@@ -70,13 +70,11 @@ const MERGE_PROGRAM: ProgramDescription<typeof MERGE_FLAGS> = {
   arguments: "file…",
 };
 
-function readInput(name: string): string {
-  try {
-    return readFileSync(name === "-" ? 0 : name, "utf8");
-  } catch (error) {
-    throw new UsageError(`cannot read ${name}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-}
+/**
+ * What merge reads of one input: a client's line is about 1 kB, and a day of 1 s windows
+ * about 100 MB. Past these, the input is refused before it fills the memory.
+ */
+export const INPUT_LIMITS: LineLimits = { maxLineBytes: 1 << 20, maxBytes: 256 << 20 };
 
 /** A file that does not hold what its contract says was given by mistake: a usage error naming the file and line. */
 function usageErrors<T>(read: () => T): T {
@@ -88,7 +86,18 @@ function usageErrors<T>(read: () => T): T {
 }
 
 function readLogs(files: readonly string[]): ClientLog[] {
-  return files.map((file) => usageErrors(() => parseClientLog(file, readInput(file))));
+  return files.map((file) => usageErrors(() => parseClientLog(file, fileLines(file, INPUT_LIMITS, "a client's -json output"))));
+}
+
+/** The smallest and the largest of `values`, by a loop: a spread of 100,000 arguments overflows the stack. */
+function range(values: Iterable<number>): { min: number; max: number } {
+  let min = Infinity;
+  let max = -Infinity;
+  for (const value of values) {
+    min = Math.min(min, value);
+    max = Math.max(max, value);
+  }
+  return { min, max };
 }
 
 /**
@@ -103,8 +112,8 @@ function scenarioMetrics(
   server: readonly ServerSample[] | undefined,
   limit: number,
 ): { metrics: ScenarioMetrics; startEpochMs: number; withServer: boolean } {
-  const startEpochMs = Math.min(...merged.windows.map((window) => window.report.startMs));
-  const endEpochMs = Math.max(...merged.windows.map((window) => window.report.endMs));
+  const startEpochMs = range(merged.windows.map((window) => window.report.startMs)).min;
+  const endEpochMs = range(merged.windows.map((window) => window.report.endMs)).max;
   const client: ClientWindow[] = merged.windows.map(({ report, behind }) => ({
     startMs: report.startMs - startEpochMs,
     endMs: report.endMs - startEpochMs,
@@ -131,6 +140,12 @@ function metricsText(metrics: ScenarioMetrics, withServer: boolean): string {
   );
 }
 
+/** The merged histograms, in their places of the client's line (a merged window keeps them encoded). */
+const encodedHistograms = ({ encoded }: MergedWindow) => ({
+  latencyHistogram: encoded.latencyHistogram ?? null,
+  latenessHistogram: encoded.latenessHistogram ?? null,
+});
+
 export function main(argv: readonly string[], io: ProgramIo): number {
   const parsed = parseFlags(MERGE_PROGRAM, argv);
   if (parsed.kind === "help") {
@@ -152,26 +167,29 @@ export function main(argv: readonly string[], io: ProgramIo): number {
   const server =
     serverFile === undefined
       ? undefined
-      : usageErrors(() => readServerSamples(readInput(serverFile).split("\n"), 0, serverFile, { requireSome: true }));
+      : usageErrors(() =>
+          readServerSamples([...fileLines(serverFile, INPUT_LIMITS, "the server's -json output")], 0, serverFile, { requireSome: true }),
+        );
 
   const logs = readLogs(files);
   if (logs.every((log) => log.windows.length === 0 && log.summary === undefined)) {
-    throw new UsageError(`no client -json windows in ${files.join(", ")} (run the clients with -json)`);
+    throw new UsageError(printable(`no client -json windows in ${files.join(", ")} (run the clients with -json)`));
   }
-  const merged = mergeClientLogs(logs);
+  const merged = usageErrors(() => mergeClientLogs(logs));
   for (const note of merged.notes) io.stderr.write(`merge: ${note}\n`);
 
   for (const window of merged.windows) {
     const line = values.json
-      ? JSON.stringify(
-          clientWindowLine(
+      ? JSON.stringify({
+          ...clientWindowLine(
             window.report,
             window.inFlight,
             window.epochMs,
             { gridEpochMs: window.gridEpochMs ?? window.epochMs, partial: window.partial },
             window,
           ),
-        )
+          ...encodedHistograms(window),
+        })
       : formatClientLine(window.report, window.inFlight, window);
     io.stdout.write(`${line}\n`);
     if (window.behind !== undefined) {
@@ -185,7 +203,7 @@ export function main(argv: readonly string[], io: ProgramIo): number {
   if (summary !== undefined) {
     io.stdout.write(
       values.json
-        ? `${JSON.stringify(clientSummaryLine(summary.report, summary.reason, summary.epochMs, undefined, behindWindows))}\n`
+        ? `${JSON.stringify({ ...clientSummaryLine(summary.report, summary.reason, summary.epochMs, undefined, behindWindows), ...encodedHistograms(summary) })}\n`
         : `${formatClientSummary(summary.report, behindWindows)}\n`,
     );
   }

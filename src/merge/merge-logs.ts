@@ -1,13 +1,24 @@
-import { addCounts, addSummarized } from "../model/window-merge.ts";
+import { ContractError } from "../contracts/json-line.ts";
+import { parseShard } from "../contracts/shard-label.ts";
+import { addCounts } from "../model/window-merge.ts";
 import type { WindowReport } from "../model/window-stats.ts";
 import { worstDelay } from "../model/client-behind.ts";
-import type { LatencySummary } from "../model/latency-histogram.ts";
+import {
+  decodeLatencyHistogram,
+  encodeLatencyHistogram,
+  type LatencyHistogram,
+  type LatencySummary,
+  newLatencyHistogram,
+  summarizeLatency,
+} from "../model/latency-histogram.ts";
 import type { ClientLog, LoggedWindow } from "./client-log.ts";
 
 /** One window of the merged timeline, or the merged summary. */
 export interface MergedWindow {
-  /** Over [epochMs - windowMs, epochMs], epoch ms. */
+  /** Over [epochMs - windowMs, epochMs], epoch ms; its histograms are in `encoded`, not decoded. */
   readonly report: WindowReport;
+  /** The merged OK latencies and lateness, encoded as the client's lines carry them; undefined when none. */
+  readonly encoded: { readonly latencyHistogram: string | undefined; readonly latenessHistogram: string | undefined };
   readonly inFlight: number;
   readonly epochMs: number;
   readonly gridEpochMs: number | undefined;
@@ -27,26 +38,67 @@ export interface MergedRun {
   readonly notes: string[];
 }
 
+/** The largest of `values` (a loop: a spread of 100,000 arguments overflows the stack). */
+function largest(values: Iterable<number>): number {
+  let result = -Infinity;
+  for (const value of values) if (value > result) result = value;
+  return result;
+}
+
+type HistogramField = "histogram" | "latenessHistogram";
+const FIELD_NAMES: Record<HistogramField, string> = { histogram: "latencyHistogram", latenessHistogram: "latenessHistogram" };
+
+/**
+ * The parts' histograms of one field added, each decoded only while it is added (a decoded
+ * histogram takes about 200 kB), with the percentiles read from the sum and the exact
+ * maximum of the parts; the sum encoded again for the output.
+ */
+function addEncoded(
+  parts: readonly LoggedWindow[],
+  field: HistogramField,
+): { summary: LatencySummary | undefined; encoded: string | undefined } {
+  let sum: LatencyHistogram | undefined;
+  let exactMaxMs: number | undefined = 0;
+  for (const part of parts) {
+    const encoded = part[field];
+    if (encoded === undefined) continue;
+    let histogram: LatencyHistogram;
+    try {
+      histogram = decodeLatencyHistogram(encoded);
+    } catch {
+      throw new ContractError(`${part.source}: a ${FIELD_NAMES[field]} that does not decode (is this a client's -json output?)`);
+    }
+    if (histogram.totalCount === 0) continue;
+    sum ??= newLatencyHistogram();
+    sum.add(histogram);
+    const maxMs = field === "histogram" ? part.maxLatencyMs : part.maxLatenessMs;
+    exactMaxMs = exactMaxMs === undefined || maxMs === undefined ? undefined : Math.max(exactMaxMs, maxMs);
+  }
+  if (sum === undefined) return { summary: undefined, encoded: undefined };
+  return { summary: summarizeLatency(sum, exactMaxMs), encoded: encodeLatencyHistogram(sum) };
+}
+
 /**
  * Windows of several herds as one: counts add up, HdrHistograms are added and percentiles
  * read from the sum, in-flight attempts add up; the window lasts as long as its longest
  * part (a shard that joined late has a shorter first window).
  */
 function mergeWindows(parts: readonly LoggedWindow[]): MergedWindow {
-  const epochMs = Math.max(...parts.map((part) => part.epochMs));
-  const windowMs = Math.max(...parts.map((part) => part.windowMs));
-  const latency = addSummarized(parts.map((part) => ({ histogram: part.histogram, maxMs: part.maxLatencyMs })));
-  const lateness = addSummarized(parts.map((part) => ({ histogram: part.latenessHistogram, maxMs: part.maxLatenessMs })));
+  const epochMs = largest(parts.map((part) => part.epochMs));
+  const windowMs = largest(parts.map((part) => part.windowMs));
+  const latency = addEncoded(parts, "histogram");
+  const lateness = addEncoded(parts, "latenessHistogram");
   return {
     report: {
       startMs: epochMs - windowMs,
       endMs: epochMs,
       counts: addCounts(parts.map((part) => part.counts)),
       latency: latency.summary,
-      histogram: latency.histogram,
+      histogram: undefined,
       lateness: lateness.summary,
-      latenessHistogram: lateness.histogram,
+      latenessHistogram: undefined,
     },
+    encoded: { latencyHistogram: latency.encoded, latenessHistogram: lateness.encoded },
     inFlight: parts.reduce((sum, part) => sum + part.inFlight, 0),
     epochMs,
     gridEpochMs: parts[0]!.gridEpochMs,
@@ -77,31 +129,53 @@ function aligned(logs: readonly ClientLog[]): boolean {
   return first === undefined || withWindows.every((grid) => [...grid].some((point) => first.has(point)));
 }
 
+/** At most this many missing shards are named; the rest are counted. */
+const NAMED_MISSING = 10;
+
+/**
+ * The indices in [0, count) that `seen` lacks: the first NAMED_MISSING of them, and how many
+ * there are, found in the gaps between the seen ones, never by a list of all `count`.
+ */
+function missingShards(seen: ReadonlySet<number>, count: number): { first: number[]; total: number } {
+  const first: number[] = [];
+  let from = 0;
+  for (const index of [...seen, count].sort((a, b) => a - b)) {
+    for (let missing = from; missing < index && first.length < NAMED_MISSING; missing++) first.push(missing);
+    from = index + 1;
+  }
+  return { first, total: count - seen.size };
+}
+
+/**
+ * What the shard labels say about the inputs; a ContractError for shards of different splits
+ * and for a shard given twice, naming the files.
+ */
 function shardNotes(logs: readonly ClientLog[]): string[] {
   const labels = logs.map((log) => ({ log, label: log.summary?.shard ?? log.windows[0]?.shard }));
   const sharded = labels.filter((entry) => entry.label !== undefined);
   if (sharded.length === 0) return [];
-  const parsed = sharded.map(({ log, label }) => {
-    const [index, count] = label!.split("/").map(Number) as [number, number];
-    return { log, label: label!, index, count };
-  });
+  const parsed = sharded.map(({ log, label }) => ({ log, label: label!, ...parseShard(label!) }));
   const counts = new Set(parsed.map((entry) => entry.count));
   if (counts.size > 1)
-    throw new Error(`the inputs are shards of different splits: ${parsed.map((entry) => `${entry.log.name} ${entry.label}`).join(", ")}`);
+    throw new ContractError(
+      `the inputs are shards of different splits: ${parsed.map((entry) => `${entry.log.name} ${entry.label}`).join(", ")}`,
+    );
   const seen = new Map<number, string>();
   for (const entry of parsed) {
     const other = seen.get(entry.index);
-    if (other !== undefined) throw new Error(`shard ${entry.label} appears twice: ${other} and ${entry.log.name}`);
+    if (other !== undefined) throw new ContractError(`shard ${entry.label} appears twice: ${other} and ${entry.log.name}`);
     seen.set(entry.index, entry.log.name);
   }
   const count = parsed[0]!.count;
-  const missing = Array.from({ length: count }, (_, index) => index).filter((index) => !seen.has(index));
+  const missing = missingShards(new Set(seen.keys()), count);
   const notes: string[] = [];
   if (sharded.length < logs.length) notes.push(`${logs.length - sharded.length} input(s) carry no shard label; merged all the same`);
-  if (missing.length > 0)
+  if (missing.total > 0) {
+    const more = missing.total > missing.first.length ? ` and ${missing.total - missing.first.length} more` : "";
     notes.push(
-      `shards missing: ${missing.map((index) => `${index}/${count}`).join(", ")} (the totals cover ${seen.size} of ${count} shards)`,
+      `shards missing: ${missing.first.map((index) => `${index}/${count}`).join(", ")}${more} (the totals cover ${seen.size} of ${count} shards)`,
     );
+  }
   return notes;
 }
 
@@ -133,7 +207,7 @@ export function mergeClientLogs(logs: readonly ClientLog[]): MergedRun {
       // A client that was killed prints no summary: its windows stand in for it.
       notes.push(`${log.name} has no summary (the client did not finish): its windows stand in for it`);
       const sum = mergeWindows(log.windows);
-      const firstStartMs = Math.min(...log.windows.map((window) => window.epochMs - window.windowMs));
+      const firstStartMs = -largest(log.windows.map((window) => window.windowMs - window.epochMs));
       summaries.push({
         source: log.name,
         epochMs: sum.epochMs,
@@ -141,9 +215,9 @@ export function mergeClientLogs(logs: readonly ClientLog[]): MergedRun {
         gridEpochMs: undefined,
         counts: sum.report.counts,
         inFlight: 0,
-        histogram: sum.report.histogram,
+        histogram: sum.encoded.latencyHistogram,
         maxLatencyMs: sum.report.latency?.maxMs,
-        latenessHistogram: sum.report.latenessHistogram,
+        latenessHistogram: sum.encoded.latenessHistogram,
         maxLatenessMs: sum.report.lateness?.maxMs,
         eventLoopDelay: worstDelay(log.windows.map((window) => window.eventLoopDelay)),
         behind: log.windows.find((window) => window.behind !== undefined)?.behind,

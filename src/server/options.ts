@@ -245,7 +245,7 @@ export function parseServerArgs(args: readonly string[]): ParseOutcome<typeof SE
 /** ./server's options: the server's, and a middle tier's upstream. */
 export function resolveServerProgramOptions(values: FlagValues<typeof SERVER_PROGRAM_FLAGS>): ServerOptions {
   const options = resolveServerOptions(values);
-  return { ...options, upstream: resolveUpstream(values, serverModelOf(options)) };
+  return { ...options, upstream: resolveUpstream(values, serverModelOf(options), options.listen) };
 }
 
 /** The server model the options describe. */

@@ -1,4 +1,5 @@
 import { type FlagSpec, type FlagValues, flagsNamed, prefixFlags, unprefixedValues, withPrefixedNames } from "../cli/flags.ts";
+import { formatListenAddress, type ListenAddress } from "../cli/listen-address.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { CLIENT_FLAGS, checkUrl, RETRY_POLICY_FLAGS, resolveRetryPolicy, type RetryPolicyOptions } from "../client/options.ts";
 import type { ServerModelSpec } from "../model/servers/models.ts";
@@ -13,15 +14,54 @@ const PREFIX = "upstream-";
 /** The most calls one request may fan out to. */
 export const MAX_UPSTREAM_CALLS = 64;
 
+/** The port an http(s) URL's text spells out, if any; the URL parser refuses one over 65535 without saying it is the port. */
+const SPELLED_PORT = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(?:\[[^\]]*\]|[^:/?#[\]]*):(\d+)(?:[/?#]|$)/i;
+
 function upstreamUrlsProblem(text: string): string | undefined {
   if (text === "") return undefined;
   const urls = text.split(",");
   if (urls.length > MAX_UPSTREAM_CALLS) return `at most ${MAX_UPSTREAM_CALLS} URLs`;
-  for (const url of urls) {
-    const problem = checkUrl(url.trim());
-    if (problem !== undefined) return `"${url.trim()}" ${problem}`;
+  for (const url of urls.map((each) => each.trim())) {
+    const port = SPELLED_PORT.exec(url)?.[1];
+    if (port !== undefined && !(Number(port) >= 1 && Number(port) <= 65_535)) return `"${url}": port ${port} is out of range (1 to 65535)`;
+    const problem = checkUrl(url);
+    if (problem !== undefined) return `"${url}" ${problem}`;
   }
   return undefined;
+}
+
+type Loopback = "v4" | "v6";
+
+/** The loopback a URL's hostname reaches (localhost: whichever it resolves to; the any-address: the loopback). */
+const REACHES: Readonly<Record<string, readonly Loopback[]>> = {
+  localhost: ["v4", "v6"],
+  "127.0.0.1": ["v4"],
+  "0.0.0.0": ["v4"],
+  "[::1]": ["v6"],
+  "[::]": ["v6"],
+};
+
+/** The loopback a -listen host accepts connections on (none: every interface, both families). */
+function accepts(host: string | undefined): readonly Loopback[] {
+  if (host === undefined || host === "::" || host === "localhost") return ["v4", "v6"];
+  if (host === "0.0.0.0" || host === "127.0.0.1") return ["v4"];
+  return host === "::1" ? ["v6"] : [];
+}
+
+/**
+ * The URL of this server itself: a middle tier that calls itself answers each request with
+ * another request to itself, until its threads run out. Known only for an explicit -listen
+ * port (port 0 picks one later): the upstream's port is it, and its host is the one listened
+ * on or a loopback the server accepts connections on.
+ */
+function callsItself(url: URL, listen: ListenAddress): boolean {
+  if (listen.port === 0) return false;
+  const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port);
+  if (port !== listen.port) return false;
+  const listenHost = listen.host?.includes(":") === true ? `[${listen.host}]` : listen.host;
+  if (listenHost?.toLowerCase() === url.hostname) return true;
+  const reached = REACHES[url.hostname] ?? [];
+  return accepts(listen.host).some((loopback) => reached.includes(loopback));
 }
 
 /** A client flag's description as a middle tier's: the flags it names under their prefix; the strategies' list is ./client -h's. */
@@ -71,7 +111,7 @@ const DEFAULT_LAMBDA = flagsNamed(CLIENT_FLAGS, ["lambda"])[0]!.default;
  * flags as ./server knows them, for an -upstream-… flag without -upstream, for a model other
  * than the queue, or for a policy that means nothing.
  */
-export function resolveUpstream(values: UpstreamFlagValues, model: ServerModelSpec): UpstreamOptions | undefined {
+export function resolveUpstream(values: UpstreamFlagValues, model: ServerModelSpec, listen: ListenAddress): UpstreamOptions | undefined {
   if (values.upstream === "") {
     const set = UPSTREAM_FLAGS.find((flag) => values[flag.name] !== flag.default);
     if (set !== undefined) throw new UsageError(`-${set.name} applies to a middle tier: give -upstream URL too`);
@@ -81,16 +121,20 @@ export function resolveUpstream(values: UpstreamFlagValues, model: ServerModelSp
     throw new UsageError(`-upstream needs -model queue (a middle tier holds a thread while it calls upstream), not -model ${model.kind}`);
   }
   const urls = values.upstream.split(",").map((url) => url.trim());
+  const own = urls.find((url) => callsItself(new URL(url), listen));
+  if (own !== undefined) {
+    throw new UsageError(`-upstream ${own} is this server's own address (-listen ${formatListenAddress(listen)}): it would call itself`);
+  }
   const fanout = values["upstream-fanout"];
   if (urls.length * fanout > MAX_UPSTREAM_CALLS) {
     throw new UsageError(
       `-upstream with -upstream-fanout ${fanout} makes ${urls.length * fanout} calls a request; at most ${MAX_UPSTREAM_CALLS}`,
     );
   }
-  const own = unprefixedValues(RETRY_POLICY_FLAGS, PREFIX, values);
+  const policyValues = unprefixedValues(RETRY_POLICY_FLAGS, PREFIX, values);
   let policy: RetryPolicyOptions;
   try {
-    policy = resolveRetryPolicy({ ...own, lambda: DEFAULT_LAMBDA, instances: 1 });
+    policy = resolveRetryPolicy({ ...policyValues, lambda: DEFAULT_LAMBDA, instances: 1 });
   } catch (error) {
     if (error instanceof UsageError) throw new UsageError(withPrefixedNames(error.message, RETRY_POLICY_FLAGS, PREFIX));
     throw error;

@@ -1,6 +1,7 @@
+import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { resolveRetryPolicy } from "../client/options.ts";
-import { faultsOfTier, tierProblem } from "../model/faults/fault-schedule.ts";
+import { type Fault, faultsOfTier, formatFault, tierProblem } from "../model/faults/fault-schedule.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 import type { ScenarioTier } from "../scenario-file/tiers.ts";
 import type { ChainConfig, ChainTierConfig } from "./chain.ts";
@@ -30,6 +31,7 @@ export function chainConfigFrom(values: SimFlagValues, tiers: readonly ScenarioT
   const names = tiers.map((tier) => tier.name);
   const stray = tierProblem(faults, names);
   if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
+  refuseFaultsAfterTheRun(faults, values.duration);
   const spikes = faults.filter((fault) => fault.kind === "spike");
   if (spikes.some((fault) => fault.tier !== undefined && fault.tier !== names[0])) {
     throw new UsageError("-faults: a spike is the users' load: give it without a tier (it reaches the edge)");
@@ -71,6 +73,19 @@ export function chainConfigFrom(values: SimFlagValues, tiers: readonly ScenarioT
     durationMs: values.duration,
     seed: values.seed,
   };
+}
+
+/**
+ * A fault that starts when the run has ended never happens: the chain would report every
+ * tier "held" for an outage it never saw. Refused, as the single server's run is judged
+ * too-short and the demo refuses it. (A fault still going at the end did happen: its tiers
+ * are judged as they are then.)
+ */
+function refuseFaultsAfterTheRun(faults: readonly Fault[], durationMs: number): void {
+  const late = faults.filter((fault) => fault.atMs >= durationMs);
+  if (late.length === 0) return;
+  const text = late.map((fault) => formatFault(fault, formatDuration)).join(", ");
+  throw new UsageError(`-faults: the run ends at ${formatDuration(durationMs)}, before ${text} starts: nothing to judge`);
 }
 
 function upstreamPolicy(tier: ScenarioTier, values: SimFlagValues) {

@@ -36,6 +36,13 @@ describe("choose -faults", () => {
     expect(() => options(["-faults", " ; "])).toThrow("must list at least one schedule");
   });
 
+  it("refuses a fault that names a tier on a single server, as ./sim does, instead of dropping the tier", async () => {
+    const io = { stdout: { write: () => true }, stderr: { write: () => true }, env: {} };
+    await expect(main(["-faults", "db:crash@1s+1s", "-list"], io as never)).rejects.toThrow(
+      new UsageError("-faults: the fault db:crash names a tier, but there is no chain of tiers (a scenario file's tiers:)"),
+    );
+  });
+
   it("-list shows each schedule under the length the tables show it by", async () => {
     let stdout = "";
     const io = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: () => true }, env: {} };

@@ -12,6 +12,8 @@ import { mergeClientLogs } from "../../../src/merge/merge-logs.ts";
 import { mergeWindowReports } from "../../../src/model/window-merge.ts";
 import { type WindowReport, WindowStats } from "../../../src/model/window-stats.ts";
 import { IDLE_SERVER } from "../../helpers/server-fixtures.ts";
+import { capturedIo } from "../../helpers/captured-io.ts";
+import { temporaryDir } from "../../helpers/temporary-dirs.ts";
 
 const START = Date.UTC(2025, 5, 21, 12, 0, 0);
 const NOT_BEHIND = { eventLoopDelay: undefined, behind: undefined };
@@ -250,5 +252,129 @@ describe("merge's main", () => {
     expect(() => run([])).toThrow("no input files");
     expect(() => run(["/nonexistent/x.log"])).toThrow("cannot read /nonexistent/x.log: ENOENT");
     expect(() => run(["-stop-at", "0", "x"])).toThrow("-stop-at and -resume-at go together");
+  });
+});
+
+describe("merge on hostile input: one line and exit 2, never a wrong answer", () => {
+  /** merge's main on files of `texts` (by name) in a fresh folder: what it printed, or the usage error it threw. */
+  const mergeFiles = (texts: Record<string, string>, flags: string[] = []) => {
+    const dir = temporaryDir("merge-");
+    for (const [name, text] of Object.entries(texts)) writeFileSync(join(dir, name), text);
+    const { io, stdout, stderr } = capturedIo();
+    const paths = Object.keys(texts).map((name) => join(dir, name));
+    try {
+      return { code: main([...flags, ...paths], io), stdout: stdout(), stderr: stderr(), dir };
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      return { code: error.exitCode, error: error.message.replaceAll(`${dir}/`, ""), stdout: stdout(), dir };
+    }
+  };
+  const valid = shardOutput({ windows: 2, oks: [1, 2], latencyMs: 1 }).text;
+  /** The first window line of `valid` with `edit` applied to its text. */
+  const editedWindow = (edit: (line: string) => string) => `${edit(valid.split("\n")[1]!)}\n`;
+
+  it("refuses an empty or non-JSON input beside a valid one, as it refuses it alone", () => {
+    for (const bad of ["", "client: 10 clients\nnot JSON at all\n"]) {
+      const alone = mergeFiles({ "bad.log": bad });
+      const beside = mergeFiles({ "a.log": valid, "bad.log": bad });
+      expect([alone, beside].map(({ code, error }) => ({ code, error }))).toEqual(
+        [alone, beside].map(() => ({ code: 2, error: "bad.log: no JSON line (is this a client's -json output?)" })),
+      );
+      expect(beside.stdout).toBe("");
+    }
+  });
+
+  it("refuses a shard label that -shard would refuse, naming the file and line", () => {
+    const cases: [string, string][] = [
+      ["x/y", '"x/y": must be i/n, e.g. 0/4 for the first of four shards'],
+      // Refused before anything is allocated by the shard count (it ran out of heap).
+      ["0/1000000000", '"0/1000000000": the shard count must be 1 to 1000000'],
+      ["2/2", '"2/2": the shard index must be 0 to 1'],
+    ];
+    for (const [label, problem] of cases) {
+      const result = mergeFiles({ "a.log": shardOutput({ shard: label, windows: 1, oks: [1], latencyMs: 1 }).text });
+      expect(result.error).toBe(`a.log:2: "shard": ${problem} (is this a client's -json output?)`);
+    }
+    const mixed = `${shardOutput({ shard: "0/2", windows: 1, oks: [1], latencyMs: 1 }).text}${shardOutput({ shard: "1/2", windows: 1, oks: [1], latencyMs: 1 }).text}`;
+    expect(mergeFiles({ "a.log": mixed }).error).toBe("a.log:5: shard 1/2 where line 2 says 0/2: one client has one shard");
+  });
+
+  it("counts the missing shards of a million without listing them", () => {
+    const result = mergeFiles({ "a.log": shardOutput({ shard: "5/1000000", windows: 1, oks: [1], latencyMs: 1 }).text });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(
+      "merge: shards missing: 0/1000000, 1/1000000, 2/1000000, 3/1000000, 4/1000000, 6/1000000, 7/1000000, 8/1000000, 9/1000000, 10/1000000 " +
+        "and 999989 more (the totals cover 1 of 1000000 shards)\n",
+    );
+  });
+
+  it("refuses a shard given twice, or shards of different splits, naming the files, as a usage error", () => {
+    const shard = (label: string) => shardOutput({ shard: label, windows: 1, oks: [1], latencyMs: 1 }).text;
+    expect(mergeFiles({ "a.log": shard("1/3"), "b.log": shard("1/3") }).error).toBe("shard 1/3 appears twice: a.log and b.log");
+    expect(mergeFiles({ "a.log": shard("0/2"), "b.log": shard("1/3") }).error).toBe(
+      "the inputs are shards of different splits: a.log 0/2, b.log 1/3",
+    );
+  });
+
+  it("refuses figures that would print as Infinity, a function or a share over 100%, naming the field", () => {
+    const cases: [(line: string) => string, string][] = [
+      [(line) => line.replace(/"windowMs":\d+/, '"windowMs":1e308'), '"windowMs": Too big'],
+      [(line) => line.replace(/"epochMs":\d+/, '"epochMs":1.7e308'), '"epochMs": Too big'],
+      [(line) => line.replace(/"epochMs":\d+/, '"epochMs":-1.7e308'), '"epochMs": Too small'],
+      [(line) => line.replace(/"max":[\d.]+/, '"max":1e308'), '"latencyMs.max": Too big'],
+      [(line) => line.replace('"errorKinds":{}', '"errorKinds":{"constructor":1}'), '"errorKinds": Unrecognized key: "constructor"'],
+      // Found by the fuzz: printed as "retries: 200.0% of attempts".
+      [(line) => line.replace('"retries":0', '"retries":2'), '"retries": more retries than attempts'],
+    ];
+    for (const [edit, problem] of cases) {
+      const result = mergeFiles({ "a.log": editedWindow(edit) }, ["-json"]);
+      expect(result.error).toMatch(new RegExp(`^a\\.log:1: ${problem.replace(/[.]/g, "\\.")}`));
+    }
+  });
+
+  it("refuses a control character where merge would print it, and escapes one it quotes (found by the fuzz)", () => {
+    const behind = editedWindow((line) =>
+      line.replace('"behind":false,"behindReason":null', '"behind":true,"behindReason":"x\\nOK: 9999 req/sec"'),
+    );
+    expect(mergeFiles({ "a.log": behind }).error).toBe(
+      'a.log:1: "behindReason": must be printable text, without control characters (is this a client\'s -json output?)',
+    );
+    const key = editedWindow((line) => line.replace('"errorKinds":{}', '"errorKinds":{"a\\u0007b":1}'));
+    expect(mergeFiles({ "a.log": key }).error).toBe(
+      'a.log:1: "errorKinds": Unrecognized key: "a\\x07b" (is this a client\'s -json output?)',
+    );
+  });
+
+  it("refuses a histogram that does not decode, before anything is printed", () => {
+    const result = mergeFiles({ "a.log": valid.replace(/"latencyHistogram":"[^"]+"/, '"latencyHistogram":"HISTFAAAAGarbage"') });
+    expect(result.error).toBe("a.log:2: a latencyHistogram that does not decode (is this a client's -json output?)");
+    expect(result.stdout).toBe("");
+  });
+
+  it("refuses /dev/zero (stat says 0 bytes) at its first line's cap, naming the cap", () => {
+    const { io } = capturedIo();
+    expect(() => main(["/dev/zero"], io)).toThrow(
+      new UsageError("/dev/zero:1: a line longer than 1 MiB (is this a client's -json output?)"),
+    );
+  });
+
+  it("merges 130,000 windows of a client that printed no summary (a spread of them overflowed the stack)", () => {
+    const windows = 130_000;
+    const line = JSON.parse(editedWindow((text) => text)) as Record<string, unknown>;
+    const lines = Array.from({ length: windows }, (_, index) =>
+      JSON.stringify({
+        ...line,
+        ok: 0,
+        latencyMs: null,
+        latencyHistogram: null,
+        lateness: null,
+        latenessHistogram: null,
+        epochMs: START + index * 1_000,
+        gridEpochMs: START + index * 1_000,
+      }),
+    );
+    const merged = mergeClientLogs([parseClientLog("big.log", lines.join("\n"))]);
+    expect(merged.windows).toHaveLength(windows);
+    expect(merged.summary!.report.endMs - merged.summary!.report.startMs).toBe(windows * 1_000);
   });
 });

@@ -63,6 +63,40 @@ describe("./server -upstream (a middle tier) and its -upstream-… flags", () =>
   });
 });
 
+describe("./server -upstream that cannot be called", () => {
+  it("refuses the server's own address: with an explicit -listen port, on the host listened on or a loopback it accepts", () => {
+    const own = (listen: string, url: string) => `-upstream ${url} is this server's own address (-listen ${listen}): it would call itself`;
+    const selfCalls: [string, string][] = [
+      ["127.0.0.1:8071", "http://127.0.0.1:8071/api"],
+      [":8071", "http://localhost:8071/api"],
+      [":8071", "http://[::1]:8071/api"],
+      ["0.0.0.0:8071", "http://0.0.0.0:8071/api"],
+      ["127.0.0.1:80", "http://localhost/api"],
+      ["10.0.0.5:8071", "http://10.0.0.5:8071/api"],
+    ];
+    for (const [listen, url] of selfCalls) {
+      expect(() => resolve(["-listen", listen, "-model", "queue", "-upstream", `http://127.0.0.1:9/api,${url}`])).toThrow(
+        new UsageError(own(listen, url)),
+      );
+    }
+    // Another port, another loopback family, or a port not known yet (0) is another server.
+    for (const [listen, url] of [
+      ["127.0.0.1:8071", "http://127.0.0.1:8072/api"],
+      ["127.0.0.1:8071", "http://[::1]:8071/api"],
+      ["127.0.0.1:0", "http://127.0.0.1:8071/api"],
+    ]) {
+      expect(resolve(["-listen", listen!, "-model", "queue", "-upstream", url!]).upstream?.targets).toEqual([url]);
+    }
+  });
+
+  it("names the port, not the scheme, when the port is out of range", () => {
+    expect(() => parseServerArgs(["-upstream", "http://127.0.0.1:99999/api"])).toThrow(
+      'invalid value "http://127.0.0.1:99999/api" for flag -upstream: "http://127.0.0.1:99999/api": port 99999 is out of range (1 to 65535)',
+    );
+    expect(() => parseServerArgs(["-upstream", "http://[::1]:0/api"])).toThrow('"http://[::1]:0/api": port 0 is out of range');
+  });
+});
+
 describe("a middle tier's figures", () => {
   it("follow the line's unchanged prefix, and travel in the JSON line through its contract", () => {
     const clock = new ManualClock();

@@ -7,6 +7,9 @@ import { policyAmplification } from "../../../src/model/tiers/amplification.ts";
 import { UpstreamCalls } from "../../../src/model/upstream-calls.ts";
 import { buildChain, type ChainTierConfig, simulateChain, type UpstreamPolicy } from "../../../src/sim/chain.ts";
 import { parseSimArgs } from "../../../src/sim/options.ts";
+import { main as simMain } from "../../../src/sim/main.ts";
+import { UsageError } from "../../../src/cli/usage-error.ts";
+import { capturedIo } from "../../helpers/captured-io.ts";
 import type { UpstreamCallEnd } from "../../../src/model/servers/upstream-pool.ts";
 
 /** A caller's policy as its flags give it (the simulator's flag table, the client's resolution). */
@@ -162,5 +165,16 @@ describe("the windows of a simulated chain", () => {
     // Nothing reached the db in the window that ended at the resume; the whole held burst, and what came after, in the next.
     expect(db![1]! - db![0]!).toBe(0);
     expect(db![2]! - db![1]!).toBeGreaterThanOrEqual(held);
+  });
+});
+
+describe("a simulated chain's faults", () => {
+  it("must start before the run ends: no verdict on a fault that never happened", async () => {
+    const { io, stdout } = capturedIo();
+    await expect(simMain(["-faults", "db:crash@100s+1s", "examples/three-tiers.yaml"], io)).rejects.toThrow(
+      new UsageError("-faults: the run ends at 50s, before db:crash@1m40s+1s starts: nothing to judge"),
+    );
+    await expect(simMain(["-faults", "db:crash@50s+10s", "examples/three-tiers.yaml"], io)).rejects.toThrow(UsageError);
+    expect(stdout()).toBe("");
   });
 });
