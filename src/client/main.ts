@@ -147,11 +147,7 @@ async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<voi
   const range = partOf({ firstUser: 0, users: options.clients }, options.shard.index, options.shard.count);
   const threads = Math.max(1, Math.min(options.workers, range.users));
   const shardLabel = options.shard.count > 1 ? `${options.shard.index}/${options.shard.count}` : undefined;
-  io.stderr.write(
-    `client: ${describeLoad(options, describeShare(options, range, threads))}, ` +
-      `timeout ${formatDuration(options.timeoutMs)}, strategy ${describeStrategy(options)}, seed ${seed}, target ${redactUrl(options.url)}` +
-      `${options.retry.honorRetryAfter === true ? ", honoring Retry-After" : ""}${options.propagateDeadline ? ", propagating deadlines" : ""}\n`,
-  );
+  io.stderr.write(`${startLine(options, describeShare(options, range, threads), seed)}\n`);
 
   const clock = realClock;
   let stopping = false;
@@ -351,4 +347,13 @@ async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<voi
     process.exit(0);
   };
   void earlyStop.then((reason) => stop(reason));
+}
+
+/** The client's first line: its load, timeout, strategy, seed and target (credentials hidden). */
+export function startLine(options: ClientOptions, share: string, seed: number): string {
+  return (
+    `client: ${describeLoad(options, share)}, ` +
+    `timeout ${formatDuration(options.timeoutMs)}, strategy ${describeStrategy(options)}, seed ${seed}, target ${redactUrl(options.url)}` +
+    `${options.retry.honorRetryAfter === true ? ", honoring Retry-After" : ""}${options.propagateDeadline ? ", propagating deadlines" : ""}`
+  );
 }

@@ -42,6 +42,7 @@ const ERROR_KINDS = [
   "http-4xx",
   "http-5xx",
   "http-other",
+  "body-too-large",
   "other",
 ] as const satisfies readonly ErrorKind[];
 // Compiles only while the list names every ErrorKind.
