@@ -4,7 +4,7 @@ import { faultsOfTier, tierProblem } from "../model/faults/fault-schedule.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 import type { ScenarioTier } from "../scenario-file/tiers.ts";
 import type { ChainConfig, ChainTierConfig } from "./chain.ts";
-import { parseSimArgs, readFaults, resolveSimOptions, type SimFlagValues } from "./options.ts";
+import { checkSpikeClients, parseSimArgs, readFaults, resolveSimOptions, type SimFlagValues } from "./options.ts";
 
 /** A tier's flags (its system or its upstream) read by the simulator's flag table; a mistake names the tier. */
 function tierValues(tier: ScenarioTier, tokens: readonly string[], where: string): SimFlagValues {
@@ -27,6 +27,7 @@ function tierValues(tier: ScenarioTier, tokens: readonly string[], where: string
 export function chainConfigFrom(values: SimFlagValues, tiers: readonly ScenarioTier[]): ChainConfig {
   const users = resolveSimOptions({ ...values, faults: undefined }).client;
   const faults = values.faults === undefined ? [] : readFaults(values.faults);
+  checkSpikeClients(faults, users);
   const names = tiers.map((tier) => tier.name);
   const stray = tierProblem(faults, names);
   if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
