@@ -153,13 +153,20 @@ export async function parseScenario(
 
 type Failure = (path: Path, key: string, message: string) => InputFileError;
 
-/** The document as plain values; aliases that would expand past the parser's limit (an alias bomb) are the file's mistake. */
+/**
+ * The document as plain values. What the parser finds wrong with its aliases only here is the
+ * file's mistake: aliases that expand past its limit (an alias bomb), or an alias of no anchor.
+ */
 function plainValue(yaml: Yaml, doc: Document, fail: (offset: number, key: string, message: string) => InputFileError): unknown {
   try {
     return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (error) {
-    if (!(error instanceof ReferenceError && error.message.startsWith("Excessive alias count"))) throw error;
-    throw fail(firstAliasOffset(yaml, doc), "YAML", `too many aliases: they expand past ${MAX_ALIAS_COUNT} copies`);
+    if (!(error instanceof ReferenceError)) throw error;
+    if (error.message.startsWith("Excessive alias count")) {
+      throw fail(firstAliasOffset(yaml, doc), "YAML", `too many aliases: they expand past ${MAX_ALIAS_COUNT} copies`);
+    }
+    if (error.message.startsWith("Unresolved alias")) throw fail(firstAliasOffset(yaml, doc), "YAML", error.message);
+    throw error;
   }
 }
 

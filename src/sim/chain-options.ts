@@ -4,6 +4,7 @@ import { faultsOfTier, tierProblem } from "../model/faults/fault-schedule.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 import type { ScenarioTier } from "../scenario-file/tiers.ts";
 import type { ChainConfig, ChainTierConfig } from "./chain.ts";
+import { checkSimulatorBounds } from "./trial.ts";
 import { checkSpikeClients, parseSimArgs, readFaults, resolveSimOptions, type SimFlagValues } from "./options.ts";
 
 /** A tier's flags (its system or its upstream) read by the simulator's flag table; a mistake names the tier. */
@@ -26,6 +27,8 @@ function tierValues(tier: ScenarioTier, tokens: readonly string[], where: string
  */
 export function chainConfigFrom(values: SimFlagValues, tiers: readonly ScenarioTier[]): ChainConfig {
   const users = resolveSimOptions({ ...values, faults: undefined }).client;
+  // The users and the run are the simulator's, within its limits (a chain ran 20 000 000 users, or windows of 1µs, as given).
+  checkSimulatorBounds(values, values["report-interval"]);
   const faults = values.faults === undefined ? [] : readFaults(values.faults);
   checkSpikeClients(faults, users);
   const names = tiers.map((tier) => tier.name);

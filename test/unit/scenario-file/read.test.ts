@@ -343,6 +343,10 @@ describe("a hostile file (issue 39)", () => {
     expect(await oneLine(`scenario: 1\n${levels.join("\n")}\n`)).toMatch(/^exp\.yaml:3: YAML: too many aliases/);
   });
 
+  it("refuses an alias of no anchor (found by the fuzz test) as a mistake in the file", async () => {
+    expect(await oneLine("scenario: 1\n: *a\n")).toBe("exp.yaml:2: YAML: Unresolved alias (the anchor must be set before the alias): a");
+  });
+
   it.each([
     ["100 000 [", `scenario: 1\nsystem: ${"[".repeat(100_000)}\n`],
     ["2 000 [", `scenario: 1\nsystem: ${"[".repeat(2_000)}${"]".repeat(2_000)}\n`],

@@ -146,8 +146,14 @@ describe("./sim with a chain", () => {
     await expect(simMain(["-faults", "db:stop@1s+1s"], capturedIo().io)).rejects.toThrow(/names a tier, but there is no chain of tiers/);
   });
 
-  it("refuses a spike that would run more users than the simulator's limit, before running", async () => {
+  it("refuses users, windows and spikes past the simulator's limits, before running", async () => {
     const file = resolve(import.meta.dirname, "../../../examples/three-tiers.yaml");
+    await expect(simMain([file, "-clients", "20000000"], capturedIo().io)).rejects.toThrow(
+      new UsageError('invalid value "20000000" for flag -clients: the simulator runs at most 10000000 clients'),
+    );
+    await expect(simMain([file, "-interval", "1us", "-duration", "1h"], capturedIo().io)).rejects.toThrow(
+      new UsageError('invalid value "1µs" for flag -interval: more than 10000000 client windows in -duration 1h0m0s'),
+    );
     await expect(simMain([file, "-faults", "spike@1s+1s*1e308"], capturedIo().io)).rejects.toThrow(
       new UsageError("-faults: the spike spike@1s+1s*1e+308 runs 1e+308 times the 100 clients; at most 10000000 clients in all"),
     );
