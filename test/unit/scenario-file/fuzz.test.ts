@@ -99,7 +99,10 @@ const number = fc.oneof(
   fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }).map(String),
 );
 
-/** A well-formed file whose values are extreme: numbers anywhere a value goes, chains of any length and fan-out, many faults. */
+/**
+ * A well-formed file whose values are extreme: numbers anywhere a value goes, chains short or at
+ * the limit of 64 tiers with any fan-out, faults with any numbers.
+ */
 const extreme = fc
   .record({
     system: fc.dictionary(fc.constantFrom("clients", "lambda", "timeout", "rate", "limit", "threads", "backlog"), number, { maxKeys: 4 }),
@@ -114,7 +117,13 @@ const extreme = fc
     faults: fc.array(fc.tuple(fc.constantFrom("stop", "crash", "slow", "spike", "capacity", "errors"), number, number, number), {
       maxLength: 4,
     }),
-    tiers: fc.option(fc.tuple(fc.integer({ min: 0, max: 80 }), number), { nil: undefined }),
+    tiers: fc.option(
+      fc.tuple(
+        fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 4 }) }, { weight: 1, arbitrary: fc.constantFrom(64, 65) }),
+        number,
+      ),
+      { nil: undefined },
+    ),
   })
   .map(({ system, run, faults, tiers }) => {
     const section = (name: string, values: Record<string, string>) =>
