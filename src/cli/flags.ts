@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { HELP_TOKEN, normalizeArgv, parseGoBool, splitArguments } from "./argv.ts";
 import { DurationSyntaxError, formatDuration, parseDuration } from "./duration.ts";
-import { UsageError } from "./usage-error.ts";
+import { excerpt, UsageError } from "./usage-error.ts";
 
 /**
  * What a flag is about, so that a program can take another's flags by kind (choose takes
@@ -177,7 +177,7 @@ export const OUT_OF_RANGE = {
 } as const;
 
 function invalid(flag: FlagSpec, raw: string, rule: string): UsageError {
-  return new UsageError(`invalid value "${raw}" for flag -${flag.name}: ${rule}`);
+  return new UsageError(`invalid value "${excerpt(raw)}" for flag -${flag.name}: ${rule}`);
 }
 
 /** Converts one raw value, enforcing the flag's rule. Exported for tests. */

@@ -4,10 +4,19 @@
  * surrogates. A user's input quoted in an error then stays one printable line.
  */
 export function printable(text: string): string {
-  return text.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, (char) => {
+  const escaped = text.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, (char) => {
     const code = char.codePointAt(0)!;
     return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u{${code.toString(16)}}`;
   });
+  return excerpt(escaped, MAX_MESSAGE_CHARS);
+}
+
+/** The longest message shown: past it, what a user gave (a megabyte's key or value) is cut, not echoed. */
+const MAX_MESSAGE_CHARS = 1000;
+
+/** `text` as a message quotes it: the first `max` characters, and how many more there are. */
+export function excerpt(text: string, max = 64): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { open } from "node:fs/promises";
 import type { Document } from "yaml";
 import type { FlagSpec } from "../cli/flags.ts";
-import { InputFileError } from "../cli/usage-error.ts";
+import { excerpt, InputFileError } from "../cli/usage-error.ts";
 import { type Workload, WORKLOADS } from "../cli/workload.ts";
 import {
   FAULTS_KEY,
@@ -77,7 +77,7 @@ export async function parseScenario(
   // Unique keys are checked by documentProblem, in one pass.
   const doc = yaml.parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: false });
   const fail = (offset: number, key: string, message: string) =>
-    new InputFileError(`${file}:${lineCounter.linePos(offset).line}: ${key}: ${message}`);
+    new InputFileError(`${file}:${lineCounter.linePos(offset).line}: ${excerpt(key)}: ${message}`);
   const yamlError = doc.errors[0];
   if (yamlError !== undefined) {
     const message = yamlError.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
@@ -330,8 +330,9 @@ function whereTierKeyBelongs(parent: Path, key: string): string {
   return `unknown key; ${what}${near === undefined ? "" : `; did you mean ${near}?`}`;
 }
 
-/** Levenshtein distance, for suggesting a misspelt key. */
+/** Levenshtein distance, for suggesting a misspelt key; past 2 apart in length, not computed (a long key costs nothing). */
 function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return Math.abs(a.length - b.length);
   let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];

@@ -364,6 +364,16 @@ describe("a hostile file (issue 39)", () => {
     );
   });
 
+  it("quotes a 900 KB key or value as an excerpt, and looks for no near key to suggest", async () => {
+    const long = "k".repeat(900_000);
+    expect(await oneLine(`scenario: 1\nsystem: {"${long}": 1}\n`)).toBe(
+      `exp.yaml:2: ${"k".repeat(64)}… (899936 more characters): unknown key in section system: not a flag of any program`,
+    );
+    expect(await oneLine(`scenario: 1\nsystem:\n  model: ${long}\n`)).toMatch(
+      /^exp\.yaml:3: model: invalid value "k{64}… \(899936 more characters\)": must be one of/,
+    );
+  });
+
   it("names the file's line for a run too long to report, not another flag", async () => {
     expect(await oneLine("scenario: 1\nrun:\n  duration: 99999999999h\n")).toBe(
       'exp.yaml:3: duration: invalid value "99999999999h": must be <= 2777h46m40s',
