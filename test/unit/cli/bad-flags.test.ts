@@ -178,6 +178,11 @@ describe("the exact usage error, in process", () => {
     );
     expect(existsSync(out)).toBe(false);
   });
+  it("quotes a value of 200 000 characters as an excerpt, in a line of at most 1000", async () => {
+    const { lines } = await usageFailure("sim", ["-faults", `stop@1s+${"9".repeat(200_000)}`]);
+    expect(lines[0]).toMatch(/^sim: invalid value "stop@1s\+9{56}… \(199944 more characters\)" for flag -faults: /);
+    expect(lines[0]!.length).toBeLessThanOrEqual(1000 + "… (N more characters)".length + 10);
+  });
   it("sim rejects -deadline-aware without -propagate-deadline", () =>
     expectMessage("sim", ["-deadline-aware"], "sim: -deadline-aware needs -propagate-deadline: without it the clients send no deadline"));
 });
