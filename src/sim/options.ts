@@ -62,7 +62,10 @@ export const faultsProblem = (text: string): string | undefined => {
  * A UsageError for a spike that would run more than MAX_CLIENTS users (the herd's × its factor),
  * checked before anything runs: the simulator's and the demo's extra load are that many users.
  */
-export function checkSpikeClients(faults: readonly Fault[], herd: Pick<ClientOptions, "clients" | "arrivals">): void {
+export function checkSpikeClients(
+  faults: readonly Fault[],
+  herd: { readonly clients: number; readonly arrivals: { readonly kind: string } },
+): void {
   if (herd.arrivals.kind === "open") return;
   const problem = spikeClientsProblem(faults, herd.clients, MAX_CLIENTS, formatDuration);
   if (problem !== undefined) throw new UsageError(`-faults: ${problem}`);
