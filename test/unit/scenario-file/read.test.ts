@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -402,6 +402,13 @@ describe("a hostile file (issue 39)", () => {
     expect(await oneLine(`scenario: 1\nfaults:\n${faults}`)).toBe(
       "exp.yaml:1003: faults: more than 1000 faults; a schedule lists at most 1000",
     );
+  });
+
+  it.runIf(existsSync("/dev/zero"))("reads an endless file up to 1 MiB and no further", async () => {
+    // Before the limit it read /dev/zero to about 700 MB and failed with "RangeError: Invalid string length".
+    const error = await readScenarioFile("/dev/zero", SIM_TARGET).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(InputFileError);
+    expect((error as Error).message).toBe("/dev/zero:1: the file goes on past 1 MiB here; a scenario file is a few KB");
   });
 
   it("refuses a file over 1 MiB before parsing it, naming the line where it passes the limit", async () => {
