@@ -66,27 +66,8 @@ export async function parseScenario(
   programTargets: ScenarioTarget | readonly ScenarioTarget[],
   everyTarget: readonly ScenarioTarget[] = SCENARIO_TARGETS,
 ): Promise<LoadedScenario> {
-  const pastLimit = sizeProblemLine(text);
-  if (pastLimit !== undefined) {
-    throw new InputFileError(
-      `${file}:${pastLimit}: the file goes on past ${MAX_SCENARIO_BYTES / 1024 / 1024} MiB here; a scenario file is a few KB`,
-    );
-  }
   const [yaml, { z }] = await Promise.all([import("yaml"), import("zod")]);
-  const lineCounter = new yaml.LineCounter();
-  // Unique keys are checked by documentProblem, in one pass.
-  const doc = yaml.parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: false });
-  const fail = (offset: number, key: string, message: string) =>
-    new InputFileError(`${file}:${lineCounter.linePos(offset).line}: ${excerpt(key)}: ${message}`);
-  const yamlError = doc.errors[0];
-  if (yamlError !== undefined) {
-    const message = yamlError.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-    // The parser's recursion gave out before the depth check could run.
-    const said = message.startsWith("Maximum call stack size exceeded") ? `nested deeper than ${MAX_SCENARIO_DEPTH} levels` : message;
-    throw new InputFileError(`${file}:${yamlError.linePos?.[0].line ?? 1}: YAML: ${said}`);
-  }
-  const shape = documentProblem(yaml, doc);
-  if (shape !== undefined) throw fail(shape.offset, shape.key, shape.message);
+  const { doc, fail } = readDocument(yaml, text, file);
   if (!yaml.isMap(doc.contents)) {
     const offset = doc.contents?.range?.[0] ?? 0;
     throw doc.contents === null
@@ -153,11 +134,41 @@ export async function parseScenario(
 
 type Failure = (path: Path, key: string, message: string) => InputFileError;
 
+type Fail = (offset: number, key: string, message: string) => InputFileError;
+
+/**
+ * The text as a YAML document within the file's limits (document.ts), and the error for a
+ * mistake at an offset, `FILE:LINE: key: message`; an InputFileError for text that is neither.
+ */
+function readDocument(yaml: Yaml, text: string, file: string): { doc: Document; fail: Fail } {
+  const pastLimit = sizeProblemLine(text);
+  if (pastLimit !== undefined) {
+    throw new InputFileError(
+      `${file}:${pastLimit}: the file goes on past ${MAX_SCENARIO_BYTES / 1024 / 1024} MiB here; a scenario file is a few KB`,
+    );
+  }
+  const lineCounter = new yaml.LineCounter();
+  // Unique keys are checked by documentProblem, in one pass.
+  const doc = yaml.parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: false });
+  const fail: Fail = (offset, key, message) =>
+    new InputFileError(`${file}:${lineCounter.linePos(offset).line}: ${excerpt(key)}: ${message}`);
+  const yamlError = doc.errors[0];
+  if (yamlError !== undefined) {
+    const message = yamlError.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+    // The parser's recursion gave out before the depth check could run.
+    const said = message.startsWith("Maximum call stack size exceeded") ? `nested deeper than ${MAX_SCENARIO_DEPTH} levels` : message;
+    throw new InputFileError(`${file}:${yamlError.linePos?.[0].line ?? 1}: YAML: ${said}`);
+  }
+  const shape = documentProblem(yaml, doc);
+  if (shape !== undefined) throw fail(shape.offset, shape.key, shape.message);
+  return { doc, fail };
+}
+
 /**
  * The document as plain values. What the parser finds wrong with its aliases only here is the
  * file's mistake: aliases that expand past its limit (an alias bomb), or an alias of no anchor.
  */
-function plainValue(yaml: Yaml, doc: Document, fail: (offset: number, key: string, message: string) => InputFileError): unknown {
+function plainValue(yaml: Yaml, doc: Document, fail: Fail): unknown {
   try {
     return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (error) {
