@@ -5,7 +5,7 @@ import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { type Fault, FaultSyntaxError, formatFault, parseFaults } from "../model/faults/fault-schedule.ts";
 import { defaultParallelism } from "../runtime/worker-pool.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
-import { PARALLEL_FLAG, SIM_FLAGS } from "../sim/options.ts";
+import { checkSpikeClients, PARALLEL_FLAG, SIM_FLAGS } from "../sim/options.ts";
 
 /*
  * choose takes the flags of ./sim that describe the user's system (clients or arrival rate,
@@ -296,6 +296,9 @@ export function parseChooseArgs(argv: readonly string[]): ChooseParse {
   const system: Record<string, unknown> = {};
   for (const flag of SYSTEM_FLAGS) system[flag.name] = all[flag.name];
   const schedules = own.faults === undefined ? undefined : parseSchedules(own.faults);
+  // A spike past the simulator's clients is refused here, not in the workers once they run.
+  const herd = { clients: system.clients as number, arrivals: { kind: system.arrivals as string } };
+  for (const schedule of schedules ?? []) checkSpikeClients(schedule, herd);
   if (schedules !== undefined && own.outages !== DEFAULT_OUTAGES) {
     throw new UsageError("-faults replaces -outages: list each schedule in it, separated by semicolons");
   }

@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { HELP_TOKEN, normalizeArgv, parseGoBool, splitArguments } from "./argv.ts";
 import { DurationSyntaxError, formatDuration, parseDuration } from "./duration.ts";
-import { UsageError } from "./usage-error.ts";
+import { excerpt, UsageError } from "./usage-error.ts";
 
 /**
  * What a flag is about, so that a program can take another's flags by kind (choose takes
@@ -49,6 +49,7 @@ export interface DurationFlag extends FlagCommon {
   readonly default: number | undefined;
   readonly minMs?: number;
   readonly minExclusive?: boolean;
+  readonly maxMs?: number;
 }
 export interface StringFlag extends FlagCommon {
   readonly kind: "string";
@@ -166,8 +167,17 @@ function describeDefault(flag: FlagSpec): string {
   return String(flag.default);
 }
 
+/**
+ * Why a number cannot be taken as written: an integer past 2^53 − 1 (a double rounds it: 10^23
+ * would read as 1e+23), or a number past the largest double (it would read as Infinity).
+ */
+export const OUT_OF_RANGE = {
+  integer: `out of range: an integer is at most ${Number.MAX_SAFE_INTEGER} in size`,
+  number: `out of range: a number is at most ${Number.MAX_VALUE} in size`,
+} as const;
+
 function invalid(flag: FlagSpec, raw: string, rule: string): UsageError {
-  return new UsageError(`invalid value "${raw}" for flag -${flag.name}: ${rule}`);
+  return new UsageError(`invalid value "${excerpt(raw)}" for flag -${flag.name}: ${rule}`);
 }
 
 /** Converts one raw value, enforcing the flag's rule. Exported for tests. */
@@ -181,11 +191,14 @@ export function parseValue(flag: FlagSpec, raw: string): boolean | number | stri
     case "integer": {
       if (!/^[-+]?\d+$/.test(raw)) throw invalid(flag, raw, "must be an integer");
       const value = Number(raw);
+      if (!Number.isSafeInteger(value)) throw invalid(flag, raw, OUT_OF_RANGE.integer);
       checkRange(flag, raw, value, flag.min, flag.max, false, String);
       return value;
     }
     case "number": {
       const value = raw.trim() === "" ? Number.NaN : Number(raw);
+      // A number written in digits that a double cannot hold: not "Infinity", which is no number at all.
+      if (Math.abs(value) === Infinity && /\d/.test(raw)) throw invalid(flag, raw, OUT_OF_RANGE.number);
       if (!Number.isFinite(value)) throw invalid(flag, raw, "must be a finite number");
       checkRange(flag, raw, value, flag.min, flag.max, flag.minExclusive ?? false, String);
       return value;
@@ -198,7 +211,7 @@ export function parseValue(flag: FlagSpec, raw: string): boolean | number | stri
         if (!(error instanceof DurationSyntaxError)) throw error;
         throw invalid(flag, raw, "must be a duration such as 300ms, 1.5s, 2m or 1h2m3s");
       }
-      checkRange(flag, raw, value, flag.minMs, undefined, flag.minExclusive ?? false, formatDuration);
+      checkRange(flag, raw, value, flag.minMs, flag.maxMs, flag.minExclusive ?? false, formatDuration);
       return value;
     }
     case "string": {

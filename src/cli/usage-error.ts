@@ -1,15 +1,42 @@
 /**
+ * A message with every character a terminal would act on or hide written as an escape (`\x00`,
+ * `\x1b`, `\u{202e}`): control and format characters, line and paragraph separators and lone
+ * surrogates. A user's input quoted in an error then stays one printable line.
+ */
+export function printable(text: string): string {
+  const escaped = text.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, (char) => {
+    const code = char.codePointAt(0)!;
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u{${code.toString(16)}}`;
+  });
+  return excerpt(escaped, MAX_MESSAGE_CHARS);
+}
+
+/** The longest message shown: past it, what a user gave (a megabyte's key or value) is cut, not echoed. */
+const MAX_MESSAGE_CHARS = 1000;
+
+/** `text` as a message quotes it: the first `max` characters, and how many more there are. */
+export function excerpt(text: string, max = 64): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
+}
+
+/**
  * A mistake in how a program was called. The entry point turns it into one line on
  * stderr, a hint to `-h`, and exit code 2 (Go's flag package does the same).
  */
 export class UsageError extends Error {
   override readonly name = "UsageError";
+  constructor(message: string) {
+    super(printable(message));
+  }
   readonly exitCode = 2;
 }
 
 /** An error that ends a program with one line and exit 1 (port in use, bad file, …). */
 export class FatalError extends Error {
   override readonly name = "FatalError";
+  constructor(message: string) {
+    super(printable(message));
+  }
   readonly exitCode = 1;
 }
 
@@ -19,6 +46,9 @@ export class FatalError extends Error {
  */
 export class InputFileError extends Error {
   override readonly name = "InputFileError";
+  constructor(message: string) {
+    super(printable(message));
+  }
   readonly exitCode = 2;
 }
 

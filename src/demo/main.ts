@@ -1,7 +1,7 @@
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { type FlagValues, givenFlagNames, parseFlags } from "../cli/flags.ts";
-import { readFaults } from "../sim/options.ts";
+import { checkSpikeClients, readFaults } from "../sim/options.ts";
 import { type Fault, formatFault, tierProblem } from "../model/faults/fault-schedule.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { UsageError } from "../cli/usage-error.ts";
@@ -81,6 +81,9 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   const clientFlags = strategies.map((strategy) =>
     passThrough("client-args", () => parseClientArgs([...strategy.clientArgs, ...argsOfRun(strategy)])),
   );
+  // A spike's extra clients run the herd's flags with their own count (or rate) and seed: within the limit, before anything starts.
+  const herd = resolveClientOptions(clientFlags[0]!);
+  if (faults !== undefined) checkSpikeClients(faults, herd);
   if (values["print-scenario"]) {
     const { printScenario } = await import("../scenario-file/print.ts");
     const users = { "client-args": passThrough("client-args", () => parseClientArgs(clientArgs)) };
@@ -122,8 +125,6 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
     `demo: ${strategies.length} strategies x ${formatDuration(perRunMs)} (${trouble}, observe ${formatDuration(values.observe)}); ` +
       `seeds: server ${seeds.server}, client ${seeds.client}; results in ${outDir}\n`,
   );
-  // A spike's extra clients run the herd's flags with their own count (or rate) and seed.
-  const herd = resolveClientOptions(clientFlags[0]!);
   const load = {
     arrivals: herd.arrivals.kind,
     clients: herd.clients,

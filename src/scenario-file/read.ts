@@ -1,7 +1,7 @@
-import { readFile } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import type { Document } from "yaml";
 import type { FlagSpec } from "../cli/flags.ts";
-import { InputFileError } from "../cli/usage-error.ts";
+import { excerpt, InputFileError } from "../cli/usage-error.ts";
 import { type Workload, WORKLOADS } from "../cli/workload.ts";
 import {
   FAULTS_KEY,
@@ -16,6 +16,7 @@ import {
 } from "./format.ts";
 import { carrierNames, type ScenarioData, scenarioSchema, type SectionKey, sectionKeys } from "./schema.ts";
 import { SCENARIO_TARGETS } from "./targets.ts";
+import { documentProblem, firstAliasOffset, type Located, MAX_SCENARIO_BYTES, MAX_SCENARIO_DEPTH, sizeProblemLine } from "./document.ts";
 import { type ScenarioTier, TIER_KEYS, TIER_SYSTEM_FLAGS, UPSTREAM_FLAGS, USER_FLAG_NAMES } from "./tiers.ts";
 
 /** The top-level keys of a file: metadata, then the sections. */
@@ -29,13 +30,30 @@ const SOURCE_KEYS = ["title", "url", "date"];
 export async function readScenarioFile(file: string, target: ScenarioTarget | readonly ScenarioTarget[]): Promise<LoadedScenario> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await readAtMost(file, MAX_SCENARIO_BYTES + 1);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "a directory, not a file" : (code ?? String(error));
     throw new InputFileError(`${file}: cannot read the scenario file: ${why}`);
   }
   return parseScenario(text, file, target);
+}
+
+/** The file's first `limit` bytes as text: a file past the scenario's limit is refused without reading the rest. */
+async function readAtMost(file: string, limit: number): Promise<string> {
+  const handle = await open(file, "r");
+  try {
+    const buffer = Buffer.alloc(limit);
+    let length = 0;
+    while (length < limit) {
+      const { bytesRead } = await handle.read(buffer, length, limit - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    return buffer.toString("utf8", 0, length);
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
@@ -49,15 +67,7 @@ export async function parseScenario(
   everyTarget: readonly ScenarioTarget[] = SCENARIO_TARGETS,
 ): Promise<LoadedScenario> {
   const [yaml, { z }] = await Promise.all([import("yaml"), import("zod")]);
-  const lineCounter = new yaml.LineCounter();
-  const doc = yaml.parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
-  const fail = (offset: number, key: string, message: string) =>
-    new InputFileError(`${file}:${lineCounter.linePos(offset).line}: ${key}: ${message}`);
-  const yamlError = doc.errors[0];
-  if (yamlError !== undefined) {
-    const message = yamlError.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-    throw new InputFileError(`${file}:${yamlError.linePos?.[0].line ?? 1}: YAML: ${message}`);
-  }
+  const { doc, fail } = readDocument(yaml, text, file);
   if (!yaml.isMap(doc.contents)) {
     const offset = doc.contents?.range?.[0] ?? 0;
     throw doc.contents === null
@@ -81,21 +91,11 @@ export async function parseScenario(
   }
   const others = everyTarget.filter((other) => workloadOf(other) === workload);
   const sections = sectionKeys(target, others);
-  const parsed = scenarioSchema(z, sections).safeParse(doc.toJS());
+  const parsed = scenarioSchema(z, sections).safeParse(plainValue(yaml, doc, fail));
   if (!parsed.success) {
-    const located = parsed.error.issues.flatMap((issue) => {
-      const path = issue.path.filter((part) => typeof part !== "symbol");
-      if (issue.code === "unrecognized_keys") {
-        return issue.keys.map((key) => ({
-          offset: keyOffset(yaml, doc, [...path, key]),
-          key,
-          message: whereKeyBelongs(path, key, sections, [target, ...others], { workload, everyTarget }),
-        }));
-      }
-      const key = [...path].reverse().find((part): part is string => typeof part === "string") ?? "scenario";
-      return [{ offset: nodeOffset(yaml, doc, path), key, message: issue.message }];
-    });
-    const first = located.reduce((best, next) => (next.offset < best.offset ? next : best));
+    const first = firstIssue(yaml, doc, parsed.error.issues, (path, key) =>
+      whereKeyBelongs(path, key, sections, [target, ...others], { workload, everyTarget }),
+    );
     throw fail(first.offset, first.key, first.message);
   }
   const data = parsed.data;
@@ -133,6 +133,110 @@ export async function parseScenario(
 }
 
 type Failure = (path: Path, key: string, message: string) => InputFileError;
+
+type Fail = (offset: number, key: string, message: string) => InputFileError;
+
+/**
+ * The text as a YAML document within the file's limits (document.ts), and the error for a
+ * mistake at an offset, `FILE:LINE: key: message`; an InputFileError for text that is neither.
+ */
+function readDocument(yaml: Yaml, text: string, file: string): { doc: Document; fail: Fail } {
+  const pastLimit = sizeProblemLine(text);
+  if (pastLimit !== undefined) {
+    throw new InputFileError(
+      `${file}:${pastLimit}: the file goes on past ${MAX_SCENARIO_BYTES / 1024 / 1024} MiB here; a scenario file is a few KB`,
+    );
+  }
+  const lineCounter = new yaml.LineCounter();
+  // Unique keys are checked by documentProblem, in one pass.
+  const doc = yaml.parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: false });
+  const fail: Fail = (offset, key, message) =>
+    new InputFileError(`${file}:${lineCounter.linePos(offset).line}: ${excerpt(key)}: ${message}`);
+  const yamlError = doc.errors[0];
+  if (yamlError !== undefined) {
+    const message = yamlError.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+    // The parser's recursion gave out before the depth check could run.
+    const said = message.startsWith("Maximum call stack size exceeded") ? `nested deeper than ${MAX_SCENARIO_DEPTH} levels` : message;
+    throw new InputFileError(`${file}:${yamlError.linePos?.[0].line ?? 1}: YAML: ${said}`);
+  }
+  const shape = documentProblem(yaml, doc);
+  if (shape !== undefined) throw fail(shape.offset, shape.key, shape.message);
+  return { doc, fail };
+}
+
+/**
+ * The document as plain values. What the parser finds wrong with its aliases only here is the
+ * file's mistake: aliases that expand past its limit (an alias bomb), or an alias of no anchor.
+ */
+function plainValue(yaml: Yaml, doc: Document, fail: Fail): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (error) {
+    if (!(error instanceof ReferenceError)) throw error;
+    if (error.message.startsWith("Excessive alias count")) {
+      throw fail(firstAliasOffset(yaml, doc), "YAML", `too many aliases: they expand past ${MAX_ALIAS_COUNT} copies`);
+    }
+    if (error.message.startsWith("Unresolved alias")) throw fail(firstAliasOffset(yaml, doc), "YAML", error.message);
+    throw error;
+  }
+}
+
+/** The parser's own limit on what aliases may expand to (its default). */
+const MAX_ALIAS_COUNT = 100;
+
+/**
+ * The issue that comes first in the file. An unknown key's place is looked up in a map of its
+ * mapping's keys, made once per mapping, and only the first one's message is worded, so that
+ * thousands of unknown keys cost one pass; the message says how many more there are.
+ */
+function firstIssue(
+  yaml: Yaml,
+  doc: Document,
+  issues: readonly import("zod").core.$ZodIssue[],
+  unknownKey: (path: Path, key: string) => string,
+): Located {
+  const keyOffsets = new Map<string, Map<string, number>>();
+  const offsetOfKey = (path: Path, key: string) => {
+    const id = JSON.stringify(path);
+    let offsets = keyOffsets.get(id);
+    if (offsets === undefined) {
+      offsets = mapKeyOffsets(yaml, doc, path);
+      keyOffsets.set(id, offsets);
+    }
+    return offsets.get(key) ?? nodeOffset(yaml, doc, path);
+  };
+  let first: (Located & { unknown?: Path }) | undefined;
+  let unknownKeys = 0;
+  for (const issue of issues) {
+    const path = issue.path.filter((part) => typeof part !== "symbol");
+    if (issue.code === "unrecognized_keys") {
+      unknownKeys += issue.keys.length;
+      for (const key of issue.keys) {
+        const offset = offsetOfKey(path, key);
+        if (first === undefined || offset < first.offset) first = { offset, key, message: "", unknown: path };
+      }
+      continue;
+    }
+    const key = [...path].reverse().find((part): part is string => typeof part === "string") ?? "scenario";
+    const offset = nodeOffset(yaml, doc, path);
+    if (first === undefined || offset < first.offset) first = { offset, key, message: issue.message };
+  }
+  if (first?.unknown === undefined) return first!;
+  const more = unknownKeys - 1;
+  const others = more === 0 ? "" : `; and ${more} more unknown ${more === 1 ? "key" : "keys"}`;
+  return { offset: first.offset, key: first.key, message: `${unknownKey(first.unknown, first.key)}${others}` };
+}
+
+/** Where each key of the mapping at `path` is written. */
+function mapKeyOffsets(yaml: Yaml, doc: Document, path: Path): Map<string, number> {
+  const map = path.length === 0 ? doc.contents : doc.getIn(path, true);
+  const offsets = new Map<string, number>();
+  if (!yaml.isMap(map)) return offsets;
+  for (const pair of map.items) {
+    if (yaml.isScalar(pair.key) && pair.key.range) offsets.set(String(pair.key.value), pair.key.range[0]);
+  }
+  return offsets;
+}
 
 /**
  * A file's chain: each tier's flags as tokens. With tiers, the top-level system is the users'
@@ -237,8 +341,9 @@ function whereTierKeyBelongs(parent: Path, key: string): string {
   return `unknown key; ${what}${near === undefined ? "" : `; did you mean ${near}?`}`;
 }
 
-/** Levenshtein distance, for suggesting a misspelt key. */
+/** Levenshtein distance, for suggesting a misspelt key; past 2 apart in length, not computed (a long key costs nothing). */
 function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return Math.abs(a.length - b.length);
   let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];

@@ -2,8 +2,8 @@ import type { z as Zod } from "zod";
 import { type FlagSpec, parseValue } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { WORKLOADS } from "../cli/workload.ts";
-import { TIER_NAME_PATTERN } from "../model/faults/fault-schedule.ts";
-import { TIER_SYSTEM_FLAGS, UPSTREAM_FLAGS } from "./tiers.ts";
+import { MAX_FAULTS, TIER_NAME_PATTERN, TOO_MANY_FAULTS } from "../model/faults/fault-schedule.ts";
+import { MAX_FANOUT, MAX_TIERS, TIER_SYSTEM_FLAGS, UPSTREAM_FLAGS } from "./tiers.ts";
 import {
   FAULTS_KEY,
   SCENARIO_SECTIONS,
@@ -104,10 +104,16 @@ function keySchema(z: Z, key: SectionKey) {
     };
     if (!Array.isArray(value)) return check(value, []);
     // A list is the flag's comma-separated text; a fault is checked alone, so that an error names its own line.
-    if (flag.name === FAULTS_KEY) return value.map((item, index) => check(item, [index])).join(",");
+    if (flag.name === FAULTS_KEY) {
+      // Past the limit, the first fault too many is the line named.
+      if (value.length > MAX_FAULTS) ctx.addIssue({ code: "custom", message: TOO_MANY_FAULTS, input: value, path: [MAX_FAULTS] });
+      return value.map((item, index) => check(item, [index])).join(",");
+    }
     return check(value.join(","), []);
   });
 }
+
+const FANOUT_RULE = `must be an integer from 1 to ${MAX_FANOUT}`;
 
 const spacesProblem = (carrier: string) => `must not contain spaces: it is passed to another program in -${carrier}`;
 
@@ -130,10 +136,12 @@ export function scenarioSchema(z: Z, sections: Map<ScenarioSection, Map<string, 
         .regex(TIER_NAME_PATTERN, { error: "must be a name of lower-case letters, digits, - and _" }),
       system: sectionShape(flagKeys(TIER_SYSTEM_FLAGS)).optional(),
       upstream: sectionShape(flagKeys(UPSTREAM_FLAGS)).optional(),
+      // A tier's calls per request, as ./server's -upstream-fanout takes them.
       fanout: z
-        .number({ error: "must be an integer of 1 or more" })
-        .int({ error: "must be an integer of 1 or more" })
-        .min(1, { error: "must be an integer of 1 or more" })
+        .number({ error: FANOUT_RULE })
+        .int({ error: FANOUT_RULE })
+        .min(1, { error: FANOUT_RULE })
+        .max(MAX_FANOUT, { error: FANOUT_RULE })
         .optional(),
     },
     { error: "must be a mapping: name, system, upstream, fanout" },
@@ -164,6 +172,11 @@ export function scenarioSchema(z: Z, sections: Map<ScenarioSection, Map<string, 
     tiers: z
       .array(tier, { error: "must be a list of tiers, the edge first" })
       .min(2, { error: "a chain has at least two tiers" })
+      .superRefine((tiers, ctx) => {
+        // Named at the first tier too many.
+        if (tiers.length > MAX_TIERS)
+          ctx.addIssue({ code: "custom", message: `a chain has at most ${MAX_TIERS} tiers`, path: [MAX_TIERS] });
+      })
       .optional(),
   });
 }

@@ -1,6 +1,6 @@
-import type { FlagSpec } from "../cli/flags.ts";
+import type { FlagSpec, IntegerFlag } from "../cli/flags.ts";
 import { CLIENT_FLAGS } from "../client/options.ts";
-import { SERVER_FLAGS } from "../server/options.ts";
+import { SERVER_FLAGS, SERVER_PROGRAM_FLAGS } from "../server/options.ts";
 
 /*
  * A scenario file's chain of tiers (`tiers:`, docs/tiers.md): each tier's server flags (its
@@ -20,6 +20,18 @@ export const USER_FLAG_NAMES: ReadonlySet<string> = new Set(
 export const UPSTREAM_FLAGS: readonly FlagSpec[] = (CLIENT_FLAGS as readonly FlagSpec[]).filter(
   (flag) => flag.group === "strategy" || flag.group === "protection" || flag.name === "timeout" || flag.name === "honor-retry-after",
 );
+
+/** A tier's most calls per request to the next tier: ./server's own -upstream-fanout limit, from its flag table. */
+export const MAX_FANOUT: number = (SERVER_PROGRAM_FLAGS as readonly FlagSpec[]).find(
+  (flag): flag is IntegerFlag => flag.name === "upstream-fanout" && flag.kind === "integer",
+)!.max!;
+
+/**
+ * The most tiers a chain has. Real call chains are a few tiers deep; a request passes through
+ * every tier in one synchronous call (src/sim/chain.ts), a thousand of which overflow the stack,
+ * and choose builds every tier's flags for each of its candidates.
+ */
+export const MAX_TIERS = 64;
 
 /** The keys of one tier in a file. */
 export const TIER_KEYS = ["name", "system", "upstream", "fanout"];

@@ -5,7 +5,8 @@ import { type Fault, faultsOfTier, formatFault, tierProblem } from "../model/fau
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 import type { ScenarioTier } from "../scenario-file/tiers.ts";
 import type { ChainConfig, ChainTierConfig } from "./chain.ts";
-import { parseSimArgs, readFaults, resolveSimOptions, type SimFlagValues } from "./options.ts";
+import { checkSimulatorBounds } from "./trial.ts";
+import { checkSpikeClients, parseSimArgs, readFaults, resolveSimOptions, type SimFlagValues } from "./options.ts";
 
 /** A tier's flags (its system or its upstream) read by the simulator's flag table; a mistake names the tier. */
 function tierValues(tier: ScenarioTier, tokens: readonly string[], where: string): SimFlagValues {
@@ -27,7 +28,10 @@ function tierValues(tier: ScenarioTier, tokens: readonly string[], where: string
  */
 export function chainConfigFrom(values: SimFlagValues, tiers: readonly ScenarioTier[]): ChainConfig {
   const users = resolveSimOptions({ ...values, faults: undefined }).client;
+  // The users and the run are the simulator's, within its limits (a chain ran 20 000 000 users, or windows of 1µs, as given).
+  checkSimulatorBounds(values, values["report-interval"]);
   const faults = values.faults === undefined ? [] : readFaults(values.faults);
+  checkSpikeClients(faults, users);
   const names = tiers.map((tier) => tier.name);
   const stray = tierProblem(faults, names);
   if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);

@@ -10,10 +10,19 @@ import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategie
 import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage } from "./simulate.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
-import { type Fault, FAULT_KINDS, FaultSyntaxError, parseFaults, tierProblem } from "../model/faults/fault-schedule.ts";
+import {
+  type Fault,
+  FAULT_KINDS,
+  FaultSyntaxError,
+  parseFaults,
+  spikeClientsProblem,
+  tierProblem,
+} from "../model/faults/fault-schedule.ts";
 
 /** The most reports (server lines, client windows) one run may make: each is kept for the metrics. */
 export const MAX_REPORTS = 10_000_000;
+/** The longest run: MAX_REPORTS server reports at the default -report-interval, 1 s (115 days). */
+export const MAX_DURATION_MS = MAX_REPORTS * 1000;
 /** The most clients one run may simulate: each takes about 250 bytes. */
 export const MAX_CLIENTS = 10_000_000;
 /**
@@ -48,6 +57,19 @@ export const faultsProblem = (text: string): string | undefined => {
     throw error;
   }
 };
+
+/**
+ * A UsageError for a spike that would run more than MAX_CLIENTS users (the herd's × its factor),
+ * checked before anything runs: the simulator's and the demo's extra load are that many users.
+ */
+export function checkSpikeClients(
+  faults: readonly Fault[],
+  herd: { readonly clients: number; readonly arrivals: { readonly kind: string } },
+): void {
+  if (herd.arrivals.kind === "open") return;
+  const problem = spikeClientsProblem(faults, herd.clients, MAX_CLIENTS, formatDuration);
+  if (problem !== undefined) throw new UsageError(`-faults: ${problem}`);
+}
 
 /** What the kinds mean, for both programs' help. */
 export const FAULTS_HELP =
@@ -115,6 +137,7 @@ const SIM_ONLY_FLAGS = [
     default: DEFAULT_EXPERIMENT_MS,
     minMs: 0,
     minExclusive: true,
+    maxMs: MAX_DURATION_MS,
     description:
       `length of the run, virtual time (default: the demo's ${formatDuration(DEFAULT_PHASES.steadyMs)} steady + ` +
       `${formatDuration(DEFAULT_PHASES.outageMs)} outage + ${formatDuration(DEFAULT_PHASES.observeMs)} observation)`,
@@ -238,6 +261,7 @@ export function resolveSimOptions(values: SimFlagValues): SimOptions {
       throw new UsageError("-faults replaces -outage-at and -outage: list the stops in it, e.g. stop@15s+20s");
     }
     const faults = readFaults(values.faults);
+    checkSpikeClients(faults, client);
     // A fault on a named tier needs a chain (a scenario file's tiers:, read apart: src/sim/chain-options.ts).
     const stray = tierProblem(faults, []);
     if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);

@@ -71,7 +71,7 @@ export function configFrom(values: SimFlagValues): SimulationConfig {
 }
 
 /** Limits of the simulator itself, beyond the flags' own: a run within them completes in bounded memory. */
-function checkSimulatorBounds(values: SimFlagValues, reportIntervalMs: number): void {
+export function checkSimulatorBounds(values: SimFlagValues, reportIntervalMs: number): void {
   const reports = (intervalMs: number) => values.duration / intervalMs;
   if (values.clients > MAX_CLIENTS) {
     throw new UsageError(`invalid value "${values.clients}" for flag -clients: the simulator runs at most ${MAX_CLIENTS} clients`);

@@ -53,6 +53,15 @@ const FACTOR_RULES: Readonly<Record<FaultKind, { readonly check: (factor: number
 
 const FAULT_PATTERN = /^(?:([^:@]*):)?([a-z]+)@([^+*]+)\+([^*]+)(?:\*(.+))?$/;
 
+/**
+ * The most faults a schedule lists. A schedule is a handful; each change of faults combines those
+ * on at that instant (conditionsOf), so a thousand overlapping faults cost about a million steps.
+ */
+export const MAX_FAULTS = 1000;
+
+/** What a schedule of more than MAX_FAULTS is told. */
+export const TOO_MANY_FAULTS = `more than ${MAX_FAULTS} faults; a schedule lists at most ${MAX_FAULTS}`;
+
 /** Reads a schedule; `parseDurationMs` reads a duration or throws. Faults come back in order of start. */
 export function parseFaults(text: string, parseDurationMs: (text: string) => number): Fault[] {
   const parts = text
@@ -60,6 +69,7 @@ export function parseFaults(text: string, parseDurationMs: (text: string) => num
     .map((part) => part.replace(/\s+/g, ""))
     .filter((part) => part !== "");
   if (parts.length === 0) throw new FaultSyntaxError("must list at least one fault, e.g. stop@15s+20s");
+  if (parts.length > MAX_FAULTS) throw new FaultSyntaxError(TOO_MANY_FAULTS);
   const faults = parts.map((part) => parseFault(part, parseDurationMs));
   return faults.sort((a, b) => a.atMs - b.atMs);
 }
@@ -127,6 +137,21 @@ export function faultLabel(fault: Fault): string {
  */
 export function faultsOfTier(faults: readonly Fault[], name: string, isEdge: boolean): Fault[] {
   return faults.filter((fault) => fault.tier === name || (isEdge && fault.tier === undefined));
+}
+
+/**
+ * A spike whose users would pass the programs' limit: a spike × f runs f times the herd's
+ * `clients` (closed loop; an open loop's rate is bounded by the server's memory instead).
+ */
+export function spikeClientsProblem(
+  faults: readonly Fault[],
+  clients: number,
+  maxClients: number,
+  formatDurationMs: (ms: number) => string,
+): string | undefined {
+  const spike = faults.find((fault) => fault.kind === "spike" && clients * fault.factor > maxClients);
+  if (spike === undefined) return undefined;
+  return `the spike ${formatFault(spike, formatDurationMs)} runs ${spike.factor} times the ${clients} clients; at most ${maxClients} clients in all`;
 }
 
 /** A fault that names a tier the chain does not have (or any tier, with no chain): the message says which; undefined when none. */

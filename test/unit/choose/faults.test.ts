@@ -43,6 +43,13 @@ describe("choose -faults", () => {
     );
   });
 
+  it("refuses a spike past the simulator's clients before any worker runs it, and takes it for an open loop", () => {
+    expect(() => options(["-faults", "stop@0s+10s; spike@1s+1s*1e308"])).toThrow(
+      new UsageError("-faults: the spike spike@1s+1s*1e+308 runs 1e+308 times the 1000 clients; at most 10000000 clients in all"),
+    );
+    expect(options(["-arrivals", "open", "-rate", "10", "-faults", "spike@1s+1s*1000000"]).schedules).toHaveLength(1);
+  });
+
   it("-list shows each schedule under the length the tables show it by", async () => {
     let stdout = "";
     const io = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: () => true }, env: {} };

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { describeFailure, UsageError } from "../../../src/cli/usage-error.ts";
 import { main as clientMain } from "../../../src/client/main.ts";
@@ -7,6 +9,7 @@ import { main as serverMain } from "../../../src/server/main.ts";
 import { main as simMain } from "../../../src/sim/main.ts";
 import { BAD_FLAGS } from "../../helpers/bad-flags.ts";
 import { capturedIo } from "../../helpers/captured-io.ts";
+import { temporaryDir } from "../../helpers/temporary-dirs.ts";
 
 /*
  * Every bad flag of every program, in process: main(argv, io) must throw a UsageError before
@@ -122,6 +125,25 @@ const SIM_ROWS: readonly (readonly [readonly string[], string])[] = [
   [["-parallel", "0"], 'sim: invalid value "0" for flag -parallel: must be >= 1'],
   [["-strategies", "fixed,table", "-max-delay", "3s"], "sim: -max-delay does not apply to any of -strategies fixed,table"],
   [["-max-delay", "3s"], "sim: -max-delay does not apply to -strategy fixed (it takes -simple-backoff-delay)"],
+  // Hostile values (issue 39): a size past the limits, a number a double cannot hold, bytes a terminal would act on.
+  [
+    ["-faults", "spike@1s+1s*1000000"],
+    "sim: -faults: the spike spike@1s+1s*1000000 runs 1000000 times the 1000 clients; at most 10000000 clients in all",
+  ],
+  [
+    ["-faults", "spike@1s+1s*1e308"],
+    "sim: -faults: the spike spike@1s+1s*1e+308 runs 1e+308 times the 1000 clients; at most 10000000 clients in all",
+  ],
+  [
+    ["-clients", "100000000000000000000000"],
+    'sim: invalid value "100000000000000000000000" for flag -clients: out of range: an integer is at most 9007199254740991 in size',
+  ],
+  [
+    ["-arrivals", "open", "-rate", "1e999"],
+    'sim: invalid value "1e999" for flag -rate: out of range: a number is at most 1.7976931348623157e+308 in size',
+  ],
+  [["-duration", "99999999999h"], 'sim: invalid value "99999999999h" for flag -duration: must be <= 2777h46m40s'],
+  [["-model", "cu\u0000\u001bbic"], 'sim: invalid value "cu\\x00\\x1bbic" for flag -model: must be one of exponential, linear, queue'],
 ];
 
 describe("the exact usage error, in process", () => {
@@ -147,6 +169,20 @@ describe("the exact usage error, in process", () => {
       ["-server-args", "-limit many"],
       'demo: in -server-args: invalid value "many" for flag -limit: must be an integer',
     ));
+  it("demo rejects a spike past the client limit before starting anything or making its results folder", async () => {
+    const out = join(temporaryDir(), "results");
+    await expectMessage(
+      "demo",
+      ["-faults", "spike@1s+1s*1e308", "-out", out],
+      "demo: -faults: the spike spike@1s+1s*1e+308 runs 1e+308 times the 1000 clients; at most 10000000 clients in all",
+    );
+    expect(existsSync(out)).toBe(false);
+  });
+  it("quotes a value of 200 000 characters as an excerpt, in a line of at most 1000", async () => {
+    const { lines } = await usageFailure("sim", ["-faults", `stop@1s+${"9".repeat(200_000)}`]);
+    expect(lines[0]).toMatch(/^sim: invalid value "stop@1s\+9{56}… \(199944 more characters\)" for flag -faults: /);
+    expect(lines[0]!.length).toBeLessThanOrEqual(1000 + "… (N more characters)".length + 10);
+  });
   it("sim rejects -deadline-aware without -propagate-deadline", () =>
     expectMessage("sim", ["-deadline-aware"], "sim: -deadline-aware needs -propagate-deadline: without it the clients send no deadline"));
 });

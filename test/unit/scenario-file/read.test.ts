@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -315,6 +315,113 @@ describe("the workload key", () => {
         `-workload requests given, but ${file} is a scenario of workload occ`,
       );
       expect(await simMain(["-workload", "occ", file, "-clients", "5", "-strategies", "none", "-trials", "1"], io)).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a hostile file (issue 39)", () => {
+  /** The one line printed for `text`, checked to be one line of printable characters with exit 2. */
+  async function oneLine(text: string): Promise<string> {
+    const { text: printed, exitCode } = await failure(text);
+    expect(exitCode).toBe(2);
+    expect(printed.split("\n")).toEqual([printed.trimEnd(), ""]);
+    expect(printed.trimEnd()).toMatch(/^[\x20-\x7e\u00a0-\uffff]*$/);
+    return printed.trimEnd();
+  }
+
+  it("refuses an alias bomb as a mistake in the file, not an unexpected error", async () => {
+    // Each level nine times the one before: 9^7 strings from a few hundred bytes.
+    const names = "abcdefg";
+    const levels = [...names].map(
+      (name, index) =>
+        `${name}: &${name} [${Array(9)
+          .fill(index === 0 ? "x" : `*${names[index - 1]}`)
+          .join(", ")}]`,
+    );
+    expect(await oneLine(`scenario: 1\n${levels.join("\n")}\n`)).toMatch(/^exp\.yaml:3: YAML: too many aliases/);
+  });
+
+  it("refuses an alias of no anchor (found by the fuzz test) as a mistake in the file", async () => {
+    expect(await oneLine("scenario: 1\n: *a\n")).toBe("exp.yaml:2: YAML: Unresolved alias (the anchor must be set before the alias): a");
+  });
+
+  it.each([
+    ["100 000 [", `scenario: 1\nsystem: ${"[".repeat(100_000)}\n`],
+    ["2 000 [", `scenario: 1\nsystem: ${"[".repeat(2_000)}${"]".repeat(2_000)}\n`],
+    ["2 000 nested mappings", `scenario: 1\nsystem: ${"{a: ".repeat(2_000)}1${"}".repeat(2_000)}\n`],
+  ])("refuses nesting %s deep as too deep, not a stack overflow", async (_what, text) => {
+    expect(await oneLine(text)).toMatch(/^exp\.yaml:2: YAML: nested deeper than \d+ levels/);
+  });
+
+  it("escapes control bytes of the file in its message", async () => {
+    expect(await oneLine("scenario: 1\nsystem:\n  cl\u0000ie\u001bnts\u0007: 5\n")).toBe(
+      "exp.yaml:3: cl\\x00ie\\x1bnts\\x07: unknown key in section system: not a flag of any program",
+    );
+    expect(await oneLine('scenario: 1\nsystem:\n  model: "a\\u202eb\\r\\n"\n')).toMatch(
+      /^exp\.yaml:3: model: invalid value "a\\u\{202e\}b\\x0d\\x0a"/,
+    );
+  });
+
+  it("quotes a 900 KB key or value as an excerpt, and looks for no near key to suggest", async () => {
+    const long = "k".repeat(900_000);
+    expect(await oneLine(`scenario: 1\nsystem: {"${long}": 1}\n`)).toBe(
+      `exp.yaml:2: ${"k".repeat(64)}… (899936 more characters): unknown key in section system: not a flag of any program`,
+    );
+    expect(await oneLine(`scenario: 1\nsystem:\n  model: ${long}\n`)).toMatch(
+      /^exp\.yaml:3: model: invalid value "k{64}… \(899936 more characters\)": must be one of/,
+    );
+  });
+
+  it("names the file's line for a run too long to report, not another flag", async () => {
+    expect(await oneLine("scenario: 1\nrun:\n  duration: 99999999999h\n")).toBe(
+      'exp.yaml:3: duration: invalid value "99999999999h": must be <= 2777h46m40s',
+    );
+  });
+
+  it.each([
+    ["clients: 100000000000000000000000", "100000000000000000000000"],
+    ["rate: 1e999", "1e999"],
+    ["clients: 0o7777777777777777777777", "0o7777777777777777777777"],
+  ])("says %s is out of range, in the file's own spelling", async (line, spelling) => {
+    expect(await oneLine(`scenario: 1\nsystem:\n  ${line}\n`)).toMatch(
+      new RegExp(`^exp\\.yaml:3: \\w+: invalid value "${spelling}": out of range`),
+    );
+  });
+
+  it("reads 20 000 unknown keys in one pass and names the first, with how many more", async () => {
+    const keys = Array.from({ length: 20_000 }, (_, index) => `key${index}: 1\n`).join("");
+    expect(await oneLine(`scenario: 1\n${keys}`)).toBe("exp.yaml:2: key0: unknown key; and 19999 more unknown keys");
+    const twice = `scenario: 1\n${keys}${keys}`;
+    expect(await oneLine(twice)).toBe("exp.yaml:20002: YAML: Map keys must be unique");
+  });
+
+  it("refuses more faults than the schedule's limit on the first one past it", async () => {
+    const faults = Array.from({ length: 1001 }, (_, index) => `  - slow@${index}ms+1s*2\n`).join("");
+    expect(await oneLine(`scenario: 1\nfaults:\n${faults}`)).toBe(
+      "exp.yaml:1003: faults: more than 1000 faults; a schedule lists at most 1000",
+    );
+  });
+
+  it.runIf(existsSync("/dev/zero"))("reads an endless file up to 1 MiB and no further", async () => {
+    // Before the limit it read /dev/zero to about 700 MB and failed with "RangeError: Invalid string length".
+    const error = await readScenarioFile("/dev/zero", SIM_TARGET).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(InputFileError);
+    expect((error as Error).message).toBe("/dev/zero:1: the file goes on past 1 MiB here; a scenario file is a few KB");
+  });
+
+  it("refuses a file over 1 MiB before parsing it, naming the line where it passes the limit", async () => {
+    const padding = `# ${"x".repeat(1000)}\n`.repeat(2_000);
+    const text = `scenario: 1\n${padding}`;
+    expect(await oneLine(text)).toBe("exp.yaml:1047: the file goes on past 1 MiB here; a scenario file is a few KB");
+    const dir = mkdtempSync(join(tmpdir(), "big-scenario-"));
+    try {
+      const path = join(dir, "big.yaml");
+      writeFileSync(path, text);
+      const error = await readScenarioFile(path, SIM_TARGET).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(InputFileError);
+      expect((error as Error).message).toBe(`${path}:1047: the file goes on past 1 MiB here; a scenario file is a few KB`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { describeFailure, InputFileError } from "../../../src/cli/usage-error.ts";
+import { describeFailure, InputFileError, UsageError } from "../../../src/cli/usage-error.ts";
 import { parseScenario } from "../../../src/scenario-file/read.ts";
 import { printScenario } from "../../../src/scenario-file/print.ts";
 import { main as simMain } from "../../../src/sim/main.ts";
@@ -64,7 +64,17 @@ describe("a scenario file's tiers:", () => {
       /fan: unknown key; a tier has name, system, upstream, fanout/,
     );
     expect(await failure(CHAIN.replace("name: db", "name: Db"))).toMatch(/name: must be a name of lower-case letters/);
-    expect(await failure(CHAIN.replace("fanout: 2", "fanout: 0"))).toMatch(/fanout: must be an integer of 1 or more/);
+    expect(await failure(CHAIN.replace("fanout: 2", "fanout: 0"))).toMatch(/fanout: must be an integer from 1 to 64/);
+  });
+
+  it("holds a chain to the limits of ./server and the simulator: a fan-out of 64 at most, 64 tiers at most", async () => {
+    expect(await failure(CHAIN.replace("fanout: 2", "fanout: 1000000"))).toBe("chain.yaml:9: fanout: must be an integer from 1 to 64\n");
+    const tiers = (count: number) =>
+      Array.from({ length: count }, (_, index) => `  - name: t${index}\n    system: {model: queue}\n`).join("");
+    const chain = (count: number) => `scenario: 1\ntiers:\n${tiers(count)}`;
+    expect((await parseScenario(chain(64), "chain.yaml", SIM_TARGET)).tiers).toHaveLength(64);
+    // The 65th tier's line: two lines a tier after the file's first two.
+    expect(await failure(chain(1000))).toBe(`chain.yaml:${3 + 64 * 2}: tiers: a chain has at most 64 tiers\n`);
   });
 
   it("is written back by -print-scenario and reads back the same", async () => {
@@ -134,5 +144,18 @@ describe("./sim with a chain", () => {
     );
     await expect(simMain([file, "-threads", "4"], capturedIo().io)).rejects.toThrow(/-threads does not apply to a chain of tiers/);
     await expect(simMain(["-faults", "db:stop@1s+1s"], capturedIo().io)).rejects.toThrow(/names a tier, but there is no chain of tiers/);
+  });
+
+  it("refuses users, windows and spikes past the simulator's limits, before running", async () => {
+    const file = resolve(import.meta.dirname, "../../../examples/three-tiers.yaml");
+    await expect(simMain([file, "-clients", "20000000"], capturedIo().io)).rejects.toThrow(
+      new UsageError('invalid value "20000000" for flag -clients: the simulator runs at most 10000000 clients'),
+    );
+    await expect(simMain([file, "-interval", "1us", "-duration", "1h"], capturedIo().io)).rejects.toThrow(
+      new UsageError('invalid value "1µs" for flag -interval: more than 10000000 client windows in -duration 1h0m0s'),
+    );
+    await expect(simMain([file, "-faults", "spike@1s+1s*1e308"], capturedIo().io)).rejects.toThrow(
+      new UsageError("-faults: the spike spike@1s+1s*1e+308 runs 1e+308 times the 100 clients; at most 10000000 clients in all"),
+    );
   });
 });

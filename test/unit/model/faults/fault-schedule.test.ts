@@ -15,6 +15,12 @@ import { DEFAULT_LATENCY_MODEL } from "../../../../src/model/latency.ts";
 const parse = (text: string) => parseFaults(text, parseDuration);
 
 describe("parseFaults", () => {
+  it("refuses more than 1000 faults before reading them, and reads 1000 overlapping ones", () => {
+    const schedule = (count: number) => Array.from({ length: count }, (_, index) => `slow@${index}ms+100s*2`).join(",");
+    expect(() => parse(schedule(1001))).toThrow(new FaultSyntaxError("more than 1000 faults; a schedule lists at most 1000"));
+    expect(parse(schedule(1000))).toHaveLength(1000);
+  });
+
   it("reads kind@start+length[*factor], several separated by commas, in order of start", () => {
     expect(parse("spike@60s+5s*2, stop@15s+20s")).toEqual([
       { kind: "stop", atMs: 15_000, durationMs: 20_000, factor: 1 },
