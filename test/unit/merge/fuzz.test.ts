@@ -8,6 +8,7 @@ import { parseClientLine } from "../../../src/contracts/client-line.ts";
 import { main } from "../../../src/merge/main.ts";
 import { WindowStats } from "../../../src/model/window-stats.ts";
 import { capturedIo } from "../../helpers/captured-io.ts";
+import { FUZZ } from "../../helpers/fuzz.ts";
 import { temporaryDir } from "../../helpers/temporary-dirs.ts";
 
 /*
@@ -15,10 +16,9 @@ import { temporaryDir } from "../../helpers/temporary-dirs.ts";
  * removed, wrong types, huge numbers, NaN-ish strings, random shard labels, random bytes),
  * several files. Whatever they hold, merge prints its normal output (exit 0) or refuses them
  * in one printable line (exit 2): never an unexpected error, never Infinity or NaN.
- * FUZZ_RUNS and FUZZ_SEED change the number of cases and the seed.
+ * FUZZ_RUNS and FUZZ_SEED (test/helpers/fuzz.ts) change the number of cases and the seed.
  */
-const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
-const SEED = Number(process.env.FUZZ_SEED ?? 20261127);
+const { numRuns: RUNS, seed: SEED } = FUZZ;
 
 const START = Date.UTC(2025, 5, 21, 12, 0, 0);
 const NOT_BEHIND = { eventLoopDelay: undefined, behind: undefined };
