@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { HELP_TOKEN, normalizeArgv, parseGoBool, splitArguments } from "./argv.ts";
 import { DurationSyntaxError, formatDuration, parseDuration } from "./duration.ts";
+import { redactCredentials } from "./redact-url.ts";
 import { excerpt, UsageError } from "./usage-error.ts";
 
 /**
@@ -176,8 +177,9 @@ export const OUT_OF_RANGE = {
   number: `out of range: a number is at most ${Number.MAX_VALUE} in size`,
 } as const;
 
+/** A value refused, quoted with any URL's user name and password hidden (-url, -upstream). */
 function invalid(flag: FlagSpec, raw: string, rule: string): UsageError {
-  return new UsageError(`invalid value "${excerpt(raw)}" for flag -${flag.name}: ${rule}`);
+  return new UsageError(`invalid value "${excerpt(redactCredentials(raw))}" for flag -${flag.name}: ${rule}`);
 }
 
 /** Converts one raw value, enforcing the flag's rule. Exported for tests. */

@@ -17,3 +17,8 @@ export function redactUrl(url: string | URL): string {
   parsed.password = "";
   return parsed.href;
 }
+
+/** Any text with every `//user:password@` in it (a list of URLs, a flag's value) shown as `//***@`. */
+export function redactCredentials(text: string): string {
+  return text.replace(/\/\/[^/?#@\s,]*@/g, "//***@");
+}

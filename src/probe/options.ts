@@ -1,7 +1,7 @@
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ProgramDescription } from "../cli/flags.ts";
-import { redactUrl } from "../cli/redact-url.ts";
+import { redactCredentials } from "../cli/redact-url.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { CLIENT_FLAGS } from "../client/options.ts";
+import { CLIENT_FLAGS, checkUrl } from "../client/options.ts";
 import type { ProbeLoad } from "./scenario-out.ts";
 
 /** The client's flag of that name, as it is (the probe writes the user's load into the scenario). */
@@ -185,13 +185,9 @@ export function parseProbeArgs(argv: readonly string[]): ParsedProbeArgs {
   if (parsed.kind === "help") return parsed;
   const { values, args } = parsed;
   if (args.length !== 1) throw new UsageError(`needs one URL to probe, e.g. http://127.0.0.1:8080/api (got ${args.length} arguments)`);
-  let url: URL;
-  try {
-    url = new URL(args[0]!);
-  } catch {
-    throw new UsageError(`not a URL: ${JSON.stringify(redactUrl(args[0]!))}`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`not an http or https URL: ${redactUrl(url)}`);
+  const problem = checkUrl(args[0]!);
+  if (problem !== undefined) throw new UsageError(`${JSON.stringify(redactCredentials(args[0]!))}: ${problem}`);
+  const url = new URL(args[0]!);
   if (!isLoopback(url.hostname) && !values["i-own-this-service"]) {
     throw new UsageError(
       `${url.host} is not this machine's loopback; probing loads a service to saturation: add -i-own-this-service if it is yours`,

@@ -1,5 +1,6 @@
 import { type FlagSpec, type FlagValues, flagsNamed, prefixFlags, unprefixedValues, withPrefixedNames } from "../cli/flags.ts";
 import { formatListenAddress, type ListenAddress } from "../cli/listen-address.ts";
+import { redactUrl } from "../cli/redact-url.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { CLIENT_FLAGS, checkUrl, RETRY_POLICY_FLAGS, resolveRetryPolicy, type RetryPolicyOptions } from "../client/options.ts";
 import type { ServerModelSpec } from "../model/servers/models.ts";
@@ -14,18 +15,13 @@ const PREFIX = "upstream-";
 /** The most calls one request may fan out to. */
 export const MAX_UPSTREAM_CALLS = 64;
 
-/** The port an http(s) URL's text spells out, if any; the URL parser refuses one over 65535 without saying it is the port. */
-const SPELLED_PORT = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(?:\[[^\]]*\]|[^:/?#[\]]*):(\d+)(?:[/?#]|$)/i;
-
 function upstreamUrlsProblem(text: string): string | undefined {
   if (text === "") return undefined;
   const urls = text.split(",");
   if (urls.length > MAX_UPSTREAM_CALLS) return `at most ${MAX_UPSTREAM_CALLS} URLs`;
   for (const url of urls.map((each) => each.trim())) {
-    const port = SPELLED_PORT.exec(url)?.[1];
-    if (port !== undefined && !(Number(port) >= 1 && Number(port) <= 65_535)) return `"${url}": port ${port} is out of range (1 to 65535)`;
     const problem = checkUrl(url);
-    if (problem !== undefined) return `"${url}" ${problem}`;
+    if (problem !== undefined) return `"${redactUrl(url)}": ${problem}`;
   }
   return undefined;
 }
@@ -123,7 +119,9 @@ export function resolveUpstream(values: UpstreamFlagValues, model: ServerModelSp
   const urls = values.upstream.split(",").map((url) => url.trim());
   const own = urls.find((url) => callsItself(new URL(url), listen));
   if (own !== undefined) {
-    throw new UsageError(`-upstream ${own} is this server's own address (-listen ${formatListenAddress(listen)}): it would call itself`);
+    throw new UsageError(
+      `-upstream ${redactUrl(own)} is this server's own address (-listen ${formatListenAddress(listen)}): it would call itself`,
+    );
   }
   const fanout = values["upstream-fanout"];
   if (urls.length * fanout > MAX_UPSTREAM_CALLS) {

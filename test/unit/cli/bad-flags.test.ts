@@ -82,6 +82,14 @@ const CLIENT_ROWS: readonly (readonly [readonly string[], string])[] = [
     "client: invalid settings for -strategy exponential: -min-delay (ms) must be <= -max-delay (ms) (got 2000 > 1000)",
   ],
   [["-url", "ftp://x"], 'client: invalid value "ftp://x" for flag -url: must be an http:// or https:// URL'],
+  [
+    ["-url", "http://127.0.0.1:99999/api"],
+    'client: invalid value "http://127.0.0.1:99999/api" for flag -url: port 99999 is out of range (1 to 65535)',
+  ],
+  [
+    ["-url", "http://alice:s3cret@127.0.0.1:0/api"],
+    'client: invalid value "http://***@127.0.0.1:0/api" for flag -url: port 0 is out of range (1 to 65535)',
+  ],
   [["-shard", "3/3"], 'client: invalid value "3/3" for flag -shard: the shard index must be 0 to 2'],
   [
     ["-start-at", "noon"],

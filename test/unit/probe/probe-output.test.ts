@@ -44,6 +44,12 @@ describe("the probe's output", () => {
     expect(server.arrivals).toHaveLength(0);
   });
 
+  it("names a port out of range as the port, and quotes no user name or password in its refusal", async () => {
+    const end = await probeInProcess(["http://probe-user:s3cret@127.0.0.1:99999/api"]);
+    expect(end.exitCode).toBe(2);
+    expect(end.stderrLines[0]).toBe('probe: "http://***@127.0.0.1:99999/api": port 99999 is out of range (1 to 65535)');
+  });
+
   it("never prints nor writes the URL's user name and password", async () => {
     const server = await twoAtATime();
     const dir = temporaryDir();

@@ -59,7 +59,7 @@ describe("./server -upstream (a middle tier) and its -upstream-… flags", () =>
       expect(() => resolve(args)).toThrow(UsageError);
       expect(() => resolve(args)).toThrow(message);
     }
-    expect(() => parseServerArgs(["-upstream", "ftp://db"])).toThrow('"ftp://db" must be an http:// or https:// URL');
+    expect(() => parseServerArgs(["-upstream", "ftp://db"])).toThrow('"ftp://db": must be an http:// or https:// URL');
   });
 });
 
@@ -94,6 +94,18 @@ describe("./server -upstream that cannot be called", () => {
       'invalid value "http://127.0.0.1:99999/api" for flag -upstream: "http://127.0.0.1:99999/api": port 99999 is out of range (1 to 65535)',
     );
     expect(() => parseServerArgs(["-upstream", "http://[::1]:0/api"])).toThrow('"http://[::1]:0/api": port 0 is out of range');
+  });
+
+  it("never quotes a URL's user name and password in its refusals", () => {
+    const refusals = [
+      () => parseServerArgs(["-upstream", "http://alice:s3cret@127.0.0.1:99999/api"]),
+      () => resolve(["-listen", "127.0.0.1:8071", "-model", "queue", "-upstream", "http://alice:s3cret@127.0.0.1:8071/api"]),
+    ];
+    for (const refusal of refusals) {
+      expect(refusal).toThrow(UsageError);
+      expect(refusal).toThrow("//***@127.0.0.1:");
+      expect(refusal).not.toThrow("s3cret");
+    }
   });
 });
 
