@@ -84,13 +84,6 @@ const CLIENT_REPORT = z.object({
   droppedArrivals: COUNT.optional(),
 });
 
-/** A retry is an attempt: more retries than attempts would read back as a retry share over 100%. */
-const retriesAreAttempts = (context: { value: { retries: number; attempts: number }; issues: unknown[] }) => {
-  if (context.value.retries > context.value.attempts) {
-    context.issues.push({ code: "custom", path: ["retries"], message: "more retries than attempts", input: context.value.retries });
-  }
-};
-
 /** Where a window sits, for merging shards; the simulator's lines have none of it. */
 const PLACEMENT = {
   /** The end of the window's slot on the window grid (epoch ms): the same on every shard with the same -start-at. */
@@ -119,7 +112,7 @@ export const CLIENT_WINDOW_LINE = CLIENT_REPORT.extend({
   behindReason: PRINTED_TEXT.nullable().optional(),
   /** The run ended before the window's slot did. */
   partial: z.literal(true).optional(),
-}).check(retriesAreAttempts);
+});
 
 export const CLIENT_SUMMARY_LINE = CLIENT_REPORT.extend({
   ...PLACEMENT,
@@ -129,7 +122,7 @@ export const CLIENT_SUMMARY_LINE = CLIENT_REPORT.extend({
   /** Windows in which the client fell behind: their figures are the client's, not the server's. */
   behindWindows: COUNT.optional(),
   behind: z.boolean().optional(),
-}).check(retriesAreAttempts);
+});
 
 /** The client was stopped before its run started: nothing was sent. */
 export const CLIENT_NOT_STARTED_LINE = z.object({ summary: z.literal(true), reason: z.string(), started: z.literal(false) });

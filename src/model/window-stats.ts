@@ -120,9 +120,13 @@ export function perSecond(count: number, report: { startMs: number; endMs: numbe
   return seconds > 0 ? count / seconds : 0;
 }
 
-/** Retries among the attempts sent, as a fraction; 0 when none was sent. */
+/**
+ * Retries among the attempts sent, as a fraction; 0 when none was sent. At most 1: an attempt
+ * that found no descriptor is taken back from the window open when the transport says so, which
+ * may be the next one, so a window of retries alone can count more retries than attempts.
+ */
 export function retryShare(counts: { attempts: number; retries: number }): number {
-  return counts.attempts > 0 ? counts.retries / counts.attempts : 0;
+  return counts.attempts > 0 ? Math.min(1, counts.retries / counts.attempts) : 0;
 }
 
 /**
