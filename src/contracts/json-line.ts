@@ -1,17 +1,10 @@
 import type { z } from "zod";
+import { printable } from "../cli/usage-error.ts";
 
 /** Where a line came from, for messages: a file (or a program's output) and its 1-based line number. */
 export interface LinePlace {
   readonly file: string;
   readonly line: number;
-}
-
-/** `text` with each control character and lone surrogate escaped (\xNN, \uNNNN): one printable line. */
-export function printable(text: string): string {
-  return text.replace(/[\p{Cc}\p{Cs}]/gu, (character) => {
-    const code = character.charCodeAt(0);
-    return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
-  });
 }
 
 /**

@@ -3,7 +3,7 @@ import { instantProblem, parseInstant } from "../cli/instant.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { formatClientLine, formatClientSummary } from "../client/reporter.ts";
 import { clientSummaryLine, clientWindowLine } from "../contracts/client-line-writer.ts";
-import { ContractError, printable } from "../contracts/json-line.ts";
+import { ContractError } from "../contracts/json-line.ts";
 import { fileLines, type LineLimits } from "../contracts/line-file.ts";
 import { readServerSamples } from "../contracts/server-line.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
@@ -12,7 +12,7 @@ import { perSecond } from "../model/window-stats.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { readableDelay, timeOrNever } from "../report/readable-delay.ts";
 import { type ClientLog, parseClientLog } from "./client-log.ts";
-import { type MergedRun, type MergedWindow, mergeClientLogs } from "./merge-logs.ts";
+import { type MergedRun, type MergedWindow, mergeClientLogs, range } from "./merge-logs.ts";
 
 const MERGE_FLAGS = [
   {
@@ -89,17 +89,6 @@ function readLogs(files: readonly string[]): ClientLog[] {
   return files.map((file) => usageErrors(() => parseClientLog(file, fileLines(file, INPUT_LIMITS, "a client's -json output"))));
 }
 
-/** The smallest and the largest of `values`, by a loop: a spread of 100,000 arguments overflows the stack. */
-function range(values: Iterable<number>): { min: number; max: number } {
-  let min = Infinity;
-  let max = -Infinity;
-  for (const value of values) {
-    min = Math.min(min, value);
-    max = Math.max(max, value);
-  }
-  return { min, max };
-}
-
 /**
  * The crash experiment's figures from the merged timeline, when the outage's times are
  * given: the clients' side always, the server's when its log is given too.
@@ -173,7 +162,7 @@ export function main(argv: readonly string[], io: ProgramIo): number {
 
   const logs = readLogs(files);
   if (logs.every((log) => log.windows.length === 0 && log.summary === undefined)) {
-    throw new UsageError(printable(`no client -json windows in ${files.join(", ")} (run the clients with -json)`));
+    throw new UsageError(`no client -json windows in ${files.join(", ")} (run the clients with -json)`);
   }
   const merged = usageErrors(() => mergeClientLogs(logs));
   for (const note of merged.notes) io.stderr.write(`merge: ${note}\n`);
