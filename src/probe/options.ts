@@ -63,6 +63,8 @@ export const PROBE_FLAGS = [
     kind: "integer",
     default: 100_000,
     min: 1,
+    // A step keeps each answer's latency: 80 MB at most.
+    max: 10_000_000,
     placeholder: "n",
     description: "hard limit: requests the whole probe sends",
   },
@@ -73,6 +75,8 @@ export const PROBE_FLAGS = [
     default: 5_000,
     min: 0,
     minExclusive: true,
+    // The rate window keeps one instant per request it allows in a second; one probe process sends far less.
+    max: 100_000,
     placeholder: "per-second",
     description: "hard limit: requests per second the probe sends",
   },
