@@ -1,7 +1,7 @@
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { redactUrl } from "../cli/redact-url.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { CLIENT_FLAGS } from "../client/options.ts";
+import { CLIENT_FLAGS, MAX_BODY_FLAG } from "../client/options.ts";
 import type { ProbeLoad } from "./scenario-out.ts";
 
 /** The client's flag of that name, as it is (the probe writes the user's load into the scenario). */
@@ -89,15 +89,7 @@ export const PROBE_FLAGS = [
     minExclusive: true,
     description: "hard limit: how long the probe sends (a -validate run has as long again)",
   },
-  {
-    name: "max-body",
-    group: "run",
-    kind: "integer",
-    default: 1024 * 1024,
-    min: 1,
-    placeholder: "bytes",
-    description: "an answer with a longer body is an error (body-too-large); the probe reads no further",
-  },
+  MAX_BODY_FLAG,
   {
     name: "min-growth",
     group: "run",
