@@ -63,7 +63,10 @@ export function localShare(
   observe: (stats: WindowStats) => HerdObserver = (stats) => stats,
 ): HerdShare & { readonly load: Herd | OpenLoop } {
   const clock = realClock;
-  const transport = createHttpTransport(options.url, options.timeoutMs, { propagateDeadline: options.propagateDeadline });
+  const transport = createHttpTransport(options.url, options.timeoutMs, {
+    propagateDeadline: options.propagateDeadline,
+    maxBodyBytes: options.maxBodyBytes,
+  });
   const stats = new WindowStats(clock.now());
   const load = createLoad(
     { users: range.users, firstUser: range.firstUser, arrivals: options.arrivals, timeoutMs: options.timeoutMs, retry: options.retry },

@@ -31,6 +31,21 @@ import { checkHedging, HEDGE_DELAY_FLAG } from "./hedge-flag.ts";
 import { LOAD_FLAGS } from "./load-flags.ts";
 import { parseShard, type Shard, shardProblem } from "./shard.ts";
 import { autoWorkers, USERS_PER_THREAD } from "./workers.ts";
+import { DEFAULT_MAX_BODY_BYTES } from "../runtime/http-body.ts";
+
+/**
+ * The cap on an answer's body, one spec for every program that reads real answers: ./client
+ * -max-body, probe -max-body, ./server -upstream-max-body (a middle tier's calls).
+ */
+export const MAX_BODY_FLAG = {
+  name: "max-body",
+  group: "run",
+  kind: "integer",
+  default: DEFAULT_MAX_BODY_BYTES,
+  min: 1,
+  placeholder: "bytes",
+  description: "an answer with a longer body is an error (body-too-large), read no further",
+} as const satisfies FlagSpec;
 
 /** Flags, defaults and help of ./client, in one table; the first five are the reference's. */
 export const CLIENT_FLAGS = [
@@ -177,6 +192,7 @@ export const CLIENT_FLAGS = [
     description: "serve GET /metrics (Prometheus text format) on this address, e.g. 127.0.0.1:9464 (empty: off)",
     check: listenAddressProblem,
   },
+  MAX_BODY_FLAG,
   DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
@@ -212,6 +228,8 @@ export interface ClientOptions {
   readonly workers: number;
   /** Lateness p99 or event-loop delay p50 above this marks a window as the client's own fault (src/model/client-behind.ts). */
   readonly behindThresholdMs: number;
+  /** An answer's body longer than this is an error (body-too-large). */
+  readonly maxBodyBytes: number;
 }
 
 export type ClientFlagValues = FlagValues<typeof CLIENT_FLAGS>;
@@ -278,6 +296,7 @@ export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
     startAtEpochMs: values["start-at"] === undefined ? undefined : parseInstant(values["start-at"]),
     workers: 1,
     behindThresholdMs: values["behind-threshold"] > 0 ? values["behind-threshold"] : defaultBehindThresholdMs(values.timeout),
+    maxBodyBytes: values["max-body"],
   };
   const resolved = { ...options, workers: resolveWorkers(values, options.retry.fleet) };
   checkShareCombinations(resolved);

@@ -106,11 +106,20 @@ export class ProbeBudget {
     this.compactWaiting();
   }
 
+  /**
+   * Drops the users already served from the front of the queue once they are half of it: in a
+   * step held at the rate the queue never drains, and without this it kept one settled resolver
+   * per send. Each served user is moved at most once, so the cost stays constant per send.
+   */
   private compactWaiting(): void {
-    if (this.waitingHead === this.waiting.length) {
-      this.waiting.length = 0;
-      this.waitingHead = 0;
-    }
+    if (this.waitingHead === 0 || this.waitingHead * 2 < this.waiting.length) return;
+    this.waiting.splice(0, this.waitingHead);
+    this.waitingHead = 0;
+  }
+
+  /** The queue's length as held in memory, served users not yet dropped included (for tests of its bound). */
+  get heldWaiting(): number {
+    return this.waiting.length;
   }
 }
 

@@ -1,7 +1,7 @@
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { redactCredentials } from "../cli/redact-url.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { CLIENT_FLAGS, checkUrl } from "../client/options.ts";
+import { CLIENT_FLAGS, checkUrl, MAX_BODY_FLAG } from "../client/options.ts";
 import type { ProbeLoad } from "./scenario-out.ts";
 
 /** The client's flag of that name, as it is (the probe writes the user's load into the scenario). */
@@ -63,6 +63,8 @@ export const PROBE_FLAGS = [
     kind: "integer",
     default: 100_000,
     min: 1,
+    // A step keeps each answer's latency: 80 MB at most.
+    max: 10_000_000,
     placeholder: "n",
     description: "hard limit: requests the whole probe sends",
   },
@@ -73,6 +75,8 @@ export const PROBE_FLAGS = [
     default: 5_000,
     min: 0,
     minExclusive: true,
+    // The rate window keeps one instant per request it allows in a second; one probe process sends far less.
+    max: 100_000,
     placeholder: "per-second",
     description: "hard limit: requests per second the probe sends",
   },
@@ -85,15 +89,7 @@ export const PROBE_FLAGS = [
     minExclusive: true,
     description: "hard limit: how long the probe sends (a -validate run has as long again)",
   },
-  {
-    name: "max-body",
-    group: "run",
-    kind: "integer",
-    default: 1024 * 1024,
-    min: 1,
-    placeholder: "bytes",
-    description: "an answer with a longer body is an error (body-too-large); the probe reads no further",
-  },
+  MAX_BODY_FLAG,
   {
     name: "min-growth",
     group: "run",

@@ -28,10 +28,17 @@ class BodyCutShortError extends Error {
 export function readBodyToEnd(body: Readable, maxBytes: number, contentLength?: string | string[]): Promise<number> {
   return new Promise((resolve, reject) => {
     let bytes = 0;
+    let ended = false;
     body.once("error", reject);
-    body.once("end", () => resolve(bytes));
-    // After 'end' or 'error', this rejection is a no-op.
-    body.once("close", () => reject(new BodyCutShortError("the answer's body closed before its end")));
+    body.once("end", () => {
+      ended = true;
+      resolve(bytes);
+    });
+    // 'close' follows 'end' on every whole body: build the error (and its stack) only for a cut one.
+    // After an 'error', this rejection is a no-op.
+    body.once("close", () => {
+      if (!ended) reject(new BodyCutShortError("the answer's body closed before its end"));
+    });
     const declared = Number(Array.isArray(contentLength) ? contentLength[0] : contentLength);
     if (declared > maxBytes) {
       body.destroy(new BodyTooLargeError(maxBytes));

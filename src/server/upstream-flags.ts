@@ -2,7 +2,14 @@ import { type FlagSpec, type FlagValues, flagsNamed, prefixFlags, unprefixedValu
 import { formatListenAddress, type ListenAddress } from "../cli/listen-address.ts";
 import { redactUrl } from "../cli/redact-url.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { CLIENT_FLAGS, checkUrl, RETRY_POLICY_FLAGS, resolveRetryPolicy, type RetryPolicyOptions } from "../client/options.ts";
+import {
+  CLIENT_FLAGS,
+  checkUrl,
+  MAX_BODY_FLAG,
+  RETRY_POLICY_FLAGS,
+  resolveRetryPolicy,
+  type RetryPolicyOptions,
+} from "../client/options.ts";
 import type { ServerModelSpec } from "../model/servers/models.ts";
 
 /*
@@ -88,6 +95,7 @@ export const UPSTREAM_FLAGS = [
     description: "middle tier: call each -upstream URL k times per request; the answer is 200 only when every call succeeded",
   },
   ...prefixFlags(RETRY_POLICY_FLAGS, PREFIX, describeUpstreamFlag),
+  ...prefixFlags([MAX_BODY_FLAG], PREFIX, describeUpstreamFlag),
 ] as const satisfies readonly FlagSpec[];
 
 export type UpstreamFlagValues = FlagValues<typeof UPSTREAM_FLAGS>;
@@ -97,6 +105,8 @@ export interface UpstreamOptions {
   /** One call per entry: each -upstream URL, -upstream-fanout times. */
   readonly targets: readonly string[];
   readonly policy: RetryPolicyOptions;
+  /** An answer's body longer than this fails the call (body-too-large). */
+  readonly maxBodyBytes: number;
 }
 
 /** The client's default -lambda: the think time the reference policy grows its first wait from, as an open-loop arrival draws it. */
@@ -137,5 +147,9 @@ export function resolveUpstream(values: UpstreamFlagValues, model: ServerModelSp
     if (error instanceof UsageError) throw new UsageError(withPrefixedNames(error.message, RETRY_POLICY_FLAGS, PREFIX));
     throw error;
   }
-  return { targets: urls.flatMap((url) => Array.from({ length: fanout }, () => url)), policy };
+  return {
+    targets: urls.flatMap((url) => Array.from({ length: fanout }, () => url)),
+    policy,
+    maxBodyBytes: values[`${PREFIX}max-body`],
+  };
 }

@@ -39,7 +39,11 @@ export function createUpstreamTier(
   const transportOf = (url: string) => {
     let transport = transports.get(url);
     if (transport === undefined) {
-      transport = createHttpTransport(url, policy.timeoutMs, { propagateDeadline: policy.propagateDeadline, carryDeadlines: true });
+      transport = createHttpTransport(url, policy.timeoutMs, {
+        propagateDeadline: policy.propagateDeadline,
+        carryDeadlines: true,
+        maxBodyBytes: upstream.maxBodyBytes,
+      });
       transports.set(url, transport);
     }
     return transport;

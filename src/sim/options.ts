@@ -4,7 +4,7 @@ import { WORKLOAD_HELP } from "../cli/workload.ts";
 import { DEFAULT_EXPERIMENT_MS, DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { IMMEDIATE_ANSWER_MS } from "./network.ts";
 import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
-import { CLIENT_FLAGS, type ClientFlagValues, type ClientOptions, resolveClientOptions } from "../client/options.ts";
+import { CLIENT_FLAGS, type ClientFlagValues, MAX_BODY_FLAG, type ClientOptions, resolveClientOptions } from "../client/options.ts";
 import { resolveServerOptions, SERVER_FLAGS, type ServerOptions } from "../server/options.ts";
 import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
 import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
@@ -198,7 +198,18 @@ const SIM_ONLY_FLAGS = [
 ] as const satisfies readonly FlagSpec[];
 
 export const SIM_FLAGS = [
-  ...withoutFlags(CLIENT_FLAGS, ["url", "json", "duration", "seed", "metrics-listen", "shard", "start-at", "workers", "behind-threshold"]),
+  ...withoutFlags(CLIENT_FLAGS, [
+    "url",
+    "json",
+    "duration",
+    "seed",
+    "metrics-listen",
+    "shard",
+    "start-at",
+    "workers",
+    "behind-threshold",
+    "max-body",
+  ]),
   ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "seed", "metrics", "headers-timeout"]),
   ...SIM_ONLY_FLAGS,
 ];
@@ -249,6 +260,8 @@ export function resolveSimOptions(values: SimFlagValues): SimOptions {
     workers: "1",
     // A virtual clock is never late.
     "behind-threshold": 0,
+    // The simulator's answers have no body.
+    "max-body": MAX_BODY_FLAG.default,
   };
   const client = resolveClientOptions(clientValues);
   const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false, metrics: false, "headers-timeout": 0 });

@@ -8,6 +8,8 @@ export interface ScriptedServer {
   readonly arrivals: number[];
   /** Connections the server saw closed by the client. */
   readonly closedByClient: () => number;
+  /** Connections open now: at 0, every request a client wrote has arrived. */
+  readonly openConnections: () => number;
 }
 
 const servers = new Set<() => Promise<void>>();
@@ -31,6 +33,11 @@ export async function startScriptedServer(respond: (request: IncomingMessage, re
     });
     respond(request, response);
   });
+  let openConnections = 0;
+  server.on("connection", (socket) => {
+    openConnections++;
+    socket.once("close", () => openConnections--);
+  });
   await new Promise<void>((resolve) => server.listen({ host: "127.0.0.1", port: 0 }, resolve));
   const address = server.address();
   const port = typeof address === "object" && address !== null ? address.port : 0;
@@ -41,5 +48,11 @@ export async function startScriptedServer(respond: (request: IncomingMessage, re
         server.closeAllConnections();
       }),
   );
-  return { url: `http://127.0.0.1:${port}/api`, port, arrivals, closedByClient: () => closedByClient };
+  return {
+    url: `http://127.0.0.1:${port}/api`,
+    port,
+    arrivals,
+    closedByClient: () => closedByClient,
+    openConnections: () => openConnections,
+  };
 }

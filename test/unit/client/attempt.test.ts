@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createHttpTransport, type HttpTransport } from "../../../src/client/attempt.ts";
+import { localShare } from "../../../src/client/herd-share.ts";
 import { createOccHttpTransport } from "../../../src/client/occ-transport.ts";
+import { parseClientArgs, resolveClientOptions } from "../../../src/client/options.ts";
 import type { AttemptResult } from "../../../src/model/outcome.ts";
 import { eventually } from "../../helpers/eventually.ts";
 import {
@@ -56,6 +58,41 @@ describe("the client's HTTP transport", () => {
     const { service } = await againstHostile("endless-body");
     await eventually(() => service.openConnections() === 0, "the transport closing the endless body's connection");
     expect(service.bytesPerClosedConnection[0]).toBeLessThanOrEqual(bytesAReaderStoppedAtTheCapLetsThrough(MAX_BODY));
+  });
+});
+
+/** The first answers one ./client user (in process, a share of one) counts with these flags: its OKs and its errors. */
+async function firstAnswersOfAClient(url: string, flags: readonly string[]): Promise<{ ok: number; errors: number }> {
+  const parsed = parseClientArgs(["-clients", "1", "-lambda", "0.001", "-max-attempts", "1", "-url", url, ...flags]);
+  if (parsed.kind !== "run") throw new Error("unreachable: no help asked for");
+  const share = localShare(resolveClientOptions(parsed.values), { firstUser: 0, users: 1 }, 1);
+  const seen = { ok: 0, errors: 0 };
+  try {
+    share.start(undefined);
+    await eventually(async () => {
+      const { counts } = await share.closeWindow();
+      seen.ok += counts.ok;
+      seen.errors += counts.errors;
+      return seen.ok + seen.errors > 0;
+    }, "the client's first answer");
+    await share.finish();
+  } finally {
+    await share.close();
+  }
+  return seen;
+}
+
+describe("./client -max-body", () => {
+  // 1.5 MiB: over the default cap of 1 MiB, under the 2 MiB the flag raises it to.
+  const LONG_BODY = "x".repeat(1.5 * 1024 * 1024);
+
+  it("a body over the default cap of 1 MiB is an error; -max-body raises the cap and it is a success", async () => {
+    const server = await startScriptedServer((_request, response) => response.end(LONG_BODY));
+    expect(await firstAnswersOfAClient(server.url, [])).toEqual({ ok: 0, errors: expect.any(Number) as number });
+    expect(await firstAnswersOfAClient(server.url, ["-max-body", String(2 * 1024 * 1024)])).toEqual({
+      ok: expect.any(Number) as number,
+      errors: 0,
+    });
   });
 });
 

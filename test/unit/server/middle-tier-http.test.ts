@@ -43,6 +43,15 @@ describe("a real middle tier", () => {
     expect(server.queue.snapshot()).toMatchObject({ admitted: 1, upstream: { requests: 1, attempts: 2, attemptsError: 2, failures: 1 } });
   });
 
+  it("fails a call whose answer's body is over 1 MiB, unless -upstream-max-body raises the cap", async () => {
+    // 1.5 MiB: over the default cap, under the 2 MiB the flag raises it to.
+    const upstream = await startScriptedServer((_request, response) => response.end("x".repeat(1.5 * 1024 * 1024)));
+    const byDefault = await middleTier(upstream.url, ["-upstream-max-attempts", "1"]);
+    const raised = await middleTier(upstream.url, ["-upstream-max-attempts", "1", "-upstream-max-body", String(2 * 1024 * 1024)]);
+    expect(await get(byDefault.url)).toBe(502);
+    expect(await get(raised.url)).toBe(200);
+  });
+
   it("carries the deadline its request brought down, or its own attempt's when that comes first", async () => {
     const seen: (string | undefined)[] = [];
     const upstream = await startScriptedServer((request, response) => {
