@@ -384,6 +384,8 @@ describe("a hostile file (issue 39)", () => {
     ["clients: 100000000000000000000000", "100000000000000000000000"],
     ["rate: 1e999", "1e999"],
     ["clients: 0o7777777777777777777777", "0o7777777777777777777777"],
+    // Its E digits once made it read as a float, silently rounded to 18446744073709552000.
+    ["clients: 0xFFFFFFFFFFFFFFFE", "0xFFFFFFFFFFFFFFFE"],
   ])("says %s is out of range, in the file's own spelling", async (line, spelling) => {
     expect(await oneLine(`scenario: 1\nsystem:\n  ${line}\n`)).toMatch(
       new RegExp(`^exp\\.yaml:3: \\w+: invalid value "${spelling}": out of range`),
