@@ -297,7 +297,12 @@ export function parseChooseArgs(argv: readonly string[]): ChooseParse {
   for (const flag of SYSTEM_FLAGS) system[flag.name] = all[flag.name];
   const schedules = own.faults === undefined ? undefined : parseSchedules(own.faults);
   // A spike past the simulator's clients is refused here, not in the workers once they run.
-  const herd = { clients: system.clients as number, arrivals: { kind: system.arrivals as string } };
+  // (An open loop without -rate is refused where the runs' flags are read.)
+  const arrivals =
+    system.arrivals === "open"
+      ? { kind: "open" as const, ratePerSec: (system.rate as number | undefined) ?? 0 }
+      : { kind: "closed" as const };
+  const herd = { clients: system.clients as number, arrivals };
   for (const schedule of schedules ?? []) checkSpikeClients(schedule, herd);
   if (schedules !== undefined && own.outages !== DEFAULT_OUTAGES) {
     throw new UsageError("-faults replaces -outages: list each schedule in it, separated by semicolons");

@@ -1,4 +1,5 @@
 import type { FlagSpec } from "../cli/flags.ts";
+import { MAX_ARRIVAL_RATE } from "../model/load.ts";
 import { DEADLINE_HEADER } from "../model/protection-headers.ts";
 
 /**
@@ -24,6 +25,7 @@ export const LOAD_FLAGS = [
     default: undefined,
     min: 0,
     minExclusive: true,
+    max: MAX_ARRIVAL_RATE,
     placeholder: "per-second",
     description: "with -arrivals open: mean arrivals per second (a Poisson process)",
   },

@@ -4,6 +4,14 @@ import type { HerdObserver, Transport } from "./attempt.ts";
 import { Herd, type HerdRandom } from "./herd.ts";
 import { OpenLoop } from "./open-loop.ts";
 
+/**
+ * The most open-loop arrivals per second (-rate, with any spike's factor), for the client and
+ * the simulator alike: what the simulator's most clients, 10 000 000, send at the default
+ * lambda of 10 s. Each arrival is an event of the simulator's, so that a faster rate would run
+ * for hours; a real client sends far fewer.
+ */
+export const MAX_ARRIVAL_RATE = 1_000_000;
+
 /** How requests are offered: closed users (-clients, -lambda) or open-loop arrivals. */
 export type Arrivals = { readonly kind: "closed" } | { readonly kind: "open"; readonly ratePerSec: number; readonly maxChains: number };
 

@@ -1,5 +1,5 @@
-import type { FlagSpec } from "../cli/flags.ts";
-import { UsageError } from "../cli/usage-error.ts";
+import { type FlagSpec, givenFlagNames } from "../cli/flags.ts";
+import { InputFileError, UsageError } from "../cli/usage-error.ts";
 import { DEMO_CHAIN_KEYS } from "./tiers.ts";
 import { type LoadedScenario, type ScenarioTarget, workloadOf } from "./format.ts";
 
@@ -83,4 +83,26 @@ export async function withScenarioFile(
     stderr.write(`${target.program}: ${file}: ignoring ${ignored.join(", ")}: not flags of ${target.program}\n`);
   }
   return { argv: [...scenario.tokens, ...rest], scenario };
+}
+
+/**
+ * Runs a program's checks of its flags together; a UsageError they raise about one flag
+ * (`-faults: …`) whose value the file gave, not the command line, is the file's mistake on that
+ * key's line: `FILE:LINE: faults: …`, as the reader reports a value it refuses alone.
+ */
+export async function blamingScenarioFile<T>(
+  scenario: LoadedScenario | undefined,
+  commandLine: readonly string[],
+  flags: readonly FlagSpec[],
+  run: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof UsageError) || scenario?.keyLines === undefined) throw error;
+    const named = /^-([a-z][a-z-]*): (.*)$/s.exec(error.message);
+    const line = named === null ? undefined : scenario.keyLines[named[1]!];
+    if (line === undefined || givenFlagNames(commandLine, flags).has(named![1]!)) throw error;
+    throw new InputFileError(`${scenario.file}:${line}: ${named![1]}: ${named![2]}`);
+  }
 }

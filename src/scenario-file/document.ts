@@ -81,7 +81,9 @@ function numberProblem(node: Scalar): string | undefined {
     // .inf and .nan are what they say; 1e999 is not.
     return /\d/.test(written) ? `invalid value "${written}": ${OUT_OF_RANGE.number}` : undefined;
   }
-  return Number.isInteger(node.value) && !Number.isSafeInteger(node.value) && !/[.eE]/.test(written.replace(/^0x/i, ""))
+  // A hex integer's digits may be e or E (0xFFFFFFFFFFFFFFFE): only a decimal with . or an exponent is a float.
+  const floatNotation = !/^[-+]?0[xo]/i.test(written) && /[.eE]/.test(written);
+  return Number.isInteger(node.value) && !Number.isSafeInteger(node.value) && !floatNotation
     ? `invalid value "${written}": ${OUT_OF_RANGE.integer}`
     : undefined;
 }

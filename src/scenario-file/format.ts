@@ -80,6 +80,8 @@ export interface LoadedScenario extends ScenarioSource {
   readonly passThrough: Readonly<Record<string, readonly string[]>>;
   /** Keys of the file that another program takes and this one does not, e.g. "run.sweep". */
   readonly ignored: readonly string[];
+  /** The line of each flag's key in the file (faults: the line of faults:), for a mistake found once the flags are read together. */
+  readonly keyLines?: Readonly<Record<string, number>>;
   readonly metadata: ScenarioMetadata;
   /** The file's workload: the program runs it whatever its command line's default. */
   readonly workload: Workload;

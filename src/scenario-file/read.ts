@@ -67,7 +67,7 @@ export async function parseScenario(
   everyTarget: readonly ScenarioTarget[] = SCENARIO_TARGETS,
 ): Promise<LoadedScenario> {
   const [yaml, { z }] = await Promise.all([import("yaml"), import("zod")]);
-  const { doc, fail } = readDocument(yaml, text, file);
+  const { doc, fail, lineOf } = readDocument(yaml, text, file);
   if (!yaml.isMap(doc.contents)) {
     const offset = doc.contents?.range?.[0] ?? 0;
     throw doc.contents === null
@@ -112,12 +112,14 @@ export async function parseScenario(
   const tokens: string[] = [];
   const passThrough: Record<string, string[]> = Object.fromEntries((target.passThrough ?? []).map((pass) => [pass.flag, []]));
   const ignored: string[] = [];
+  const keyLines: Record<string, number> = {};
   for (const section of SCENARIO_SECTIONS) {
     const entries = section === "faults" ? [[FAULTS_KEY, data.faults] as const] : Object.entries(data[section] ?? {});
     for (const [name, value] of entries) {
       if (value === undefined) continue;
       const key = sections.get(section)!.get(name)!;
       const token = `-${name}=${value}`;
+      keyLines[name] = lineOf(keyOffset(yaml, doc, section === "faults" ? [FAULTS_KEY] : [section, name]));
       if (!key.taken) ignored.push(section === "faults" ? name : `${section}.${name}`);
       else if (key.carriers.length === 0) tokens.push(token);
       else for (const carrier of key.carriers) passThrough[carrier]!.push(token);
@@ -129,7 +131,7 @@ export async function parseScenario(
     ...(data.source === undefined ? {} : { source: data.source }),
     ...(data.published === undefined ? {} : { published: data.published }),
   };
-  return { file, text, tokens, passThrough, ignored, metadata, workload, ...(tiers === undefined ? {} : { tiers }) };
+  return { file, text, tokens, passThrough, ignored, keyLines, metadata, workload, ...(tiers === undefined ? {} : { tiers }) };
 }
 
 type Failure = (path: Path, key: string, message: string) => InputFileError;
@@ -140,7 +142,7 @@ type Fail = (offset: number, key: string, message: string) => InputFileError;
  * The text as a YAML document within the file's limits (document.ts), and the error for a
  * mistake at an offset, `FILE:LINE: key: message`; an InputFileError for text that is neither.
  */
-function readDocument(yaml: Yaml, text: string, file: string): { doc: Document; fail: Fail } {
+function readDocument(yaml: Yaml, text: string, file: string): { doc: Document; fail: Fail; lineOf: (offset: number) => number } {
   const pastLimit = sizeProblemLine(text);
   if (pastLimit !== undefined) {
     throw new InputFileError(
@@ -161,7 +163,7 @@ function readDocument(yaml: Yaml, text: string, file: string): { doc: Document; 
   }
   const shape = documentProblem(yaml, doc);
   if (shape !== undefined) throw fail(shape.offset, shape.key, shape.message);
-  return { doc, fail };
+  return { doc, fail, lineOf: (offset) => lineCounter.linePos(offset).line };
 }
 
 /**

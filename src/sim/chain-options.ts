@@ -80,16 +80,15 @@ export function chainConfigFrom(values: SimFlagValues, tiers: readonly ScenarioT
 }
 
 /**
- * A fault that starts when the run has ended never happens: the chain would report every
- * tier "held" for an outage it never saw. Refused, as the single server's run is judged
- * too-short and the demo refuses it. (A fault still going at the end did happen: its tiers
- * are judged as they are then.)
+ * A fault the run does not see to its end cannot be judged: the chain would report its tiers
+ * held or collapsed in the middle of it. Refused, as the demo refuses it (the single server's
+ * run is judged too-short).
  */
 function refuseFaultsAfterTheRun(faults: readonly Fault[], durationMs: number): void {
-  const late = faults.filter((fault) => fault.atMs >= durationMs);
+  const late = faults.filter((fault) => fault.atMs + fault.durationMs > durationMs);
   if (late.length === 0) return;
   const text = late.map((fault) => formatFault(fault, formatDuration)).join(", ");
-  throw new UsageError(`-faults: the run ends at ${formatDuration(durationMs)}, before ${text} starts: nothing to judge`);
+  throw new UsageError(`-faults: the run ends at ${formatDuration(durationMs)}, before ${text} ends: nothing to judge`);
 }
 
 function upstreamPolicy(tier: ScenarioTier, values: SimFlagValues) {

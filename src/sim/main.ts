@@ -20,7 +20,7 @@ import { scenarioSettings, summaryJson } from "../report/summary-file.ts";
 import { provenance } from "../runtime/provenance.ts";
 import { bisectCriticalOutage } from "./critical-outage.ts";
 import { parseSimArgs, parseSweep, SIM_FLAGS, SIM_TARGET, type SimFlagValues } from "./options.ts";
-import { withScenarioFile } from "../scenario-file/arguments.ts";
+import { blamingScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
 import type { LoadedScenario } from "../scenario-file/format.ts";
 import { retryLoadWhileDown } from "./retry-load.ts";
 import type { StrategyRunReply } from "./sim-worker.ts";
@@ -303,7 +303,8 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<numb
     throw new UsageError(`-workload ${selected.workload} given, but ${scenario.file} is a scenario of workload ${workload}`);
   }
   if (workload === "occ") return occSimMain(args, io, scenario?.metadata);
-  return requestsMain(selected.args, args, scenario, io);
+  const commandLine = args.slice(scenario?.tokens.length ?? 0);
+  return blamingScenarioFile(scenario, commandLine, SIM_FLAGS, () => requestsMain(selected.args, args, scenario, io));
 }
 
 async function requestsMain(

@@ -2,6 +2,7 @@ import { DurationSyntaxError, formatDuration, parseDuration } from "../cli/durat
 import { UsageError } from "../cli/usage-error.ts";
 import { WORKLOAD_HELP } from "../cli/workload.ts";
 import { DEFAULT_EXPERIMENT_MS, DEFAULT_PHASES } from "../model/experiment-phases.ts";
+import { MAX_ARRIVAL_RATE } from "../model/load.ts";
 import { IMMEDIATE_ANSWER_MS } from "./network.ts";
 import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
 import { CLIENT_FLAGS, type ClientFlagValues, MAX_BODY_FLAG, type ClientOptions, resolveClientOptions } from "../client/options.ts";
@@ -10,14 +11,7 @@ import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategie
 import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage } from "./simulate.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
-import {
-  type Fault,
-  FAULT_KINDS,
-  FaultSyntaxError,
-  parseFaults,
-  spikeClientsProblem,
-  tierProblem,
-} from "../model/faults/fault-schedule.ts";
+import { type Fault, FAULT_KINDS, FaultSyntaxError, parseFaults, spikeLoadProblem, tierProblem } from "../model/faults/fault-schedule.ts";
 
 /** The most reports (server lines, client windows) one run may make: each is kept for the metrics. */
 export const MAX_REPORTS = 10_000_000;
@@ -59,15 +53,22 @@ export const faultsProblem = (text: string): string | undefined => {
 };
 
 /**
- * A UsageError for a spike that would run more than MAX_CLIENTS users (the herd's × its factor),
- * checked before anything runs: the simulator's and the demo's extra load are that many users.
+ * A UsageError for a spike that would offer more than the programs run, checked before anything
+ * runs: MAX_CLIENTS users (the herd's × its factor), or MAX_ARRIVAL_RATE arrivals per second (the
+ * open loop's -rate × its factor; each an event of the simulator's, a rate of the demo's spike client).
  */
 export function checkSpikeClients(
   faults: readonly Fault[],
-  herd: { readonly clients: number; readonly arrivals: { readonly kind: string } },
+  herd: {
+    readonly clients: number;
+    readonly arrivals: { readonly kind: "closed" } | { readonly kind: "open"; readonly ratePerSec: number };
+  },
 ): void {
-  if (herd.arrivals.kind === "open") return;
-  const problem = spikeClientsProblem(faults, herd.clients, MAX_CLIENTS, formatDuration);
+  const load =
+    herd.arrivals.kind === "open"
+      ? { amount: herd.arrivals.ratePerSec, limit: MAX_ARRIVAL_RATE, unit: "arrivals per second" }
+      : { amount: herd.clients, limit: MAX_CLIENTS, unit: "clients" };
+  const problem = spikeLoadProblem(faults, load, formatDuration);
   if (problem !== undefined) throw new UsageError(`-faults: ${problem}`);
 }
 

@@ -140,18 +140,21 @@ export function faultsOfTier(faults: readonly Fault[], name: string, isEdge: boo
 }
 
 /**
- * A spike whose users would pass the programs' limit: a spike × f runs f times the herd's
- * `clients` (closed loop; an open loop's rate is bounded by the server's memory instead).
+ * A spike whose load would pass the programs' limit: a spike × f offers f times the herd's load,
+ * its `amount` of `unit` (closed users, or an open loop's arrivals per second). A factor that
+ * overflows (×1e308) is past any limit.
  */
-export function spikeClientsProblem(
+export function spikeLoadProblem(
   faults: readonly Fault[],
-  clients: number,
-  maxClients: number,
+  load: { readonly amount: number; readonly limit: number; readonly unit: string },
   formatDurationMs: (ms: number) => string,
 ): string | undefined {
-  const spike = faults.find((fault) => fault.kind === "spike" && clients * fault.factor > maxClients);
+  const spike = faults.find((fault) => fault.kind === "spike" && !(load.amount * fault.factor <= load.limit));
   if (spike === undefined) return undefined;
-  return `the spike ${formatFault(spike, formatDurationMs)} runs ${spike.factor} times the ${clients} clients; at most ${maxClients} clients in all`;
+  return (
+    `the spike ${formatFault(spike, formatDurationMs)} runs ${spike.factor} times the ${load.amount} ${load.unit}; ` +
+    `at most ${load.limit} ${load.unit} in all`
+  );
 }
 
 /** A fault that names a tier the chain does not have (or any tier, with no chain): the message says which; undefined when none. */

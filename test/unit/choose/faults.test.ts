@@ -43,11 +43,16 @@ describe("choose -faults", () => {
     );
   });
 
-  it("refuses a spike past the simulator's clients before any worker runs it, and takes it for an open loop", () => {
+  it("refuses a spike past the simulator's clients, or an open loop's past its arrivals per second, before any worker runs it", () => {
     expect(() => options(["-faults", "stop@0s+10s; spike@1s+1s*1e308"])).toThrow(
       new UsageError("-faults: the spike spike@1s+1s*1e+308 runs 1e+308 times the 1000 clients; at most 10000000 clients in all"),
     );
-    expect(options(["-arrivals", "open", "-rate", "10", "-faults", "spike@1s+1s*1000000"]).schedules).toHaveLength(1);
+    expect(options(["-arrivals", "open", "-rate", "10", "-faults", "spike@1s+1s*100000"]).schedules).toHaveLength(1);
+    expect(() => options(["-arrivals", "open", "-rate", "10", "-faults", "spike@1s+1s*1e308"])).toThrow(
+      new UsageError(
+        "-faults: the spike spike@1s+1s*1e+308 runs 1e+308 times the 10 arrivals per second; at most 1000000 arrivals per second in all",
+      ),
+    );
   });
 
   it("-list shows each schedule under the length the tables show it by", async () => {

@@ -105,6 +105,7 @@ const CLIENT_ROWS: readonly (readonly [readonly string[], string])[] = [
     ["-arrivals", "open", "-rate", "10", "-shard", "1/2"],
     "client: -arrivals open runs in one thread of one process; it cannot be combined with -shard 1/2",
   ],
+  [["-arrivals", "open", "-rate", "1000001"], 'client: invalid value "1000001" for flag -rate: must be <= 1000000'],
   [
     ["-metrics-listen", "127.0.0.1:0", "-workers", "2"],
     "client: -metrics-listen counts the main thread's users only; it cannot be combined with -workers 2",
@@ -142,6 +143,16 @@ const SIM_ROWS: readonly (readonly [readonly string[], string])[] = [
     ["-faults", "spike@1s+1s*1e308"],
     "sim: -faults: the spike spike@1s+1s*1e+308 runs 1e+308 times the 1000 clients; at most 10000000 clients in all",
   ],
+  // An open loop's spike once went unchecked: ×1e308 ran until killed, ×1000000 took 7.4 s for 1e8 events.
+  [
+    ["-arrivals", "open", "-rate", "100", "-faults", "spike@1s+1s*1e308"],
+    "sim: -faults: the spike spike@1s+1s*1e+308 runs 1e+308 times the 100 arrivals per second; at most 1000000 arrivals per second in all",
+  ],
+  [
+    ["-arrivals", "open", "-rate", "100", "-faults", "spike@1s+1s*10001"],
+    "sim: -faults: the spike spike@1s+1s*10001 runs 10001 times the 100 arrivals per second; at most 1000000 arrivals per second in all",
+  ],
+  [["-arrivals", "open", "-rate", "1e12"], 'sim: invalid value "1e12" for flag -rate: must be <= 1000000'],
   [
     ["-clients", "100000000000000000000000"],
     'sim: invalid value "100000000000000000000000" for flag -clients: out of range: an integer is at most 9007199254740991 in size',
@@ -177,12 +188,16 @@ describe("the exact usage error, in process", () => {
       ["-server-args", "-limit many"],
       'demo: in -server-args: invalid value "many" for flag -limit: must be an integer',
     ));
-  it("demo rejects a spike past the client limit before starting anything or making its results folder", async () => {
+  it.each([
+    [[], "1000 clients; at most 10000000 clients in all"],
+    // An open loop's spike once started the programs and then ran its spike client with -rate Infinity.
+    [["-client-args", "-arrivals open -rate 100"], "100 arrivals per second; at most 1000000 arrivals per second in all"],
+  ])("demo rejects a spike past the limit (%j) before starting anything or making its results folder", async (load, limit) => {
     const out = join(temporaryDir(), "results");
     await expectMessage(
       "demo",
-      ["-faults", "spike@1s+1s*1e308", "-out", out],
-      "demo: -faults: the spike spike@1s+1s*1e+308 runs 1e+308 times the 1000 clients; at most 10000000 clients in all",
+      [...load, "-faults", "spike@1s+1s*1e308", "-out", out],
+      `demo: -faults: the spike spike@1s+1s*1e+308 runs 1e+308 times the ${limit}`,
     );
     expect(existsSync(out)).toBe(false);
   });

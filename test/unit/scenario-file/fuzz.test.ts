@@ -4,6 +4,7 @@ import { InputFileError, UsageError } from "../../../src/cli/usage-error.ts";
 import { parseScenario } from "../../../src/scenario-file/read.ts";
 import { chainConfigFrom } from "../../../src/sim/chain-options.ts";
 import type { Fault } from "../../../src/model/faults/fault-schedule.ts";
+import { MAX_ARRIVAL_RATE } from "../../../src/model/load.ts";
 import { MAX_CLIENTS, MAX_DURATION_MS, parseSimArgs, SIM_TARGET } from "../../../src/sim/options.ts";
 import type { SimulationConfig } from "../../../src/sim/simulate.ts";
 import { configFrom } from "../../../src/sim/trial.ts";
@@ -56,8 +57,11 @@ function withinLimits(run: Runnable): void {
   expect(run.durationMs).toBeLessThanOrEqual(MAX_DURATION_MS);
   for (const fault of [...(run.faults ?? []), ...(run.spikes ?? [])]) {
     expect([fault.atMs, fault.durationMs, fault.factor].every(Number.isFinite)).toBe(true);
-    if (fault.kind === "spike" && run.arrivals?.kind !== "open") expect(run.users * fault.factor).toBeLessThanOrEqual(MAX_CLIENTS);
+    if (fault.kind !== "spike") continue;
+    const load = run.arrivals?.kind === "open" ? run.arrivals.ratePerSec * fault.factor : run.users * fault.factor;
+    expect(load).toBeLessThanOrEqual(run.arrivals?.kind === "open" ? MAX_ARRIVAL_RATE : MAX_CLIENTS);
   }
+  if (run.arrivals?.kind === "open") expect(run.arrivals.ratePerSec).toBeLessThanOrEqual(MAX_ARRIVAL_RATE);
   expect(run.tiers?.length ?? 0).toBeLessThanOrEqual(64);
   for (const tier of run.tiers ?? []) expect(tier.fanout).toBeLessThanOrEqual(64);
 }
@@ -99,6 +103,9 @@ const number = fc.oneof(
   fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }).map(String),
 );
 
+/** A fault's start or length: any number, or a few seconds, so that a fault often reads and its factor is what is tried. */
+const time = fc.oneof(number, fc.nat(20).map(String));
+
 /**
  * A well-formed file whose values are extreme: numbers anywhere a value goes, chains short or at
  * the limit of 64 tiers with any fan-out, faults with any numbers.
@@ -106,6 +113,8 @@ const number = fc.oneof(
 const extreme = fc
   .record({
     system: fc.dictionary(fc.constantFrom("clients", "lambda", "timeout", "rate", "limit", "threads", "backlog"), number, { maxKeys: 4 }),
+    // Open loops too: a spike of theirs once went unchecked and ran ./sim for ever.
+    open: fc.option(fc.oneof(number, fc.constantFrom("1", "100", "1000")), { nil: undefined }),
     run: fc.dictionary(
       fc.constantFrom("duration", "seed", "interval"),
       fc.oneof(
@@ -114,7 +123,7 @@ const extreme = fc
       ),
       { maxKeys: 2 },
     ),
-    faults: fc.array(fc.tuple(fc.constantFrom("stop", "crash", "slow", "spike", "capacity", "errors"), number, number, number), {
+    faults: fc.array(fc.tuple(fc.constantFrom("stop", "crash", "slow", "spike", "capacity", "errors"), time, time, number), {
       maxLength: 4,
     }),
     tiers: fc.option(
@@ -125,7 +134,8 @@ const extreme = fc
       { nil: undefined },
     ),
   })
-  .map(({ system, run, faults, tiers }) => {
+  .map(({ system: flags, open, run, faults, tiers }) => {
+    const system = open === undefined ? flags : { ...flags, arrivals: "open", rate: open };
     const section = (name: string, values: Record<string, string>) =>
       `${name}:\n${Object.entries(values)
         .map(([key, value]) => `  ${key}: ${value}\n`)
@@ -136,7 +146,9 @@ const extreme = fc
         ? ""
         : `tiers:\n${Array.from({ length: tiers[0] }, (_, index) => `  - name: t${index}\n    system: {model: queue}\n${index < tiers[0] - 1 ? `    fanout: ${tiers[1]}\n` : ""}`).join("")}`;
     const users =
-      tiers === undefined ? system : Object.fromEntries(Object.entries(system).filter(([key]) => key === "clients" || key === "lambda"));
+      tiers === undefined
+        ? system
+        : Object.fromEntries(Object.entries(system).filter(([key]) => ["clients", "lambda", "arrivals", "rate"].includes(key)));
     return `scenario: 1\n${section("system", users)}${section("run", run)}${schedule === "" ? "" : `faults:\n${schedule}`}${chain}`;
   });
 

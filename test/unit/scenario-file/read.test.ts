@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseFlags } from "../../../src/cli/flags.ts";
-import { describeFailure, InputFileError } from "../../../src/cli/usage-error.ts";
+import { describeFailure, InputFileError, UsageError } from "../../../src/cli/usage-error.ts";
 import { CHOOSE_TARGET } from "../../../src/choose/options.ts";
 import { DEMO_TARGET } from "../../../src/demo/options.ts";
 import { splitScenarioArgument, withScenarioFile } from "../../../src/scenario-file/arguments.ts";
@@ -384,6 +384,8 @@ describe("a hostile file (issue 39)", () => {
     ["clients: 100000000000000000000000", "100000000000000000000000"],
     ["rate: 1e999", "1e999"],
     ["clients: 0o7777777777777777777777", "0o7777777777777777777777"],
+    // Its E digits once made it read as a float, silently rounded to 18446744073709552000.
+    ["clients: 0xFFFFFFFFFFFFFFFE", "0xFFFFFFFFFFFFFFFE"],
   ])("says %s is out of range, in the file's own spelling", async (line, spelling) => {
     expect(await oneLine(`scenario: 1\nsystem:\n  ${line}\n`)).toMatch(
       new RegExp(`^exp\\.yaml:3: \\w+: invalid value "${spelling}": out of range`),
@@ -425,5 +427,57 @@ describe("a hostile file (issue 39)", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("a file's flags checked together (issue 39)", () => {
+  const CHAIN_CRASH = readFileSync("examples/three-tiers.yaml", "utf8").replace("duration: 50s", "duration: 20s");
+  it.each([
+    [
+      "a spike past the simulator's clients",
+      "scenario: 1\nsystem:\n  clients: 1000\nfaults:\n  - spike@1s+1s*1e308\n",
+      [],
+      "exp.yaml:4: faults: the spike spike@1s+1s*1e+308 runs 1e+308 times the 1000 clients; at most 10000000 clients in all",
+    ],
+    [
+      "an open loop's spike past its arrivals per second",
+      "scenario: 1\nsystem:\n  arrivals: open\n  rate: 100\nfaults:\n  - spike@1s+1s*1e308\n",
+      [],
+      "exp.yaml:5: faults: the spike spike@1s+1s*1e+308 runs 1e+308 times the 100 arrivals per second; at most 1000000 arrivals per second in all",
+    ],
+    [
+      "a chain's fault that the run does not see end",
+      CHAIN_CRASH,
+      [],
+      "exp.yaml:30: faults: the run ends at 20s, before db:crash@15s+15s ends: nothing to judge",
+    ],
+    [
+      "the same fault, its run's length from the command line",
+      CHAIN_CRASH,
+      ["-duration", "25s"],
+      /^exp\.yaml:30: faults: the run ends at 25s/,
+    ],
+  ])("names the file's line for %s", async (_what, text, extra, message) => {
+    const dir = mkdtempSync(join(tmpdir(), "checked-together-"));
+    try {
+      const file = join(dir, FILE);
+      writeFileSync(file, text);
+      let stdout = "";
+      const io = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: () => true }, env: {} };
+      const error = await simMain([file, ...extra], io).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(InputFileError);
+      const line = describeFailure("sim", error).text;
+      expect(line.replace(`${dir}/`, "").trimEnd()).toMatch(message);
+      expect(stdout).toBe("");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("leaves a fault given on the command line the command line's mistake", async () => {
+    const io = { stdout: { write: () => true }, stderr: { write: () => true }, env: {} };
+    await expect(simMain(["-faults", "db:crash@40s+20s", "examples/three-tiers.yaml"], io)).rejects.toThrow(
+      new UsageError("-faults: the run ends at 50s, before db:crash@40s+20s ends: nothing to judge"),
+    );
   });
 });

@@ -169,10 +169,14 @@ describe("the windows of a simulated chain", () => {
 });
 
 describe("a simulated chain's faults", () => {
-  it("must start before the run ends: no verdict on a fault that never happened", async () => {
+  it("must end before the run ends: no verdict on a fault that never happened, or is still going", async () => {
     const { io, stdout } = capturedIo();
     await expect(simMain(["-faults", "db:crash@100s+1s", "examples/three-tiers.yaml"], io)).rejects.toThrow(
-      new UsageError("-faults: the run ends at 50s, before db:crash@1m40s+1s starts: nothing to judge"),
+      new UsageError("-faults: the run ends at 50s, before db:crash@1m40s+1s ends: nothing to judge"),
+    );
+    // This one was judged: every tier "collapsed" in the middle of the crash.
+    await expect(simMain(["-faults", "db:crash@40s+20s", "examples/three-tiers.yaml"], io)).rejects.toThrow(
+      new UsageError("-faults: the run ends at 50s, before db:crash@40s+20s ends: nothing to judge"),
     );
     await expect(simMain(["-faults", "db:crash@50s+10s", "examples/three-tiers.yaml"], io)).rejects.toThrow(UsageError);
     expect(stdout()).toBe("");
