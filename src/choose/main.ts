@@ -15,8 +15,8 @@ import { configFrom } from "../sim/main.ts";
 import { figuresOf, type SimulationConfig } from "../sim/simulate.ts";
 import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, serverLevers } from "./candidates.ts";
 import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult, troubleStartMs } from "./measure.ts";
-import { CHOOSE_TARGET, type ChooseOptions, parseChooseArgs, scheduleText, STABILITY_TOP } from "./options.ts";
-import { withScenarioFile } from "../scenario-file/arguments.ts";
+import { CHOOSE_FLAGS, CHOOSE_TARGET, type ChooseOptions, parseChooseArgs, scheduleText, STABILITY_TOP } from "./options.ts";
+import { blamingScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
 import type { ScenarioSource } from "../report/html.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
 import { runWithProgress } from "./progress.ts";
@@ -69,16 +69,21 @@ interface Measured {
 
 export async function main(argv: readonly string[], io: ProgramIo, dependencies: ChooseDependencies = {}): Promise<number> {
   const { argv: args, scenario } = await withScenarioFile(argv, CHOOSE_TARGET, io.stderr);
-  const parsed = parseChooseArgs(args);
+  const commandLine = args.slice(scenario?.tokens.length ?? 0);
+  const parsed = await blamingScenarioFile(scenario, commandLine, CHOOSE_FLAGS, async () => {
+    const parsed = parseChooseArgs(args);
+    // One server has no tiers: a fault naming one is refused as ./sim refuses it, never run on the server.
+    const stray =
+      parsed.kind === "help" || scenario?.tiers !== undefined ? undefined : tierProblem(parsed.options.schedules?.flat() ?? [], []);
+    if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
+    return parsed;
+  });
   if (parsed.kind === "help") {
     io.stdout.write(parsed.text);
     return 0;
   }
   const options = parsed.options;
   if (scenario?.tiers !== undefined) return chooseChain(options, scenario, io);
-  // One server has no tiers: a fault naming one is refused as ./sim refuses it, never run on the server.
-  const stray = tierProblem(options.schedules?.flat() ?? [], []);
-  if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
   const own = options.own;
   const system = options.system;
   // The user's system is checked by the simulator's own rules before anything runs.

@@ -35,7 +35,7 @@ import { provenance } from "../runtime/provenance.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { clientArgsOfRun, parseStrategies, type StrategyRun } from "../strategies/runs.ts";
 import { DEMO_FLAGS, DEMO_PROGRAM, DEMO_TARGET, RESERVED_CLIENT_FLAGS, RESERVED_SERVER_FLAGS } from "./options.ts";
-import { withScenarioFile } from "../scenario-file/arguments.ts";
+import { blameScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
 
 type DemoValues = FlagValues<typeof DEMO_FLAGS>;
 
@@ -52,13 +52,24 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   const values =
     chain === undefined ? parsed.values : await chainValues(parsed.values, args.slice(scenario!.tokens.length), scenario!.text);
   const strategies = parseStrategies(values.strategies);
+  // A check of flags together that fails on a value from the file names the file's line.
+  const commandLine = args.slice(scenario?.tokens.length ?? 0);
+  const checkedFromFile = (check: () => void) => {
+    try {
+      check();
+    } catch (error) {
+      throw blameScenarioFile(error, scenario, commandLine, DEMO_FLAGS);
+    }
+  };
   const faults = faultSchedule(values);
   const tierNames = chain?.map((tier) => tier.name) ?? [];
-  const stray = tierProblem(faults ?? [], tierNames);
-  if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
-  if (faults?.some((fault) => fault.kind === "spike" && fault.tier !== undefined && fault.tier !== tierNames[0])) {
-    throw new UsageError("-faults: a spike is the users' load: give it without a tier (it reaches the edge)");
-  }
+  checkedFromFile(() => {
+    const stray = tierProblem(faults ?? [], tierNames);
+    if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
+    if (faults?.some((fault) => fault.kind === "spike" && fault.tier !== undefined && fault.tier !== tierNames[0])) {
+      throw new UsageError("-faults: a spike is the users' load: give it without a tier (it reaches the edge)");
+    }
+  });
   if (chain !== undefined && values["server-args"] !== "") {
     throw new UsageError("-server-args does not apply to a chain of tiers: each tier's flags are in its own system and upstream");
   }
@@ -83,7 +94,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   );
   // A spike's extra clients run the herd's flags with their own count (or rate) and seed: within the limit, before anything starts.
   const herd = resolveClientOptions(clientFlags[0]!);
-  if (faults !== undefined) checkSpikeClients(faults, herd);
+  if (faults !== undefined) checkedFromFile(() => checkSpikeClients(faults, herd));
   if (values["print-scenario"]) {
     const { printScenario } = await import("../scenario-file/print.ts");
     const users = { "client-args": passThrough("client-args", () => parseClientArgs(clientArgs)) };

@@ -99,10 +99,20 @@ export async function blamingScenarioFile<T>(
   try {
     return await run();
   } catch (error) {
-    if (!(error instanceof UsageError) || scenario?.keyLines === undefined) throw error;
-    const named = /^-([a-z][a-z-]*): (.*)$/s.exec(error.message);
-    const line = named === null ? undefined : scenario.keyLines[named[1]!];
-    if (line === undefined || givenFlagNames(commandLine, flags).has(named![1]!)) throw error;
-    throw new InputFileError(`${scenario.file}:${line}: ${named![1]}: ${named![2]}`);
+    throw blameScenarioFile(error, scenario, commandLine, flags);
   }
+}
+
+/** The error to report for `error`: blamingScenarioFile's rule, for a check that does not wait. */
+export function blameScenarioFile(
+  error: unknown,
+  scenario: LoadedScenario | undefined,
+  commandLine: readonly string[],
+  flags: readonly FlagSpec[],
+): unknown {
+  if (!(error instanceof UsageError) || scenario?.keyLines === undefined) return error;
+  const named = /^-([a-z][a-z-]*): (.*)$/s.exec(error.message);
+  const line = named === null ? undefined : scenario.keyLines[named[1]!];
+  if (line === undefined || givenFlagNames(commandLine, flags).has(named![1]!)) return error;
+  return new InputFileError(`${scenario.file}:${line}: ${named![1]}: ${named![2]}`);
 }

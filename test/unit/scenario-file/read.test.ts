@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseFlags } from "../../../src/cli/flags.ts";
 import { describeFailure, InputFileError, UsageError } from "../../../src/cli/usage-error.ts";
+import { main as chooseMain } from "../../../src/choose/main.ts";
 import { CHOOSE_TARGET } from "../../../src/choose/options.ts";
+import { main as demoMain } from "../../../src/demo/main.ts";
 import { DEMO_TARGET } from "../../../src/demo/options.ts";
 import { splitScenarioArgument, withScenarioFile } from "../../../src/scenario-file/arguments.ts";
 import { SCENARIO_SECTIONS, type ScenarioTarget, sectionOf } from "../../../src/scenario-file/format.ts";
@@ -469,6 +471,25 @@ describe("a file's flags checked together (issue 39)", () => {
       const line = describeFailure("sim", error).text;
       expect(line.replace(`${dir}/`, "").trimEnd()).toMatch(message);
       expect(stdout).toBe("");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    ["choose", chooseMain],
+    ["demo", demoMain],
+  ] as const)("names the file's line for a spike past the clients in %s too", async (program, programMain) => {
+    const dir = mkdtempSync(join(tmpdir(), "checked-together-"));
+    try {
+      const file = join(dir, FILE);
+      writeFileSync(file, "scenario: 1\nsystem:\n  clients: 1000\nfaults:\n  - spike@1s+1s*1e308\n");
+      const io = { stdout: { write: () => true }, stderr: { write: () => true }, env: {} };
+      const error = await programMain([file], io as never).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(InputFileError);
+      expect(describeFailure(program, error).text.replace(`${dir}/`, "").trimEnd()).toBe(
+        "exp.yaml:4: faults: the spike spike@1s+1s*1e+308 runs 1e+308 times the 1000 clients; at most 10000000 clients in all",
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
