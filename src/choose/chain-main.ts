@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { type Fault, tierProblem } from "../model/faults/fault-schedule.ts";
+import type { Fault } from "../model/faults/fault-schedule.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
 import type { LoadedScenario } from "../scenario-file/format.ts";
@@ -10,7 +10,7 @@ import { USER_FLAG_NAMES } from "../scenario-file/tiers.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
 import { textTable } from "../report/text-table.ts";
 import type { ChainConfig } from "../sim/chain.ts";
-import { parseSimArgs, SIM_TARGET, type SimFlagValues } from "../sim/options.ts";
+import { checkFaultTiers, parseSimArgs, SIM_TARGET, type SimFlagValues } from "../sim/options.ts";
 import {
   type ChainBase,
   type ChainCandidate,
@@ -55,11 +55,10 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
     throw new UsageError(`${scenario.file}: choose needs the chain's faults to choose against: faults: in the file, or -faults`);
   }
   const base = await chainBase(options, scenario, io);
-  const stray = tierProblem(
+  checkFaultTiers(
     schedules.flat(),
     base.tiers.map((tier) => tier.name),
   );
-  if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
   const tooLate = schedules.find((schedule) => scheduleEndMs(schedule) >= base.values.duration);
   if (tooLate !== undefined) {
     throw new UsageError(

@@ -2,7 +2,6 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { tierProblem } from "../model/faults/fault-schedule.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
 import { type Verdict, worstVerdict } from "../model/verdict.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
@@ -15,6 +14,7 @@ import { configFrom } from "../sim/main.ts";
 import { figuresOf, type SimulationConfig } from "../sim/simulate.ts";
 import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, serverLevers } from "./candidates.ts";
 import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult, troubleStartMs } from "./measure.ts";
+import { checkFaultTiers } from "../sim/options.ts";
 import { CHOOSE_FLAGS, CHOOSE_TARGET, type ChooseOptions, parseChooseArgs, scheduleText, STABILITY_TOP } from "./options.ts";
 import { blamingScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
 import type { ScenarioSource } from "../report/html.ts";
@@ -73,9 +73,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
   const parsed = await blamingScenarioFile(scenario, commandLine, CHOOSE_FLAGS, async () => {
     const parsed = parseChooseArgs(args);
     // One server has no tiers: a fault naming one is refused as ./sim refuses it, never run on the server.
-    const stray =
-      parsed.kind === "help" || scenario?.tiers !== undefined ? undefined : tierProblem(parsed.options.schedules?.flat() ?? [], []);
-    if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
+    if (parsed.kind === "run" && scenario?.tiers === undefined) checkFaultTiers(parsed.options.schedules?.flat() ?? [], []);
     return parsed;
   });
   if (parsed.kind === "help") {

@@ -1,8 +1,8 @@
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { type FlagValues, givenFlagNames, parseFlags } from "../cli/flags.ts";
-import { checkSpikeClients, readFaults } from "../sim/options.ts";
-import { type Fault, formatFault, tierProblem } from "../model/faults/fault-schedule.ts";
+import { checkFaultTiers, checkSpikeClients, checkSpikesAtEdge, readFaults } from "../sim/options.ts";
+import { type Fault, formatFault } from "../model/faults/fault-schedule.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
@@ -64,11 +64,8 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   const faults = faultSchedule(values);
   const tierNames = chain?.map((tier) => tier.name) ?? [];
   checkedFromFile(() => {
-    const stray = tierProblem(faults ?? [], tierNames);
-    if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
-    if (faults?.some((fault) => fault.kind === "spike" && fault.tier !== undefined && fault.tier !== tierNames[0])) {
-      throw new UsageError("-faults: a spike is the users' load: give it without a tier (it reaches the edge)");
-    }
+    checkFaultTiers(faults ?? [], tierNames);
+    checkSpikesAtEdge(faults ?? [], tierNames);
   });
   if (chain !== undefined && values["server-args"] !== "") {
     throw new UsageError("-server-args does not apply to a chain of tiers: each tier's flags are in its own system and upstream");

@@ -1,12 +1,20 @@
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { resolveRetryPolicy } from "../client/options.ts";
-import { type Fault, faultsOfTier, formatFault, tierProblem } from "../model/faults/fault-schedule.ts";
+import { type Fault, faultsOfTier, formatFault } from "../model/faults/fault-schedule.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 import type { ScenarioTier } from "../scenario-file/tiers.ts";
 import type { ChainConfig, ChainTierConfig } from "./chain.ts";
 import { checkSimulatorBounds } from "./trial.ts";
-import { checkSpikeClients, parseSimArgs, readFaults, resolveSimOptions, type SimFlagValues } from "./options.ts";
+import {
+  checkFaultTiers,
+  checkSpikeClients,
+  checkSpikesAtEdge,
+  parseSimArgs,
+  readFaults,
+  resolveSimOptions,
+  type SimFlagValues,
+} from "./options.ts";
 
 /** A tier's flags (its system or its upstream) read by the simulator's flag table; a mistake names the tier. */
 function tierValues(tier: ScenarioTier, tokens: readonly string[], where: string): SimFlagValues {
@@ -33,13 +41,10 @@ export function chainConfigFrom(values: SimFlagValues, tiers: readonly ScenarioT
   const faults = values.faults === undefined ? [] : readFaults(values.faults);
   checkSpikeClients(faults, users);
   const names = tiers.map((tier) => tier.name);
-  const stray = tierProblem(faults, names);
-  if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
+  checkFaultTiers(faults, names);
   refuseFaultsAfterTheRun(faults, values.duration);
+  checkSpikesAtEdge(faults, names);
   const spikes = faults.filter((fault) => fault.kind === "spike");
-  if (spikes.some((fault) => fault.tier !== undefined && fault.tier !== names[0])) {
-    throw new UsageError("-faults: a spike is the users' load: give it without a tier (it reaches the edge)");
-  }
   const chain = tiers.map((tier, index): ChainTierConfig => {
     const server = resolveSimOptions(tierValues(tier, tier.system, "system")).server;
     const bottom = index === tiers.length - 1;

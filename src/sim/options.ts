@@ -72,6 +72,19 @@ export function checkSpikeClients(
   if (problem !== undefined) throw new UsageError(`-faults: ${problem}`);
 }
 
+/** A UsageError for a fault that names a tier the chain does not have (any tier, with no chain). */
+export function checkFaultTiers(faults: readonly Fault[], tierNames: readonly string[]): void {
+  const stray = tierProblem(faults, tierNames);
+  if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
+}
+
+/** A UsageError for a spike on a tier other than the edge: a spike is the users' load, and they call the edge. */
+export function checkSpikesAtEdge(faults: readonly Fault[], tierNames: readonly string[]): void {
+  if (faults.some((fault) => fault.kind === "spike" && fault.tier !== undefined && fault.tier !== tierNames[0])) {
+    throw new UsageError("-faults: a spike is the users' load: give it without a tier (it reaches the edge)");
+  }
+}
+
 /** What the kinds mean, for both programs' help. */
 export const FAULTS_HELP =
   `fault schedule, kind@start+length[*factor] separated by commas, e.g. "stop@15s+20s, spike@60s+5s*2"; kinds ${FAULT_KINDS.join(", ")} ` +
@@ -277,8 +290,7 @@ export function resolveSimOptions(values: SimFlagValues): SimOptions {
     const faults = readFaults(values.faults);
     checkSpikeClients(faults, client);
     // A fault on a named tier needs a chain (a scenario file's tiers:, read apart: src/sim/chain-options.ts).
-    const stray = tierProblem(faults, []);
-    if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
+    checkFaultTiers(faults, []);
     if (values["find-critical-outage"] && faults.length !== 1) {
       throw new UsageError(`-find-critical-outage varies the length of one fault: -faults lists ${faults.length}`);
     }
