@@ -10,7 +10,7 @@ export function redactUrl(url: string | URL): string {
   try {
     parsed = new URL(text);
   } catch {
-    return text.replace(/\/\/[^/?#]*@/, "//***@");
+    return redactCredentials(text);
   }
   if (parsed.username === "" && parsed.password === "") return text;
   parsed.username = "***";
@@ -20,5 +20,6 @@ export function redactUrl(url: string | URL): string {
 
 /** Any text with every `//user:password@` in it (a list of URLs, a flag's value) shown as `//***@`. */
 export function redactCredentials(text: string): string {
-  return text.replace(/\/\/[^/?#@\s,]*@/g, "//***@");
+  // Up to the last @ before the host's path: a password may hold an @, a comma or a space of its own.
+  return text.replace(/\/\/[^/?#]*@/g, "//***@");
 }

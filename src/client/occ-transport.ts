@@ -1,5 +1,6 @@
 import { Agent } from "undici";
 import type { OccTransport, OccWriteOutcome } from "../model/occ/occ-transport.ts";
+import { classifyStatus } from "../model/outcome.ts";
 import { DEFAULT_MAX_BODY_BYTES, readBodyToEnd } from "../runtime/http-body.ts";
 import { classifyError } from "./classify-error.ts";
 
@@ -38,7 +39,7 @@ export function createOccHttpTransport(url: string, timeoutMs: number): OccHttpT
             await readBodyToEnd(response.body, DEFAULT_MAX_BODY_BYTES, response.headers["content-length"]);
           } catch (error) {
             // An error status stands; a success is one only with its whole body (undici's dump() hid a broken one).
-            if (response.statusCode >= 200 && response.statusCode < 300) {
+            if (classifyStatus(response.statusCode).outcome === "ok") {
               failed(classifyError(error).errorKind ?? "other");
               done(0, undefined);
               return;

@@ -51,5 +51,5 @@ export function readBodyToEnd(body: Readable, maxBytes: number, contentLength?: 
   });
 }
 
-/** The cap on an answer's body where the program has no flag for it (the client, a middle tier's calls). */
+/** The cap on an answer's body: -max-body's default, and the OCC workload's, which has no flag for it. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactUrl } from "../../../src/cli/redact-url.ts";
+import { redactCredentials, redactUrl } from "../../../src/cli/redact-url.ts";
 import { startLine } from "../../../src/client/main.ts";
 import { parseClientArgs, resolveClientOptions } from "../../../src/client/options.ts";
 import { parseServerArgs, resolveServerProgramOptions } from "../../../src/server/options.ts";
@@ -15,6 +15,13 @@ describe("redactUrl", () => {
     ["not a URL //user:pass@host/", "not a URL //***@host/"],
   ])("%s → %s", (url, shown) => {
     expect(redactUrl(url)).toBe(shown);
+  });
+
+  it("hides every URL's credentials in a list, a password's own @, comma or space included", () => {
+    expect(redactCredentials("http://a:b@h1/api,http://c:p@s, s@h2:99999/api,http://h3/")).toBe(
+      "http://***@h1/api,http://***@h2:99999/api,http://h3/",
+    );
+    expect(redactUrl("http://a,b:p w@h:99999/")).toBe("http://***@h:99999/");
   });
 
   it("hides the credentials in a middle tier's start-up line", () => {
