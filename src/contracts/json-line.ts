@@ -55,8 +55,15 @@ export function checkLine<Schema extends z.ZodType>(schema: Schema, value: unkno
  * are not JSON objects (start-up lines that a pod's log interleaves) are left out.
  */
 export function jsonLines(lines: readonly string[]): { readonly text: string; readonly line: number }[] {
-  return lines.flatMap((raw, index) => {
+  return [...eachJsonLine(lines)];
+}
+
+/** jsonLines one at a time, for lines read as they come (a file read in bounded memory). */
+export function* eachJsonLine(lines: Iterable<string>): Generator<{ readonly text: string; readonly line: number }> {
+  let number = 0;
+  for (const raw of lines) {
+    number++;
     const text = raw.trim();
-    return text.startsWith("{") ? [{ text, line: index + 1 }] : [];
-  });
+    if (text.startsWith("{")) yield { text, line: number };
+  }
 }

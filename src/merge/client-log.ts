@@ -1,7 +1,7 @@
 import type { LatencySummary } from "../model/latency-histogram.ts";
 import type { Counts } from "../model/window-stats.ts";
 import { type ClientSummaryLine, type ClientWindowLine, parseClientLine } from "../contracts/client-line.ts";
-import { ContractError, LineError, type LinePlace } from "../contracts/json-line.ts";
+import { ContractError, eachJsonLine, LineError, type LinePlace } from "../contracts/json-line.ts";
 
 /** One window or summary of a client's -json output, as merging needs it. */
 export interface LoggedWindow {
@@ -58,11 +58,7 @@ export function parseClientLog(name: string, text: string | Iterable<string>): C
   let summary: LoggedSummary | undefined;
   let clientLines = 0;
   let shard: { readonly label: string | undefined; readonly line: number } | undefined;
-  let number = 0;
-  for (const raw of typeof text === "string" ? text.split("\n") : text) {
-    number++;
-    const line = raw.trim();
-    if (!line.startsWith("{")) continue;
+  for (const { text: line, line: number } of eachJsonLine(typeof text === "string" ? text.split("\n") : text)) {
     const place = { file: name, line: number };
     const parsed = parseClientLine(line, place);
     clientLines++;
