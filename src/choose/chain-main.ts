@@ -24,13 +24,14 @@ import type { ChainJob, ChainRunResult } from "./chain-measure.ts";
 import {
   chainComparison,
   chainHeadline,
+  chainQualification,
   chainRankingRule,
   chainTieBreak,
   type ChainSummary,
   rankChain,
   summarizeChain,
 } from "./chain-ranking.ts";
-import { type ChooseOptions, scheduleEndMs, scheduleText } from "./options.ts";
+import { type ChooseOptions, scheduleEndMs, scheduleText, SLO_TIMEOUTS } from "./options.ts";
 import { runWithProgress } from "./progress.ts";
 import { jsonNumbers } from "./report.ts";
 import { SIM_FLAG_SPECS } from "./settings.ts";
@@ -59,6 +60,7 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
     schedules.flat(),
     base.tiers.map((tier) => tier.name),
   );
+  const sloMs = chainSloMs(options, base.values);
   const tooLate = schedules.find((schedule) => scheduleEndMs(schedule) >= base.values.duration);
   if (tooLate !== undefined) {
     throw new UsageError(
@@ -85,7 +87,7 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
   const configs = grid.map((candidate) => schedules.map((schedule) => chainConfigFor(base, candidate, schedule)));
   const jobs: ChainJob[] = grid.flatMap((_, candidateIndex) =>
     schedules.flatMap((__, scheduleIndex) =>
-      options.seeds.map((seed) => ({ candidateIndex, scheduleIndex, seed, config: configs[candidateIndex]![scheduleIndex]! })),
+      options.seeds.map((seed) => ({ candidateIndex, scheduleIndex, seed, sloMs, config: configs[candidateIndex]![scheduleIndex]! })),
     ),
   );
   const pool = new WorkerPool("choose", options.parallel);
@@ -106,13 +108,13 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
   const winner = ranked[0]!;
   const bottom = base.tiers.at(-1)!.name;
   const tie = chainTieBreak(result);
+  const qualification = chainQualification(ranked);
   const comparison = chainComparison(ranked);
   const recommendation = [
-    chainHeadline(ranked, bottom),
-    ...(tie === undefined ? [] : [tie]),
-    ...(comparison === undefined ? [] : [comparison]),
+    chainHeadline(ranked, bottom, sloMs),
+    ...[tie, qualification, comparison].filter((paragraph): paragraph is string => paragraph !== undefined),
   ];
-  const rule = chainRankingRule();
+  const rule = chainRankingRule(sloMs);
   const snippets = layerSnippets(winner.candidate, configs[grid.indexOf(winner.candidate)]![0]!);
 
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
@@ -123,6 +125,7 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
       seeds: options.seeds,
       faults: schedules.map(scheduleText),
       durationMs: base.values.duration,
+      sloMs,
       ...scenarioSettings(scenario),
     },
     rankingRule: rule,
@@ -138,6 +141,8 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
       goodputPerSec: summary.goodputPerSec,
       goodputSpread: summary.goodputSpread,
       successRate: summary.successRate,
+      sloSuccess: summary.sloSuccess,
+      sloSuccessSpread: summary.sloSuccessSpread,
       backAtMs: summary.backAtMs,
       peakLoad: summary.peakLoad,
       peakTier: summary.peakTier,
@@ -148,6 +153,7 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
       id: winner.candidate.id,
       headline: recommendation[0],
       tieBreak: tie ?? null,
+      qualification: qualification ?? null,
       comparison: comparison ?? null,
       retrying: winner.candidate.layers.filter((layer) => layer.retries).map((layer) => layer.name),
       once: winner.candidate.layers.filter((layer) => !layer.retries).map((layer) => layer.name),
@@ -173,6 +179,20 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
   }
   io.stdout.write(`\nsummary: ${join(outDir, "summary.json")}\n`);
   return 0;
+}
+
+/**
+ * The users' deadline for a chain: -slo, or SLO_TIMEOUTS x the users' timeout as for a single
+ * server, at most half the run, so that most of the run's requests have the whole SLO in it.
+ */
+function chainSloMs(options: ChooseOptions, values: SimFlagValues): number {
+  const sloMs = options.own.slo ?? Math.min(SLO_TIMEOUTS * values.timeout, values.duration / 2);
+  if (sloMs >= values.duration) {
+    throw new UsageError(
+      `invalid value "${formatDuration(sloMs)}" for flag -slo: must be shorter than the run (run: duration, ${formatDuration(values.duration)}), which measures it`,
+    );
+  }
+  return sloMs;
 }
 
 /**
@@ -214,10 +234,12 @@ const flags = (settings: Readonly<Record<string, string>>) =>
 
 /** What the chain table's columns mean, printed under it. */
 const CHAIN_TABLE_LEGEND =
-  "Columns: the chain's verdict (worst tier, worst run); the users' OK answers per second over the run (in brackets, the spread " +
-  "across runs) and the share of their requests that succeeded (closed-loop users who retry longer send fewer requests to fail, " +
-  "so this share favours long retries: goodput ranks, not it); when the last tier that collapsed was back; the largest peak load " +
-  "(peak ÷ normal arrivals/s) and its tier; per tier, attempts per user request while the faults lasted (the largest over the runs).\n\n";
+  "Columns: the chain's verdict (worst tier, worst run); the users' requests that succeeded within the SLO (in brackets, the " +
+  "spread across runs); the users' OK answers per second over the run (in brackets, the spread); the share of their requests " +
+  "that succeeded at all; when the last tier that collapsed was back; the largest peak load (peak ÷ normal arrivals/s) and its " +
+  "tier; per tier, attempts per user request while the faults lasted (the largest over the runs).\n\n";
+
+const spreadText = (value: string, spread: string, runs: number) => (runs > 1 ? `${value} (${spread})` : value);
 
 /** The ranked table: one row per candidate, a column per tier for its amplification during the faults. */
 export function chainTable(ranked: readonly ChainSummary[]): string {
@@ -226,6 +248,7 @@ export function chainTable(ranked: readonly ChainSummary[]): string {
     "rank",
     "candidate",
     "verdict",
+    "within SLO",
     "goodput/s",
     "succeeded",
     "back",
@@ -236,7 +259,8 @@ export function chainTable(ranked: readonly ChainSummary[]): string {
     String(index + 1),
     summary.candidate.id,
     summary.verdict,
-    summary.runs > 1 ? `${summary.goodputPerSec.toFixed(1)} (${summary.goodputSpread.toFixed(1)})` : summary.goodputPerSec.toFixed(1),
+    spreadText(`${(summary.sloSuccess * 100).toFixed(2)} %`, (summary.sloSuccessSpread * 100).toFixed(2), summary.runs),
+    spreadText(summary.goodputPerSec.toFixed(1), summary.goodputSpread.toFixed(1), summary.runs),
     `${(summary.successRate * 100).toFixed(2)} %`,
     summary.backAtMs === null ? "never" : summary.backAtMs === 0 ? "-" : formatDuration(summary.backAtMs),
     `${summary.peakLoad.toFixed(2)}x ${summary.peakTier}`,
