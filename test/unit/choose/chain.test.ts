@@ -1,6 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ChainBase, type ChainCandidate, chainConfigFor, chainGrid } from "../../../src/choose/chain-candidates.ts";
 import { measureChain } from "../../../src/choose/chain-measure.ts";
@@ -273,5 +273,46 @@ describe("choose FILE with tiers:", () => {
     expect(result.ranking[0]!.tiers.map((tier) => tier.name)).toEqual(["edge", "api", "db"]);
     expect(result.recommendation).toMatchObject({ id: "edge/as-given", retrying: ["users", "edge"], once: ["api"] });
     expect([...new Set(result.snippets.map((snippet) => snippet.layer))]).toEqual(["users", "edge"]);
+  });
+});
+
+describe("the docs quote the recorded chain (docs/three-tiers.json, scripts/three-tiers.ts)", () => {
+  const ROOT = resolve(import.meta.dirname, "../../..");
+  const read = (file: string) => readFileSync(resolve(ROOT, file), "utf8");
+  interface Recorded {
+    recommendation: { headline: string };
+    ranking: (Omit<ChainSummary, "candidate" | "runs"> & { id: string })[];
+  }
+  const record = JSON.parse(read("docs/three-tiers.json")) as { choose: Recorded; chooseChecks: Recorded[] };
+
+  it("has choose's answer and table in docs/tiers.md as the file records them", () => {
+    const ranked = record.choose.ranking.map((entry): ChainSummary => ({
+      ...entry,
+      candidate: { id: entry.id } as ChainCandidate,
+      runs: entry.verdicts.length,
+    }));
+    const block = `${record.choose.recommendation.headline}\n\n${chainTable(ranked)}`;
+    expect(read("docs/tiers.md")).toContain(`\`\`\`\n${block}\n\`\`\``);
+  });
+
+  /** Every figure the file holds, as a page may write it: with one or two decimals, shares as percentages. */
+  const written = new Set<string>();
+  const collect = (value: unknown): void => {
+    if (typeof value === "number") for (const figure of [value, value * 100]) written.add(figure.toFixed(1)).add(figure.toFixed(2));
+    else if (typeof value === "object" && value !== null) Object.values(value).forEach(collect);
+  };
+  collect(JSON.parse(read("docs/three-tiers.json")));
+
+  it.each([
+    ["docs/choose.md", "## A chain", "\n## "],
+    ["README.md", "<!-- tiers-choose: docs/three-tiers.json -->", "\nEvery tier's figures"],
+    ["docs/tiers.md", "A crashed database refuses at once, so in this chain", "\nWhere the placement decides"],
+  ])("%s: every decimal figure about the chain's choice is one the file records", (file, start, end) => {
+    const text = read(file);
+    const from = text.indexOf(start);
+    const section = text.slice(from, text.indexOf(end, from + start.length));
+    const figures = [...section.matchAll(/(?<![\w.-])\d+\.\d+(?![\w.])/g)].map((match) => match[0]);
+    expect(figures.length).toBeGreaterThan(5);
+    expect(figures.filter((figure) => !written.has(figure))).toEqual([]);
   });
 });
