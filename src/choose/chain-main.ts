@@ -33,6 +33,7 @@ import {
 } from "./chain-ranking.ts";
 import { type ChooseOptions, scheduleEndMs, scheduleText, SLO_TIMEOUTS } from "./options.ts";
 import { runWithProgress } from "./progress.ts";
+import type { Ranking } from "./ranking.ts";
 import { jsonNumbers } from "./report.ts";
 import { SIM_FLAG_SPECS } from "./settings.ts";
 import { intentOf, type Snippet, snippetsFor, snippetText } from "./snippets.ts";
@@ -85,24 +86,7 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
       `faults ${schedules.map(scheduleText).join("; ")}\n`,
   );
   const configs = grid.map((candidate) => schedules.map((schedule) => chainConfigFor(base, candidate, schedule)));
-  const jobs: ChainJob[] = grid.flatMap((_, candidateIndex) =>
-    schedules.flatMap((__, scheduleIndex) =>
-      options.seeds.map((seed) => ({ candidateIndex, scheduleIndex, seed, sloMs, config: configs[candidateIndex]![scheduleIndex]! })),
-    ),
-  );
-  const pool = new WorkerPool("choose", options.parallel);
-  let results: ChainRunResult[];
-  try {
-    results = await runWithProgress<ChainRunResult>(pool, "chain", jobs, io.stderr, "choose: simulating the chain");
-  } finally {
-    await pool.close();
-  }
-  const summaries = grid.map((candidate, index) =>
-    summarizeChain(
-      candidate,
-      results.filter((result) => result.candidateIndex === index),
-    ),
-  );
+  const summaries = await measureGrid(grid, configs, options, sloMs, io);
   const result = rankChain(summaries);
   const ranked = result.ranked;
   const winner = ranked[0]!;
@@ -129,26 +113,7 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
       ...scenarioSettings(scenario),
     },
     rankingRule: rule,
-    ranking: ranked.map((summary, index) => ({
-      rank: index + 1,
-      id: summary.candidate.id,
-      placement: summary.candidate.placement,
-      policy: summary.candidate.policy,
-      summary: summary.candidate.summary,
-      layers: summary.candidate.layers,
-      verdict: summary.verdict,
-      verdicts: summary.verdicts,
-      goodputPerSec: summary.goodputPerSec,
-      goodputSpread: summary.goodputSpread,
-      successRate: summary.successRate,
-      sloSuccess: summary.sloSuccess,
-      sloSuccessSpread: summary.sloSuccessSpread,
-      backAtMs: summary.backAtMs,
-      peakLoad: summary.peakLoad,
-      peakTier: summary.peakTier,
-      tiers: summary.tiers,
-      decidedBy: result.decidedBy[index] ?? null,
-    })),
+    ranking: rankingEntries(result),
     recommendation: {
       id: winner.candidate.id,
       headline: recommendation[0],
@@ -168,17 +133,81 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
     io.stdout.write(`${JSON.stringify({ ...output, out: outDir }, jsonNumbers, 2)}\n`);
     return 0;
   }
+  writeChainText(io, recommendation, ranked, rule, snippets, outDir);
+  io.stdout.write(`\nsummary: ${join(outDir, "summary.json")}\n`);
+  return 0;
+}
+
+/** The answer as text: the recommendation, the table, the rule and its legend, the other paragraphs, the gRPC snippets. */
+function writeChainText(
+  io: ProgramIo,
+  recommendation: readonly string[],
+  ranked: readonly ChainSummary[],
+  rule: string,
+  snippets: readonly { layer: string; snippet: Snippet }[],
+  outDir: string,
+): void {
   io.stdout.write(`${recommendation[0]}\n\n${chainTable(ranked)}\n\n`);
   io.stdout.write(`Ranking rule: ${rule}\n`);
   io.stdout.write(CHAIN_TABLE_LEGEND);
   for (const paragraph of recommendation.slice(1)) io.stdout.write(`${paragraph}\n\n`);
-  const retrying = winner.candidate.layers.filter((layer) => layer.retries).map((layer) => layer.name);
+  const retrying = ranked[0]!.candidate.layers.filter((layer) => layer.retries).map((layer) => layer.name);
   io.stdout.write(`The settings of each layer that retries (${retrying.join(", ")}), for gRPC; every system's in ${outDir}:\n\n`);
   for (const { layer, snippet } of snippets.filter((entry) => entry.snippet.id === "grpc")) {
     io.stdout.write(snippetText({ ...snippet, title: `${layer}: ${snippet.title}` }));
   }
-  io.stdout.write(`\nsummary: ${join(outDir, "summary.json")}\n`);
-  return 0;
+}
+
+/** Each candidate's runs (seeds within fault schedules) on choose's worker threads, summarized. */
+async function measureGrid(
+  grid: readonly ChainCandidate[],
+  configs: readonly (readonly ChainConfig[])[],
+  options: ChooseOptions,
+  sloMs: number,
+  io: ProgramIo,
+): Promise<ChainSummary[]> {
+  const jobs: ChainJob[] = grid.flatMap((_, candidateIndex) =>
+    configs[candidateIndex]!.flatMap((config, scheduleIndex) =>
+      options.seeds.map((seed) => ({ candidateIndex, scheduleIndex, seed, sloMs, config })),
+    ),
+  );
+  const pool = new WorkerPool("choose", options.parallel);
+  let results: ChainRunResult[];
+  try {
+    results = await runWithProgress<ChainRunResult>(pool, "chain", jobs, io.stderr, "choose: simulating the chain");
+  } finally {
+    await pool.close();
+  }
+  return grid.map((candidate, index) =>
+    summarizeChain(
+      candidate,
+      results.filter((result) => result.candidateIndex === index),
+    ),
+  );
+}
+
+/** The ranking as summary.json and -json give it: a row per candidate, with what put it after the one before. */
+function rankingEntries(result: Ranking<ChainSummary>) {
+  return result.ranked.map((summary, index) => ({
+    rank: index + 1,
+    id: summary.candidate.id,
+    placement: summary.candidate.placement,
+    policy: summary.candidate.policy,
+    summary: summary.candidate.summary,
+    layers: summary.candidate.layers,
+    verdict: summary.verdict,
+    verdicts: summary.verdicts,
+    goodputPerSec: summary.goodputPerSec,
+    goodputSpread: summary.goodputSpread,
+    successRate: summary.successRate,
+    sloSuccess: summary.sloSuccess,
+    sloSuccessSpread: summary.sloSuccessSpread,
+    backAtMs: summary.backAtMs,
+    peakLoad: summary.peakLoad,
+    peakTier: summary.peakTier,
+    tiers: summary.tiers,
+    decidedBy: result.decidedBy[index] ?? null,
+  }));
 }
 
 /**

@@ -249,13 +249,17 @@ describe("choose FILE with tiers:", () => {
     expect(stdout).toContain("faults: db:slow@5s+5s*10");
   });
 
-  it("refuses what it cannot run for a chain with one line: a tier the chain lacks, -validate, no faults", async () => {
+  it("refuses what it cannot run for a chain with one line: a tier the chain lacks, -validate, no faults, an SLO as long as the run", async () => {
     await expect(choose(["-faults", "cache:crash@5s+5s"])).rejects.toThrow(
       /^-faults: the fault cache:crash names no tier of the chain \(edge, api, db\)$/,
     );
     await expect(choose(["-server-side"])).rejects.toThrow(UsageError);
     await expect(choose(["-server-side"])).rejects.toThrow(/^-server-side does not apply to a chain of tiers/);
     await expect(choose(["-faults", "db:crash@5s+50s"])).rejects.toThrow(/must go on after the faults db:crash@5s\+50s end/);
+    // The SLO is measured over the requests that had all of it within the run (40 s here).
+    await expect(choose(["-slo", "40s"])).rejects.toThrow(
+      /^invalid value "40s" for flag -slo: must be shorter than the run \(run: duration, 40s\)/,
+    );
   });
 
   it("ranks them on its worker threads, the file's chain as it is always among them, as JSON", { timeout: 120_000 }, async () => {
