@@ -24,14 +24,16 @@ import type { ChainJob, ChainRunResult } from "./chain-measure.ts";
 import {
   chainComparison,
   chainHeadline,
+  chainQualification,
   chainRankingRule,
   chainTieBreak,
   type ChainSummary,
   rankChain,
   summarizeChain,
 } from "./chain-ranking.ts";
-import { type ChooseOptions, scheduleEndMs, scheduleText } from "./options.ts";
+import { type ChooseOptions, scheduleEndMs, scheduleText, SLO_TIMEOUTS } from "./options.ts";
 import { runWithProgress } from "./progress.ts";
+import type { Ranking } from "./ranking.ts";
 import { jsonNumbers } from "./report.ts";
 import { SIM_FLAG_SPECS } from "./settings.ts";
 import { intentOf, type Snippet, snippetsFor, snippetText } from "./snippets.ts";
@@ -59,6 +61,7 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
     schedules.flat(),
     base.tiers.map((tier) => tier.name),
   );
+  const sloMs = chainSloMs(options, base.values);
   const tooLate = schedules.find((schedule) => scheduleEndMs(schedule) >= base.values.duration);
   if (tooLate !== undefined) {
     throw new UsageError(
@@ -83,36 +86,19 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
       `faults ${schedules.map(scheduleText).join("; ")}\n`,
   );
   const configs = grid.map((candidate) => schedules.map((schedule) => chainConfigFor(base, candidate, schedule)));
-  const jobs: ChainJob[] = grid.flatMap((_, candidateIndex) =>
-    schedules.flatMap((__, scheduleIndex) =>
-      options.seeds.map((seed) => ({ candidateIndex, scheduleIndex, seed, config: configs[candidateIndex]![scheduleIndex]! })),
-    ),
-  );
-  const pool = new WorkerPool("choose", options.parallel);
-  let results: ChainRunResult[];
-  try {
-    results = await runWithProgress<ChainRunResult>(pool, "chain", jobs, io.stderr, "choose: simulating the chain");
-  } finally {
-    await pool.close();
-  }
-  const summaries = grid.map((candidate, index) =>
-    summarizeChain(
-      candidate,
-      results.filter((result) => result.candidateIndex === index),
-    ),
-  );
+  const summaries = await measureGrid(grid, configs, options, sloMs, io);
   const result = rankChain(summaries);
   const ranked = result.ranked;
   const winner = ranked[0]!;
   const bottom = base.tiers.at(-1)!.name;
   const tie = chainTieBreak(result);
+  const qualification = chainQualification(ranked);
   const comparison = chainComparison(ranked);
   const recommendation = [
-    chainHeadline(ranked, bottom),
-    ...(tie === undefined ? [] : [tie]),
-    ...(comparison === undefined ? [] : [comparison]),
+    chainHeadline(ranked, bottom, sloMs),
+    ...[tie, qualification, comparison].filter((paragraph): paragraph is string => paragraph !== undefined),
   ];
-  const rule = chainRankingRule();
+  const rule = chainRankingRule(sloMs);
   const snippets = layerSnippets(winner.candidate, configs[grid.indexOf(winner.candidate)]![0]!);
 
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
@@ -123,31 +109,16 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
       seeds: options.seeds,
       faults: schedules.map(scheduleText),
       durationMs: base.values.duration,
+      sloMs,
       ...scenarioSettings(scenario),
     },
     rankingRule: rule,
-    ranking: ranked.map((summary, index) => ({
-      rank: index + 1,
-      id: summary.candidate.id,
-      placement: summary.candidate.placement,
-      policy: summary.candidate.policy,
-      summary: summary.candidate.summary,
-      layers: summary.candidate.layers,
-      verdict: summary.verdict,
-      verdicts: summary.verdicts,
-      goodputPerSec: summary.goodputPerSec,
-      goodputSpread: summary.goodputSpread,
-      successRate: summary.successRate,
-      backAtMs: summary.backAtMs,
-      peakLoad: summary.peakLoad,
-      peakTier: summary.peakTier,
-      tiers: summary.tiers,
-      decidedBy: result.decidedBy[index] ?? null,
-    })),
+    ranking: rankingEntries(result),
     recommendation: {
       id: winner.candidate.id,
       headline: recommendation[0],
       tieBreak: tie ?? null,
+      qualification: qualification ?? null,
       comparison: comparison ?? null,
       retrying: winner.candidate.layers.filter((layer) => layer.retries).map((layer) => layer.name),
       once: winner.candidate.layers.filter((layer) => !layer.retries).map((layer) => layer.name),
@@ -162,17 +133,95 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
     io.stdout.write(`${JSON.stringify({ ...output, out: outDir }, jsonNumbers, 2)}\n`);
     return 0;
   }
+  writeChainText(io, recommendation, ranked, rule, snippets, outDir);
+  io.stdout.write(`\nsummary: ${join(outDir, "summary.json")}\n`);
+  return 0;
+}
+
+/** The answer as text: the recommendation, the table, the rule and its legend, the other paragraphs, the gRPC snippets. */
+function writeChainText(
+  io: ProgramIo,
+  recommendation: readonly string[],
+  ranked: readonly ChainSummary[],
+  rule: string,
+  snippets: readonly { layer: string; snippet: Snippet }[],
+  outDir: string,
+): void {
   io.stdout.write(`${recommendation[0]}\n\n${chainTable(ranked)}\n\n`);
   io.stdout.write(`Ranking rule: ${rule}\n`);
   io.stdout.write(CHAIN_TABLE_LEGEND);
   for (const paragraph of recommendation.slice(1)) io.stdout.write(`${paragraph}\n\n`);
-  const retrying = winner.candidate.layers.filter((layer) => layer.retries).map((layer) => layer.name);
+  const retrying = ranked[0]!.candidate.layers.filter((layer) => layer.retries).map((layer) => layer.name);
   io.stdout.write(`The settings of each layer that retries (${retrying.join(", ")}), for gRPC; every system's in ${outDir}:\n\n`);
   for (const { layer, snippet } of snippets.filter((entry) => entry.snippet.id === "grpc")) {
     io.stdout.write(snippetText({ ...snippet, title: `${layer}: ${snippet.title}` }));
   }
-  io.stdout.write(`\nsummary: ${join(outDir, "summary.json")}\n`);
-  return 0;
+}
+
+/** Each candidate's runs (seeds within fault schedules) on choose's worker threads, summarized. */
+async function measureGrid(
+  grid: readonly ChainCandidate[],
+  configs: readonly (readonly ChainConfig[])[],
+  options: ChooseOptions,
+  sloMs: number,
+  io: ProgramIo,
+): Promise<ChainSummary[]> {
+  const jobs: ChainJob[] = grid.flatMap((_, candidateIndex) =>
+    configs[candidateIndex]!.flatMap((config, scheduleIndex) =>
+      options.seeds.map((seed) => ({ candidateIndex, scheduleIndex, seed, sloMs, config })),
+    ),
+  );
+  const pool = new WorkerPool("choose", options.parallel);
+  let results: ChainRunResult[];
+  try {
+    results = await runWithProgress<ChainRunResult>(pool, "chain", jobs, io.stderr, "choose: simulating the chain");
+  } finally {
+    await pool.close();
+  }
+  return grid.map((candidate, index) =>
+    summarizeChain(
+      candidate,
+      results.filter((result) => result.candidateIndex === index),
+    ),
+  );
+}
+
+/** The ranking as summary.json and -json give it: a row per candidate, with what put it after the one before. */
+function rankingEntries(result: Ranking<ChainSummary>) {
+  return result.ranked.map((summary, index) => ({
+    rank: index + 1,
+    id: summary.candidate.id,
+    placement: summary.candidate.placement,
+    policy: summary.candidate.policy,
+    summary: summary.candidate.summary,
+    layers: summary.candidate.layers,
+    verdict: summary.verdict,
+    verdicts: summary.verdicts,
+    goodputPerSec: summary.goodputPerSec,
+    goodputSpread: summary.goodputSpread,
+    successRate: summary.successRate,
+    sloSuccess: summary.sloSuccess,
+    sloSuccessSpread: summary.sloSuccessSpread,
+    backAtMs: summary.backAtMs,
+    peakLoad: summary.peakLoad,
+    peakTier: summary.peakTier,
+    tiers: summary.tiers,
+    decidedBy: result.decidedBy[index] ?? null,
+  }));
+}
+
+/**
+ * The users' deadline for a chain: -slo, or SLO_TIMEOUTS x the users' timeout as for a single
+ * server, at most half the run, so that most of the run's requests have the whole SLO in it.
+ */
+function chainSloMs(options: ChooseOptions, values: SimFlagValues): number {
+  const sloMs = options.own.slo ?? Math.min(SLO_TIMEOUTS * values.timeout, values.duration / 2);
+  if (sloMs >= values.duration) {
+    throw new UsageError(
+      `invalid value "${formatDuration(sloMs)}" for flag -slo: must be shorter than the run (run: duration, ${formatDuration(values.duration)}), which measures it`,
+    );
+  }
+  return sloMs;
 }
 
 /**
@@ -214,10 +263,12 @@ const flags = (settings: Readonly<Record<string, string>>) =>
 
 /** What the chain table's columns mean, printed under it. */
 const CHAIN_TABLE_LEGEND =
-  "Columns: the chain's verdict (worst tier, worst run); the users' OK answers per second over the run (in brackets, the spread " +
-  "across runs) and the share of their requests that succeeded (closed-loop users who retry longer send fewer requests to fail, " +
-  "so this share favours long retries: goodput ranks, not it); when the last tier that collapsed was back; the largest peak load " +
-  "(peak ÷ normal arrivals/s) and its tier; per tier, attempts per user request while the faults lasted (the largest over the runs).\n\n";
+  "Columns: the chain's verdict (worst tier, worst run); the users' requests that succeeded within the SLO (in brackets, the " +
+  "spread across runs); the users' OK answers per second over the run (in brackets, the spread); the share of their requests " +
+  "that succeeded at all; when the last tier that collapsed was back; the largest peak load (peak ÷ normal arrivals/s) and its " +
+  "tier; per tier, attempts per user request while the faults lasted (the largest over the runs).\n\n";
+
+const spreadText = (value: string, spread: string, runs: number) => (runs > 1 ? `${value} (${spread})` : value);
 
 /** The ranked table: one row per candidate, a column per tier for its amplification during the faults. */
 export function chainTable(ranked: readonly ChainSummary[]): string {
@@ -226,6 +277,7 @@ export function chainTable(ranked: readonly ChainSummary[]): string {
     "rank",
     "candidate",
     "verdict",
+    "within SLO",
     "goodput/s",
     "succeeded",
     "back",
@@ -236,7 +288,8 @@ export function chainTable(ranked: readonly ChainSummary[]): string {
     String(index + 1),
     summary.candidate.id,
     summary.verdict,
-    summary.runs > 1 ? `${summary.goodputPerSec.toFixed(1)} (${summary.goodputSpread.toFixed(1)})` : summary.goodputPerSec.toFixed(1),
+    spreadText(`${(summary.sloSuccess * 100).toFixed(2)} %`, (summary.sloSuccessSpread * 100).toFixed(2), summary.runs),
+    spreadText(summary.goodputPerSec.toFixed(1), summary.goodputSpread.toFixed(1), summary.runs),
     `${(summary.successRate * 100).toFixed(2)} %`,
     summary.backAtMs === null ? "never" : summary.backAtMs === 0 ? "-" : formatDuration(summary.backAtMs),
     `${summary.peakLoad.toFixed(2)}x ${summary.peakTier}`,

@@ -1,14 +1,25 @@
 import { formatDuration } from "../cli/duration.ts";
-import { chainVerdict, TIER_VERDICT_ORDER } from "../model/tiers/chain-verdict.ts";
+import { chainVerdict } from "../model/tiers/chain-verdict.ts";
 import type { TierVerdict } from "../model/tiers/tier-figures.ts";
 import { AS_THE_FILE_SAYS, type ChainCandidate, PLACEMENTS } from "./chain-candidates.ts";
 import type { ChainRunResult } from "./chain-measure.ts";
-import { type Criterion, order, type Ranking, relative } from "./ranking.ts";
+import {
+  type Criterion,
+  MIN_RELATIVE_DIFFERENCE,
+  order,
+  type Ranking,
+  relative,
+  sloSuccessCriterion,
+  SUCCESS_NOISE_TEXT,
+  USER_SUCCESS_TEXT,
+} from "./ranking.ts";
 
 /*
  * A chain candidate's figures over its runs (seeds × fault schedules), and their ranking by
- * choose's ranking code (ranking.ts order): the chain's verdict first (the worst tier's, the
- * worst run's), then the users' goodput, when the last tier came back, and the peak load.
+ * choose's ranking code (ranking.ts order) and its user-first rule: candidates whose every tier
+ * came back in every run first (as a single server's qualify), then the users' success within the
+ * SLO (the single server's criterion), then the chain's own figures as tie-breaks: when the last
+ * tier was back, the attempts per user request at the bottom tier during the faults, the peak load.
  */
 
 export interface ChainTierSummary {
@@ -38,6 +49,9 @@ export interface ChainSummary {
   readonly goodputSpread: number;
   /** The users' requests that succeeded ÷ those that ended, over every run. */
   readonly successRate: number;
+  /** The users' requests that succeeded within the SLO ÷ those that had the whole SLO, over every run, and its spread across runs. */
+  readonly sloSuccess: number;
+  readonly sloSuccessSpread: number;
   /** When the last tier that collapsed was back (from the run's start), the latest run: 0 if none collapsed, null if one stayed down. */
   readonly backAtMs: number | null;
   /** The largest peak load of any tier in any run, and that tier. */
@@ -45,6 +59,8 @@ export interface ChainSummary {
   readonly peakTier: string;
   readonly tiers: readonly ChainTierSummary[];
 }
+
+const share = (part: number, whole: number) => (whole > 0 ? part / whole : 0);
 
 const largest = (values: readonly (number | null)[]): number | null => {
   const present = values.filter((value): value is number => value !== null);
@@ -56,6 +72,7 @@ export function summarizeChain(candidate: ChainCandidate, runs: readonly ChainRu
   const reports = runs.map((run) => run.report);
   const verdicts = reports.map((report) => chainVerdict(report.tiers.map((tier) => tier.verdict)));
   const goodputs = reports.map((report) => (report.users.ok * 1000) / report.durationMs);
+  const sloShares = runs.map((run) => share(run.slo.withinSlo, run.slo.requests));
   const ok = reports.reduce((sum, report) => sum + report.users.ok, 0);
   const ended = reports.reduce((sum, report) => sum + report.users.ok + report.users.gaveUp, 0);
   const backs = reports.map((report) =>
@@ -81,7 +98,12 @@ export function summarizeChain(candidate: ChainCandidate, runs: readonly ChainRu
     verdicts,
     goodputPerSec: goodputs.reduce((sum, value) => sum + value, 0) / goodputs.length,
     goodputSpread: Math.max(...goodputs) - Math.min(...goodputs),
-    successRate: ended > 0 ? ok / ended : 0,
+    successRate: share(ok, ended),
+    sloSuccess: share(
+      runs.reduce((sum, run) => sum + run.slo.withinSlo, 0),
+      runs.reduce((sum, run) => sum + run.slo.requests, 0),
+    ),
+    sloSuccessSpread: Math.max(...sloShares) - Math.min(...sloShares),
     backAtMs: backs.some((back) => back === null) ? null : Math.max(...(backs as number[])),
     peakLoad: peak.peakLoad ?? 0,
     peakTier: peak.name,
@@ -89,27 +111,38 @@ export function summarizeChain(candidate: ChainCandidate, runs: readonly ChainRu
   };
 }
 
+/** The runs in which every tier was back at the end: all of them is the chain's qualifying, as a single server's recovering. */
+const backInEveryRun = (summary: ChainSummary) => summary.verdicts.filter((verdict) => verdict !== "collapsed").length;
+/** The bottom tier's attempts per user request while the faults lasted (over the whole run without a fault window). */
+export const bottomAmplification = (summary: ChainSummary) => {
+  const bottom = summary.tiers.at(-1)!;
+  return bottom.faultAmplification ?? bottom.amplification;
+};
+
 const CHAIN_CRITERIA: readonly Criterion<ChainSummary>[] = [
   {
-    name: "the chain's verdict",
-    rule: "the chain's verdict, the worst of any tier with any seed (held, then recovered, then collapsed)",
+    name: "the runs with every tier back",
+    rule: "the runs in which every tier was back at the end (more first: the candidates that qualify first)",
     better: "higher",
-    value: (summary) => TIER_VERDICT_ORDER.indexOf(summary.verdict),
+    value: backInEveryRun,
     primary: true,
   },
-  {
-    name: "the users' goodput",
-    rule: "the users' goodput, OK answers per second over the run (higher first)",
-    better: "higher",
-    value: (summary) => summary.goodputPerSec,
-    noise: (a, b) => Math.max(a.goodputSpread, b.goodputSpread, relative(a.goodputPerSec, b.goodputPerSec)),
-    primary: true,
-  },
+  sloSuccessCriterion(
+    (summary) => summary.sloSuccess,
+    (summary) => summary.sloSuccessSpread,
+  ),
   {
     name: "recovery",
-    rule: "when the last tier that collapsed was back, from the run's start (earlier first)",
+    rule: "when the last tier that collapsed was back, from the run's start (earlier first; none collapsed is earliest)",
     better: "lower",
     value: (summary) => summary.backAtMs ?? Infinity,
+  },
+  {
+    name: "the bottom tier's amplification",
+    rule: "the bottom tier's attempts per user request while the faults lasted (lower first)",
+    better: "lower",
+    value: bottomAmplification,
+    noise: (a, b) => relative(bottomAmplification(a), bottomAmplification(b)),
   },
   {
     name: "load",
@@ -124,14 +157,18 @@ export function rankChain(summaries: readonly ChainSummary[]): Ranking<ChainSumm
   return order(summaries, CHAIN_CRITERIA);
 }
 
-/** The rule in words, from the criteria it ranks by. */
-export function chainRankingRule(): string {
+/** The rule in words, from the criteria it ranks by, with the users' SLO: the single server's user-first rule, for a chain. */
+export function chainRankingRule(sloMs: number): string {
   const noisy = CHAIN_CRITERIA.filter((criterion) => criterion.noise !== undefined).map((criterion) => criterion.name);
+  const rules = CHAIN_CRITERIA.map((criterion) => criterion.rule.replace("{slo}", formatDuration(sloMs)));
   return (
-    `Chain candidates rank by ${CHAIN_CRITERIA.map((criterion) => criterion.rule).join(", then ")}, then id. ` +
-    `${capitalized(listing(noisy))} are compared within noise (the spread across runs, or 1 % of the larger value): ` +
-    `candidates level on one go to the next. A tier has collapsed when its goodput fell below half its normal, ` +
-    `and is back at 90 % (docs/tiers.md). The first-ranked candidate is the recommendation.`
+    `A chain candidate qualifies when, in every run (seeds x fault schedules), every tier was back at the end: a tier has ` +
+    `collapsed when its goodput fell below half its normal, and is back at 90 % (docs/tiers.md). ${USER_SUCCESS_TEXT} ` +
+    `Chain candidates rank by ${rules[0]}, then by ${rules[1]}, over the users' requests (what the first tier's callers see), ` +
+    `then by the chain's figures: ${rules.slice(2).join(", then ")}, then id. ` +
+    `${capitalized(listing(noisy))} are compared within noise: the best candidate and those within noise of it are level, and ` +
+    `the next figure orders them; a difference is noise when it is no larger than either candidate's spread across runs, or than ` +
+    `${MIN_RELATIVE_DIFFERENCE * 100} % of the larger value (${SUCCESS_NOISE_TEXT}). The first-ranked candidate is the recommendation.`
   );
 }
 
@@ -145,8 +182,17 @@ const flags = (settings: Readonly<Record<string, string>>) =>
     .map(([name, value]) => `-${name} ${value}`)
     .join(" ");
 
-/** The recommendation in words: which layers retry and how, which try once, and what the users get. */
-export function chainHeadline(ranked: readonly ChainSummary[], bottom: string): string {
+const percent = (rate: number) => `${(rate * 100).toFixed(2)} %`;
+const times = (value: number) => `${value.toFixed(2)}x`;
+const backText = (summary: ChainSummary) =>
+  summary.backAtMs === null
+    ? "a tier stays down at the end"
+    : summary.backAtMs === 0
+      ? "no tier collapsed"
+      : `every tier back by ${formatDuration(summary.backAtMs)}`;
+
+/** The recommendation in words: which layers retry and how, which try once, what the users get and what the bottom tier takes. */
+export function chainHeadline(ranked: readonly ChainSummary[], bottom: string, sloMs: number): string {
   const winner = ranked[0];
   if (winner === undefined) return "No chain candidate was measured.";
   const candidate = winner.candidate;
@@ -158,17 +204,37 @@ export function chainHeadline(ranked: readonly ChainSummary[], bottom: string): 
       ? `each with its own policy from the file (${retrying.map((layer) => `${layer.name}: ${flags(layer.settings)}`).join("; ")})`
       : `with ${candidate.policySummary}${placement.id === "every-layer-budget" ? ", and gRPC's retry budget (-budget grpc)" : ""}`;
   const rest = once.length === 0 ? "" : `; ${listing(once)} should try once`;
-  const back =
-    winner.backAtMs === null
-      ? "a tier stays down at the end"
-      : winner.backAtMs === 0
-        ? "no tier collapsed"
-        : `every tier back by ${formatDuration(winner.backAtMs)}`;
   const lead = winner.verdict === "collapsed" ? "No candidate keeps every tier up after the faults; the best: " : "";
   return (
     `${lead}Retry ${placement.where} (${candidate.id}): ${listing(retrying.map((layer) => layer.name))} ${retrying.length === 1 ? "retries" : "retry"} ${how}${rest} ` +
-    `(${bottom}, the bottom, calls nobody). The users get ${winner.goodputPerSec.toFixed(1)} OK/s (${(winner.successRate * 100).toFixed(2)} % ` +
-    `of their requests succeed), ${back}, peak load ${winner.peakLoad.toFixed(2)}x at ${winner.peakTier}.`
+    `(${bottom}, the bottom, calls nobody). ${percent(winner.sloSuccess)} of the users' requests succeed within the SLO of ` +
+    `${formatDuration(sloMs)} (${winner.goodputPerSec.toFixed(1)} OK/s), ${backText(winner)}; ${bottom} gets ` +
+    `${times(bottomAmplification(winner))} attempts per user request during the faults, peak load ${times(winner.peakLoad)} at ${winner.peakTier}.`
+  );
+}
+
+/**
+ * What the users' success costs the chain: against the candidate that qualifies as the winner
+ * does and sends the fewest attempts to the bottom tier, the winner's amplification there, peak
+ * load and recovery, beside that candidate's success within the SLO. Undefined when the winner
+ * is that candidate, or level with it within noise.
+ */
+export function chainQualification(ranked: readonly ChainSummary[]): string | undefined {
+  const winner = ranked[0];
+  if (winner === undefined) return undefined;
+  const amplification = CHAIN_CRITERIA.find((criterion) => criterion.name === "the bottom tier's amplification")!;
+  const peers = ranked.filter((summary) => backInEveryRun(summary) === backInEveryRun(winner));
+  const lightest = peers.reduce((a, b) => (bottomAmplification(b) < bottomAmplification(a) ? b : a));
+  const gap = bottomAmplification(winner) - bottomAmplification(lightest);
+  if (lightest === winner || gap <= amplification.noise!(winner, lightest)) return undefined;
+  const bottom = winner.tiers.at(-1)!.name;
+  const recovery =
+    winner.backAtMs === lightest.backAtMs ? `${backText(winner)} with both` : `${backText(winner)}, against ${backText(lightest)}`;
+  return (
+    `What the users' success costs the chain: ${bottom} gets ${times(bottomAmplification(winner))} attempts per user request ` +
+    `during the faults, against ${times(bottomAmplification(lightest))} with ${lightest.candidate.id} (${percent(lightest.sloSuccess)} ` +
+    `within the SLO); peak load ${times(winner.peakLoad)} at ${winner.peakTier} against ${times(lightest.peakLoad)} at ` +
+    `${lightest.peakTier}; ${recovery}.`
   );
 }
 
@@ -177,16 +243,14 @@ export function chainComparison(ranked: readonly ChainSummary[]): string | undef
   const winner = ranked[0];
   const plain = ranked.find((summary) => summary.candidate.id === AS_THE_FILE_SAYS);
   if (winner === undefined || plain === undefined || plain === winner) return undefined;
-  const bottomOf = (summary: ChainSummary) => summary.tiers.at(-1)!;
-  const amplification = (value: number | null) => (value === null ? "-" : `${value.toFixed(2)}x`);
   return (
     `Every layer as the file gives it (${AS_THE_FILE_SAYS}) ranks ${ranked.indexOf(plain) + 1}: verdict ${plain.verdict}, ` +
-    `${plain.goodputPerSec.toFixed(1)} OK/s; its bottom tier, ${bottomOf(plain).name}, gets ${amplification(bottomOf(plain).faultAmplification)} ` +
-    `attempts per user request during the faults, against ${amplification(bottomOf(winner).faultAmplification)} with ${winner.candidate.id}.`
+    `${percent(plain.sloSuccess)} within the SLO; its bottom tier, ${plain.tiers.at(-1)!.name}, gets ${times(bottomAmplification(plain))} ` +
+    `attempts per user request during the faults, against ${times(bottomAmplification(winner))} with ${winner.candidate.id}.`
   );
 }
 
-/** When the winner is level with the next within noise on the users' goodput and a later figure decided: the sentence that says so. */
+/** When the winner is level with the next within noise on the users' success and a later figure decided: the sentence that says so. */
 export function chainTieBreak(result: Ranking<ChainSummary>): string | undefined {
   const [winner, second] = result.ranked;
   const deciding = result.decidedBy[0];

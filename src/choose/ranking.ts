@@ -56,15 +56,30 @@ const noiseOf =
   (a: CandidateSummary, b: CandidateSummary) =>
     Math.max(a.everyday.spread[spread], b.everyday.spread[spread], relative(size(a), size(b)), floor);
 
-const SLO_SUCCESS: Criterion = {
-  name: "success within the SLO",
-  rule: "success within the SLO of {slo} (higher first)",
-  better: "higher",
-  value: (summary) => summary.everyday.sloSuccess,
-  // Compared on the share that misses the SLO: 99.0 % against 99.9 % is ten times the failures, not 1 %.
-  noise: noiseOf("sloSuccess", (summary) => 1 - summary.everyday.sloSuccess, SUCCESS_RESOLUTION),
-  primary: true,
-};
+/**
+ * Success within the SLO, the users' figure, for any summary that has it and its spread across
+ * runs: the single server's (its everyday run) and a chain's (choose's chain ranking, the users'
+ * requests at the first tier), so that both rank by one rule.
+ */
+export function sloSuccessCriterion<T>(success: (summary: T) => number, spread: (summary: T) => number): Criterion<T> {
+  return {
+    name: "success within the SLO",
+    rule: "success within the SLO of {slo} (higher first)",
+    better: "higher",
+    value: success,
+    // Compared on the share that misses the SLO: 99.0 % against 99.9 % is ten times the failures, not 1 %.
+    noise: (a, b) => Math.max(spread(a), spread(b), relative(1 - success(a), 1 - success(b)), SUCCESS_RESOLUTION),
+    primary: true,
+  };
+}
+/** What success within the SLO means, and how it is compared within noise, as both rules state it. */
+export const USER_SUCCESS_TEXT = "A request succeeds for its user when it succeeds within the SLO, retries and waits included.";
+export const SUCCESS_NOISE_TEXT = "for success, of the larger share of requests that miss the SLO, and at least 0.01 percentage point";
+
+const SLO_SUCCESS: Criterion = sloSuccessCriterion(
+  (summary) => summary.everyday.sloSuccess,
+  (summary) => summary.everyday.spread.sloSuccess,
+);
 const RETRIED_P99: Criterion = {
   name: "the retried requests' p99",
   rule: "the p99 latency of the successful requests that needed a retry, first try to success (lower first; none counts as worst)",
@@ -252,13 +267,12 @@ export function rankingRule(outagesMs: readonly number[], sloMs: number): string
   const noisy = [...new Set([...QUALIFYING_ORDER, ...OTHERS_ORDER])].filter((criterion) => criterion.noise !== undefined);
   return (
     `A candidate qualifies when, with every seed, the server recovered (its concurrency came back to the limit within the ` +
-    `observation) after each listed outage (${listed}). A request succeeds for its user when it succeeds within the SLO, ` +
-    `retries and waits included. Qualifying candidates rank first: ${qualifying[0]}, then by ${qualifying.slice(1).join(", then ")}, ` +
+    `observation) after each listed outage (${listed}). ${USER_SUCCESS_TEXT} ` +
+    `Qualifying candidates rank first: ${qualifying[0]}, then by ${qualifying.slice(1).join(", then ")}, ` +
     `then id. The others follow, by ${others.join(", then ")}, then the same figures from success within the SLO on. ` +
     `${capitalized(listing(noisy.map((criterion) => criterion.name)))} are compared within noise: the best candidate and those within noise of ` +
     `it are level, and the next figure orders them; a difference is noise when it is no larger than either candidate's spread ` +
-    `across seeds, or than ${MIN_RELATIVE_DIFFERENCE * 100} % of the larger value (for success, of the larger share of requests that ` +
-    `miss the SLO, and at least 0.01 percentage point; for latency, at least 1 ms). The first-ranked candidate is the recommendation.`
+    `across seeds, or than ${MIN_RELATIVE_DIFFERENCE * 100} % of the larger value (${SUCCESS_NOISE_TEXT}; for latency, at least 1 ms). The first-ranked candidate is the recommendation.`
   );
 }
 

@@ -6,6 +6,7 @@ import type { ProgramIo } from "../runtime/program-io.ts";
 import { firstCollapsedText, tierText, tierWindowText } from "../report/tier-table.ts";
 import { type ScenarioTier, TIER_SYSTEM_FLAGS } from "../scenario-file/tiers.ts";
 import { type ChainConfig, simulateChain } from "./chain.ts";
+import type { SimulationHooks } from "./simulate.ts";
 import { chainConfigFrom } from "./chain-options.ts";
 import type { SimFlagValues } from "./options.ts";
 
@@ -34,9 +35,9 @@ export interface ChainReport {
   readonly seed: number;
 }
 
-/** The chain's run and its figures. */
-export function chainReport(config: ChainConfig): ChainReport {
-  const result = simulateChain(config);
+/** The chain's run and its figures; the hooks see the users' requests (simulateChain). */
+export function chainReport(config: ChainConfig, hooks?: SimulationHooks): ChainReport {
+  const result = simulateChain(config, hooks);
   const computed = policyAmplification(
     config.retry.maxAttempts,
     config.tiers.slice(0, -1).map((tier) => ({ maxAttempts: tier.upstream!.retry.maxAttempts, fanout: tier.fanout })),

@@ -15,7 +15,7 @@ import type { TierSample } from "../model/tiers/tier-figures.ts";
 import { UpstreamCalls } from "../model/upstream-calls.ts";
 import { type WindowReport, WindowStats } from "../model/window-stats.ts";
 import { SimulatedNetwork } from "./network.ts";
-import { scheduleFaults, serverSeed, spikeLoad } from "./simulate.ts";
+import { scheduleFaults, serverSeed, type SimulationHooks, spikeLoad } from "./simulate.ts";
 
 /** A caller's policy toward the tier below it: the tier's `upstream` (src/client/options.ts resolveRetryPolicy). */
 export interface UpstreamPolicy {
@@ -153,8 +153,11 @@ export interface ChainResult {
   readonly endMs: number;
 }
 
-/** The chain on a virtual clock: the users call the edge, each tier the next; faults strike their tiers. */
-export function simulateChain(config: ChainConfig): ChainResult {
+/**
+ * The chain on a virtual clock: the users call the edge, each tier the next; faults strike their
+ * tiers. The hooks see the users' requests, as simulate's do (choose's success within the SLO).
+ */
+export function simulateChain(config: ChainConfig, hooks: SimulationHooks = {}): ChainResult {
   const clock = new ManualClock(0);
   const userPolicy = { timeoutMs: config.timeoutMs, propagateDeadline: config.propagateDeadline, retry: config.retry };
   const tiers = buildChain(clock, config.tiers, config.seed, userPolicy);
@@ -173,6 +176,13 @@ export function simulateChain(config: ChainConfig): ChainResult {
     attemptEnded: (result, latencyMs) => stats.attemptEnded(result, latencyMs),
     attemptRefused: (refusal) => stats.attemptRefused(refusal),
     gaveUp: () => stats.gaveUp(),
+    // Only when asked for: a herd whose observer has requestEnded keeps each request's start.
+    ...(hooks.onRequestEnded === undefined
+      ? {}
+      : {
+          requestEnded: (ok: boolean, latencyMs: number, retried: boolean) => hooks.onRequestEnded!(ok, latencyMs, retried, clock.now()),
+          requestStarted: () => hooks.onRequestStarted?.(clock.now()),
+        }),
   };
   const loadOptions = { users: config.users, arrivals: config.arrivals, timeoutMs: config.timeoutMs, retry: config.retry };
   const load = createLoad(loadOptions, clock, seededRandom(config.seed), tiers[0]!.transport, observer);

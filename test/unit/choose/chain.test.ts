@@ -1,10 +1,19 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ChainBase, type ChainCandidate, chainConfigFor, chainGrid } from "../../../src/choose/chain-candidates.ts";
 import { measureChain } from "../../../src/choose/chain-measure.ts";
-import { chainHeadline, rankChain, summarizeChain } from "../../../src/choose/chain-ranking.ts";
+import {
+  chainHeadline,
+  chainQualification,
+  chainRankingRule,
+  type ChainSummary,
+  rankChain,
+  summarizeChain,
+} from "../../../src/choose/chain-ranking.ts";
+import { rankingRule } from "../../../src/choose/ranking.ts";
+import type { TierVerdict } from "../../../src/model/tiers/tier-figures.ts";
 import { chainTable } from "../../../src/choose/chain-main.ts";
 import { main } from "../../../src/choose/main.ts";
 import { UsageError } from "../../../src/cli/usage-error.ts";
@@ -83,7 +92,7 @@ describe("choose's ranking for a chain", () => {
     const summaries = ids.map((id, candidateIndex) => {
       const candidate = byId(grid, id);
       const config = chainConfigFor(base, candidate, SCHEDULES[0]);
-      return summarizeChain(candidate, [measureChain({ candidateIndex, scheduleIndex: 0, seed: 1, config })]);
+      return summarizeChain(candidate, [measureChain({ candidateIndex, scheduleIndex: 0, seed: 1, sloMs: 5000, config })]);
     });
     const ranked = rankChain(summaries).ranked;
     const verdicts = Object.fromEntries(ranked.map((summary) => [summary.candidate.id, summary.verdict]));
@@ -101,11 +110,13 @@ describe("choose's ranking for a chain", () => {
     const edge = summaries[1]!.tiers.at(-1)!;
     expect(edge.faultAmplification!).toBeLessThanOrEqual(9);
     expect(summaries[1]!.goodputPerSec).toBeGreaterThan(2 * ranked.at(-1)!.goodputPerSec);
+    // The users' success within the SLO (5 s) is counted from their requests: the collapsed chain fails most of them.
+    expect(summaries[1]!.sloSuccess).toBeGreaterThan(2 * ranked.at(-1)!.sloSuccess);
 
     // The table: a row per candidate, a column per tier for its attempts per user request during the faults.
     const table = chainTable(ranked).split("\n");
     expect(table[0]).toMatch(
-      /^rank +candidate +verdict +goodput\/s +succeeded +back +peak load +edge in faults +api in faults +db in faults$/,
+      /^rank +candidate +verdict +within SLO +goodput\/s +succeeded +back +peak load +edge in faults +api in faults +db in faults$/,
     );
     expect(table.at(-1)).toMatch(
       new RegExp(
@@ -116,14 +127,100 @@ describe("choose's ranking for a chain", () => {
     // With the edge only against every layer, the recommendation says who retries and who tries once.
     const two = rankChain([summaries[0]!, summaries[1]!]).ranked;
     expect(two.map((summary) => summary.candidate.id)).toEqual(["edge/as-given", "every-layer/as-given"]);
-    const headline = chainHeadline(two, "db");
+    const headline = chainHeadline(two, "db", 5000);
     expect(headline).toMatch(/^Retry at the edge only \(edge\/as-given\): users and edge retry each with its own policy from the file/);
     expect(headline).toContain("; api should try once (db, the bottom, calls nobody)");
-    const nextToFault = chainHeadline(rankChain([summaries[3]!, summaries[0]!]).ranked, "db");
+    const nextToFault = chainHeadline(rankChain([summaries[3]!, summaries[0]!]).ranked, "db", 5000);
     expect(nextToFault).toMatch(
       /^Retry only next to the fault \(next-to-fault\/as-given\): api retries each with its own policy from the file \(api: -timeout 100ms -strategy fixed -max-attempts 3\); users and edge should try once/,
     );
   }, 60_000);
+});
+
+/**
+ * Figures as choose measured them for examples/three-tiers.yaml (docs/three-tiers.json): every
+ * layer retrying with decorrelated jitter gave 94.15 % of the users' requests within the SLO,
+ * the database 23.87 attempts per user request while it was down; a budget at every layer 57.88 %
+ * and 1.22. Both recovered at 35 s with the same goodput within noise (69.2 and 68.1 OK/s).
+ */
+function fixedSummary(
+  candidate: ChainCandidate,
+  figures: { sloSuccess: number; bottomAmplification: number; peakLoad: number; verdict?: TierVerdict },
+): ChainSummary {
+  const verdict = figures.verdict ?? "recovered";
+  const tier = (name: string, faultAmplification: number) => ({
+    name,
+    verdict,
+    faultAmplification,
+    amplification: faultAmplification,
+    peakLoad: figures.peakLoad,
+    policyAmplification: null,
+    workForNobody: 0,
+  });
+  return {
+    candidate,
+    runs: 3,
+    verdict,
+    verdicts: [verdict, verdict, verdict],
+    goodputPerSec: 69,
+    goodputSpread: 1.2,
+    successRate: figures.sloSuccess,
+    sloSuccess: figures.sloSuccess,
+    sloSuccessSpread: 0.008,
+    backAtMs: verdict === "collapsed" ? null : 35_000,
+    peakLoad: figures.peakLoad,
+    peakTier: "db",
+    tiers: [tier("edge", 2.8), tier("api", 8.1), tier("db", figures.bottomAmplification)],
+  };
+}
+
+describe("choose's rule for a chain is the single server's, users first", () => {
+  it("ranks the users' success within the SLO before the bottom tier's amplification, and says what that costs", async () => {
+    const grid = chainGrid(await tinyBase(), SCHEDULES, []);
+    const everyLayer = fixedSummary(byId(grid, "every-layer/as-given"), { sloSuccess: 0.9415, bottomAmplification: 23.87, peakLoad: 3.58 });
+    const budget = fixedSummary(byId(grid, "every-layer-budget/as-given"), {
+      sloSuccess: 0.5788,
+      bottomAmplification: 1.22,
+      peakLoad: 1.5,
+    });
+    const result = rankChain([budget, everyLayer]);
+    expect(result.ranked.map((summary) => summary.candidate.id)).toEqual(["every-layer/as-given", "every-layer-budget/as-given"]);
+    expect(result.decidedBy).toEqual(["success within the SLO"]);
+    expect(chainHeadline(result.ranked, "db", 15_000)).toContain(
+      "94.15 % of the users' requests succeed within the SLO of 15s (69.0 OK/s), every tier back by 35s; db gets 23.87x attempts per user request during the faults",
+    );
+    expect(chainQualification(result.ranked)).toBe(
+      "What the users' success costs the chain: db gets 23.87x attempts per user request during the faults, against 1.22x with " +
+        "every-layer-budget/as-given (57.88 % within the SLO); peak load 3.58x at db against 1.50x at db; every tier back by 35s with both.",
+    );
+    // Level on the users' success within noise (the spread across runs), the bottom tier's amplification decides.
+    const level = fixedSummary(byId(grid, "every-layer-budget/as-given"), { sloSuccess: 0.937, bottomAmplification: 1.22, peakLoad: 1.5 });
+    expect(rankChain([everyLayer, level]).ranked[0]).toBe(level);
+  });
+
+  it("ranks a chain whose tier stays down after every chain that came back, whatever its users' success", async () => {
+    const grid = chainGrid(await tinyBase(), SCHEDULES, []);
+    const melted = fixedSummary(byId(grid, "every-layer/as-given"), {
+      sloSuccess: 0.9,
+      bottomAmplification: 13,
+      peakLoad: 14,
+      verdict: "collapsed",
+    });
+    const edge = fixedSummary(byId(grid, "edge/as-given"), { sloSuccess: 0.6, bottomAmplification: 8, peakLoad: 9 });
+    expect(rankChain([melted, edge]).ranked.map((summary) => summary.candidate.id)).toEqual(["edge/as-given", "every-layer/as-given"]);
+  });
+
+  it("states the rule as the single server states its own: what success means, and how it is compared within noise", () => {
+    const single = rankingRule([30_000], 15_000);
+    const chain = chainRankingRule(15_000);
+    const userSentence = "A request succeeds for its user when it succeeds within the SLO, retries and waits included.";
+    const noise = "for success, of the larger share of requests that miss the SLO, and at least 0.01 percentage point";
+    for (const rule of [single, chain]) {
+      expect(rule).toContain(userSentence);
+      expect(rule).toContain(noise);
+    }
+    expect(chain).toContain("then by success within the SLO of 15s (higher first)");
+  });
 });
 
 describe("choose FILE with tiers:", () => {
@@ -152,13 +249,17 @@ describe("choose FILE with tiers:", () => {
     expect(stdout).toContain("faults: db:slow@5s+5s*10");
   });
 
-  it("refuses what it cannot run for a chain with one line: a tier the chain lacks, -validate, no faults", async () => {
+  it("refuses what it cannot run for a chain with one line: a tier the chain lacks, -validate, no faults, an SLO as long as the run", async () => {
     await expect(choose(["-faults", "cache:crash@5s+5s"])).rejects.toThrow(
       /^-faults: the fault cache:crash names no tier of the chain \(edge, api, db\)$/,
     );
     await expect(choose(["-server-side"])).rejects.toThrow(UsageError);
     await expect(choose(["-server-side"])).rejects.toThrow(/^-server-side does not apply to a chain of tiers/);
     await expect(choose(["-faults", "db:crash@5s+50s"])).rejects.toThrow(/must go on after the faults db:crash@5s\+50s end/);
+    // The SLO is measured over the requests that had all of it within the run (40 s here).
+    await expect(choose(["-slo", "40s"])).rejects.toThrow(
+      /^invalid value "40s" for flag -slo: must be shorter than the run \(run: duration, 40s\)/,
+    );
   });
 
   it("ranks them on its worker threads, the file's chain as it is always among them, as JSON", { timeout: 120_000 }, async () => {
@@ -176,5 +277,46 @@ describe("choose FILE with tiers:", () => {
     expect(result.ranking[0]!.tiers.map((tier) => tier.name)).toEqual(["edge", "api", "db"]);
     expect(result.recommendation).toMatchObject({ id: "edge/as-given", retrying: ["users", "edge"], once: ["api"] });
     expect([...new Set(result.snippets.map((snippet) => snippet.layer))]).toEqual(["users", "edge"]);
+  });
+});
+
+describe("the docs quote the recorded chain (docs/three-tiers.json, scripts/three-tiers.ts)", () => {
+  const ROOT = resolve(import.meta.dirname, "../../..");
+  const read = (file: string) => readFileSync(resolve(ROOT, file), "utf8");
+  interface Recorded {
+    recommendation: { headline: string };
+    ranking: (Omit<ChainSummary, "candidate" | "runs"> & { id: string })[];
+  }
+  const record = JSON.parse(read("docs/three-tiers.json")) as { choose: Recorded; chooseChecks: Recorded[] };
+
+  it("has choose's answer and table in docs/tiers.md as the file records them", () => {
+    const ranked = record.choose.ranking.map((entry): ChainSummary => ({
+      ...entry,
+      candidate: { id: entry.id } as ChainCandidate,
+      runs: entry.verdicts.length,
+    }));
+    const block = `${record.choose.recommendation.headline}\n\n${chainTable(ranked)}`;
+    expect(read("docs/tiers.md")).toContain(`\`\`\`\n${block}\n\`\`\``);
+  });
+
+  /** Every figure the file holds, as a page may write it: with one or two decimals, shares as percentages. */
+  const written = new Set<string>();
+  const collect = (value: unknown): void => {
+    if (typeof value === "number") for (const figure of [value, value * 100]) written.add(figure.toFixed(1)).add(figure.toFixed(2));
+    else if (typeof value === "object" && value !== null) Object.values(value).forEach(collect);
+  };
+  collect(JSON.parse(read("docs/three-tiers.json")));
+
+  it.each([
+    ["docs/choose.md", "## A chain", "\n## "],
+    ["README.md", "<!-- tiers-choose: docs/three-tiers.json -->", "\nEvery tier's figures"],
+    ["docs/tiers.md", "A crashed database refuses at once, so in this chain", "\nWhere the placement decides"],
+  ])("%s: every decimal figure about the chain's choice is one the file records", (file, start, end) => {
+    const text = read(file);
+    const from = text.indexOf(start);
+    const section = text.slice(from, text.indexOf(end, from + start.length));
+    const figures = [...section.matchAll(/(?<![\w.-])\d+\.\d+(?![\w.])/g)].map((match) => match[0]);
+    expect(figures.length).toBeGreaterThan(5);
+    expect(figures.filter((figure) => !written.has(figure))).toEqual([]);
   });
 });
