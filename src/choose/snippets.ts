@@ -454,7 +454,8 @@ function waitExpression(intent: RetryIntent, attempt: string): string {
     case "equal-jitter":
       return `((t) => t / 2 + (Math.random() * t) / 2)(${cap(`${policy.baseMs} * 2 ** (${attempt} - 1)`, policy.capMs)})`;
     case "decorrelated-jitter":
-      return `${cap(`${policy.baseMs} * 3 ** (${attempt} - 1) * Math.random() + ${policy.baseMs}`, policy.capMs)}`;
+      // Uniform between the base and the ceiling the simulated waits reach after `attempt` draws at their top, base x 3^attempt.
+      return `${cap(`${policy.baseMs} + Math.random() * (${policy.baseMs} * 3 ** ${attempt} - ${policy.baseMs})`, policy.capMs)}`;
     case "grpc":
       return `${cap(`${policy.initialMs} * ${policy.multiplier} ** (${attempt} - 1)`, policy.maxMs)} * (1 + ${policy.jitter} * (2 * Math.random() - 1))`;
   }

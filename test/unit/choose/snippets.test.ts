@@ -2,28 +2,13 @@ import { resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { simValuesFor } from "../../../src/choose/settings.ts";
 import { GRPC_MAX_ATTEMPTS, type RetryIntent, type Snippet, snippetsFor } from "../../../src/choose/snippets.ts";
-import { configFrom } from "../../../src/sim/main.ts";
 import { STRATEGY_NAMES } from "../../../src/strategies/registry.ts";
+import { snippetById, winnerIntent } from "../../helpers/snippets.ts";
 
 const REPO_ROOT = resolve(import.meta.dirname, "../../..");
 
-/** The winner's intent as choose builds it: the simulator's own reading of the candidate's flags. */
-function intent(client: Record<string, string>, extra: Partial<RetryIntent> = {}): RetryIntent {
-  const config = configFrom(simValuesFor({}, client));
-  return {
-    id: "winner",
-    policy: config.retry.backoff,
-    maxAttempts: config.retry.maxAttempts,
-    budget: config.retry.fleet?.budget?.kind === "grpc" ? config.retry.fleet.budget.budget : undefined,
-    timeoutMs: config.timeoutMs,
-    thinkTimeMeanMs: config.retry.thinkTimeMeanMs,
-    client,
-    server: {},
-    ...extra,
-  };
-}
+const intent = winnerIntent;
 
 /** Every strategy, capped or not, with and without a budget; and mechanisms the simulator may add, as data. */
 const WINNERS: RetryIntent[] = [
@@ -47,7 +32,7 @@ const WINNERS: RetryIntent[] = [
   intent({ strategy: "exponential" }, { client: { strategy: "exponential", throttle: "sre" } }),
 ];
 
-const byId = (snippets: readonly Snippet[], id: Snippet["id"]) => snippets.find((snippet) => snippet.id === id)!;
+const byId = snippetById;
 
 /** gRPC's own checks of a service config (grpc-js, src/service-config.ts), as a test oracle. */
 const GRPC_DURATION = /^\d+(\.\d{1,9})?s$/;
