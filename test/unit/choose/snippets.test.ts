@@ -207,8 +207,9 @@ describe("the winner's settings for other systems", () => {
     const capped = JSON.parse(byId(snippetsFor(intent({ strategy: "full-jitter", "max-attempts": "3" })), "grpc").text);
     expect(capped.methodConfig[0].retryPolicy).toEqual({
       maxAttempts: 3,
-      initialBackoff: "0.1s",
-      maxBackoff: "300s",
+      // gRPC's waits are its backoffs x 0.8 to 1.2: full jitter's mean, half its ceilings.
+      initialBackoff: "0.05s",
+      maxBackoff: "150s",
       backoffMultiplier: 2,
       retryableStatusCodes: ["UNAVAILABLE"],
     });
