@@ -31,10 +31,7 @@ export const snippetOf = (intent: RetryIntent, id: Snippet["id"]): Snippet => sn
  * the test imported (`modules`, by specifier); returns its exports. An import of anything else fails.
  */
 export function runSnippet(snippet: Snippet, modules: Readonly<Record<string, object>>): Record<string, unknown> {
-  const { outputText } = ts.transpileModule(snippet.text, {
-    fileName: snippet.file,
-    compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.CommonJS, esModuleInterop: true },
-  });
+  const outputText = javascriptOf(snippet);
   const load = (specifier: string) => {
     const found = modules[specifier];
     if (found === undefined) throw new Error(`${snippet.file} imports ${specifier}, which the test did not provide`);
@@ -44,6 +41,21 @@ export function runSnippet(snippet: Snippet, modules: Readonly<Record<string, ob
   const exports: Record<string, unknown> = {};
   new Function("require", "exports", outputText)(load, exports);
   return exports;
+}
+
+const transpiled = new Map<string, string>();
+
+/** The snippet as CommonJS JavaScript, transpiled once per text (the compiler is the slow part of a run). */
+function javascriptOf(snippet: Snippet): string {
+  let javascript = transpiled.get(snippet.text);
+  if (javascript === undefined) {
+    javascript = ts.transpileModule(snippet.text, {
+      fileName: snippet.file,
+      compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.CommonJS, esModuleInterop: true },
+    }).outputText;
+    transpiled.set(snippet.text, javascript);
+  }
+  return javascript;
 }
 
 /** A draw that always returns the same quantile `u`: the policy's waits at that point of its jitter. */

@@ -98,7 +98,7 @@ describe("the winner's gRPC service config, with the real grpc-js against a fail
 
   it("makes the winner's attempts, and asks for exactly the simulated waits of gRPC's own policy", async () => {
     // The simulated grpc policy has gRPC's ±20 % jitter: every wait is the same at every draw.
-    const intent = winnerIntent({ strategy: "grpc", "min-delay": "20ms", "max-delay": "60ms", "max-attempts": "5" });
+    const intent = winnerIntent({ strategy: "grpc", "min-delay": "10ms", "max-delay": "30ms", "max-attempts": "5" });
     for (const u of [0, 0.5, 1 - 2 ** -20]) {
       const run = await retriesAt(intent, u);
       expect(run.code).toBe(grpc.status.UNAVAILABLE);
@@ -112,9 +112,9 @@ describe("the winner's gRPC service config, with the real grpc-js against a fail
 
   it("waits on average what the winner waits on average, for a fully and an equally jittered winner and a fixed one", async () => {
     const winners = [
-      winnerIntent({ strategy: "full-jitter", "min-delay": "20ms", "max-delay": "80ms", "max-attempts": "5" }),
-      winnerIntent({ strategy: "equal-jitter", "min-delay": "20ms", "max-delay": "80ms", "max-attempts": "5" }),
-      winnerIntent({ strategy: "fixed", "simple-backoff-delay": "20ms", "max-attempts": "5" }),
+      winnerIntent({ strategy: "full-jitter", "min-delay": "10ms", "max-delay": "40ms", "max-attempts": "5" }),
+      winnerIntent({ strategy: "equal-jitter", "min-delay": "10ms", "max-delay": "40ms", "max-attempts": "5" }),
+      winnerIntent({ strategy: "fixed", "simple-backoff-delay": "10ms", "max-attempts": "5" }),
     ];
     for (const intent of winners) {
       const strategy = intent.client.strategy;
