@@ -111,9 +111,10 @@ describe("the winner's gRPC service config, with the real grpc-js against a fail
   });
 
   it("waits on average what the winner waits on average, for a fully and an equally jittered winner and a fixed one", async () => {
+    // Waits whose means are whole milliseconds, as the service config writes them.
     const winners = [
       winnerIntent({ strategy: "full-jitter", "min-delay": "10ms", "max-delay": "40ms", "max-attempts": "5" }),
-      winnerIntent({ strategy: "equal-jitter", "min-delay": "10ms", "max-delay": "40ms", "max-attempts": "5" }),
+      winnerIntent({ strategy: "equal-jitter", "min-delay": "20ms", "max-delay": "40ms", "max-attempts": "5" }),
       winnerIntent({ strategy: "fixed", "simple-backoff-delay": "10ms", "max-attempts": "5" }),
     ];
     for (const intent of winners) {
