@@ -158,11 +158,12 @@ function shape(
 const attemptsOf = (intent: RetryIntent, form: Shape) => Math.min(intent.maxAttempts, form.policyAttempts);
 
 /**
- * gRPC waits the current backoff times a uniform 0.8 to 1.2 (A6 since its 2024 revision, and
- * grpc-js), so its backoffs are mean waits: the winner's mean first wait, and its cap scaled as
- * its first wait is (a half for full jitter, three quarters for equal jitter).
+ * The winner's mean first wait, and its mean wait once capped: the cap scaled as the first wait
+ * is (a half for full jitter, three quarters for equal jitter). gRPC waits the current backoff
+ * times a uniform 0.8 to 1.2 (A6 since its 2024 revision, and grpc-js), so these are its
+ * backoffs; p-retry's waits stop at maxTimeout exactly once capped.
  */
-function grpcBackoffs(form: Shape): { readonly initialMs: number; readonly maxMs: number } {
+function meanWaits(form: Shape): { readonly initialMs: number; readonly maxMs: number } {
   const meanShare = form.firstMs > 0 ? Math.min(1, form.meanFirstMs / form.firstMs) : 1;
   return { initialMs: form.meanFirstMs, maxMs: Math.max(form.meanFirstMs, form.maxMs * meanShare) };
 }
@@ -174,7 +175,7 @@ function grpcBackoffs(form: Shape): { readonly initialMs: number; readonly maxMs
 export function firstWait(intent: RetryIntent): { readonly meanMs: number; readonly settingMs: number } {
   const form = shapeOf(intent);
   if (attemptsOf(intent, form) <= 1) return { meanMs: 0, settingMs: 0 };
-  return { meanMs: form.meanFirstMs, settingMs: grpcBackoffs(form).initialMs };
+  return { meanMs: form.meanFirstMs, settingMs: meanWaits(form).initialMs };
 }
 
 /** Milliseconds in Go notation for notes. */
@@ -300,7 +301,7 @@ export function grpcServiceConfig(intent: RetryIntent): Snippet {
       );
       maxAttempts = GRPC_MAX_ATTEMPTS;
     }
-    const backoffs = grpcBackoffs(form);
+    const backoffs = meanWaits(form);
     if (!(intent.policy.kind === "grpc" && intent.policy.jitter === GRPC_JITTER)) {
       notes.push(
         `gRPC waits the current backoff times a random 0.8 to 1.2 (A6, grpc-js); initialBackoff and maxBackoff are the winner's mean waits, so the average wait matches but not its spread`,
@@ -583,9 +584,14 @@ export function pRetryCode(intent: RetryIntent): Snippet {
   const notes = [...form.notes];
   const attempts = attemptsOf(intent, form);
   const randomize = form.jitter !== "none";
-  // p-retry waits minTimeout x factor^(n-1), times a random 1 to 2 when randomized (mean 1.5).
-  const minTimeout = round3(randomize ? form.meanFirstMs / 1.5 : form.firstMs);
-  if (randomize) notes.push("p-retry's jitter multiplies by a random 1 to 2; minTimeout is set so that the average first wait matches");
+  // p-retry waits min(minTimeout x factor^(n-1), maxTimeout), times a random 1 to 2 before the cap when randomized (mean 1.5).
+  const means = meanWaits(form);
+  const minTimeout = round3(randomize ? means.initialMs / 1.5 : form.firstMs);
+  const maxTimeout = round3(means.maxMs);
+  if (randomize)
+    notes.push(
+      "p-retry's jitter multiplies by a random 1 to 2 before its cap; minTimeout and maxTimeout are set so that the average first wait and the average capped wait match (at the cap p-retry's waits are not jittered)",
+    );
   const retries = Number.isFinite(attempts) ? String(Math.max(0, attempts - 1)) : "Number.POSITIVE_INFINITY";
   if (intent.budget !== undefined || mechanisms(intent).budget !== undefined)
     notes.push("p-retry has no retry budget; the winner's budget is left out");
@@ -600,7 +606,7 @@ export function pRetryCode(intent: RetryIntent): Snippet {
     `    retries: ${retries},`,
     `    factor: ${form.multiplier},`,
     `    minTimeout: ${minTimeout},`,
-    `    maxTimeout: ${form.maxMs},`,
+    `    maxTimeout: ${maxTimeout},`,
     `    randomize: ${randomize},`,
     "  });",
     "}",
