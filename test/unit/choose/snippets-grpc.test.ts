@@ -60,13 +60,24 @@ function clientWith(port: number, serviceConfig: string) {
   return { call, close: () => client.close() };
 }
 
+/** The stack of the call, deep enough to reach grpc-js below the spy's own frames. */
+function callerStack(): string {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 50;
+  try {
+    return new Error().stack ?? "";
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 /** The delays grpc-js asks setTimeout for from the named function of its own, recorded as they are asked. */
 function timersFrom(functionName: string): number[] {
   const delays: number[] = [];
   const original = globalThis.setTimeout;
   // grpc-js passes a callback and a delay, no arguments for the callback.
   vi.spyOn(globalThis, "setTimeout").mockImplementation(((callback: () => void, delay?: number) => {
-    if (new Error().stack?.includes(functionName)) delays.push(delay ?? 0);
+    if (callerStack().includes(functionName)) delays.push(delay ?? 0);
     return original(callback, delay);
   }) as typeof setTimeout);
   return delays;
