@@ -14,7 +14,9 @@ import type { FlagSettings } from "./settings.ts";
  *   "<seconds>s" strings > 0; backoffMultiplier > 0; retryableStatusCodes non-empty;
  *   retryThrottling: maxTokens in (0, 1000], tokenRatio > 0 with 3 decimal places; hedgingPolicy:
  *   maxAttempts >= 2, values above 5 treated as 5, hedgingDelay, nonFatalStatusCodes; a method
- *   has a retryPolicy or a hedgingPolicy, never both).
+ *   has a retryPolicy or a hedgingPolicy, never both). Retry n waits
+ *   min(initialBackoff x backoffMultiplier^(n-1), maxBackoff) x random(0.8, 1.2) since A6's
+ *   revision of August 2024 (before it, random(0, that backoff)); grpc-js 1.14 does so.
  * - Envoy API v3: config.route.v3.RetryPolicy (retry_on, num_retries, per_try_timeout,
  *   retry_back_off {base_interval, max_interval}) and config.cluster.v3.CircuitBreakers
  *   (thresholds[].retry_budget {budget_percent {value}, min_retry_concurrency}),
@@ -81,6 +83,8 @@ export interface Snippet {
 
 /** gRPC treats maxAttempts above this as this (A6). */
 export const GRPC_MAX_ATTEMPTS = 5;
+/** gRPC's retry jitter, ±20 % of the backoff (A6). */
+const GRPC_JITTER = 0.2;
 /** A finite number of attempts for systems that need one when the winner has no limit. */
 const UNLIMITED_STANDIN = 10;
 
@@ -154,19 +158,24 @@ function shape(
 const attemptsOf = (intent: RetryIntent, form: Shape) => Math.min(intent.maxAttempts, form.policyAttempts);
 
 /**
- * gRPC draws each wait uniformly in [0, current backoff): the ceilings match full jitter
- * exactly; for other kinds they are doubled so that the average wait matches.
+ * The winner's mean first wait, and its mean wait once capped: the cap scaled as the first wait
+ * is (a half for full jitter, three quarters for equal jitter). gRPC waits the current backoff
+ * times a uniform 0.8 to 1.2 (A6 since its 2024 revision, and grpc-js), so these are its
+ * backoffs; p-retry's waits stop at maxTimeout exactly once capped.
  */
-const grpcScale = (form: Shape) => (form.jitter === "full" ? 1 : 2);
+function meanWaits(form: Shape): { readonly initialMs: number; readonly maxMs: number } {
+  const meanShare = form.firstMs > 0 ? Math.min(1, form.meanFirstMs / form.firstMs) : 1;
+  return { initialMs: form.meanFirstMs, maxMs: Math.max(form.meanFirstMs, form.maxMs * meanShare) };
+}
 
 /**
- * The first retry's wait as a reader meets it: its mean, and the setting the snippets write
- * for it (gRPC's initialBackoff, the largest of them); both 0 for a policy that never retries.
+ * The first retry's wait as a reader meets it: its mean, and the setting gRPC's service config
+ * writes for it (initialBackoff); both 0 for a policy that never retries.
  */
 export function firstWait(intent: RetryIntent): { readonly meanMs: number; readonly settingMs: number } {
   const form = shapeOf(intent);
   if (attemptsOf(intent, form) <= 1) return { meanMs: 0, settingMs: 0 };
-  return { meanMs: form.meanFirstMs, settingMs: form.firstMs * grpcScale(form) };
+  return { meanMs: form.meanFirstMs, settingMs: meanWaits(form).initialMs };
 }
 
 /** Milliseconds in Go notation for notes. */
@@ -256,6 +265,10 @@ function grpcHedgingConfig(intent: RetryIntent, hedgeDelayMs: number): Snippet {
     `gRPC's method timeout is a deadline over all copies; the simulated ${ms(intent.timeoutMs)} timeout of each copy has no field in the service config (set the call deadline yourself)`,
   );
   const retryThrottling = retryThrottlingOf(intent, notes);
+  if (retryThrottling !== undefined)
+    notes.push(
+      "grpc-js (1.14) sends hedged copies whatever its retryThrottling tokens (it checks them only before a retry), though A6 withholds them",
+    );
   notes.push(...unexpressed(intent, "gRPC's service config", retryThrottling === undefined ? [] : ["budget"]));
   const config = {
     methodConfig: [{ name: [{ service: "your.package.YourService" }], hedgingPolicy }],
@@ -288,16 +301,16 @@ export function grpcServiceConfig(intent: RetryIntent): Snippet {
       );
       maxAttempts = GRPC_MAX_ATTEMPTS;
     }
-    const scale = grpcScale(form);
-    if (form.jitter !== "full") {
+    const backoffs = meanWaits(form);
+    if (!(intent.policy.kind === "grpc" && intent.policy.jitter === GRPC_JITTER)) {
       notes.push(
-        `gRPC always waits a uniform random time below the current backoff (full jitter); initialBackoff and maxBackoff are twice the winner's waits so the average wait matches`,
+        `gRPC waits the current backoff times a random 0.8 to 1.2 (A6, grpc-js); initialBackoff and maxBackoff are the winner's mean waits, so the average wait matches but not its spread`,
       );
     }
     methodConfig.retryPolicy = {
       maxAttempts,
-      initialBackoff: protoDuration(form.firstMs * scale),
-      maxBackoff: protoDuration(form.maxMs * scale),
+      initialBackoff: protoDuration(backoffs.initialMs),
+      maxBackoff: protoDuration(backoffs.maxMs),
       backoffMultiplier: form.multiplier,
       retryableStatusCodes: ["UNAVAILABLE"],
     };
@@ -454,7 +467,8 @@ function waitExpression(intent: RetryIntent, attempt: string): string {
     case "equal-jitter":
       return `((t) => t / 2 + (Math.random() * t) / 2)(${cap(`${policy.baseMs} * 2 ** (${attempt} - 1)`, policy.capMs)})`;
     case "decorrelated-jitter":
-      return `${cap(`${policy.baseMs} * 3 ** (${attempt} - 1) * Math.random() + ${policy.baseMs}`, policy.capMs)}`;
+      // Uniform between the base and the ceiling the simulated waits reach after `attempt` draws at their top, base x 3^attempt.
+      return `${cap(`${policy.baseMs} + Math.random() * (${policy.baseMs} * 3 ** ${attempt} - ${policy.baseMs})`, policy.capMs)}`;
     case "grpc":
       return `${cap(`${policy.initialMs} * ${policy.multiplier} ** (${attempt} - 1)`, policy.maxMs)} * (1 + ${policy.jitter} * (2 * Math.random() - 1))`;
   }
@@ -570,9 +584,14 @@ export function pRetryCode(intent: RetryIntent): Snippet {
   const notes = [...form.notes];
   const attempts = attemptsOf(intent, form);
   const randomize = form.jitter !== "none";
-  // p-retry waits minTimeout x factor^(n-1), times a random 1 to 2 when randomized (mean 1.5).
-  const minTimeout = round3(randomize ? form.meanFirstMs / 1.5 : form.firstMs);
-  if (randomize) notes.push("p-retry's jitter multiplies by a random 1 to 2; minTimeout is set so that the average first wait matches");
+  // p-retry waits min(minTimeout x factor^(n-1), maxTimeout), times a random 1 to 2 before the cap when randomized (mean 1.5).
+  const means = meanWaits(form);
+  const minTimeout = round3(randomize ? means.initialMs / 1.5 : form.firstMs);
+  const maxTimeout = round3(means.maxMs);
+  if (randomize)
+    notes.push(
+      "p-retry's jitter multiplies by a random 1 to 2 before its cap; minTimeout and maxTimeout are set so that the average first wait and the average capped wait match (at the cap p-retry's waits are not jittered)",
+    );
   const retries = Number.isFinite(attempts) ? String(Math.max(0, attempts - 1)) : "Number.POSITIVE_INFINITY";
   if (intent.budget !== undefined || mechanisms(intent).budget !== undefined)
     notes.push("p-retry has no retry budget; the winner's budget is left out");
@@ -587,7 +606,7 @@ export function pRetryCode(intent: RetryIntent): Snippet {
     `    retries: ${retries},`,
     `    factor: ${form.multiplier},`,
     `    minTimeout: ${minTimeout},`,
-    `    maxTimeout: ${form.maxMs},`,
+    `    maxTimeout: ${maxTimeout},`,
     `    randomize: ${randomize},`,
     "  });",
     "}",
