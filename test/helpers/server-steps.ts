@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { ManualClock } from "../../src/clock/manual-clock.ts";
+import { realClock } from "../../src/clock/real-clock.ts";
 import type { ServerModelSpec } from "../../src/model/servers/models.ts";
 import type { FamilyFitter } from "../../src/probe/fit/held-out.ts";
 import type { StepMeasure } from "../../src/probe/fit/step-measure.ts";
@@ -124,6 +125,21 @@ export const joinThePoints: FamilyFitter = (steps) => {
     return { meanLatencyMs, throughputPerSec: (concurrency * 1000) / meanLatencyMs };
   };
 };
+
+/**
+ * The same on the real clock, as the probe measures a service: the server's timers are Node's,
+ * and the probe (in the same process) reads performance.now, so that a loaded machine's late
+ * timers and slow event loop move the steps as they move a real probe's.
+ */
+export async function serverStepsInRealTime(serverCase: ServerCurveCase, limits = SHORT_STEP_LIMITS): Promise<StepMeasure[]> {
+  const server = await startHttpServer(serverOptions(serverCase), realClock);
+  try {
+    const url = new URL(`http://127.0.0.1:${server.address.port}/api`);
+    return [...(await probeSteps(url, serverCase.steps, limits, undefined, new AbortController().signal, { write: () => true })).steps];
+  } finally {
+    await server.close();
+  }
+}
 
 /** Moves the clock to its next event whenever each running user has a request in the server, until `done`. */
 async function driveClock(clock: ManualClock, server: RunningServer, runningUsers: () => number, done: () => boolean): Promise<void> {
