@@ -74,9 +74,10 @@ export function heldOutErrors(steps: readonly StepMeasure[]): ReadonlyMap<Server
 
 const percent = (fraction: number) => `${(100 * fraction).toFixed(1)} %`;
 
-/** The probe's line: each family's held-out error, and the step it predicted worst. */
-export function heldOutLine(steps: readonly StepMeasure[]): string {
-  const errors = heldOutErrors(steps);
+type HeldOutErrors = ReadonlyMap<ServerModelKind, HeldOutError>;
+
+/** The probe's line: each family's held-out error (heldOutErrors), and the step it predicted worst. */
+export function heldOutLine(errors: HeldOutErrors | undefined): string {
   if (errors === undefined)
     return `held out: nothing (a step between two others and ${MIN_STEPS_TO_FIT} left to fit: ${MIN_STEPS_TO_HOLD_OUT} steps or more)`;
   const heldOut = errors.values().next().value!.heldOut;
@@ -84,4 +85,17 @@ export function heldOutLine(steps: readonly StepMeasure[]): string {
     ([kind, { error, worst }]) => `${kind} ${percent(error)} (worst at concurrency ${worst.concurrency}, ${percent(worst.off)})`,
   );
   return `held out (each of the ${heldOut} steps between the lowest and the highest, predicted by a fit to the others): ${families.join(", ")}`;
+}
+
+/**
+ * A line when another family predicts the held-out steps better than the picked one, which the
+ * picker's 5 % floor between families can take (an exponential ./server's steps, for one:
+ * docs/probe.md, "Out of sample"); undefined when the picked one predicts them best.
+ */
+export function betterHeldOutLine(errors: HeldOutErrors | undefined, picked: ServerModelKind): string | undefined {
+  if (errors === undefined) return undefined;
+  const [bestKind, best] = [...errors].reduce((lowest, entry) => (entry[1].error < lowest[1].error ? entry : lowest));
+  const pickedError = errors.get(picked)!.error;
+  if (bestKind === picked || !(best.error < pickedError)) return undefined;
+  return `held out, ${bestKind} predicts the steps left out better than the picked ${picked} (${percent(best.error)} against ${percent(pickedError)})`;
 }

@@ -1,7 +1,9 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ServerModelKind } from "../../../src/model/servers/models.ts";
 import { fitModels } from "../../../src/probe/fit/fit-models.ts";
-import { FAMILY_FITTERS, heldOutError, heldOutErrors, heldOutLine } from "../../../src/probe/fit/held-out.ts";
+import { betterHeldOutLine, FAMILY_FITTERS, heldOutError, heldOutErrors, heldOutLine } from "../../../src/probe/fit/held-out.ts";
 import type { StepMeasure } from "../../../src/probe/fit/step-measure.ts";
 import { probeReportHtml } from "../../../src/probe/report.ts";
 import { configuredSpec, joinThePoints, parameterOffsets, SERVER_CURVE_CASES, serverSteps } from "../../helpers/server-steps.ts";
@@ -33,7 +35,29 @@ beforeAll(async () => {
   for (const [kind, steps] of runs) measured.set(kind, steps);
 });
 
+/** What scripts/probe-server-fits.ts recorded of the virtual clock's runs, per server model. */
+interface RecordedSpread {
+  readonly largestOffset: Readonly<Record<string, number>>;
+  readonly largestOwnHeldOut: number;
+  readonly smallestOtherHeldOut: Readonly<Record<string, number>>;
+}
+
 describe("the probe's fits against the real ./server's curves", () => {
+  it("takes its bounds from the spread that docs/probe-server-fits.json records", () => {
+    const file = resolve(import.meta.dirname, "../../../docs/probe-server-fits.json");
+    const recorded = (JSON.parse(readFileSync(file, "utf8")) as { virtual: { spread: Record<string, RecordedSpread> } }).virtual.spread;
+    expect(Object.keys(recorded)).toEqual(KINDS);
+    for (const [kind, spread] of Object.entries(recorded)) {
+      for (const [name, offset] of Object.entries(spread.largestOffset)) {
+        expect(offset, `${kind} ${name}`).toBeLessThanOrEqual(name === "threads" || name === "limit" ? 0 : PARAMETER_BOUND);
+      }
+      expect(spread.largestOwnHeldOut, kind).toBeLessThanOrEqual(HELD_OUT_BOUND);
+      // A straight line is joined exactly by its points: the point-joining fit is tested where the curve bends.
+      const others = Object.entries(spread.smallestOtherHeldOut).filter(([other]) => kind !== "linear" || other !== "joinThePoints");
+      for (const [other, error] of others) expect(error, `${other} on the ${kind} server`).toBeGreaterThan(HELD_OUT_BOUND);
+    }
+  });
+
   it.each(SERVER_CURVE_CASES)("recovers the $kind server's parameters ($flags) within 1 %", (serverCase) => {
     const fit = fitModels(measured.get(serverCase.kind)!);
     const own = fit.fits.find((candidate) => candidate.spec.kind === serverCase.kind)!;
@@ -54,6 +78,10 @@ describe("the probe's fits against the real ./server's curves", () => {
     const fit = fitModels(steps);
     expect(fit.chosen.spec.kind).toBe("queue");
     expect(heldOutError(steps, FAMILY_FITTERS.queue)!.error).toBeGreaterThan(HELD_OUT_BOUND);
+    expect(betterHeldOutLine(heldOutErrors(steps), "queue")).toMatch(
+      /^held out, exponential predicts the steps left out better than the picked queue \(0\.0 % against \d\.\d %\)$/,
+    );
+    expect(betterHeldOutLine(heldOutErrors(measured.get("queue")!), "queue")).toBeUndefined();
   });
 
   it.each(SERVER_CURVE_CASES)("predicts the $kind server's held-out steps within 3 %, and no other family does", ({ kind }) => {
@@ -75,10 +103,10 @@ describe("the probe's fits against the real ./server's curves", () => {
   );
 
   it("prints each family's held-out error and the step it predicted worst", () => {
-    expect(heldOutLine(measured.get("queue")!)).toMatch(
+    expect(heldOutLine(heldOutErrors(measured.get("queue")!))).toMatch(
       /^held out \(each of the 5 steps between the lowest and the highest, predicted by a fit to the others\): queue \d\.\d % \(worst at concurrency \d+, \d+\.\d %\), linear \d+\.\d % .*, exponential \d+\.\d % /,
     );
-    expect(heldOutLine(measured.get("queue")!.slice(0, 3))).toBe(
+    expect(heldOutLine(heldOutErrors(measured.get("queue")!.slice(0, 3)))).toBe(
       "held out: nothing (a step between two others and 3 left to fit: 4 steps or more)",
     );
   });
