@@ -101,16 +101,7 @@ export async function runStep(
     return elapsed >= plan.maxDurationMs || (elapsed >= plan.durationMs && latencies.length >= plan.minRequests);
   };
   const exchange = exchangeWith(agent, url, plan, budget.stop);
-  let running = 0;
   const user = async () => {
-    timing.onRunningUsers?.(++running);
-    try {
-      await userLoop();
-    } finally {
-      timing.onRunningUsers?.(--running);
-    }
-  };
-  const userLoop = async () => {
     while (!stepDone() && (await budget.take())) {
       sent++;
       const sentAt = timing.now();
@@ -135,7 +126,7 @@ export async function runStep(
     }
   };
   try {
-    await Promise.all(Array.from({ length: users }, user));
+    await runUsers(users, user, timing);
   } finally {
     await agent.destroy();
   }
@@ -152,6 +143,20 @@ export async function runStep(
     sent,
     interrupted: interrupt.aborted,
   };
+}
+
+/** Runs `users` copies of `user` side by side, telling `timing` how many are running as each starts and ends. */
+async function runUsers(users: number, user: () => Promise<void>, timing: StepTiming): Promise<void> {
+  let running = 0;
+  const counted = async () => {
+    timing.onRunningUsers?.(++running);
+    try {
+      await user();
+    } finally {
+      timing.onRunningUsers?.(--running);
+    }
+  };
+  await Promise.all(Array.from({ length: users }, counted));
 }
 
 /** An exchange aborted by the budget's stop: not the service's answer, not counted. */
