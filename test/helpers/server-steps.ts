@@ -1,6 +1,8 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { ManualClock } from "../../src/clock/manual-clock.ts";
+import type { Clock } from "../../src/clock/clock.ts";
 import { realClock } from "../../src/clock/real-clock.ts";
+import { REAL_TIMING, type StepTiming } from "../../src/probe/load-step.ts";
 import type { ServerModelSpec } from "../../src/model/servers/models.ts";
 import type { FamilyFitter } from "../../src/probe/fit/held-out.ts";
 import type { StepMeasure } from "../../src/probe/fit/step-measure.ts";
@@ -47,23 +49,50 @@ export const SHORT_STEP_LIMITS: ProbeLimits = {
  */
 export async function serverSteps(serverCase: ServerCurveCase, limits = SHORT_STEP_LIMITS): Promise<StepMeasure[]> {
   const clock = new ManualClock();
-  const server = await startHttpServer(serverOptions(serverCase), clock);
   let runningUsers = 0;
   let done = false;
-  const driving = driveClock(
-    clock,
-    server,
-    () => runningUsers,
-    () => done,
-  );
+  const timing = { now: () => clock.now(), onRunningUsers: (running: number) => (runningUsers = running) };
+  return probeServer(serverCase, limits, clock, timing, async (server, probe) => {
+    const driving = driveClock(
+      clock,
+      server,
+      () => runningUsers,
+      () => done,
+    );
+    try {
+      return await probe();
+    } finally {
+      done = true;
+      await driving;
+    }
+  });
+}
+
+/**
+ * The same on the real clock, as the probe measures a service: the server's timers are Node's,
+ * and the probe (in the same process) reads performance.now, so that a loaded machine's late
+ * timers and slow event loop move the steps as they move a real probe's.
+ */
+export function serverStepsInRealTime(serverCase: ServerCurveCase, limits = SHORT_STEP_LIMITS): Promise<StepMeasure[]> {
+  return probeServer(serverCase, limits, realClock, REAL_TIMING, (_server, probe) => probe());
+}
+
+/** Starts the server on `clock`, runs `around` with it and the probe's steps to run, and closes the server. */
+async function probeServer(
+  serverCase: ServerCurveCase,
+  limits: ProbeLimits,
+  clock: Clock,
+  timing: StepTiming,
+  around: (server: RunningServer, probe: () => Promise<StepMeasure[]>) => Promise<StepMeasure[]>,
+): Promise<StepMeasure[]> {
+  const server = await startHttpServer(serverOptions(serverCase), clock);
   try {
     const url = new URL(`http://127.0.0.1:${server.address.port}/api`);
-    const timing = { now: () => clock.now(), onRunningUsers: (running: number) => (runningUsers = running) };
-    const run = await probeSteps(url, serverCase.steps, limits, undefined, new AbortController().signal, { write: () => true }, timing);
-    return [...run.steps];
+    const sink = { write: () => true };
+    return await around(server, async () => [
+      ...(await probeSteps(url, serverCase.steps, limits, undefined, new AbortController().signal, sink, timing)).steps,
+    ]);
   } finally {
-    done = true;
-    await driving;
     await server.close();
   }
 }
@@ -125,21 +154,6 @@ export const joinThePoints: FamilyFitter = (steps) => {
     return { meanLatencyMs, throughputPerSec: (concurrency * 1000) / meanLatencyMs };
   };
 };
-
-/**
- * The same on the real clock, as the probe measures a service: the server's timers are Node's,
- * and the probe (in the same process) reads performance.now, so that a loaded machine's late
- * timers and slow event loop move the steps as they move a real probe's.
- */
-export async function serverStepsInRealTime(serverCase: ServerCurveCase, limits = SHORT_STEP_LIMITS): Promise<StepMeasure[]> {
-  const server = await startHttpServer(serverOptions(serverCase), realClock);
-  try {
-    const url = new URL(`http://127.0.0.1:${server.address.port}/api`);
-    return [...(await probeSteps(url, serverCase.steps, limits, undefined, new AbortController().signal, { write: () => true })).steps];
-  } finally {
-    await server.close();
-  }
-}
 
 /** Moves the clock to its next event whenever each running user has a request in the server, until `done`. */
 async function driveClock(clock: ManualClock, server: RunningServer, runningUsers: () => number, done: () => boolean): Promise<void> {
