@@ -17,7 +17,10 @@ import { configuredSpec, joinThePoints, parameterOffsets, SERVER_CURVE_CASES, se
  * step's window falls in the server's cycle moves its figures.
  */
 
-/** Largest offset of a continuous parameter measured: the queue's service time, 0.4 %; every other 0. */
+/**
+ * Largest offset of a continuous parameter measured: the queue's service time, 0.4 %; every other
+ * 0. The bound adds the half unit of the three significant digits the fit states them to (up to 0.5 %).
+ */
 const PARAMETER_BOUND = 0.01;
 /**
  * Largest held-out error of the server's own family measured: 2.1 % (the queue, at 6 users, where
