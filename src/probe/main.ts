@@ -5,6 +5,7 @@ import type { ProgramIo } from "../runtime/program-io.ts";
 import { modelFigures } from "../model/servers/models.ts";
 import { describeModel, describeModelSpec } from "../server/model-flags.ts";
 import { fitModels, type FitResult, MIN_STEPS_TO_FIT } from "./fit/fit-models.ts";
+import { betterHeldOutLine, heldOutErrors, heldOutLine } from "./fit/held-out.ts";
 import type { StepMeasure } from "./fit/step-measure.ts";
 import { parseProbeArgs, type ProbeOptions } from "./options.ts";
 import { describeEnd, type ProbeLimits, probeSteps } from "./probe-run.ts";
@@ -114,8 +115,12 @@ function printFit(fit: FitResult, steps: readonly StepMeasure[], timeoutMs: numb
       `fit ${describeModelSpec(model.spec)}${model.overheadMs > 0 ? ` + ${formatDuration(model.overheadMs)} outside the service` : ""}: latency error ${percent(model.latencyError)}, throughput error ${percent(model.throughputError)}\n`,
     );
   }
+  const heldOut = heldOutErrors(steps);
+  io.stdout.write(`${heldOutLine(heldOut)}\n`);
   const figures = modelFigures(fit.chosen.spec, timeoutMs);
   io.stdout.write(`picked ${fit.chosen.spec.kind}: ${describeModel(fit.chosen.spec, figures, timeoutMs)}\n`);
+  const better = betterHeldOutLine(heldOut, fit.chosen.spec.kind);
+  if (better !== undefined) io.stdout.write(`${better}\n`);
   const peak = steps.reduce((best, step) => (step.throughputPerSec > best.throughputPerSec ? step : best));
   const off = figures.capacityPerSec / peak.throughputPerSec - 1;
   io.stdout.write(

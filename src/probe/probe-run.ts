@@ -4,7 +4,7 @@ import type { OutputStream } from "../runtime/program-io.ts";
 import type { StepMeasure } from "./fit/step-measure.ts";
 import { redactUrl } from "../cli/redact-url.ts";
 import { ProbeBudget } from "./budget.ts";
-import { runStep, type StepRecord } from "./load-step.ts";
+import { REAL_TIMING, runStep, type StepRecord, type StepTiming } from "./load-step.ts";
 import { saturation, type SaturationRule, type StopReason } from "./saturation.ts";
 import { summarizeStep } from "./step-summary.ts";
 
@@ -43,10 +43,11 @@ export async function probeSteps(
   rule: SaturationRule | undefined,
   interrupt: AbortSignal,
   stdout: OutputStream,
+  timing: StepTiming = REAL_TIMING,
 ): Promise<ProbeRun> {
   const budget = new ProbeBudget(limits.maxRequests, limits.maxRatePerSec, limits.maxTimeMs, interrupt);
   try {
-    return await runSteps(url, concurrencies, limits, rule, budget, interrupt, stdout);
+    return await runSteps(url, concurrencies, limits, rule, budget, interrupt, stdout, timing);
   } finally {
     budget.dispose();
   }
@@ -60,6 +61,7 @@ async function runSteps(
   budget: ProbeBudget,
   interrupt: AbortSignal,
   stdout: OutputStream,
+  timing: StepTiming,
 ): Promise<ProbeRun> {
   const steps: StepMeasure[] = [];
   const finish = (end: ProbeEnd): ProbeRun => ({ steps, end, sent: budget.sent });
@@ -77,6 +79,7 @@ async function runSteps(
       },
       budget,
       interrupt,
+      timing,
     );
     if (steps.length === 0 && !record.interrupted && budget.exhausted === undefined) refuseUnprobeable(url, record, limits);
     const measure = summarizeStep(record);

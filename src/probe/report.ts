@@ -4,6 +4,7 @@ import { renderSvg } from "../report/report.ts";
 import { describeModelSpec } from "../server/model-flags.ts";
 import { closedLoopLatencyMs, closedLoopThroughputPerSec } from "./fit/closed-loop-curve.ts";
 import type { FitResult } from "./fit/fit-models.ts";
+import { heldOutErrors, MIN_STEPS_TO_HOLD_OUT } from "./fit/held-out.ts";
 import type { StepMeasure } from "./fit/step-measure.ts";
 import { formatStep } from "./probe-run.ts";
 
@@ -58,11 +59,13 @@ function pointOf(step: StepMeasure) {
 /** A self-contained page: the steps, each model's fit, and the chart. */
 export async function probeReportHtml(report: ProbeReport): Promise<string> {
   const svg = await renderSvg(probeChartSpec(report));
+  const heldOut = heldOutErrors(report.steps);
+  const percent = (fraction: number | undefined) => (fraction === undefined ? "-" : `${(100 * fraction).toFixed(1)} %`);
   const fits = report.fit.fits
     .map(
       (fit) =>
-        `<tr><td>${escapeHtml(describeModelSpec(fit.spec))}</td><td>${(100 * fit.latencyError).toFixed(1)} %</td>` +
-        `<td>${(100 * fit.throughputError).toFixed(1)} %</td></tr>`,
+        `<tr><td>${escapeHtml(describeModelSpec(fit.spec))}</td><td>${percent(fit.latencyError)}</td>` +
+        `<td>${percent(fit.throughputError)}</td><td>${percent(heldOut?.get(fit.spec.kind)?.error)}</td></tr>`,
     )
     .join("\n");
   return `<!doctype html>
@@ -70,9 +73,10 @@ export async function probeReportHtml(report: ProbeReport): Promise<string> {
 <style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}table{border-collapse:collapse}td,th{padding:.3em .7em;border-bottom:1px solid #ddd;text-align:left}svg{max-width:100%;height:auto}</style>
 </head><body><h1>${escapeHtml(`probe of ${report.url}`)}</h1>
 <h2>Steps</h2><pre>${escapeHtml(report.steps.map(formatStep).join("\n"))}</pre>
-<h2>Fits</h2><table><thead><tr><th>model</th><th>latency error</th><th>throughput error</th></tr></thead><tbody>
+<h2>Fits</h2><table><thead><tr><th>model</th><th>latency error</th><th>throughput error</th><th>held-out error</th></tr></thead><tbody>
 ${fits}
 </tbody></table>
+<p>Held-out error: each step between the lowest and the highest left out in turn, predicted by the family fitted to the others (latency and throughput, root mean square; "-" under ${MIN_STEPS_TO_HOLD_OUT} steps).</p>
 <p>Picked: <b>${escapeHtml(describeModelSpec(report.fit.chosen.spec))}</b></p>
 <figure>${svg}</figure>
 </body></html>

@@ -156,7 +156,7 @@ function solve(
     return (index: number) => relativeModelValue(spec, steps, index, overheadMs);
   };
   const x = Array.from({ length: steps.length * 2 }, (_, index) => index);
-  const { parameterValues } = levenbergMarquardt({ x, y: x.map(() => 1) }, ratio, {
+  const options = {
     initialValues: initial.map(Math.log),
     minValues: initial.map(() => Math.log(1e-9)),
     maxValues: initial.map(() => Math.log(1e9)),
@@ -168,8 +168,15 @@ function solve(
     // of 200's time (a probe up to 128 users fitted in 2.2 s of a loaded machine's CPU with 200).
     maxIterations: 50,
     errorTolerance: 1e-12,
-  });
-  return parameterValues.map(Math.exp);
+  };
+  try {
+    return levenbergMarquardt({ x, y: x.map(() => 1) }, ratio, options).parameterValues.map(Math.exp);
+  } catch {
+    // On steps whose throughput falls steeply (past a knee, or a slow step on a loaded machine)
+    // the exponential curve's growth can overflow and the solver's matrix turn singular ("LU
+    // matrix is singular"): the starting guess stands, scored as it is, below any curve that fits.
+    return [...initial];
+  }
 }
 
 function relativeModelValue(spec: ServerModelSpec, steps: readonly StepMeasure[], index: number, overheadMs: number): number {

@@ -127,6 +127,26 @@ describe("fitModels", () => {
     expect(result.chosen.spec.kind === "queue" && result.chosen.spec.pool.threads).toBe(4);
   });
 
+  it("fits steps whose throughput falls steeply, where the exponential curve's solver finds its matrix singular", () => {
+    // As a loaded machine measured a service on loopback in probe-output.test.ts: the probe ended with "LU matrix is singular".
+    const measured = (concurrency: number, throughputPerSec: number): StepMeasure => {
+      const meanLatencyMs = (concurrency * 1000) / throughputPerSec;
+      return {
+        concurrency,
+        throughputPerSec,
+        meanLatencyMs,
+        p50Ms: meanLatencyMs,
+        p90Ms: meanLatencyMs,
+        p99Ms: meanLatencyMs,
+        requests: 20,
+        errors: 0,
+      };
+    };
+    const result = fitModels([measured(1, 145.5), measured(2, 300), measured(4, 40)]);
+    expect(result.fits.map((fit) => fit.spec.kind)).toEqual(["queue", "linear", "exponential"]);
+    expect(result.chosen.spec.kind).not.toBe("exponential");
+  });
+
   it("refuses fewer than three steps", () => {
     expect(() => fitModels(stepsOf(queue(4, 20), [1, 2]))).toThrow(/at least 3 steps/);
   });
