@@ -9,7 +9,7 @@
  *   node --import ./src/register-tsx.mjs scripts/example-01-real.ts [-out docs/example-01-real.json]
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseSummary } from "../src/report/summary-file.ts";
@@ -55,13 +55,15 @@ try {
   say(`running: ${[...REALTIME, "npm run demo --", ...DEMO_ARGS].join(" ")} (about 2 minutes)`);
   await runDemo(outDir);
   const after = loadavg()[0]!;
-  const report = readFileSync(join(outDir, "summary.json"), "utf8");
+  // The demo writes its results into a folder named by the time, under -out.
+  const reportDir = join(outDir, readdirSync(outDir)[0]!);
+  const report = readFileSync(join(reportDir, "summary.json"), "utf8");
   const results = parseSummary(report).results.map(({ strategy, metrics }) => ({
     strategy,
     verdict: metrics.verdict,
     why: metrics.why,
-    clientWindows: windowsBehind(outDir, strategy).windows,
-    clientWindowsBehind: windowsBehind(outDir, strategy).behind,
+    clientWindows: windowsBehind(reportDir, strategy).windows,
+    clientWindowsBehind: windowsBehind(reportDir, strategy).behind,
   }));
   const quoted = (arg: string) => (/\s/.test(arg) ? `"${arg}"` : arg);
   const record = {
