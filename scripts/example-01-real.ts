@@ -49,6 +49,8 @@ function windowsBehind(dir: string, strategy: string): { windows: number; behind
   return { windows: lines.length, behind: lines.filter((line) => line.behind !== undefined).length };
 }
 
+// The code that runs: taken before the run, so that edits made meanwhile do not mark it.
+const recordedBy = provenance();
 const outDir = mkdtempSync(join(tmpdir(), "thundering-herd-example-01-real-"));
 try {
   const before = loadavg()[0]!;
@@ -73,7 +75,7 @@ try {
     recordedBy: "node --import ./src/register-tsx.mjs scripts/example-01-real.ts",
     why: "the validation page's scaling on the real programs, at real-time priority where allowed, so that the client keeps up on a shared machine",
     realtimePriority: REALTIME.length > 0,
-    provenance: { ...provenance(), seeds: { server: SEED, client: SEED }, loadAverage1m: { before, after } },
+    provenance: { ...recordedBy, seeds: { server: SEED, client: SEED }, loadAverage1m: { before, after } },
     results,
   };
   const previous = existsSync(out) ? (JSON.parse(readFileSync(out, "utf8")) as Record<string, unknown>) : {};
