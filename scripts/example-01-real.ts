@@ -45,8 +45,9 @@ function windowsBehind(dir: string, strategy: string): { windows: number; behind
   const lines = readFileSync(join(dir, `${strategy}.client.jsonl`), "utf8")
     .split("\n")
     .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as { behind?: string });
-  return { windows: lines.length, behind: lines.filter((line) => line.behind !== undefined).length };
+    .map((line) => JSON.parse(line) as { summary?: boolean; behind?: boolean })
+    .filter((line) => line.summary !== true);
+  return { windows: lines.length, behind: lines.filter((line) => line.behind === true).length };
 }
 
 // The code that runs: taken before the run, so that edits made meanwhile do not mark it.

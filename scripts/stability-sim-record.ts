@@ -130,8 +130,8 @@ const timedOutShare = (samples: Samples) => {
   const client = samples.at(-1)!["client-1"]!;
   return round(client.timedOutCount! / (client.completedCount! + client.timedOutCount!));
 };
-/** Seeds besides the example's, for the spread of a minute at full utilisation: a random walk's, so wide that a mean takes 20 runs. */
-const CASCADE_SEEDS = Array.from({ length: 19 }, (_, index) => index + 1);
+/** Seeds besides the example's, for the spread of a minute at full utilisation: a random walk's, so wide that a mean takes 50 runs. */
+const CASCADE_SEEDS = Array.from({ length: 49 }, (_, index) => index + 1);
 /** The timeout cascade at a lower steady rate (90 % busy instead of 100 %), one seed: the trigger below its threshold. */
 const cascadeAt = (arrivalRate: number, seed: number) =>
   run("timeout-cascade", (example) => {
