@@ -70,9 +70,11 @@ try {
   }));
   const quoted = (arg: string) => (/\s/.test(arg) ? `"${arg}"` : arg);
   const record = {
-    command: [...REALTIME, "npm run demo --", ...DEMO_ARGS, "-server-args", `-seed ${SEED}`, "-client-args", CLIENT_ARGS]
-      .map(quoted)
-      .join(" "),
+    command: [
+      ...REALTIME,
+      "npm run demo --",
+      ...[...DEMO_ARGS, "-server-args", `-seed ${SEED}`, "-client-args", CLIENT_ARGS].map(quoted),
+    ].join(" "),
     recordedBy: "node --import ./src/register-tsx.mjs scripts/example-01-real.ts",
     why: "the validation page's scaling on the real programs, at real-time priority where allowed, so that the client keeps up on a shared machine",
     realtimePriority: REALTIME.length > 0,
