@@ -8,12 +8,13 @@
  *
  *   node --import ./src/register-tsx.mjs scripts/example-01-real.ts [-out docs/example-01-real.json]
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseSummary } from "../src/report/summary-file.ts";
 import { provenance } from "../src/runtime/provenance.ts";
+import { REALTIME_PREFIX } from "../test/helpers/realtime.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const args = process.argv.slice(2);
@@ -26,12 +27,9 @@ const CLIENT_ARGS = `-clients 200 -lambda 2 -timeout 400ms -seed ${SEED} -interv
 const DEMO_ARGS = ["examples/01-article-fixed-vs-backoff.yaml", "-faults", "stop@10s+10s", "-observe", "25s"];
 const demoArgs = (outDir: string) => [...DEMO_ARGS, "-server-args", `-seed ${SEED}`, "-client-args", CLIENT_ARGS, "-out", outDir];
 
-/** `chrt -r 10` where it exists and this user may use it (tried on `true`); otherwise nothing. */
-const REALTIME = spawnSync("chrt", ["-r", "10", "true"]).status === 0 ? ["chrt", "-r", "10"] : [];
-
 /** Runs the demo in its own process group, stopped by that group if this script is interrupted. */
 async function runDemo(outDir: string): Promise<void> {
-  const command = [...REALTIME, process.execPath, "--import", "./src/register-tsx.mjs", "src/bin/demo.ts", ...demoArgs(outDir)];
+  const command = [...REALTIME_PREFIX, process.execPath, "--import", "./src/register-tsx.mjs", "src/bin/demo.ts", ...demoArgs(outDir)];
   const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, detached: true, stdio: ["ignore", "inherit", "inherit"] });
   const stop = () => process.kill(-child.pid!, "SIGTERM");
   process.once("SIGINT", stop);
@@ -55,7 +53,7 @@ const recordedBy = provenance();
 const outDir = mkdtempSync(join(tmpdir(), "thundering-herd-example-01-real-"));
 try {
   const before = loadavg()[0]!;
-  say(`running: ${[...REALTIME, "npm run demo --", ...DEMO_ARGS].join(" ")} (about 2 minutes)`);
+  say(`running: ${[...REALTIME_PREFIX, "npm run demo --", ...DEMO_ARGS].join(" ")} (about 2 minutes)`);
   await runDemo(outDir);
   const after = loadavg()[0]!;
   // The demo writes its results into a folder named by the time, under -out.
@@ -71,13 +69,13 @@ try {
   const quoted = (arg: string) => (/\s/.test(arg) ? `"${arg}"` : arg);
   const record = {
     command: [
-      ...REALTIME,
+      ...REALTIME_PREFIX,
       "npm run demo --",
       ...[...DEMO_ARGS, "-server-args", `-seed ${SEED}`, "-client-args", CLIENT_ARGS].map(quoted),
     ].join(" "),
     recordedBy: "node --import ./src/register-tsx.mjs scripts/example-01-real.ts",
     why: "the validation page's scaling on the real programs, at real-time priority where allowed, so that the client keeps up on a shared machine",
-    realtimePriority: REALTIME.length > 0,
+    realtimePriority: REALTIME_PREFIX.length > 0,
     provenance: { ...recordedBy, seeds: { server: SEED, client: SEED }, loadAverage1m: { before, after } },
     results,
   };
