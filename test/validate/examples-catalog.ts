@@ -171,7 +171,8 @@ function realtimeRunNote(): string {
   expect(result("exponential-backoff").verdict, "docs/example-01-real.json: backoff on the real programs").toBe("recovered");
   const { before, after } = record.provenance.loadAverage1m;
   return (
-    `Recorded by \`${record.recordedBy}\` (docs/example-01-real.json, key timeout400msRealtimePriority, commit ` +
+    "The same scaling on the real programs, judged and recorded apart from this page's run, so that the page's real " +
+    `collapse never rests on one run keeping up: \`${record.recordedBy}\` (docs/example-01-real.json, key timeout400msRealtimePriority, commit ` +
     `${record.provenance.commit.slice(0, 7)}, load average ${before.toFixed(1)} to ${after.toFixed(1)}): \`${record.command}\`` +
     `${record.realtimePriority ? ", at real-time priority so that the client keeps up on a shared machine" : ""}. ` +
     record.results
