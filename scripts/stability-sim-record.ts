@@ -116,8 +116,8 @@ const rate = (samples: Samples, component: string, counter: string, from: number
 const perSecond = (samples: Samples, component: string, counter: string) =>
   samples.map((sample, index) => sample[component]![counter]! - (index === 0 ? 0 : samples[index - 1]![component]![counter]!));
 const round = (value: number) => Math.round(value * 10_000) / 10_000;
-/** Steady rates below the GC example's 80/s, to find where each engine holds without the burst. */
-const GC_RATES = [20, 30, 40];
+/** Steady rates below the GC example's 80/s, to find where each engine holds without the burst (ours holds at 10/s and 15/s). */
+const GC_RATES = [10, 15, 20, 30, 40];
 
 const retryStorm = run("metastable-retry");
 const retryStormNone = run("metastable-retry", (example) => {
@@ -130,8 +130,14 @@ const timedOutShare = (samples: Samples) => {
   const client = samples.at(-1)!["client-1"]!;
   return round(client.timedOutCount! / (client.completedCount! + client.timedOutCount!));
 };
-/** Seeds besides the example's, for the spread of a minute at full utilisation. */
-const CASCADE_SEEDS = [1, 2, 3, 4];
+/** Seeds besides the example's, for the spread of a minute at full utilisation: a random walk's, so wide that a mean takes 50 runs. */
+const CASCADE_SEEDS = Array.from({ length: 49 }, (_, index) => index + 1);
+/** The timeout cascade at a lower steady rate (90 % busy instead of 100 %), one seed: the trigger below its threshold. */
+const cascadeAt = (arrivalRate: number, seed: number) =>
+  run("timeout-cascade", (example) => {
+    example.architecture.components[0]!.config.trafficPattern = { type: "open-loop", meanArrivalRate: arrivalRate };
+    Object.assign(example.simulationConfig, { seed });
+  }).samples;
 const gc = run("gc-death-spiral");
 const gcNoBurst = run("gc-death-spiral", (example) => {
   example.architecture.components = example.architecture.components.filter((component) => component.id !== "client-2");
@@ -161,7 +167,13 @@ const firstHealthySecond = (samples: Samples) => {
   return second < 0 ? null : second + 1;
 };
 /** Seeds besides the example's, for the spread of the backlog's drain. */
-const GOODPUT_SEEDS = [1, 2, 3, 4];
+const GOODPUT_SEEDS = Array.from({ length: 9 }, (_, index) => index + 1);
+/** The goodput example run for `seconds` instead of its 60, so that the end of the drain shows where it comes after 60 s. */
+const goodputFor = (seconds: number, seed?: number) =>
+  run("goodput-collapse", (example) => Object.assign(example.simulationConfig, { endTime: seconds }, seed === undefined ? {} : { seed }))
+    .samples;
+/** The goodput example without its latency spike: the trigger removed. */
+const goodputNoSpike = run("goodput-collapse", (example) => Object.assign(example.simulationConfig, { failureScenarios: [] }));
 
 const figures = {
   "metastable-retry": {
@@ -178,6 +190,7 @@ const figures = {
       seed,
       timedOutShare: timedOutShare(run("timeout-cascade", (example) => Object.assign(example.simulationConfig, { seed })).samples),
     })),
+    at90PerSec: CASCADE_SEEDS.slice(0, 10).map((seed) => ({ seed, timedOutShare: timedOutShare(cascadeAt(90, seed)) })),
   },
   "gc-death-spiral": {
     seed: gc.seed,
@@ -199,6 +212,9 @@ const figures = {
       const samples = run("goodput-collapse", (example) => Object.assign(example.simulationConfig, { seed })).samples;
       return { seed, queueAt16s: samples[15]!["queue-1"]!.queueDepth!, firstSecondOkAfter16s: firstHealthySecond(samples) };
     }),
+    /** The first healthy second over a 120 s run, for the example's seed and GOODPUT_SEEDS in that order. */
+    firstSecondOkAfter16sIn120s: [undefined, ...GOODPUT_SEEDS].map((seed) => firstHealthySecond(goodputFor(120, seed))),
+    noSpikeOkPerSecAfter20s: round(rate(goodputNoSpike.samples, "client-1", "completedCount", 20)),
   },
 };
 

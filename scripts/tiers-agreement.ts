@@ -14,7 +14,7 @@ import {
   CASES,
   type CaseResult,
   PEAK_TOLERANCE,
-  runCase,
+  runCaseJudged,
   scenarioFile,
   SEED,
 } from "../test/validate/tiers-agreement-runs.ts";
@@ -31,7 +31,7 @@ const started = provenance();
 const loadAtStart = loadavg()[0]!;
 const results: CaseResult[] = [];
 for (const agreementCase of CASES) {
-  const result = await runCase(agreementCase);
+  const result = await runCaseJudged(agreementCase);
   process.stderr.write(
     `tiers-agreement: ${result.policy} ${result.fault}: ${result.judged ? (result.agrees ? "agrees" : "differs") : "not judged"}; ` +
       `real ${result.real.tiers.map((tier) => `${tier.name} ${tier.verdict} ${tier.peakLoad?.toFixed(2)}x`).join(", ")}; ` +

@@ -22,9 +22,14 @@ export const phaseFlags = ({ steadyS, outageS, observeS }: Phases): string[] => 
   ...["-steady", `${steadyS}s`, "-outage", `${outageS}s`, "-observe", `${observeS}s`],
 ];
 
-/** `npm run demo` with these flags, as a process. */
-export const demo = (args: readonly string[]): SpawnedCli =>
-  spawnCli("demo", ["--import", "./src/register-tsx.mjs", "src/bin/demo.ts", ...args], { command: process.execPath });
+/**
+ * `npm run demo` with these flags, as a process; under `prefix` (a command and its flags, e.g.
+ * REALTIME_PREFIX) where one is given, still stopped by its own process group.
+ */
+export const demo = (args: readonly string[], prefix: readonly string[] = []): SpawnedCli => {
+  const [command, ...rest] = [...prefix, process.execPath, "--import", "./src/register-tsx.mjs", "src/bin/demo.ts", ...args];
+  return spawnCli("demo", rest, { command: command! });
+};
 
 export interface Metrics {
   verdict: string;

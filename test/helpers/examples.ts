@@ -109,10 +109,10 @@ export async function runExample(file: string, overrides: Readonly<Record<string
 /**
  * An example on the real ./server and ./client: `npm run demo -- FILE ...flags` (a flag beside
  * the file wins over it), stopped by its pid if the test ends first; the verdict per strategy
- * from the run's summary.json.
+ * from the run's summary.json. Under `prefix` where given (demo's).
  */
-export async function runExampleReal(file: string, flags: readonly string[]): Promise<Map<string, string>> {
-  const run = demo([resolve(EXAMPLES_DIR, file), ...flags, "-out", temporaryDir("thundering-herd-example-")]);
+export async function runExampleReal(file: string, flags: readonly string[], prefix: readonly string[] = []): Promise<Map<string, string>> {
+  const run = demo([resolve(EXAMPLES_DIR, file), ...flags, "-out", temporaryDir("thundering-herd-example-")], prefix);
   const code = await run.exited;
   if (code !== 0) throw new Error(`${file} on the real programs: the demo exited ${code}: ${run.stderrLines.slice(-3).join(" | ")}`);
   return new Map(readSummary(reportDir(run)).results.map((result) => [result.strategy, result.metrics.verdict]));

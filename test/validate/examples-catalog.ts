@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { expect } from "vitest";
 import type { OccSimFigures } from "../../src/sim/occ-main.ts";
+import { REALTIME_PREFIX } from "../helpers/realtime.ts";
 import { loadExample, runExample, runExampleReal, runOccExample, type StrategyOutcome } from "../helpers/examples.ts";
 
 /*
@@ -44,6 +45,26 @@ async function validation(file: string, rows: Row[], notes: string[] = [], seed 
   return { file, name: example.name, source: example.source, published: example.published, seed, rows, notes };
 }
 
+/** The flags that take every fault away: the file's -faults and the stop that -faults replaces (by default one at 15 s). */
+const NO_FAULT = { faults: null, "outage-at": "0s", outage: "0s" } as const;
+
+/**
+ * The trigger matters: the same run without its fault times out no attempt at all, per strategy
+ * (each example's published failure is one of timeouts, by the thousand with the fault). Returns
+ * the table's row per strategy.
+ */
+async function expectHealthyWithoutFault(file: string, fault: string, overrides: Record<string, string> = {}): Promise<Row[]> {
+  const runs = await runExample(file, { ...overrides, ...NO_FAULT });
+  for (const run of runs)
+    expect(run.counts.timedout, `${file}, ${run.strategy}, the same run without ${fault}: attempts timed out`).toBe(0);
+  return runs.map((run) => ({
+    quantity: `${run.strategy}, the same run without ${fault} (the trigger): attempts timed out`,
+    published: "not published (0: the fault is the trigger)",
+    theirs: undefined,
+    ours: run.counts.timedout,
+  }));
+}
+
 /** Verdicts as numbers for the table: 1 recovered, 0 not. */
 const recovered = (outcome: StrategyOutcome) => (outcome.metrics.verdict === "recovered" ? 1 : 0);
 
@@ -58,32 +79,51 @@ interface RealScale {
 /**
  * An example scaled down for the real programs (two shared cores, a few minutes in all), run
  * by the demo and by the simulator with the same flags: rows of both verdicts, 1 recovered.
+ * Every strategy must be judged: a run in which the real client fell behind judges nothing, so
+ * it is run once more for those strategies, and one still not judged fails the validation.
  */
 async function realRows(file: string, scale: RealScale, published: Record<string, string>): Promise<Row[]> {
   const client = { ...scale.client, seed: "1", interval: "1s" };
   const clientArgs = Object.entries(client).flatMap(([name, value]) => [`-${name}`, value]);
-  const demoFlags = ["-faults", scale.faults, "-observe", scale.observe, ...(scale.strategies ? ["-strategies", scale.strategies] : [])];
-  const real = await runExampleReal(file, [...demoFlags, "-server-args", "-seed 1", "-client-args", clientArgs.join(" ")]);
   const simulated = await runExample(file, {
     ...client,
     faults: scale.faults,
     ...(scale.strategies ? { strategies: scale.strategies } : {}),
     duration: scaledDurationS(scale),
   });
+  const realRun = (strategies: readonly string[], prefix: readonly string[] = []) =>
+    runExampleReal(
+      file,
+      [
+        ...["-faults", scale.faults, "-observe", scale.observe, "-strategies", strategies.join(",")],
+        ...["-server-args", "-seed 1", "-client-args", clientArgs.join(" ")],
+      ],
+      prefix,
+    );
+  const real = await realRun(simulated.map((outcome) => outcome.strategy));
+  const unjudged = () => [...real].filter(([, verdict]) => verdict === "invalid").map(([strategy]) => strategy);
+  // Run again at real-time priority where allowed, as scripts/example-01-real.ts does: measured at load average 13, the
+  // client kept up in every window there, and fell behind at ordinary priority.
+  const rerun = unjudged();
+  if (rerun.length > 0) for (const [strategy, verdict] of await realRun(rerun, REALTIME_PREFIX)) real.set(strategy, verdict);
+  expect(
+    unjudged(),
+    `${file} on the real programs: the real client fell behind twice (verdict invalid), so these strategies were not judged; ` +
+      `the machine was too busy (the second run ${REALTIME_PREFIX.length > 0 ? "at" : "without"} real-time priority)`,
+  ).toEqual([]);
+  const realtimeWords = REALTIME_PREFIX.length > 0 ? ` under ${REALTIME_PREFIX.join(" ")}` : " again";
   const label = [scale.faults, `${scale.observe} after`, ...Object.entries(scale.client ?? {}).map(([k, v]) => `-${k} ${v}`)].join(", ");
   return simulated.flatMap((outcome) => {
     const verdict = real.get(outcome.strategy);
-    // A run in which the real client fell behind judges nothing (its verdict is invalid): shown as such, never as agreement.
-    const judged = verdict !== "invalid";
-    if (judged) expect(verdict, `${file} ${outcome.strategy} on the real programs`).toBe(outcome.metrics.verdict);
+    expect(verdict, `${file} ${outcome.strategy} on the real programs`).toBe(outcome.metrics.verdict);
     return [
       {
         quantity:
           `${outcome.strategy}, real programs (${label}): recovered (1) or not (0)` +
-          (judged ? "" : "; not judged: the real client fell behind (verdict invalid)"),
+          (rerun.includes(outcome.strategy) ? `; run twice: the first run's client fell behind, the second ran${realtimeWords}` : ""),
         published: published[outcome.strategy]!,
         theirs: undefined,
-        ours: judged ? (verdict === "recovered" ? 1 : 0) : Number.NaN,
+        ours: verdict === "recovered" ? 1 : 0,
       },
       {
         quantity: `${outcome.strategy}, simulator, the same run: recovered (1) or not (0)`,
@@ -99,6 +139,51 @@ async function realRows(file: string, scale: RealScale, published: Record<string
 function scaledDurationS(scale: RealScale): string {
   const [, at, length] = /@(\d+)s\+(\d+)s/.exec(scale.faults)!;
   return `${Number(at) + Number(length) + Number.parseInt(scale.observe, 10)}s`;
+}
+
+/** The recorded run of example 01 on the real programs at real-time priority (scripts/example-01-real.ts). */
+interface Example01RealRecord {
+  readonly timeout400msRealtimePriority: {
+    readonly command: string;
+    readonly recordedBy: string;
+    readonly realtimePriority: boolean;
+    readonly provenance: { readonly commit: string; readonly loadAverage1m: { readonly before: number; readonly after: number } };
+    readonly results: readonly {
+      readonly strategy: string;
+      readonly verdict: string;
+      readonly why: string;
+      readonly clientWindows: number;
+      readonly clientWindowsBehind: number;
+    }[];
+  };
+}
+
+/**
+ * What the recorded real run says: a judged collapse of fixed retry (and backoff's recovery) that
+ * does not depend on the validation's own real run keeping up. Asserted, so that the page cannot
+ * cite a record whose client fell behind or whose verdicts differ from the published outcome.
+ */
+function realtimeRunNote(): string {
+  const record = recorded<Example01RealRecord>("example-01-real.json").timeout400msRealtimePriority;
+  const result = (strategy: string) => record.results.find((candidate) => candidate.strategy === strategy)!;
+  for (const { strategy, verdict } of record.results) expect(verdict, `docs/example-01-real.json: ${strategy}`).not.toBe("invalid");
+  expect(result("fixed").verdict, "docs/example-01-real.json: fixed retry on the real programs").toBe("collapsed");
+  expect(result("exponential-backoff").verdict, "docs/example-01-real.json: backoff on the real programs").toBe("recovered");
+  const { before, after } = record.provenance.loadAverage1m;
+  return (
+    "The same scaling on the real programs, judged and recorded apart from this page's run, so that the page's real " +
+    `collapse never rests on one run keeping up: \`${record.recordedBy}\` (docs/example-01-real.json, key timeout400msRealtimePriority, commit ` +
+    `${record.provenance.commit.slice(0, 7)}, load average ${before.toFixed(1)} to ${after.toFixed(1)}): \`${record.command}\`` +
+    `${record.realtimePriority ? ", at real-time priority so that the client keeps up on a shared machine" : ""}. ` +
+    record.results
+      .map(
+        ({ strategy, verdict, why, clientWindows, clientWindowsBehind }) =>
+          `${strategy}: ${verdict} (${why}), ${clientWindowsBehind} of the client's ${clientWindows} windows marked behind`,
+      )
+      .join("; ") +
+    ". The validation's own real run above must judge every strategy too: a strategy whose client fell behind is run " +
+    "once more, and one still not judged fails the validation (the machine was too busy)."
+  );
 }
 
 export async function articleExample(): Promise<ExampleValidation> {
@@ -117,6 +202,7 @@ export async function articleExample(): Promise<ExampleValidation> {
         theirs: undefined,
         ours: recovered(backoff!),
       },
+      ...(await expectHealthyWithoutFault(file, "the outage")),
       ...(await realRows(
         file,
         { faults: "stop@10s+10s", observe: "25s", client: { clients: "200", lambda: "2", timeout: "400ms" } },
@@ -143,15 +229,7 @@ export async function articleExample(): Promise<ExampleValidation> {
         "nobody by 2 s after the resume. This scaling sits at the simulator's edge, where a spread of admissions the " +
         "simulator does not model (it depends on the CPU the server gets) decides the verdict; the 400 ms scaling above " +
         "is far from it on both sides.",
-      "Fixed retry's 400 ms run on the real programs is not judged, because the real client fell behind, not because of " +
-        "the server: re-run on this machine at load average 6.5 to 9.9 (docs/example-01-real.json, the demo command " +
-        "there), 27 of the client's 46 windows were marked behind, the first from 12.2 s to 13.2 s (2.2 s into the stop), " +
-        "with its timers late by 100 to 2 089 ms at p99 (2 189 ms at most) against the 100 ms allowed, so its verdict is " +
-        "invalid, as in the table. It needs a quieter machine to be judged; the simulator's verdict on the same flags is " +
-        "collapsed. Run again at commit 3397412 at real-time priority (`chrt -r 10` before the same command, load average " +
-        "2.4), none of the client's 46 windows was marked behind and fixed retry collapsed: 13 010 requests in service " +
-        "24 s after the resume, as the simulator and the article say (docs/example-01-real.json, " +
-        "timeout400msRealtimePriority).",
+      realtimeRunNote(),
     ],
   );
 }
@@ -421,6 +499,7 @@ export async function metastableExample(): Promise<ExampleValidation> {
   expect(nine.metrics.verdict).toBe("recovered");
   return await validation(file, [
     { quantity: "10 s cut to 40 %: recovered (1) or not (0)", published: "0 (metastable)", theirs: undefined, ours: recovered(ten) },
+    ...(await expectHealthyWithoutFault(file, "the capacity cut", { interval: "10s" })),
     { quantity: "9 s cut to 40 %: recovered (1) or not (0)", published: "1 (recovers)", theirs: undefined, ours: recovered(nine) },
     { quantity: "10 s cut: OK/s in the last minute", published: "0", theirs: undefined, ours: okPerSecAfter(ten, 90_000) },
     {
@@ -534,6 +613,7 @@ interface StabilitySimRecord {
       readonly windowsWithTimeoutsShare: number;
       readonly timedOutShare: number;
       readonly otherSeeds: readonly { readonly seed: number; readonly timedOutShare: number }[];
+      readonly at90PerSec: readonly { readonly seed: number; readonly timedOutShare: number }[];
     };
     readonly "gc-death-spiral": {
       readonly seed: number;
@@ -550,6 +630,8 @@ interface StabilitySimRecord {
       readonly queueAt16s: number;
       readonly firstSecondOkAfter16s: number | null;
       readonly otherSeeds: readonly { readonly seed: number; readonly queueAt16s: number; readonly firstSecondOkAfter16s: number | null }[];
+      readonly firstSecondOkAfter16sIn120s: readonly (number | null)[];
+      readonly noSpikeOkPerSecAfter20s: number;
     };
   };
 }
@@ -590,6 +672,7 @@ export async function stabilitySimExample(): Promise<ExampleValidation> {
         theirs: theirs.noRetriesOkPerSecAfter30s,
         ours: okPerSecAfter(none, 30_000),
       },
+      ...(await expectHealthyWithoutFault(file, "the crash", { interval: "5s" })),
     ],
     [
       stabilitySimNote("metastable-retry"),
@@ -604,44 +687,90 @@ export function degradedShare(outcome: StrategyOutcome): number {
   return outcome.windows.filter((window) => window.timedoutPerSec > 0).length / outcome.windows.length;
 }
 
+/** Seeds 1 to `count`, as flags' values. */
+const seedsUpTo = (count: number) => Array.from({ length: count }, (_, index) => String(index + 1));
+
+/** A figure's mean over runs of different seeds and its standard error. */
+function meanOverSeeds(values: readonly number[]): { readonly mean: number; readonly error: number } {
+  const mean = values.reduce((sum, value) => sum + value, 0) / values.length;
+  const variance = values.reduce((sum, value) => sum + (value - mean) ** 2, 0) / (values.length - 1);
+  return { mean, error: Math.sqrt(variance / values.length) };
+}
+
+/**
+ * Asserts that ours and theirs agree in the mean over seeds: within 3 standard errors of the
+ * difference of the two means, from the spread each engine measured over its seeds, and no
+ * wider. Returns the comparison in a sentence for the page.
+ */
+function expectSameMean(what: string, ours: readonly number[], theirs: readonly number[], digits: number): string {
+  const [mine, other] = [meanOverSeeds(ours), meanOverSeeds(theirs)];
+  const bound = 3 * Math.sqrt(mine.error ** 2 + other.error ** 2);
+  // Up to a dozen runs are listed; more by their range.
+  const listed = (values: readonly number[]) =>
+    values.length <= 12
+      ? values.map((value) => value.toFixed(digits)).join(", ")
+      : `${Math.min(...values).toFixed(digits)} to ${Math.max(...values).toFixed(digits)}`;
+  const sentence =
+    `${what}: ours ${listed(ours)} (mean ${mine.mean.toFixed(digits)}, ${ours.length} seeds), theirs ${listed(theirs)} ` +
+    `(mean ${other.mean.toFixed(digits)}, ${theirs.length} seeds); the means differ by ${Math.abs(mine.mean - other.mean).toFixed(digits)}, ` +
+    `asserted at most 3 standard errors of their difference, ${bound.toFixed(digits)}.`;
+  expect(Math.abs(mine.mean - other.mean), sentence).toBeLessThanOrEqual(bound);
+  return sentence;
+}
+
+/** The example's seed (theirs first) and its other recorded seeds, in the order of their figures. */
+const recordedSeeds = (figures: { readonly seed: number; readonly otherSeeds: readonly { readonly seed: number }[] }) => [
+  figures.seed,
+  ...figures.otherSeeds.map(({ seed }) => seed),
+];
+
 export async function timeoutCascadeExample(): Promise<ExampleValidation> {
   const file = "09-stability-sim-timeout-cascade.yaml";
   const theirs = stabilitySim().figures["timeout-cascade"];
-  const outcome = only(await runExample(file));
-  const minute = only(await runExample(file, { duration: `${theirs.seconds}s` }));
-  const degraded = degradedShare(outcome);
-  expect(degraded).toBeGreaterThan(0.05);
-  expect(degraded).toBeLessThan(0.95);
+  const minute = async (overrides: Record<string, string>) =>
+    only(await runExample(file, { duration: `${theirs.seconds}s`, ...overrides }));
   const timedOut = (run: StrategyOutcome) => run.counts.timedout / (run.requests || 1);
-  const otherMinutes: string[] = [];
-  for (const { seed } of theirs.otherSeeds) {
-    otherMinutes.push(timedOut(only(await runExample(file, { duration: `${theirs.seconds}s`, seed: String(seed) }))).toFixed(3));
-  }
+  const theirsFull = [theirs.timedOutShare, ...theirs.otherSeeds.map(({ timedOutShare }) => timedOutShare)];
+  const theirsBelow = theirs.at90PerSec.map(({ timedOutShare }) => timedOutShare);
+  const oursFull: number[] = [];
+  for (const seed of seedsUpTo(theirsFull.length)) oursFull.push(timedOut(await minute({ seed })));
+  // The trigger is full utilisation: the same server 90 % busy, seed for seed.
+  const oursBelow: number[] = [];
+  for (const seed of seedsUpTo(theirsBelow.length)) oursBelow.push(timedOut(await minute({ seed, rate: "90" })));
+  const atFull = expectSameMean(`Requests timed out in ${theirs.seconds} s at 100 % busy`, oursFull, theirsFull, 4);
+  const atNinety = expectSameMean("The same at 90 % busy (90 requests a second)", oursBelow, theirsBelow, 5);
+  const [full, below] = [meanOverSeeds(oursFull).mean, meanOverSeeds(oursBelow).mean];
+  // At 90 % both engines time out under 0.05 % of requests, at 100 % about 25 % (the records): a hundredth separates them.
+  expect(below, "timed out at 90 % busy against 100 %").toBeLessThan(full / 100);
+  const first = await minute({ seed: "1" });
   return await validation(
     file,
     [
-      { quantity: "1 s windows with timeouts, share, 5 min", published: "some, not all (oscillates)", theirs: undefined, ours: degraded },
-      { quantity: "requests timed out, share, 5 min", published: "bursts, no fault", theirs: undefined, ours: timedOut(outcome) },
       {
-        quantity: `1 s windows with timeouts, share, first ${theirs.seconds} s`,
-        published: "some, not all (oscillates)",
-        theirs: theirs.windowsWithTimeoutsShare,
-        ours: degradedShare(minute),
+        quantity: `requests timed out, share, first ${theirs.seconds} s, mean of ${theirsFull.length} seeds`,
+        published: "bursts, no fault",
+        theirs: meanOverSeeds(theirsFull).mean,
+        ours: full,
       },
       {
-        quantity: `requests timed out, share, first ${theirs.seconds} s`,
-        published: "bursts, no fault",
-        theirs: theirs.timedOutShare,
-        ours: timedOut(minute),
+        quantity: `the same at 90 % busy (the trigger below its threshold), mean of ${theirsBelow.length} seeds`,
+        published: "not published (healthy)",
+        theirs: meanOverSeeds(theirsBelow).mean,
+        ours: below,
+      },
+      {
+        quantity: `1 s windows with timeouts, share, first ${theirs.seconds} s, one seed each`,
+        published: "some, not all (oscillates)",
+        theirs: theirs.windowsWithTimeoutsShare,
+        ours: degradedShare(first),
       },
     ],
     [
       stabilitySimNote("timeout-cascade"),
-      `Their example runs ${theirs.seconds} s; ours 5 min as well, since at exactly full utilisation the queue is a random walk ` +
-        "with no pull back: a minute holds a few of its excursions, so one seed's minute differs from another's as much as the " +
-        `two engines do. Requests timed out in the first ${theirs.seconds} s at seeds ` +
-        `${theirs.otherSeeds.map(({ seed }) => seed).join(", ")}: theirs ` +
-        `${theirs.otherSeeds.map(({ timedOutShare }) => timedOutShare.toFixed(3)).join(", ")}; ours ${otherMinutes.join(", ")}.`,
+      `At exactly full utilisation the queue is a random walk with no pull back: a minute holds a few of its excursions, so one ` +
+        "seed's minute differs from another's far more than the two engines do, and only means over many seeds can be compared. " +
+        `${atFull} ${atNinety} Theirs at the example's seed ${theirs.seed} and seeds 1 to ${theirs.otherSeeds.length} ` +
+        `(100 %), 1 to ${theirs.at90PerSec.length} (90 %); ours at seeds 1 up (the two engines draw differently anyway).`,
     ],
   );
 }
@@ -654,18 +783,44 @@ async function gcRun(overrides: Record<string, string | null>): Promise<Strategy
 /** A spike of 100 ms that adds 100 requests to a steady `rate` a second, as their burst of 100 at 10 s. */
 const gcBurst = (rate: number) => `spike@10s+100ms*${1 + 100 / (rate * 0.1)}`;
 
+/** The steady rate at which ours holds without the burst at every seed measured (10, 15: yes; 20: 2 of 5 seeds; 30: none). */
+const GC_HOLDING_RATE = 10;
+const GC_SEEDS = ["42", ...seedsUpTo(4)];
+
+/**
+ * The trigger at GC_HOLDING_RATE, seed for seed: without the burst ours answers the offered rate
+ * (no lower than 3 Poisson standard deviations of 30 s of arrivals; measured 9.27 to 10.9 a second
+ * over GC_SEEDS), with it nothing. Returns the lowest of each for the page.
+ */
+async function expectGcTriggerMatters(): Promise<{ readonly steady: number[]; readonly spiked: number[] }> {
+  const steady: number[] = [];
+  const spiked: number[] = [];
+  const floor = GC_HOLDING_RATE - 3 * Math.sqrt(GC_HOLDING_RATE / 30);
+  for (const seed of GC_SEEDS) {
+    const rate = String(GC_HOLDING_RATE);
+    steady.push(okPerSecAfter(await gcRun({ rate, seed, ...NO_FAULT }), 30_000));
+    spiked.push(okPerSecAfter(await gcRun({ rate, seed, faults: gcBurst(GC_HOLDING_RATE) }), 30_000));
+    expect(steady.at(-1), `GC example at ${rate}/s without the burst, seed ${seed}: OK/s after 30 s`).toBeGreaterThanOrEqual(floor);
+    expect(spiked.at(-1), `GC example at ${rate}/s with the burst, seed ${seed}: OK/s after 30 s`).toBe(0);
+  }
+  return { steady, spiked };
+}
+
 export async function gcDeathSpiralExample(): Promise<ExampleValidation> {
   const file = "10-stability-sim-gc-death-spiral.yaml";
   const theirs = stabilitySim().figures["gc-death-spiral"];
   const burst = await gcRun({});
-  const noBurst = await gcRun({ faults: null });
+  const noBurst = await gcRun(NO_FAULT);
   const noRetries = await gcRun({ "max-attempts": "1" });
   expect(okPerSecAfter(burst, 30_000)).toBe(0);
   expect(okPerSecAfter(noRetries, 30_000)).toBe(0);
+  // At the published 80/s ours spirals without the burst too, as theirs does (the page says so): the trigger is tested below.
+  expect(okPerSecAfter(noBurst, 30_000)).toBe(0);
+  const trigger = await expectGcTriggerMatters();
   const firstSeconds = (outcome: StrategyOutcome) => outcome.windows.slice(0, 3).reduce((sum, window) => sum + window.okPerSec, 0) / 3;
   const byRate: Row[] = [];
   for (const { rate, okPerSecAfter30s, withBurst } of theirs.byRate) {
-    const steady = await gcRun({ rate: String(rate), faults: null });
+    const steady = await gcRun({ rate: String(rate), ...NO_FAULT });
     const spiked = await gcRun({ rate: String(rate), faults: gcBurst(rate) });
     byRate.push(
       {
@@ -682,6 +837,7 @@ export async function gcDeathSpiralExample(): Promise<ExampleValidation> {
       },
     );
   }
+  const listed = (values: readonly number[]) => values.map((value) => value.toFixed(2)).join(", ");
   return await validation(
     file,
     [
@@ -716,11 +872,15 @@ export async function gcDeathSpiralExample(): Promise<ExampleValidation> {
       `The published outcome holds in both engines: after 30 s nothing is answered in time, with or without retries. Its trigger ` +
         `does not: at the published 80/s both spiral before the burst at 10 s, theirs in its first seconds (` +
         `${theirs.okPerSecFirst3s.join(", ")} OK in seconds 1 to 3, then 10 requests in service for good), ours from the first ` +
-        "second. Below 80/s their server holds until the burst and then spirals, the published story; ours does not hold even at " +
-        "20/s: one delay shared by every request in service, re-evaluated as their number changes (the article's server), means " +
-        "one more request postpones all of them, so a few close arrivals on this steep a curve (e^0.4 per request) start the " +
-        "spiral; theirs fixes each request's time as it starts and keeps at most 10 in service, so a later arrival slows only " +
-        "itself. The rows by rate measure it.",
+        "second. Below 80/s their server holds until the burst and then spirals, the published story, up to 40/s; ours holds " +
+        `up to 15/s only (at 20/s it spirals without the burst at 3 of seeds 42, 1 to 4): one delay shared by every request ` +
+        "in service, re-evaluated as their number changes (the article's server), means one more request postpones all of " +
+        "them, so a few close arrivals on this steep a curve (e^0.4 per request) start the spiral; theirs fixes each request's " +
+        "time as it starts and keeps at most 10 in service, so a later arrival slows only itself. The rows by rate measure it.",
+      `The trigger, tested where ours holds: at ${GC_HOLDING_RATE}/s, seeds ${GC_SEEDS.join(", ")}, OK/s after 30 s without the ` +
+        `burst ${listed(trigger.steady)} (asserted no lower than ${GC_HOLDING_RATE} less 3 Poisson standard deviations of 30 s ` +
+        `of arrivals, ${(GC_HOLDING_RATE - 3 * Math.sqrt(GC_HOLDING_RATE / 30)).toFixed(2)}), with it ${listed(trigger.spiked)} ` +
+        "(asserted 0).",
     ],
     42,
   );
@@ -735,6 +895,14 @@ export function firstHealthySecond(outcome: StrategyOutcome): number | null {
   return window === undefined ? null : window.endMs / 1000;
 }
 
+/** Long enough that every seed's backlog has drained on both sides (theirs took up to 81 s, ours 59 s). */
+const GOODPUT_RUN_S = 120;
+/**
+ * Of the offered 90/s without the spike, the least answered from 20 s on: below every seed
+ * measured (ours 83.8 to 91.5 over seeds 1 to 9 and 271828, theirs 88.0), far above the spike's 18.2.
+ */
+const GOODPUT_NO_SPIKE_FLOOR = 0.9 * 90;
+
 export async function goodputCollapseExample(): Promise<ExampleValidation> {
   const file = "11-stability-sim-goodput-collapse.yaml";
   const theirs = stabilitySim().figures["goodput-collapse"];
@@ -743,13 +911,31 @@ export async function goodputCollapseExample(): Promise<ExampleValidation> {
   const endMs = outcome.server.at(-1)!.atMs;
   const abandonedAfter = (serverAt(outcome, endMs).abandoned! - serverAt(outcome, fromMs).abandoned!) / ((endMs - fromMs) / 1000);
   const goodput = okPerSecAfter(outcome, fromMs);
-  expect(goodput).toBeLessThan(45);
   expect(goodput + abandonedAfter).toBeGreaterThan(85);
-  const others: StrategyOutcome[] = [];
-  for (const { seed } of theirs.otherSeeds) others.push(only(await runExample(file, { seed: String(seed) })));
-  const seeds = others.map(firstHealthySecond);
-  const queues = [outcome, ...others].map((run) => serverAt(run, 16_000).queueLength!);
-  const spread = (values: readonly (number | null)[]) => values.map((second) => (second === null ? "none" : `${second} s`)).join(", ");
+  const seeds = recordedSeeds(theirs);
+  const runs: StrategyOutcome[] = [];
+  for (const seed of seeds) runs.push(only(await runExample(file, { seed: String(seed), duration: `${GOODPUT_RUN_S}s` })));
+  const oursFirst = runs.map(firstHealthySecond);
+  expect(oursFirst, `every seed's backlog drained within ${GOODPUT_RUN_S} s`).not.toContain(null);
+  expect(theirs.firstSecondOkAfter16sIn120s, `theirs: every seed drained within ${GOODPUT_RUN_S} s`).not.toContain(null);
+  const recovery = expectSameMean(
+    `The first second after the spike with half the offered load answered in time, ${GOODPUT_RUN_S} s runs`,
+    oursFirst as number[],
+    theirs.firstSecondOkAfter16sIn120s as number[],
+    1,
+  );
+  const oursQueues = runs.map((run) => serverAt(run, 16_000).queueLength!);
+  const backlog = expectSameMean(
+    "Requests waiting at 16 s",
+    oursQueues,
+    [theirs.queueAt16s, ...theirs.otherSeeds.map((o) => o.queueAt16s)],
+    0,
+  );
+  // The trigger: without the latency spike the same server answers about what is offered.
+  const noSpike = okPerSecAfter(only(await runExample(file, NO_FAULT)), fromMs);
+  expect(noSpike, "OK/s from 20 s without the spike").toBeGreaterThanOrEqual(GOODPUT_NO_SPIKE_FLOOR);
+  expect(theirs.noSpikeOkPerSecAfter20s, "theirs: OK/s from 20 s without the spike").toBeGreaterThanOrEqual(GOODPUT_NO_SPIKE_FLOOR);
+  const within60 = (firsts: readonly (number | null)[]) => firsts.filter((second) => second !== null && second <= 60).length;
   return await validation(
     file,
     [
@@ -766,17 +952,28 @@ export async function goodputCollapseExample(): Promise<ExampleValidation> {
         theirs: theirs.queueAt16s,
         ours: serverAt(outcome, 16_000).queueLength!,
       },
+      {
+        quantity: `first second with half the offered load answered in time, mean of ${seeds.length} seeds, ${GOODPUT_RUN_S} s runs`,
+        published: "after 60 s (about 45 s of drain)",
+        theirs: meanOverSeeds(theirs.firstSecondOkAfter16sIn120s as number[]).mean,
+        ours: meanOverSeeds(oursFirst as number[]).mean,
+      },
+      {
+        quantity: "no latency spike (the trigger removed): OK/s from 20 s to 60 s",
+        published: "not published (90, the offered load)",
+        theirs: theirs.noSpikeOkPerSecAfter20s,
+        ours: noSpike,
+      },
     ],
     [
       stabilitySimNote("goodput-collapse"),
       "The backlog drains at the difference of two Poisson counts, 100 served and 90 arriving a second: over 40 s that is " +
-        "400 ± 87 requests, so whether a backlog of about 450 is gone before 60 s is the seed's. The first second after the " +
-        "spike with half the offered load answered in time, at the example's seed and seeds " +
-        `${theirs.otherSeeds.map(({ seed }) => seed).join(", ")}: theirs ${spread([theirs.firstSecondOkAfter16s, ...theirs.otherSeeds.map((o) => o.firstSecondOkAfter16s)])}; ` +
-        `ours ${spread([firstHealthySecond(outcome), ...seeds])}. Waiting at 16 s, the same seeds: theirs ` +
-        `${[theirs.queueAt16s, ...theirs.otherSeeds.map((o) => o.queueAt16s)].join(", ")}; ours ${queues.join(", ")}. ` +
-        "Served counts requests a thread finished, for a client " +
-        "still waiting or gone; ours, like theirs, serves every request in its queue.",
+        "400 ± 87 requests, so whether a backlog of about 450 is gone before 60 s is the seed's. " +
+        `${recovery} ${backlog} Seeds ${seeds.join(", ")} on both sides. Within the published 60 s, ours recovers at ` +
+        `${within60(oursFirst)} of ${seeds.length} seeds and theirs at ${within60(theirs.firstSecondOkAfter16sIn120s)}: the ` +
+        "example's seed shows no recovery by 60 s on theirs and one at " +
+        `${oursFirst[0]} s on ours, hence ours ${goodput.toFixed(1)} OK/s from 20 s to 60 s against their 0. Served counts ` +
+        "requests a thread finished, for a client still waiting or gone; ours, like theirs, serves every request in its queue.",
     ],
     theirs.seed,
   );

@@ -151,6 +151,15 @@ export async function runCase(agreementCase: AgreementCase): Promise<CaseResult>
   }
 }
 
+/**
+ * runCase, once more where the real client fell behind (a case not judged); the result of the
+ * second run whatever it is, so that the caller can require the case judged.
+ */
+export async function runCaseJudged(agreementCase: AgreementCase): Promise<CaseResult> {
+  const first = await runCase(agreementCase);
+  return first.judged ? first : await runCase(agreementCase);
+}
+
 async function simulated(file: string): Promise<ChainPoint> {
   const [out, err] = [capture(), capture()];
   const code = await simMain([file, "-seed", String(SEED), "-interval", INTERVAL, "-json"], {
