@@ -264,7 +264,7 @@ const flags = (settings: Readonly<Record<string, string>>) =>
 /** What the chain table's columns mean, printed under it. */
 const CHAIN_TABLE_LEGEND =
   "Columns: the chain's verdict (worst tier, worst run); the users' requests that succeeded within the SLO (in brackets, the " +
-  "spread across runs); the users' OK answers per second over the run (in brackets, the spread); the share of their requests " +
+  "spread across seeds, the largest over the fault schedules); the users' OK answers per second over the run (in brackets, the spread); the share of their requests " +
   "that succeeded at all; when the last tier that collapsed was back; the largest peak load (peak ÷ normal arrivals/s) and its " +
   "tier; per tier, attempts per user request while the faults lasted (the largest over the runs).\n\n";
 

@@ -49,7 +49,10 @@ export interface ChainSummary {
   readonly goodputSpread: number;
   /** The users' requests that succeeded ÷ those that ended, over every run. */
   readonly successRate: number;
-  /** The users' requests that succeeded within the SLO ÷ those that had the whole SLO, over every run, and its spread across runs. */
+  /**
+   * The users' requests that succeeded within the SLO ÷ those that had the whole SLO, over every run, and its spread
+   * across seeds (the largest over the fault schedules).
+   */
   readonly sloSuccess: number;
   readonly sloSuccessSpread: number;
   /** When the last tier that collapsed was back (from the run's start), the latest run: 0 if none collapsed, null if one stayed down. */
@@ -62,6 +65,17 @@ export interface ChainSummary {
 
 const share = (part: number, whole: number) => (whole > 0 ? part / whole : 0);
 
+/**
+ * The seed-to-seed spread of a figure: max − min over the seeds of one fault schedule, the
+ * largest over the schedules. Over all runs at once, the gap between a mild and a long fault
+ * would pass for noise and make every candidate level.
+ */
+function seedSpread(runs: readonly ChainRunResult[], figure: (run: ChainRunResult) => number): number {
+  const bySchedule = new Map<number, number[]>();
+  for (const run of runs) bySchedule.set(run.scheduleIndex, [...(bySchedule.get(run.scheduleIndex) ?? []), figure(run)]);
+  return Math.max(...[...bySchedule.values()].map((values) => Math.max(...values) - Math.min(...values)));
+}
+
 const largest = (values: readonly (number | null)[]): number | null => {
   const present = values.filter((value): value is number => value !== null);
   return present.length === 0 ? null : Math.max(...present);
@@ -71,8 +85,9 @@ export function summarizeChain(candidate: ChainCandidate, runs: readonly ChainRu
   if (runs.length === 0) throw new Error(`no runs for ${candidate.id}`);
   const reports = runs.map((run) => run.report);
   const verdicts = reports.map((report) => chainVerdict(report.tiers.map((tier) => tier.verdict)));
-  const goodputs = reports.map((report) => (report.users.ok * 1000) / report.durationMs);
-  const sloShares = runs.map((run) => share(run.slo.withinSlo, run.slo.requests));
+  const goodputOf = (run: ChainRunResult) => (run.report.users.ok * 1000) / run.report.durationMs;
+  const goodputs = runs.map(goodputOf);
+  const sloShareOf = (run: ChainRunResult) => share(run.slo.withinSlo, run.slo.requests);
   const ok = reports.reduce((sum, report) => sum + report.users.ok, 0);
   const ended = reports.reduce((sum, report) => sum + report.users.ok + report.users.gaveUp, 0);
   const backs = reports.map((report) =>
@@ -97,13 +112,13 @@ export function summarizeChain(candidate: ChainCandidate, runs: readonly ChainRu
     verdict: chainVerdict(verdicts),
     verdicts,
     goodputPerSec: goodputs.reduce((sum, value) => sum + value, 0) / goodputs.length,
-    goodputSpread: Math.max(...goodputs) - Math.min(...goodputs),
+    goodputSpread: seedSpread(runs, goodputOf),
     successRate: share(ok, ended),
     sloSuccess: share(
       runs.reduce((sum, run) => sum + run.slo.withinSlo, 0),
       runs.reduce((sum, run) => sum + run.slo.requests, 0),
     ),
-    sloSuccessSpread: Math.max(...sloShares) - Math.min(...sloShares),
+    sloSuccessSpread: seedSpread(runs, sloShareOf),
     backAtMs: backs.some((back) => back === null) ? null : Math.max(...(backs as number[])),
     peakLoad: peak.peakLoad ?? 0,
     peakTier: peak.name,
@@ -167,7 +182,7 @@ export function chainRankingRule(sloMs: number): string {
     `Chain candidates rank by ${rules[0]}, then by ${rules[1]}, over the users' requests (what the first tier's callers see), ` +
     `then by the chain's figures: ${rules.slice(2).join(", then ")}, then id. ` +
     `${capitalized(listing(noisy))} are compared within noise: the best candidate and those within noise of it are level, and ` +
-    `the next figure orders them; a difference is noise when it is no larger than either candidate's spread across runs, or than ` +
+    `the next figure orders them; a difference is noise when it is no larger than either candidate's spread across seeds (the largest over the fault schedules), or than ` +
     `${MIN_RELATIVE_DIFFERENCE * 100} % of the larger value (${SUCCESS_NOISE_TEXT}). The first-ranked candidate is the recommendation.`
   );
 }

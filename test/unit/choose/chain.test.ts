@@ -198,6 +198,61 @@ describe("choose's rule for a chain is the single server's, users first", () => 
     expect(rankChain([everyLayer, level]).ranked[0]).toBe(level);
   });
 
+  it("takes the spread from seed to seed within a fault schedule, never the gap between a mild and a long fault", async () => {
+    const grid = chainGrid(await tinyBase(), SCHEDULES, []);
+    // Two schedules × three seeds: A keeps 95 % under the mild fault and 75 % under the long one, B 80 % and 60 %;
+    // seed to seed each moves by 0.4 points. Over all six runs the 20-point gap between the schedules would pass for noise.
+    const runsOf = (shares: readonly (readonly number[])[], bottomAmplification: number) =>
+      shares.flatMap((seeds, scheduleIndex) =>
+        seeds.map((sloShare, seed) => ({
+          candidateIndex: 0,
+          scheduleIndex,
+          seed,
+          slo: { requests: 1000, withinSlo: Math.round(sloShare * 1000) },
+          report: {
+            users: { requests: 1000, ok: 950, gaveUp: 50, attempts: 1100 },
+            durationMs: 30_000,
+            tiers: [
+              {
+                name: "db",
+                verdict: "recovered",
+                recoveredAtMs: 20_000,
+                faultAmplification: bottomAmplification,
+                amplification: 1,
+                peakLoad: 2,
+                policyAmplification: 3,
+                workForNobody: 0,
+              },
+            ],
+          },
+        })),
+      ) as unknown as Parameters<typeof summarizeChain>[1];
+    const a = summarizeChain(
+      byId(grid, "every-layer/as-given"),
+      runsOf(
+        [
+          [0.95, 0.952, 0.948],
+          [0.75, 0.752, 0.748],
+        ],
+        20,
+      ),
+    );
+    const b = summarizeChain(
+      byId(grid, "edge/as-given"),
+      runsOf(
+        [
+          [0.8, 0.802, 0.798],
+          [0.6, 0.602, 0.598],
+        ],
+        1.2,
+      ),
+    );
+    expect(a.sloSuccessSpread).toBeCloseTo(0.004, 6);
+    const result = rankChain([b, a]);
+    expect(result.ranked.map((summary) => summary.candidate.id)).toEqual(["every-layer/as-given", "edge/as-given"]);
+    expect(result.decidedBy).toEqual(["success within the SLO"]);
+  });
+
   it("ranks a chain whose tier stays down after every chain that came back, whatever its users' success", async () => {
     const grid = chainGrid(await tinyBase(), SCHEDULES, []);
     const melted = fixedSummary(byId(grid, "every-layer/as-given"), {
