@@ -363,7 +363,8 @@ const KNOWN_RETRY_GAPS: ReadonlyMap<string, string> = new Map([
     "At 50 % failures each bucket is empty between requests, so the load is 1 + 0.1 + what each bucket starts with and " +
       "ends with, per request: his runs retry slightly more. Two causes were ruled out here by experiment: his first " +
       "request of each client at 10 ms (his code re-run with a Poisson first gap kept the gap) and his floating-point " +
-      "tenths (exactly one retry per ten requests once the bucket is empty). The cause is not found.",
+      "tenths (his bucket's rule in exact tenths retried as often, on the same draws). The " +
+      "cause is not found.",
   ],
 ]);
 
