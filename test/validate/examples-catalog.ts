@@ -279,13 +279,19 @@ function spreadOf(values: readonly number[]): Spread {
   return { mean, sd: Math.sqrt(variance), runs: values.length };
 }
 
+/** Each side's standard deviation of one run, for a row: the agreement bound follows from the two. */
+const runSpreads = (ours: Spread, theirs: Spread, digits: number) =>
+  `standard deviation of a run: ours ${ours.sd.toFixed(digits)}, theirs ${theirs.sd.toFixed(digits)}`;
+
 const shown = (spread: Spread, digits = 4) => `${spread.mean.toFixed(digits)} ± ${spread.sd.toFixed(digits)}`;
 
 /**
  * How far apart, in standard errors of the difference of the two means, ours and his may be and
  * still be said to agree. At 4, two models that agree fail one figure with a normal tail of
  * 6 in 100 000, so all 36 of example 03 pass by chance alone 99.8 % of the time; wider would let
- * a real gap pass (for example 03 a standard error is 0.02 to 0.5 % of a figure).
+ * a real gap pass. For example 03 the bound is 0 where both sides are exact in every run (no
+ * retries' load is 1) and at most 3.4 % of a figure (breaker, 10 clients at 50 %: about 1000
+ * requests a run); for example 04 with backoff and jitter, 0.7 OK/s of 40.
  */
 const AGREEMENT_STANDARD_ERRORS = 4;
 
@@ -414,7 +420,12 @@ export async function brookerRetryExample(): Promise<ExampleValidation> {
     ours.set(key, mine);
     for (const figure of ["success", "load"] as const) {
       const name = `${key} ${figure}`;
-      rows.push({ quantity: name, published: published[name] ?? "plot", theirs: yours[figure].mean, ours: mine[figure].mean });
+      rows.push({
+        quantity: `${name}; ${runSpreads(mine[figure], yours[figure], 4)}`,
+        published: published[name] ?? "plot",
+        theirs: yours[figure].mean,
+        ours: mine[figure].mean,
+      });
       const note = judgeRetryFigure(name, mine[figure], yours[figure]);
       if (note === undefined) gaps.push(Math.abs(gapInStandardErrors(mine[figure], yours[figure])));
       else notes.push(note);
@@ -433,8 +444,9 @@ export async function brookerRetryExample(): Promise<ExampleValidation> {
       "load counts the attempts of requests that ended, as his drain does. The file's own run (20 s of closed clients, " +
       "`./sim examples/03-brooker-token-bucket.yaml -error-rate 0.2 -max-attempts 0 -budget brooker`) sends more requests " +
       "than his 10 s, over which the 4 retries each bucket starts with count less: its load is lower, as that predicts.",
-    `Ours and his agree where the two means are within ${AGREEMENT_STANDARD_ERRORS} standard errors of their difference ` +
-      "(from the standard deviations of both sides' runs, measured here); every figure but those below does, the largest " +
+    `Ours and his agree where the two means are within ${AGREEMENT_STANDARD_ERRORS} standard errors of their difference, ` +
+      `the square root of (ours² + theirs²) / ${RETRY_SEEDS} from the standard deviations of a run in each row, measured ` +
+      "over both sides' runs here; every figure but those below does, the largest " +
       `gap ${Math.max(...gaps).toFixed(1)} standard errors.`,
     ...notes,
     "At 1000 clients and 100 requests a second in all each of his clients sends its first request at once (about 10 ms) " +
@@ -477,7 +489,7 @@ function spikeRows(
   const { okPerSec, recovered: back } = compared;
   return [
     {
-      quantity: `${client}: OK/s, 50-80 s, mean of ${okPerSec.ours.runs} runs`,
+      quantity: `${client}: OK/s, 50-80 s, mean of ${okPerSec.ours.runs} runs; ${runSpreads(okPerSec.ours, okPerSec.theirs, 2)}`,
       published: published.okPerSec,
       theirs: okPerSec.theirs.mean,
       ours: okPerSec.ours.mean,
@@ -539,10 +551,14 @@ export async function brookerCollapseExample(): Promise<ExampleValidation> {
         `(binomial standard error ${((noBackoff.recovered.theirs.sd / Math.sqrt(SPIKE_SEEDS)) * 100).toFixed(1)} points; in the README's ` +
         `${sweepNoBackoff.runs} runs from one seed, ${sweepNoBackoff.recovered}), ours in ${(noBackoff.recovered.ours.mean * 100).toFixed(0)} % of ours, ${Math.abs(gap).toFixed(1)} standard ` +
         `errors apart; his OK/s over 50-80 s is ${shown(noBackoff.okPerSec.theirs, 1)} (0 in a collapsed run, about 40 in a ` +
-        `recovered one), ours ${shown(noBackoff.okPerSec.ours, 1)}. Both stay down in most runs, as published; his fixes each ` +
-        "request's time when it arrives and ours re-evaluates it as the concurrency changes, so a lull that sometimes saves " +
-        "his server does not save ours (README, 'The anchors, reproduced'). The check asserts that ours recovers and serves " +
+        `recovered one), ours ${shown(noBackoff.okPerSec.ours, 1)}. Both stay down in most runs, as published. The README ` +
+        "('The anchors, reproduced') traces the difference to the servers: his fixes each request's time when it arrives, " +
+        "ours re-evaluates it as the concurrency changes, so a lull that sometimes saves his does not save ours. The check asserts that ours recovers and serves " +
         `no more than his runs allow (at most ${AGREEMENT_STANDARD_ERRORS} standard errors above his).`,
+      `With backoff and jitter his server recovers in ${his["backoff and jitter"].recovered} of ${SPIKE_SEEDS} runs and ours in ` +
+        `${Math.round(jitter.recovered.ours.mean * SPIKE_SEEDS)}, and ours agrees with his within ${AGREEMENT_STANDARD_ERRORS} ` +
+        `standard errors of the difference of means, the square root of (ours² + theirs²) / ${SPIKE_SEEDS} from the ` +
+        `standard deviations of a run in its row: ${compared(jitter.okPerSec)}.`,
       "On the real programs only backoff and jitter runs from this file: the demo passes the file's parameters of full jitter " +
         "(-min-delay, -max-delay) to every strategy's client, and ./client refuses them for fixed, where ./sim leaves a " +
         "strategy's parameters out of the strategies that do not read them. The spike is a second ./client at the same rate.",
