@@ -15,7 +15,8 @@ his server's time alone (1 s + 10 ms each) reaches his 3 s timeout: ./sim's verd
 same of its server (docs/sim-anchors.json). A collapsed run ends with thousands in service.
 - example03: retry_sim/retry_sim.py at every setting examples/03-brooker-token-bucket.yaml
   reports, one run per seed, each run's success (successes / unique_calls) and load
-  (total_calls / unique_calls).
+  (total_calls / unique_calls); and its token-bucket settings again with ./sim's way of
+  spreading open arrivals over client instances (round robin), to measure what that changes.
 
 Their code runs unchanged: only the experiments at the end of each of his files are left out
 (they would run at import) and rebuilt here with a seed per run.
@@ -122,6 +123,7 @@ for name, record in example04.items():
 
 sys.path.insert(0, os.path.join(repo, "retry_sim"))
 retry = his_definitions(os.path.join("retry_sim", "retry_sim.py"), "\nrun_sims_retry_serial(10.0)")
+import client as his_client  # noqa: E402 (his retry_sim/client.py, found through the path above)
 # His run_sims and run_sims_clients: 10 s of load, then the drain of what is in flight.
 RETRY_MAX_T = 10.0
 POLICIES = {
@@ -132,19 +134,36 @@ POLICIES = {
 }
 
 
-def retry_run(n_clients, rate_per_client, failure_rate, policy, seed):
+class RoundRobinArrivals:
+    """One Poisson arrival process for all his clients, arrival n going to client n mod their count: how ./sim
+    spreads open arrivals over -instances, where each of his clients runs its own Poisson process. His sim_loop
+    drives it as it drives a client (gen_load, drain); his Call carries each request."""
+
+    def __init__(self, clients, rate):
+        self.clients, self.rate, self.drain, self.sent = clients, rate, False, 0
+
+    def gen_load(self, _payload, t):
+        if self.drain:
+            return []
+        client = self.clients[self.sent % len(self.clients)]
+        self.sent += 1
+        call = his_client.Call(client.retry_strategy, client.server, client.stats, client, client.retry_backoff)
+        return [(t + random.expovariate(self.rate), self.gen_load, None), (t, call.start, None)]
+
+
+def retry_run(n_clients, rate_per_client, failure_rate, policy, seed, round_robin):
     random.seed(seed)
     stats = retry["Stats"](failure_rate, policy)
     server = retry["Server"](failure_rate)
     factory = POLICIES[policy]()
     clients = [retry["Client"](factory.make(), rate_per_client, server, stats, 0.0) for _ in range(n_clients)]
-    retry["sim_loop"](clients, RETRY_MAX_T)
+    retry["sim_loop"]([RoundRobinArrivals(clients, n_clients * rate_per_client)] if round_robin else clients, RETRY_MAX_T)
     return stats.successes, stats.total_calls, stats.unique_calls
 
 
-def retry_setting(key, n_clients, rate_per_client, failure_rate, policy):
-    runs = [retry_run(n_clients, rate_per_client, failure_rate, policy, seed) for seed in EXAMPLE03_SEEDS]
-    print("example 03", key, flush=True)
+def retry_setting(key, n_clients, rate_per_client, failure_rate, policy, round_robin=False):
+    runs = [retry_run(n_clients, rate_per_client, failure_rate, policy, seed, round_robin) for seed in EXAMPLE03_SEEDS]
+    print("example 03", "round robin" if round_robin else "", key, flush=True)
     return {
         "clients": n_clients,
         "ratePerClient": rate_per_client,
@@ -166,6 +185,12 @@ for n_clients, failure_rate in [(10, 0.2), (10, 0.5), (1000, 0.2)]:
     for policy in ["token bucket", "breaker"]:
         key = f"{policy}, {n_clients} clients@{failure_rate}"
         example03[key] = retry_setting(key, n_clients, 100.0 / n_clients, failure_rate, policy)
+# The token bucket's settings again with ./sim's arrivals (RoundRobinArrivals): its load depends on how requests fall on the clients.
+example03_round_robin = {
+    key: retry_setting(key, setting["clients"], setting["ratePerClient"], setting["failureRate"], setting["policy"], round_robin=True)
+    for key, setting in example03.items()
+    if setting["policy"] == "token bucket"
+}
 
 git = lambda *args: subprocess.run(["git", *args], capture_output=True, text=True).stdout.strip()
 dirty = git("status", "--porcelain", "--untracked-files=no") != ""
@@ -185,6 +210,10 @@ record = json.dumps(
             "seeds": f"{EXAMPLE03_SEEDS[0]}-{EXAMPLE03_SEEDS[-1]}, random.seed(seed) before each run",
             "maxT": RETRY_MAX_T,
             "settings": example03,
+            "roundRobinArrivals": {
+                "note": "his code unchanged but fed by one Poisson process whose arrival n goes to client n mod their count, as ./sim -instances does",
+                "settings": example03_round_robin,
+            },
         },
     },
     indent=2,
