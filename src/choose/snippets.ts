@@ -130,14 +130,20 @@ function shapeOf(intent: RetryIntent): Shape {
         `the table of waits (${policy.delaysMs.join(", ")} ms) is approximated by an exponential from ${ms(first)} growing ${multiplier}x to ${ms(last)}`,
       ]);
     }
-    case "google":
-      return shape(1000, 2, 1000 * 2 ** (policy.maxRetries - 1), "additive", 1500, policy.maxRetries + 1);
+    case "google": {
+      const means = meanSequence(intent, policy.maxRetries + 1, (retry) => 1000 * 2 ** (retry - 1) + 500);
+      return fittedShape(1000, means, 1000 * 2 ** (policy.maxRetries - 1), "additive", policy.maxRetries + 1);
+    }
     case "full-jitter":
       return shape(policy.baseMs, 2, policy.capMs, "full", policy.baseMs / 2);
     case "equal-jitter":
       return shape(policy.baseMs, 2, policy.capMs, "equal", (policy.baseMs * 3) / 4);
-    case "decorrelated-jitter":
-      return shape(policy.baseMs, 3, policy.capMs, "decorrelated", policy.baseMs * 2);
+    case "decorrelated-jitter": {
+      // Each wait is U(base, 3 × the last), capped, the first after base: a mean of (base + 3 × the last mean) ÷ 2.
+      let last = policy.baseMs;
+      const means = meanSequence(intent, Infinity, () => (last = Math.min(policy.capMs, (policy.baseMs + 3 * last) / 2)));
+      return fittedShape(policy.baseMs, means, policy.capMs, "decorrelated", Infinity);
+    }
     case "grpc":
       return shape(policy.initialMs, policy.multiplier, policy.maxMs, "spread", policy.initialMs);
   }
@@ -156,6 +162,38 @@ function shape(
 }
 
 const attemptsOf = (intent: RetryIntent, form: Shape) => Math.min(intent.maxAttempts, form.policyAttempts);
+
+/** Retries whose mean waits a fitted multiplier matches when the winner has no attempt limit. */
+const UNLIMITED_RETRIES_SHOWN = 8;
+
+/** The winner's mean wait before each retry it makes (at most UNLIMITED_RETRIES_SHOWN without a limit). */
+function meanSequence(intent: RetryIntent, policyAttempts: number, meanOf: (retry: number) => number): number[] {
+  const attempts = Math.min(intent.maxAttempts, policyAttempts);
+  const retries = Number.isFinite(attempts) ? Math.max(1, attempts - 1) : UNLIMITED_RETRIES_SHOWN;
+  return Array.from({ length: retries }, (_, index) => meanOf(index + 1));
+}
+
+/**
+ * A policy whose mean waits are not first × multiplier^(n-1) (decorrelated jitter's, Google's
+ * added second) as the exponential that libraries speak: the multiplier that matches the mean
+ * wait at the first retry and at the last the winner makes, and a note of how far the waits
+ * between them are off.
+ */
+function fittedShape(firstMs: number, means: readonly number[], maxMs: number, jitter: Jitter, policyAttempts: number): Shape {
+  const first = means[0]!;
+  const last = means.at(-1)!;
+  const multiplier = means.length > 1 ? Number(((last / first) ** (1 / (means.length - 1))).toFixed(3)) : 1;
+  const fitted = means.map((_, index) => first * multiplier ** index);
+  const worst = Math.max(...means.map((mean, index) => Math.abs(fitted[index]! / mean - 1)));
+  const notes =
+    means.length > 1
+      ? [
+          `the winner's mean waits (${means.map((mean) => ms(mean)).join(", ")}) are not a constant multiple of each other: a ` +
+            `multiplier of ${multiplier} matches them at the first and the last retry, within ${(worst * 100).toFixed(1)} % between`,
+        ]
+      : [];
+  return shape(firstMs, multiplier, maxMs, jitter, first, policyAttempts, notes);
+}
 
 /**
  * The winner's mean first wait, and its mean wait once capped: the cap scaled as the first wait
@@ -304,7 +342,7 @@ export function grpcServiceConfig(intent: RetryIntent): Snippet {
     const backoffs = meanWaits(form);
     if (!(intent.policy.kind === "grpc" && intent.policy.jitter === GRPC_JITTER)) {
       notes.push(
-        `gRPC waits the current backoff times a random 0.8 to 1.2 (A6, grpc-js); initialBackoff and maxBackoff are the winner's mean waits, so the average wait matches but not its spread`,
+        `gRPC waits the current backoff times a random 0.8 to 1.2 (A6, grpc-js); initialBackoff and maxBackoff are the winner's mean waits, so the average wait matches (as the multiplier allows) but not its spread`,
       );
     }
     methodConfig.retryPolicy = {

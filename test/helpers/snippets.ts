@@ -1,7 +1,7 @@
 import ts from "typescript";
 import { vi } from "vitest";
 import { nextDelay } from "../../src/backoff/delay.ts";
-import type { Random } from "../../src/backoff/random.ts";
+import { type Random, seededRandom } from "../../src/backoff/random.ts";
 import { simValuesFor } from "../../src/choose/settings.ts";
 import { type RetryIntent, type Snippet, snippetsFor } from "../../src/choose/snippets.ts";
 import { configFrom } from "../../src/sim/main.ts";
@@ -131,4 +131,31 @@ async function expectRejection(run: Promise<unknown>): Promise<void> {
     () => "rejected",
   );
   if (outcome !== "rejected") throw new Error("an operation that always fails ended in a success");
+}
+
+/** The simulated policy's mean wait before retry number `attempt`, from seeded draws; and its standard error. */
+export function meanWait(intent: RetryIntent, attempt: number): { meanMs: number; standardErrorMs: number } {
+  const random = seededRandom(34);
+  const previous = intent.policy.kind === "reference" ? intent.thinkTimeMeanMs : undefined;
+  const draws = Array.from({ length: 20_000 }, () => nextDelay(intent.policy, attempt, previous, random)!);
+  const meanMs = draws.reduce((sum, draw) => sum + draw, 0) / draws.length;
+  const variance = draws.reduce((sum, draw) => sum + (draw - meanMs) ** 2, 0) / (draws.length - 1);
+  return { meanMs, standardErrorMs: Math.sqrt(variance / draws.length) };
+}
+
+/**
+ * The simulated policy's mean wait before each of the first `retries` retries, over seeded runs
+ * of the whole sequence (each wait after its predecessor, as decorrelated jitter needs).
+ */
+export function meanWaitSequence(intent: RetryIntent, retries: number, runs = 20_000): number[] {
+  const random = seededRandom(35);
+  const sums = new Array<number>(retries).fill(0);
+  for (let run = 0; run < runs; run++) {
+    let previous = intent.policy.kind === "reference" ? intent.thinkTimeMeanMs : undefined;
+    for (let attempt = 1; attempt <= retries; attempt++) {
+      previous = nextDelay(intent.policy, attempt, previous, random)!;
+      sums[attempt - 1]! += previous;
+    }
+  }
+  return sums.map((sum) => sum / runs);
 }

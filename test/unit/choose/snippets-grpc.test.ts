@@ -2,7 +2,7 @@ import * as grpc from "@grpc/grpc-js";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { budgetAfterFailure, budgetAllowsRetry, initialBudgetState } from "../../../src/backoff/budget.ts";
 import type { RetryIntent } from "../../../src/choose/snippets.ts";
-import { policyWaits, snippetOf, winnerIntent } from "../../helpers/snippets.ts";
+import { meanWaitSequence, policyWaits, snippetOf, winnerIntent } from "../../helpers/snippets.ts";
 
 /*
  * choose's gRPC service config, given to the real @grpc/grpc-js client, against a real gRPC
@@ -140,6 +140,28 @@ describe("the winner's gRPC service config, with the real grpc-js against a fail
       const meanWaits = low.map((wait, index) => (wait + high[index]!) / 2);
       run.askedMs.forEach((asked, index) => expect(asked, `${strategy}: wait ${index + 1}`).toBeCloseTo(meanWaits[index]!, 6));
       expect(run.askedMs).toHaveLength(4);
+    }
+  });
+
+  it("waits on average what a decorrelated or Google winner waits on average, at its first and last retry, and as close between as its note says", async () => {
+    const winners = [
+      winnerIntent({ strategy: "decorrelated-jitter", "min-delay": "10ms", "max-delay": "1s", "max-attempts": "5" }),
+      winnerIntent({ strategy: "google", "max-attempts": "3" }),
+    ];
+    for (const intent of winners) {
+      const strategy = intent.client.strategy;
+      const run = await retriesAt(intent, 0.5);
+      const retries = run.askedMs.length;
+      expect(retries, strategy).toBe(intent.maxAttempts - 1);
+      const simulated = meanWaitSequence(intent, retries);
+      // The seeded means' own error is under 1 %; grpc-js's waits are whole milliseconds.
+      for (const index of [0, retries - 1]) {
+        expect(Math.abs(run.askedMs[index]! / simulated[index]! - 1), `${strategy}: retry ${index + 1}`).toBeLessThan(0.02);
+      }
+      const stated = Number(/within ([\d.]+) % between/.exec(snippetOf(intent, "grpc").notes.join(" "))?.[1] ?? "0") / 100;
+      run.askedMs.forEach((asked, index) =>
+        expect(Math.abs(asked / simulated[index]! - 1), `${strategy}: retry ${index + 1}`).toBeLessThan(stated + 0.02),
+      );
     }
   });
 

@@ -2,10 +2,8 @@ import * as smithyRetry from "@smithy/util-retry";
 import * as cockatiel from "cockatiel";
 import pRetry from "p-retry";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { nextDelay } from "../../../src/backoff/delay.ts";
-import { seededRandom } from "../../../src/backoff/random.ts";
 import type { RetryIntent, Snippet } from "../../../src/choose/snippets.ts";
-import { observeRetries, policyWaits, runSnippet, snippetOf, winnerIntent } from "../../helpers/snippets.ts";
+import { meanWait, observeRetries, policyWaits, runSnippet, snippetOf, winnerIntent } from "../../helpers/snippets.ts";
 
 /*
  * The TypeScript snippets choose prints for cockatiel, p-retry and the AWS SDK (@smithy/util-retry),
@@ -85,16 +83,6 @@ async function observe(intent: RetryIntent, id: keyof typeof RUNNERS, u: number)
   const snippet = snippetOf(intent, id);
   const exports = runSnippet(snippet, MODULES);
   return { snippet, observed: await observeRetries(u, (operation) => RUNNERS[id](exports, operation)) };
-}
-
-/** The simulated policy's mean wait before retry number `attempt`, from seeded draws; and its standard error. */
-function meanWait(intent: RetryIntent, attempt: number): { meanMs: number; standardErrorMs: number } {
-  const random = seededRandom(34);
-  const previous = intent.policy.kind === "reference" ? intent.thinkTimeMeanMs : undefined;
-  const draws = Array.from({ length: 20_000 }, () => nextDelay(intent.policy, attempt, previous, random)!);
-  const meanMs = draws.reduce((sum, draw) => sum + draw, 0) / draws.length;
-  const variance = draws.reduce((sum, draw) => sum + (draw - meanMs) ** 2, 0) / (draws.length - 1);
-  return { meanMs, standardErrorMs: Math.sqrt(variance / draws.length) };
 }
 
 /** Kinds whose mean wait grows by a fixed factor to a cap, as p-retry's does; for the others p-retry matches the first wait only. */
