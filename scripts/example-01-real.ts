@@ -31,10 +31,12 @@ const demoArgs = (outDir: string) => [...DEMO_ARGS, "-server-args", `-seed ${SEE
 async function runDemo(outDir: string): Promise<void> {
   const command = [...REALTIME_PREFIX, process.execPath, "--import", "./src/register-tsx.mjs", "src/bin/demo.ts", ...demoArgs(outDir)];
   const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, detached: true, stdio: ["ignore", "inherit", "inherit"] });
+  // Interrupted or terminated, the demo's whole group goes too: it may hold real-time priority.
   const stop = () => process.kill(-child.pid!, "SIGTERM");
-  process.once("SIGINT", stop);
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  for (const signal of signals) process.once(signal, stop);
   const code = await new Promise<number | null>((done) => child.on("exit", done));
-  process.off("SIGINT", stop);
+  for (const signal of signals) process.off(signal, stop);
   if (code !== 0) throw new Error(`the demo exited ${code}`);
 }
 
