@@ -68,6 +68,14 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
       `the run (run: duration, ${formatDuration(base.values.duration)}) must go on after the faults ${scheduleText(tooLate)} end, to see the chain come back`,
     );
   }
+  // Success within the SLO counts the requests sent before the run's end less the SLO: those must include the faults'.
+  const unseen = schedules.find((schedule) => scheduleEndMs(schedule) > base.values.duration - sloMs);
+  if (unseen !== undefined) {
+    throw new UsageError(
+      `invalid value "${formatDuration(sloMs)}" for flag -slo: success within it counts the requests sent in the run's first ` +
+        `${formatDuration(base.values.duration - sloMs)}, which must hold the faults ${scheduleText(unseen)}: a shorter -slo, or a longer run`,
+    );
+  }
   const skipped: string[] = [];
   const all = chainGrid(base, schedules, skipped);
   for (const pattern of options.candidateFilter ?? []) {

@@ -315,6 +315,10 @@ describe("choose FILE with tiers:", () => {
     await expect(choose(["-slo", "40s"])).rejects.toThrow(
       /^invalid value "40s" for flag -slo: must be shorter than the run \(run: duration, 40s\)/,
     );
+    // ...and those requests must include the faults': an SLO that leaves the fault out measures nothing of it.
+    await expect(choose(["-slo", "30s", "-faults", "db:slow@5s+10s*10"])).rejects.toThrow(
+      /^invalid value "30s" for flag -slo: success within it counts the requests sent in the run's first 10s, which must hold the faults db:slow@5s\+10s\*10/,
+    );
   });
 
   it("ranks them on its worker threads, the file's chain as it is always among them, as JSON", { timeout: 120_000 }, async () => {
