@@ -205,4 +205,38 @@ describe("sentences that summarise a results file", () => {
       `(${spread(peaks)}, ${below(peaks)} of ${peaks.length} below 1)`,
     ]);
   });
+
+  it("README's table of Brooker's windows is his sim.py's sweep (docs/brooker-python.json) beside ./sim's (docs/sim-anchors.json)", () => {
+    const table = /\| first retry window .*\n((?:\s*\|.*\n)+)/.exec(read("README.md"))![1]!;
+    const rows = table
+      .trim()
+      .split("\n")
+      .slice(1)
+      .map((line) =>
+        line
+          .split("|")
+          .slice(1, -1)
+          .map((cell) => cell.trim()),
+      );
+    const sweep = (results("docs/brooker-python.json") as { sweep: { rows: { firstWindowS: number; recovered: number }[] } }).sweep.rows;
+    const anchors = (results("docs/sim-anchors.json") as { brooker: { clients: { name: string; verdicts: string[] }[] } }).brooker.clients;
+    // Each row: its first window, and which of ./sim's anchor clients waits that long.
+    const windows: [number, RegExp][] = [
+      [0, /^no backoff/],
+      [0.1, /^full jitter, this library's defaults/],
+      [1, /first window of 1s$/],
+      [5, /first window of 5s$/],
+      [10, /first window of 10s$/],
+      [20, /^backoff and jitter as published/],
+    ];
+    expect(rows).toHaveLength(windows.length);
+    rows.forEach(([label, his, ours], index) => {
+      const [firstWindowS, client] = windows[index]!;
+      const anchor = anchors.find((candidate) => client.test(candidate.name))!;
+      expect([his, ours], label).toEqual([
+        String(sweep.find((row) => row.firstWindowS === firstWindowS)!.recovered),
+        String(anchor.verdicts.filter((verdict) => verdict === "recovered").length),
+      ]);
+    });
+  });
 });
