@@ -8,8 +8,9 @@ import { loadExample, runExample, runExampleReal, runOccExample, type StrategyOu
 /*
  * What `npm run validate` checks for each example of examples/: the published figure, the
  * original simulator's figure where it is public and was run beside ours, and ours, with the
- * qualitative outcome asserted. The original simulators are never part of this repository:
- * their figures below are copied from their output, with the command that gave them.
+ * outcome asserted against both sides' measured spread. The original simulators are never part
+ * of this repository: their figures are read from the results files (docs/*.json) that a script
+ * of scripts/ wrote by running them from a clone, with their commit, seeds and machine.
  */
 
 export interface Row {
