@@ -3,8 +3,8 @@
  * of its figures may move, for `npm run validate` (scripts/validate.ts, test/README.md).
  *
  * - seeded: simulator output. Same code, same seed, same figures: every figure exact (measured:
- *   sim-anchors, sim-faults, the three sim-*-summary files and choose-article regenerated at
- *   7f605da with no figure moved).
+ *   sim-anchors, sim-faults, the three sim-*-summary files, choose-article and choose-internal
+ *   regenerated at 7f605da with no figure moved).
  * - real: the real programs on this machine's clock. Verdicts and other words exact; numbers
  *   within REAL_RUN_TOLERANCE (below, with the spread it comes from).
  * - external: needs another project's clone (their simulator); not regenerated here. The script
@@ -135,6 +135,15 @@ export const RESULTS_FILES: readonly ResultsFile[] = [
     kind: "seeded",
     command: "node --import ./src/register-tsx.mjs scripts/sim-faults.ts docs/sim-faults.json",
     steps: () => [node("scripts/sim-faults.ts", "docs/sim-faults.json")],
+    rules: { otherwise: EXACT },
+  },
+  {
+    name: "sim-same-output",
+    file: "docs/sim-same-output.json",
+    kind: "seeded",
+    command: "node --import ./src/register-tsx.mjs scripts/sim-same-output-record.ts docs/sim-same-output.json",
+    // scripts/sim-same-output.sh's runs, the proof that a change to the simulator's hot path changes nothing it computes.
+    steps: () => [node("scripts/sim-same-output-record.ts", "docs/sim-same-output.json")],
     rules: { otherwise: EXACT },
   },
   summaryFile("sim-all-summary", "sim", ["-quiet", "-strategies", "all"]),

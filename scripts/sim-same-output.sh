@@ -3,10 +3,13 @@
 # seeded `./sim -json` runs (every server model, fault kind, deadlines, cancel, shedding, open-loop
 # arrivals, client protections, hedging, presets, `-strategies all`, `-find-critical-outage`) and writes
 # each run's stdout and its event counts (stderr's "N events", without the timing) to a directory.
-# Run it before and after a change and compare the two directories with `diff -r`.
+# Run it before and after a change and compare the two directories with `diff -r`, or compare
+# today's code with the committed record, docs/sim-same-output.json: `npm run validate -- sim-same-output`
+# (scripts/sim-same-output-record.ts), which names each figure that changed.
 #
 # Usage: scripts/sim-same-output.sh OUT_DIR [SIM]
-#   SIM: the simulator to run, a bundle (…/sim.mjs, run with node) or a shim (default: ./sim of this checkout).
+#   SIM: the simulator to run, a bundle (…/sim.mjs, run with node), its source (src/bin/sim.ts, run with
+#   node and tsx) or a shim (default: ./sim of this checkout).
 set -euo pipefail
 out="${1:?usage: scripts/sim-same-output.sh OUT_DIR [SIM]}"
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
@@ -35,7 +38,7 @@ runs=(
 for run in "${runs[@]}"; do
   name="${run%%|*}"
   read -r -a flags <<<"${run#*|}"
-  if [[ "$sim" == *.mjs ]]; then command=(node "$sim"); else command=("$sim"); fi
+  if [[ "$sim" == *.mjs ]]; then command=(node "$sim"); elif [[ "$sim" == *.ts ]]; then command=(node --import "$root/src/register-tsx.mjs" "$sim"); else command=("$sim"); fi
   status=0
   "${command[@]}" "${flags[@]}" -json -quiet >"$out/$name.json" 2>"$out/$name.stderr" || status=$?
   if [ "$status" -ne 0 ]; then
