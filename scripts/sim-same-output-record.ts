@@ -40,14 +40,19 @@ try {
     .filter((name) => name.endsWith(".json"))
     .map((name) => name.slice(0, -".json".length))
     .sort();
-  const runs = names.map((name) => ({
-    name,
-    events: [...readFileSync(join(out, `${name}.events`), "utf8").matchAll(/(\d+) events/g)].map((match) => Number(match[1])),
-    output: output(readFileSync(join(out, `${name}.json`), "utf8")),
-  }));
+  // Keyed by the run's name, so that a changed figure's path names its run.
+  const runs = Object.fromEntries(
+    names.map((name) => [
+      name,
+      {
+        events: [...readFileSync(join(out, `${name}.events`), "utf8").matchAll(/(\d+) events/g)].map((match) => Number(match[1])),
+        output: output(readFileSync(join(out, `${name}.json`), "utf8")),
+      },
+    ]),
+  );
   const record = { provenance: recordedBy, command: "scripts/sim-same-output.sh OUT_DIR src/bin/sim.ts", runs };
   writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
-  process.stderr.write(`wrote ${file}: ${runs.length} runs\n`);
+  process.stderr.write(`wrote ${file}: ${names.length} runs\n`);
 } finally {
   rmSync(out, { recursive: true, force: true });
 }
