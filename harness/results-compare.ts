@@ -100,6 +100,33 @@ export function compareFigures(old: unknown, now: unknown, rules: ComparisonRule
   return [{ path: path === "" ? "(the whole file)" : path, old, new: now, tolerance: describeTolerance(tolerance) }];
 }
 
+/** Every place a file records how it was made: its top level and each object named provenance. */
+function recordings(figures: unknown): { commit?: unknown; date?: unknown }[] {
+  if (typeof figures !== "object" || figures === null) return [];
+  const nested = Object.entries(figures).flatMap(([key, value]) =>
+    key === "provenance" ? [value as { commit?: unknown; date?: unknown }] : recordings(value),
+  );
+  const top = figures as { commit?: unknown; date?: unknown };
+  return top.commit !== undefined || top.date !== undefined ? [top, ...nested] : nested;
+}
+
+/**
+ * What is wrong with how a file says it was made: each commit it names must be one of this branch's
+ * (`inHistory`, git merge-base --is-ancestor in scripts/validate.ts; "+dirty" allowed), each with its date.
+ */
+export function provenanceProblems(figures: unknown, inHistory: (commit: string) => boolean): string[] {
+  const found = recordings(figures);
+  if (found.length === 0) return ["no provenance (commit and date) recorded"];
+  return found.flatMap(({ commit, date }) => {
+    const problems: string[] = [];
+    if (typeof date !== "string" || Number.isNaN(Date.parse(date))) problems.push(`no date it was recorded (${String(date)})`);
+    const base = typeof commit === "string" ? commit.replace(/\+dirty$/, "") : undefined;
+    if (base === undefined || !/^[0-9a-f]{40}$/.test(base)) problems.push(`no commit it was recorded at (${String(commit)})`);
+    else if (!inHistory(base)) problems.push(`its commit ${base} is not in this branch's history`);
+    return problems;
+  });
+}
+
 /** One line per moved figure: file, JSON path, old, new, tolerance. */
 export function formatMoved(file: string, moved: readonly MovedFigure[]): string {
   const shown = (value: unknown) => (value === undefined ? "(absent)" : JSON.stringify(value));

@@ -15,7 +15,7 @@ import { spawn, type ChildProcess, execFileSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { compareFigures, formatMoved } from "../harness/results-compare.ts";
+import { compareFigures, formatMoved, provenanceProblems } from "../harness/results-compare.ts";
 import { RESULTS_FILES, type ResultsFile, type Step } from "../harness/results-files.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -56,30 +56,6 @@ function committed(file: string): unknown {
   }
 }
 
-/** Every place a file records how it was made: its top level and each object named provenance. */
-function recordings(figures: unknown): { commit?: unknown; date?: unknown }[] {
-  if (typeof figures !== "object" || figures === null) return [];
-  const nested = Object.entries(figures).flatMap(([key, value]) =>
-    key === "provenance" ? [value as { commit?: unknown; date?: unknown }] : recordings(value),
-  );
-  const top = figures as { commit?: unknown; date?: unknown };
-  return top.commit !== undefined || top.date !== undefined ? [top, ...nested] : nested;
-}
-
-/** Each commit a file says it was made at must be in this branch's history, each with the date it was made. */
-function provenanceProblems(figures: unknown): string[] {
-  const found = recordings(figures);
-  if (found.length === 0) return ["no provenance (commit and date) recorded"];
-  return found.flatMap(({ commit, date }) => {
-    const problems: string[] = [];
-    if (typeof date !== "string" || Number.isNaN(Date.parse(date))) problems.push(`no date it was recorded (${String(date)})`);
-    const base = typeof commit === "string" ? commit.replace(/\+dirty$/, "") : undefined;
-    if (base === undefined || !/^[0-9a-f]{40}$/.test(base)) problems.push(`no commit it was recorded at (${String(commit)})`);
-    else if (!isAncestor(base)) problems.push(`its commit ${base} is not in this branch's history`);
-    return problems;
-  });
-}
-
 function isAncestor(commit: string): boolean {
   try {
     git("merge-base", "--is-ancestor", commit, "HEAD");
@@ -97,7 +73,7 @@ async function validateFile(entry: ResultsFile): Promise<string[]> {
   if (entry.steps === undefined) {
     const why = entry.kind === "external" ? `needs ${entry.needs}: ${entry.command}` : entry.command;
     process.stderr.write(`validate: ${entry.file} is not regenerated here (${why})\n`);
-    problems.push(...provenanceProblems(old).map((problem) => `${entry.file}: ${problem}`));
+    problems.push(...provenanceProblems(old, isAncestor).map((problem) => `${entry.file}: ${problem}`));
   } else {
     const scratch = mkdtempSync(join(tmpdir(), `validate-${entry.name}-`));
     try {

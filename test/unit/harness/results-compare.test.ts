@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { compareFigures, EXACT, formatMoved, type ComparisonRules } from "../../../harness/results-compare.ts";
+import { compareFigures, EXACT, formatMoved, provenanceProblems, type ComparisonRules } from "../../../harness/results-compare.ts";
 import { REAL_RUN_TOLERANCE, RESULTS_FILES } from "../../../harness/results-files.ts";
 
 /*
@@ -103,5 +103,22 @@ describe("the results files' registry (harness/results-files.ts)", () => {
         "results[0].metrics.retryAmplification",
       ]),
     );
+  });
+});
+
+describe("provenanceProblems: the check of a file validate does not regenerate", () => {
+  const known = "a".repeat(40);
+  const inHistory = (commit: string) => commit === known;
+  it("accepts a commit of this branch's history with its date, at the top or in any provenance", () => {
+    expect(provenanceProblems({ commit: known, date: "2026-11-23T16:42:43+00:00", rows: [] }, inHistory)).toEqual([]);
+    expect(provenanceProblems({ provenance: { commit: `${known}+dirty`, date: "2026-11-23T18:51:11.789Z" } }, inHistory)).toEqual([]);
+  });
+  it("names a commit outside the history, a missing date, a file with no provenance", () => {
+    const other = "b".repeat(40);
+    expect(provenanceProblems({ run: { provenance: { commit: other, date: "2026-11-23" } } }, inHistory)).toEqual([
+      `its commit ${other} is not in this branch's history`,
+    ]);
+    expect(provenanceProblems({ commit: known }, inHistory)).toEqual(["no date it was recorded (undefined)"]);
+    expect(provenanceProblems({ rows: [] }, inHistory)).toEqual(["no provenance (commit and date) recorded"]);
   });
 });
