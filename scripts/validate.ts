@@ -122,8 +122,11 @@ if (experiments) {
 }
 for (const entry of files) problems.push(...(await validateFile(entry)));
 running = undefined;
+const notRegenerated = files.filter((entry) => entry.steps === undefined).map((entry) => entry.name);
+const regenerated = `${files.length - notRegenerated.length} results file(s) regenerated and compared`;
+const onlyChecked = notRegenerated.length === 0 ? "" : `; not regenerated, provenance checked: ${notRegenerated.join(", ")}`;
 if (problems.length > 0) {
-  process.stderr.write(`\nvalidate: FAILED\n${problems.join("\n")}\n`);
+  process.stderr.write(`\nvalidate: FAILED (${regenerated}${onlyChecked})\n${problems.join("\n")}\n`);
   process.exit(1);
 }
-process.stderr.write(`\nvalidate: ${files.length} results file(s) checked, no figure moved beyond its tolerance\n`);
+process.stderr.write(`\nvalidate: ${regenerated}, no figure moved beyond its tolerance${onlyChecked}\n`);
