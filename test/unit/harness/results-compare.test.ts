@@ -122,3 +122,25 @@ describe("provenanceProblems: the check of a file validate does not regenerate",
     expect(provenanceProblems({ rows: [] }, inHistory)).toEqual(["no provenance (commit and date) recorded"]);
   });
 });
+
+describe("docs/three-tiers.json's rules: the real run loose, the simulator's part exact", () => {
+  const { rules } = RESULTS_FILES.find((entry) => entry.name === "three-tiers")!;
+  const committed = () =>
+    JSON.parse(readFileSync(resolve(ROOT, "docs/three-tiers.json"), "utf8")) as {
+      sim: { tiers: { peakLoad: number }[] };
+      demo: { result: { tiers: { peakLoad: number }[] } };
+    };
+  const movedWith = (change: (file: ReturnType<typeof committed>) => void) => {
+    const file = committed();
+    change(file);
+    return compareFigures(committed(), file, rules).map((figure) => figure.path);
+  };
+
+  it("holds the simulator's figures exactly", () => {
+    expect(movedWith((file) => (file.sim.tiers[0]!.peakLoad *= 1.000001))).toEqual(["sim.tiers[0].peakLoad"]);
+  });
+  it("lets the real run's figures move within 5 %, and not beyond", () => {
+    expect(movedWith((file) => (file.demo.result.tiers[0]!.peakLoad *= 1.04))).toEqual([]);
+    expect(movedWith((file) => (file.demo.result.tiers[0]!.peakLoad *= 1.06))).toEqual(["demo.result.tiers[0].peakLoad"]);
+  });
+});
