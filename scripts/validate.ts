@@ -5,7 +5,7 @@
  * Fails naming each figure that moved beyond its tolerance: file, JSON path, old, new, tolerance.
  * A file that needs another project's clone is not regenerated: its provenance is checked.
  *
- *   npm run validate                          everything (about an hour: the demo runs are real time)
+ *   npm run validate                          everything (1.5 h or more: the demo summaries are 50 min of real time, choose-mobile 17 min)
  *   npm run validate -- sim-anchors choose-article   those files only (no experiments)
  *   npm run validate -- seeded                every file of a kind: seeded, real, external, unscripted
  *   npm run validate -- experiments           the test/validate/ experiments only
