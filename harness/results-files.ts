@@ -40,14 +40,19 @@ export interface ResultsFile {
 }
 
 /**
- * The real programs' numbers may move by 5 %: two runs of the same strategies at commit 0462310
- * on this 2-core machine at real-time priority (docs/demo-all-summary.json against
- * docs/demo-presets-summary.json, fixed and exponential-backoff, different seeds) differed by at
- * most 1.9 % (baseline OK/s), 1.2 % (peak concurrency), 0.7 % (wasted work), 0.1 % (clients
- * back). Counts under a hundred also move by a few: held for nobody 6 against 4.
+ * The real programs' numbers may move by 8 %, the largest spread measured between two real runs of
+ * the same strategies on this 2-core machine at real-time priority: docs/demo-all-summary.json
+ * against docs/demo-presets-summary.json (fixed and exponential-backoff, both at 0462310) differed
+ * by at most 1.9 % (baseline OK/s); docs/demo-presets-instances-1-summary.json at 0462310 against
+ * its regeneration at 8da476f (2026-11-28) by at most 7.0 % (the breaker's outage load, 0.109x
+ * against 0.117x), every verdict the same, peak concurrency within 2.6 %. Times to recover move by
+ * the server's one-second report (2 003 ms against 3 001 ms), wasted work's counts by up to 18
+ * (completed for nobody 178 against 160, held for nobody 4 against 11). A chain's real spread is
+ * not measured: its files use the same, and moved beyond it (test/README.md).
  */
-export const REAL_RUN_TOLERANCE: Tolerance = { kind: "relative", relative: 0.05 };
-const REAL_COUNT_TOLERANCE: Tolerance = { kind: "relative", relative: 0.05, absolute: 5 };
+export const REAL_RUN_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08 };
+const REAL_COUNT_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08, absolute: 20 };
+const REPORT_INTERVAL_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08, absolute: 1000 };
 
 const WORDS: Tolerance = { kind: "ignored", why: "words repeating the figures held beside them" };
 
@@ -63,6 +68,7 @@ function realRunRules(run: string): FigureRule[] {
       tolerance: { kind: "ignored", why: "the delay curve at the peak concurrency, which is held" },
     },
     { pattern: `${run}.metrics.wastedWork.*`, tolerance: REAL_COUNT_TOLERANCE },
+    { pattern: `${run}.metrics.serverRecoveryMs`, tolerance: REPORT_INTERVAL_TOLERANCE },
   ];
 }
 const DRAWN_SEEDS: Tolerance = { kind: "ignored", why: "drawn afresh for every real run" };

@@ -83,7 +83,7 @@ describe("the results files' registry (harness/results-files.ts)", () => {
   };
 
   it("lets two real runs of the same strategy through: the spread its real tolerance comes from", () => {
-    expect(REAL_RUN_TOLERANCE).toEqual({ kind: "relative", relative: 0.05 });
+    expect(REAL_RUN_TOLERANCE).toEqual({ kind: "relative", relative: 0.08 });
     for (const strategy of ["fixed", "exponential-backoff"]) {
       const before = demoRun("docs/demo-all-summary.json", strategy);
       const after = demoRun("docs/demo-presets-summary.json", strategy);
@@ -139,8 +139,8 @@ describe("docs/three-tiers.json's rules: the real run loose, the simulator's par
   it("holds the simulator's figures exactly", () => {
     expect(movedWith((file) => (file.sim.tiers[0]!.peakLoad *= 1.000001))).toEqual(["sim.tiers[0].peakLoad"]);
   });
-  it("lets the real run's figures move within 5 %, and not beyond", () => {
-    expect(movedWith((file) => (file.demo.result.tiers[0]!.peakLoad *= 1.04))).toEqual([]);
-    expect(movedWith((file) => (file.demo.result.tiers[0]!.peakLoad *= 1.06))).toEqual(["demo.result.tiers[0].peakLoad"]);
+  it("lets the real run's figures move within 8 %, and not beyond", () => {
+    expect(movedWith((file) => (file.demo.result.tiers[0]!.peakLoad *= 1.07))).toEqual([]);
+    expect(movedWith((file) => (file.demo.result.tiers[0]!.peakLoad *= 1.09))).toEqual(["demo.result.tiers[0].peakLoad"]);
   });
 });
