@@ -11,7 +11,8 @@
 #   scripts/sim-same-output.sh test/fixtures/sim-same-output
 #
 # Usage: scripts/sim-same-output.sh OUT_DIR [SIM]
-#   SIM: the simulator to run, a bundle (…/sim.mjs, run with node) or a shim (default: ./sim of this checkout).
+#   SIM: the simulator to run, a bundle (…/sim.mjs, run with node), its source (src/bin/sim.ts, run with
+#   node and tsx) or a shim (default: ./sim of this checkout).
 set -euo pipefail
 out="${1:?usage: scripts/sim-same-output.sh OUT_DIR [SIM]}"
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
@@ -27,7 +28,7 @@ for run in "${runs[@]}"; do
   name="${run%%|*}"
   flags_and_tag="${run#*|}"
   read -r -a flags <<<"${flags_and_tag%%|*}"
-  if [[ "$sim" == *.mjs ]]; then command=(node "$sim"); else command=("$sim"); fi
+  if [[ "$sim" == *.mjs ]]; then command=(node "$sim"); elif [[ "$sim" == *.ts ]]; then command=(node --import "$root/src/register-tsx.mjs" "$sim"); else command=("$sim"); fi
   status=0
   "${command[@]}" "${flags[@]}" -json -quiet >"$out/$name.json" 2>"$out/$name.stderr" || status=$?
   if [ "$status" -ne 0 ]; then
