@@ -201,7 +201,7 @@ describe("sentences that summarise a results file", () => {
     expectStated("docs/tiers.md", [
       `sim ÷ real ${Math.min(...ratios).toFixed(3)} to ${Math.max(...ratios).toFixed(3)}`,
       `${below(ratios)} of the ${ratios.length} ratios are below 1`,
-      `normal arrival rate is below the simulator's (${spread(simOverReal("normalArrivalsPerSec"))})`,
+      `normal arrival rate is a little below the simulator's (${spread(simOverReal("normalArrivalsPerSec"))})`,
       `(${spread(peaks)}, ${below(peaks)} of ${peaks.length} below 1)`,
     ]);
   });
