@@ -101,7 +101,8 @@ const record = {
     sim: `./sim ${EXAMPLE} -json`,
     demo: `npm run demo -- ${EXAMPLE}`,
     choose: `npm run choose -- ${EXAMPLE} -json`,
-    record: `node --import ./src/register-tsx.mjs scripts/three-tiers.ts ${file} ${demoSource}`,
+    // The demo's folder is where that run left it (a scratch folder under npm run validate): named, not given.
+    record: `node --import ./src/register-tsx.mjs scripts/three-tiers.ts ${file} ${demoSource === "-keep-demo" ? demoSource : "<the demo's results folder>"}`,
   },
   sim,
   demo,
