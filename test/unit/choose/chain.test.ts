@@ -227,26 +227,16 @@ describe("choose's rule for a chain is the single server's, users first", () => 
           },
         })),
       ) as unknown as Parameters<typeof summarizeChain>[1];
-    const a = summarizeChain(
-      byId(grid, "every-layer/as-given"),
-      runsOf(
-        [
-          [0.95, 0.952, 0.948],
-          [0.75, 0.752, 0.748],
-        ],
-        20,
-      ),
-    );
-    const b = summarizeChain(
-      byId(grid, "edge/as-given"),
-      runsOf(
-        [
-          [0.8, 0.802, 0.798],
-          [0.6, 0.602, 0.598],
-        ],
-        1.2,
-      ),
-    );
+    const summary = (id: string, [mild, long]: readonly [number, number], bottomAmplification: number) =>
+      summarizeChain(
+        byId(grid, id),
+        runsOf(
+          [mild, long].map((share) => [share, share + 0.002, share - 0.002]),
+          bottomAmplification,
+        ),
+      );
+    const a = summary("every-layer/as-given", [0.95, 0.75], 20);
+    const b = summary("edge/as-given", [0.8, 0.6], 1.2);
     expect(a.sloSuccessSpread).toBeCloseTo(0.004, 6);
     const result = rankChain([b, a]);
     expect(result.ranked.map((summary) => summary.candidate.id)).toEqual(["every-layer/as-given", "edge/as-given"]);
