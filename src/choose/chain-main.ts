@@ -62,20 +62,7 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
     base.tiers.map((tier) => tier.name),
   );
   const sloMs = chainSloMs(options, base.values);
-  const tooLate = schedules.find((schedule) => scheduleEndMs(schedule) >= base.values.duration);
-  if (tooLate !== undefined) {
-    throw new UsageError(
-      `the run (run: duration, ${formatDuration(base.values.duration)}) must go on after the faults ${scheduleText(tooLate)} end, to see the chain come back`,
-    );
-  }
-  // Success within the SLO counts the requests sent before the run's end less the SLO: those must include the faults'.
-  const unseen = schedules.find((schedule) => scheduleEndMs(schedule) > base.values.duration - sloMs);
-  if (unseen !== undefined) {
-    throw new UsageError(
-      `invalid value "${formatDuration(sloMs)}" for flag -slo: success within it counts the requests sent in the run's first ` +
-        `${formatDuration(base.values.duration - sloMs)}, which must hold the faults ${scheduleText(unseen)}: a shorter -slo, or a longer run`,
-    );
-  }
+  checkRunHoldsFaults(schedules, base.values.duration, sloMs);
   const skipped: string[] = [];
   const all = chainGrid(base, schedules, skipped);
   for (const pattern of options.candidateFilter ?? []) {
@@ -216,6 +203,26 @@ function rankingEntries(result: Ranking<ChainSummary>) {
     tiers: summary.tiers,
     decidedBy: result.decidedBy[index] ?? null,
   }));
+}
+
+/**
+ * The run must go on after every schedule's faults, to see the chain come back, and the requests
+ * that success within the SLO counts (those sent before the run's end less the SLO) must hold them.
+ */
+function checkRunHoldsFaults(schedules: readonly (readonly Fault[])[], durationMs: number, sloMs: number): void {
+  const tooLate = schedules.find((schedule) => scheduleEndMs(schedule) >= durationMs);
+  if (tooLate !== undefined) {
+    throw new UsageError(
+      `the run (run: duration, ${formatDuration(durationMs)}) must go on after the faults ${scheduleText(tooLate)} end, to see the chain come back`,
+    );
+  }
+  const unseen = schedules.find((schedule) => scheduleEndMs(schedule) > durationMs - sloMs);
+  if (unseen !== undefined) {
+    throw new UsageError(
+      `invalid value "${formatDuration(sloMs)}" for flag -slo: success within it counts the requests sent in the run's first ` +
+        `${formatDuration(durationMs - sloMs)}, which must hold the faults ${scheduleText(unseen)}: a shorter -slo, or a longer run`,
+    );
+  }
 }
 
 /**

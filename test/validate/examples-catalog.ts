@@ -1039,6 +1039,13 @@ async function gcSeedsHolding(rate: number): Promise<number> {
   return holding;
 }
 
+/** Above GC_HOLDING_RATE, how many of GC_SEEDS hold without the burst at each rate, for the page. */
+async function gcHoldingAbove(): Promise<{ readonly rate: number; readonly seeds: number }[]> {
+  const holding: { rate: number; seeds: number }[] = [];
+  for (const rate of [15, 20, 30]) holding.push({ rate, seeds: await gcSeedsHolding(rate) });
+  return holding;
+}
+
 /**
  * The trigger at GC_HOLDING_RATE, seed for seed: without the burst ours answers the offered rate
  * (no lower than gcFloor), with it nothing. Returns each seed's figure for the page.
@@ -1068,8 +1075,7 @@ export async function gcDeathSpiralExample(): Promise<ExampleValidation> {
   // At the published 80/s ours spirals without the burst too, as theirs does (the page says so): the trigger is tested below.
   expect(okPerSecAfter(noBurst, 30_000)).toBe(0);
   const trigger = await expectGcTriggerMatters();
-  const holding = [15, 20, 30].map((rate) => ({ rate, seeds: 0 }));
-  for (const entry of holding) entry.seeds = await gcSeedsHolding(entry.rate);
+  const holding = await gcHoldingAbove();
   const firstSeconds = (outcome: StrategyOutcome) => outcome.windows.slice(0, 3).reduce((sum, window) => sum + window.okPerSec, 0) / 3;
   const byRate: Row[] = [];
   for (const { rate, okPerSecAfter30s, withBurst } of theirs.byRate) {
