@@ -78,6 +78,18 @@ const node =
   () =>
     argv;
 
+/** A file one script of scripts/ writes: its command, shown and run, from one argv. */
+function scriptFile(name: string, kind: ResultsFileKind, argv: readonly string[], rules: ComparisonRules): ResultsFile {
+  return {
+    name,
+    file: `docs/${name}.json`,
+    kind,
+    command: `node --import ./src/register-tsx.mjs ${argv.join(" ")}`,
+    steps: () => [node(...argv)],
+    rules,
+  };
+}
+
 /** The single folder a demo wrote under its -out (results/<timestamp>/). */
 function onlyRun(folder: string): string {
   const runs = readdirSync(folder);
@@ -115,15 +127,10 @@ function withoutOutFolder(figures: unknown): unknown {
 
 /** A recorded choose run: the flags it records, run again by scripts/choose-record.ts. */
 function chooseFile(name: string, flags: readonly string[]): ResultsFile {
-  const file = `docs/${name}.json`;
-  return {
-    name,
-    file,
-    kind: "seeded",
-    command: `node --import ./src/register-tsx.mjs scripts/choose-record.ts ${file} ${flags.join(" ")}`,
-    steps: () => [node("scripts/choose-record.ts", file, ...flags)],
-    rules: { rules: [{ pattern: "recorded.note", tolerance: { kind: "ignored", why: "a remark on the machine" } }], otherwise: EXACT },
-  };
+  return scriptFile(name, "seeded", ["scripts/choose-record.ts", `docs/${name}.json`, ...flags], {
+    rules: [{ pattern: "recorded.note", tolerance: { kind: "ignored", why: "a remark on the machine" } }],
+    otherwise: EXACT,
+  });
 }
 
 const CHOOSE_CANDIDATES =
@@ -138,22 +145,8 @@ function externalFile(name: string, script: string, needs: string): ResultsFile 
 const TIERS_EXAMPLE = "examples/three-tiers.yaml";
 
 export const RESULTS_FILES: readonly ResultsFile[] = [
-  {
-    name: "sim-anchors",
-    file: "docs/sim-anchors.json",
-    kind: "seeded",
-    command: "node --import ./src/register-tsx.mjs scripts/sim-anchors.ts docs/sim-anchors.json",
-    steps: () => [node("scripts/sim-anchors.ts", "docs/sim-anchors.json")],
-    rules: { otherwise: EXACT },
-  },
-  {
-    name: "sim-faults",
-    file: "docs/sim-faults.json",
-    kind: "seeded",
-    command: "node --import ./src/register-tsx.mjs scripts/sim-faults.ts docs/sim-faults.json",
-    steps: () => [node("scripts/sim-faults.ts", "docs/sim-faults.json")],
-    rules: { otherwise: EXACT },
-  },
+  scriptFile("sim-anchors", "seeded", ["scripts/sim-anchors.ts", "docs/sim-anchors.json"], { otherwise: EXACT }),
+  scriptFile("sim-faults", "seeded", ["scripts/sim-faults.ts", "docs/sim-faults.json"], { otherwise: EXACT }),
   summaryFile("sim-all-summary", "sim", ["-quiet", "-strategies", "all"]),
   summaryFile("sim-presets-summary", "sim", ["-quiet", "-strategies", "fixed,exponential-backoff,presets"]),
   summaryFile("sim-presets-instances-1-summary", "sim", ["-quiet", "-strategies", "presets", "-instances", "1"]),
@@ -213,59 +206,38 @@ export const RESULTS_FILES: readonly ResultsFile[] = [
       otherwise: EXACT,
     },
   },
-  {
-    name: "tiers-agreement",
-    file: "docs/tiers-agreement.json",
-    kind: "real",
-    command: "node --import ./src/register-tsx.mjs scripts/tiers-agreement.ts",
-    steps: () => [node("scripts/tiers-agreement.ts", "-out", "docs/tiers-agreement.json")],
-    rules: {
-      rules: [
-        { pattern: "results[*].real.seeds.*", tolerance: DRAWN_SEEDS },
-        { pattern: "results[*].real.firstCollapsedText", tolerance: WORDS },
-        { pattern: "results[*].real.**", tolerance: REAL_RUN_TOLERANCE },
-        { pattern: "results[*].peakRatios[*]", tolerance: REAL_RUN_TOLERANCE },
-      ],
-      otherwise: EXACT,
-    },
-  },
-  {
-    name: "probe-gunicorn-summary",
-    file: "docs/probe-gunicorn-summary.json",
-    kind: "real",
-    command: "node --import ./src/register-tsx.mjs scripts/probe-gunicorn.ts",
-    steps: () => [node("scripts/probe-gunicorn.ts")],
-    rules: {
-      rules: [
-        // Text that repeats the measured figures held here, and names gunicorn's port.
-        ...["command", "picked", "output", "scenario", "system.service-time"].map((pattern) => ({
-          pattern,
-          tolerance: { kind: "ignored", why: "words repeating the measured figures, with the port" } as const,
-        })),
-        { pattern: "measuredSaturationPerSec", tolerance: REAL_RUN_TOLERANCE },
-        { pattern: "modelCapacityPerSec", tolerance: REAL_RUN_TOLERANCE },
-      ],
-      otherwise: EXACT,
-    },
-  },
-  {
-    name: "probe-server-fits",
-    file: "docs/probe-server-fits.json",
-    kind: "real",
-    command: "node --import ./src/register-tsx.mjs scripts/probe-server-fits.ts",
-    steps: () => [node("scripts/probe-server-fits.ts")],
-    rules: {
-      rules: [
-        {
-          pattern: "real.**",
-          // The probe on the machine's own clock: what it records is the spread the machine's load gives, not a figure to hold.
-          tolerance: { kind: "ignored", why: "the real clock's spread under this machine's load, which that part measures" },
-        },
-      ],
-      // The virtual clock: the server and the probe on one manual clock repeat exactly.
-      otherwise: EXACT,
-    },
-  },
+  scriptFile("tiers-agreement", "real", ["scripts/tiers-agreement.ts", "-out", "docs/tiers-agreement.json"], {
+    rules: [
+      { pattern: "results[*].real.seeds.*", tolerance: DRAWN_SEEDS },
+      { pattern: "results[*].real.firstCollapsedText", tolerance: WORDS },
+      { pattern: "results[*].real.**", tolerance: REAL_RUN_TOLERANCE },
+      { pattern: "results[*].peakRatios[*]", tolerance: REAL_RUN_TOLERANCE },
+    ],
+    otherwise: EXACT,
+  }),
+  scriptFile("probe-gunicorn-summary", "real", ["scripts/probe-gunicorn.ts"], {
+    rules: [
+      // Text that repeats the measured figures held here, and names gunicorn's port.
+      ...["command", "picked", "output", "scenario", "system.service-time"].map((pattern) => ({
+        pattern,
+        tolerance: { kind: "ignored", why: "words repeating the measured figures, with the port" } as const,
+      })),
+      { pattern: "measuredSaturationPerSec", tolerance: REAL_RUN_TOLERANCE },
+      { pattern: "modelCapacityPerSec", tolerance: REAL_RUN_TOLERANCE },
+    ],
+    otherwise: EXACT,
+  }),
+  scriptFile("probe-server-fits", "real", ["scripts/probe-server-fits.ts"], {
+    rules: [
+      {
+        pattern: "real.**",
+        // The probe on the machine's own clock: what it records is the spread the machine's load gives, not a figure to hold.
+        tolerance: { kind: "ignored", why: "the real clock's spread under this machine's load, which that part measures" },
+      },
+    ],
+    // The virtual clock: the server and the probe on one manual clock repeat exactly.
+    otherwise: EXACT,
+  }),
   externalFile(
     "brooker-python",
     "python3 scripts/brooker-python.py <his clone> docs/brooker-python.json",
