@@ -14,7 +14,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseSummary } from "../src/report/summary-file.ts";
 import { provenance } from "../src/runtime/provenance.ts";
-import { REALTIME_PREFIX } from "../test/helpers/realtime.ts";
+import { REALTIME_PREFIX } from "../harness/realtime.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const args = process.argv.slice(2);

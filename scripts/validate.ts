@@ -16,6 +16,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { compareFigures, formatMoved, provenanceProblems } from "../harness/results-compare.ts";
+import { REALTIME_PREFIX } from "../harness/realtime.ts";
 import { RESULTS_FILES, type ResultsFile, type Step } from "../harness/results-files.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -25,22 +26,27 @@ const KINDS = new Set(RESULTS_FILES.map((entry) => entry.kind));
 let running: ChildProcess | undefined;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
-    // Stop the one program this script started, by its own pid, then leave.
-    if (running?.pid !== undefined) process.kill(running.pid, "SIGTERM");
+    // Stop the one program this script started, by its own process group (a demo's server and
+    // client with it, which may hold real-time priority), then leave.
+    if (running?.pid !== undefined) process.kill(-running.pid, "SIGTERM");
     process.exit(130);
   });
 }
 
-/** Runs one step from the repository root, its output shown as it comes; resolves to its exit code. */
-function runStep(step: Step): Promise<number> {
+/**
+ * Runs one step from the repository root in its own process group, its output shown as it comes,
+ * at real-time priority when its file was recorded so; resolves to its exit code.
+ */
+function runStep(step: Step, realtime = false): Promise<number> {
   const [program, ...args] = step;
   const argv =
     program === "vitest"
       ? [join(ROOT, "node_modules/vitest/vitest.mjs"), ...args]
       : ["--import", "./src/register-tsx.mjs", program!, ...args];
-  process.stderr.write(`validate: ${step.join(" ")}\n`);
+  const [command, ...commandArgs] = realtime ? [...REALTIME_PREFIX, process.execPath, ...argv] : [process.execPath, ...argv];
+  process.stderr.write(`validate: ${realtime ? `${REALTIME_PREFIX.join(" ")} ` : ""}${step.join(" ")}\n`);
   return new Promise((done) => {
-    running = spawn(process.execPath, argv, { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
+    running = spawn(command!, commandArgs, { cwd: ROOT, detached: true, stdio: ["ignore", "inherit", "inherit"] });
     running.on("error", () => done(1));
     running.on("exit", (code, signal) => done(code ?? (signal === null ? 1 : 128)));
   });
@@ -75,11 +81,15 @@ async function validateFile(entry: ResultsFile): Promise<string[]> {
     process.stderr.write(`validate: ${entry.file} is not regenerated here (${why})\n`);
     problems.push(...provenanceProblems(old, isAncestor).map((problem) => `${entry.file}: ${problem}`));
   } else {
+    if (entry.realtime === true && REALTIME_PREFIX.length === 0)
+      process.stderr.write(
+        `validate: ${entry.file} was recorded at real-time priority, which this machine refuses (chrt -r 10): run at ordinary priority, its figures may move beyond the tolerance measured the other way\n`,
+      );
     const scratch = mkdtempSync(join(tmpdir(), `validate-${entry.name}-`));
     try {
       for (const step of entry.steps(scratch)) {
         const argv = step();
-        const code = await runStep(argv);
+        const code = await runStep(argv, entry.realtime === true);
         if (code !== 0) return [`${entry.file}: ${argv.join(" ")} exited with ${code}`];
       }
       if (entry.produces !== undefined) copyFileSync(entry.produces(scratch), resolve(ROOT, entry.file));

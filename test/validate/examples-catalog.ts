@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { expect } from "vitest";
 import type { OccSimFigures } from "../../src/sim/occ-main.ts";
-import { REALTIME_PREFIX } from "../helpers/realtime.ts";
+import { REALTIME_PREFIX } from "../../harness/realtime.ts";
 import { loadExample, runExample, runExampleReal, runOccExample, type StrategyOutcome } from "../helpers/examples.ts";
 
 /*
