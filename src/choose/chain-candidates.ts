@@ -1,6 +1,7 @@
 import type { FlagSpec } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
+import { playedAs } from "../model/faults/kinds.ts";
 import type { ChainConfig } from "../sim/chain.ts";
 import { chainConfigFrom } from "../sim/chain-options.ts";
 import type { SimFlagValues } from "../sim/options.ts";
@@ -115,10 +116,10 @@ function usersGiven(values: SimFlagValues): FlagSettings {
   return settings;
 }
 
-/** The tiers a schedule's faults strike (a spike is the users' load, not a tier's fault), by index. */
+/** The tiers a schedule's faults strike (a load fault, a spike, is the users' load, not a tier's fault), by index. */
 export function faultyTiers(tiers: readonly ScenarioTier[], schedules: readonly (readonly Fault[])[]): number[] {
   const names = tiers.map((tier) => tier.name);
-  const struck = schedules.flat().filter((fault) => fault.kind !== "spike");
+  const struck = schedules.flat().filter((fault) => !playedAs(fault, "load"));
   return [...new Set(struck.map((fault) => (fault.tier === undefined ? 0 : names.indexOf(fault.tier))))].filter((index) => index >= 0);
 }
 

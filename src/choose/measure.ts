@@ -1,4 +1,5 @@
 import type { Fault } from "../model/faults/fault-schedule.ts";
+import { playedAs } from "../model/faults/kinds.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { serverIsBack, type Verdict } from "../model/verdict.ts";
@@ -204,8 +205,8 @@ export function outageRun(
     endMs: resumeAtMs + plan.observeMs,
     faults: schedule === undefined ? undefined : faults,
   };
-  const outages = faults.filter((fault) => fault.kind === "stop").map(({ atMs, durationMs }) => ({ atMs, durationMs }));
-  const others = faults.filter((fault) => fault.kind !== "stop");
+  const outages = faults.filter((fault) => playedAs(fault, "pause")).map(({ atMs, durationMs }) => ({ atMs, durationMs }));
+  const others = faults.filter((fault) => !playedAs(fault, "pause"));
   let abandonedBeforeStop = 0;
   let abandonedAtEnd = 0;
   const run = simulate({ ...config, seed, outages, faults: others, durationMs: phases.endMs }, (event) => {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ServerSample } from "../model/timeline.ts";
+import { CONTROLLED_KINDS, type ControlledKind } from "../model/faults/kinds.ts";
 import { checkLine, ContractError, jsonLines, type LinePlace, parseJsonObject } from "./json-line.ts";
 
 /*
@@ -15,6 +16,9 @@ import { checkLine, ContractError, jsonLines, type LinePlace, parseJsonObject } 
 const COUNT = z.number().int().nonnegative();
 /** Milliseconds; null when the delay outgrew every number. */
 const DELAY_MS = z.number().nonnegative().nullable();
+
+/** The fault control's kinds, as zod's enum takes them (the registry lists at least one). */
+const CONTROLLED_KINDS_TUPLE = CONTROLLED_KINDS as [ControlledKind, ...ControlledKind[]];
 
 export const SERVER_LINE = z.object({
   time: z.string(),
@@ -42,7 +46,7 @@ export const SERVER_LINE = z.object({
    * With the fault control on (-admin-listen): the faults it has set, [] when none. Absent
    * without the control. (See src/server/fault-control.ts.)
    */
-  faults: z.array(z.object({ kind: z.enum(["capacity", "slow", "errors"]), factor: z.number().nonnegative() })).optional(),
+  faults: z.array(z.object({ kind: z.enum(CONTROLLED_KINDS_TUPLE), factor: z.number().nonnegative() })).optional(),
   /**
    * A middle tier only (-upstream, src/model/servers/upstream-pool.ts): its calls to the tier
    * below, totals since it started. requests: first attempts sent (the tier's own user requests,

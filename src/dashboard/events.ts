@@ -1,6 +1,7 @@
 import { seconds } from "../model/seconds.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
-import type { Fault, FaultKind } from "../model/faults/fault-schedule.ts";
+import { type Fault, type FaultKind, faultName } from "../model/faults/fault-schedule.ts";
+import { faultKind } from "../model/faults/kinds.ts";
 
 /**
  * What the dashboard page is told, one JSON object per Server-Sent Event. Times are
@@ -12,7 +13,10 @@ export type DashboardEvent =
   /** A strategy's run begins; `run` numbers them from 0. */
   | { readonly kind: "run"; readonly run: number; readonly strategy: string; readonly limit: number }
   | { readonly kind: "phase"; readonly run: number; readonly phase: PhaseName; readonly atS: number }
-  /** A fault of the run's schedule, sent when it begins: a band from `fromS` to `toS` named `label` (e.g. "capacity ×0.5"). */
+  /**
+   * A fault of the run's schedule, sent when it begins: a band from `fromS` to `toS` named `label`
+   * (e.g. "capacity ×0.5"), in its kind's colour; `silencesServer`: the server reports nothing meanwhile.
+   */
   | {
       readonly kind: "fault";
       readonly run: number;
@@ -20,6 +24,8 @@ export type DashboardEvent =
       readonly fromS: number;
       readonly toS: number;
       readonly label: string;
+      readonly fill: string;
+      readonly silencesServer: boolean;
     }
   /**
    * The server's report: requests in service and the modelled delay (null when infinite);
@@ -83,8 +89,11 @@ export function serverEvent(run: number, sample: ServerSample): DashboardEvent {
 
 /** A fault as the dashboard marks it: its kind, its band and a label with its factor. */
 export function faultEvent(run: number, fault: Fault): DashboardEvent {
-  const label = fault.kind === "stop" || fault.kind === "crash" ? fault.kind : `${fault.kind} ×${fault.factor}`;
-  return { kind: "fault", run, fault: fault.kind, fromS: seconds(fault.atMs), toS: seconds(fault.atMs + fault.durationMs), label };
+  const { mechanism, fill } = faultKind(fault.kind);
+  // A paused or restarting server reports nothing: the page breaks its lines there.
+  const silencesServer = mechanism === "pause" || mechanism === "restart";
+  const [fromS, toS] = [seconds(fault.atMs), seconds(fault.atMs + fault.durationMs)];
+  return { kind: "fault", run, fault: fault.kind, fromS, toS, label: faultName(fault), fill, silencesServer };
 }
 
 /** A window as the client reports it; a client that counts throttled retries adds their rate. */

@@ -32,6 +32,7 @@
  *   keeps them away), by the end of the observation.
  */
 import { type Fault, formatFault } from "./faults/fault-schedule.ts";
+import { playedAs } from "./faults/kinds.ts";
 import { durationText, secondsText as seconds } from "./seconds.ts";
 import type { ClientWindow, Phases, ServerSample } from "./timeline.ts";
 
@@ -162,7 +163,7 @@ export function faultsText(faults: readonly Fault[]): string {
  */
 function troubleWords(phases: Phases): { readonly lead: string; readonly since: string } {
   const faults = phases.faults ?? [];
-  if (faults.length === 0 || (faults.length === 1 && faults[0]!.kind === "stop")) return { lead: "", since: "after resume" };
+  if (faults.length === 0 || (faults.length === 1 && playedAs(faults[0]!, "pause"))) return { lead: "", since: "after resume" };
   const ended = faults.length === 1 ? "ended" : "had all ended";
   const origin = phases.runStartMs ?? 0;
   const asScheduled = faults.map((fault) => ({ ...fault, atMs: fault.atMs - origin }));

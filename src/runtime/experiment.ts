@@ -6,11 +6,12 @@ import { clientWindow, parseClientLine, readClientWindows } from "../contracts/c
 import { parseServerLine, readServerSamples, type ServerLine, serverSample } from "../contracts/server-line.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
-import { type Fault, type FaultKind, formatFault } from "../model/faults/fault-schedule.ts";
+import { type Fault, formatFault } from "../model/faults/fault-schedule.ts";
+import { faultKind, isControlledKind, playedAs } from "../model/faults/kinds.ts";
 import { formatDuration } from "../cli/duration.ts";
 import { addExtraLoad } from "../model/extra-load.ts";
 import { spikeSeed } from "../model/faults/spike-seed.ts";
-import { activeOf, CONTROLLED_KINDS, formatActiveFaults } from "../model/faults/control.ts";
+import { activeOf, formatActiveFaults } from "../model/faults/control.ts";
 import { notStarted, ServerProcess } from "./server-process.ts";
 
 export interface ExperimentPlan {
@@ -115,7 +116,7 @@ export async function runExperiment(
 ): Promise<ExperimentRecord> {
   const startEpochMs = Date.now();
   const schedule = scheduleOf(plan);
-  const onlyOneStop = schedule.length === 1 && schedule[0]!.kind === "stop";
+  const onlyOneStop = schedule.length === 1 && playedAs(schedule[0]!, "pause");
   const serverLaunch = options.launcher("server");
   const onRecord = options.onRecord;
   const unfollow: (() => void)[] = [];
@@ -134,7 +135,7 @@ export async function runExperiment(
   const label = (tier: number) => (isChain ? `${chain[tier]!.name} server` : "server");
   const tierOf = (fault: Fault) => (fault.tier === undefined ? 0 : chain.findIndex((tier) => tier.name === fault.tier));
   const servers: ServerProcess[] = chain.map((tier, index) => {
-    const controlled = schedule.some((fault) => isControlled(fault.kind) && tierOf(fault) === index);
+    const controlled = schedule.some((fault) => isControlledKind(fault.kind) && tierOf(fault) === index);
     return new ServerProcess(
       (listen) =>
         new ChildProgram(label(index), serverLaunch.command, [
@@ -241,7 +242,7 @@ export async function runExperiment(
     // A spike's client is started now and waits for its fault's start (-start-at): a Node
     // process takes a second or more to start on a busy machine, which would cut the spike short.
     faults.forEach((fault, index) => {
-      if (fault.kind !== "spike") return;
+      if (!playedAs(fault, "load")) return;
       const spike = startClient([...spikeArgs(plan, fault, index), "-start-at", String(startEpochMs + fault.atMs)]);
       spikeByFault.set(index, spike);
       if (onRecord !== undefined)
@@ -253,7 +254,7 @@ export async function runExperiment(
             }),
           ),
         );
-      tell(`spike: extra client pid ${spike.pid} started, waiting for ${formatFault(schedule[index]!, formatDuration)}`);
+      tell(`${fault.kind}: extra client pid ${spike.pid} started, waiting for ${formatFault(schedule[index]!, formatDuration)}`);
     });
     const firstStartMs = Math.min(...faults.map((fault) => fault.atMs));
     const lastEndMs = Math.max(...faults.map((fault) => fault.atMs + fault.durationMs));
@@ -286,49 +287,49 @@ export async function runExperiment(
       const setControlled = () => struck.setFaults(activeOf(onTierNow()));
       // order 0: an end, 1: a start, so that at the same instant one fault ends before the next begins.
       const at = (atMs: number, order: 0 | 1, run: () => Promise<void> | void) => ({ atMs, order, fault, run });
-      switch (fault.kind) {
-        case "stop":
+      switch (faultKind(fault.kind).mechanism) {
+        case "pause":
           return [
             at(fault.atMs, 1, () => {
               const program = struck.program;
               if (program !== undefined && !program.signal("SIGSTOP")) throw diedEarly(program);
-              tell(`stop: SIGSTOP to ${label(tier)} pid ${program?.pid ?? "(crashed)"}`);
+              tell(`${fault.kind}: SIGSTOP to ${label(tier)} pid ${program?.pid ?? "(crashed)"}`);
             }),
             at(endMs, 0, () => {
               const program = struck.program;
               if (program !== undefined && !program.signal("SIGCONT")) throw diedEarly(program);
-              tell(`stop over: SIGCONT to ${label(tier)} pid ${program?.pid ?? "(crashed)"}`);
+              tell(`${fault.kind} over: SIGCONT to ${label(tier)} pid ${program?.pid ?? "(crashed)"}`);
             }),
           ];
-        case "crash":
+        case "restart":
           return [
             at(fault.atMs, 1, async () => {
               const pid = struck.program?.pid;
               await struck.crash();
               tell(
-                `crash: ${label(tier)} pid ${pid} and its group killed (SIGKILL); connections to port ${struck.listeningPort} are refused`,
+                `${fault.kind}: ${label(tier)} pid ${pid} and its group killed (SIGKILL); connections to port ${struck.listeningPort} are refused`,
               );
             }),
             at(endMs, 0, async () => {
               const program = await struck.start();
-              tell(`crash over: ${label(tier)} started again on port ${struck.listeningPort}, pid ${program.pid}`);
+              tell(`${fault.kind} over: ${label(tier)} started again on port ${struck.listeningPort}, pid ${program.pid}`);
             }),
           ];
-        case "spike":
+        case "load":
           return [
             at(fault.atMs, 1, () => {
               const spike = spikeByFault.get(index)!;
-              tell(`spike: extra client pid ${spike.pid} sending (${spikeArgs(plan, fault, index).slice(0, 2).join(" ")})`);
+              tell(`${fault.kind}: extra client pid ${spike.pid} sending (${spikeArgs(plan, fault, index).slice(0, 2).join(" ")})`);
             }),
             at(endMs, 0, () => {
               const spike = spikeByFault.get(index)!;
               if (!spike.running) throw diedEarly(spike);
               spikesStopped.add(spike);
               stopping.push(spike.stop());
-              tell(`spike over: extra client pid ${spike.pid} stopped`);
+              tell(`${fault.kind} over: extra client pid ${spike.pid} stopped`);
             }),
           ];
-        default:
+        case "condition":
           return [
             at(fault.atMs, 1, () => {
               active.push(fault);
@@ -435,8 +436,6 @@ export function scheduleOf(plan: Pick<ExperimentPlan, "faults" | "steadyMs" | "o
 
 /** How a fault's message names the fault control it went through: "the fault control" of the one server, a tier's in a chain. */
 const faultControlName = (tier: string | undefined) => (tier === undefined ? "the fault control" : `${tier}'s fault control`);
-
-const isControlled = (kind: FaultKind) => (CONTROLLED_KINDS as readonly string[]).includes(kind);
 
 /**
  * A spike's extra client: the herd's users × (factor − 1) (or its open-loop rate × (factor −

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ServiceSnapshot } from "../model/service-queue.ts";
 import type { ServerModel, UpstreamSnapshot } from "../model/servers/server-model.ts";
 import { type ActiveFault, conditionsOfActive } from "../model/faults/control.ts";
+import { FAULT_KIND_DEFINITIONS } from "../model/faults/kinds.ts";
 import { LATENCY_BUCKETS_SECONDS, METRIC_PREFIX } from "../runtime/metrics-endpoint.ts";
 
 const name = (suffix: string) => `${METRIC_PREFIX}server_${suffix}`;
@@ -140,9 +141,9 @@ export function serverMetrics(
       registers: [registry],
       collect() {
         const conditions = conditionsOfActive(activeFaults() ?? []);
-        this.set({ kind: "capacity" }, conditions.capacityFactor);
-        this.set({ kind: "slow" }, conditions.slowFactor);
-        this.set({ kind: "errors" }, conditions.errorRate ?? 0);
+        for (const definition of FAULT_KIND_DEFINITIONS) {
+          if (definition.condition !== undefined) this.set({ kind: definition.name }, definition.condition.read(conditions));
+        }
       },
     });
   }

@@ -2,6 +2,7 @@ import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { resolveRetryPolicy } from "../client/options.ts";
 import { type Fault, faultsOfTier, formatFault } from "../model/faults/fault-schedule.ts";
+import { playedAs } from "../model/faults/kinds.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 import type { ScenarioTier } from "../scenario-file/tiers.ts";
 import type { ChainConfig, ChainTierConfig } from "./chain.ts";
@@ -44,7 +45,7 @@ export function chainConfigFrom(values: SimFlagValues, tiers: readonly ScenarioT
   checkFaultTiers(faults, names);
   refuseFaultsAfterTheRun(faults, values.duration);
   checkSpikesAtEdge(faults, names);
-  const spikes = faults.filter((fault) => fault.kind === "spike");
+  const spikes = faults.filter((fault) => playedAs(fault, "load"));
   const chain = tiers.map((tier, index): ChainTierConfig => {
     const server = resolveSimOptions(tierValues(tier, tier.system, "system")).server;
     const bottom = index === tiers.length - 1;
@@ -67,7 +68,7 @@ export function chainConfigFrom(values: SimFlagValues, tiers: readonly ScenarioT
       deadlineAware: server.deadlineAware,
       upstream: upstream === undefined ? undefined : upstreamPolicy(tier, upstream),
       fanout: tier.fanout,
-      faults: faultsOfTier(faults, tier.name, index === 0).filter((fault) => fault.kind !== "spike"),
+      faults: faultsOfTier(faults, tier.name, index === 0).filter((fault) => !playedAs(fault, "load")),
     };
   });
   return {

@@ -5,6 +5,7 @@ import type { AttemptSink, HerdObserver, Transport } from "../model/attempt.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
 import { conditionsOf } from "../model/faults/conditions.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
+import { faultKind, playedAs } from "../model/faults/kinds.ts";
 import { spikeSeed } from "../model/faults/spike-seed.ts";
 import { type Arrivals, createLoad } from "../model/load.ts";
 import { createServerModel, type ServerModelSpec } from "../model/servers/models.ts";
@@ -84,7 +85,7 @@ export function buildChain(clock: Clock, tiers: readonly ChainTierConfig[], seed
     const tier = tiers[index]!;
     const caller = index === 0 ? users : tiers[index - 1]!.upstream!;
     const serviceRandom = streamRandom(serverSeed(seed), 1 + index);
-    const errors = tier.errorRate > 0 || tier.faults.some((fault) => fault.kind === "errors");
+    const errors = tier.errorRate > 0 || tier.faults.some((fault) => faultKind(fault.kind).injectsErrors);
     const errorInjection = errors ? { rate: tier.errorRate, random: streamRandom(serverSeed(seed), 1000 + index) } : undefined;
     let model: ServerModel;
     if (tier.upstream === undefined) {
@@ -198,7 +199,7 @@ export function simulateChain(config: ChainConfig, hooks: SimulationHooks = {}):
   // two windows by the order of events alone (docs/tiers.md, "The real chain against the simulated one").
   for (let window = 1; window * config.intervalMs <= config.durationMs; window++) clock.schedule(window * config.intervalMs, sample);
   for (const tier of tiers) {
-    for (const stop of tier.config.faults.filter((fault) => fault.kind === "stop")) {
+    for (const stop of tier.config.faults.filter((fault) => playedAs(fault, "pause"))) {
       clock.schedule(stop.atMs, () => tier.network.stop());
       clock.schedule(stop.atMs + stop.durationMs, () => tier.network.resume());
     }

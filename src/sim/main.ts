@@ -7,7 +7,7 @@ import { makeOutputDir, writeOutputFile } from "../runtime/output-files.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { concurrencyForDelay } from "../model/latency.ts";
-import { type Fault, formatFault } from "../model/faults/fault-schedule.ts";
+import { type Fault, faultName, formatFault } from "../model/faults/fault-schedule.ts";
 import { serverIsBack } from "../model/verdict.ts";
 import { bandsText, troubleBands } from "../model/faults/bands.ts";
 import { describeModel, serverModelOf } from "../server/options.ts";
@@ -134,7 +134,7 @@ export function criticalTrouble(values: SimFlagValues): {
   const viaFaults = values.faults !== undefined;
   return {
     observeMs,
-    name: viaFaults ? `${fault.kind}${fault.kind === "stop" || fault.kind === "crash" ? "" : ` ×${fault.factor}`}` : "outage",
+    name: viaFaults ? faultName(fault) : "outage",
     withLength: (lengthMs) => {
       const trial = { ...values, duration: fault.atMs + lengthMs + observeMs };
       if (viaFaults) trial.faults = formatFault({ ...fault, durationMs: lengthMs }, formatDuration);

@@ -12,6 +12,7 @@ import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage } from "./simulate.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
 import { type Fault, FAULT_KINDS, FaultSyntaxError, parseFaults, spikeLoadProblem, tierProblem } from "../model/faults/fault-schedule.ts";
+import { FAULT_KIND_DEFINITIONS, playedAs } from "../model/faults/kinds.ts";
 
 /** The most reports (server lines, client windows) one run may make: each is kept for the metrics. */
 export const MAX_REPORTS = 10_000_000;
@@ -78,18 +79,18 @@ export function checkFaultTiers(faults: readonly Fault[], tierNames: readonly st
   if (stray !== undefined) throw new UsageError(`-faults: ${stray}`);
 }
 
-/** A UsageError for a spike on a tier other than the edge: a spike is the users' load, and they call the edge. */
+/** A UsageError for a load fault (a spike) on a tier other than the edge: it is the users' load, and they call the edge. */
 export function checkSpikesAtEdge(faults: readonly Fault[], tierNames: readonly string[]): void {
-  if (faults.some((fault) => fault.kind === "spike" && fault.tier !== undefined && fault.tier !== tierNames[0])) {
-    throw new UsageError("-faults: a spike is the users' load: give it without a tier (it reaches the edge)");
+  const stray = faults.find((fault) => playedAs(fault, "load") && fault.tier !== undefined && fault.tier !== tierNames[0]);
+  if (stray !== undefined) {
+    throw new UsageError(`-faults: a ${stray.kind} is the users' load: give it without a tier (it reaches the edge)`);
   }
 }
 
 /** What the kinds mean, for both programs' help. */
 export const FAULTS_HELP =
   `fault schedule, kind@start+length[*factor] separated by commas, e.g. "stop@15s+20s, spike@60s+5s*2"; kinds ${FAULT_KINDS.join(", ")} ` +
-  "(stop: SIGSTOP; crash: lost work, refused connections; capacity *f: threads or limit; slow *f: service time or delay; " +
-  "errors *p: share answered 500; spike *f: the clients' load)";
+  `(${FAULT_KIND_DEFINITIONS.map((definition) => definition.help).join("; ")})`;
 
 /** Worker threads for independent simulations: the simulator's runs, and choose's measurements. */
 export const PARALLEL_FLAG = {
@@ -294,8 +295,8 @@ export function resolveSimOptions(values: SimFlagValues): SimOptions {
     if (values["find-critical-outage"] && faults.length !== 1) {
       throw new UsageError(`-find-critical-outage varies the length of one fault: -faults lists ${faults.length}`);
     }
-    const outages = faults.filter((fault) => fault.kind === "stop").map(({ atMs, durationMs }) => ({ atMs, durationMs }));
-    return { client, server, outages, faults: faults.filter((fault) => fault.kind !== "stop") };
+    const outages = faults.filter((fault) => playedAs(fault, "pause")).map(({ atMs, durationMs }) => ({ atMs, durationMs }));
+    return { client, server, outages, faults: faults.filter((fault) => !playedAs(fault, "pause")) };
   }
   const starts = durationList(values["outage-at"]);
   const lengths = durationList(values.outage);

@@ -1,6 +1,7 @@
 import { formatDuration } from "../cli/duration.ts";
 import { realClock } from "../clock/real-clock.ts";
 import { clientEvent, type DashboardEvent, faultEvent, phaseEvents, serverEvent } from "../dashboard/events.ts";
+import { playedAs } from "../model/faults/kinds.ts";
 import { parseSpeed, playBack, type TimedEvent } from "../dashboard/playback.ts";
 import { startAnnouncedDashboard } from "../dashboard/start.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
@@ -30,7 +31,7 @@ export async function playSimulation(io: ProgramIo, values: SimFlagValues) {
         at(0, { kind: "run", run, strategy: result.strategy, limit: result.concurrencyLimit }),
         ...phaseEvents(run, 0, outages).map((event) => at(event.kind === "phase" ? event.atS * 1000 : 0, event)),
         // The schedule's other faults as bands of their own (its stops are the outage phases).
-        ...(result.phases.faults ?? []).filter((fault) => fault.kind !== "stop").map((fault) => at(fault.atMs, faultEvent(run, fault))),
+        ...(result.phases.faults ?? []).filter((fault) => !playedAs(fault, "pause")).map((fault) => at(fault.atMs, faultEvent(run, fault))),
         ...result.server.map((sample) => at(sample.atMs, serverEvent(run, sample))),
         ...result.client.map((window) => at(window.endMs, clientEvent(run, window))),
         at(result.phases.endMs, { kind: "verdict", run, verdict: result.metrics.verdict, why }),

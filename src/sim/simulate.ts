@@ -8,6 +8,7 @@ import { seededRandom, streamRandom } from "../backoff/random.ts";
 import type { OutOfMemoryEvent, ServiceSnapshot } from "../model/service-queue.ts";
 import { conditionsOf } from "../model/faults/conditions.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
+import { faultKind } from "../model/faults/kinds.ts";
 import { spikeSeed } from "../model/faults/spike-seed.ts";
 import type { ServerModelFigures } from "../model/servers/figures.ts";
 import { createServerModel, modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
@@ -102,10 +103,10 @@ export function figuresOf(config: SimulationConfig): ServerModelFigures {
   return modelFigures(config.model ?? { kind: "exponential", latency: config.latency }, config.timeoutMs, config.maxConcurrency);
 }
 
-/** What a run does at each fault's start and end, for scheduleFaults. */
+/** What a run does at each fault's start and end, for scheduleFaults: one action per mechanism (src/model/faults/kind.ts). */
 export interface FaultActions {
   readonly clock: ManualClock;
-  /** The capacity, slow and errors faults on now. */
+  /** The faults on now that change the server's conditions. */
   readonly setConditions: (active: readonly Fault[]) => void;
   readonly crash: () => void;
   readonly restart: () => void;
@@ -113,19 +114,19 @@ export interface FaultActions {
   readonly spike: (fault: Fault, index: number) => () => void;
 }
 
-/** Arms every fault's start and end on the clock (stops are outages, armed apart). */
+/** Arms every fault's start and end on the clock, as its kind's mechanism plays it (pauses are outages, armed apart). */
 export function scheduleFaults(faults: readonly Fault[], actions: FaultActions): void {
   const active: Fault[] = [];
   faults.forEach((fault, index) => {
     const endAt = fault.atMs + fault.durationMs;
-    switch (fault.kind) {
-      case "stop":
+    switch (faultKind(fault.kind).mechanism) {
+      case "pause":
         return;
-      case "crash":
+      case "restart":
         actions.clock.schedule(fault.atMs, actions.crash);
         actions.clock.schedule(endAt, actions.restart);
         return;
-      case "spike": {
+      case "load": {
         let stopSpike: (() => void) | undefined;
         actions.clock.schedule(fault.atMs, () => {
           stopSpike = actions.spike(fault, index);
@@ -133,7 +134,7 @@ export function scheduleFaults(faults: readonly Fault[], actions: FaultActions):
         actions.clock.schedule(endAt, () => stopSpike?.());
         return;
       }
-      default:
+      case "condition":
         actions.clock.schedule(fault.atMs, () => {
           active.push(fault);
           actions.setConditions(active);
@@ -193,8 +194,8 @@ export function simulate(
   const faults = config.faults ?? [];
   // Counting requests that cannot complete by the end assumes a delay that only grows and a
   // server that keeps what it has: faults that change its curve or empty it turn that off.
-  const horizonMs = faults.some((fault) => fault.kind !== "spike" && fault.kind !== "errors") ? Infinity : config.durationMs;
-  const errorsFault = faults.some((fault) => fault.kind === "errors");
+  const horizonMs = faults.some((fault) => !faultKind(fault.kind).keepsServerDelays) ? Infinity : config.durationMs;
+  const errorsFault = faults.some((fault) => faultKind(fault.kind).injectsErrors);
   const queue = createServerModel(config.model ?? { kind: "exponential", latency: config.latency }, clock, {
     cancelOnDisconnect: config.cancelOnDisconnect,
     maxConcurrency: config.maxConcurrency,
@@ -204,7 +205,7 @@ export function simulate(
     // Nothing after the end of the run is observed: what cannot complete by then is counted.
     horizonMs,
     serviceRandom: streamRandom(serverSeed(config.seed), 1),
-    fixedServiceTime: !protection.deadlines && !faults.some((fault) => fault.kind === "slow"),
+    fixedServiceTime: !protection.deadlines && !faults.some((fault) => faultKind(fault.kind).changesServiceTime),
   });
   const network = new SimulatedNetwork(queue, clock, config.backlog, {
     retryAfterMs: protection.retryAfterMs,

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { faultEvent } from "../../src/dashboard/events.ts";
 import { type Dashboard, startDashboard } from "../../src/dashboard/server.ts";
 import { VERDICTS } from "../../src/model/verdict.ts";
 import { type Browser, launchBrowser } from "../../harness/browser.ts";
@@ -202,8 +203,9 @@ describe("the live dashboard, in Chromium", () => {
     const capacityBand = [206, 125, 51] as const;
     expect(await pixelsOf(page, "concurrency", capacityBand)).toBeLessThan(20);
     expect(await page.textContent("#faults")).toBe("–");
-    dashboard.publish({ kind: "fault", run: 0, fault: "capacity", fromS: 2, toS: 6, label: "capacity ×0.5" });
-    dashboard.publish({ kind: "fault", run: 0, fault: "slow", fromS: 3, toS: 7, label: "slow ×3" });
+    // As the runners send them: the kind's colour and label from its definition.
+    dashboard.publish(faultEvent(0, { kind: "capacity", atMs: 2000, durationMs: 4000, factor: 0.5 }));
+    dashboard.publish(faultEvent(0, { kind: "slow", atMs: 3000, durationMs: 4000, factor: 3 }));
     dashboard.publish({ kind: "server", run: 0, atS: 5, concurrency: 58, delayS: 0.06, queueLength: 50, threadsBusy: 4, threads: 4 });
     await page.waitForFunction(() => window.dashboard.runs[0]?.server.points === 5);
     // The figures are written at the next animation frame after the data arrive: wait for that drawing.

@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, relative, resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { sourceFiles, SRC } from "../helpers/source-files.ts";
 
 /*
  * The import rules of docs/design.md ("Layers"), checked on every import under src/: which
@@ -9,7 +10,6 @@ import { describe, expect, it } from "vitest";
  * TypeScript compiler's own pre-processor (static, type-only, dynamic and re-exports alike).
  */
 
-const SRC = resolve(import.meta.dirname, "../../src");
 
 /** What each folder may import besides itself: the layers of docs/design.md, lowest first. */
 const FOUNDATION = ["backoff", "clock", "cli"];
@@ -59,14 +59,6 @@ function violation(from: string, to: string): string | undefined {
   // The worker threads' entry is an entry like src/bin: it starts each program's worker module.
   if (from === "runtime/worker-entry.ts" && PROGRAMS.includes(toFolder) && /-worker\.ts$/.test(to)) return undefined;
   return `src/${fromFolder} may not import src/${toFolder}`;
-}
-
-function sourceFiles(directory: string): string[] {
-  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(directory, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return /\.(ts|mts|mjs|js)$/.test(entry.name) ? [path] : [];
-  });
 }
 
 /** Every relative import of every file, as paths relative to src/. */

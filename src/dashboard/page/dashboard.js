@@ -21,18 +21,10 @@ const TIER_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8
 const MUTED = ["#a6bddb", "#c2a5cf", "#bdbdbd", "#fdbf6f", "#b2df8a", "#fb9a99", "#cab2d6", "#d9d9d9"];
 const { delay, delayExponent, drawLimit, fromZero, powersOfTen, readableSeconds, shadeBands, spanTime, timeAxes } = herdCharts;
 const PHASE_FILL = { steady: "rgba(31, 119, 180, 0.05)", outage: "rgba(214, 39, 40, 0.15)", observe: "rgba(44, 160, 44, 0.10)" };
-/** A fault schedule's bands, one colour per kind (src/model/faults). */
-const FAULT_FILL = {
-  stop: "rgba(214, 39, 40, 0.15)",
-  crash: "rgba(127, 0, 0, 0.18)",
-  capacity: "rgba(255, 127, 14, 0.15)",
-  slow: "rgba(148, 103, 189, 0.15)",
-  errors: "rgba(227, 119, 194, 0.15)",
-  spike: "rgba(188, 189, 34, 0.18)",
-};
 
 /**
- * runs[n]: { strategy, limit, phases: [{ phase, atS }], faults: [{ fault, fromS, toS, label }], server: {...arrays},
+ * runs[n]: { strategy, limit, phases: [{ phase, atS }], faults: [fault events: { fault, fromS, toS, label, fill, silencesServer }],
+ * server: {...arrays},
  * client: {...arrays}, verdict }
  */
 let runs = [];
@@ -82,7 +74,7 @@ function receive(event) {
       run.phases.push({ phase: event.phase, atS: event.atS });
       break;
     case "fault":
-      run.faults.push({ fault: event.fault, fromS: event.fromS, toS: event.toS, label: event.label });
+      run.faults.push(event);
       break;
     case "server": {
       // A server stopped by an outage reports nothing: its lines break off between the reports around it.
@@ -90,7 +82,7 @@ function receive(event) {
       const startedBetween = (atS) => atS >= previous && atS < event.atS;
       const stopped =
         run.phases.some((phase) => phase.phase === "outage" && startedBetween(phase.atS)) ||
-        run.faults.some((fault) => (fault.fault === "stop" || fault.fault === "crash") && startedBetween(fault.fromS));
+        run.faults.some((fault) => fault.silencesServer && startedBetween(fault.fromS));
       if (stopped) pushServer(run, (previous + event.atS) / 2, null, null, null);
       pushServer(run, event.atS, event.concurrency, delayExponent(event.delayS), event.queueLength ?? null);
       run.server.lastDelayS = event.delayS;
@@ -296,7 +288,7 @@ function shadeFaults(u, faults) {
     const to = clamp(u.valToPos(fault.toS, "x", true));
     if (to <= from) return;
     const row = faults.slice(0, index).filter((other) => other.toS > fault.fromS && other.fromS < fault.toS).length;
-    ctx.fillStyle = FAULT_FILL[fault.fault] ?? "rgba(0, 0, 0, 0.08)";
+    ctx.fillStyle = fault.fill;
     ctx.fillRect(from, top, to - from, height);
     ctx.fillStyle = "#333";
     ctx.fillText(fault.label, from + 4 * devicePixelRatio, top + (26 + 13 * row) * devicePixelRatio);

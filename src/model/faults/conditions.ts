@@ -1,29 +1,21 @@
 import type { DelayCurve } from "../latency.ts";
 import type { Fault } from "./fault-schedule.ts";
+import { type FaultConditions, NORMAL_CONDITIONS } from "./kind.ts";
+import { faultKind } from "./kinds.ts";
 
-/** The conditions the server works under while some faults are on (capacity, slow and errors). */
-export interface FaultConditions {
-  /** Threads or limit × this; 1 when no capacity fault is on. */
-  readonly capacityFactor: number;
-  /** Service time or delay × this. */
-  readonly slowFactor: number;
-  /** The share answered 500 instead of the server's own rate; undefined when no errors fault is on. */
-  readonly errorRate: number | undefined;
-}
+export { type FaultConditions, NORMAL_CONDITIONS } from "./kind.ts";
 
-export const NORMAL_CONDITIONS: FaultConditions = Object.freeze({ capacityFactor: 1, slowFactor: 1, errorRate: undefined });
-
-/** The conditions while `active` faults are on: factors of overlapping faults multiply, the largest error share wins. */
+/**
+ * The conditions while `active` faults are on, as each condition kind bends them: overlapping
+ * faults combine (factors multiply, the largest error share wins).
+ */
 export function conditionsOf(active: readonly Fault[]): FaultConditions {
-  let capacityFactor = 1;
-  let slowFactor = 1;
-  let errorRate: number | undefined;
+  let conditions = NORMAL_CONDITIONS;
   for (const fault of active) {
-    if (fault.kind === "capacity") capacityFactor *= fault.factor;
-    else if (fault.kind === "slow") slowFactor *= fault.factor;
-    else if (fault.kind === "errors") errorRate = Math.max(errorRate ?? 0, fault.factor);
+    const condition = faultKind(fault.kind).condition;
+    if (condition !== undefined) conditions = condition.bend(conditions, fault.factor);
   }
-  return { capacityFactor, slowFactor, errorRate };
+  return conditions;
 }
 
 /**

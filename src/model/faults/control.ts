@@ -1,15 +1,15 @@
 import { conditionsOf, type FaultConditions } from "./conditions.ts";
 import { type Fault, factorProblem } from "./fault-schedule.ts";
+import { CONTROLLED_KINDS, type ControlledKind, isControlledKind } from "./kinds.ts";
 
 /**
  * The real server's fault control (./server -admin-listen, src/server/admin-server.ts): the faults a runner turns on and off while the
  * server runs, as the body of `PUT /faults`. The schedule's notation without times:
  * `capacity*0.5, slow*3, errors*0.2`; an empty body (or `none`) lifts them all. Only the
- * kinds that live inside the server are taken: stop and crash are signals, spike is the
- * client's load.
+ * kinds that live inside the server are taken (the condition mechanism, ./kind.ts): the others
+ * are signals, a restart or the clients' load.
  */
-export const CONTROLLED_KINDS = ["capacity", "slow", "errors"] as const;
-export type ControlledKind = (typeof CONTROLLED_KINDS)[number];
+export { CONTROLLED_KINDS, type ControlledKind } from "./kinds.ts";
 
 export interface ActiveFault {
   readonly kind: ControlledKind;
@@ -36,10 +36,10 @@ export function parseFaultControl(body: string): ActiveFault[] {
     if (match === null)
       throw new FaultControlError(`"${part}" is not kind*factor, e.g. capacity*0.5 (or an empty body to lift every fault)`);
     const [, kindText, factorText] = match;
-    if (!(CONTROLLED_KINDS as readonly string[]).includes(kindText!)) {
+    if (!isControlledKind(kindText!)) {
       throw new FaultControlError(`"${part}": the control takes ${CONTROLLED_KINDS.join(", ")}, not ${kindText}`);
     }
-    const kind = kindText as ControlledKind;
+    const kind = kindText;
     const factor = Number(factorText);
     const problem = factorProblem(kind, factorText!.trim() === "" ? Number.NaN : factor);
     if (problem !== undefined) throw new FaultControlError(`"${part}": ${problem}`);
@@ -59,7 +59,5 @@ export function conditionsOfActive(active: readonly ActiveFault[]): FaultConditi
 
 /** The kinds of a schedule the control handles, with their factors: what a runner sends while they are on. */
 export function activeOf(faults: readonly Fault[]): ActiveFault[] {
-  return faults.flatMap((fault) =>
-    (CONTROLLED_KINDS as readonly string[]).includes(fault.kind) ? [{ kind: fault.kind as ControlledKind, factor: fault.factor }] : [],
-  );
+  return faults.flatMap((fault) => (isControlledKind(fault.kind) ? [{ kind: fault.kind, factor: fault.factor }] : []));
 }

@@ -3,16 +3,8 @@
  * `kind@start+length`, with `*factor` for the kinds that have one, several separated by
  * commas: `stop@15s+20s, spike@60s+5s*2`.
  *
- * - `stop`: the server is stopped (SIGSTOP) and resumed (today's outage).
- * - `crash`: the server dies and is started again after the length: what was in it is lost,
- *   connections are refused while it is down.
- * - `capacity *f`: threads (queue model) or limit (exponential model) × f; for the linear
- *   model every delay ÷ f (a noisy neighbour, a CPU cut, a lost replica).
- * - `slow *f`: service time (queue model) or delay (shared-delay models) × f (a slow
- *   dependency, a GC storm).
- * - `errors *p`: this fraction of the requests served is answered 500 (a bad deploy).
- * - `spike *f`: the clients' load × f: f − 1 times the users join (closed herd), or the
- *   arrival rate grows f-fold (open loop); f > 1.
+ * The kinds (stop, crash, capacity, slow, errors, spike), what each does and how it is played,
+ * are defined one per file in ./kinds/ and listed in ./kinds.ts.
  *
  * In a chain of tiers (docs/tiers.md) a fault names its tier first: `db:stop@15s+20s`,
  * `api:slow@10s+30s*4`. No prefix is the edge, tier 0, so a schedule without tiers means
@@ -20,8 +12,9 @@
  *
  * Pure: durations are read by the parser given (the command line's Go durations).
  */
-export const FAULT_KINDS = ["stop", "crash", "capacity", "slow", "errors", "spike"] as const;
-export type FaultKind = (typeof FAULT_KINDS)[number];
+import { FAULT_KINDS, type FaultKind, faultKind, isFaultKind } from "./kinds.ts";
+
+export { FAULT_KINDS, type FaultKind } from "./kinds.ts";
 
 export interface Fault {
   readonly kind: FaultKind;
@@ -40,16 +33,6 @@ export const TIER_NAME_PATTERN = /^[a-z][a-z0-9_-]*$/;
 export class FaultSyntaxError extends Error {
   override readonly name = "FaultSyntaxError";
 }
-
-/** What each kind's factor must be, and whether it has one. */
-const FACTOR_RULES: Readonly<Record<FaultKind, { readonly check: (factor: number) => boolean; readonly rule: string } | undefined>> = {
-  stop: undefined,
-  crash: undefined,
-  capacity: { check: (factor) => factor > 0, rule: "a factor above 0, e.g. capacity@10s+30s*0.5" },
-  slow: { check: (factor) => factor > 0, rule: "a factor above 0, e.g. slow@10s+30s*3" },
-  errors: { check: (factor) => factor >= 0 && factor <= 1, rule: "a share from 0 to 1, e.g. errors@10s+30s*0.2" },
-  spike: { check: (factor) => factor > 1, rule: "a factor above 1, e.g. spike@60s+5s*2" },
-};
 
 const FAULT_PATTERN = /^(?:([^:@]*):)?([a-z]+)@([^+*]+)\+([^*]+)(?:\*(.+))?$/;
 
@@ -82,10 +65,10 @@ function parseFault(part: string, parseDurationMs: (text: string) => number): Fa
     throw new FaultSyntaxError(`"${part}": the tier "${tier}" is not a name of lower-case letters, digits, - and _`);
   }
   const where = tier === undefined ? {} : { tier };
-  if (!(FAULT_KINDS as readonly string[]).includes(kindText!)) {
+  if (!isFaultKind(kindText!)) {
     throw new FaultSyntaxError(`"${part}": unknown fault ${kindText}; one of ${FAULT_KINDS.join(", ")}`);
   }
-  const kind = kindText as FaultKind;
+  const kind = kindText;
   const duration = (text: string, what: string) => {
     let value: number;
     try {
@@ -99,8 +82,7 @@ function parseFault(part: string, parseDurationMs: (text: string) => number): Fa
   const atMs = duration(startText!, "start");
   const durationMs = duration(lengthText!, "length");
   if (durationMs <= 0) throw new FaultSyntaxError(`"${part}": the length must be above 0`);
-  const rule = FACTOR_RULES[kind];
-  if (rule === undefined) {
+  if (faultKind(kind).factor === undefined) {
     if (factorText !== undefined) throw new FaultSyntaxError(`"${part}": ${kind} takes no factor`);
     return { kind, atMs, durationMs, factor: 1, ...where };
   }
@@ -112,14 +94,14 @@ function parseFault(part: string, parseDurationMs: (text: string) => number): Fa
 
 /** What is wrong with `factor` for a kind that takes one (e.g. "capacity needs a factor above 0, …"), or undefined. */
 export function factorProblem(kind: FaultKind, factor: number): string | undefined {
-  const rule = FACTOR_RULES[kind];
+  const rule = faultKind(kind).factor;
   if (rule === undefined) return `${kind} takes no factor`;
   return Number.isFinite(factor) && rule.check(factor) ? undefined : `${kind} needs ${rule.rule}`;
 }
 
 /** A fault as the schedule writes it, e.g. `spike@1m+5s*2` (with the given duration format). */
 export function formatFault(fault: Fault, formatDurationMs: (ms: number) => string): string {
-  const factor = FACTOR_RULES[fault.kind] === undefined ? "" : `*${fault.factor}`;
+  const factor = faultKind(fault.kind).factor === undefined ? "" : `*${fault.factor}`;
   const tier = fault.tier === undefined ? "" : `${fault.tier}:`;
   return `${tier}${fault.kind}@${formatDurationMs(fault.atMs)}+${formatDurationMs(fault.durationMs)}${factor}`;
 }
@@ -127,8 +109,13 @@ export function formatFault(fault: Fault, formatDurationMs: (ms: number) => stri
 /** A fault as a chart's band names it: stop, crash, capacity ×0.5, slow ×3, errors 20 %, spike ×2. */
 export function faultLabel(fault: Fault): string {
   const tier = fault.tier === undefined ? "" : `${fault.tier}: `;
-  if (FACTOR_RULES[fault.kind] === undefined) return `${tier}${fault.kind}`;
-  return `${tier}${fault.kind === "errors" ? `errors ${Number((fault.factor * 100).toFixed(1))} %` : `${fault.kind} ×${fault.factor}`}`;
+  const factor = faultKind(fault.kind).factor;
+  return `${tier}${fault.kind}${factor === undefined ? "" : ` ${factor.label(fault.factor)}`}`;
+}
+
+/** A fault named by its kind and its bare factor, as the dashboard and ./sim's outage search name it: slow ×3, errors ×0.5, crash. */
+export function faultName(fault: Pick<Fault, "kind" | "factor">): string {
+  return `${fault.kind}${faultKind(fault.kind).factor === undefined ? "" : ` ×${fault.factor}`}`;
 }
 
 /**
@@ -149,7 +136,7 @@ export function spikeLoadProblem(
   load: { readonly amount: number; readonly limit: number; readonly unit: string },
   formatDurationMs: (ms: number) => string,
 ): string | undefined {
-  const spike = faults.find((fault) => fault.kind === "spike" && !(load.amount * fault.factor <= load.limit));
+  const spike = faults.find((fault) => faultKind(fault.kind).mechanism === "load" && !(load.amount * fault.factor <= load.limit));
   if (spike === undefined) return undefined;
   return (
     `the spike ${formatFault(spike, formatDurationMs)} runs ${spike.factor} times the ${load.amount} ${load.unit}; ` +

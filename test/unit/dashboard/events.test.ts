@@ -37,7 +37,7 @@ describe("dashboard events", () => {
     ]);
   });
 
-  it("marks a fault by kind with its band and factor, and passes the queue model's state on", () => {
+  it("marks a fault by kind with its band, factor and colour (a crash silences the server), and passes the queue model's state on", () => {
     expect(faultEvent(1, { kind: "capacity", atMs: 20_000, durationMs: 5_000, factor: 0.5 })).toEqual({
       kind: "fault",
       run: 1,
@@ -45,8 +45,13 @@ describe("dashboard events", () => {
       fromS: 20,
       toS: 25,
       label: "capacity ×0.5",
+      fill: "rgba(255, 127, 14, 0.15)",
+      silencesServer: false,
     });
-    expect(faultEvent(0, { kind: "crash", atMs: 1_000, durationMs: 2_000, factor: 1 })).toMatchObject({ label: "crash" });
+    expect(faultEvent(0, { kind: "crash", atMs: 1_000, durationMs: 2_000, factor: 1 })).toMatchObject({
+      label: "crash",
+      silencesServer: true,
+    });
     const sample = { atMs: 1_000, concurrency: 12, lastDelayMs: 40, peakConcurrency: 12, peakDelayMs: 40 };
     expect(serverEvent(0, { ...sample, queueLength: 4, threadsBusy: 8, threads: 8 })).toMatchObject({
       queueLength: 4,
