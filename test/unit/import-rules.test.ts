@@ -10,7 +10,6 @@ import { sourceFiles, SRC } from "../helpers/source-files.ts";
  * TypeScript compiler's own pre-processor (static, type-only, dynamic and re-exports alike).
  */
 
-
 /** What each folder may import besides itself: the layers of docs/design.md, lowest first. */
 const FOUNDATION = ["backoff", "clock", "cli"];
 const PURE = [...FOUNDATION, "model"];
