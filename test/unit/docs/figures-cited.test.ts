@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
  * Words that no file backs. A passage of README.md or docs/*.md that names a results file
  * (`docs/<name>.json`) states figures from it: every number in its prose must be a value of
  * that file at the precision printed (a percentage of a share, seconds of milliseconds
- * allowed), and every commit it names must be the commit the file records. Code spans,
+ * allowed; a number glued to its unit, 4.7s, 120ms, 2.75x, counts too), and every commit it names must be the commit the file records. Code spans,
  * links, comments and tables are left out: tables have their own checks (readme-figures),
  * and a command's flags are its input, not its figures. docs/validation.md is generated, with
  * its results file, by `npm run validate`, so its passages cite docs/validation-results.json too.
@@ -59,10 +59,10 @@ function proseOf(passage: string): string {
     .replace(/[\w./-]+\.(?:json|md|ts|py|yaml|sh)\b/g, "");
 }
 
-/** A printed number (thousands grouped by spaces, as the docs write them) and its last digit's place. */
+/** A printed number (thousands grouped by spaces, as the docs write them, or glued to ms, s or x) and its last digit's place. */
 function printedNumbers(prose: string): { text: string; value: number; half: number }[] {
   // Not a year written '22.
-  return [...prose.matchAll(/(?<![\w.'-])(\d{1,3}(?: \d{3})+|\d+(?:\.\d+)?)(?![\w]|\.\d)/g)].map((match) => {
+  return [...prose.matchAll(/(?<![\w.'-])(\d{1,3}(?: \d{3})+|\d+(?:\.\d+)?)(?:ms|s|x)?(?![\w]|\.\d)/g)].map((match) => {
     const text = match[1]!;
     const decimals = text.split(".")[1]?.length ?? 0;
     return { text, value: Number(text.replaceAll(" ", "")), half: 0.5 * 10 ** -decimals + 1e-9 };
