@@ -1,6 +1,8 @@
 import { formatDuration } from "../cli/duration.ts";
 import { redactUrl } from "../cli/redact-url.ts";
 import { checkOutputFileWritable, writeOutputFile } from "../runtime/output-files.ts";
+import { readInputFile } from "../runtime/input-files.ts";
+import { InputFileError } from "../cli/usage-error.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { modelFigures } from "../model/servers/models.ts";
 import { describeModel, describeModelSpec } from "../server/model-flags.ts";
@@ -8,9 +10,11 @@ import { fitModels, type FitResult, MIN_STEPS_TO_FIT } from "./fit/fit-models.ts
 import { betterHeldOutLine, heldOutErrors, heldOutLine } from "./fit/held-out.ts";
 import type { StepMeasure } from "./fit/step-measure.ts";
 import { parseProbeArgs, type ProbeOptions } from "./options.ts";
-import { describeEnd, type ProbeLimits, probeSteps } from "./probe-run.ts";
+import { describeEnd, formatStep, type ProbeLimits, probeSteps } from "./probe-run.ts";
+import { readLoadTest } from "./from/formats.ts";
+import { LoadTestFileError } from "./from/load-test.ts";
 import { probeReportHtml } from "./report.ts";
-import { everydayErrorRate } from "./saturation.ts";
+import { everydayErrorRate, saturation } from "./saturation.ts";
 import { scenarioYaml } from "./scenario-out.ts";
 import { validateFit } from "./validate.ts";
 
@@ -48,14 +52,16 @@ function limitsOf(options: ProbeOptions): ProbeLimits {
 }
 
 async function probe(options: ProbeOptions, interrupt: AbortSignal, io: ProgramIo): Promise<number> {
-  const { url, values } = options;
-  const limits = limitsOf(options);
+  const { values } = options;
   // Before any request: a probe's minutes are not spent on results that cannot be written.
   for (const path of [values.out, values.report]) if (path !== "") checkOutputFileWritable(path);
+  if (options.url === undefined) return fitLoadTests(options, io);
+  const url = options.url;
+  const limits = limitsOf(options);
   // Credentials in the URL are never printed nor written.
   const shownUrl = redactUrl(url);
-  const say = (line: string) => io.stderr.write(`probe: ${line}\n`);
   say(
+    io,
     `${shownUrl}: closed-loop steps of ${options.steps.join(", ")} users, each at least ${values["step-duration"] / 1000} s and ` +
       `${values["step-requests"]} answers; limits ${values["max-requests"]} requests, ${values["max-rate"]} req/s, ${values["max-time"] / 1000} s`,
   );
@@ -67,25 +73,94 @@ async function probe(options: ProbeOptions, interrupt: AbortSignal, io: ProgramI
     interrupt,
     io.stdout,
   );
-  say(`${describeEnd(run.end, limits)} (${run.sent} requests sent)`);
+  say(io, `${describeEnd(run.end, limits)} (${run.sent} requests sent)`);
   if (run.end.kind !== "saturated" && run.end.kind !== "interrupted") {
-    say("no saturation, nothing to fit: a service's capacity is where its throughput stops growing (raise the limits or -steps)");
+    say(io, "no saturation, nothing to fit: a service's capacity is where its throughput stops growing (raise the limits or -steps)");
     return 1;
   }
   if (run.steps.length < MIN_STEPS_TO_FIT) {
-    say(`${run.steps.length} steps measured; fitting needs ${MIN_STEPS_TO_FIT} (start from a lower concurrency or lengthen the steps)`);
+    say(io, `${run.steps.length} steps measured; fitting needs ${MIN_STEPS_TO_FIT} (start from a lower concurrency or lengthen the steps)`);
     return run.end.kind === "interrupted" ? EXIT_INTERRUPTED : 1;
   }
-  const fit = fitModels(run.steps);
-  printFit(fit, run.steps, values.timeout, io);
-  const errorRate = everydayErrorRate(run.steps);
+  const fit = fitAndWrite(run.steps, { shown: shownUrl, url: shownUrl }, options, io);
+  let validation: readonly StepMeasure[] | undefined;
+  if (values.validate && run.end.kind !== "interrupted") {
+    validation = await validateFit(fit.chosen, run.steps, limits, interrupt, io);
+  }
+  await writeReport(options, { url: shownUrl, steps: run.steps, fit, validation }, io);
+  return interrupt.aborted ? EXIT_INTERRUPTED : 0;
+}
+
+/** A load test's summary is kilobytes; a file past this is not one, and is refused before it is read whole. */
+const MAX_LOAD_TEST_BYTES = 16 * 1024 * 1024;
+
+/** A file read as a load test; what is wrong with it is an InputFileError of one line (exit 2). */
+function readLoadTestFile(file: string, text: string) {
+  try {
+    return readLoadTest(file, text);
+  } catch (error) {
+    if (error instanceof LoadTestFileError) throw new InputFileError(error.message);
+    throw error;
+  }
+}
+
+const say = (io: ProgramIo, line: string) => io.stderr.write(`probe: ${line}\n`);
+
+/** -from: the steps of the user's own load tests, fitted as a probe's are; nothing is sent. */
+async function fitLoadTests(options: ProbeOptions, io: ProgramIo): Promise<number> {
+  const steps: StepMeasure[] = [];
+  for (const file of options.from) {
+    const text = await readInputFile(file, "load test", MAX_LOAD_TEST_BYTES + 1);
+    if (text.length > MAX_LOAD_TEST_BYTES)
+      throw new InputFileError(`${file}: more than ${MAX_LOAD_TEST_BYTES} bytes; a load test's summary is far smaller`);
+    const reading = readLoadTestFile(file, text);
+    say(io, `${file}: ${reading.format}, ${reading.steps.length} step${reading.steps.length === 1 ? "" : "s"}`);
+    for (const assumed of reading.assumed) say(io, `${file}: ${assumed}`);
+    steps.push(...reading.steps);
+  }
+  steps.sort((a, b) => a.concurrency - b.concurrency);
+  for (const step of steps) io.stdout.write(`${formatStep(step)}\n`);
+  const shown = `load tests ${options.from.join(", ")}`;
+  if (steps.length < MIN_STEPS_TO_FIT) {
+    say(
+      io,
+      `${steps.length} steps in the files; fitting needs ${MIN_STEPS_TO_FIT}, each at another concurrency (add runs at more concurrencies)`,
+    );
+    return 1;
+  }
+  const growth = saturation(steps, { minGrowth: options.values["min-growth"], maxP99Ms: Infinity, maxErrors: 1 });
+  if (growth === undefined) {
+    say(
+      io,
+      `no saturation in the files: the throughput still grows at the highest concurrency (${steps.at(-1)!.concurrency}), ` +
+        "so no capacity to fit (add a run at a higher concurrency, past where the throughput stops growing)",
+    );
+    return 1;
+  }
+  const fit = fitAndWrite(steps, { shown }, options, io);
+  await writeReport(options, { url: shown, steps, fit, validation: undefined }, io);
+  return 0;
+}
+
+/** The fit of the steps, printed, and the scenario file written with -out. */
+function fitAndWrite(
+  steps: readonly StepMeasure[],
+  source: { shown: string; url?: string },
+  options: ProbeOptions,
+  io: ProgramIo,
+): FitResult {
+  const { values } = options;
+  const fit = fitModels(steps);
+  printFit(fit, steps, values.timeout, io);
+  const errorRate = everydayErrorRate(steps);
   io.stdout.write(`everyday error rate: ${(100 * errorRate).toFixed(2)} % of answers before saturation\n`);
   if (values.out !== "") {
-    const summary = `${describeModelSpec(fit.chosen.spec)}, fitted to ${run.steps.length} steps (latency error ${percent(fit.chosen.latencyError)})`;
+    const summary = `${describeModelSpec(fit.chosen.spec)}, fitted to ${steps.length} steps (latency error ${percent(fit.chosen.latencyError)})`;
     writeOutputFile(
       values.out,
       scenarioYaml({
-        url: shownUrl,
+        probed: source.shown,
+        url: source.url,
         date: new Date(),
         spec: fit.chosen.spec,
         summary,
@@ -94,17 +169,15 @@ async function probe(options: ProbeOptions, interrupt: AbortSignal, io: ProgramI
         load: options.load,
       }),
     );
-    say(`scenario written to ${values.out}: ./sim ${values.out}, npm run choose -- ${values.out}`);
+    say(io, `scenario written to ${values.out}: ./sim ${values.out}, npm run choose -- ${values.out}`);
   }
-  let validation: readonly StepMeasure[] | undefined;
-  if (values.validate && run.end.kind !== "interrupted") {
-    validation = await validateFit(fit.chosen, run.steps, limits, interrupt, io);
-  }
-  if (values.report !== "") {
-    writeOutputFile(values.report, await probeReportHtml({ url: shownUrl, steps: run.steps, fit, validation }));
-    say(`report written to ${values.report}`);
-  }
-  return interrupt.aborted ? EXIT_INTERRUPTED : 0;
+  return fit;
+}
+
+async function writeReport(options: ProbeOptions, report: Parameters<typeof probeReportHtml>[0], io: ProgramIo): Promise<void> {
+  if (options.values.report === "") return;
+  writeOutputFile(options.values.report, await probeReportHtml(report));
+  say(io, `report written to ${options.values.report}`);
 }
 
 const percent = (fraction: number) => `${(100 * fraction).toFixed(1)} %`;

@@ -21,6 +21,16 @@ export const PROBE_FLAGS = [
   { ...clientFlag("arrivals"), description: "for -out: closed (-clients, -lambda) or open (-rate) arrivals of your load" },
   { ...clientFlag("rate"), description: "for -out with -arrivals open: your requests per second" },
   {
+    name: "from",
+    group: "run",
+    kind: "string",
+    default: "",
+    placeholder: "files",
+    description:
+      "fit load tests you already ran instead of probing a URL, files separated by commas: autocannon --json, " +
+      "k6 --summary-export, vegeta report -type=json, wrk or wrk2 output, or a CSV (concurrency, throughput, latency …)",
+  },
+  {
     name: "steps",
     group: "run",
     kind: "string",
@@ -155,13 +165,17 @@ export const PROBE_PROGRAM: ProgramDescription<typeof PROBE_FLAGS> = {
   name: "probe",
   summary:
     "Measures a running HTTP service in closed-loop steps of rising concurrency until it saturates, fits the server models\n" +
-    "(queue, linear, exponential) to its latency and throughput, and writes the scenario file that ./sim and choose read.",
+    "(queue, linear, exponential) to its latency and throughput, and writes the scenario file that ./sim and choose read.\n" +
+    "With -from it fits the load tests you already ran instead, and sends nothing.",
   flags: PROBE_FLAGS,
   arguments: "URL",
 };
 
 export interface ProbeOptions {
-  readonly url: URL;
+  /** The service to probe; undefined with -from, whose files are fitted instead. */
+  readonly url: URL | undefined;
+  /** -from's files, in the order given; empty when a URL is probed. */
+  readonly from: readonly string[];
   readonly values: FlagValues<typeof PROBE_FLAGS>;
   readonly steps: readonly number[];
   readonly maxP99Ms: number;
@@ -180,7 +194,14 @@ export function parseProbeArgs(argv: readonly string[]): ParsedProbeArgs {
   const parsed = parseFlags(PROBE_PROGRAM, argv);
   if (parsed.kind === "help") return parsed;
   const { values, args } = parsed;
-  if (args.length !== 1) throw new UsageError(`needs one URL to probe, e.g. http://127.0.0.1:8080/api (got ${args.length} arguments)`);
+  const from = values.from === "" ? [] : values.from.split(",").map((file) => file.trim());
+  if (from.some((file) => file === "")) throw new UsageError(`-from "${values.from}": an empty file name`);
+  if (from.length > 0 && args.length > 0) throw new UsageError("-from fits files instead of probing: give no URL with it");
+  if (from.length > 0 && values.validate) throw new UsageError("-validate probes ./server the way a URL was probed: not with -from");
+  const load = loadOf(values);
+  if (from.length > 0) return { kind: "run", options: { url: undefined, from, values, steps: [], maxP99Ms: values.timeout, load } };
+  if (args.length !== 1)
+    throw new UsageError(`needs one URL to probe, e.g. http://127.0.0.1:8080/api, or -from files (got ${args.length} arguments)`);
   const problem = checkUrl(args[0]!);
   if (problem !== undefined) throw new UsageError(`${JSON.stringify(redactCredentials(args[0]!))}: ${problem}`);
   const url = new URL(args[0]!);
@@ -189,15 +210,18 @@ export function parseProbeArgs(argv: readonly string[]): ParsedProbeArgs {
       `${url.host} is not this machine's loopback; probing loads a service to saturation: add -i-own-this-service if it is yours`,
     );
   }
-  if (values.arrivals === "open" && values.rate === undefined) throw new UsageError("-arrivals open needs -rate");
-  if (values.arrivals !== "open" && values.rate !== undefined) throw new UsageError("-rate needs -arrivals open");
   const steps =
     values.steps === ""
       ? Array.from({ length: Math.floor(Math.log2(values["max-concurrency"])) + 1 }, (_, index) => 2 ** index)
       : values.steps.split(",").map((part) => Number(part.trim()));
-  const load: ProbeLoad =
-    values.arrivals === "open"
-      ? { arrivals: "open", rate: values.rate! }
-      : { arrivals: "closed", clients: values.clients, lambda: values.lambda };
-  return { kind: "run", options: { url, values, steps, maxP99Ms: values["max-p99"] ?? values.timeout, load } };
+  return { kind: "run", options: { url, from, values, steps, maxP99Ms: values["max-p99"] ?? values.timeout, load } };
+}
+
+/** The user's load for -out's scenario, as the client's flags give it. */
+function loadOf(values: FlagValues<typeof PROBE_FLAGS>): ProbeLoad {
+  if (values.arrivals === "open" && values.rate === undefined) throw new UsageError("-arrivals open needs -rate");
+  if (values.arrivals !== "open" && values.rate !== undefined) throw new UsageError("-rate needs -arrivals open");
+  return values.arrivals === "open"
+    ? { arrivals: "open", rate: values.rate! }
+    : { arrivals: "closed", clients: values.clients, lambda: values.lambda };
 }

@@ -8,7 +8,10 @@ export type ProbeLoad =
   { readonly arrivals: "closed"; readonly clients: number; readonly lambda: number } | { readonly arrivals: "open"; readonly rate: number };
 
 export interface ProbedSystem {
-  readonly url: string;
+  /** What was measured, as the file names it: the URL probed, or the load tests fitted (-from). */
+  readonly probed: string;
+  /** The URL probed (credentials hidden); undefined for load tests read from files. */
+  readonly url?: string | undefined;
   readonly date: Date;
   readonly spec: ServerModelSpec;
   /** One line on the fit, for the description. */
@@ -31,9 +34,12 @@ export function scenarioYaml(probed: ProbedSystem): string {
   const day = probed.date.toISOString().slice(0, 10);
   const document = {
     scenario: 1,
-    name: `probe of ${probed.url}`,
+    name: `probe of ${probed.probed}`,
     description: `Measured by thundering-herd probe on ${day}: ${probed.summary}`,
-    source: { title: `thundering-herd probe of ${probed.url}, ${probed.date.toISOString()}`, url: probed.url },
+    source: {
+      title: `thundering-herd probe of ${probed.probed}, ${probed.date.toISOString()}`,
+      ...(probed.url === undefined ? {} : { url: probed.url }),
+    },
     system: {
       ...modelSettings(probed.spec),
       "error-rate": Number(probed.errorRate.toPrecision(3)),

@@ -1,4 +1,4 @@
-import { open } from "node:fs/promises";
+import { readInputFile } from "../runtime/input-files.ts";
 import type { Document } from "yaml";
 import type { FlagSpec } from "../cli/flags.ts";
 import { excerpt, InputFileError } from "../cli/usage-error.ts";
@@ -28,32 +28,8 @@ const SOURCE_KEYS = ["title", "url", "date"];
  * InputFileError of one line, `FILE:LINE: key: what is wrong`.
  */
 export async function readScenarioFile(file: string, target: ScenarioTarget | readonly ScenarioTarget[]): Promise<LoadedScenario> {
-  let text: string;
-  try {
-    text = await readAtMost(file, MAX_SCENARIO_BYTES + 1);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "a directory, not a file" : (code ?? String(error));
-    throw new InputFileError(`${file}: cannot read the scenario file: ${why}`);
-  }
+  const text = await readInputFile(file, "scenario file", MAX_SCENARIO_BYTES + 1);
   return parseScenario(text, file, target);
-}
-
-/** The file's first `limit` bytes as text: a file past the scenario's limit is refused without reading the rest. */
-async function readAtMost(file: string, limit: number): Promise<string> {
-  const handle = await open(file, "r");
-  try {
-    const buffer = Buffer.alloc(limit);
-    let length = 0;
-    while (length < limit) {
-      const { bytesRead } = await handle.read(buffer, length, limit - length, length);
-      if (bytesRead === 0) break;
-      length += bytesRead;
-    }
-    return buffer.toString("utf8", 0, length);
-  } finally {
-    await handle.close();
-  }
 }
 
 /**

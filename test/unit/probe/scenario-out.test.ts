@@ -7,6 +7,7 @@ const DATE = new Date("2026-11-23T12:00:00Z");
 describe("scenarioYaml", () => {
   it("writes the format's fields: version, name, source, the fitted model's flags, error rate, timeout and open-loop load", () => {
     const text = scenarioYaml({
+      probed: "http://127.0.0.1:8080/api",
       url: "http://127.0.0.1:8080/api",
       date: DATE,
       spec: { kind: "linear", latency: { kind: "linear", baseDelayMs: 12.5, slopeMs: 2 } },
@@ -31,6 +32,7 @@ describe("scenarioYaml", () => {
       (
         parseDocument(
           scenarioYaml({
+            probed: "http://localhost:1/",
             url: "http://localhost:1/",
             date: DATE,
             spec: {

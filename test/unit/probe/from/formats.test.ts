@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { LOAD_TEST_FORMATS, readLoadTest } from "../../../../src/probe/from/formats.ts";
+import { LoadTestFileError } from "../../../../src/probe/from/load-test.ts";
+import { loadTestFixture } from "./fixture.ts";
+
+describe("probe -from's formats", () => {
+  it("picks the one format that recognizes each file, and names the file and every format for one it does not read", () => {
+    const files = ["autocannon-8.json", "k6-summary-export.json", "vegeta-report.json", "wrk-8.txt", "steps.csv"];
+    for (const file of files) {
+      const text = loadTestFixture(file);
+      expect(
+        LOAD_TEST_FORMATS.filter((format) => format.recognizes(text)),
+        file,
+      ).toHaveLength(1);
+    }
+    expect(readLoadTest("a.json", loadTestFixture("wrk-8.txt")).format).toBe("wrk or wrk2 output (with --latency)");
+    expect(() => readLoadTest("notes.txt", "hello")).toThrow(LoadTestFileError);
+    expect(() => readLoadTest("notes.txt", "hello")).toThrow(/^notes\.txt: not a load test the probe reads \(autocannon --json; k6/);
+    expect(() => readLoadTest("x.json", '{"connections": 1, "latency": {}, "requests": {}}')).toThrow(/^x\.json: autocannon --json: /);
+  });
+});
