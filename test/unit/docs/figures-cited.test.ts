@@ -4,14 +4,14 @@ import { describe, expect, it } from "vitest";
 
 /*
  * Words that no file backs. A passage of README.md or docs/*.md that names a results file
- * (`docs/<name>.json`) states figures from it: every number in its prose must be a value of
- * that file at the precision printed (a percentage of a share, seconds of milliseconds
- * allowed; a number glued to its unit, 4.7s, 120ms, 2.75x, counts too), and every commit it
- * names must be the commit the file records. Code spans, links, comments and tables are left out: tables have their own checks (readme-figures),
- * and a command's flags are its input, not its figures. docs/validation.md is generated, with
- * its results file, by `npm run validate`, so its passages cite docs/validation-results.json too.
- * Beyond this, a few sentences that summarise a file (a range, a largest gap) are recomputed
- * from it below.
+ * (`docs/<name>.json`) states figures from it: every number in its prose must be a value of that
+ * file at the precision printed (a percentage of a share, seconds of milliseconds allowed; a
+ * number glued to its unit, 4.7s, 120ms, 2.75x, counts too), and every commit it names must be
+ * the commit the file records. Code spans, links, comments and tables are left out: tables have
+ * their own checks (readme-figures), and a command's flags are its input, not its figures.
+ * docs/validation.md is generated, with its results file, by `npm run validate`, so its passages
+ * cite docs/validation-results.json too. Beyond this, a few sentences that summarise a file (a
+ * range, a largest gap) are recomputed from it below.
  */
 
 const ROOT = resolve(import.meta.dirname, "../../..");
