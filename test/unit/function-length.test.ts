@@ -81,7 +81,6 @@ const NOT_YET_SPLIT: Readonly<Record<string, number>> = {
   "demo/main.ts: main": 236,
   "merge/main.ts: main": 81,
   "report/report.ts: chartSpec": 89,
-  "runtime/experiment.ts: runExperiment": 328,
   "server/http-server.ts: startHttpServer": 109,
   "server/main.ts: requestsMain": 84,
   "server/metrics.ts: serverMetrics": 130,
