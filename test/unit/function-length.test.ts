@@ -78,7 +78,6 @@ const NOT_YET_SPLIT: Readonly<Record<string, number>> = {
   "choose/main.ts: validate": 93,
   "client/main.ts: requestsMain": 214,
   "client/metrics.ts: clientMetrics": 97,
-  "demo/main.ts: main": 236,
   "merge/main.ts: main": 81,
   "report/report.ts: chartSpec": 89,
   "server/http-server.ts: startHttpServer": 109,
