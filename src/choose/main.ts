@@ -110,6 +110,15 @@ interface Advice {
   readonly contributions: string | undefined;
 }
 
+/** What the stages found, for the files the render stage writes. */
+interface Outcome {
+  readonly measured: Measurement;
+  readonly ranked: Ranked;
+  readonly advice: Advice;
+  readonly validation: readonly ValidationRow[] | undefined;
+  readonly skipped: readonly string[];
+}
+
 /** Stages: measure every candidate in the simulator, rank them, recommend the winner, render the answer (and -validate it). */
 export async function main(argv: readonly string[], io: ProgramIo, dependencies: ChooseDependencies = {}): Promise<number> {
   const { argv: args, scenario } = await withScenarioFile(argv, CHOOSE_TARGET, io.stderr);
@@ -160,26 +169,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
   const validation = own.validate ? await validateTop(options, measured.summaries, ranked, configs, io, dependencies) : undefined;
   if (validation === "interrupted") return 130;
 
-  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-  const outDir = resolve(own.out, `choose-${stamp}`);
-  const output = summaryOutput(options, scenario, ranked, advice, measured.stability, validation, skipped);
-  await writeReport(outDir, output, {
-    ranked: ranked.ranked,
-    front: ranked.front,
-    winner: ranked.winner,
-    second: ranked.second?.summary,
-    timelines: measured.timelines,
-    snippets: advice.snippets,
-    validation,
-    recommendation: advice.recommendation,
-    rule: ranked.rule,
-    skipped,
-    commands: advice.commands,
-    options,
-    scenario,
-  });
-  if (own.json) io.stdout.write(`${JSON.stringify({ ...output, report: join(outDir, "report.html") }, jsonNumbers, 2)}\n`);
-  else io.stdout.write(`\nreport: ${join(outDir, "report.html")}\n`);
+  await renderFiles(options, scenario, { measured, ranked, advice, validation, skipped }, io);
   return 0;
 }
 
@@ -383,6 +373,35 @@ async function validateTop(
     if (!own.json) io.stdout.write(`${alarm}\n`);
   }
   return validation;
+}
+
+/** The render stage, as files: summary.json, the report and the snippets in a folder of their own; the answer as JSON with -json. */
+async function renderFiles(
+  options: ChooseOptions,
+  scenario: ScenarioSource | undefined,
+  { measured, ranked, advice, validation, skipped }: Outcome,
+  io: ProgramIo,
+): Promise<void> {
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const outDir = resolve(options.own.out, `choose-${stamp}`);
+  const output = summaryOutput(options, scenario, ranked, advice, measured.stability, validation, skipped);
+  await writeReport(outDir, output, {
+    ranked: ranked.ranked,
+    front: ranked.front,
+    winner: ranked.winner,
+    second: ranked.second?.summary,
+    timelines: measured.timelines,
+    snippets: advice.snippets,
+    validation,
+    recommendation: advice.recommendation,
+    rule: ranked.rule,
+    skipped,
+    commands: advice.commands,
+    options,
+    scenario,
+  });
+  if (options.own.json) io.stdout.write(`${JSON.stringify({ ...output, report: join(outDir, "report.html") }, jsonNumbers, 2)}\n`);
+  else io.stdout.write(`\nreport: ${join(outDir, "report.html")}\n`);
 }
 
 /** The render stage, as data: summary.json, and the whole of -json's answer but the report's path. */
