@@ -12,7 +12,7 @@ import { WorkerPool } from "../runtime/worker-pool.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
 import { configFrom } from "../sim/main.ts";
 import { figuresOf, type SimulationConfig } from "../sim/simulate.ts";
-import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, serverLevers } from "./candidates.ts";
+import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, type ServerLever, serverLevers } from "./candidates.ts";
 import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult, troubleStartMs } from "./measure.ts";
 import { checkFaultTiers } from "../sim/options.ts";
 import { CHOOSE_FLAGS, CHOOSE_TARGET, type ChooseOptions, parseChooseArgs, scheduleText, STABILITY_TOP } from "./options.ts";
@@ -20,7 +20,20 @@ import { blamingScenarioFile, withScenarioFile } from "../scenario-file/argument
 import type { ScenarioSource } from "../report/html.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
 import { runWithProgress } from "./progress.ts";
-import { explanation, longestText, paretoFront, percent, rank, ranking, rankingRule, runnerUp, tieBreak, userFigures } from "./ranking.ts";
+import {
+  explanation,
+  longestText,
+  paretoFront,
+  percent,
+  rank,
+  type Ranking,
+  ranking,
+  rankingRule,
+  type RunnerUp,
+  runnerUp,
+  tieBreak,
+  userFigures,
+} from "./ranking.ts";
 import { deployability, headline, type RecommendationInput, serverAddition } from "./recommendation.ts";
 import { type Stability, stability } from "./stability.ts";
 import {
@@ -67,6 +80,46 @@ interface Measured {
   readonly config: SimulationConfig;
 }
 
+/** What the measure stage found: every candidate's summary over the seeds, the first seed's timelines, and the stability count. */
+interface Measurement {
+  readonly summaries: CandidateSummary[];
+  readonly timelines: Map<string, Timeline[]>;
+  /** The server levers paired with client policies (none without levers). */
+  readonly pairs: Measured[];
+  readonly stability: Stability | undefined;
+}
+
+/** The rank stage: the ranking and what the tables say of it. */
+interface Ranked {
+  readonly result: Ranking;
+  readonly ranked: readonly CandidateSummary[];
+  readonly winner: CandidateSummary;
+  readonly second: RunnerUp | undefined;
+  readonly front: CandidateSummary[];
+  readonly rule: string;
+  readonly why: string;
+}
+
+/** The recommend stage: its paragraphs (the headline first), the winner's snippets, and each candidate's ./sim command. */
+interface Advice {
+  readonly recommendation: string[];
+  readonly snippets: Snippet[];
+  readonly commands: Map<string, string>;
+  readonly tie: string | undefined;
+  readonly caution: string | undefined;
+  readonly contributions: string | undefined;
+}
+
+/** What the stages found, for the files the render stage writes. */
+interface Outcome {
+  readonly measured: Measurement;
+  readonly ranked: Ranked;
+  readonly advice: Advice;
+  readonly validation: readonly ValidationRow[] | undefined;
+  readonly skipped: readonly string[];
+}
+
+/** Stages: measure every candidate in the simulator, rank them, recommend the winner, render the answer (and -validate it). */
 export async function main(argv: readonly string[], io: ProgramIo, dependencies: ChooseDependencies = {}): Promise<number> {
   const { argv: args, scenario } = await withScenarioFile(argv, CHOOSE_TARGET, io.stderr);
   const commandLine = args.slice(scenario?.tokens.length ?? 0);
@@ -83,30 +136,17 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
   const options = parsed.options;
   if (scenario?.tiers !== undefined) return chooseChain(options, scenario, io);
   const own = options.own;
-  const system = options.system;
   // The user's system is checked by the simulator's own rules before anything runs.
-  const baseConfig = toConfig(system, {}, {});
+  const baseConfig = toConfig(options.system, {}, {});
   if (own["print-scenario"]) {
     const { printScenario } = await import("../scenario-file/print.ts");
-    io.stdout.write(await printScenario(CHOOSE_TARGET, { ...system, ...own }, {}, scenario?.metadata));
+    io.stdout.write(await printScenario(CHOOSE_TARGET, { ...options.system, ...own }, {}, scenario?.metadata));
     return 0;
   }
   const skipped: string[] = [];
   const grid = buildGrid(options, skipped);
-  const plan: MeasurePlan = {
-    steadyMs: own.steady,
-    observeMs: own.observe,
-    everydayMs: own.everyday,
-    sloMs: options.sloMs,
-    outagesMs: options.outagesMs,
-    schedules: options.schedules,
-    minOutageMs: Math.min(MIN_OUTAGE_MS, options.outagesMs[0]!),
-    maxOutageMs: own["max-outage"],
-    bisectionRatio: BISECTION_RATIO,
-    bisectionMs: BISECTION_MS,
-  };
+  const plan = measurePlan(options);
   const levers = own["client-only"] ? [] : serverLevers(baseConfig.latency, baseConfig.timeoutMs, baseConfig.model).slice(1);
-
   if (own.list) {
     io.stdout.write(
       listing(
@@ -119,7 +159,39 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     );
     return 0;
   }
+  announce(options, grid, levers, io);
 
+  const measured = await measure(options, plan, grid, levers, skipped, io);
+  const ranked = rankOf(measured.summaries, options);
+  const configs = new Map([...grid, ...measured.pairs].map((entry) => [entry.candidate.id, entry.config]));
+  const advice = recommend(options, measured, ranked, configs);
+  if (!own.json) renderText(options, ranked, advice, io);
+  const validation = own.validate ? await validateTop(options, measured.summaries, ranked, configs, io, dependencies) : undefined;
+  if (validation === "interrupted") return 130;
+
+  await renderFiles(options, scenario, { measured, ranked, advice, validation, skipped }, io);
+  return 0;
+}
+
+/** The outages, SLO and bisection every candidate is measured by. */
+function measurePlan(options: ChooseOptions): MeasurePlan {
+  const own = options.own;
+  return {
+    steadyMs: own.steady,
+    observeMs: own.observe,
+    everydayMs: own.everyday,
+    sloMs: options.sloMs,
+    outagesMs: options.outagesMs,
+    schedules: options.schedules,
+    minOutageMs: Math.min(MIN_OUTAGE_MS, options.outagesMs[0]!),
+    maxOutageMs: own["max-outage"],
+    bisectionRatio: BISECTION_RATIO,
+    bisectionMs: BISECTION_MS,
+  };
+}
+
+/** What choose is about to measure, on stderr. */
+function announce(options: ChooseOptions, grid: readonly Measured[], levers: readonly { readonly id: string }[], io: ProgramIo): void {
   io.stderr.write(
     `choose: ${grid.length} candidates x ${options.seeds.length} seeds on ${options.parallel} worker threads; outages ${options.outagesMs.map((ms) => formatDuration(ms)).join(", ")}; ` +
       `SLO ${formatDuration(options.sloMs)}${levers.length > 0 ? `; then server levers ${levers.map((lever) => lever.id).join(", ")}` : ""}\n` +
@@ -129,41 +201,27 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
         .map((line) => `choose: ${line}\n`)
         .join(""),
   );
+}
 
+/** The measure stage: the client grid, then the server levers paired with client policies, then the top candidates on more seeds. */
+async function measure(
+  options: ChooseOptions,
+  plan: MeasurePlan,
+  grid: readonly Measured[],
+  levers: readonly ServerLever[],
+  skipped: string[],
+  io: ProgramIo,
+): Promise<Measurement> {
   // Each result comes back to its own job: the order the threads finish in does not matter.
   const pool = new WorkerPool("choose", options.parallel);
-  let summaries: CandidateSummary[];
   const timelines = new Map<string, Timeline[]>();
   const perSeed = new Map<string, CandidateSummary[]>();
   let pairs: Measured[] = [];
   let stabilityRuns: Stability | undefined;
   try {
-    summaries = await measureAll(grid, options.seeds, plan, pool, io, "choose: simulating", perSeed, timelines);
+    let summaries = await measureAll(grid, options.seeds, plan, pool, io, "choose: simulating", perSeed, timelines);
     if (levers.length > 0) {
-      const ranked = rank(summaries);
-      // The server's levers with the best client policies and the baselines when no client
-      // policy qualifies alone (or -server-side asks); otherwise with the winner alone, to say what they would add.
-      const clients =
-        own["server-side"] || !ranked[0]!.survivesAll
-          ? [
-              ...ranked
-                .filter((summary) => summary.candidate.origin !== "baseline")
-                .slice(0, SERVER_SIDE_TOP)
-                .map((summary) => summary.candidate),
-              ...grid.filter((entry) => entry.candidate.origin === "baseline").map((entry) => entry.candidate),
-            ]
-          : [ranked[0]!.candidate];
-      pairs = clients.flatMap((client) =>
-        levers.flatMap((lever) => {
-          const candidate = pair(client, lever);
-          try {
-            return [{ candidate, config: toConfig(system, candidate.client, candidate.server) }];
-          } catch (error) {
-            skipped.push(`${candidate.id}: ${(error as Error).message}`);
-            return [];
-          }
-        }),
-      );
+      pairs = leverPairs(options, rank(summaries), grid, levers, skipped);
       summaries = [...summaries, ...(await measureAll(pairs, options.seeds, plan, pool, io, "choose: server levers", perSeed, timelines))];
     }
     const top = rank(summaries).slice(0, STABILITY_TOP);
@@ -175,18 +233,69 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
         [...options.seeds, ...options.stabilitySeeds],
       );
     }
+    return { summaries, timelines, pairs, stability: stabilityRuns };
   } finally {
     await pool.close();
   }
+}
 
+/**
+ * The server's levers with the best client policies and the baselines when no client
+ * policy qualifies alone (or -server-side asks); otherwise with the winner alone, to say what they would add.
+ */
+function leverPairs(
+  options: ChooseOptions,
+  ranked: readonly CandidateSummary[],
+  grid: readonly Measured[],
+  levers: readonly ServerLever[],
+  skipped: string[],
+): Measured[] {
+  const clients =
+    options.own["server-side"] || !ranked[0]!.survivesAll
+      ? [
+          ...ranked
+            .filter((summary) => summary.candidate.origin !== "baseline")
+            .slice(0, SERVER_SIDE_TOP)
+            .map((summary) => summary.candidate),
+          ...grid.filter((entry) => entry.candidate.origin === "baseline").map((entry) => entry.candidate),
+        ]
+      : [ranked[0]!.candidate];
+  return clients.flatMap((client) =>
+    levers.flatMap((lever) => {
+      const candidate = pair(client, lever);
+      try {
+        return [{ candidate, config: toConfig(options.system, candidate.client, candidate.server) }];
+      } catch (error) {
+        skipped.push(`${candidate.id}: ${(error as Error).message}`);
+        return [];
+      }
+    }),
+  );
+}
+
+/** The rank stage: the ranking rule applied, the runner-up, the Pareto front, and why the winner won. */
+function rankOf(summaries: readonly CandidateSummary[], options: ChooseOptions): Ranked {
   const result = ranking(summaries);
   const ranked = result.ranked;
-  const configs = new Map([...grid, ...pairs].map((entry) => [entry.candidate.id, entry.config]));
-  const winner = ranked[0]!;
-  const second = runnerUp(ranked);
-  const front = paretoFront(ranked);
-  const rule = rankingRule(options.outagesMs, options.sloMs);
-  const why = explanation(ranked, options.outagesMs, own["max-outage"], options.sloMs);
+  return {
+    result,
+    ranked,
+    winner: ranked[0]!,
+    second: runnerUp(ranked),
+    front: paretoFront(ranked),
+    rule: rankingRule(options.outagesMs, options.sloMs),
+    why: explanation(ranked, options.outagesMs, options.own["max-outage"], options.sloMs),
+  };
+}
+
+/** The recommend stage: the winner in words, with its runner-up, what each half of a pair adds, and its settings elsewhere. */
+function recommend(
+  options: ChooseOptions,
+  measured: Measurement,
+  { result, ranked, winner, second, why }: Ranked,
+  configs: ReadonlyMap<string, SimulationConfig>,
+): Advice {
+  const own = options.own;
   const intent = (summary: CandidateSummary) => {
     const config = configs.get(summary.candidate.id)!;
     return intentOf(summary.candidate.id, config.retry, config.timeoutMs, summary.candidate.client, summary.candidate.server);
@@ -196,12 +305,13 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     outagesMs: options.outagesMs,
     maxOutageMs: own["max-outage"],
     sloMs: options.sloMs,
-    stability: stabilityRuns,
+    stability: measured.stability,
     firstWaitOf: (summary) => firstWait(intent(summary)),
   };
-  const contributions = winner.candidate.lever === "default" ? serverAddition(words) : halves(winner, summaries, own["max-outage"]);
+  const contributions =
+    winner.candidate.lever === "default" ? serverAddition(words) : halves(winner, measured.summaries, own["max-outage"]);
   const snippets = snippetsFor(intent(winner));
-  const commands = new Map(ranked.map((summary) => [summary.candidate.id, simCommand(system, summary.candidate)]));
+  const commands = new Map(ranked.map((summary) => [summary.candidate.id, simCommand(options.system, summary.candidate)]));
   const tie = tieBreak(result);
   const caution = deployability(words);
   const recommendation = [
@@ -216,49 +326,98 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
         `everyday ${userFigures(second.summary, options.sloMs)}.`,
     ...(contributions === undefined ? [] : [contributions]),
   ];
+  return { recommendation, snippets, commands, tie, caution, contributions };
+}
 
-  if (!own.json) {
-    // The answer first: what to configure, on which side, with the figures users feel and how sure.
-    io.stdout.write(`${recommendation[0]}\n\n`);
-    io.stdout.write(`${rankedTable(ranked, own["max-outage"])}\n\n`);
-    io.stdout.write(`Ranking rule: ${rule}\n`);
-    io.stdout.write(`${TABLE_LEGEND}\n${faultsListing(options)}\n`);
-    io.stdout.write(
-      `Pareto front (success within the SLO vs longest outage survived): ${front.map((summary) => summary.candidate.id).join(", ")}\n\n`,
-    );
-    for (const paragraph of recommendation.slice(1)) io.stdout.write(`${paragraph}\n\n`);
-    const detailed = [winner, second?.summary, ranked.find((summary) => summary.candidate.id === FIXED)].filter(
-      (summary, index, all): summary is CandidateSummary => summary !== undefined && all.indexOf(summary) === index,
-    );
-    io.stdout.write(`${outageDetails(detailed)}\n\n`);
-    io.stdout.write(`The winner's settings for other systems:\n\n`);
-    for (const snippet of snippets) io.stdout.write(snippetText(snippet));
+/** The render stage, as text on stdout: the answer first (what to configure, on which side, with the figures users feel and how sure). */
+function renderText(options: ChooseOptions, { ranked, winner, second, front, rule }: Ranked, advice: Advice, io: ProgramIo): void {
+  const recommendation = advice.recommendation;
+  io.stdout.write(`${recommendation[0]}\n\n`);
+  io.stdout.write(`${rankedTable(ranked, options.own["max-outage"])}\n\n`);
+  io.stdout.write(`Ranking rule: ${rule}\n`);
+  io.stdout.write(`${TABLE_LEGEND}\n${faultsListing(options)}\n`);
+  io.stdout.write(
+    `Pareto front (success within the SLO vs longest outage survived): ${front.map((summary) => summary.candidate.id).join(", ")}\n\n`,
+  );
+  for (const paragraph of recommendation.slice(1)) io.stdout.write(`${paragraph}\n\n`);
+  const detailed = [winner, second?.summary, ranked.find((summary) => summary.candidate.id === FIXED)].filter(
+    (summary, index, all): summary is CandidateSummary => summary !== undefined && all.indexOf(summary) === index,
+  );
+  io.stdout.write(`${outageDetails(detailed)}\n\n`);
+  io.stdout.write(`The winner's settings for other systems:\n\n`);
+  for (const snippet of advice.snippets) io.stdout.write(snippetText(snippet));
+}
+
+/** -validate: the top candidates and fixed retry on the real programs; every disagreement with the simulator said loudly. */
+async function validateTop(
+  options: ChooseOptions,
+  summaries: readonly CandidateSummary[],
+  { ranked }: Ranked,
+  configs: ReadonlyMap<string, SimulationConfig>,
+  io: ProgramIo,
+  dependencies: ChooseDependencies,
+): Promise<ValidationRow[] | "interrupted"> {
+  const own = options.own;
+  const chosen = [...ranked.slice(0, own["validate-top"]).map((summary) => summary.candidate)];
+  const fixed = summaries.find((summary) => summary.candidate.id === FIXED)!.candidate;
+  if (!chosen.includes(fixed)) chosen.push(fixed);
+  const validation = await validate(chosen, configs, options, io, dependencies.launcher ?? defaultLauncher());
+  if (validation === "interrupted") return validation;
+  const disagreements = validation.filter((row) => !row.agrees);
+  const text = `${validationTable(validation)}\n`;
+  if (!own.json)
+    io.stdout.write(`\nValidation with the real ./server and ./client (${formatDuration(options.validateOutageMs)} outage):\n${text}\n`);
+  for (const row of disagreements) {
+    const alarm = `!!! DISAGREEMENT: ${row.id}: the simulator says ${row.simulated}, the real programs ${row.measured} !!!`;
+    io.stderr.write(`choose: ${alarm}\n`);
+    if (!own.json) io.stdout.write(`${alarm}\n`);
   }
+  return validation;
+}
 
-  let validation: ValidationRow[] | undefined;
-  if (own.validate) {
-    const chosen = [...ranked.slice(0, own["validate-top"]).map((summary) => summary.candidate)];
-    const fixed = summaries.find((summary) => summary.candidate.id === FIXED)!.candidate;
-    if (!chosen.includes(fixed)) chosen.push(fixed);
-    const outcome = await validate(chosen, configs, options, io, dependencies.launcher ?? defaultLauncher());
-    if (outcome === "interrupted") return 130;
-    validation = outcome;
-    const disagreements = validation.filter((row) => !row.agrees);
-    const text = `${validationTable(validation)}\n`;
-    if (!own.json)
-      io.stdout.write(`\nValidation with the real ./server and ./client (${formatDuration(options.validateOutageMs)} outage):\n${text}\n`);
-    for (const row of disagreements) {
-      const alarm = `!!! DISAGREEMENT: ${row.id}: the simulator says ${row.simulated}, the real programs ${row.measured} !!!`;
-      io.stderr.write(`choose: ${alarm}\n`);
-      if (!own.json) io.stdout.write(`${alarm}\n`);
-    }
-  }
-
+/** The render stage, as files: summary.json, the report and the snippets in a folder of their own; the answer as JSON with -json. */
+async function renderFiles(
+  options: ChooseOptions,
+  scenario: ScenarioSource | undefined,
+  { measured, ranked, advice, validation, skipped }: Outcome,
+  io: ProgramIo,
+): Promise<void> {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-  const outDir = resolve(own.out, `choose-${stamp}`);
-  const output = {
+  const outDir = resolve(options.own.out, `choose-${stamp}`);
+  const output = summaryOutput(options, scenario, ranked, advice, measured.stability, validation, skipped);
+  await writeReport(outDir, output, {
+    ranked: ranked.ranked,
+    front: ranked.front,
+    winner: ranked.winner,
+    second: ranked.second?.summary,
+    timelines: measured.timelines,
+    snippets: advice.snippets,
+    validation,
+    recommendation: advice.recommendation,
+    rule: ranked.rule,
+    skipped,
+    commands: advice.commands,
+    options,
+    scenario,
+  });
+  if (options.own.json) io.stdout.write(`${JSON.stringify({ ...output, report: join(outDir, "report.html") }, jsonNumbers, 2)}\n`);
+  else io.stdout.write(`\nreport: ${join(outDir, "report.html")}\n`);
+}
+
+/** The render stage, as data: summary.json, and the whole of -json's answer but the report's path. */
+function summaryOutput(
+  options: ChooseOptions,
+  scenario: ScenarioSource | undefined,
+  { result, ranked, winner, second, front, rule, why }: Ranked,
+  { recommendation, snippets, commands, tie, caution, contributions }: Advice,
+  stabilityRuns: Stability | undefined,
+  validation: readonly ValidationRow[] | undefined,
+  skipped: readonly string[],
+) {
+  const own = options.own;
+  return {
     settings: {
-      system: systemSettings(system),
+      system: systemSettings(options.system),
       seeds: options.seeds,
       stabilitySeeds: options.stabilitySeeds,
       outagesMs: options.outagesMs,
@@ -293,24 +452,6 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     validation: validation ?? null,
     skipped,
   };
-  await writeReport(outDir, output, {
-    ranked,
-    front,
-    winner,
-    second: second?.summary,
-    timelines,
-    snippets,
-    validation,
-    recommendation,
-    rule,
-    skipped,
-    commands,
-    options,
-    scenario,
-  });
-  if (own.json) io.stdout.write(`${JSON.stringify({ ...output, report: join(outDir, "report.html") }, jsonNumbers, 2)}\n`);
-  else io.stdout.write(`\nreport: ${join(outDir, "report.html")}\n`);
-  return 0;
 }
 
 function toConfig(system: Readonly<Record<string, unknown>>, client: Candidate["client"], server: Candidate["server"]): SimulationConfig {

@@ -9,7 +9,14 @@ import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import { makeOutputDir, removeIfEmpty, writeOutputFile } from "../runtime/output-files.ts";
 import { scenarioSettings, summaryJson } from "../report/summary-file.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { CLIENT_FLAGS, parseClientArgs, resolveClientOptions, resolveRetryPolicy } from "../client/options.ts";
+import {
+  CLIENT_FLAGS,
+  type ClientFlagValues,
+  type ClientOptions,
+  parseClientArgs,
+  resolveClientOptions,
+  resolveRetryPolicy,
+} from "../client/options.ts";
 import { parseServerArgs, resolveServerOptions, serverFigures } from "../server/options.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
 import { type DashboardEvent, clientEvent, faultEvent, serverEvent } from "../dashboard/events.ts";
@@ -19,11 +26,13 @@ import { readableDelay } from "../report/readable-delay.ts";
 import { seconds } from "../model/seconds.ts";
 import { comparisonTable, renderReport, type StrategyResult } from "../report/report.ts";
 import {
+  type ExperimentPlan,
   type ExperimentRecord,
   type LiveRecord,
   type Progress,
   runExperiment,
   scheduleOf,
+  type TierPlan,
   type TierRecord,
 } from "../runtime/experiment.ts";
 import { type ChainFigures, chainFigures } from "../runtime/chain-figures.ts";
@@ -35,11 +44,52 @@ import { provenance } from "../runtime/provenance.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { clientArgsOfRun, parseStrategies, type StrategyRun } from "../strategies/runs.ts";
 import { DEMO_FLAGS, DEMO_PROGRAM, DEMO_TARGET, RESERVED_CLIENT_FLAGS, RESERVED_SERVER_FLAGS } from "./options.ts";
-import { blameScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
+import { blameScenarioFile, type ScenarioArguments, withScenarioFile } from "../scenario-file/arguments.ts";
 
 type DemoValues = FlagValues<typeof DEMO_FLAGS>;
 
 const splitArgs = (text: string) => text.split(/\s+/).filter((part) => part !== "");
+
+type Scenario = ScenarioArguments["scenario"];
+type ServerFlags = Extract<ReturnType<typeof parseServerArgs>, { kind: "run" }>["values"];
+
+/** The demo's flags read, checked together, and turned into each program's flags, before anything starts. */
+interface DemoSetup {
+  readonly values: DemoValues;
+  readonly scenario: Scenario;
+  /** The scenario file's chain of tiers, the edge first; undefined for one server. */
+  readonly chain: NonNullable<Scenario>["tiers"];
+  readonly strategies: StrategyRun[];
+  readonly faults: Fault[] | undefined;
+  readonly serverArgs: string[];
+  readonly clientArgs: string[];
+  readonly serverFlags: ServerFlags;
+  /** Each strategy's client flags, in the order of `strategies`. */
+  readonly clientFlags: ClientFlagValues[];
+  /** The client flags a strategy's run passes on. */
+  readonly argsOfRun: (run: StrategyRun) => readonly string[];
+  /** The herd's options, as the first strategy's client resolves them. */
+  readonly herd: ClientOptions;
+}
+
+/** What every strategy's experiment shares: its seeds, the verdict's limit, the chain's tiers, the results' folder. */
+interface DemoRun extends DemoSetup {
+  readonly seeds: { readonly server: number; readonly client: number };
+  readonly seededServerArgs: readonly string[];
+  readonly seedArgs: readonly string[];
+  readonly concurrencyLimit: number;
+  readonly tiers: TierPlan[] | undefined;
+  readonly startedAt: Date;
+  readonly outDir: string;
+  /** The -faults schedule in words; undefined for the article's one stop. */
+  readonly scheduleText: string | undefined;
+}
+
+/** One strategy's experiment as the report and the results folder keep it. */
+interface StrategyRecord {
+  readonly result: StrategyResult;
+  readonly lines: { readonly server: string[]; readonly client: string[]; readonly spikes: string[][]; readonly tiers: TierRecord[] };
+}
 
 export async function main(argv: readonly string[], io: ProgramIo, launcher: Launcher = defaultLauncher()): Promise<number> {
   const { argv: args, scenario } = await withScenarioFile(argv, DEMO_TARGET, io.stderr);
@@ -48,9 +98,42 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
     io.stdout.write(parsed.text);
     return 0;
   }
+  const setup = await demoSetup(parsed.values, args, scenario);
+  if (setup.values["print-scenario"]) {
+    io.stdout.write(await scenarioText(setup));
+    return 0;
+  }
+  const run = demoRun(setup);
+  // A results directory that cannot be made fails now, not after minutes of experiments.
+  makeOutputDir(run.outDir);
+
+  const controller = new AbortController();
+  const onInterrupt = () => controller.abort();
+  process.on("SIGINT", onInterrupt);
+  process.on("SIGTERM", onInterrupt);
+
+  announce(run, io);
+  const dashboard = run.values.dashboard ? await startAnnouncedDashboard(io, "demo", run.values, "npm run demo") : undefined;
+  try {
+    const records = await runStrategies(run, { io, launcher, dashboard, signal: controller.signal });
+    if (records === "interrupted") return 130;
+    const reportPath = await writeResults(run, records);
+    const results = records.map((record) => record.result);
+    const perTier = results.flatMap((result) =>
+      result.chain === undefined ? [] : [`\n${result.strategy}, per tier:\n${tierText(result.chain)}`],
+    );
+    io.stdout.write(`\n${comparisonTable(results)}\n${perTier.join("")}\nreport: ${reportPath}\n`);
+    dashboard?.publish({ kind: "end", note: `the report is ${reportPath}` });
+    return 0;
+  } finally {
+    await dashboard?.close();
+  }
+}
+
+/** The demo's flags with the scenario file's, checked together, and the flags it passes on checked by the programs' own tables. */
+async function demoSetup(parsedValues: DemoValues, args: readonly string[], scenario: Scenario): Promise<DemoSetup> {
   const chain = scenario?.tiers;
-  const values =
-    chain === undefined ? parsed.values : await chainValues(parsed.values, args.slice(scenario!.tokens.length), scenario!.text);
+  const values = chain === undefined ? parsedValues : await chainValues(parsedValues, args.slice(scenario!.tokens.length), scenario!.text);
   const strategies = parseStrategies(values.strategies);
   // A check of flags together that fails on a value from the file names the file's line.
   const commandLine = args.slice(scenario?.tokens.length ?? 0);
@@ -92,190 +175,226 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
   // A spike's extra clients run the herd's flags with their own count (or rate) and seed: within the limit, before anything starts.
   const herd = resolveClientOptions(clientFlags[0]!);
   if (faults !== undefined) checkedFromFile(() => checkSpikeClients(faults, herd));
-  if (values["print-scenario"]) {
-    const { printScenario } = await import("../scenario-file/print.ts");
-    const users = { "client-args": passThrough("client-args", () => parseClientArgs(clientArgs)) };
-    // A chain's servers are its tiers, written back as tiers: the edge's flags are not the file's top-level system.
-    const carried = chain === undefined ? { "server-args": serverFlags, ...users } : users;
-    io.stdout.write(await printScenario(DEMO_TARGET, values, carried, scenario?.metadata, chain));
-    return 0;
-  }
+  return { values, scenario, chain, strategies, faults, serverArgs, clientArgs, serverFlags, clientFlags, argsOfRun, herd };
+}
+
+/** -print-scenario: the demo's settings as a scenario file. */
+async function scenarioText(setup: DemoSetup): Promise<string> {
+  const { printScenario } = await import("../scenario-file/print.ts");
+  const users = { "client-args": passThrough("client-args", () => parseClientArgs(setup.clientArgs)) };
+  // A chain's servers are its tiers, written back as tiers: the edge's flags are not the file's top-level system.
+  const carried = setup.chain === undefined ? { "server-args": setup.serverFlags, ...users } : users;
+  return printScenario(DEMO_TARGET, setup.values, carried, setup.scenario?.metadata, setup.chain);
+}
+
+/** The seeds, the verdict's limit and the results' folder that every strategy's experiment shares. */
+function demoRun(setup: DemoSetup): DemoRun {
+  const { serverFlags, clientFlags, serverArgs, chain, values } = setup;
   // Every run is seeded, so that the results file can name its seeds: the user's, or one drawn here.
   const seeds = { server: serverFlags.seed ?? randomSeed(), client: clientFlags[0]?.seed ?? randomSeed() };
   const seededServerArgs = serverFlags.seed === undefined ? [...serverArgs, "-seed", String(seeds.server)] : serverArgs;
   const seedArgs = clientFlags[0]?.seed === undefined ? ["-seed", String(seeds.client)] : [];
   // The verdict's line: the exponential model's limit, or where another model is over its tipping point for the clients' timeout.
-  const clientTimeoutMs = clientFlags[0]?.timeout ?? passThrough("client-args", () => parseClientArgs(clientArgs)).timeout;
+  const clientTimeoutMs = clientFlags[0]?.timeout ?? passThrough("client-args", () => parseClientArgs(setup.clientArgs)).timeout;
   const concurrencyLimit = serverFigures(resolveServerOptions(serverFlags), clientTimeoutMs).overloadAbove;
   const tiers = chain === undefined ? undefined : tierPlans(chain, seeds.server, RESERVED_SERVER_FLAGS);
   const startedAt = new Date();
   const stamp = startedAt.toISOString().replace(/[:.]/g, "-");
   const outDir = resolve(values.out, stamp);
-  // A results directory that cannot be made fails now, not after minutes of experiments.
-  makeOutputDir(outDir);
+  const scheduleText = setup.faults?.map((fault) => formatFault(fault, formatDuration)).join(", ");
+  return { ...setup, seeds, seededServerArgs, seedArgs, concurrencyLimit, tiers, startedAt, outDir, scheduleText };
+}
 
-  const controller = new AbortController();
-  let interrupted = false;
-  const onInterrupt = () => {
-    interrupted = true;
-    controller.abort();
-  };
-  process.on("SIGINT", onInterrupt);
-  process.on("SIGTERM", onInterrupt);
-
-  const scheduleText = faults?.map((fault) => formatFault(fault, formatDuration)).join(", ");
+/** The demo's first line: what runs, for how long, with which seeds, and where the results go. */
+function announce(run: DemoRun, io: ProgramIo): void {
+  const { faults, values } = run;
   const troubleMs =
     faults === undefined ? values.steady + values.outage : Math.max(...faults.map((fault) => fault.atMs + fault.durationMs));
   const perRunMs = troubleMs + values.observe;
   const trouble =
-    faults === undefined ? `steady ${formatDuration(values.steady)}, outage ${formatDuration(values.outage)}` : `faults ${scheduleText}`;
+    faults === undefined
+      ? `steady ${formatDuration(values.steady)}, outage ${formatDuration(values.outage)}`
+      : `faults ${run.scheduleText}`;
   io.stderr.write(
-    `demo: ${strategies.length} strategies x ${formatDuration(perRunMs)} (${trouble}, observe ${formatDuration(values.observe)}); ` +
-      `seeds: server ${seeds.server}, client ${seeds.client}; results in ${outDir}\n`,
+    `demo: ${run.strategies.length} strategies x ${formatDuration(perRunMs)} (${trouble}, observe ${formatDuration(values.observe)}); ` +
+      `seeds: server ${run.seeds.server}, client ${run.seeds.client}; results in ${run.outDir}\n`,
   );
-  const load = {
+}
+
+interface Surroundings {
+  readonly io: ProgramIo;
+  readonly launcher: Launcher;
+  readonly dashboard: Dashboard | undefined;
+  /** Aborted by SIGINT or SIGTERM. */
+  readonly signal: AbortSignal;
+}
+
+/** Runs each strategy's experiment in turn; "interrupted" when a signal stopped one (its programs stopped, an empty folder removed). */
+async function runStrategies(run: DemoRun, around: Surroundings): Promise<StrategyRecord[] | "interrupted"> {
+  const { io, dashboard } = around;
+  const progress = progressPrinter(io);
+  const records: StrategyRecord[] = [];
+  try {
+    for (const [index, strategy] of run.strategies.entries()) records.push(await runStrategy(run, index, strategy, around, progress));
+    return records;
+  } catch (error) {
+    progress.done();
+    if (around.signal.aborted) {
+      removeIfEmpty(run.outDir);
+      dashboard?.publish({ kind: "end", note: "interrupted" });
+      const servers = run.chain === undefined ? "server" : "servers of every tier";
+      io.stderr.write(`demo: interrupted; the ${servers} and client of the current run were stopped\n`);
+      return "interrupted";
+    }
+    throw error;
+  }
+}
+
+/** One strategy's experiment on the real programs, told on stderr and the dashboard as it goes, and its verdict. */
+async function runStrategy(
+  run: DemoRun,
+  index: number,
+  strategy: StrategyRun,
+  { io, launcher, dashboard, signal }: Surroundings,
+  progress: ProgressPrinter,
+): Promise<StrategyRecord> {
+  const { values, concurrencyLimit } = run;
+  dashboard?.publish({ kind: "run", run: index, strategy: strategy.name, limit: concurrencyLimit });
+  const record = await runExperiment(
+    {
+      strategy,
+      steadyMs: values.steady,
+      outageMs: values.outage,
+      faults: run.faults,
+      load: herdLoad(run),
+      observeMs: values.observe,
+      serverArgs: run.seededServerArgs,
+      tiers: run.tiers,
+      clientArgs: [...run.argsOfRun(strategy), ...run.seedArgs],
+    },
+    {
+      signal,
+      launcher,
+      ...(dashboard === undefined ? {} : { onRecord: (live: LiveRecord) => publishLive(dashboard, index, live) }),
+      onProgress: progress.update,
+      onFault: (message) => {
+        progress.done();
+        io.stderr.write(`demo: ${strategy.name}: ${message}\n`);
+      },
+      onStarted: (pids) => {
+        progress.done();
+        const servers = pids.tiers?.map((tier) => `${tier.name} server pid ${tier.pid}`).join(", ") ?? `server pid ${pids.server}`;
+        io.stderr.write(`demo: ${strategy.name}: ${servers}, client pid ${pids.client}\n`);
+      },
+    },
+  );
+  progress.done();
+  const result = strategyResult(run, index, record);
+  dashboard?.publish({ kind: "verdict", run: index, verdict: result.metrics.verdict, why: explainVerdict(result.metrics) });
+  io.stderr.write(`demo: ${strategy.name}: ${result.metrics.verdict} (${result.metrics.why}); server and client stopped\n`);
+  const lines = {
+    server: record.serverLines,
+    client: record.clientLines,
+    spikes: record.spikeClientLines,
+    tiers: run.chain === undefined ? [] : record.tiers.slice(1),
+  };
+  return { result, lines };
+}
+
+/** The herd's load and seed, for a spike's extra clients. */
+function herdLoad({ herd, seeds }: DemoRun): NonNullable<ExperimentPlan["load"]> {
+  return {
     arrivals: herd.arrivals.kind,
     clients: herd.clients,
     ratePerSec: herd.arrivals.kind === "open" ? herd.arrivals.ratePerSec : 0,
     seed: seeds.client,
   };
-  const dashboard = values.dashboard ? await startAnnouncedDashboard(io, "demo", values, "npm run demo") : undefined;
-  try {
-    const progress = progressPrinter(io);
-    const results: StrategyResult[] = [];
-    const recordedLines: { strategy: string; server: string[]; client: string[]; spikes: string[][]; tiers: TierRecord[] }[] = [];
-    try {
-      for (const [run, strategy] of strategies.entries()) {
-        dashboard?.publish({ kind: "run", run, strategy: strategy.name, limit: concurrencyLimit });
-        const record = await runExperiment(
-          {
-            strategy,
-            steadyMs: values.steady,
-            outageMs: values.outage,
-            faults,
-            load,
-            observeMs: values.observe,
-            serverArgs: seededServerArgs,
-            tiers,
-            clientArgs: [...argsOfRun(strategy), ...seedArgs],
-          },
-          {
-            signal: controller.signal,
-            launcher,
-            ...(dashboard === undefined ? {} : { onRecord: (live: LiveRecord) => publishLive(dashboard, run, live) }),
-            onProgress: progress.update,
-            onFault: (message) => {
-              progress.done();
-              io.stderr.write(`demo: ${strategy.name}: ${message}\n`);
-            },
-            onStarted: (pids) => {
-              progress.done();
-              const servers = pids.tiers?.map((tier) => `${tier.name} server pid ${tier.pid}`).join(", ") ?? `server pid ${pids.server}`;
-              io.stderr.write(`demo: ${strategy.name}: ${servers}, client pid ${pids.client}\n`);
-            },
-          },
-        );
-        progress.done();
-        const edge = computeMetrics(record.server, record.client, record.phases, concurrencyLimit);
-        const userMaxAttempts = () => resolveRetryPolicy(clientFlags[run]!).retry.maxAttempts;
-        const tiersMeasured =
-          chain === undefined
-            ? undefined
-            : measuredChain(
-                record,
-                chainPolicyAmplification(userMaxAttempts(), chain),
-                scheduleOf({ faults, steadyMs: values.steady, outageMs: values.outage }),
-              );
-        // A chain's headline verdict is its tiers' (one rule: src/model/tiers/chain-verdict.ts); the other figures are the edge's.
-        const metrics = tiersMeasured === undefined ? edge : { ...edge, ...chainHeadline(edge, tiersMeasured) };
-        results.push({
-          strategy: strategy.name,
-          phases: record.phases,
-          server: record.server,
-          client: record.client,
-          metrics,
-          concurrencyLimit,
-          ...(tiersMeasured === undefined ? {} : { chain: tiersMeasured }),
-        });
-        recordedLines.push({
-          strategy: strategy.name,
-          server: record.serverLines,
-          client: record.clientLines,
-          spikes: record.spikeClientLines,
-          tiers: chain === undefined ? [] : record.tiers.slice(1),
-        });
-        dashboard?.publish({ kind: "verdict", run, verdict: metrics.verdict, why: explainVerdict(metrics) });
-        io.stderr.write(`demo: ${strategy.name}: ${metrics.verdict} (${metrics.why}); server and client stopped\n`);
-      }
-    } catch (error) {
-      progress.done();
-      if (interrupted) {
-        removeIfEmpty(outDir);
-        dashboard?.publish({ kind: "end", note: "interrupted" });
-        const servers = chain === undefined ? "server" : "servers of every tier";
-        io.stderr.write(`demo: interrupted; the ${servers} and client of the current run were stopped\n`);
-        return 130;
-      }
-      throw error;
-    }
+}
 
-    const reportSettings = [
-      { name: "strategies", value: strategies.map((strategy) => strategy.name).join(", ") },
-      ...(faults === undefined
-        ? [
-            { name: "steady state", value: formatDuration(values.steady) },
-            { name: "outage (SIGSTOP)", value: formatDuration(values.outage) },
-            { name: "observation after SIGCONT", value: formatDuration(values.observe) },
-          ]
-        : [
-            { name: "faults", value: scheduleText! },
-            { name: "observation after the last fault", value: formatDuration(values.observe) },
-          ]),
-      ...(tiers === undefined
-        ? [{ name: "server flags", value: serverArgs.length === 0 ? "(defaults)" : serverArgs.join(" ") }]
-        : tiers.map((tier, index) => ({
-            name: `tier ${tier.name}`,
-            value: [...(index < tiers.length - 1 ? [`-upstream (${tiers[index + 1]!.name})`] : []), ...tier.serverArgs].join(" "),
-          }))),
-      { name: "client flags", value: clientArgs.length === 0 ? "(defaults)" : clientArgs.join(" ") },
-      { name: "concurrency limit", value: String(concurrencyLimit) },
-      { name: "seeds", value: `server ${seeds.server}, client ${seeds.client}` },
-      { name: "started", value: startedAt.toISOString() },
-    ];
-    const report = await renderReport("thundering-herd: the crash experiment", results, reportSettings, scenario);
-    for (const [index, result] of results.entries()) {
-      writeOutputFile(join(outDir, `${result.strategy}.svg`), report.strategySvgs[index]!);
-      writeOutputFile(join(outDir, `${result.strategy}.server.jsonl`), `${recordedLines[index]!.server.join("\n")}\n`);
-      writeOutputFile(join(outDir, `${result.strategy}.client.jsonl`), `${recordedLines[index]!.client.join("\n")}\n`);
-      for (const [spike, lines] of recordedLines[index]!.spikes.entries()) {
-        writeOutputFile(join(outDir, `${result.strategy}.spike-${spike + 1}.client.jsonl`), `${lines.join("\n")}\n`);
-      }
-      // Below the edge (whose lines are the .server.jsonl), each tier's lines, every incarnation's in order.
-      for (const tier of recordedLines[index]!.tiers) {
-        writeOutputFile(join(outDir, `${result.strategy}.${tier.name}.server.jsonl`), `${tier.incarnationLines.flat().join("\n")}\n`);
-      }
+/** One strategy's figures and verdict: the edge's, or with a chain its tiers'. */
+function strategyResult(run: DemoRun, index: number, record: ExperimentRecord): StrategyResult {
+  const { chain, values, concurrencyLimit } = run;
+  const edge = computeMetrics(record.server, record.client, record.phases, concurrencyLimit);
+  const userMaxAttempts = () => resolveRetryPolicy(run.clientFlags[index]!).retry.maxAttempts;
+  const tiersMeasured =
+    chain === undefined
+      ? undefined
+      : measuredChain(
+          record,
+          chainPolicyAmplification(userMaxAttempts(), chain),
+          scheduleOf({ faults: run.faults, steadyMs: values.steady, outageMs: values.outage }),
+        );
+  // A chain's headline verdict is its tiers' (one rule: src/model/tiers/chain-verdict.ts); the other figures are the edge's.
+  const metrics = tiersMeasured === undefined ? edge : { ...edge, ...chainHeadline(edge, tiersMeasured) };
+  return {
+    strategy: record.strategy,
+    phases: record.phases,
+    server: record.server,
+    client: record.client,
+    metrics,
+    concurrencyLimit,
+    ...(tiersMeasured === undefined ? {} : { chain: tiersMeasured }),
+  };
+}
+
+/** The settings the report lists above its charts. */
+function reportSettings(run: DemoRun): { name: string; value: string }[] {
+  const { values, tiers, serverArgs, clientArgs } = run;
+  return [
+    { name: "strategies", value: run.strategies.map((strategy) => strategy.name).join(", ") },
+    ...(run.faults === undefined
+      ? [
+          { name: "steady state", value: formatDuration(values.steady) },
+          { name: "outage (SIGSTOP)", value: formatDuration(values.outage) },
+          { name: "observation after SIGCONT", value: formatDuration(values.observe) },
+        ]
+      : [
+          { name: "faults", value: run.scheduleText! },
+          { name: "observation after the last fault", value: formatDuration(values.observe) },
+        ]),
+    ...(tiers === undefined
+      ? [{ name: "server flags", value: serverArgs.length === 0 ? "(defaults)" : serverArgs.join(" ") }]
+      : tiers.map((tier, index) => ({
+          name: `tier ${tier.name}`,
+          value: [...(index < tiers.length - 1 ? [`-upstream (${tiers[index + 1]!.name})`] : []), ...tier.serverArgs].join(" "),
+        }))),
+    { name: "client flags", value: clientArgs.length === 0 ? "(defaults)" : clientArgs.join(" ") },
+    { name: "concurrency limit", value: String(run.concurrencyLimit) },
+    { name: "seeds", value: `server ${run.seeds.server}, client ${run.seeds.client}` },
+    { name: "started", value: run.startedAt.toISOString() },
+  ];
+}
+
+/** Writes the results folder: each strategy's chart and JSON lines, summary.json and report.html; returns the report's path. */
+async function writeResults(run: DemoRun, records: readonly StrategyRecord[]): Promise<string> {
+  const { outDir, faults, values, tiers } = run;
+  const results = records.map((record) => record.result);
+  const report = await renderReport("thundering-herd: the crash experiment", results, reportSettings(run), run.scenario);
+  for (const [index, { result, lines }] of records.entries()) {
+    writeOutputFile(join(outDir, `${result.strategy}.svg`), report.strategySvgs[index]!);
+    writeOutputFile(join(outDir, `${result.strategy}.server.jsonl`), `${lines.server.join("\n")}\n`);
+    writeOutputFile(join(outDir, `${result.strategy}.client.jsonl`), `${lines.client.join("\n")}\n`);
+    for (const [spike, spikeLines] of lines.spikes.entries()) {
+      writeOutputFile(join(outDir, `${result.strategy}.spike-${spike + 1}.client.jsonl`), `${spikeLines.join("\n")}\n`);
     }
-    const settings = {
-      ...(faults === undefined ? { steadyMs: values.steady, outageMs: values.outage } : { faults: scheduleText, faultSchedule: faults }),
-      observeMs: values.observe,
-      serverArgs,
-      ...(tiers === undefined ? {} : { tiers }),
-      clientArgs,
-      concurrencyLimit,
-      seeds,
-      ...scenarioSettings(scenario),
-    };
-    writeOutputFile(join(outDir, "summary.json"), summaryJson(settings, provenance(startedAt), results));
-    writeOutputFile(join(outDir, "report.html"), report.html);
-    const perTier = results.flatMap((result) =>
-      result.chain === undefined ? [] : [`\n${result.strategy}, per tier:\n${tierText(result.chain)}`],
-    );
-    io.stdout.write(`\n${comparisonTable(results)}\n${perTier.join("")}\nreport: ${join(outDir, "report.html")}\n`);
-    dashboard?.publish({ kind: "end", note: `the report is ${join(outDir, "report.html")}` });
-    return 0;
-  } finally {
-    await dashboard?.close();
+    // Below the edge (whose lines are the .server.jsonl), each tier's lines, every incarnation's in order.
+    for (const tier of lines.tiers) {
+      writeOutputFile(join(outDir, `${result.strategy}.${tier.name}.server.jsonl`), `${tier.incarnationLines.flat().join("\n")}\n`);
+    }
   }
+  const settings = {
+    ...(faults === undefined ? { steadyMs: values.steady, outageMs: values.outage } : { faults: run.scheduleText, faultSchedule: faults }),
+    observeMs: values.observe,
+    serverArgs: run.serverArgs,
+    ...(tiers === undefined ? {} : { tiers }),
+    clientArgs: run.clientArgs,
+    concurrencyLimit: run.concurrencyLimit,
+    seeds: run.seeds,
+    ...scenarioSettings(run.scenario),
+  };
+  writeOutputFile(join(outDir, "summary.json"), summaryJson(settings, provenance(run.startedAt), results));
+  writeOutputFile(join(outDir, "report.html"), report.html);
+  return join(outDir, "report.html");
 }
 
 /**
@@ -361,6 +480,8 @@ function passThrough<T>(flag: string, parse: () => { kind: "run"; values: T } | 
     throw error;
   }
 }
+
+type ProgressPrinter = ReturnType<typeof progressPrinter>;
 
 /** Live status: one line rewritten in place on a terminal, a line every 5 s otherwise. */
 function progressPrinter(io: ProgramIo) {

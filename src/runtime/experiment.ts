@@ -100,334 +100,448 @@ export interface ExperimentRecord {
  * client processes for the fault's length), observe, then stop every program by pid and
  * check that nothing is left running or listening.
  */
-export async function runExperiment(
-  plan: ExperimentPlan,
-  options: {
-    signal: AbortSignal;
-    onProgress: (progress: Progress) => void;
-    /** With a chain, `tiers` names every tier's pid, the edge first. */
-    onStarted: (pids: { server: number; client: number; tiers?: readonly { name: string; pid: number }[] }) => void;
-    launcher: Launcher;
-    /** Called with every report line of both programs as it arrives, and at each phase and fault. */
-    onRecord?: (record: LiveRecord) => void;
-    /** Told what each fault of a schedule did, in a line: which pid was stopped, killed, started. */
-    onFault?: (message: string) => void;
-  },
-): Promise<ExperimentRecord> {
-  const startEpochMs = Date.now();
-  const schedule = scheduleOf(plan);
-  const onlyOneStop = schedule.length === 1 && playedAs(schedule[0]!, "pause");
-  const serverLaunch = options.launcher("server");
-  const onRecord = options.onRecord;
-  const unfollow: (() => void)[] = [];
-  // A line that breaks its contract, seen while following: it ends the run at the next check, with every program stopped.
-  let brokenLine: unknown;
-  const live = (read: () => void) => {
-    try {
-      read();
-    } catch (error) {
-      brokenLine ??= error;
-    }
-  };
-  const chain = plan.tiers ?? [{ name: "server", serverArgs: plan.serverArgs }];
-  const isChain = plan.tiers !== undefined;
-  // How messages name a tier's server: "server" alone for the one server, as always.
-  const label = (tier: number) => (isChain ? `${chain[tier]!.name} server` : "server");
-  const tierOf = (fault: Fault) => (fault.tier === undefined ? 0 : chain.findIndex((tier) => tier.name === fault.tier));
-  const servers: ServerProcess[] = chain.map((tier, index) => {
-    const controlled = schedule.some((fault) => isControlledKind(fault.kind) && tierOf(fault) === index);
-    return new ServerProcess(
-      (listen) =>
-        new ChildProgram(label(index), serverLaunch.command, [
-          ...serverLaunch.args,
-          ...["-listen", listen, "-json"],
-          ...(controlled ? ["-admin-listen", "127.0.0.1:0"] : []),
-          // A middle tier calls the next one, started before it; a crash starts it again on the same port.
-          ...(index < chain.length - 1 ? ["-upstream", `http://127.0.0.1:${servers[index + 1]!.listeningPort}/api`] : []),
-          ...tier.serverArgs,
-        ]),
-      controlled,
-      (incarnation) => {
-        if (onRecord === undefined) return;
-        // A middle tier's upstream attempts are the arrivals at the tier below: each line's since the previous one.
-        if (isChain && index < chain.length - 1) {
-          let previous: ServerLine | undefined;
-          unfollow.push(
-            follow(incarnation, (text, line) =>
-              live(() => {
-                const parsed = parseServerLine(text, { file: SERVER_OUTPUT, line });
-                const before = previous;
-                previous = parsed;
-                if (before === undefined || parsed.epochMs <= before.epochMs) return;
-                const sent = (parsed.upstream?.attempts ?? 0) - (before.upstream?.attempts ?? 0);
-                const arrivalsPerSec = (sent * 1000) / (parsed.epochMs - before.epochMs);
-                onRecord({
-                  kind: "tier",
-                  tier: chain[index + 1]!.name,
-                  index: index + 1,
-                  atMs: parsed.epochMs - startEpochMs,
-                  arrivalsPerSec,
-                });
-              }),
-            ),
-          );
-        }
-        // The live view's server is the edge: the server the users call.
-        if (index > 0) return;
-        unfollow.push(
-          follow(incarnation, (text, line) =>
-            live(() =>
-              onRecord({ kind: "server", sample: serverSample(parseServerLine(text, { file: SERVER_OUTPUT, line }), startEpochMs) }),
-            ),
-          ),
-        );
-      },
-    );
-  });
-  const server = servers[0]!;
-  let client: ChildProgram | undefined;
-  /** The spikes' extra clients, by fault; each stopped by its own pid at its fault's end. */
-  const spikeByFault = new Map<number, ChildProgram>();
-  const spikes = () => [...spikeByFault.values()];
-  const spikesStopped = new Set<ChildProgram>();
-  const stopping: Promise<unknown>[] = [];
-  const abandon = () => {
-    for (const tier of servers) tier.kill();
-    client?.kill();
-    for (const spike of spikes()) spike.kill();
-  };
-  options.signal.addEventListener("abort", abandon, { once: true });
+export async function runExperiment(plan: ExperimentPlan, options: ExperimentOptions): Promise<ExperimentRecord> {
+  const run = new ExperimentRun(plan, options);
+  options.signal.addEventListener("abort", run.abandon, { once: true });
   try {
-    // The bottom first: each middle tier is started with the address of the one below it.
-    for (const tier of [...servers].reverse()) await tier.start();
-    const port = server.listeningPort;
-    const clientLaunch = options.launcher("client");
-    const startClient = (extraArgs: readonly string[]) =>
-      new ChildProgram("client", clientLaunch.command, [
-        ...clientLaunch.args,
-        ...["-url", `http://127.0.0.1:${port}/api`, "-json"],
-        // Enough threads for a large herd, so that a verdict is never the client's own lag; the user's -workers wins.
-        ...["-workers", "auto"],
-        ...plan.strategy.clientArgs,
-        ...plan.clientArgs,
-        ...extraArgs,
-      ]);
-    const clientStarted = startClient([]);
-    client = clientStarted;
-    if (onRecord !== undefined) {
-      unfollow.push(
-        follow(clientStarted, (text, line) =>
-          live(() => {
-            const parsed = parseClientLine(text, { file: CLIENT_OUTPUT, line });
-            if (parsed.kind !== "window") return;
-            const window = clientWindow(parsed, startEpochMs);
-            onRecord({ kind: "client", window: { ...window, throttledPerSec: parsed.throttledPerSec } });
-            // The users' attempts are the arrivals at the edge.
-            if (isChain)
-              onRecord({ kind: "tier", tier: chain[0]!.name, index: 0, atMs: window.endMs, arrivalsPerSec: parsed.attemptsPerSec });
-          }),
-        ),
-      );
-    }
-    await clientStarted.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 }).catch(notStarted);
-    options.onStarted({
-      server: server.program!.pid,
-      client: clientStarted.pid,
-      ...(isChain ? { tiers: servers.map((tier, index) => ({ name: chain[index]!.name, pid: tier.program!.pid })) } : {}),
-    });
+    return await run.play();
+  } catch (error) {
+    await run.abandonAndWait();
+    throw error;
+  } finally {
+    options.signal.removeEventListener("abort", run.abandon);
+    run.unfollowAll();
+  }
+}
 
-    const tell = (message: string) => options.onFault?.(message);
-    const runStartMs = Date.now() - startEpochMs;
-    const faults = schedule.map((fault) => ({ ...fault, atMs: runStartMs + fault.atMs }));
-    // A spike's client is started now and waits for its fault's start (-start-at): a Node
-    // process takes a second or more to start on a busy machine, which would cut the spike short.
-    faults.forEach((fault, index) => {
-      if (!playedAs(fault, "load")) return;
-      const spike = startClient([...spikeArgs(plan, fault, index), "-start-at", String(startEpochMs + fault.atMs)]);
-      spikeByFault.set(index, spike);
-      if (onRecord !== undefined)
-        unfollow.push(
-          follow(spike, (text, line) =>
-            live(() => {
-              const parsed = parseClientLine(text, { file: SPIKE_OUTPUT, line });
-              if (parsed.kind === "window") onRecord({ kind: "spike-client", window: clientWindow(parsed, startEpochMs) });
-            }),
-          ),
-        );
-      tell(`${fault.kind}: extra client pid ${spike.pid} started, waiting for ${formatFault(schedule[index]!, formatDuration)}`);
+export interface ExperimentOptions {
+  signal: AbortSignal;
+  onProgress: (progress: Progress) => void;
+  /** With a chain, `tiers` names every tier's pid, the edge first. */
+  onStarted: (pids: { server: number; client: number; tiers?: readonly { name: string; pid: number }[] }) => void;
+  launcher: Launcher;
+  /** Called with every report line of both programs as it arrives, and at each phase and fault. */
+  onRecord?: (record: LiveRecord) => void;
+  /** Told what each fault of a schedule did, in a line: which pid was stopped, killed, started. */
+  onFault?: (message: string) => void;
+}
+
+/** What a fault does on the real programs at its start and at its end. */
+interface FaultPlay {
+  readonly start: () => Promise<void> | void;
+  readonly end: () => Promise<void> | void;
+}
+
+/** One step of the schedule: order 0 is an end, 1 a start, so that at the same instant one fault ends before the next begins. */
+interface TimedAction {
+  readonly atMs: number;
+  readonly order: 0 | 1;
+  readonly fault: Fault;
+  readonly run: () => Promise<void> | void;
+}
+
+/** One run of runExperiment: its programs, what follows their lines, and the schedule's state. */
+class ExperimentRun {
+  private readonly plan: ExperimentPlan;
+  private readonly options: ExperimentOptions;
+  private readonly startEpochMs = Date.now();
+  private readonly schedule: readonly Fault[];
+  private readonly onlyOneStop: boolean;
+  private readonly chain: readonly TierPlan[];
+  private readonly isChain: boolean;
+  private readonly servers: ServerProcess[];
+  private clientLaunch: ReturnType<Launcher> | undefined;
+  private client: ChildProgram | undefined;
+  /** The spikes' extra clients, by fault; each stopped by its own pid at its fault's end. */
+  private readonly spikeByFault = new Map<number, ChildProgram>();
+  private readonly spikesStopped = new Set<ChildProgram>();
+  private readonly stopping: Promise<unknown>[] = [];
+  /** The condition faults in force now, on every tier. */
+  private readonly active: Fault[] = [];
+  private readonly unfollow: (() => void)[] = [];
+  // A line that breaks its contract, seen while following: it ends the run at the next check, with every program stopped.
+  private brokenLine: unknown;
+
+  constructor(plan: ExperimentPlan, options: ExperimentOptions) {
+    this.plan = plan;
+    this.options = options;
+    this.schedule = scheduleOf(plan);
+    this.onlyOneStop = this.schedule.length === 1 && playedAs(this.schedule[0]!, "pause");
+    this.chain = plan.tiers ?? [{ name: "server", serverArgs: plan.serverArgs }];
+    this.isChain = plan.tiers !== undefined;
+    const serverLaunch = options.launcher("server");
+    this.servers = this.chain.map((tier, index) => {
+      const controlled = this.schedule.some((fault) => isControlledKind(fault.kind) && this.tierOf(fault) === index);
+      return new ServerProcess(
+        (listen) =>
+          new ChildProgram(this.label(index), serverLaunch.command, [
+            ...serverLaunch.args,
+            ...["-listen", listen, "-json"],
+            ...(controlled ? ["-admin-listen", "127.0.0.1:0"] : []),
+            // A middle tier calls the next one, started before it; a crash starts it again on the same port.
+            ...(index < this.chain.length - 1 ? ["-upstream", `http://127.0.0.1:${this.servers[index + 1]!.listeningPort}/api`] : []),
+            ...tier.serverArgs,
+          ]),
+        controlled,
+        (incarnation) => this.followServer(index, incarnation),
+      );
     });
+  }
+
+  /** Starts the programs, plays the schedule, observes, stops them all, and returns what they printed. */
+  async play(): Promise<ExperimentRecord> {
+    const client = await this.startPrograms();
+    const runStartMs = Date.now() - this.startEpochMs;
+    const faults = this.schedule.map((fault) => ({ ...fault, atMs: runStartMs + fault.atMs }));
+    this.startSpikes(faults);
     const firstStartMs = Math.min(...faults.map((fault) => fault.atMs));
     const lastEndMs = Math.max(...faults.map((fault) => fault.atMs + fault.durationMs));
     const phases: Phases = {
       stopAtMs: firstStartMs,
       resumeAtMs: lastEndMs,
-      endMs: lastEndMs + plan.observeMs,
-      ...(onlyOneStop ? {} : { faults, runStartMs }),
+      endMs: lastEndMs + this.plan.observeMs,
+      ...(this.onlyOneStop ? {} : { faults, runStartMs }),
     };
-    const report = (phase: Phase, phaseEndsAtMs: number) =>
-      options.onProgress({
-        strategy: plan.strategy.name,
-        phase,
-        phaseLeftMs: Math.max(0, startEpochMs + phaseEndsAtMs - Date.now()),
-        client: readClientWindows(
-          clientStarted.stdout.map((line) => line.text),
-          startEpochMs,
-          CLIENT_OUTPUT,
-        ).at(-1),
-        server: readServerSamples(server.stdoutLines(), startEpochMs, SERVER_OUTPUT).at(-1),
+    await this.playSchedule(this.timedActions(faults), phases, runStartMs);
+    await this.stopAll(client);
+    return this.record(client, phases, runStartMs);
+  }
+
+  /** Kills every program at once: the run was interrupted, or failed. */
+  readonly abandon = (): void => {
+    for (const tier of this.servers) tier.kill();
+    this.client?.kill();
+    for (const spike of this.spikes()) spike.kill();
+  };
+
+  /** abandon(), then waits until every program it killed has exited. */
+  async abandonAndWait(): Promise<void> {
+    this.abandon();
+    await Promise.all([
+      ...this.servers.flatMap((tier) => tier.incarnations).map((program) => program.exited),
+      this.client?.exited,
+      ...this.spikes().map((spike) => spike.exited),
+    ]);
+  }
+
+  unfollowAll(): void {
+    for (const stop of this.unfollow) stop();
+  }
+
+  /** The servers, the bottom first (each middle tier is started with the address of the one below it), then the users' client. */
+  private async startPrograms(): Promise<ChildProgram> {
+    for (const tier of [...this.servers].reverse()) await tier.start();
+    this.clientLaunch = this.options.launcher("client");
+    const client = this.startClient([]);
+    this.client = client;
+    const onRecord = this.options.onRecord;
+    if (onRecord !== undefined) {
+      this.followClient(client, CLIENT_OUTPUT, (parsed) => {
+        if (parsed.kind !== "window") return;
+        const window = clientWindow(parsed, this.startEpochMs);
+        onRecord({ kind: "client", window: { ...window, throttledPerSec: parsed.throttledPerSec } });
+        // The users' attempts are the arrivals at the edge.
+        if (this.isChain)
+          onRecord({ kind: "tier", tier: this.chain[0]!.name, index: 0, atMs: window.endMs, arrivalsPerSec: parsed.attemptsPerSec });
       });
-
-    // What runs at each fault's start and end, in time order (an end before a start at the same instant).
-    const active: Fault[] = [];
-    const actions = faults.flatMap((fault, index) => {
-      const endMs = fault.atMs + fault.durationMs;
-      const tier = tierOf(fault);
-      const struck = servers[tier]!;
-      const onTierNow = () => active.filter((other) => tierOf(other) === tier);
-      const setControlled = () => struck.setFaults(activeOf(onTierNow()));
-      // order 0: an end, 1: a start, so that at the same instant one fault ends before the next begins.
-      const at = (atMs: number, order: 0 | 1, run: () => Promise<void> | void) => ({ atMs, order, fault, run });
-      switch (faultKind(fault.kind).mechanism) {
-        case "pause":
-          return [
-            at(fault.atMs, 1, () => {
-              const program = struck.program;
-              if (program !== undefined && !program.signal("SIGSTOP")) throw diedEarly(program);
-              tell(`${fault.kind}: SIGSTOP to ${label(tier)} pid ${program?.pid ?? "(crashed)"}`);
-            }),
-            at(endMs, 0, () => {
-              const program = struck.program;
-              if (program !== undefined && !program.signal("SIGCONT")) throw diedEarly(program);
-              tell(`${fault.kind} over: SIGCONT to ${label(tier)} pid ${program?.pid ?? "(crashed)"}`);
-            }),
-          ];
-        case "restart":
-          return [
-            at(fault.atMs, 1, async () => {
-              const pid = struck.program?.pid;
-              await struck.crash();
-              tell(
-                `${fault.kind}: ${label(tier)} pid ${pid} and its group killed (SIGKILL); connections to port ${struck.listeningPort} are refused`,
-              );
-            }),
-            at(endMs, 0, async () => {
-              const program = await struck.start();
-              tell(`${fault.kind} over: ${label(tier)} started again on port ${struck.listeningPort}, pid ${program.pid}`);
-            }),
-          ];
-        case "load":
-          return [
-            at(fault.atMs, 1, () => {
-              const spike = spikeByFault.get(index)!;
-              tell(`${fault.kind}: extra client pid ${spike.pid} sending (${spikeArgs(plan, fault, index).slice(0, 2).join(" ")})`);
-            }),
-            at(endMs, 0, () => {
-              const spike = spikeByFault.get(index)!;
-              if (!spike.running) throw diedEarly(spike);
-              spikesStopped.add(spike);
-              stopping.push(spike.stop());
-              tell(`${fault.kind} over: extra client pid ${spike.pid} stopped`);
-            }),
-          ];
-        case "condition":
-          return [
-            at(fault.atMs, 1, () => {
-              active.push(fault);
-              setControlled();
-              tell(
-                `${fault.kind}: set through ${faultControlName(isChain ? chain[tier]!.name : undefined)}: ${formatActiveFaults(activeOf(onTierNow()))}`,
-              );
-            }),
-            at(endMs, 0, () => {
-              active.splice(active.indexOf(fault), 1);
-              setControlled();
-              tell(
-                `${fault.kind} over: ${faultControlName(isChain ? chain[tier]!.name : undefined)} now has ${formatActiveFaults(activeOf(onTierNow()))}`,
-              );
-            }),
-          ];
-      }
+    }
+    await client.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 }).catch(notStarted);
+    this.options.onStarted({
+      server: this.servers[0]!.program!.pid,
+      client: client.pid,
+      ...(this.isChain ? { tiers: this.servers.map((tier, index) => ({ name: this.chain[index]!.name, pid: tier.program!.pid })) } : {}),
     });
-    actions.sort((a, b) => a.atMs - b.atMs || a.order - b.order);
-    const running = () => [...servers.map((tier) => tier.program), clientStarted, ...spikes().filter((spike) => !spikesStopped.has(spike))];
+    return client;
+  }
 
+  private startClient(extraArgs: readonly string[]): ChildProgram {
+    const clientLaunch = this.clientLaunch!;
+    return new ChildProgram("client", clientLaunch.command, [
+      ...clientLaunch.args,
+      ...["-url", `http://127.0.0.1:${this.servers[0]!.listeningPort}/api`, "-json"],
+      // Enough threads for a large herd, so that a verdict is never the client's own lag; the user's -workers wins.
+      ...["-workers", "auto"],
+      ...this.plan.strategy.clientArgs,
+      ...this.plan.clientArgs,
+      ...extraArgs,
+    ]);
+  }
+
+  /**
+   * A spike's client is started now and waits for its fault's start (-start-at): a Node
+   * process takes a second or more to start on a busy machine, which would cut the spike short.
+   */
+  private startSpikes(faults: readonly Fault[]): void {
+    const onRecord = this.options.onRecord;
+    faults.forEach((fault, index) => {
+      if (!playedAs(fault, "load")) return;
+      const spike = this.startClient([...spikeArgs(this.plan, fault, index), "-start-at", String(this.startEpochMs + fault.atMs)]);
+      this.spikeByFault.set(index, spike);
+      if (onRecord !== undefined)
+        this.followClient(spike, SPIKE_OUTPUT, (parsed) => {
+          if (parsed.kind === "window") onRecord({ kind: "spike-client", window: clientWindow(parsed, this.startEpochMs) });
+        });
+      this.tell(`${fault.kind}: extra client pid ${spike.pid} started, waiting for ${formatFault(this.schedule[index]!, formatDuration)}`);
+    });
+  }
+
+  /** Follows a server incarnation's lines for the live view: the edge's samples, and a middle tier's calls to the tier below. */
+  private followServer(index: number, incarnation: ChildProgram): void {
+    const onRecord = this.options.onRecord;
+    if (onRecord === undefined) return;
+    // A middle tier's upstream attempts are the arrivals at the tier below: each line's since the previous one.
+    if (this.isChain && index < this.chain.length - 1) {
+      let previous: ServerLine | undefined;
+      this.followLines(incarnation, (text, line) => {
+        const parsed = parseServerLine(text, { file: SERVER_OUTPUT, line });
+        const before = previous;
+        previous = parsed;
+        if (before === undefined || parsed.epochMs <= before.epochMs) return;
+        const sent = (parsed.upstream?.attempts ?? 0) - (before.upstream?.attempts ?? 0);
+        const arrivalsPerSec = (sent * 1000) / (parsed.epochMs - before.epochMs);
+        onRecord({
+          kind: "tier",
+          tier: this.chain[index + 1]!.name,
+          index: index + 1,
+          atMs: parsed.epochMs - this.startEpochMs,
+          arrivalsPerSec,
+        });
+      });
+    }
+    // The live view's server is the edge: the server the users call.
+    if (index > 0) return;
+    this.followLines(incarnation, (text, line) =>
+      onRecord({ kind: "server", sample: serverSample(parseServerLine(text, { file: SERVER_OUTPUT, line }), this.startEpochMs) }),
+    );
+  }
+
+  /** Follows a client's JSON lines, each parsed by its contract. */
+  private followClient(program: ChildProgram, file: string, onLine: (parsed: ReturnType<typeof parseClientLine>) => void): void {
+    this.followLines(program, (text, line) => onLine(parseClientLine(text, { file, line })));
+  }
+
+  /** Follows a program's JSON lines until the run ends; a line that breaks its contract is kept for the next check. */
+  private followLines(program: ChildProgram, onLine: (text: string, line: number) => void): void {
+    this.unfollow.push(
+      follow(program, (text, line) => {
+        try {
+          onLine(text, line);
+        } catch (error) {
+          this.brokenLine ??= error;
+        }
+      }),
+    );
+  }
+
+  /** What runs at each fault's start and end, in time order (an end before a start at the same instant). */
+  private timedActions(faults: readonly Fault[]): TimedAction[] {
+    const actions = faults.flatMap((fault, index): TimedAction[] => {
+      const { start, end } = this.playOf(fault, index);
+      return [
+        { atMs: fault.atMs, order: 1, fault, run: start },
+        { atMs: fault.atMs + fault.durationMs, order: 0, fault, run: end },
+      ];
+    });
+    return actions.sort((a, b) => a.atMs - b.atMs || a.order - b.order);
+  }
+
+  private playOf(fault: Fault, index: number): FaultPlay {
+    switch (faultKind(fault.kind).mechanism) {
+      case "pause":
+        return this.pause(fault);
+      case "restart":
+        return this.restart(fault);
+      case "load":
+        return this.load(fault, index);
+      case "condition":
+        return this.condition(fault);
+    }
+  }
+
+  /** SIGSTOP to the struck tier's server at the start, SIGCONT at the end. */
+  private pause(fault: Fault): FaultPlay {
+    const tier = this.tierOf(fault);
+    const send = (signal: "SIGSTOP" | "SIGCONT", what: string) => () => {
+      const program = this.servers[tier]!.program;
+      if (program !== undefined && !program.signal(signal)) throw diedEarly(program);
+      this.tell(`${what}: ${signal} to ${this.label(tier)} pid ${program?.pid ?? "(crashed)"}`);
+    };
+    return { start: send("SIGSTOP", fault.kind), end: send("SIGCONT", `${fault.kind} over`) };
+  }
+
+  /** The struck tier's server killed with its group at the start, started again on the same port at the end. */
+  private restart(fault: Fault): FaultPlay {
+    const tier = this.tierOf(fault);
+    const struck = this.servers[tier]!;
+    return {
+      start: async () => {
+        const pid = struck.program?.pid;
+        await struck.crash();
+        this.tell(
+          `${fault.kind}: ${this.label(tier)} pid ${pid} and its group killed (SIGKILL); connections to port ${struck.listeningPort} are refused`,
+        );
+      },
+      end: async () => {
+        const program = await struck.start();
+        this.tell(`${fault.kind} over: ${this.label(tier)} started again on port ${struck.listeningPort}, pid ${program.pid}`);
+      },
+    };
+  }
+
+  /** The spike's extra client, started before the schedule, sends from the start and is stopped at the end. */
+  private load(fault: Fault, index: number): FaultPlay {
+    return {
+      start: () => {
+        const spike = this.spikeByFault.get(index)!;
+        this.tell(`${fault.kind}: extra client pid ${spike.pid} sending (${spikeArgs(this.plan, fault, index).slice(0, 2).join(" ")})`);
+      },
+      end: () => {
+        const spike = this.spikeByFault.get(index)!;
+        if (!spike.running) throw diedEarly(spike);
+        this.spikesStopped.add(spike);
+        this.stopping.push(spike.stop());
+        this.tell(`${fault.kind} over: extra client pid ${spike.pid} stopped`);
+      },
+    };
+  }
+
+  /** The struck tier's fault control holds the tier's conditions in force: this one's added at the start, taken off at the end. */
+  private condition(fault: Fault): FaultPlay {
+    const tier = this.tierOf(fault);
+    const control = faultControlName(this.isChain ? this.chain[tier]!.name : undefined);
+    const setControlled = () => {
+      const inForce = activeOf(this.active.filter((other) => this.tierOf(other) === tier));
+      this.servers[tier]!.setFaults(inForce);
+      return formatActiveFaults(inForce);
+    };
+    return {
+      start: () => {
+        this.active.push(fault);
+        this.tell(`${fault.kind}: set through ${control}: ${setControlled()}`);
+      },
+      end: () => {
+        this.active.splice(this.active.indexOf(fault), 1);
+        this.tell(`${fault.kind} over: ${control} now has ${setControlled()}`);
+      },
+    };
+  }
+
+  /** Waits for each action's time and runs it, telling the live view the phases and the faults, then observes. */
+  private async playSchedule(actions: readonly TimedAction[], phases: Phases, runStartMs: number): Promise<void> {
+    const onRecord = this.options.onRecord;
     onRecord?.({ kind: "phase", phase: "steady", atMs: runStartMs });
     let phaseName: Phase = "steady";
     for (const [step, action] of actions.entries()) {
-      await phase(phaseName, action.atMs);
+      await this.phase(phaseName, action.atMs);
       await action.run();
-      if (action.order === 1 && !onlyOneStop) onRecord?.({ kind: "fault", fault: action.fault });
+      if (action.order === 1 && !this.onlyOneStop) onRecord?.({ kind: "fault", fault: action.fault });
       if (step === 0) {
-        phaseName = onlyOneStop ? "outage" : "faults";
-        if (onlyOneStop) onRecord?.({ kind: "phase", phase: "outage", atMs: phases.stopAtMs });
+        phaseName = this.onlyOneStop ? "outage" : "faults";
+        if (this.onlyOneStop) onRecord?.({ kind: "phase", phase: "outage", atMs: phases.stopAtMs });
       }
     }
     onRecord?.({ kind: "phase", phase: "observe", atMs: phases.resumeAtMs });
-    await phase("observe", phases.endMs);
-    report("stopping", phases.endMs);
+    await this.phase("observe", phases.endMs);
+    this.report("stopping", phases.endMs);
+  }
 
-    await Promise.all(stopping);
-    for (const tier of servers) await tier.settled();
-    await clientStarted.stop();
+  /** Waits until `endsAtMs`, reporting progress, and fails if a program dies meanwhile. */
+  private async phase(name: Phase, endsAtMs: number): Promise<void> {
+    const untilEpochMs = this.startEpochMs + endsAtMs;
+    while (Date.now() < untilEpochMs) {
+      if (this.options.signal.aborted) throw new Error("interrupted");
+      if (this.brokenLine !== undefined) throw this.brokenLine;
+      for (const tier of this.servers) if (tier.failure !== undefined) throw tier.failure;
+      for (const program of this.running()) if (program !== undefined && !program.running) throw diedEarly(program);
+      this.report(name, endsAtMs);
+      await new Promise((wake) => setTimeout(wake, Math.min(250, untilEpochMs - Date.now())));
+    }
+  }
+
+  private report(phase: Phase, phaseEndsAtMs: number): void {
+    this.options.onProgress({
+      strategy: this.plan.strategy.name,
+      phase,
+      phaseLeftMs: Math.max(0, this.startEpochMs + phaseEndsAtMs - Date.now()),
+      client: readClientWindows(
+        this.client!.stdout.map((line) => line.text),
+        this.startEpochMs,
+        CLIENT_OUTPUT,
+      ).at(-1),
+      server: readServerSamples(this.servers[0]!.stdoutLines(), this.startEpochMs, SERVER_OUTPUT).at(-1),
+    });
+  }
+
+  /** Every program that should be running now: the servers' current incarnations, the client, the spikes not yet over. */
+  private running(): (ChildProgram | undefined)[] {
+    return [...this.servers.map((tier) => tier.program), this.client, ...this.spikes().filter((spike) => !this.spikesStopped.has(spike))];
+  }
+
+  /** Stops every program by its pid and checks that none is left running or listening. */
+  private async stopAll(client: ChildProgram): Promise<void> {
+    await Promise.all(this.stopping);
+    for (const tier of this.servers) await tier.settled();
+    await client.stop();
     // A chain's tiers finish the calls they hold for the users before they stop, so that each tier's counts are whole.
-    if (isChain) await drained(servers, Date.now(), options.signal);
-    for (const tier of servers) await tier.program?.stop();
-    const programs = [...servers.flatMap((tier) => tier.incarnations), clientStarted, ...spikes()];
+    if (this.isChain) await drained(this.servers, Date.now(), this.options.signal);
+    for (const tier of this.servers) await tier.program?.stop();
+    const programs = [...this.servers.flatMap((tier) => tier.incarnations), client, ...this.spikes()];
     await ensureGone(
       programs,
-      servers.map((tier) => tier.listeningPort),
+      this.servers.map((tier) => tier.listeningPort),
     );
+  }
+
+  /** What the stopped programs printed, read by their contracts. */
+  private record(client: ChildProgram, phases: Phases, runStartMs: number): ExperimentRecord {
+    const server = this.servers[0]!;
+    const { startEpochMs } = this;
     const serverOutput = server.stdoutLines();
-    const clientOutput = clientStarted.stdout.map((line) => line.text);
-    const spikeOutputs = spikes().map((spike) => spike.stdout.map((line) => line.text));
+    const clientOutput = client.stdout.map((line) => line.text);
+    const spikeOutputs = this.spikes().map((spike) => spike.stdout.map((line) => line.text));
     const extraWindows = spikeOutputs.flatMap((output) => readClientWindows(output, startEpochMs, SPIKE_OUTPUT));
     return {
-      strategy: plan.strategy.name,
+      strategy: this.plan.strategy.name,
       startEpochMs,
       phases,
       server: readServerSamples(serverOutput, startEpochMs, SERVER_OUTPUT),
       client: addExtraLoad(readClientWindows(clientOutput, startEpochMs, CLIENT_OUTPUT), extraWindows),
-      serverLines: serverOutput.filter((line) => line.startsWith("{")),
-      clientLines: clientOutput.filter((line) => line.startsWith("{")),
-      spikeClientLines: spikeOutputs.map((output) => output.filter((line) => line.startsWith("{"))),
+      serverLines: jsonLines(serverOutput),
+      clientLines: jsonLines(clientOutput),
+      spikeClientLines: spikeOutputs.map(jsonLines),
       serverPid: server.incarnations[0]!.pid,
       serverPids: server.incarnations.map((program) => program.pid),
-      clientPid: clientStarted.pid,
-      spikePids: spikes().map((spike) => spike.pid),
+      clientPid: client.pid,
+      spikePids: this.spikes().map((spike) => spike.pid),
       runStartMs,
-      tiers: servers.map((tier, index) => ({
-        name: chain[index]!.name,
-        incarnationLines: tier.incarnations.map((program) =>
-          program.stdout.map((line) => line.text).filter((line) => line.startsWith("{")),
-        ),
+      tiers: this.servers.map((tier, index) => ({
+        name: this.chain[index]!.name,
+        incarnationLines: tier.incarnations.map((program) => jsonLines(program.stdout.map((line) => line.text))),
         pids: tier.incarnations.map((program) => program.pid),
       })),
     };
+  }
 
-    /** Waits until `endsAtMs`, reporting progress, and fails if a program dies meanwhile. */
-    async function phase(name: Phase, endsAtMs: number): Promise<void> {
-      while (Date.now() < startEpochMs + endsAtMs) {
-        if (options.signal.aborted) throw new Error("interrupted");
-        if (brokenLine !== undefined) throw brokenLine;
-        for (const tier of servers) if (tier.failure !== undefined) throw tier.failure;
-        for (const program of running()) if (program !== undefined && !program.running) throw diedEarly(program);
-        report(name, endsAtMs);
-        await new Promise((wake) => setTimeout(wake, Math.min(250, startEpochMs + endsAtMs - Date.now())));
-      }
-    }
-  } catch (error) {
-    abandon();
-    await Promise.all([
-      ...servers.flatMap((tier) => tier.incarnations).map((program) => program.exited),
-      client?.exited,
-      ...spikes().map((spike) => spike.exited),
-    ]);
-    throw error;
-  } finally {
-    options.signal.removeEventListener("abort", abandon);
-    for (const stop of unfollow) stop();
+  private spikes(): ChildProgram[] {
+    return [...this.spikeByFault.values()];
+  }
+
+  private tell(message: string): void {
+    this.options.onFault?.(message);
+  }
+
+  /** How messages name a tier's server: "server" alone for the one server, as always. */
+  private label(tier: number): string {
+    return this.isChain ? `${this.chain[tier]!.name} server` : "server";
+  }
+
+  private tierOf(fault: Fault): number {
+    return fault.tier === undefined ? 0 : this.chain.findIndex((tier) => tier.name === fault.tier);
   }
 }
+
+/** A program's JSON lines, among its others. */
+const jsonLines = (output: readonly string[]): string[] => output.filter((line) => line.startsWith("{"));
 
 /** The run's faults, times from the steady state's start: the plan's schedule, or its one stop. */
 export function scheduleOf(plan: Pick<ExperimentPlan, "faults" | "steadyMs" | "outageMs">): readonly Fault[] {
