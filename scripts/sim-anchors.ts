@@ -81,7 +81,8 @@ const recorded = {
   provenance: provenance(),
   brooker: {
     source: "Marc Brooker, simple_collapse_sim, https://github.com/mbrooker/simulator_example",
-    published: "no backoff never recovers; backoff with jitter recovers",
+    // What his simulator's runs show (the post's figures come from them); docs/brooker-python.json counts them.
+    published: "no backoff: the server stays down in most runs; backoff with jitter recovers",
     scenario: command(BROOKER_SPIKE),
     clients: brookerClients,
   },
