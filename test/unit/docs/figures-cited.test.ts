@@ -16,7 +16,12 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const read = (file: string) => readFileSync(resolve(ROOT, file), "utf8");
-const results = (file: string): unknown => JSON.parse(read(file));
+/** Each results file parsed once: many passages cite the same one. */
+const parsedFiles = new Map<string, unknown>();
+const results = (file: string): unknown => {
+  if (!parsedFiles.has(file)) parsedFiles.set(file, JSON.parse(read(file)));
+  return parsedFiles.get(file);
+};
 
 const PAGES = ["README.md", ...readdirSync(resolve(ROOT, "docs")).flatMap((name) => (name.endsWith(".md") ? [`docs/${name}`] : []))];
 
