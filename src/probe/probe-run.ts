@@ -106,7 +106,8 @@ async function runSteps(
   return finish({ kind: "steps" });
 }
 
-const ms = (value: number) => `${value.toFixed(1)} ms`;
+/** A latency as the probe prints it; n/a for a percentile a load-test file did not give (probe -from). */
+const ms = (value: number) => (Number.isNaN(value) ? "n/a" : `${value.toFixed(1)} ms`);
 
 /** One step as the probe prints it. */
 export function formatStep(step: StepMeasure): string {

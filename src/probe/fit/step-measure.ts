@@ -10,6 +10,7 @@ export interface StepMeasure {
   /** Answers (of any status) per second over the step's measuring window. */
   readonly throughputPerSec: number;
   readonly meanLatencyMs: number;
+  /** The percentiles; NaN where a load-test file (probe -from) does not give one. */
   readonly p50Ms: number;
   readonly p90Ms: number;
   readonly p99Ms: number;

@@ -15,7 +15,16 @@ export function readLoadTest(file: string, text: string): LoadTestReading & { re
     throw new LoadTestFileError(`${file}: not a load test the probe reads (${LOAD_TEST_FORMATS.map((known) => known.name).join("; ")})`);
   }
   try {
-    return { ...format.read(text), format: format.name };
+    const reading = format.read(text);
+    reading.steps.forEach((step, index) => {
+      // A run the fit cannot use (nothing answered, no time measured) is the file's problem, named, not a fit of nothing.
+      const broken = (["concurrency", "throughputPerSec", "meanLatencyMs"] as const).find(
+        (key) => !(step[key] > 0 && Number.isFinite(step[key])),
+      );
+      if (broken !== undefined)
+        throw new LoadTestFileError(`${format.name}: run ${index + 1} has ${broken} ${step[broken]}, not a figure above 0`);
+    });
+    return { ...reading, format: format.name };
   } catch (error) {
     if (error instanceof LoadTestFileError) throw new LoadTestFileError(`${file}: ${error.message}`);
     throw error;

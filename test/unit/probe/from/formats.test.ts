@@ -19,3 +19,15 @@ describe("probe -from's formats", () => {
     expect(() => readLoadTest("x.json", '{"connections": 1, "latency": {}, "requests": {}}')).toThrow(/^x\.json: autocannon --json: /);
   });
 });
+
+describe("a run the fit cannot use", () => {
+  it("is refused with the file, the format and the figure, not fitted: an autocannon run of no time, a CSV row of no throughput", () => {
+    const json = JSON.parse(loadTestFixture("autocannon-8.json"));
+    expect(() => readLoadTest("a.json", JSON.stringify({ ...json, duration: 0 }))).toThrow(
+      "a.json: autocannon --json: run 1 has throughputPerSec Infinity, not a figure above 0",
+    );
+    expect(() => readLoadTest("s.csv", "concurrency,rps,latency\n1,10,20\n2,0,20\n")).toThrow(
+      /^s\.csv: CSV .*: run 2 has throughputPerSec 0/,
+    );
+  });
+});

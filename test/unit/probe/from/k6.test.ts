@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { k6 } from "../../../../src/probe/from/k6.ts";
+import { formatStep } from "../../../../src/probe/probe-run.ts";
 import { loadTestFixture } from "./fixture.ts";
 
 describe("k6's end-of-test summary", () => {
@@ -18,6 +19,7 @@ describe("k6's end-of-test summary", () => {
       errors: 12,
     });
     expect(Number.isNaN(steps[0]!.p99Ms)).toBe(true);
+    expect(formatStep(steps[0]!)).toBe("concurrency 7.96:    189.9 req/s, p50 41.2 ms, p90 44.7 ms, p99 n/a, errors 12 (0.2 %)");
     expect(assumed).toEqual([
       expect.stringContaining("Little's law"),
       'p99: not in the file, shown as n/a (k6 --summary-trend-stats "avg,med,p(90),p(99)")',
