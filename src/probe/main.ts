@@ -4,9 +4,10 @@ import { checkOutputFileWritable, writeOutputFile } from "../runtime/output-file
 import { readInputFile } from "../runtime/input-files.ts";
 import { InputFileError } from "../cli/usage-error.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { modelFigures } from "../model/servers/models.ts";
+import { modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
 import { describeModel, describeModelSpec } from "../server/model-flags.ts";
-import { fitModels, type FitResult, MIN_STEPS_TO_FIT } from "./fit/fit-models.ts";
+import { FAMILY_NOISE_FLOOR, fitModels, type FitResult, MIN_STEPS_TO_FIT } from "./fit/fit-models.ts";
+import { fitUsl, uslLines } from "./fit/usl.ts";
 import { betterHeldOutLine, heldOutErrors, heldOutLine } from "./fit/held-out.ts";
 import type { StepMeasure } from "./fit/step-measure.ts";
 import { parseProbeArgs, type ProbeOptions } from "./options.ts";
@@ -194,6 +195,17 @@ function printFit(fit: FitResult, steps: readonly StepMeasure[], timeoutMs: numb
   io.stdout.write(`picked ${fit.chosen.spec.kind}: ${describeModel(fit.chosen.spec, figures, timeoutMs)}\n`);
   const better = betterHeldOutLine(heldOut, fit.chosen.spec.kind);
   if (better !== undefined) io.stdout.write(`${better}\n`);
+  // The queue model's fit, the one family with threads.
+  const queue = fit.fits.map((candidate) => candidate.spec).find((spec) => "pool" in spec) as Extract<ServerModelSpec, { pool: unknown }>;
+  const pickedError = Math.sqrt(fit.chosen.meanSquare);
+  for (const line of uslLines(
+    steps,
+    fitUsl(steps),
+    queue.pool.threads,
+    { kind: fit.chosen.spec.kind, error: pickedError },
+    FAMILY_NOISE_FLOOR,
+  ))
+    io.stdout.write(`${line}\n`);
   const peak = steps.reduce((best, step) => (step.throughputPerSec > best.throughputPerSec ? step : best));
   const off = figures.capacityPerSec / peak.throughputPerSec - 1;
   io.stdout.write(

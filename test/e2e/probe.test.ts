@@ -15,9 +15,6 @@ import { temporaryDir } from "../helpers/temporary-dirs.ts";
 /** The root shim, as a person runs it (a bundle: it starts faster than the TypeScript loader). */
 const probe = (args: readonly string[]) => spawnCli("probe", args);
 
-/** autocannon's command line, from this project's dev dependencies. */
-const AUTOCANNON = resolve(REPO_ROOT, "node_modules/.bin/autocannon");
-
 /** Short steps: enough answers for a mean, and the whole file within a few seconds a probe. */
 const SHORT_STEPS = ["-step-duration", "500ms", "-step-requests", "50"];
 
@@ -185,32 +182,6 @@ describe("thundering-herd probe", () => {
         }
       },
       notLoopback: () => finished(probe(["http://192.0.2.1/"])),
-      fromLoadTests: async () => {
-        // The load tests a user already has, made by the real tools against ./server: autocannon (a dev
-        // dependency) and Debian's wrk, one run per concurrency; then probe -from fits each tool's files.
-        const { url } = await spawnServer(["-model", "queue", "-threads", "4", "-service-time", "50ms"]);
-        const dir = temporaryDir("thundering-herd-probe-from-");
-        const tool = async (name: string, command: string, args: readonly string[]) => {
-          const run = spawnCli(name, args, { command });
-          expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
-          const file = join(dir, `${name}-${args.join("_").replace(/[^\w.-]/g, "")}.out`);
-          writeFileSync(file, run.stdoutLines.join("\n"));
-          return file;
-        };
-        const autocannonFiles: string[] = [];
-        const wrkFiles: string[] = [];
-        for (const users of ["1", "2", "3", "4", "6", "8"]) {
-          autocannonFiles.push(await tool("autocannon", AUTOCANNON, ["-c", users, "-d", "1", "--json", url]));
-          wrkFiles.push(await tool("wrk", "/usr/bin/wrk", ["-t", "1", "-c", users, "-d", "1s", "--latency", url]));
-        }
-        const notALoadTest = join(dir, "notes.txt");
-        writeFileSync(notALoadTest, "retry settings: 3 attempts\n");
-        return {
-          autocannon: await finished(probe(["-from", autocannonFiles.join(",")])),
-          wrk: await finished(probe(["-from", wrkFiles.join(",")])),
-          notALoadTest: await finished(probe(["-from", notALoadTest])),
-        };
-      },
     },
     { timeoutMs: 240_000 },
   );
@@ -247,30 +218,6 @@ describe("thundering-herd probe", () => {
 
     expect(html).toContain("<svg");
     expect(html).toContain("throughput, req/s");
-  });
-
-  it("fits the load tests a user already made with autocannon and wrk (-from): a queue of 4 ± 1 threads, its capacity within 10 %", () => {
-    const { autocannon, wrk, notALoadTest } = runs("fromLoadTests");
-    for (const [tool, run] of [
-      ["autocannon --json", autocannon],
-      ["wrk or wrk2 output (with --latency)", wrk],
-    ] as const) {
-      const output = [...run.stderrLines, ...run.stdoutLines].join("\n");
-      expect(run.code, output).toBe(0);
-      expect(
-        run.stderrLines.filter((line) => line.includes(`: ${tool}, 1 step`)),
-        output,
-      ).toHaveLength(6);
-      const match = QUEUE_MODEL.exec(picked(run.stdoutLines).model);
-      expect(match, output).not.toBeNull();
-      // A user's runs are a second each on a shared machine, not the probe's own steps: the capacity is what they pin down
-      // (4 threads ÷ 50 ms = 80 req/s); a misread unit or concurrency would be far off it.
-      expect(Math.abs(Number(match![1]) - 4), output).toBeLessThanOrEqual(1);
-      expect(Math.abs(picked(run.stdoutLines).capacityPerSec / 80 - 1), output).toBeLessThan(0.1);
-    }
-    expect(notALoadTest.code).toBe(2);
-    expect(notALoadTest.stderrLines[0]).toMatch(/^\S+notes\.txt: not a load test the probe reads \(autocannon --json; /);
-    expect(notALoadTest.stderrLines.join("\n")).not.toMatch(/\n\s+at /);
   });
 
   it("recovers ./server's linear model (slope within 10 %)", () => {

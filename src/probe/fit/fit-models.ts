@@ -58,7 +58,7 @@ const NOISE_FLOOR = 0.02;
  * family with a bend in another place can follow as well as the right one. Within 5 % the
  * simpler family, and on a tie the queue, is taken.
  */
-const FAMILY_NOISE_FLOOR = 0.05;
+export const FAMILY_NOISE_FLOOR = 0.05;
 
 /** Akaike's criterion for least squares, n × ln(mean square) + 2 × parameters, the mean square no lower than floor². */
 function criterion(residuals: number, meanSquare: number, parameters: number, floor: number): number {

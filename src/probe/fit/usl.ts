@@ -1,0 +1,134 @@
+import { levenbergMarquardt } from "ml-levenberg-marquardt";
+import type { StepMeasure } from "./step-measure.ts";
+
+/**
+ * Neil Gunther's Universal Scalability Law, as codahale/usl and the R `usl` package fit it: the
+ * throughput of N users (a closed loop without think time) is
+ *
+ *   X(N) = λ N / (1 + σ (N − 1) + κ N (N − 1))
+ *
+ * λ the throughput of one user, σ contention (the share that serialises: a queue), κ coherency
+ * (the cost of keeping N in step, which makes the throughput fall past a peak at
+ * N* = √((1 − σ) ÷ κ)). Fitted here beside the server models, by least squares on the relative
+ * errors of throughput and of latency (N ÷ X, by Little's law), as they are fitted.
+ */
+export interface UslFit {
+  readonly lambdaPerSec: number;
+  readonly sigma: number;
+  readonly kappa: number;
+  /** N*, where the throughput peaks; Infinity when κ is 0 (it only levels off). */
+  readonly peakConcurrency: number;
+  readonly peakThroughputPerSec: number;
+  /** Root mean square of (model − measured) ÷ measured: latency and throughput, each over the steps. */
+  readonly latencyError: number;
+  readonly throughputError: number;
+  /** The mean of the squared relative errors, latency and throughput together (as ModelFit's). */
+  readonly meanSquare: number;
+}
+
+export function uslThroughputPerSec(fit: Pick<UslFit, "lambdaPerSec" | "sigma" | "kappa">, concurrency: number): number {
+  return (fit.lambdaPerSec * concurrency) / (1 + fit.sigma * (concurrency - 1) + fit.kappa * concurrency * (concurrency - 1));
+}
+
+/** Below this a fitted σ or κ is the solver's floor, not a figure: shown as 0. */
+const NEGLIGIBLE = 1e-6;
+
+/** The USL fitted to the steps (three at least, as the server models need). */
+export function fitUsl(steps: readonly StepMeasure[]): UslFit {
+  const lowest = steps.reduce((low, step) => (step.concurrency < low.concurrency ? step : low));
+  // λ starts at the lowest step's throughput per user; σ and κ small and positive (the solver works on logarithms).
+  const initial = [lowest.throughputPerSec / lowest.concurrency, 0.05, 0.001];
+  const modelOf = ([lambdaPerSec, sigma, kappa]: readonly number[]) => ({ lambdaPerSec: lambdaPerSec!, sigma: sigma!, kappa: kappa! });
+  const ratio = (index: number, parameters: readonly number[]) => {
+    const step = steps[index % steps.length]!;
+    const throughput = uslThroughputPerSec(modelOf(parameters), step.concurrency);
+    // The model's latency by Little's law, N ÷ X, against the measured mean; then its throughput against the measured.
+    return index < steps.length ? (step.concurrency * 1000) / throughput / step.meanLatencyMs : throughput / step.throughputPerSec;
+  };
+  const x = Array.from({ length: steps.length * 2 }, (_, index) => index);
+  let parameters = initial;
+  try {
+    parameters = levenbergMarquardt({ x, y: x.map(() => 1) }, (logs: number[]) => (index: number) => ratio(index, logs.map(Math.exp)), {
+      initialValues: initial.map(Math.log),
+      minValues: [Math.log(1e-9), Math.log(1e-12), Math.log(1e-12)],
+      maxValues: [Math.log(1e9), 0, Math.log(10)],
+      gradientDifference: 1e-4,
+      centralDifference: true,
+      maxIterations: 100,
+      errorTolerance: 1e-12,
+    }).parameterValues.map(Math.exp);
+  } catch {
+    // A singular matrix on steps the curve cannot follow: the starting guess stands, scored as it is.
+  }
+  const [lambdaPerSec, rawSigma, rawKappa] = parameters as [number, number, number];
+  const sigma = rawSigma < NEGLIGIBLE ? 0 : rawSigma;
+  const kappa = rawKappa < NEGLIGIBLE ? 0 : rawKappa;
+  const fit = { lambdaPerSec, sigma, kappa };
+  const peakConcurrency = kappa === 0 ? Infinity : Math.sqrt((1 - sigma) / kappa);
+  const residuals = x.map((index) => (ratio(index, [lambdaPerSec, sigma, kappa]) - 1) ** 2);
+  const rms = (values: readonly number[]) => Math.sqrt(values.reduce((sum, value) => sum + value, 0) / values.length);
+  return {
+    ...fit,
+    peakConcurrency,
+    // Without coherency it levels off at λ ÷ σ (unbounded without contention too).
+    peakThroughputPerSec: Number.isFinite(peakConcurrency)
+      ? uslThroughputPerSec(fit, peakConcurrency)
+      : sigma === 0
+        ? Infinity
+        : lambdaPerSec / sigma,
+    latencyError: rms(residuals.slice(0, steps.length)),
+    throughputError: rms(residuals.slice(steps.length)),
+    meanSquare: residuals.reduce((sum, value) => sum + value, 0) / residuals.length,
+  };
+}
+
+/**
+ * Whether the measured throughput falls past a peak: the highest step's is below the best by
+ * more than `noise` (a share), at a higher concurrency. A queue only levels off; a service whose
+ * throughput falls is the USL's, with κ above 0.
+ */
+export function fallsPastPeak(
+  steps: readonly StepMeasure[],
+  noise: number,
+): { readonly best: StepMeasure; readonly last: StepMeasure } | undefined {
+  const sorted = [...steps].sort((a, b) => a.concurrency - b.concurrency);
+  const best = sorted.reduce((top, step) => (step.throughputPerSec > top.throughputPerSec ? step : top));
+  const last = sorted.at(-1)!;
+  return last.concurrency > best.concurrency && last.throughputPerSec < best.throughputPerSec * (1 - noise) ? { best, last } : undefined;
+}
+
+const percent = (fraction: number) => `${(100 * fraction).toFixed(1)} %`;
+const figure = (value: number) => (Number.isFinite(value) ? String(Number(value.toPrecision(3))) : "none");
+
+/**
+ * The probe's USL lines: the fit, its peak beside the queue model's threads, and which
+ * describes the service better, and why. `picked` is the server model the probe picked, with
+ * its root mean square error over latency and throughput; `noise` the share below which two
+ * fits or two throughputs are level (the picker's floor between families).
+ */
+export function uslLines(
+  steps: readonly StepMeasure[],
+  usl: UslFit,
+  queueThreads: number,
+  picked: { readonly kind: string; readonly error: number },
+  noise: number,
+): string[] {
+  const fit =
+    `USL (Gunther): λ ${figure(usl.lambdaPerSec)} req/s per user, σ ${figure(usl.sigma)}, κ ${figure(usl.kappa)}; ` +
+    `peak at ${figure(usl.peakConcurrency)} users (${figure(usl.peakThroughputPerSec)} req/s), beside the queue model's ${queueThreads} threads; ` +
+    `latency error ${percent(usl.latencyError)}, throughput error ${percent(usl.throughputError)}`;
+  const uslError = Math.sqrt(usl.meanSquare);
+  const falls = fallsPastPeak(steps, noise);
+  const errors = `error ${percent(uslError)} against ${percent(picked.error)}`;
+  const why =
+    falls !== undefined
+      ? `the throughput falls past its peak (${figure(falls.best.throughputPerSec)} req/s at ${falls.best.concurrency} users, ` +
+        `${figure(falls.last.throughputPerSec)} at ${falls.last.concurrency}): a USL service (κ above 0), which no queue shows, as a queue only levels off`
+      : "the throughput levels off or still grows, without falling past a peak";
+  const better =
+    uslError < picked.error * (1 - noise) ? "the USL describes it better" : `the picked ${picked.kind} describes it as well or better`;
+  return [
+    fit,
+    `USL or ${picked.kind}: ${better} (${errors}); ${why}. The USL is not a server model of ./sim yet: the scenario keeps the ${picked.kind}`,
+  ];
+}

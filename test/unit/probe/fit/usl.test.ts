@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { FAMILY_NOISE_FLOOR } from "../../../../src/probe/fit/fit-models.ts";
+import type { StepMeasure } from "../../../../src/probe/fit/step-measure.ts";
+import { fallsPastPeak, fitUsl, uslLines, uslThroughputPerSec } from "../../../../src/probe/fit/usl.ts";
+import { SERVER_CURVE_CASES, serverSteps } from "../../../helpers/server-steps.ts";
+
+/** Steps that follow a USL curve exactly: N users, X(N), latency N ÷ X. */
+function uslSteps(parameters: { lambdaPerSec: number; sigma: number; kappa: number }, concurrencies: readonly number[]): StepMeasure[] {
+  return concurrencies.map((concurrency) => {
+    const throughputPerSec = uslThroughputPerSec(parameters, concurrency);
+    const meanLatencyMs = (concurrency * 1000) / throughputPerSec;
+    return {
+      concurrency,
+      throughputPerSec,
+      meanLatencyMs,
+      p50Ms: meanLatencyMs,
+      p90Ms: meanLatencyMs,
+      p99Ms: meanLatencyMs,
+      requests: 100,
+      errors: 0,
+    };
+  });
+}
+
+describe("the Universal Scalability Law", () => {
+  it("recovers σ, κ and λ from a USL service's steps, and its peak N* = √((1 − σ) ÷ κ)", () => {
+    const truth = { lambdaPerSec: 50, sigma: 0.05, kappa: 0.002 };
+    const fit = fitUsl(uslSteps(truth, [1, 2, 4, 8, 16, 24, 32, 48]));
+    expect(fit.lambdaPerSec).toBeCloseTo(50, 3);
+    expect(fit.sigma).toBeCloseTo(0.05, 4);
+    expect(fit.kappa).toBeCloseTo(0.002, 5);
+    expect(fit.peakConcurrency).toBeCloseTo(Math.sqrt(0.95 / 0.002), 2);
+    expect(fit.throughputError).toBeLessThan(1e-4);
+  });
+
+  it("tells a service whose throughput falls past a peak (./server's exponential model, on the virtual clock) from one that levels off (its queue)", async () => {
+    const [queueCase, , exponentialCase] = SERVER_CURVE_CASES;
+    const falling = await serverSteps(exponentialCase!);
+    const level = await serverSteps(queueCase!);
+    expect(fallsPastPeak(falling, FAMILY_NOISE_FLOOR)).toBeDefined();
+    expect(fallsPastPeak(level, FAMILY_NOISE_FLOOR)).toBeUndefined();
+    const fallingFit = fitUsl(falling);
+    // Its throughput peaks at k ÷ ln(factor) = 7.2 users: the USL's peak is near it, with coherency above 0.
+    expect(fallingFit.kappa).toBeGreaterThan(0);
+    expect(fallingFit.peakConcurrency).toBeGreaterThan(4);
+    expect(fallingFit.peakConcurrency).toBeLessThan(12);
+    const [, verdict] = uslLines(falling, fallingFit, 4, { kind: "exponential", error: 0.01 }, FAMILY_NOISE_FLOOR);
+    expect(verdict).toMatch(/the throughput falls past its peak \([\d.]+ req\/s at \d+ users, [\d.]+ at 12\): a USL service \(κ above 0\)/);
+    const [, levelVerdict] = uslLines(level, fitUsl(level), 4, { kind: "queue", error: 0.01 }, FAMILY_NOISE_FLOOR);
+    expect(levelVerdict).toMatch(/^USL or queue: the picked queue describes it as well or better .*levels off or still grows/);
+  });
+
+  it("says the USL describes a USL service better than a fit that misses its fall", () => {
+    const steps = uslSteps({ lambdaPerSec: 50, sigma: 0.05, kappa: 0.002 }, [1, 2, 4, 8, 16, 24, 32, 48]);
+    const [line, verdict] = uslLines(steps, fitUsl(steps), 20, { kind: "queue", error: 0.2 }, FAMILY_NOISE_FLOOR);
+    expect(line).toMatch(
+      /^USL \(Gunther\): λ 50 req\/s per user, σ 0\.05, κ 0\.002; peak at 21\.8 users \(\S+ req\/s\), beside the queue model's 20 threads/,
+    );
+    expect(verdict).toMatch(
+      /^USL or queue: the USL describes it better \(error 0\.0 % against 20\.0 %\); the throughput falls past its peak/,
+    );
+  });
+});
