@@ -163,3 +163,18 @@ async function driveClock(clock: ManualClock, server: RunningServer, runningUser
     if (next !== undefined && runningUsers() > 0 && server.queue.concurrency === runningUsers()) clock.runUntil(next);
   }
 }
+
+/** A closed-loop step measured exactly: its latency N ÷ X (Little's law), every percentile that mean. */
+export function closedLoopStep(concurrency: number, throughputPerSec: number, requests = 20): StepMeasure {
+  const meanLatencyMs = (concurrency * 1000) / throughputPerSec;
+  return {
+    concurrency,
+    throughputPerSec,
+    meanLatencyMs,
+    p50Ms: meanLatencyMs,
+    p90Ms: meanLatencyMs,
+    p99Ms: meanLatencyMs,
+    requests,
+    errors: 0,
+  };
+}

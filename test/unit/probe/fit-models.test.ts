@@ -4,6 +4,7 @@ import type { ServerModelSpec } from "../../../src/model/servers/models.ts";
 import { closedLoopLatencyMs } from "../../../src/probe/fit/closed-loop-curve.ts";
 import { fitModels } from "../../../src/probe/fit/fit-models.ts";
 import type { StepMeasure } from "../../../src/probe/fit/step-measure.ts";
+import { closedLoopStep } from "../../helpers/server-steps.ts";
 
 /**
  * Steps as a probe would measure them from a model with known parameters: the model's mean
@@ -129,20 +130,7 @@ describe("fitModels", () => {
 
   it("fits steps whose throughput falls steeply, where the exponential curve's solver finds its matrix singular", () => {
     // As a loaded machine measured a service on loopback in probe-output.test.ts: the probe ended with "LU matrix is singular".
-    const measured = (concurrency: number, throughputPerSec: number): StepMeasure => {
-      const meanLatencyMs = (concurrency * 1000) / throughputPerSec;
-      return {
-        concurrency,
-        throughputPerSec,
-        meanLatencyMs,
-        p50Ms: meanLatencyMs,
-        p90Ms: meanLatencyMs,
-        p99Ms: meanLatencyMs,
-        requests: 20,
-        errors: 0,
-      };
-    };
-    const result = fitModels([measured(1, 145.5), measured(2, 300), measured(4, 40)]);
+    const result = fitModels([closedLoopStep(1, 145.5), closedLoopStep(2, 300), closedLoopStep(4, 40)]);
     expect(result.fits.map((fit) => fit.spec.kind)).toEqual(["queue", "linear", "exponential"]);
     expect(result.chosen.spec.kind).not.toBe("exponential");
   });

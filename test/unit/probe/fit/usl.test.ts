@@ -2,24 +2,11 @@ import { describe, expect, it } from "vitest";
 import { FAMILY_NOISE_FLOOR } from "../../../../src/probe/fit/fit-models.ts";
 import type { StepMeasure } from "../../../../src/probe/fit/step-measure.ts";
 import { fallsPastPeak, fitUsl, uslLines, uslThroughputPerSec } from "../../../../src/probe/fit/usl.ts";
-import { SERVER_CURVE_CASES, serverSteps } from "../../../helpers/server-steps.ts";
+import { closedLoopStep, SERVER_CURVE_CASES, serverSteps } from "../../../helpers/server-steps.ts";
 
-/** Steps that follow a USL curve exactly: N users, X(N), latency N ÷ X. */
+/** Steps that follow a USL curve exactly. */
 function uslSteps(parameters: { lambdaPerSec: number; sigma: number; kappa: number }, concurrencies: readonly number[]): StepMeasure[] {
-  return concurrencies.map((concurrency) => {
-    const throughputPerSec = uslThroughputPerSec(parameters, concurrency);
-    const meanLatencyMs = (concurrency * 1000) / throughputPerSec;
-    return {
-      concurrency,
-      throughputPerSec,
-      meanLatencyMs,
-      p50Ms: meanLatencyMs,
-      p90Ms: meanLatencyMs,
-      p99Ms: meanLatencyMs,
-      requests: 100,
-      errors: 0,
-    };
-  });
+  return concurrencies.map((concurrency) => closedLoopStep(concurrency, uslThroughputPerSec(parameters, concurrency), 100));
 }
 
 describe("the Universal Scalability Law", () => {
