@@ -9,42 +9,57 @@ import { comparisonCells } from "../../src/report/readme-table.ts";
 import { chainComparisonCells, type ChainComparisonFile } from "../../src/report/tier-table.ts";
 
 /*
- * Every comparison table in the README says what its results file says. A table marked
+ * Every comparison table in the README and the pages its tables moved to says what its results
+ * file says. A table marked
  * `<!-- figures: docs/<file>.json -->` must equal, cell by cell, the table that file gives
  * (scripts/readme-table.ts prints it). A choose table marked `<!-- choose: docs/<file>.json -->`
  * equals the table a recorded choose run gives, and the quoted line after
  * `<!-- choose-headline: docs/<file>.json -->` is its recommendation's first line
- * (scripts/choose-record.ts prints both). The ranking rule the README states is the one
+ * (scripts/choose-record.ts prints both). The ranking rule docs/choose.md states is the one
  * choose prints with its default flags.
  */
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const readme = readFileSync(resolve(ROOT, "README.md"), "utf8");
-const marked = [...readme.matchAll(/<!-- figures: (docs\/[\w.-]+\.json) -->\n((?:\s*\|.*\n)+)/g)].map((match) => ({
-  file: match[1]!,
-  table: match[2]!,
+/** The README, and the pages its tables moved to when it became a front page (issue 38). */
+const PAGES = ["README.md", "docs/demo.md", "docs/simulator.md", "docs/protection.md", "docs/choose.md", "docs/tiers.md"] as const;
+const read = (page: string) => readFileSync(resolve(ROOT, page), "utf8");
+const texts = PAGES.map((page) => ({ page, text: read(page) }));
+
+/** Every match of a marker's pattern on every page, with the page it is on. */
+function matchesOf(pattern: RegExp): { page: string; file: string; body: string }[] {
+  return texts.flatMap(({ page, text }) => [...text.matchAll(pattern)].map((match) => ({ page, file: match[1]!, body: match[2]! })));
+}
+
+const marked = matchesOf(/<!-- figures: (docs\/[\w.-]+\.json) -->\n((?:\s*\|.*\n)+)/g).map(({ page, file, body }) => ({
+  page,
+  file,
+  table: body,
+}));
+const chooseTables = matchesOf(/<!-- choose: (docs\/[\w.-]+\.json) -->\n((?:\s*\|.*\n)+)/g).map(({ page, file, body }) => ({
+  page,
+  file,
+  table: body,
+}));
+const faultTables = matchesOf(/<!-- faults: (docs\/[\w.-]+\.json) -->\n((?:\s*\|.*\n)+)/g).map(({ page, file, body }) => ({
+  page,
+  file,
+  table: body,
+}));
+const headlines = matchesOf(/<!-- choose-headline: (docs\/[\w.-]+\.json) -->\n+> (.*)\n/g).map(({ page, file, body }) => ({
+  page,
+  file,
+  line: body,
 }));
 
-const chooseTables = [...readme.matchAll(/<!-- choose: (docs\/[\w.-]+\.json) -->\n((?:\s*\|.*\n)+)/g)].map((match) => ({
-  file: match[1]!,
-  table: match[2]!,
+const chainTables = matchesOf(/<!-- tiers: (docs\/[\w.-]+\.json) -->\n((?:\s*\|.*\n)+)/g).map(({ page, file, body }) => ({
+  page,
+  file,
+  table: body,
 }));
-const faultTables = [...readme.matchAll(/<!-- faults: (docs\/[\w.-]+\.json) -->\n((?:\s*\|.*\n)+)/g)].map((match) => ({
-  file: match[1]!,
-  table: match[2]!,
-}));
-const headlines = [...readme.matchAll(/<!-- choose-headline: (docs\/[\w.-]+\.json) -->\n+> (.*)\n/g)].map((match) => ({
-  file: match[1]!,
-  line: match[2]!,
-}));
-
-const chainTables = [...readme.matchAll(/<!-- tiers: (docs\/[\w.-]+\.json) -->\n((?:\s*\|.*\n)+)/g)].map((match) => ({
-  file: match[1]!,
-  table: match[2]!,
-}));
-const chainHeadlines = [...readme.matchAll(/<!-- tiers-choose: (docs\/[\w.-]+\.json) -->\n+> (.*)\n/g)].map((match) => ({
-  file: match[1]!,
-  line: match[2]!,
+const chainHeadlines = matchesOf(/<!-- tiers-choose: (docs\/[\w.-]+\.json) -->\n+> (.*)\n/g).map(({ page, file, body }) => ({
+  page,
+  file,
+  line: body,
 }));
 
 function cellsOf(table: string): string[][] {
@@ -61,14 +76,17 @@ function cellsOf(table: string): string[][] {
     .filter((cells) => !cells.every((cell) => /^:?-+:?$/.test(cell)));
 }
 
-describe("the README's figures", () => {
+describe("the figures of the README and its pages", () => {
   it("has tables marked with their results file", () => {
     expect(marked.length).toBeGreaterThanOrEqual(2);
   });
 
-  it.each(marked.map((entry, index) => [index, entry.file, entry.table] as const))("table %i agrees with %s", (_index, file, table) => {
-    expect(cellsOf(table)).toEqual(comparisonCells(readFileSync(resolve(ROOT, file), "utf8")));
-  });
+  it.each(marked.map((entry, index) => [index, entry.page, entry.file, entry.table] as const))(
+    "table %i (%s) agrees with %s",
+    (_index, _page, file, table) => {
+      expect(cellsOf(table)).toEqual(comparisonCells(readFileSync(resolve(ROOT, file), "utf8")));
+    },
+  );
 
   it("has the table of each model with each fault, and it agrees with its results file (scripts/sim-faults.ts)", () => {
     expect(faultTables.map((entry) => entry.file)).toEqual(["docs/sim-faults.json"]);
@@ -91,16 +109,22 @@ describe("the README's figures", () => {
     expect(headlines.map((entry) => entry.file)).toEqual(chooseTables.map((entry) => entry.file));
   });
 
-  it.each(chooseTables.map((entry) => [entry.file, entry.table] as const))("choose's table agrees with %s", (file, table) => {
-    expect(cellsOf(table)).toEqual(chooseCells(readFileSync(resolve(ROOT, file), "utf8")));
-  });
+  it.each(chooseTables.map((entry) => [entry.page, entry.file, entry.table] as const))(
+    "%s: choose's table agrees with %s",
+    (_page, file, table) => {
+      expect(cellsOf(table)).toEqual(chooseCells(readFileSync(resolve(ROOT, file), "utf8")));
+    },
+  );
 
-  it.each(headlines.map((entry) => [entry.file, entry.line] as const))("choose's first line agrees with %s", (file, line) => {
-    expect(line).toBe(chooseHeadline(readFileSync(resolve(ROOT, file), "utf8")));
-  });
+  it.each(headlines.map((entry) => [entry.page, entry.file, entry.line] as const))(
+    "%s: choose's first line agrees with %s",
+    (_page, file, line) => {
+      expect(line).toBe(chooseHeadline(readFileSync(resolve(ROOT, file), "utf8")));
+    },
+  );
 
-  it("states the ranking rule choose prints with its default flags (the article's 2 s timeout: a 10 s SLO)", () => {
-    expect(readme).toContain(`> ${rankingRule(DEFAULT_OUTAGES_MS, 10_000)}\n`);
+  it("states, in docs/choose.md, the ranking rule choose prints with its default flags (the article's 2 s timeout: a 10 s SLO)", () => {
+    expect(read("docs/choose.md")).toContain(`> ${rankingRule(DEFAULT_OUTAGES_MS, 10_000)}\n`);
   });
 
   it("recommends for the mobile fleet a policy whose retried requests' p99 is within the SLO", () => {

@@ -358,7 +358,7 @@ describe("the docs quote the recorded chain (docs/three-tiers.json, scripts/thre
 
   it.each([
     ["docs/choose.md", "## A chain", "\n## "],
-    ["README.md", "<!-- tiers-choose: docs/three-tiers.json -->", "\nEvery tier's figures"],
+    ["docs/tiers.md", "<!-- tiers-choose: docs/three-tiers.json -->", "\nEvery tier's figures"],
     ["docs/tiers.md", "A crashed database refuses at once, so in this chain", "\nWhere the placement decides"],
   ])("%s: every decimal figure about the chain's choice is one the file records", (file, start, end) => {
     const text = read(file);

@@ -151,7 +151,7 @@ function expectStated(page: string, phrases: readonly string[]): void {
 }
 
 describe("sentences that summarise a results file", () => {
-  it("README's agreement of the real programs with the simulator is the largest gap in the files", () => {
+  it("docs/simulator.md's agreement of the real programs with the simulator is the largest gap in the files", () => {
     const pairs = [
       ["demo-all-summary", "sim-all-summary"],
       ["demo-presets-summary", "sim-presets-summary"],
@@ -177,7 +177,7 @@ describe("sentences that summarise a results file", () => {
       .join("; ");
     const widest = recovered.reduce((a, b) => (gap(b) > gap(a) ? b : a));
     const more = widest.simulated.metrics.peakConcurrencyAfterResume - widest.real.metrics.peakConcurrencyAfterResume;
-    expectStated("README.md", [
+    expectStated("docs/simulator.md", [
       `the same verdicts in ${sameVerdicts} of ${pairs.length} runs`,
       `so ${more} more in service in the simulator is a gap of ${(100 * gap(widest)).toFixed(0)} %`,
       `within ${largest(collapsed)} % for each of the ${collapsed.length} that collapse`,
@@ -211,8 +211,8 @@ describe("sentences that summarise a results file", () => {
     ]);
   });
 
-  it("README's table of Brooker's windows is his sim.py's sweep (docs/brooker-python.json) beside ./sim's (docs/sim-anchors.json)", () => {
-    const table = /\| first retry window .*\n((?:\s*\|.*\n)+)/.exec(read("README.md"))![1]!;
+  it("docs/simulator.md's table of Brooker's windows is his sim.py's sweep (docs/brooker-python.json) beside ./sim's (docs/sim-anchors.json)", () => {
+    const table = /\| first retry window .*\n((?:\s*\|.*\n)+)/.exec(read("docs/simulator.md"))![1]!;
     const rows = table
       .trim()
       .split("\n")
