@@ -1,5 +1,5 @@
 /**
- * The README's "Any system, any trouble" runs: each server model with each kind of fault, fixed
+ * docs/simulator.md's "Any system, any trouble" runs: each server model with each kind of fault, fixed
  * retry and exponential backoff, one seed. scripts/sim-faults.ts records them in
  * docs/sim-faults.json; test/unit/harness/seeded-results.test.ts runs them again in `npm test`
  * and holds every figure to that file.

@@ -1,11 +1,11 @@
 """Runs Marc Brooker's own simulators (https://github.com/mbrooker/simulator_example, not part
 of this project: clone it and give the path) and writes their figures, each run's and their
-spread, to a JSON file that README.md and docs/validation.md quote
+spread, to a JSON file that docs/simulator.md and docs/validation.md quote
 (test/validate/examples-catalog.ts reads it):
 
 - sweep: simple_collapse_sim/sim.py on his spike, with his no-backoff client and his
   backoff-and-jitter client at several backoff bases, ten runs each from random.seed(1), and how
-  many runs recovered, for the README's comparison with ./sim (docs/sim-anchors.json);
+  many runs recovered, for docs/simulator.md's comparison with ./sim (docs/sim-anchors.json);
 - example04: the same spike for the two clients examples/04-brooker-collapse.yaml uses (no
   backoff; backoff and jitter at his own base of 10 s), one run per seed, each run's successes
   per second from 50 s to 80 s and whether it recovered;

@@ -1,7 +1,7 @@
 /**
- * Records a `thundering-herd choose` run for the README: runs choose with the arguments given
+ * Records a `thundering-herd choose` run for docs/choose.md: runs choose with the arguments given
  * after the output file (and -json), and writes its result with how it was recorded (commit,
- * command, first seed, machine, wall time) to that file. Then prints the README's table and
+ * command, first seed, machine, wall time) to that file. Then prints docs/choose.md's table and
  * first line for it.
  *
  *   node --import ./src/register-tsx.mjs scripts/choose-record.ts docs/choose-article.json -parallel 2

@@ -1,8 +1,8 @@
 /**
- * The README's "Any system, any trouble" table: each server model with each kind of fault,
+ * docs/simulator.md's "Any system, any trouble" table: each server model with each kind of fault,
  * fixed retry and exponential backoff, one seed (harness/sim-faults-runs.ts), recorded in
  * docs/sim-faults.json with the commit and machine (src/runtime/provenance.ts). Prints the
- * Markdown table for the README.
+ * Markdown table for docs/simulator.md.
  *
  *   node --import ./src/register-tsx.mjs scripts/sim-faults.ts docs/sim-faults.json
  */

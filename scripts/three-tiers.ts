@@ -1,5 +1,5 @@
 /**
- * The README's "Retries at every layer" figures: examples/three-tiers.yaml run by the simulator,
+ * The README's "Chains of services" figures: examples/three-tiers.yaml run by the simulator,
  * by the demo with real programs, and by choose, recorded in one results file with the commit
  * and machine (src/runtime/provenance.ts); the seeds are in each part. Prints the README's table.
  * It also records choose on two variants of the chain that an expert would check the user-first

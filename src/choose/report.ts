@@ -64,7 +64,7 @@ export const TABLE_LEGEND =
 /** A figure with its spread across seeds in brackets; no spread with one seed, nor beside a figure that is missing ("-"). */
 const withSpread = (text: string, spread: string, seeds: number) => (seeds > 1 && text !== "-" ? `${text} (${spread})` : text);
 
-/** The figures users feel and the load, each with its spread across seeds: the cells the table, the page and the README share. */
+/** The figures users feel and the load, each with its spread across seeds: the cells the table, the page and docs/choose.md share. */
 export function everydayCells(summary: CandidateSummary): string[] {
   const everyday = summary.everyday;
   const spread = everyday.spread;

@@ -1,7 +1,7 @@
 import { markdownTable } from "./text-table.ts";
 
 /**
- * The README's "Any system, any trouble" table, from docs/sim-faults.json (written by
+ * docs/simulator.md's "Any system, any trouble" table, from docs/sim-faults.json (written by
  * scripts/sim-faults.ts): one row per server model and fault, each strategy's verdict and
  * the most requests in the server after the trouble.
  */

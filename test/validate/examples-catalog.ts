@@ -359,7 +359,7 @@ interface BrookerPythonRecord {
     readonly roundRobinArrivals: { readonly settings: Readonly<Record<string, RetryRuns>> };
   };
   readonly example04: { readonly seeds: string } & Readonly<Record<SpikeClient, SpikeRuns>>;
-  /** The README's sweep over his backoff bases, ten runs in a row from one seed. */
+  /** docs/simulator.md's sweep over his backoff bases, ten runs in a row from one seed. */
   readonly sweep: { readonly rows: readonly { readonly client: string; readonly recovered: number; readonly runs: number }[] };
 }
 
@@ -683,10 +683,10 @@ export async function brookerCollapseExample(): Promise<ExampleValidation> {
         ` Ours: seeds 1-${SPIKE_SEEDS}. A run recovered where the server ends it under the ${brookerPython().recoveredBelowConcurrency} ` +
         "requests in service at which its time alone reaches the 3 s timeout (ours: the verdict, the same test of its server).",
       `Without backoff the two differ: his server recovers in ${(noBackoff.recovered.theirs.mean * 100).toFixed(0)} % of his runs ` +
-        `(binomial standard error ${((noBackoff.recovered.theirs.sd / Math.sqrt(SPIKE_SEEDS)) * 100).toFixed(1)} points; in the README's ` +
+        `(binomial standard error ${((noBackoff.recovered.theirs.sd / Math.sqrt(SPIKE_SEEDS)) * 100).toFixed(1)} points; in docs/simulator.md's ` +
         `${sweepNoBackoff.runs} runs from one seed, ${sweepNoBackoff.recovered}), ours in ${(noBackoff.recovered.ours.mean * 100).toFixed(0)} % of ours, ${Math.abs(gap).toFixed(1)} standard ` +
         `errors apart; his OK/s over 50-80 s is ${shown(noBackoff.okPerSec.theirs, 1)} (0 in a collapsed run, about 40 in a ` +
-        `recovered one), ours ${shown(noBackoff.okPerSec.ours, 1)}. Both stay down in most runs, as published. The README ` +
+        `recovered one), ours ${shown(noBackoff.okPerSec.ours, 1)}. Both stay down in most runs, as published. docs/simulator.md ` +
         "('The anchors, reproduced') traces the difference to the servers: his fixes each request's time when it arrives, " +
         "ours re-evaluates it as the concurrency changes, so a lull that sometimes saves his does not save ours. The check asserts that ours recovers and serves " +
         `no more than his runs allow (at most ${AGREEMENT_STANDARD_ERRORS} standard errors above his).`,
