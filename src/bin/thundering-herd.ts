@@ -11,14 +11,26 @@ const PROGRAMS: Readonly<Record<string, { readonly summary: string; readonly loa
   demo: { summary: "the crash experiment by itself, with a report", load: () => import("../demo/main.ts") },
   choose: { summary: "rank retry policies for your own system, in the simulator", load: () => import("../choose/main.ts") },
   probe: {
-    summary: "measure your running HTTP service, fit the server models, write its scenario",
+    summary: "measure your running HTTP service (or read your load tests), fit the server models, write its scenario",
     load: () => import("../probe/main.ts"),
   },
   merge: { summary: "combine the -json outputs of a sharded herd into one timeline", load: () => import("../merge/main.ts") },
 };
 
+/** The README's paths, one command each: what most people come for. */
+const PATHS: readonly (readonly [string, string])[] = [
+  ["see a storm", "thundering-herd demo -dashboard"],
+  ["measure your service", "thundering-herd probe -out my-service.yaml http://127.0.0.1:8080/api"],
+  ["  or your load tests", "thundering-herd probe -from run-1.json,run-2.json,run-4.json,run-8.json -out my-service.yaml"],
+  ["choose its retry policy", "thundering-herd choose my-service.yaml"],
+  ["the crash, on that model", "thundering-herd demo my-service.yaml"],
+  ["a chain of services", "thundering-herd choose node_modules/thundering-herd/examples/three-tiers.yaml"],
+];
+
 const usage =
-  "Usage: thundering-herd <program> [flags]\n\nPrograms:\n" +
+  "Usage: thundering-herd <program> [flags]\n\nPaths:\n" +
+  PATHS.map(([what, command]) => `  ${what.padEnd(26)}${command}\n`).join("") +
+  "\nPrograms:\n" +
   Object.entries(PROGRAMS)
     .map(([name, program]) => `  ${name.padEnd(8)}${program.summary}\n`)
     .join("") +

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -73,6 +73,12 @@ describe("the packed package", () => {
       const bin = join(consumer, "node_modules/.bin/thundering-herd");
       expect(help.code, help.stderr).toBe(0);
       expect(help.stdout).toMatch(/-limit n .*\(default: 30\)/);
+      // With no program it prints the README's paths, each a command of its programs, on a file the package ships.
+      const paths = await run(bin, [], consumer);
+      expect(paths.code, paths.stderr).toBe(0);
+      const commands = [...paths.stdout.matchAll(/^ {2}.{26}thundering-herd (\w+) (.*)$/gm)];
+      expect(commands.map((match) => match[1])).toEqual(["demo", "probe", "probe", "choose", "demo", "choose"]);
+      expect(existsSync(join(consumer, /(node_modules\/thundering-herd\/\S+)$/.exec(commands.at(-1)![2]!)![1]!))).toBe(true);
       // The rest side by side: each is its own process, and their outputs are compared after.
       const simArgs = ["sim", "-clients", "50", "-duration", "20s", "-quiet", "-json"];
       const [bad, sim, choose, sequential, merge] = await Promise.all([
