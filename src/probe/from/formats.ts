@@ -2,11 +2,12 @@ import { autocannon } from "./autocannon.ts";
 import { csv } from "./csv.ts";
 import { k6 } from "./k6.ts";
 import { type LoadTestFormat, LoadTestFileError, type LoadTestReading } from "./load-test.ts";
+import { probeOutput } from "./probe-output.ts";
 import { vegeta } from "./vegeta.ts";
 import { wrk } from "./wrk.ts";
 
 /** Every format probe -from reads, one file each; the first that recognizes a file reads it. */
-export const LOAD_TEST_FORMATS: readonly LoadTestFormat[] = [autocannon, k6, vegeta, wrk, csv];
+export const LOAD_TEST_FORMATS: readonly LoadTestFormat[] = [autocannon, k6, vegeta, wrk, probeOutput, csv];
 
 /** A file's steps and what it lacks, with the format that read it; a LoadTestFileError naming the file otherwise. */
 export function readLoadTest(file: string, text: string): LoadTestReading & { readonly format: string } {

@@ -5,7 +5,7 @@ import { loadTestFixture } from "./fixture.ts";
 
 describe("probe -from's formats", () => {
   it("picks the one format that recognizes each file, and names the file and every format for one it does not read", () => {
-    const files = ["autocannon-8.json", "k6-summary-export.json", "vegeta-report.json", "wrk-8.txt", "steps.csv"];
+    const files = ["autocannon-8.json", "k6-summary-export.json", "vegeta-report.json", "wrk-8.txt", "probe-gunicorn.txt", "steps.csv"];
     for (const file of files) {
       const text = loadTestFixture(file);
       expect(
