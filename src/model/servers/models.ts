@@ -31,6 +31,7 @@ export const SERVER_MODEL_KINDS: readonly ServerModelKind[] = SERVER_MODEL_DEFIN
 /** What the registry's callers see of a definition: methods on any spec, values of every model flag. */
 export type AnyServerModel = ServerModelDefinition<ServerModelKind, ServerModelSpec, readonly ServerModelFlag[], Record<string, unknown>>;
 
+// Each definition's methods take its own spec only; the lookups below hand each the spec of its own kind.
 const BY_NAME: ReadonlyMap<string, AnyServerModel> = new Map(
   SERVER_MODEL_DEFINITIONS.map((definition) => [definition.name, definition as unknown as AnyServerModel]),
 );
