@@ -1,7 +1,8 @@
 import { formatDuration, parseDuration } from "../cli/duration.ts";
 import type { FlagSpec } from "../cli/flags.ts";
-import { concurrencyForDelay, type LatencyModel } from "../model/latency.ts";
-import type { ServerModelSpec } from "../model/servers/models.ts";
+import type { LatencyModel } from "../model/latency.ts";
+import type { LoadShedding } from "../model/servers/kind.ts";
+import { modelOf, type ServerModelSpec } from "../model/servers/models.ts";
 import { SIM_FLAGS } from "../sim/options.ts";
 import { PRESETS, presetSettings } from "../strategies/presets.ts";
 import { MECHANISMS, PROTECTION_FLAGS } from "../strategies/protection.ts";
@@ -195,16 +196,8 @@ function dedupe(grid: readonly Candidate[]): Candidate[] {
  * never grows has no such point: ten times its limit then); for a thread pool, beyond the
  * waiting requests its threads serve in that time.
  */
-function sheddingOf(model: ServerModelSpec, timeoutMs: number): { flag: string; at: number; where: string } {
-  if (model.kind === "queue") {
-    const { threads, serviceTimeMs } = model.pool;
-    const at = Math.max(1, Math.floor((threads * timeoutMs) / 2 / serviceTimeMs));
-    return { flag: "queue-limit", at, where: "waiting (the threads serve them within half the timeout)" };
-  }
-  const tipping = concurrencyForDelay(model.latency, timeoutMs / 2);
-  const limit = model.kind === "exponential" ? model.latency.limit : 0;
-  const at = Number.isFinite(tipping) ? Math.max(limit + 1, tipping - 1) : Math.max(1, limit * 10);
-  return { flag: "max-concurrency", at, where: "in service (the delay stays below half the timeout)" };
+function sheddingOf(model: ServerModelSpec, timeoutMs: number): LoadShedding {
+  return modelOf(model).shedding(model, timeoutMs);
 }
 
 /** A server setting to pair with client policies. */

@@ -1,10 +1,10 @@
 import { CallbackTimer, type Clock, type WarmableOwner, warmOwner } from "../clock/clock.ts";
 import { EventFifoHeap } from "../clock/event-fifo-heap.ts";
-import { type DelayCurve, modelledDelayMs } from "./latency.ts";
 import { drawsInjectedError, type ErrorInjection } from "./servers/error-injection.ts";
 import type { Completion, OutOfMemoryEvent, ServerModel, ServiceSnapshot, ServiceTicket } from "./servers/server-model.ts";
 import { moveTickets } from "./servers/ticket-ring.ts";
-import { curveUnder, type FaultConditions } from "./faults/conditions.ts";
+import type { FaultConditions } from "./faults/conditions.ts";
+import type { SharedDelay } from "./servers/kind.ts";
 
 // The types every server model shares, from where they were first defined.
 export type { Completion, OutOfMemoryEvent, ServiceSnapshot, ServiceTicket } from "./servers/server-model.ts";
@@ -35,8 +35,8 @@ export type { Completion, OutOfMemoryEvent, ServiceSnapshot, ServiceTicket } fro
  *   connection, and the abandoned request holds no socket while it stays in service.
  */
 export interface ServiceQueueOptions {
-  /** delay(c): the exponential curve (the default model) or the linear one. */
-  readonly latency: DelayCurve;
+  /** delay(c), bound to its model's curve (the exponential model, the default, or the linear one). */
+  readonly delay: SharedDelay;
   /** Drop a request from service when its client goes away. Defaults to false, as in the reference. */
   readonly cancelOnDisconnect: boolean;
   /** Answer 503 at once above this many requests in service. Defaults to Infinity (off). */
@@ -127,14 +127,14 @@ export class ServiceQueue implements ServerModel {
   private readonly maxInService: number;
   private readonly horizonMs: number;
   /** delay(c) now: the options' curve, or that curve under a fault (setFaultConditions). */
-  private curve: DelayCurve;
+  private curve: SharedDelay;
   /** The share answered as errors while an errors fault is on; undefined otherwise. */
   private errorRateOverride: number | undefined = undefined;
 
   constructor(clock: Clock, options: ServiceQueueOptions) {
     this.clock = clock;
     this.options = options;
-    this.curve = options.latency;
+    this.curve = options.delay;
     this.maxInService = options.maxInService ?? Infinity;
     this.horizonMs = options.horizonMs ?? Infinity;
   }
@@ -297,7 +297,7 @@ export class ServiceQueue implements ServerModel {
       concurrency: this.inService,
       lastDelayMs: this.lastDelay,
       peakConcurrency: this.peak,
-      peakDelayMs: modelledDelayMs(this.curve, this.peak),
+      peakDelayMs: this.curve.delayMs(this.peak),
       admitted: this.admittedTotal,
       served: this.servedTotal,
       abandoned: this.abandonedTotal,
@@ -328,7 +328,7 @@ export class ServiceQueue implements ServerModel {
    * Callers that change the curve keep the horizon off: counting assumes a delay that only grows.
    */
   setFaultConditions(conditions: FaultConditions): void {
-    this.curve = curveUnder(this.options.latency, conditions);
+    this.curve = this.options.delay.under(conditions);
     this.errorRateOverride = conditions.errorRate;
     this.delayConcurrency = -1;
     if (this.inService > 0 && !this.beyondHorizon) this.rearm();
@@ -363,7 +363,7 @@ export class ServiceQueue implements ServerModel {
   private currentDelay(): number {
     if (this.inService !== this.delayConcurrency) {
       this.delayConcurrency = this.inService;
-      this.delayForConcurrency = modelledDelayMs(this.curve, this.inService);
+      this.delayForConcurrency = this.curve.delayMs(this.inService);
     }
     return this.delayForConcurrency;
   }

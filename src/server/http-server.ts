@@ -66,9 +66,9 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
   // The deadline each request brought (epoch ms), for a middle tier to carry down.
   const broughtDeadline = new WeakMap<ServerResponse, number>();
   const upstreamTier =
-    options.upstream === undefined || spec.kind !== "queue"
+    options.upstream === undefined
       ? undefined
-      : createUpstreamTier(options.upstream, spec.pool, clock, modelOptions, streamRandom(seed, 2), (response) =>
+      : createUpstreamTier(options.upstream, spec, clock, modelOptions, streamRandom(seed, 2), (response) =>
           broughtDeadline.get(response as ServerResponse),
         );
   const queue = upstreamTier?.pool ?? createServerModel(spec, clock, modelOptions);

@@ -10,7 +10,7 @@ import {
   resolveRetryPolicy,
   type RetryPolicyOptions,
 } from "../client/options.ts";
-import type { ServerModelSpec } from "../model/servers/models.ts";
+import { MIDDLE_TIER_MODELS, middleTierOf, type ServerModelSpec } from "../model/servers/models.ts";
 
 /*
  * A middle tier's flags: ./server -upstream URL serves each request by calling URL, with the
@@ -123,8 +123,9 @@ export function resolveUpstream(values: UpstreamFlagValues, model: ServerModelSp
     if (set !== undefined) throw new UsageError(`-${set.name} applies to a middle tier: give -upstream URL too`);
     return undefined;
   }
-  if (model.kind !== "queue") {
-    throw new UsageError(`-upstream needs -model queue (a middle tier holds a thread while it calls upstream), not -model ${model.kind}`);
+  if (middleTierOf(model) === undefined) {
+    const models = MIDDLE_TIER_MODELS.map((name) => `-model ${name}`).join(" or ");
+    throw new UsageError(`-upstream needs ${models} (a middle tier holds a thread while it calls upstream), not -model ${model.kind}`);
   }
   const urls = values.upstream.split(",").map((url) => url.trim());
   const own = urls.find((url) => callsItself(new URL(url), listen));

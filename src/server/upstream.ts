@@ -2,8 +2,7 @@ import type { Random } from "../backoff/random.ts";
 import type { Clock } from "../clock/clock.ts";
 import { createHttpTransport, type HttpTransport } from "../client/attempt.ts";
 import { describeStrategy } from "../client/options.ts";
-import { type CommonServerOptions, createUpstreamPool } from "../model/servers/models.ts";
-import type { ThreadPoolShape } from "../model/servers/queue.ts";
+import { type CommonServerOptions, middleTierOf, type ServerModelSpec } from "../model/servers/models.ts";
 import type { UpstreamPool } from "../model/servers/upstream-pool.ts";
 import { UpstreamCalls } from "../model/upstream-calls.ts";
 import { formatDuration } from "../cli/duration.ts";
@@ -21,19 +20,21 @@ export interface UpstreamTier {
 }
 
 /**
- * The model of a middle tier (./server -upstream): the queue model's pool, whose requests
+ * The model of a middle tier (./server -upstream): the model's pool (the queue's), whose requests
  * make their upstream calls through the client's own HTTP transport (undici), one per
  * upstream URL, with the tier's policy. `carriedDeadline` gives the deadline (epoch ms) a
- * request brought, to carry down.
+ * request brought, to carry down. Undefined for a model that cannot be a middle tier.
  */
 export function createUpstreamTier(
   upstream: UpstreamOptions,
-  shape: ThreadPoolShape,
+  spec: ServerModelSpec,
   clock: Clock,
   options: CommonServerOptions,
   random: Random,
   carriedDeadline: (context: unknown) => number | undefined,
-): UpstreamTier {
+): UpstreamTier | undefined {
+  const tier = middleTierOf(spec);
+  if (tier === undefined) return undefined;
   const { policy } = upstream;
   const transports = new Map<string, HttpTransport>();
   const transportOf = (url: string) => {
@@ -53,10 +54,10 @@ export function createUpstreamTier(
     retry: policy.retry,
     targets: upstream.targets.map(transportOf),
     // Calls run only in threads; a capacity fault may add threads, never this many.
-    maxCalls: Math.min(options.maxInService ?? Infinity, shape.threads * THREADS_HEADROOM),
+    maxCalls: Math.min(options.maxInService ?? Infinity, tier.threads(spec) * THREADS_HEADROOM),
     carriedDeadline,
   });
-  const pool = createUpstreamPool(shape, clock, options, calls);
+  const pool = tier.create(spec, clock, options, calls);
   calls.reportTo(pool);
   return {
     pool,

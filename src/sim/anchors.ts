@@ -14,7 +14,7 @@ import { trialMetrics } from "./trial.ts";
  * https://github.com/mbrooker/simulator_example): a linear server, 1 s + 10 ms × requests in
  * it; open Poisson arrivals at 40/s, 80/s for 5 s from 20 s; a 3 s timeout, 3 tries; 80 s.
  * His server fixes each request's time when it arrives (with the concurrency then), ours
- * re-evaluates it as the concurrency changes (see src/model/servers/linear.ts); his network
+ * re-evaluates it as the concurrency changes (see src/model/servers/kinds/linear.ts); his network
  * adds an exponential 100 ms each way, ours nothing.
  */
 export const BROOKER_SPIKE: readonly string[] = [

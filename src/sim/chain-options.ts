@@ -3,6 +3,7 @@ import { UsageError } from "../cli/usage-error.ts";
 import { resolveRetryPolicy } from "../client/options.ts";
 import { type Fault, faultsOfTier, formatFault } from "../model/faults/fault-schedule.ts";
 import { playedAs } from "../model/faults/kinds.ts";
+import { MIDDLE_TIER_MODELS, middleTierOf } from "../model/servers/models.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
 import type { ScenarioTier } from "../scenario-file/tiers.ts";
 import type { ChainConfig, ChainTierConfig } from "./chain.ts";
@@ -50,9 +51,10 @@ export function chainConfigFrom(values: SimFlagValues, tiers: readonly ScenarioT
     const server = resolveSimOptions(tierValues(tier, tier.system, "system")).server;
     const bottom = index === tiers.length - 1;
     const model = server.model ?? { kind: "exponential" as const, latency: server.latency };
-    if (!bottom && model.kind !== "queue") {
+    if (!bottom && middleTierOf(model) === undefined) {
+      const models = MIDDLE_TIER_MODELS.join(" or ");
       throw new UsageError(
-        `tier ${tier.name} calls the next tier, so it is a queue model (its threads held during the call): model: queue`,
+        `tier ${tier.name} calls the next tier, so it is a ${models} model (its threads held during the call): model: ${models}`,
       );
     }
     const upstream = bottom ? undefined : tierValues(tier, tier.upstream, "upstream");

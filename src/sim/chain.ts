@@ -8,9 +8,8 @@ import type { Fault } from "../model/faults/fault-schedule.ts";
 import { faultKind, playedAs } from "../model/faults/kinds.ts";
 import { spikeSeed } from "../model/faults/spike-seed.ts";
 import { type Arrivals, createLoad } from "../model/load.ts";
-import { createServerModel, type ServerModelSpec } from "../model/servers/models.ts";
+import { createServerModel, MIDDLE_TIER_MODELS, middleTierOf, type ServerModelSpec } from "../model/servers/models.ts";
 import type { ServerModel } from "../model/servers/server-model.ts";
-import { UpstreamPool } from "../model/servers/upstream-pool.ts";
 import { countingTransport, type TierDoor } from "../model/tiers/counting-transport.ts";
 import type { TierSample } from "../model/tiers/tier-figures.ts";
 import { UpstreamCalls } from "../model/upstream-calls.ts";
@@ -88,35 +87,28 @@ export function buildChain(clock: Clock, tiers: readonly ChainTierConfig[], seed
     const errors = tier.errorRate > 0 || tier.faults.some((fault) => faultKind(fault.kind).injectsErrors);
     const errorInjection = errors ? { rate: tier.errorRate, random: streamRandom(serverSeed(seed), 1000 + index) } : undefined;
     let model: ServerModel;
+    const modelOptions = {
+      cancelOnDisconnect: tier.cancelOnDisconnect,
+      maxConcurrency: tier.maxConcurrency,
+      errorInjection,
+      maxInService: tier.maxInService,
+      serviceRandom,
+    };
     if (tier.upstream === undefined) {
-      model = createServerModel(tier.model, clock, {
-        cancelOnDisconnect: tier.cancelOnDisconnect,
-        maxConcurrency: tier.maxConcurrency,
-        errorInjection,
-        maxInService: tier.maxInService,
-        serviceRandom,
-      });
+      model = createServerModel(tier.model, clock, modelOptions);
     } else {
-      if (tier.model.kind !== "queue") throw new Error(`tier ${tier.name} calls another tier: it must be a queue model`);
+      const middleTier = middleTierOf(tier.model);
+      if (middleTier === undefined)
+        throw new Error(`tier ${tier.name} calls another tier: it must be a ${MIDDLE_TIER_MODELS.join(" or ")} model`);
       const calls = new UpstreamCalls(clock, streamRandom(seed, 2000 + index), {
         timeoutMs: tier.upstream.timeoutMs,
         retry: tier.upstream.retry,
         targets: Array.from({ length: tier.fanout }, () => next!),
-        maxCalls: tier.model.pool.threads,
+        maxCalls: middleTier.threads(tier.model),
         // The deadline the request brought (its door set it), carried down with each attempt.
         carriedDeadline: (context) => (context as { readonly carriedDeadline?: number }).carriedDeadline,
       });
-      const pool = new UpstreamPool(
-        clock,
-        {
-          ...tier.model.pool,
-          cancelOnDisconnect: tier.cancelOnDisconnect,
-          errorInjection,
-          maxInService: tier.maxInService,
-          random: serviceRandom,
-        },
-        calls,
-      );
+      const pool = middleTier.create(tier.model, clock, modelOptions, calls);
       calls.reportTo(pool);
       model = pool;
     }

@@ -6,9 +6,9 @@ import { findStrategy, STRATEGY_PARAMETER_FLAGS, strategyOfRun } from "../strate
 import { makeOutputDir, writeOutputFile } from "../runtime/output-files.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
-import { concurrencyForDelay } from "../model/latency.ts";
 import { type Fault, faultName, formatFault } from "../model/faults/fault-schedule.ts";
 import { serverIsBack } from "../model/verdict.ts";
+import { modelOf } from "../model/servers/models.ts";
 import { bandsText, troubleBands } from "../model/faults/bands.ts";
 import { describeModel, serverModelOf } from "../server/options.ts";
 import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
@@ -53,12 +53,8 @@ function checkEachStrategy(values: SimFlagValues, strategies: readonly SimRun[],
 function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonly SimRun[]): void {
   const config = configFrom(values);
   const spec = serverModelOf(config);
-  const latency = config.latency;
-  const exponential =
-    spec.kind === "exponential"
-      ? `sim: the delay reaches the ${formatDuration(config.timeoutMs)} timeout at ${concurrencyForDelay(latency, config.timeoutMs)} requests in service ` +
-        `(limit ${latency.limit}, factor ${latency.factor}, k ${latency.exponentDivisor}, baseDelay ${formatDuration(latency.baseDelayMs)})\n`
-      : "";
+  const note = modelOf(spec).timeoutNote?.(spec, config.timeoutMs);
+  const timeoutNote = note === undefined ? "" : `sim: ${note}\n`;
   const open = config.arrivals?.kind === "open" ? config.arrivals : undefined;
   const baselinePerSec = open?.ratePerSec ?? config.users / ((config.retry.thinkTimeMeanMs + config.latency.baseDelayMs) / 1000);
   const outageMs = config.outages[0]?.durationMs ?? DEFAULT_PHASES.outageMs;
@@ -67,7 +63,7 @@ function printAnalysis(io: ProgramIo, values: SimFlagValues, strategies: readonl
       ? `${config.users} clients, lambda ${formatDuration(config.retry.thinkTimeMeanMs)}`
       : `open-loop arrivals, at most ${open.maxChains} alive`;
   io.stderr.write(
-    exponential +
+    timeoutNote +
       `sim: ${describeModel(spec, figuresOf(config), config.timeoutMs)}\n` +
       `sim: offered load ${baselinePerSec.toFixed(1)} req/s (${offeredBy})\n` +
       `sim: the server runs out of memory at ${config.maxInService} requests in service (-max-in-service): ` +

@@ -20,7 +20,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   backoff: [],
   clock: [],
   cli: [],
-  model: ["backoff", "clock"],
+  model: ["backoff", "clock", "cli"],
   strategies: [...PURE],
   contracts: [...PURE],
   report: [...PURE],

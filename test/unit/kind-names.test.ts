@@ -11,10 +11,12 @@ import { SERVER_MODEL_KINDS } from "../../src/model/servers/models.ts";
  * compiler's parser and finds each comparison with a kind's name (`x.kind === "stop"`, `!==`,
  * `case "stop":`) outside the kind's own definition.
  *
- * - Fault kinds (src/model/faults/kinds/<kind>.ts): none anywhere else.
- * - Server models and backoff policies are not yet one definition each (issue 35): every place
- *   that still compares a `.kind` with their names is listed below, exactly, so that no new one
- *   can appear unnoticed and the list shrinks as they move into their definitions.
+ * - Fault kinds (src/model/faults/kinds/<kind>.ts) and server models
+ *   (src/model/servers/kinds/<name>.ts): none anywhere else.
+ * - Backoff policies are not yet one definition each (issue 35): every place that still
+ *   compares a `.kind` with their names is listed below, exactly, so that no new one can appear
+ *   unnoticed and the list shrinks as they move into their definitions. A name that is both a
+ *   policy's and a server model's ("exponential") is held by that exact list.
  */
 
 interface Comparison {
@@ -64,11 +66,22 @@ function faultKindComparisons(found: readonly Comparison[]): string[] {
   );
 }
 
+/** The comparisons of a `.kind` with a server model's name outside that model's own file (a policy's name too: see the list). */
+function serverModelComparisons(found: readonly Comparison[]): string[] {
+  return found
+    .filter(({ file, name }) => SERVER_MODEL_ONLY.includes(name) && file !== `model/servers/kinds/${name}.ts`)
+    .filter(({ subject }) => /(^|\.)kind$/.test(subject))
+    .map(({ file, name, subject }) => `src/${file}: ${subject} against "${name}"`);
+}
+
+/** Server models' names that are no policy's. */
+const SERVER_MODEL_ONLY: readonly string[] = SERVER_MODEL_KINDS.filter((name) => !(POLICY_KINDS as readonly string[]).includes(name));
+
 /** `file: name × count`, sorted, for the places compared with one of `names` on a `.kind` (or `kind`). */
-function placesComparingKind(names: readonly string[], home: (file: string, name: string) => boolean): string[] {
+function placesComparingKind(names: readonly string[], found: readonly Comparison[] = ALL): string[] {
   const counts = new Map<string, number>();
-  for (const { file, name, subject } of ALL) {
-    if (!names.includes(name) || home(file, name) || !/(^|\.)kind$/.test(subject)) continue;
+  for (const { file, name, subject } of found) {
+    if (!names.includes(name) || !/(^|\.)kind$/.test(subject)) continue;
     const key = `${file}: ${name}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
@@ -96,13 +109,31 @@ describe("kinds are asked, not named", () => {
     ]);
   });
 
-  it("lists every place still comparing a server model's or a backoff policy's kind by name, and no more", () => {
-    const names = [...new Set<string>([...SERVER_MODEL_KINDS, ...POLICY_KINDS])];
-    expect(placesComparingKind(names, () => false)).toEqual(NOT_YET_ONE_DEFINITION);
+  it("compares a server model's kind with a name only in that model's definition", () => {
+    expect(serverModelComparisons(ALL), "ask the model's definition (src/model/servers/models.ts: modelOf, middleTierOf) instead").toEqual(
+      [],
+    );
+  });
+
+  it("finds a server model's name compared outside its definition, or a shared name anywhere new (the check itself)", () => {
+    const planted = [
+      ...comparisons("sim/chain.ts", 'if (tier.model.kind !== "queue") {}\nswitch (spec.kind) { case "linear": break; }'),
+      ...comparisons("model/servers/kinds/queue.ts", 'if (spec.kind === "queue") {}'),
+      ...comparisons("sim/main.ts", 'if (spec.kind === "exponential") {}'),
+    ];
+    expect(serverModelComparisons(planted)).toEqual([
+      'src/sim/chain.ts: tier.model.kind against "queue"',
+      'src/sim/chain.ts: spec.kind against "linear"',
+    ]);
+    expect(placesComparingKind(POLICY_KINDS, planted)).toEqual(["sim/main.ts: exponential × 1"]);
+  });
+
+  it("lists every place still comparing a backoff policy's kind by name, and no more", () => {
+    expect(placesComparingKind(POLICY_KINDS)).toEqual(NOT_YET_ONE_DEFINITION);
   });
 });
 
-/** Today's comparisons on server models' and policies' names (issue 35): each moves into its kind's definition. */
+/** Today's comparisons on policies' names (issue 35): each moves into its policy's definition. */
 const NOT_YET_ONE_DEFINITION: readonly string[] = [
   "backoff/delay.ts: constant × 1",
   "backoff/delay.ts: decorrelated-jitter × 1",
@@ -122,8 +153,6 @@ const NOT_YET_ONE_DEFINITION: readonly string[] = [
   "backoff/policy.ts: grpc × 1",
   "backoff/policy.ts: reference × 1",
   "backoff/policy.ts: table × 1",
-  "choose/candidates.ts: exponential × 1",
-  "choose/candidates.ts: queue × 1",
   "choose/snippets.ts: constant × 3",
   "choose/snippets.ts: decorrelated-jitter × 4",
   "choose/snippets.ts: equal-jitter × 3",
@@ -136,30 +165,8 @@ const NOT_YET_ONE_DEFINITION: readonly string[] = [
   "client/main.ts: grpc × 1",
   "model/client-instances.ts: grpc × 2",
   "model/client-loop.ts: reference × 1",
-  "model/faults/conditions.ts: linear × 1",
-  "model/latency.ts: linear × 2",
   "model/open-loop.ts: reference × 1",
-  "model/servers/models.ts: exponential × 1",
-  "model/servers/models.ts: linear × 1",
-  "model/servers/models.ts: queue × 2",
   "model/upstream-calls.ts: reference × 1",
-  "probe/fit/closed-loop-curve.ts: exponential × 1",
-  "probe/fit/closed-loop-curve.ts: linear × 1",
-  "probe/fit/closed-loop-curve.ts: queue × 1",
-  "probe/fit/fit-models.ts: exponential × 1",
-  "probe/fit/fit-models.ts: linear × 1",
-  "probe/fit/fit-models.ts: queue × 1",
-  "probe/model-settings.ts: exponential × 1",
-  "probe/model-settings.ts: linear × 1",
-  "probe/model-settings.ts: queue × 1",
-  "server/http-server.ts: queue × 1",
-  "server/model-flags.ts: exponential × 2",
-  "server/model-flags.ts: linear × 2",
-  "server/model-flags.ts: queue × 3",
-  "server/upstream-flags.ts: queue × 1",
-  "sim/chain-options.ts: queue × 1",
-  "sim/chain.ts: queue × 1",
-  "sim/main.ts: exponential × 1",
   "sim/simulate.ts: constant × 1",
   "strategies/protection.ts: grpc × 1",
 ];

@@ -1,94 +1,65 @@
-import type { Random } from "../../backoff/random.ts";
 import type { Clock } from "../../clock/clock.ts";
-import type { LatencyModel } from "../latency.ts";
-import { ServiceQueue } from "../service-queue.ts";
-import { exponentialFigures } from "./exponential.ts";
 import type { ServerModelFigures } from "./figures.ts";
-import { type LinearLatency, linearFigures } from "./linear.ts";
-import { OrderedPool } from "./ordered-pool.ts";
-import { queueFigures, ThreadPool, type ThreadPoolOptions, type ThreadPoolShape } from "./queue.ts";
-import { type UpstreamCaller, UpstreamPool } from "./upstream-pool.ts";
+import type { CommonServerOptions, MiddleTier, ServerModelDefinition } from "./kind.ts";
+import { exponential } from "./kinds/exponential.ts";
+import { linear } from "./kinds/linear.ts";
+import { queue } from "./kinds/queue.ts";
 import type { ServerModel } from "./server-model.ts";
 
+export type { CommonServerOptions } from "./kind.ts";
+
 /**
- * The server models by name, for the programs: each kind with its own parameters, how to
- * make one, and its figures. A new model is one file in this folder that implements
- * ServerModel (or, for a shared delay, a DelayCurve for ServiceQueue) and states its
- * figures, named here.
+ * Every server model, one definition each (src/model/servers/kinds/), the default first, in
+ * the order -model's help lists them. A new model: its file, its test, and its line here
+ * (docs/design.md).
  */
-export const SERVER_MODEL_KINDS = ["exponential", "linear", "queue"] as const;
-export type ServerModelKind = (typeof SERVER_MODEL_KINDS)[number];
+export const SERVER_MODEL_DEFINITIONS = [exponential, linear, queue] as const;
 
+type Definitions = (typeof SERVER_MODEL_DEFINITIONS)[number];
+export type ServerModelKind = Definitions["name"];
 /** Which model, with its own parameters. */
-export type ServerModelSpec =
-  | { readonly kind: "exponential"; readonly latency: LatencyModel }
-  | { readonly kind: "linear"; readonly latency: LinearLatency }
-  | { readonly kind: "queue"; readonly pool: ThreadPoolShape };
+export type ServerModelSpec = Definitions extends infer Definition
+  ? Definition extends { read(values: never): infer Spec }
+    ? Spec
+    : never
+  : never;
+/** The flags the models add to a server's flag table. */
+export type ServerModelFlag = Definitions["flags"][number];
 
-/** What the server does around any model. */
-export interface CommonServerOptions {
-  readonly cancelOnDisconnect: boolean;
-  /** Shedding above this many requests in service (the shared-delay models); Infinity for none. */
-  readonly maxConcurrency: number;
-  readonly errorInjection?: { readonly rate: number; readonly random: Random } | undefined;
-  readonly maxInService?: number;
-  /** The simulator's end of run (see ServiceQueue). */
-  readonly horizonMs?: number;
-  /** Draws the queue model's service times. */
-  readonly serviceRandom: Random;
-  /**
-   * The caller's promise that no slow fault comes and no request brings a deadline: then a
-   * fifo queue model with constant service times, without cancel-on-disconnect, is an
-   * OrderedPool (the same answers, faster). The simulator knows its fault schedule; a real
-   * server, whose faults come at any time, does not promise it.
-   */
-  readonly fixedServiceTime?: boolean;
+export const SERVER_MODEL_KINDS: readonly ServerModelKind[] = SERVER_MODEL_DEFINITIONS.map((definition) => definition.name);
+
+/** What the registry's callers see of a definition: methods on any spec, values of every model flag. */
+export type AnyServerModel = ServerModelDefinition<ServerModelKind, ServerModelSpec, readonly ServerModelFlag[], Record<string, unknown>>;
+
+// Each definition's methods take its own spec only; the lookups below hand each the spec of its own kind.
+const BY_NAME: ReadonlyMap<string, AnyServerModel> = new Map(
+  SERVER_MODEL_DEFINITIONS.map((definition) => [definition.name, definition as unknown as AnyServerModel]),
+);
+
+/** A model's definition by its name: one the flags, or the type, have already checked. */
+export function serverModel(name: ServerModelKind): AnyServerModel {
+  return BY_NAME.get(name)!;
 }
 
-function threadPoolOptions(pool: ThreadPoolShape, options: CommonServerOptions): ThreadPoolOptions {
-  return {
-    ...pool,
-    cancelOnDisconnect: options.cancelOnDisconnect,
-    errorInjection: options.errorInjection,
-    maxInService: options.maxInService ?? Infinity,
-    random: options.serviceRandom,
-  };
+/** The definition of a spec's model. */
+export function modelOf(spec: ServerModelSpec): AnyServerModel {
+  return serverModel(spec.kind);
 }
 
 export function createServerModel(spec: ServerModelSpec, clock: Clock, options: CommonServerOptions): ServerModel {
-  if (spec.kind === "queue") {
-    const pool = spec.pool;
-    const ordered =
-      options.fixedServiceTime === true && pool.serviceDist === "constant" && pool.queueOrder === "fifo" && !options.cancelOnDisconnect;
-    return ordered ? new OrderedPool(clock, threadPoolOptions(pool, options)) : new ThreadPool(clock, threadPoolOptions(pool, options));
-  }
-  return new ServiceQueue(clock, {
-    latency: spec.latency,
-    cancelOnDisconnect: options.cancelOnDisconnect,
-    maxConcurrency: options.maxConcurrency,
-    errorInjection: options.errorInjection,
-    maxInService: options.maxInService ?? Infinity,
-    horizonMs: options.horizonMs ?? Infinity,
-  });
-}
-
-/** A middle tier's model: the queue model's pool whose requests hold their thread while `caller` makes their upstream calls. */
-export function createUpstreamPool(
-  pool: ThreadPoolShape,
-  clock: Clock,
-  options: CommonServerOptions,
-  caller: UpstreamCaller,
-): UpstreamPool {
-  return new UpstreamPool(clock, threadPoolOptions(pool, options), caller);
+  return modelOf(spec).create(spec, clock, options);
 }
 
 export function modelFigures(spec: ServerModelSpec, timeoutMs: number, maxConcurrency = Infinity): ServerModelFigures {
-  switch (spec.kind) {
-    case "exponential":
-      return exponentialFigures(spec.latency, timeoutMs, maxConcurrency);
-    case "linear":
-      return linearFigures(spec.latency, timeoutMs, maxConcurrency);
-    case "queue":
-      return queueFigures(spec.pool, timeoutMs);
-  }
+  return modelOf(spec).figures(spec, timeoutMs, maxConcurrency);
 }
+
+/** How a spec's model serves as a middle tier; undefined where it cannot be one. */
+export function middleTierOf(spec: ServerModelSpec): MiddleTier<ServerModelSpec> | undefined {
+  return modelOf(spec).middleTier;
+}
+
+/** The models that can be a middle tier, by name. */
+export const MIDDLE_TIER_MODELS: readonly ServerModelKind[] = SERVER_MODEL_DEFINITIONS.flatMap((definition) =>
+  definition.middleTier === undefined ? [] : [definition.name],
+);

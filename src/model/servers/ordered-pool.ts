@@ -21,7 +21,7 @@ import { moveTickets } from "./ticket-ring.ts";
  * frees a thread), so its completion is due at the same time; completions due together
  * leave in ticket order, as ThreadPool's (time, ticket) order has them; a capacity fault
  * changes the threads the same way. A slow fault would let a later request finish first:
- * `setFaultConditions` refuses one, and `createServerModel` picks this pool only where none
+ * `setFaultConditions` refuses one, and the queue model (kinds/queue.ts) picks this pool only where none
  * can come (`fixedServiceTime`).
  */
 type CompletionCallback = (context: unknown, completion: Completion) => void;

@@ -2,7 +2,6 @@ import type { Random } from "../../backoff/random.ts";
 import { CallbackTimer, type Clock, type WarmableOwner, warmOwner } from "../../clock/clock.ts";
 import { EventFifoHeap } from "../../clock/event-fifo-heap.ts";
 import { drawsInjectedError, type ErrorInjection } from "./error-injection.ts";
-import type { ServerModelFigures } from "./figures.ts";
 import { type CompletionCallback, RequestSlots } from "./request-slots.ts";
 import type { Completion, OutOfMemoryEvent, ServerModel, ServiceSnapshot, ServiceTicket } from "./server-model.ts";
 import type { FaultConditions } from "../faults/conditions.ts";
@@ -56,25 +55,6 @@ export interface ThreadPoolOptions extends ThreadPoolShape {
   readonly maxInService?: number;
   /** Draws the service times (not read for constant ones). */
   readonly random: Random;
-}
-
-/**
- * Requests per second the pool serves flat out (threads ÷ mean service time), and, for a
- * fifo queue, its tipping point: the requests in the server at which a new one's expected
- * time in it (the rounds it waits plus its own service) reaches the client timeout; from
- * there on, without cancel-on-disconnect, the pool serves mostly requests nobody waits for.
- * A lifo queue serves the newest first, and a queue too short to reach that point sheds
- * first: neither has one. The verdict calls the pool over its tipping point while more
- * wait than one request per thread (at most the queue limit less one).
- */
-export function queueFigures(shape: ThreadPoolShape, timeoutMs: number): ServerModelFigures {
-  const { threads, serviceTimeMs } = shape;
-  const capacityPerSec = threads / (serviceTimeMs / 1000);
-  let tipping: number | undefined =
-    serviceTimeMs >= timeoutMs ? 0 : Math.ceil(threads - 1 + ((timeoutMs - serviceTimeMs) * threads) / serviceTimeMs);
-  if (shape.queueOrder === "lifo" || (tipping !== undefined && tipping > threads + shape.queueLimit)) tipping = undefined;
-  const toleratedQueue = Math.min(threads, shape.queueLimit - 1);
-  return { capacityPerSec, capacityAtConcurrency: threads, tippingConcurrency: tipping, overloadAbove: threads + toleratedQueue };
 }
 
 /** A service time drawn from the pool's distribution, with the mean `meanMs`. */

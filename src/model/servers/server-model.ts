@@ -3,7 +3,7 @@ import type { FaultConditions } from "../faults/conditions.ts";
 /**
  * The server models' one interface, which the real server's HTTP shell and the simulator's
  * network both drive, on either clock, and the types every model shares. The models and
- * their registry are beside it (models.ts); a new model goes there (see docs/design.md).
+ * their registry are beside it (kinds/, models.ts); a new model goes there (see docs/design.md).
  */
 
 /** When the server ran out of memory, and with how many requests in service. */

@@ -1,6 +1,7 @@
 import { levenbergMarquardt } from "ml-levenberg-marquardt";
 import { DEFAULT_LATENCY_MODEL } from "../../model/latency.ts";
-import type { ServerModelSpec } from "../../model/servers/models.ts";
+import { significant } from "../../model/servers/kind.ts";
+import { modelOf, type ServerModelSpec } from "../../model/servers/models.ts";
 import { closedLoopLatencyMs, closedLoopThroughputPerSec } from "./closed-loop-curve.ts";
 import { type ServiceSpread, serviceSpread } from "./service-spread.ts";
 import type { StepMeasure } from "./step-measure.ts";
@@ -197,22 +198,7 @@ function scored(steps: readonly StepMeasure[], spec: ServerModelSpec, parameters
   return { spec, overheadMs, parameters, latencyError: rms(latencySquares), throughputError: rms(throughputSquares), meanSquare, score };
 }
 
-const significant = (value: number, digits: number) => Number(value.toPrecision(digits));
-
 /** A fitted model with its continuous parameters to three significant digits (the factor to four), as flags state it. */
 export function roundedSpec(spec: ServerModelSpec): ServerModelSpec {
-  switch (spec.kind) {
-    case "queue":
-      return { ...spec, pool: { ...spec.pool, serviceTimeMs: significant(spec.pool.serviceTimeMs, 3) } };
-    case "linear":
-      return {
-        ...spec,
-        latency: { ...spec.latency, baseDelayMs: significant(spec.latency.baseDelayMs, 3), slopeMs: significant(spec.latency.slopeMs, 3) },
-      };
-    case "exponential":
-      return {
-        ...spec,
-        latency: { ...spec.latency, baseDelayMs: significant(spec.latency.baseDelayMs, 3), factor: significant(spec.latency.factor, 4) },
-      };
-  }
+  return modelOf(spec).rounded(spec);
 }

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_THREAD_POOL } from "../../../src/model/servers/queue.ts";
 import { type Candidate, clientGrid, pair, parameterVariants, selectedBy, serverLevers } from "../../../src/choose/candidates.ts";
 import { simValuesFor } from "../../../src/choose/settings.ts";
-import { concurrencyForDelay, DEFAULT_LATENCY_MODEL, modelledDelayMs } from "../../../src/model/latency.ts";
+import { DEFAULT_LATENCY_MODEL } from "../../../src/model/latency.ts";
+import { exponentialCurve } from "../../../src/model/servers/kinds/exponential.ts";
 import { configFrom } from "../../../src/sim/main.ts";
 import { SIM_FLAGS } from "../../../src/sim/options.ts";
 import { PRESETS, presetSettings } from "../../../src/strategies/presets.ts";
@@ -101,7 +102,7 @@ describe("parameter variants", () => {
 describe("server levers", () => {
   it("sheds load before the delay reaches half the client timeout, on the user's own latency model", () => {
     const levers = serverLevers(DEFAULT_LATENCY_MODEL, 2_000);
-    const shedAt = concurrencyForDelay(DEFAULT_LATENCY_MODEL, 1_000) - 1;
+    const shedAt = exponentialCurve.concurrencyForDelay(DEFAULT_LATENCY_MODEL, 1_000) - 1;
     expect(levers.map((lever) => lever.id)).toEqual([
       "default",
       "backlog=128",
@@ -110,8 +111,8 @@ describe("server levers", () => {
       `shed=${shedAt}+retry-after=1s`,
       "deadline-aware",
     ]);
-    expect(modelledDelayMs(DEFAULT_LATENCY_MODEL, shedAt)).toBeLessThan(1_000);
-    expect(modelledDelayMs(DEFAULT_LATENCY_MODEL, shedAt + 1)).toBeGreaterThanOrEqual(1_000);
+    expect(exponentialCurve.delayMs(DEFAULT_LATENCY_MODEL, shedAt)).toBeLessThan(1_000);
+    expect(exponentialCurve.delayMs(DEFAULT_LATENCY_MODEL, shedAt + 1)).toBeGreaterThanOrEqual(1_000);
     expect(levers[3]!.server).toEqual({ "max-concurrency": String(shedAt) });
   });
 

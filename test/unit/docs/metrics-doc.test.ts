@@ -8,6 +8,8 @@ import { DEFAULT_THREAD_POOL, ThreadPool } from "../../../src/model/servers/queu
 import { UpstreamPool } from "../../../src/model/servers/upstream-pool.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
 import { serverMetrics } from "../../../src/server/metrics.ts";
+import { exponentialCurve } from "../../../src/model/servers/kinds/exponential.ts";
+import { boundDelay } from "../../../src/model/servers/shared-delay.ts";
 
 /** The metric names in the first column of docs/metrics.md's tables, without their labels. */
 function documentedNames(): Set<string> {
@@ -19,7 +21,7 @@ function documentedNames(): Set<string> {
 async function registeredNames(): Promise<Set<string>> {
   const client = clientMetrics({ users: 10, inFlight: () => 0, instances: () => undefined, budget: retryBudget() });
   const queue = new ServiceQueue(new ManualClock(), {
-    latency: { baseDelayMs: 100, limit: 30, factor: 1.05, exponentDivisor: 15 },
+    delay: boundDelay(exponentialCurve, { baseDelayMs: 100, limit: 30, factor: 1.05, exponentDivisor: 15 }),
     cancelOnDisconnect: false,
     maxConcurrency: Infinity,
   });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { LatencyModel } from "../../../src/model/latency.ts";
+import { exponentialCurve } from "../../../src/model/servers/kinds/exponential.ts";
+import { boundDelay } from "../../../src/model/servers/shared-delay.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import { type Completion, ServiceQueue, type ServiceQueueOptions } from "../../../src/model/service-queue.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
@@ -10,7 +12,7 @@ const STEEP: LatencyModel = { baseDelayMs: 100, limit: 1, factor: 2, exponentDiv
 function setUp(overrides: Partial<ServiceQueueOptions> = {}) {
   const clock = new ManualClock();
   const queue = new ServiceQueue(clock, {
-    latency: STEEP,
+    delay: boundDelay(exponentialCurve, STEEP),
     cancelOnDisconnect: false,
     maxConcurrency: Infinity,
     ...overrides,
@@ -114,7 +116,11 @@ describe("ServiceQueue", () => {
   it("never completes early however large the delay grows, and never produces NaN", () => {
     const clock = new ManualClock();
     const latency: LatencyModel = { baseDelayMs: 100, limit: 30, factor: 1.05, exponentDivisor: 15 };
-    const queue = new ServiceQueue(clock, { latency, cancelOnDisconnect: true, maxConcurrency: Infinity });
+    const queue = new ServiceQueue(clock, {
+      delay: boundDelay(exponentialCurve, latency),
+      cancelOnDisconnect: true,
+      maxConcurrency: Infinity,
+    });
     const tickets = [];
     let completed = 0;
     for (let index = 0; index < 300_000; index++) tickets.push(queue.admit(() => completed++)!);
@@ -139,7 +145,11 @@ describe("ServiceQueue", () => {
 
   it("does O(1) timer work per arrival: arrivals do not re-arm an armed timer", () => {
     const clock = new ManualClock();
-    const queue = new ServiceQueue(clock, { latency: STEEP, cancelOnDisconnect: false, maxConcurrency: Infinity });
+    const queue = new ServiceQueue(clock, {
+      delay: boundDelay(exponentialCurve, STEEP),
+      cancelOnDisconnect: false,
+      maxConcurrency: Infinity,
+    });
     for (let index = 0; index < 1000; index++) queue.admit();
     clock.runAll();
     // One timer per head re-check: far fewer than one per arrival-and-completion pair.
@@ -156,7 +166,7 @@ describe("ServiceQueue", () => {
     const run = (withHorizon: boolean) => {
       const clock = new ManualClock();
       const queue = new ServiceQueue(clock, {
-        latency,
+        delay: boundDelay(exponentialCurve, latency),
         cancelOnDisconnect: false,
         maxConcurrency: Infinity,
         ...(withHorizon ? { horizonMs } : {}),
@@ -218,7 +228,11 @@ describe("ServiceQueue", () => {
   it("counts requests once their delay is infinite, also without a horizon (a real server)", () => {
     const clock = new ManualClock();
     const latency: LatencyModel = { baseDelayMs: 100, limit: 30, factor: 1.05, exponentDivisor: 15 };
-    const queue = new ServiceQueue(clock, { latency, cancelOnDisconnect: false, maxConcurrency: Infinity });
+    const queue = new ServiceQueue(clock, {
+      delay: boundDelay(exponentialCurve, latency),
+      cancelOnDisconnect: false,
+      maxConcurrency: Infinity,
+    });
     for (let index = 0; index < 300_000; index++) queue.admit();
     expect(queue.lastDelayMs).toBe(Infinity);
     expect(queue.concurrency).toBe(300_000);
@@ -232,7 +246,12 @@ describe("ServiceQueue", () => {
 
   it("with cancel-on-disconnect never counts: a cancellation can bring the delay down again", () => {
     const clock = new ManualClock();
-    const queue = new ServiceQueue(clock, { latency: STEEP, cancelOnDisconnect: true, maxConcurrency: Infinity, horizonMs: 1_000 });
+    const queue = new ServiceQueue(clock, {
+      delay: boundDelay(exponentialCurve, STEEP),
+      cancelOnDisconnect: true,
+      maxConcurrency: Infinity,
+      horizonMs: 1_000,
+    });
     const tickets = [queue.admit(), queue.admit(), queue.admit(), queue.admit(), queue.admit()]; // delay 1 600 ms
     expect(queue.countedRequests).toBe(0);
     for (const ticket of tickets.slice(1)) queue.abandon(ticket!);
@@ -275,7 +294,11 @@ describe("ServiceQueue", () => {
     }
     const clock = new CountingClock();
     const flat: LatencyModel = { baseDelayMs: 100, limit: 1, factor: 1, exponentDivisor: 1 };
-    const queue = new ServiceQueue(clock, { latency: flat, cancelOnDisconnect: true, maxConcurrency: Infinity });
+    const queue = new ServiceQueue(clock, {
+      delay: boundDelay(exponentialCurve, flat),
+      cancelOnDisconnect: true,
+      maxConcurrency: Infinity,
+    });
     const completed: number[] = [];
     const tickets: number[] = [];
     for (let index = 0; index < 1_000; index++) {

@@ -4,6 +4,8 @@ import type { AttemptResult } from "../../../src/model/outcome.ts";
 import { ServiceQueue, type ServiceQueueOptions } from "../../../src/model/service-queue.ts";
 import { IMMEDIATE_ANSWER_MS, type NetworkOptions, SimulatedNetwork } from "../../../src/sim/network.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
+import { exponentialCurve } from "../../../src/model/servers/kinds/exponential.ts";
+import { boundDelay } from "../../../src/model/servers/shared-delay.ts";
 
 function setUp(
   backlog: number,
@@ -13,7 +15,7 @@ function setUp(
 ) {
   const clock = new ManualClock();
   const queue = new ServiceQueue(clock, {
-    latency: { baseDelayMs: 100, limit: 30, factor: 1.05, exponentDivisor: 15 },
+    delay: boundDelay(exponentialCurve, { baseDelayMs: 100, limit: 30, factor: 1.05, exponentDivisor: 15 }),
     cancelOnDisconnect,
     maxConcurrency: Infinity,
     ...queueOptions,
@@ -99,7 +101,7 @@ describe("SimulatedNetwork", () => {
     const { clock, queue, network, results, send } = setUp(
       10,
       false,
-      { latency: { baseDelayMs: 500, limit: 30, factor: 1.05, exponentDivisor: 15 } },
+      { delay: boundDelay(exponentialCurve, { baseDelayMs: 500, limit: 30, factor: 1.05, exponentDivisor: 15 }) },
       (clock) => ({
         deadline: { clock, timeoutMs: 300 },
       }),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatDuration, parseDuration } from "../../../../src/cli/duration.ts";
-import { conditionsOf, curveUnder, NORMAL_CONDITIONS } from "../../../../src/model/faults/conditions.ts";
+import { conditionsOf, NORMAL_CONDITIONS } from "../../../../src/model/faults/conditions.ts";
 import {
   type Fault,
   faultLabel,
@@ -10,7 +10,6 @@ import {
   parseFaults,
   tierProblem,
 } from "../../../../src/model/faults/fault-schedule.ts";
-import { DEFAULT_LATENCY_MODEL } from "../../../../src/model/latency.ts";
 
 const parse = (text: string) => parseFaults(text, parseDuration);
 
@@ -68,17 +67,6 @@ describe("fault conditions", () => {
     expect(
       conditionsOf([fault("capacity", 0.5), fault("capacity", 0.5), fault("slow", 3), fault("errors", 0.1), fault("errors", 0.3)]),
     ).toEqual({ capacityFactor: 0.25, slowFactor: 3, errorRate: 0.3 });
-  });
-
-  it("cut the exponential model's limit and slow its base delay; scale the linear model's whole delay", () => {
-    const conditions = { capacityFactor: 0.5, slowFactor: 2, errorRate: undefined };
-    expect(curveUnder(DEFAULT_LATENCY_MODEL, conditions)).toEqual({ ...DEFAULT_LATENCY_MODEL, limit: 15, baseDelayMs: 200 });
-    expect(curveUnder({ kind: "linear", baseDelayMs: 1000, slopeMs: 10 }, conditions)).toEqual({
-      kind: "linear",
-      baseDelayMs: 4000,
-      slopeMs: 40,
-    });
-    expect(curveUnder(DEFAULT_LATENCY_MODEL, NORMAL_CONDITIONS)).toBe(DEFAULT_LATENCY_MODEL);
   });
 });
 

@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { seededRandom } from "../../../../src/backoff/random.ts";
 import { ManualClock } from "../../../../src/clock/manual-clock.ts";
 import { NORMAL_CONDITIONS } from "../../../../src/model/faults/conditions.ts";
-import type { DelayCurve } from "../../../../src/model/latency.ts";
+import type { SharedDelay } from "../../../../src/model/servers/kind.ts";
+import { exponentialCurve } from "../../../../src/model/servers/kinds/exponential.ts";
+import { linearCurve } from "../../../../src/model/servers/kinds/linear.ts";
+import { boundDelay } from "../../../../src/model/servers/shared-delay.ts";
 import type { ServerModel } from "../../../../src/model/servers/server-model.ts";
 import { type Completion, ServiceQueue } from "../../../../src/model/service-queue.ts";
 import { testThreadPool } from "../../../helpers/thread-pool.ts";
@@ -18,10 +21,10 @@ function record(clock: ManualClock, model: ServerModel) {
   return { completions, arrive };
 }
 
-function sharedDelay(latency: DelayCurve) {
+function sharedDelay(delay: SharedDelay) {
   const clock = new ManualClock();
   const queue = new ServiceQueue(clock, {
-    latency,
+    delay,
     cancelOnDisconnect: false,
     maxConcurrency: Infinity,
     errorInjection: { rate: 0, random: seededRandom(1) },
@@ -31,7 +34,7 @@ function sharedDelay(latency: DelayCurve) {
 
 describe("the models under fault conditions", () => {
   it("slow: the shared delay of the requests in service follows the fault at once, both ways", () => {
-    const { clock, queue, completions, arrive } = sharedDelay({ kind: "linear", baseDelayMs: 1000, slopeMs: 10 });
+    const { clock, queue, completions, arrive } = sharedDelay(boundDelay(linearCurve, { kind: "linear", baseDelayMs: 1000, slopeMs: 10 }));
     arrive("a"); // 1010 ms
     clock.advanceBy(500);
     queue.setFaultConditions({ ...NORMAL_CONDITIONS, slowFactor: 2 }); // 2020 ms from its arrival
@@ -42,7 +45,9 @@ describe("the models under fault conditions", () => {
   });
 
   it("capacity: the exponential model's limit × factor, and the requests it lets complete complete now", () => {
-    const { clock, queue, completions, arrive } = sharedDelay({ baseDelayMs: 100, limit: 2, factor: 2, exponentDivisor: 1 });
+    const { clock, queue, completions, arrive } = sharedDelay(
+      boundDelay(exponentialCurve, { baseDelayMs: 100, limit: 2, factor: 2, exponentDivisor: 1 }),
+    );
     arrive("a");
     arrive("b");
     queue.setFaultConditions({ ...NORMAL_CONDITIONS, capacityFactor: 0.5 }); // limit 1: 200 ms for two
@@ -54,7 +59,9 @@ describe("the models under fault conditions", () => {
   });
 
   it("errors: the share of the fault replaces the server's own rate while it lasts", () => {
-    const { clock, queue, completions, arrive } = sharedDelay({ baseDelayMs: 100, limit: 30, factor: 1.05, exponentDivisor: 15 });
+    const { clock, queue, completions, arrive } = sharedDelay(
+      boundDelay(exponentialCurve, { baseDelayMs: 100, limit: 30, factor: 1.05, exponentDivisor: 15 }),
+    );
     queue.setFaultConditions({ ...NORMAL_CONDITIONS, errorRate: 1 });
     arrive("a");
     clock.advanceBy(100);
@@ -65,7 +72,9 @@ describe("the models under fault conditions", () => {
   });
 
   it("crash: the shared-delay server loses what is in it, hands back the clients still waiting, and starts empty", () => {
-    const { clock, queue, completions, arrive } = sharedDelay({ baseDelayMs: 100, limit: 30, factor: 1.05, exponentDivisor: 15 });
+    const { clock, queue, completions, arrive } = sharedDelay(
+      boundDelay(exponentialCurve, { baseDelayMs: 100, limit: 30, factor: 1.05, exponentDivisor: 15 }),
+    );
     arrive("a");
     const b = arrive("b")!;
     queue.abandon(b);

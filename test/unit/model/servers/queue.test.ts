@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { seededRandom } from "../../../../src/backoff/random.ts";
 import { ManualClock } from "../../../../src/clock/manual-clock.ts";
 import type { Completion } from "../../../../src/model/service-queue.ts";
-import { DEFAULT_THREAD_POOL, drawServiceTimeMs, queueFigures, type ThreadPoolOptions } from "../../../../src/model/servers/queue.ts";
+import { DEFAULT_THREAD_POOL, drawServiceTimeMs, type ThreadPoolOptions } from "../../../../src/model/servers/queue.ts";
 import { testThreadPool } from "../../../helpers/thread-pool.ts";
 import { warmProbe } from "../../../helpers/warm-probe.ts";
 
@@ -226,26 +226,5 @@ describe("ThreadPool (the queue model)", () => {
     clock.advanceBy(100);
     expect(completions).toEqual(["a@100", "z@200", "b@300", "c@400"]);
     expect(pool.snapshot()).toMatchObject({ served: 4, cancelled: 0, expired: 0 });
-  });
-});
-
-describe("queueFigures", () => {
-  it("states the capacity (threads ÷ mean service time) and the tipping point of a fifo queue", () => {
-    const shape = { ...DEFAULT_THREAD_POOL, threads: 8, serviceTimeMs: 20 };
-    const figures = queueFigures(shape, 2000);
-    expect(figures.capacityPerSec).toBe(400);
-    expect(figures.capacityAtConcurrency).toBe(8);
-    // 799 in the server: the newest waits (799 - 8 + 1) / 8 = 99 rounds of 20 ms, then 20 ms of its own: 2 s.
-    expect(figures.tippingConcurrency).toBe(799);
-    expect(figures.overloadAbove).toBe(16);
-  });
-
-  it("has no tipping point for a lifo queue, nor for a queue too short to reach it", () => {
-    const shape = { ...DEFAULT_THREAD_POOL, threads: 8, serviceTimeMs: 20 };
-    expect(queueFigures({ ...shape, queueOrder: "lifo" }, 2000).tippingConcurrency).toBeUndefined();
-    expect(queueFigures({ ...shape, queueLimit: 100 }, 2000).tippingConcurrency).toBeUndefined();
-    expect(queueFigures({ ...shape, queueLimit: 791 }, 2000).tippingConcurrency).toBe(799);
-    expect(queueFigures({ ...shape, queueLimit: 3 }, 2000).overloadAbove).toBe(10);
-    expect(queueFigures({ ...shape, serviceTimeMs: 3000 }, 2000).tippingConcurrency).toBe(0);
   });
 });

@@ -1,0 +1,14 @@
+import type { ServerModelSpec } from "../../src/model/servers/models.ts";
+import { parseServerArgs, resolveServerOptions, serverModelOf } from "../../src/server/options.ts";
+
+/** The model ./server's flags describe, read as ./server reads them. */
+export function serverModelFromArgs(args: readonly string[]): ServerModelSpec {
+  const parsed = parseServerArgs(args);
+  if (parsed.kind !== "run") throw new Error("help");
+  return serverModelOf(resolveServerOptions(parsed.values));
+}
+
+/** A model's flag settings (its definition's `settings`) as ./server's arguments. */
+export function settingsArgs(settings: Record<string, string | number>): string[] {
+  return Object.entries(settings).flatMap(([name, value]) => [`-${name}`, String(value)]);
+}
