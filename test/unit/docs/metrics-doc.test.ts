@@ -9,7 +9,7 @@ import { UpstreamPool } from "../../../src/model/servers/upstream-pool.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
 import { serverMetrics } from "../../../src/server/metrics.ts";
 import { exponentialCurve } from "../../../src/model/servers/kinds/exponential.ts";
-import { boundDelay } from "../../../src/model/servers/shared-delay.ts";
+import { boundDelay } from "../../../src/model/servers/delay-models.ts";
 
 /** The metric names in the first column of docs/metrics.md's tables, without their labels. */
 function documentedNames(): Set<string> {

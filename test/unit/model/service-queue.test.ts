@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { LatencyModel } from "../../../src/model/latency.ts";
 import { exponentialCurve } from "../../../src/model/servers/kinds/exponential.ts";
-import { boundDelay } from "../../../src/model/servers/shared-delay.ts";
+import { boundDelay } from "../../../src/model/servers/delay-models.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import { type Completion, ServiceQueue, type ServiceQueueOptions } from "../../../src/model/service-queue.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";

@@ -5,7 +5,7 @@ import { ServiceQueue, type ServiceQueueOptions } from "../../../src/model/servi
 import { IMMEDIATE_ANSWER_MS, type NetworkOptions, SimulatedNetwork } from "../../../src/sim/network.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
 import { exponentialCurve } from "../../../src/model/servers/kinds/exponential.ts";
-import { boundDelay } from "../../../src/model/servers/shared-delay.ts";
+import { boundDelay } from "../../../src/model/servers/delay-models.ts";
 
 function setUp(
   backlog: number,

@@ -3,7 +3,7 @@ import type { FlagSpec, FlagValues } from "../../../cli/flags.ts";
 import { DEFAULT_LATENCY_MODEL, type LatencyModel } from "../../latency.ts";
 import { type ServerModelFigures, sharedDelayFigures } from "../figures.ts";
 import { type DelayCurve, defineServerModel, significant } from "../kind.ts";
-import { BASE_DELAY_FLAG, sharedDelayParts } from "../shared-delay.ts";
+import { BASE_DELAY_FLAG, sharedDelayParts } from "../delay-models.ts";
 
 /**
  * The exponential model, the default: the article's server (src/model/latency.ts holds its

@@ -2,7 +2,7 @@ import { formatDuration } from "../../../cli/duration.ts";
 import type { FlagSpec, FlagValues } from "../../../cli/flags.ts";
 import { type ServerModelFigures, sharedDelayFigures } from "../figures.ts";
 import { type DelayCurve, defineServerModel, significant } from "../kind.ts";
-import { BASE_DELAY_FLAG, sharedDelayParts } from "../shared-delay.ts";
+import { BASE_DELAY_FLAG, sharedDelayParts } from "../delay-models.ts";
 
 /**
  * The linear server model, from Marc Brooker's collapse simulation (`simple_collapse_sim` in

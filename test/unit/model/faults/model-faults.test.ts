@@ -5,7 +5,7 @@ import { NORMAL_CONDITIONS } from "../../../../src/model/faults/conditions.ts";
 import type { SharedDelay } from "../../../../src/model/servers/kind.ts";
 import { exponentialCurve } from "../../../../src/model/servers/kinds/exponential.ts";
 import { linearCurve } from "../../../../src/model/servers/kinds/linear.ts";
-import { boundDelay } from "../../../../src/model/servers/shared-delay.ts";
+import { boundDelay } from "../../../../src/model/servers/delay-models.ts";
 import type { ServerModel } from "../../../../src/model/servers/server-model.ts";
 import { type Completion, ServiceQueue } from "../../../../src/model/service-queue.ts";
 import { testThreadPool } from "../../../helpers/thread-pool.ts";

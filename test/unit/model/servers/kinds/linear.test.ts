@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../../../src/clock/manual-clock.ts";
 import { NORMAL_CONDITIONS } from "../../../../../src/model/faults/kind.ts";
 import { linear, linearCurve, type LinearLatency, linearFigures } from "../../../../../src/model/servers/kinds/linear.ts";
-import { boundDelay } from "../../../../../src/model/servers/shared-delay.ts";
+import { boundDelay } from "../../../../../src/model/servers/delay-models.ts";
 import { ServiceQueue } from "../../../../../src/model/service-queue.ts";
 import { serverModelFromArgs, settingsArgs } from "../../../../helpers/server-model-flags.ts";
 
