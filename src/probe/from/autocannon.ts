@@ -34,6 +34,7 @@ export const autocannon: LoadTestFormat = {
           errors: failedConnections + optional("non2xx"),
         },
       ],
+      closedLoop: true,
       assumed: [],
     };
   },

@@ -1,7 +1,15 @@
 import { parse } from "csv-parse/sync";
 import { parseDuration } from "../../cli/duration.ts";
 import type { StepMeasure } from "../fit/step-measure.ts";
-import { concurrencyByLittle, lackedPercentiles, LITTLE_ASSUMED, type LoadTestFormat, LoadTestFileError, NOT_GIVEN } from "./load-test.ts";
+import {
+  concurrencyByLittle,
+  lackedPercentiles,
+  LITTLE_ASSUMED,
+  LITTLE_TOLERANCE,
+  type LoadTestFormat,
+  LoadTestFileError,
+  NOT_GIVEN,
+} from "./load-test.ts";
 
 const NAME = "CSV (a header row: concurrency, throughput, latency …)";
 
@@ -50,12 +58,25 @@ export const csv: LoadTestFormat = {
     const [header, ...rows] = records;
     const columns = columnsOf(header!);
     if (rows.length === 0) throw new LoadTestFileError(`${NAME}: a header and no rows`);
-    const steps = rows.map((row, index) => stepOf(row, columns, index + 2));
+    const given = rows.map((row, index) => stepOf(row, columns, index + 2));
+    // A sheet's users may pause between requests: where throughput × mean latency is far from its count, Little's law's is the fit's.
+    const paused = given.filter(
+      (step) => Math.abs(concurrencyByLittle(step.throughputPerSec, step.meanLatencyMs) / step.concurrency - 1) > LITTLE_TOLERANCE,
+    );
+    const steps = given.map((step) =>
+      paused.includes(step) ? { ...step, concurrency: concurrencyByLittle(step.throughputPerSec, step.meanLatencyMs) } : step,
+    );
     const lacked = (["p50", "p90", "p99"] as const).filter((name) => columns[name] === undefined);
     return {
       steps,
       assumed: [
         ...(columns.concurrency === undefined ? [LITTLE_ASSUMED] : []),
+        ...(paused.length > 0
+          ? [
+              `users ${paused.map((step) => step.concurrency).join(", ")}: throughput × mean latency is far from the users in those rows ` +
+                "(they pause between requests): their concurrency is Little's law's, the requests in the service",
+            ]
+          : []),
         ...(lacked.length > 0 ? [lackedPercentiles(lacked)] : []),
         ...(columns.errors === undefined ? ["errors: no errors column, counted as none"] : []),
       ],

@@ -1,7 +1,7 @@
 import { autocannon } from "./autocannon.ts";
 import { csv } from "./csv.ts";
 import { k6 } from "./k6.ts";
-import { type LoadTestFormat, LoadTestFileError, type LoadTestReading } from "./load-test.ts";
+import { LITTLE_TOLERANCE, type LoadTestFormat, LoadTestFileError, type LoadTestReading, NOT_GIVEN } from "./load-test.ts";
 import { probeOutput } from "./probe-output.ts";
 import { vegeta } from "./vegeta.ts";
 import { wrk } from "./wrk.ts";
@@ -19,15 +19,44 @@ export function readLoadTest(file: string, text: string): LoadTestReading & { re
     const reading = format.read(text);
     reading.steps.forEach((step, index) => {
       // A run the fit cannot use (nothing answered, no time measured) is the file's problem, named, not a fit of nothing.
-      const broken = (["concurrency", "throughputPerSec", "meanLatencyMs"] as const).find(
+      const broken = (["throughputPerSec", "meanLatencyMs", "concurrency"] as const).find(
         (key) => !(step[key] > 0 && Number.isFinite(step[key])),
       );
       if (broken !== undefined)
         throw new LoadTestFileError(`${format.name}: run ${index + 1} has ${broken} ${step[broken]}, not a figure above 0`);
     });
-    return { ...reading, format: format.name };
+    return { ...littleChecked(reading), format: format.name };
   } catch (error) {
     if (error instanceof LoadTestFileError) throw new LoadTestFileError(`${file}: ${error.message}`);
     throw error;
   }
+}
+
+/**
+ * A closed loop without pause holds its N users in the service, so throughput × mean latency is
+ * N (Little's law). A run whose latencies make it far more counted time the service did not hold
+ * the request (autocannon against a server that closes each connection: measured 265 ms at one
+ * connection and 16.8 answers a second, against gunicorn's 50 ms): its mean latency is taken as
+ * N ÷ throughput instead and its percentiles are not used, each such run named.
+ */
+function littleChecked(reading: LoadTestReading): LoadTestReading {
+  if (reading.closedLoop !== true) return reading;
+  const assumed: string[] = [];
+  const steps = reading.steps.map((step) => {
+    const inService = (step.throughputPerSec * step.meanLatencyMs) / 1000;
+    if (Math.abs(inService / step.concurrency - 1) <= LITTLE_TOLERANCE) return step;
+    assumed.push(
+      `the run at ${step.concurrency}: throughput × mean latency makes ${inService.toPrecision(3)} in the service, not its ${step.concurrency} ` +
+        "users: its latencies count time outside the service (a connection opened per request, say); taken as users ÷ throughput " +
+        "(Little's law), its percentiles not used",
+    );
+    return {
+      ...step,
+      meanLatencyMs: (step.concurrency * 1000) / step.throughputPerSec,
+      p50Ms: NOT_GIVEN,
+      p90Ms: NOT_GIVEN,
+      p99Ms: NOT_GIVEN,
+    };
+  });
+  return { ...reading, steps, assumed: [...reading.assumed, ...assumed] };
 }

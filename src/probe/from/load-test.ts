@@ -7,6 +7,11 @@ import type { StepMeasure } from "../fit/step-measure.ts";
  */
 export interface LoadTestReading {
   readonly steps: readonly StepMeasure[];
+  /**
+   * The concurrency is the tool's own count of users that never pause (connections), not Little's
+   * law's: its latencies can then be checked against it (formats.ts, littleChecked).
+   */
+  readonly closedLoop?: boolean;
   /** One line per thing the file lacks, with the assumption made: printed before the fit. */
   readonly assumed: readonly string[];
 }
@@ -36,6 +41,9 @@ export const NOT_GIVEN = Number.NaN;
 export function concurrencyByLittle(throughputPerSec: number, meanLatencyMs: number): number {
   return Number(((throughputPerSec * meanLatencyMs) / 1000).toPrecision(3));
 }
+
+/** How far throughput × mean latency may be from a run's users before one of the two is not what it says (formats.ts, csv.ts). */
+export const LITTLE_TOLERANCE = 0.25;
 
 export const LITTLE_ASSUMED =
   "concurrency: requests in the service on average, throughput × mean latency (Little's law), as the tool's users may think or its rate be fixed";

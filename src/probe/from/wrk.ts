@@ -64,6 +64,7 @@ export const wrk: LoadTestFormat = {
           errors: failedConnections + non2xx,
         },
       ],
+      closedLoop: !openLoop,
       assumed,
     };
   },

@@ -31,3 +31,27 @@ describe("a run the fit cannot use", () => {
     );
   });
 });
+
+describe("Little's law, held to each run", () => {
+  it("takes a closed loop's latency as users ÷ throughput where the tool's latencies count time outside the service, and says so", () => {
+    // autocannon against gunicorn's sync workers, as measured: 265 ms mean at one connection and 16.8 answers a second.
+    const json = JSON.parse(loadTestFixture("autocannon-8.json"));
+    const slow = { ...json, connections: 1, duration: 1, latency: { ...json.latency, mean: 265, totalCount: 17 } };
+    const { steps, assumed } = readLoadTest("a.json", JSON.stringify(slow));
+    expect(steps[0]!.meanLatencyMs).toBeCloseTo(1000 / 17, 9);
+    expect(Number.isNaN(steps[0]!.p50Ms)).toBe(true);
+    expect(assumed).toEqual([
+      expect.stringMatching(/^the run at 1: throughput × mean latency makes 4\.5\d* in the service, not its 1 users/),
+    ]);
+    // A real run keeps its own figures: 8 connections, throughput × mean latency within 25 % of 8.
+    expect(readLoadTest("b.json", loadTestFixture("autocannon-8.json")).assumed).toEqual([]);
+  });
+
+  it("takes a sheet's rows whose users pause as Little's law's concurrency, and says so", () => {
+    const { steps, assumed } = readLoadTest("s.csv", "users,rps,latency_ms\n10,50,40\n4,100,40\n");
+    expect(steps.map((step) => step.concurrency)).toEqual([2, 4]);
+    expect(assumed).toContain(
+      "users 10: throughput × mean latency is far from the users in those rows (they pause between requests): their concurrency is Little's law's, the requests in the service",
+    );
+  });
+});
