@@ -16,7 +16,7 @@ import { loadavg } from "node:os";
 import type { ServerModelKind } from "../src/model/servers/models.ts";
 import { fitModels } from "../src/probe/fit/fit-models.ts";
 import type { ServiceSpread } from "../src/probe/fit/service-spread.ts";
-import { FAMILY_FITTERS, heldOutError } from "../src/probe/fit/held-out.ts";
+import { FAMILY_FITTERS, type FittedFamily, heldOutError } from "../src/probe/fit/held-out.ts";
 import { provenance } from "../src/runtime/provenance.ts";
 import { describeModelSpec } from "../src/server/model-flags.ts";
 import {
@@ -36,7 +36,7 @@ const FILE = "docs/probe-server-fits.json";
  * step's measuring window starts and ends in the server's cycle, which the step's length sets.
  */
 const STEP_DURATIONS_MS = [250, 300, 350, 400, 450, 500, 600, 700];
-const KINDS = Object.keys(FAMILY_FITTERS) as ServerModelKind[];
+const KINDS = Object.keys(FAMILY_FITTERS) as FittedFamily[];
 /**
  * The real clock's runs, with the probe's default steps (2 s and 200 answers at least) and
  * all alike: what moves them is the machine (late timers, a busy event loop shared by the probe

@@ -4,6 +4,7 @@ import type { CommonServerOptions, MiddleTier, ServerModelDefinition } from "./k
 import { exponential } from "./kinds/exponential.ts";
 import { linear } from "./kinds/linear.ts";
 import { queue } from "./kinds/queue.ts";
+import { usl } from "./kinds/usl.ts";
 import type { ServerModel } from "./server-model.ts";
 
 export type { CommonServerOptions } from "./kind.ts";
@@ -13,7 +14,7 @@ export type { CommonServerOptions } from "./kind.ts";
  * the order -model's help lists them. A new model: its file, its test, and its line here
  * (docs/design.md).
  */
-export const SERVER_MODEL_DEFINITIONS = [exponential, linear, queue] as const;
+export const SERVER_MODEL_DEFINITIONS = [exponential, linear, queue, usl] as const;
 
 type Definitions = (typeof SERVER_MODEL_DEFINITIONS)[number];
 export type ServerModelKind = Definitions["name"];

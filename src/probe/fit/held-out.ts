@@ -40,8 +40,11 @@ export function curveOf(fit: ModelFit): Prediction {
   });
 }
 
+/** The server models the probe fits and picks from: the USL is fitted apart, beside them (usl.ts), and not picked. */
+export type FittedFamily = Exclude<ServerModelKind, "usl">;
+
 /** The probe's three families, as fitModels fits each. */
-export const FAMILY_FITTERS: Readonly<Record<ServerModelKind, FamilyFitter>> = {
+export const FAMILY_FITTERS: Readonly<Record<FittedFamily, FamilyFitter>> = {
   queue: (steps) => curveOf(fitQueue(steps, serviceSpread(steps))),
   linear: (steps) => curveOf(fitLinear(steps)),
   exponential: (steps) => curveOf(fitExponential(steps)),
@@ -68,7 +71,7 @@ export function heldOutError(steps: readonly StepMeasure[], fitter: FamilyFitter
 /** Each family's held-out error, in the order queue, linear, exponential; undefined under MIN_STEPS_TO_HOLD_OUT steps. */
 export function heldOutErrors(steps: readonly StepMeasure[]): ReadonlyMap<ServerModelKind, HeldOutError> | undefined {
   if (steps.length < MIN_STEPS_TO_HOLD_OUT) return undefined;
-  const kinds = Object.keys(FAMILY_FITTERS) as ServerModelKind[];
+  const kinds = Object.keys(FAMILY_FITTERS) as FittedFamily[];
   return new Map(kinds.map((kind) => [kind, heldOutError(steps, FAMILY_FITTERS[kind])!]));
 }
 

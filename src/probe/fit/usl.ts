@@ -1,4 +1,5 @@
 import { levenbergMarquardt } from "ml-levenberg-marquardt";
+import { usl } from "../../model/servers/kinds/usl.ts";
 import type { StepMeasure } from "./step-measure.ts";
 
 /**
@@ -129,6 +130,18 @@ export function uslLines(
     uslError < picked.error * (1 - noise) ? "the USL describes it better" : `the picked ${picked.kind} describes it as well or better`;
   return [
     fit,
-    `USL or ${picked.kind}: ${better} (${errors}); ${why}. The USL is not a server model of ./sim yet: the scenario keeps the ${picked.kind}`,
+    `USL or ${picked.kind}: ${better} (${errors}); ${why}. The scenario keeps the ${picked.kind}; ./sim, ./server and a scenario ` +
+      `take the USL as ${uslFlags(usl)}`,
   ];
+}
+
+/** The fit as the usl server model's flags (src/model/servers/kinds/usl.ts), rounded as a fit is stated. */
+export function uslFlags(fit: Pick<UslFit, "lambdaPerSec" | "sigma" | "kappa">): string {
+  const spec = usl.rounded({
+    kind: "usl",
+    latency: { kind: "usl", baseDelayMs: 1000 / fit.lambdaPerSec, sigma: fit.sigma, kappa: fit.kappa },
+  });
+  return Object.entries(usl.settings(spec))
+    .map(([name, value]) => `-${name} ${value}`)
+    .join(" ");
 }

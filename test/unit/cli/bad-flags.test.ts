@@ -7,6 +7,7 @@ import type { ProgramMain } from "../../../src/runtime/program-io.ts";
 import { main as demoMain } from "../../../src/demo/main.ts";
 import { main as serverMain } from "../../../src/server/main.ts";
 import { main as simMain } from "../../../src/sim/main.ts";
+import { SERVER_MODEL_KINDS } from "../../../src/model/servers/models.ts";
 import { BAD_FLAGS } from "../../helpers/bad-flags.ts";
 import { capturedIo } from "../../helpers/captured-io.ts";
 import { temporaryDir } from "../../helpers/temporary-dirs.ts";
@@ -162,7 +163,10 @@ const SIM_ROWS: readonly (readonly [readonly string[], string])[] = [
     'sim: invalid value "1e999" for flag -rate: out of range: a number is at most 1.7976931348623157e+308 in size',
   ],
   [["-duration", "99999999999h"], 'sim: invalid value "99999999999h" for flag -duration: must be <= 2777h46m40s'],
-  [["-model", "cu\u0000\u001bbic"], 'sim: invalid value "cu\\x00\\x1bbic" for flag -model: must be one of exponential, linear, queue'],
+  [
+    ["-model", "cu\u0000\u001bbic"],
+    `sim: invalid value "cu\\x00\\x1bbic" for flag -model: must be one of ${SERVER_MODEL_KINDS.join(", ")}`,
+  ],
 ];
 
 describe("the exact usage error, in process", () => {

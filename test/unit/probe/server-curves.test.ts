@@ -3,7 +3,14 @@ import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ServerModelKind } from "../../../src/model/servers/models.ts";
 import { fitModels } from "../../../src/probe/fit/fit-models.ts";
-import { betterHeldOutLine, FAMILY_FITTERS, heldOutError, heldOutErrors, heldOutLine } from "../../../src/probe/fit/held-out.ts";
+import {
+  betterHeldOutLine,
+  FAMILY_FITTERS,
+  type FittedFamily,
+  heldOutError,
+  heldOutErrors,
+  heldOutLine,
+} from "../../../src/probe/fit/held-out.ts";
 import type { StepMeasure } from "../../../src/probe/fit/step-measure.ts";
 import { probeReportHtml } from "../../../src/probe/report.ts";
 import { configuredSpec, joinThePoints, parameterOffsets, SERVER_CURVE_CASES, serverSteps } from "../../helpers/server-steps.ts";
@@ -30,7 +37,7 @@ const PARAMETER_BOUND = 0.01;
  */
 const HELD_OUT_BOUND = 0.03;
 
-const KINDS = Object.keys(FAMILY_FITTERS) as ServerModelKind[];
+const KINDS = Object.keys(FAMILY_FITTERS) as FittedFamily[];
 const measured = new Map<ServerModelKind, StepMeasure[]>();
 
 beforeAll(async () => {
