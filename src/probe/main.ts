@@ -112,7 +112,7 @@ async function fitLoadTests(options: ProbeOptions, io: ProgramIo): Promise<numbe
   const steps: StepMeasure[] = [];
   for (const file of options.from) {
     const text = await readInputFile(file, "load test", MAX_LOAD_TEST_BYTES + 1);
-    if (text.length > MAX_LOAD_TEST_BYTES)
+    if (Buffer.byteLength(text) > MAX_LOAD_TEST_BYTES)
       throw new InputFileError(`${file}: more than ${MAX_LOAD_TEST_BYTES} bytes; a load test's summary is far smaller`);
     const reading = readLoadTestFile(file, text);
     say(io, `${file}: ${reading.format}, ${reading.steps.length} step${reading.steps.length === 1 ? "" : "s"}`);
@@ -122,10 +122,11 @@ async function fitLoadTests(options: ProbeOptions, io: ProgramIo): Promise<numbe
   steps.sort((a, b) => a.concurrency - b.concurrency);
   for (const step of steps) io.stdout.write(`${formatStep(step)}\n`);
   const shown = `load tests ${options.from.join(", ")}`;
-  if (steps.length < MIN_STEPS_TO_FIT) {
+  const concurrencies = new Set(steps.map((step) => step.concurrency)).size;
+  if (concurrencies < MIN_STEPS_TO_FIT) {
     say(
       io,
-      `${steps.length} steps in the files; fitting needs ${MIN_STEPS_TO_FIT}, each at another concurrency (add runs at more concurrencies)`,
+      `${steps.length} steps in the files, at ${concurrencies} concurrencies; fitting needs ${MIN_STEPS_TO_FIT} concurrencies (add runs at more of them)`,
     );
     return 1;
   }

@@ -33,6 +33,9 @@ describe("probe -from: the load tests a user already made, against a live probe 
   const autocannonFiles: string[] = [];
   let live = { code: 0 as number | string, stdout: "", stderr: "" };
   const probeOutput = join(dir, "probe.txt");
+  let gunicorn: ReturnType<typeof spawnCli> | undefined;
+  // Stopped by its own process group here too: a failing beforeAll runs no afterEach.
+  afterAll(() => gunicorn?.program.kill());
 
   beforeAll(async () => {
     expect(
@@ -43,7 +46,7 @@ describe("probe -from: the load tests a user already made, against a live probe 
       join(dir, "app.py"),
       'import time\n\ndef application(environ, start_response):\n    time.sleep(0.05)\n    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])\n    return [b"OK"]\n',
     );
-    const gunicorn = spawnCli(
+    const started = spawnCli(
       "gunicorn",
       ["-m", "gunicorn", "-w", "4", "-k", "sync", "-b", "127.0.0.1:0", "--chdir", dir, "app:application"],
       {
@@ -52,7 +55,8 @@ describe("probe -from: the load tests a user already made, against a live probe 
       },
     );
     const listening = /Listening at: (http:\/\/127\.0\.0\.1:\d+)/;
-    const url = `${listening.exec(await gunicorn.waitForLine(listening, { stream: "stderr", timeoutMs: 30_000 }))![1]!}/`;
+    gunicorn = started;
+    const url = `${listening.exec(await started.waitForLine(listening, { stream: "stderr", timeoutMs: 30_000 }))![1]!}/`;
     // Steps of 100 answers, as the probe's own test of gunicorn: a loaded machine's hiccups average out.
     live = await finished(spawnCli("probe", ["-step-duration", "1s", "-step-requests", "100", url]));
     writeFileSync(probeOutput, live.stdout);

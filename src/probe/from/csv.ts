@@ -45,7 +45,8 @@ export const csv: LoadTestFormat = {
   name: NAME,
   recognizes: (text) => {
     const first = text.split(/\r?\n/, 1)[0] ?? "";
-    const columns = columnsOf(first.split(","));
+    // The first line's cells, unquoted: a sheet program may quote every header.
+    const columns = columnsOf(first.split(",").map((cell) => cell.trim().replace(/^"(.*)"$/, "$1")));
     return columns.throughput !== undefined && columns.latency !== undefined;
   },
   read: (text) => {
@@ -59,6 +60,8 @@ export const csv: LoadTestFormat = {
     const columns = columnsOf(header!);
     if (rows.length === 0) throw new LoadTestFileError(`${NAME}: a header and no rows`);
     const given = rows.map((row, index) => stepOf(row, columns, index + 2));
+    const idle = given.findIndex((step) => columns.concurrency !== undefined && !(step.concurrency > 0));
+    if (idle >= 0) throw new LoadTestFileError(`${NAME}: line ${idle + 2}, concurrency ${given[idle]!.concurrency}: a run has users`);
     // A sheet's users may pause between requests: where throughput × mean latency is far from its count, Little's law's is the fit's.
     const paused = given.filter(
       (step) => Math.abs(concurrencyByLittle(step.throughputPerSec, step.meanLatencyMs) / step.concurrency - 1) > LITTLE_TOLERANCE,
@@ -94,11 +97,14 @@ function stepOf(row: readonly string[], columns: Partial<Record<Column, number>>
   };
   const ms = (column: Column, text: string | undefined) => {
     if (text !== undefined && /[a-zµ]$/i.test(text)) {
+      let value: number;
       try {
-        return parseDuration(text);
+        value = parseDuration(text);
       } catch {
         throw new LoadTestFileError(`${NAME}: line ${line}, ${column} "${text}" is neither milliseconds nor a duration such as 41ms`);
       }
+      if (!(value >= 0)) throw new LoadTestFileError(`${NAME}: line ${line}, ${column} "${text}" is not a duration of 0 or more`);
+      return value;
     }
     return number(column, text);
   };

@@ -1,7 +1,14 @@
 import { autocannon } from "./autocannon.ts";
 import { csv } from "./csv.ts";
 import { k6 } from "./k6.ts";
-import { LITTLE_TOLERANCE, type LoadTestFormat, LoadTestFileError, type LoadTestReading, NOT_GIVEN } from "./load-test.ts";
+import {
+  concurrencyByLittle,
+  LITTLE_TOLERANCE,
+  type LoadTestFormat,
+  LoadTestFileError,
+  type LoadTestReading,
+  NOT_GIVEN,
+} from "./load-test.ts";
 import { probeOutput } from "./probe-output.ts";
 import { vegeta } from "./vegeta.ts";
 import { wrk } from "./wrk.ts";
@@ -24,6 +31,8 @@ export function readLoadTest(file: string, text: string): LoadTestReading & { re
       );
       if (broken !== undefined)
         throw new LoadTestFileError(`${format.name}: run ${index + 1} has ${broken} ${step[broken]}, not a figure above 0`);
+      if (!(step.errors >= 0 && step.errors <= step.requests))
+        throw new LoadTestFileError(`${format.name}: run ${index + 1} has ${step.errors} errors of ${step.requests} answers`);
     });
     return { ...littleChecked(reading), format: format.name };
   } catch (error) {
@@ -37,7 +46,9 @@ export function readLoadTest(file: string, text: string): LoadTestReading & { re
  * N (Little's law). A run whose latencies make it far more counted time the service did not hold
  * the request (autocannon against a server that closes each connection: measured 265 ms at one
  * connection and 16.8 answers a second, against gunicorn's 50 ms): its mean latency is taken as
- * N ÷ throughput instead and its percentiles are not used, each such run named.
+ * N ÷ throughput instead and its percentiles are not used. A run whose figures make it far fewer
+ * did not keep its N users in the service (refused connections, a client short of time): its
+ * latencies stand, and its concurrency is Little's law's. Each such run is named.
  */
 function littleChecked(reading: LoadTestReading): LoadTestReading {
   if (reading.closedLoop !== true) return reading;
@@ -45,6 +56,13 @@ function littleChecked(reading: LoadTestReading): LoadTestReading {
   const steps = reading.steps.map((step) => {
     const inService = (step.throughputPerSec * step.meanLatencyMs) / 1000;
     if (Math.abs(inService / step.concurrency - 1) <= LITTLE_TOLERANCE) return step;
+    if (inService < step.concurrency) {
+      assumed.push(
+        `the run at ${step.concurrency}: throughput × mean latency makes ${inService.toPrecision(3)} in the service, fewer than its ` +
+          `${step.concurrency} users (refused connections, a client short of time): its concurrency is Little's law's`,
+      );
+      return { ...step, concurrency: concurrencyByLittle(step.throughputPerSec, step.meanLatencyMs) };
+    }
     assumed.push(
       `the run at ${step.concurrency}: throughput × mean latency makes ${inService.toPrecision(3)} in the service, not its ${step.concurrency} ` +
         "users: its latencies count time outside the service (a connection opened per request, say); taken as users ÷ throughput " +

@@ -1,4 +1,12 @@
-import { concurrencyByLittle, field, jsonObject, LITTLE_ASSUMED, type LoadTestFormat, requiredNumber } from "./load-test.ts";
+import {
+  concurrencyByLittle,
+  field,
+  jsonObject,
+  LITTLE_ASSUMED,
+  type LoadTestFormat,
+  LoadTestFileError,
+  requiredNumber,
+} from "./load-test.ts";
 
 const NAME = "vegeta report -type=json";
 
@@ -19,6 +27,10 @@ export const vegeta: LoadTestFormat = {
   read: (text) => {
     const json = jsonObject(text)!;
     const number = (...path: string[]) => requiredNumber(field(json, ...path), path.join("."), NAME);
+    const share = (value: number) => {
+      if (value > 1) throw new LoadTestFileError(`${NAME}: success is ${value}, not a share from 0 to 1`);
+      return value;
+    };
     const requests = number("requests");
     const throughputPerSec = requests / ((number("duration") + number("wait")) / 1e9);
     const meanLatencyMs = number("latencies", "mean") / NS_PER_MS;
@@ -32,7 +44,7 @@ export const vegeta: LoadTestFormat = {
           p90Ms: number("latencies", "90th") / NS_PER_MS,
           p99Ms: number("latencies", "99th") / NS_PER_MS,
           requests,
-          errors: Math.round(requests * (1 - number("success"))),
+          errors: Math.round(requests * (1 - share(number("success")))),
         },
       ],
       assumed: [LITTLE_ASSUMED],

@@ -40,12 +40,15 @@ export const wrk: LoadTestFormat = {
     const [, requestsText, windowText, windowUnit] = line(/^\s*([\d.]+[kMG]?) requests in ([\d.]+)(us|ms|s|m|h)/m, "requests in");
     const requests = count(requestsText!);
     const throughputPerSec = requests / (durationMs(windowText!, windowUnit!) / 1000);
-    const percentiles = new Map([...text.matchAll(PERCENTILE)].map((match) => [match[1]!, durationMs(match[2]!, match[3]!)]));
+    // wrk2 -U prints its uncorrected percentiles after the recorded ones: only those before them count.
+    const uncorrected = text.indexOf("Uncorrected Latency");
+    const recorded = uncorrected < 0 ? text : text.slice(0, uncorrected);
+    const percentiles = new Map([...recorded.matchAll(PERCENTILE)].map((match) => [match[1]!, durationMs(match[2]!, match[3]!)]));
     const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(text);
     const failedConnections = socket === null ? 0 : socket.slice(1).reduce((sum, value) => sum + Number(value), 0);
     const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(text)?.[1] ?? 0);
-    // wrk2 says where its histogram comes from; wrk has no rate to keep.
-    const openLoop = /HdrHistogram|Uncorrected Latency/.test(text);
+    // wrk2 calibrates each thread to its rate, and says where its histogram comes from; wrk has no rate to keep.
+    const openLoop = /Thread calibration:|HdrHistogram|Uncorrected Latency/.test(text);
     const lacked = ["p50", "p90", "p99"].filter((name) => !percentiles.has(name.slice(1)));
     const assumed = [
       ...(openLoop ? [LITTLE_ASSUMED] : []),

@@ -55,3 +55,36 @@ describe("Little's law, held to each run", () => {
     );
   });
 });
+
+describe("what review found (each was read wrong before)", () => {
+  const wrk8 = loadTestFixture("wrk-8.txt");
+
+  it("takes wrk2 without --latency as an open loop, by its calibration lines, and only its recorded percentiles with -U", () => {
+    const wrk2 =
+      "Running 30s test @ http://127.0.0.1:8080/api\n  2 threads and 100 connections\n  Thread calibration: mean lat.: 21.3ms, rate sampling interval: 10ms\n" +
+      "  Thread Stats   Avg      Stdev     Max   +/- Stdev\n    Latency    25.00ms    3.10ms  61.44ms   90.12%\n" +
+      "  6000 requests in 30.00s, 0.88MB read\nRequests/sec:    199.98\n";
+    expect(readLoadTest("w.txt", wrk2).steps[0]).toMatchObject({ concurrency: 5, meanLatencyMs: 25 });
+    const withUncorrected = `${wrk2}  Latency Distribution (HdrHistogram - Recorded Latency)\n 50.000%   24.51ms\n 90.000%   28.10ms\n 99.000%   40.35ms\n  Uncorrected Latency (measured without taking delayed starts into account)\n 50.000%    9.00ms\n 90.000%   10.00ms\n 99.000%   12.00ms\n`;
+    expect(readLoadTest("w.txt", withUncorrected).steps[0]).toMatchObject({ p50Ms: 24.51, p90Ms: 28.1, p99Ms: 40.35 });
+  });
+
+  it("keeps a closed loop's latencies where too few were in the service (refused connections), taking Little's concurrency", () => {
+    const refused = wrk8.replace("1 threads and 8 connections", "1 threads and 64 connections");
+    const { steps, assumed } = readLoadTest("w.txt", refused);
+    expect(steps[0]!.meanLatencyMs).toBe(41.35);
+    expect(steps[0]!.concurrency).toBeCloseTo((192 * 41.35) / 1000, 2);
+    expect(assumed).toEqual([expect.stringMatching(/^the run at 64: .* fewer than its 64 users .*: its concurrency is Little's law's$/)]);
+  });
+
+  it("refuses a negative duration, a run of no users, impossible error counts, and reads quoted headers", () => {
+    expect(() => readLoadTest("n.csv", "users,rps,latency,p50\n1,20,50,-5ms\n")).toThrow('p50 "-5ms" is not a duration of 0 or more');
+    expect(() => readLoadTest("z.csv", "users,rps,latency\n0,20,50\n")).toThrow("line 2, concurrency 0: a run has users");
+    const vegeta = JSON.parse(loadTestFixture("vegeta-report.json"));
+    expect(() => readLoadTest("v.json", JSON.stringify({ ...vegeta, success: 3 }))).toThrow("success is 3, not a share from 0 to 1");
+    expect(() =>
+      readLoadTest("p.txt", "concurrency    4:     75.9 req/s, p50 52.7 ms, p90 54.4 ms, p99 57.6 ms, errors 50 (200.0 %)\n"),
+    ).toThrow("run 1 has 50 errors of 25 answers");
+    expect(readLoadTest("q.csv", '"users","rps","latency"\n1,20,50\n').steps[0]).toMatchObject({ concurrency: 1, throughputPerSec: 20 });
+  });
+});
