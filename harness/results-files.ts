@@ -55,10 +55,29 @@ export interface ResultsFile {
  * its regeneration at 8da476f (2026-11-28) by at most 7.0 % (the breaker's outage load, 0.109x
  * against 0.117x), every verdict the same, peak concurrency within 2.6 %. Times to recover move by
  * the server's one-second report (2 003 ms against 3 001 ms), wasted work's counts by up to 18
- * (completed for nobody 178 against 160, held for nobody 4 against 11). A chain's real spread is
- * not measured: its files use the same, and moved beyond it (test/README.md).
+ * (completed for nobody 178 against 160, held for nobody 4 against 11). The three demo files
+ * regenerated from a fresh clone of 1abfaa1 at real-time priority (2026-11-28, 23 strategies
+ * against the committed runs of 0462310) held it for every figure but one, each within 6.3 %
+ * (baseline OK/s 5.5 %, outage load 4.0 %, peak concurrency 6.3 %, retry amplification 3.3 %),
+ * save PEAK_TOLERANCE's.
  */
 export const REAL_RUN_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08 };
+/**
+ * The most load in any one window, or any one report, against normal (`peakAmplification`, a
+ * chain's peaks): the extreme of a few windows moves more than their mean. Measured between the
+ * committed files and their regeneration from a fresh clone of 1abfaa1: exponential-backoff's peak
+ * outage load 0.796x against 0.890x (11.8 %), aws-standard-pre-2026's 1.944x against 2.126x
+ * (9.4 %); the chain of docs/three-tiers.json at 365effc against today: its peaks within 11.0 %
+ * (peak load 1.114x against 0.991x; peak in service 69 against 76, 10.1 %), the db's peak
+ * arrivals 891 against 816 (812 at 17e33bf before them).
+ */
+const PEAK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.12 };
+/**
+ * When the chain's users were back at 90 % OK: 5.2 s at 17e33bf, 1.1 s and then 2.1 s at 365effc,
+ * 4.1 s from the fresh clone of 1abfaa1, a few of its one-second windows either way; held to the
+ * range of those four runs.
+ */
+const CHAIN_CLIENTS_BACK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08, absolute: 4100 };
 const REAL_COUNT_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08, absolute: 20 };
 const REPORT_INTERVAL_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08, absolute: 1000 };
 
@@ -77,6 +96,7 @@ function realRunRules(run: string): FigureRule[] {
     },
     { pattern: `${run}.metrics.wastedWork.*`, tolerance: REAL_COUNT_TOLERANCE },
     { pattern: `${run}.metrics.serverRecoveryMs`, tolerance: REPORT_INTERVAL_TOLERANCE },
+    { pattern: `${run}.metrics.peakAmplification`, tolerance: PEAK_TOLERANCE },
   ];
 }
 const DRAWN_SEEDS: Tolerance = { kind: "ignored", why: "drawn afresh for every real run" };
@@ -221,6 +241,11 @@ export const RESULTS_FILES: readonly ResultsFile[] = [
       rules: [
         { pattern: "demo.settings.**", tolerance: { kind: "ignored", why: "the real run's drawn seeds, in its tiers' flags" } },
         ...realRunRules("demo.result"),
+        // A chain's peaks, and its users' return after the db's crash: their spread measured over its runs (above).
+        { pattern: "demo.result.metrics.peakConcurrencyAfterResume", tolerance: PEAK_TOLERANCE },
+        { pattern: "demo.result.tiers[*].peakArrivalsPerSec", tolerance: PEAK_TOLERANCE },
+        { pattern: "demo.result.tiers[*].peakLoad", tolerance: PEAK_TOLERANCE },
+        { pattern: "demo.result.metrics.clientRecoveryMs", tolerance: CHAIN_CLIENTS_BACK_TOLERANCE },
         { pattern: "demo.result.**", tolerance: REAL_RUN_TOLERANCE },
       ],
       otherwise: EXACT,
