@@ -48,30 +48,27 @@ export interface ResultsFile {
 }
 
 /**
- * The real programs' numbers may move by 8 %, the largest spread measured between two real runs of
- * the same strategies on this 2-core machine at real-time priority: docs/demo-all-summary.json
- * against docs/demo-presets-summary.json (fixed and exponential-backoff, both at 0462310) differed
- * by at most 1.9 % (baseline OK/s); docs/demo-presets-instances-1-summary.json at 0462310 against
- * its regeneration at 8da476f (2026-11-28) by at most 7.0 % (the breaker's outage load, 0.109x
- * against 0.117x), every verdict the same, peak concurrency within 2.6 %. Times to recover move by
- * the server's one-second report (2 003 ms against 3 001 ms), wasted work's counts by up to 18
- * (completed for nobody 178 against 160, held for nobody 4 against 11). The three demo files
- * regenerated from a fresh clone of 1abfaa1 at real-time priority (2026-11-28, 23 strategies
- * against the committed runs of 0462310) held it for every figure but one, each within 6.3 %
- * (baseline OK/s 5.5 %, outage load 4.0 %, peak concurrency 6.3 %, retry amplification 3.3 %),
- * save PEAK_TOLERANCE's.
+ * How far a real run's numbers may move from the committed run's: four standard deviations of the
+ * difference between two runs, measured on this 2-core machine at real-time priority over every
+ * pair of runs of the demo files there are (the committed runs of 0462310, a fresh clone of
+ * 1abfaa1, and demo-presets again from a fresh clone of b97166e, 2026-11-28: 39 pairs of each
+ * figure), so that a validate of some 250 real figures fails by chance about once in sixty.
+ * The widest of the figures that average over a run, baseline OK/s, moved by 2.9 % (its standard
+ * deviation; 5.5 % at most): ±13 %. The others moved less (outage load 2.5 %, 9.4 % at most;
+ * peak in service 1.7 %; retry amplification 0.9 %); every verdict was the same in every run.
+ * Times to recover move by the server's one-second report, wasted work's counts by up to 18.
+ * An earlier ±8 %, from two runs, failed on the third: sre-throttle's outage load 1.597x against
+ * 1.460x (8.6 %).
  */
-export const REAL_RUN_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08 };
+export const REAL_RUN_TOLERANCE: Tolerance = { kind: "relative", relative: 0.13 };
 /**
- * The most load in any one window, or any one report, against normal (`peakAmplification`, a
- * chain's peaks): the extreme of a few windows moves more than their mean. Measured between the
- * committed files and their regeneration from a fresh clone of 1abfaa1: exponential-backoff's peak
- * outage load 0.796x against 0.890x (11.8 %), aws-standard-pre-2026's 1.944x against 2.126x
- * (9.4 %); the chain of docs/three-tiers.json at 365effc against today: its peaks within 11.0 %
- * (peak load 1.114x against 0.991x; peak in service 69 against 76, 10.1 %), the db's peak
- * arrivals 891 against 816 (812 at 17e33bf before them).
+ * The most load in one window against normal (`peakAmplification`, and a chain's peaks): the
+ * extreme of a few windows moves more than their mean. Its standard deviation over the same 39
+ * pairs: 4.35 % (11.8 % at most, exponential-backoff's 0.796x against 0.890x): ±20 %. The chain of
+ * docs/three-tiers.json moved within that in its runs (its edge's peak arrivals 112.8, then 131.9
+ * a second; its db's 812, 891, 816).
  */
-const PEAK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.12 };
+const PEAK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.2 };
 /**
  * When the chain's users were back at 90 % OK: 5.2 s at 17e33bf, 1.1 s and then 2.1 s at 365effc,
  * 4.1 s from the fresh clone of 1abfaa1, a few of its one-second windows either way; held to the
@@ -249,6 +246,7 @@ export const RESULTS_FILES: readonly ResultsFile[] = [
         { pattern: "demo.result.tiers[*].peakArrivalsPerSec", tolerance: PEAK_TOLERANCE },
         { pattern: "demo.result.tiers[*].peakLoad", tolerance: PEAK_TOLERANCE },
         { pattern: "demo.result.metrics.clientRecoveryMs", tolerance: CHAIN_CLIENTS_BACK_TOLERANCE },
+        { pattern: "demo.result.tiers[*].workForNobody", tolerance: REAL_COUNT_TOLERANCE },
         { pattern: "demo.result.**", tolerance: REAL_RUN_TOLERANCE },
       ],
       otherwise: EXACT,

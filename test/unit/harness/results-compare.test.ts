@@ -83,7 +83,7 @@ describe("the results files' registry (harness/results-files.ts)", () => {
   };
 
   it("lets two real runs of the same strategy through: the spread its real tolerance comes from", () => {
-    expect(REAL_RUN_TOLERANCE).toEqual({ kind: "relative", relative: 0.08 });
+    expect(REAL_RUN_TOLERANCE).toEqual({ kind: "relative", relative: 0.13 });
     for (const strategy of ["fixed", "exponential-backoff"]) {
       const before = demoRun("docs/demo-all-summary.json", strategy);
       const after = demoRun("docs/demo-presets-summary.json", strategy);
@@ -139,10 +139,10 @@ describe("docs/three-tiers.json's rules: the real run loose, the simulator's par
   it("holds the simulator's figures exactly", () => {
     expect(movedWith((file) => (file.sim.tiers[0]!.peakLoad *= 1.000001))).toEqual(["sim.tiers[0].peakLoad"]);
   });
-  it("lets the real run's figures move within 8 %, its peaks within 12 %, and not beyond", () => {
-    expect(movedWith((file) => (file.demo.result.metrics.retryAmplification *= 1.07))).toEqual([]);
-    expect(movedWith((file) => (file.demo.result.metrics.retryAmplification *= 1.09))).toEqual(["demo.result.metrics.retryAmplification"]);
-    expect(movedWith((file) => (file.demo.result.tiers[0]!.peakLoad *= 1.11))).toEqual([]);
-    expect(movedWith((file) => (file.demo.result.tiers[0]!.peakLoad *= 1.13))).toEqual(["demo.result.tiers[0].peakLoad"]);
+  it("lets the real run's figures move within 13 %, its peaks within 20 %, and not beyond", () => {
+    expect(movedWith((file) => (file.demo.result.metrics.retryAmplification *= 1.12))).toEqual([]);
+    expect(movedWith((file) => (file.demo.result.metrics.retryAmplification *= 1.14))).toEqual(["demo.result.metrics.retryAmplification"]);
+    expect(movedWith((file) => (file.demo.result.tiers[0]!.peakLoad *= 1.19))).toEqual([]);
+    expect(movedWith((file) => (file.demo.result.tiers[0]!.peakLoad *= 1.21))).toEqual(["demo.result.tiers[0].peakLoad"]);
   });
 });
