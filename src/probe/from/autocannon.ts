@@ -34,7 +34,7 @@ export const autocannon: LoadTestFormat = {
           errors: failedConnections + optional("non2xx"),
         },
       ],
-      closedLoop: true,
+      users: "never pause",
       assumed: [],
     };
   },

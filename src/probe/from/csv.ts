@@ -1,15 +1,7 @@
 import { parse } from "csv-parse/sync";
 import { parseDuration } from "../../cli/duration.ts";
 import type { StepMeasure } from "../fit/step-measure.ts";
-import {
-  concurrencyByLittle,
-  lackedPercentiles,
-  LITTLE_ASSUMED,
-  LITTLE_TOLERANCE,
-  type LoadTestFormat,
-  LoadTestFileError,
-  NOT_GIVEN,
-} from "./load-test.ts";
+import { concurrencyByLittle, lackedPercentiles, LITTLE_ASSUMED, type LoadTestFormat, LoadTestFileError, NOT_GIVEN } from "./load-test.ts";
 
 const NAME = "CSV (a header row: concurrency, throughput, latency …)";
 
@@ -62,25 +54,13 @@ export const csv: LoadTestFormat = {
     const given = rows.map((row, index) => stepOf(row, columns, index + 2));
     const idle = given.findIndex((step) => columns.concurrency !== undefined && !(step.concurrency > 0));
     if (idle >= 0) throw new LoadTestFileError(`${NAME}: line ${idle + 2}, concurrency ${given[idle]!.concurrency}: a run has users`);
-    // A sheet's users may pause between requests: where throughput × mean latency is far from its count, Little's law's is the fit's.
-    const paused = given.filter(
-      (step) => Math.abs(concurrencyByLittle(step.throughputPerSec, step.meanLatencyMs) / step.concurrency - 1) > LITTLE_TOLERANCE,
-    );
-    const steps = given.map((step) =>
-      paused.includes(step) ? { ...step, concurrency: concurrencyByLittle(step.throughputPerSec, step.meanLatencyMs) } : step,
-    );
-    const lacked = (["p50", "p90", "p99"] as const).filter((name) => columns[name] === undefined);
     return {
-      steps,
+      steps: given,
+      // A sheet's users may pause between requests: formats.ts holds its rows to Little's law.
+      ...(columns.concurrency === undefined ? {} : { users: "may pause" as const }),
       assumed: [
         ...(columns.concurrency === undefined ? [LITTLE_ASSUMED] : []),
-        ...(paused.length > 0
-          ? [
-              `users ${paused.map((step) => step.concurrency).join(", ")}: throughput × mean latency is far from the users in those rows ` +
-                "(they pause between requests): their concurrency is Little's law's, the requests in the service",
-            ]
-          : []),
-        ...(lacked.length > 0 ? [lackedPercentiles(lacked)] : []),
+        ...lackedPercentiles(given),
         ...(columns.errors === undefined ? ["errors: no errors column, counted as none"] : []),
       ],
     };

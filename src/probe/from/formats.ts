@@ -42,26 +42,33 @@ export function readLoadTest(file: string, text: string): LoadTestReading & { re
 }
 
 /**
- * A closed loop without pause holds its N users in the service, so throughput × mean latency is
- * N (Little's law). A run whose latencies make it far more counted time the service did not hold
- * the request (autocannon against a server that closes each connection: measured 265 ms at one
- * connection and 16.8 answers a second, against gunicorn's 50 ms): its mean latency is taken as
- * N ÷ throughput instead and its percentiles are not used. A run whose figures make it far fewer
- * did not keep its N users in the service (refused connections, a client short of time): its
- * latencies stand, and its concurrency is Little's law's. Each such run is named.
+ * Users that never pause (a closed loop) are all in the service, so throughput × mean latency is
+ * their number N (Little's law). A run whose latencies make it far more counted time the service
+ * did not hold the request (autocannon against a server that closes each connection: measured
+ * 265 ms at one connection and 16.8 answers a second, against gunicorn's 50 ms): its mean latency
+ * is taken as N ÷ throughput instead and its percentiles are not used. A run whose figures make it
+ * far fewer did not keep its N users in the service (refused connections, a client short of time),
+ * and rows of users who may pause (a sheet's) hold fewer or more: their latencies stand, and their
+ * concurrency is Little's law's. Each such run is named.
  */
 function littleChecked(reading: LoadTestReading): LoadTestReading {
-  if (reading.closedLoop !== true) return reading;
+  if (reading.users === undefined) return reading;
   const assumed: string[] = [];
+  const paused: number[] = [];
   const steps = reading.steps.map((step) => {
     const inService = (step.throughputPerSec * step.meanLatencyMs) / 1000;
     if (Math.abs(inService / step.concurrency - 1) <= LITTLE_TOLERANCE) return step;
+    const byLittle = { ...step, concurrency: concurrencyByLittle(step.throughputPerSec, step.meanLatencyMs) };
+    if (reading.users === "may pause") {
+      paused.push(step.concurrency);
+      return byLittle;
+    }
     if (inService < step.concurrency) {
       assumed.push(
         `the run at ${step.concurrency}: throughput × mean latency makes ${inService.toPrecision(3)} in the service, fewer than its ` +
           `${step.concurrency} users (refused connections, a client short of time): its concurrency is Little's law's`,
       );
-      return { ...step, concurrency: concurrencyByLittle(step.throughputPerSec, step.meanLatencyMs) };
+      return byLittle;
     }
     assumed.push(
       `the run at ${step.concurrency}: throughput × mean latency makes ${inService.toPrecision(3)} in the service, not its ${step.concurrency} ` +
@@ -76,5 +83,10 @@ function littleChecked(reading: LoadTestReading): LoadTestReading {
       p99Ms: NOT_GIVEN,
     };
   });
+  if (paused.length > 0)
+    assumed.push(
+      `users ${paused.join(", ")}: throughput × mean latency is far from the users in those rows ` +
+        "(they pause between requests): their concurrency is Little's law's, the requests in the service",
+    );
   return { ...reading, steps, assumed: [...reading.assumed, ...assumed] };
 }

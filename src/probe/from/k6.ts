@@ -30,30 +30,24 @@ export const k6: LoadTestFormat = {
     const percentile = (stat: string) =>
       typeof figure("http_req_duration", stat) === "number" ? number("http_req_duration", stat) : NOT_GIVEN;
     const [p50Ms, p90Ms, p99Ms] = [percentile("med"), percentile("p(90)"), percentile("p(99)")];
-    const lacked = (
-      [
-        ["p50", p50Ms],
-        ["p90", p90Ms],
-        ["p99", p99Ms],
-      ] as const
-    ).flatMap(([name, value]) => (Number.isNaN(value) ? [name] : []));
     const failed = figure("http_req_failed", "passes");
+    const steps = [
+      {
+        concurrency: concurrencyByLittle(throughputPerSec, meanLatencyMs),
+        throughputPerSec,
+        meanLatencyMs,
+        p50Ms,
+        p90Ms,
+        p99Ms,
+        requests: number("http_reqs", "count"),
+        errors: typeof failed === "number" ? failed : 0,
+      },
+    ];
     return {
-      steps: [
-        {
-          concurrency: concurrencyByLittle(throughputPerSec, meanLatencyMs),
-          throughputPerSec,
-          meanLatencyMs,
-          p50Ms,
-          p90Ms,
-          p99Ms,
-          requests: number("http_reqs", "count"),
-          errors: typeof failed === "number" ? failed : 0,
-        },
-      ],
+      steps,
       assumed: [
         LITTLE_ASSUMED,
-        ...(lacked.length > 0 ? [`${lackedPercentiles(lacked)} (k6 --summary-trend-stats "avg,med,p(90),p(99)")`] : []),
+        ...lackedPercentiles(steps, ' (k6 --summary-trend-stats "avg,med,p(90),p(99)")'),
         ...(typeof failed === "number" ? [] : ["errors: no http_req_failed metric, counted as none"]),
       ],
     };

@@ -8,10 +8,11 @@ import type { StepMeasure } from "../fit/step-measure.ts";
 export interface LoadTestReading {
   readonly steps: readonly StepMeasure[];
   /**
-   * The concurrency is the tool's own count of users that never pause (connections), not Little's
-   * law's: its latencies can then be checked against it (formats.ts, littleChecked).
+   * Where the concurrency is the tool's own count rather than Little's law's, what it counts: users
+   * that never pause (a closed loop's connections), or users who may pause (a sheet's column).
+   * formats.ts holds either to Little's law (littleChecked).
    */
-  readonly closedLoop?: boolean;
+  readonly users?: "never pause" | "may pause";
   /** One line per thing the file lacks, with the assumption made: printed before the fit. */
   readonly assumed: readonly string[];
 }
@@ -42,16 +43,18 @@ export function concurrencyByLittle(throughputPerSec: number, meanLatencyMs: num
   return Number(((throughputPerSec * meanLatencyMs) / 1000).toPrecision(3));
 }
 
-/** How far throughput × mean latency may be from a run's users before one of the two is not what it says (formats.ts, csv.ts). */
+/** How far throughput × mean latency may be from a run's users before one of the two is not what it says (formats.ts, littleChecked). */
 export const LITTLE_TOLERANCE = 0.25;
 
 export const LITTLE_ASSUMED =
   "concurrency: requests in the service on average, throughput × mean latency (Little's law), as the tool's users may think or its rate be fixed";
 
-/** The line for percentiles a file lacks. */
-export function lackedPercentiles(names: readonly string[]): string {
+/** The line for the percentiles a file's runs lack (NOT_GIVEN in any of them), with `hint` on how to have them; none when none. */
+export function lackedPercentiles(steps: readonly StepMeasure[], hint = ""): string[] {
+  const names = (["p50", "p90", "p99"] as const).filter((name) => steps.some((step) => Number.isNaN(step[`${name}Ms`])));
+  if (names.length === 0) return [];
   const spread = names.includes("p50") || names.includes("p90") ? "; the fit takes the service times as constant (no spread to read)" : "";
-  return `${names.join(", ")}: not in the file, shown as n/a${spread}`;
+  return [`${names.join(", ")}: not in the file, shown as n/a${spread}${hint}`];
 }
 
 /** A number the file must hold at `path`, or a LoadTestFileError naming it. */

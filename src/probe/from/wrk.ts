@@ -49,26 +49,22 @@ export const wrk: LoadTestFormat = {
     const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(text)?.[1] ?? 0);
     // wrk2 calibrates each thread to its rate, and says where its histogram comes from; wrk has no rate to keep.
     const openLoop = /Thread calibration:|HdrHistogram|Uncorrected Latency/.test(text);
-    const lacked = ["p50", "p90", "p99"].filter((name) => !percentiles.has(name.slice(1)));
-    const assumed = [
-      ...(openLoop ? [LITTLE_ASSUMED] : []),
-      ...(lacked.length > 0 ? [`${lackedPercentiles(lacked)} (run wrk with --latency)`] : []),
+    const steps = [
+      {
+        concurrency: openLoop ? concurrencyByLittle(throughputPerSec, meanLatencyMs) : connections,
+        throughputPerSec,
+        meanLatencyMs,
+        p50Ms: percentiles.get("50") ?? NOT_GIVEN,
+        p90Ms: percentiles.get("90") ?? NOT_GIVEN,
+        p99Ms: percentiles.get("99") ?? NOT_GIVEN,
+        requests: requests + failedConnections,
+        errors: failedConnections + non2xx,
+      },
     ];
     return {
-      steps: [
-        {
-          concurrency: openLoop ? concurrencyByLittle(throughputPerSec, meanLatencyMs) : connections,
-          throughputPerSec,
-          meanLatencyMs,
-          p50Ms: percentiles.get("50") ?? NOT_GIVEN,
-          p90Ms: percentiles.get("90") ?? NOT_GIVEN,
-          p99Ms: percentiles.get("99") ?? NOT_GIVEN,
-          requests: requests + failedConnections,
-          errors: failedConnections + non2xx,
-        },
-      ],
-      closedLoop: !openLoop,
-      assumed,
+      steps,
+      ...(openLoop ? {} : { users: "never pause" as const }),
+      assumed: [...(openLoop ? [LITTLE_ASSUMED] : []), ...lackedPercentiles(steps, " (run wrk with --latency)")],
     };
   },
 };
