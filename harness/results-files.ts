@@ -58,9 +58,7 @@ export interface ResultsFile {
  * peak in service 1.7 %; retry amplification 0.9 %); every verdict was the same in every run.
  * Times to recover move by the server's one-second report, wasted work's counts by up to 18.
  * An earlier ±8 %, from two runs, failed on the third: sre-throttle's outage load 1.597x against
- * 1.460x (8.6 %). Not held right yet: when a backoff strategy's clients are back moves by a step
- * of its waits, not by a share: exponential-backoff's were back 45.2 s after the resume at 0462310
- * and from a fresh clone of 1abfaa1, 65.1 s from one of df7b2b1 (60.1 s at ordinary priority).
+ * 1.460x (8.6 %). When a strategy's clients are back moves by more: DEMO_CLIENTS_BACK_TOLERANCE.
  */
 export const REAL_RUN_TOLERANCE: Tolerance = { kind: "relative", relative: 0.13 };
 /**
@@ -77,6 +75,19 @@ const PEAK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.2 };
  * range of those four runs.
  */
 const CHAIN_CLIENTS_BACK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08, absolute: 4100 };
+/**
+ * When a demo's clients were back (the end of the first of two good 5-second client windows after
+ * the resume) moves by whole windows, and for a backoff whose waits grow by e each time
+ * (exponential-backoff: 15 s, 40 s, then 109 s) by when the slowest tenth of its users ends a wait,
+ * not by a share. exponential-backoff's, over six runs of the same client settings: 45.2 s at
+ * 0462310 (demo-presets and demo-all), 45.2 s from a fresh clone of 1abfaa1, 55.1 s in the README's
+ * demo at eb8605e, 60.1 s at ordinary priority and 65.1 s from a fresh clone of df7b2b1: standard
+ * deviation 8.75 s, so four of the difference between two runs is 49.5 s. Held to ±50 s, by the
+ * rule every other real figure follows; the range seen was 20 s. It fails on clients that come back
+ * twice as late as recorded, or never (then the verdict fails too). The ±13 % held before failed
+ * on the 65.1 s run.
+ */
+const DEMO_CLIENTS_BACK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.13, absolute: 50_000 };
 const REAL_COUNT_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08, absolute: 20 };
 const REPORT_INTERVAL_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08, absolute: 1000 };
 
@@ -140,7 +151,11 @@ function summaryFile(name: string, program: "sim" | "demo", flags: readonly stri
       program === "sim"
         ? { otherwise: EXACT }
         : {
-            rules: [{ pattern: "settings.seeds.*", tolerance: DRAWN_SEEDS }, ...realRunRules("results[*]")],
+            rules: [
+              { pattern: "settings.seeds.*", tolerance: DRAWN_SEEDS },
+              { pattern: "results[*].metrics.clientRecoveryMs", tolerance: DEMO_CLIENTS_BACK_TOLERANCE },
+              ...realRunRules("results[*]"),
+            ],
             otherwise: REAL_RUN_TOLERANCE,
           },
     // The command it records names the folder it was written to: a scratch folder, not a figure.
@@ -233,7 +248,9 @@ export const RESULTS_FILES: readonly ResultsFile[] = [
     name: "three-tiers",
     file: "docs/three-tiers.json",
     kind: "real",
-    command: `npm run demo -- ${TIERS_EXAMPLE} -out results/three-tiers, then node --import ./src/register-tsx.mjs scripts/three-tiers.ts docs/three-tiers.json results/three-tiers/<stamp>`,
+    // At real-time priority like the demo files: its chain of eight processes is the most easily hurried of the real runs.
+    realtime: true,
+    command: `${realtimeShown()}npm run demo -- ${TIERS_EXAMPLE} -out results/three-tiers, then node --import ./src/register-tsx.mjs scripts/three-tiers.ts docs/three-tiers.json results/three-tiers/<stamp>`,
     steps: (scratch) => [
       node("src/bin/demo.ts", TIERS_EXAMPLE, "-out", join(scratch, "demo")),
       () => ["scripts/three-tiers.ts", "docs/three-tiers.json", onlyRun(join(scratch, "demo"))],
