@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
-import { UsageError } from "../cli/usage-error.ts";
+import { buildGrid, type Measured, measureAll, measurePlan, MIN_OUTAGE_MS, toConfig } from "./grid-measure.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
 import { type Verdict, worstVerdict } from "../model/verdict.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
@@ -10,16 +10,14 @@ import { renderSvg } from "../report/report.ts";
 import { runExperiment } from "../runtime/experiment.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
-import { configFrom } from "../sim/main.ts";
 import { figuresOf, type SimulationConfig } from "../sim/simulate.ts";
-import { type Candidate, clientGrid, FIXED, NO_RETRIES, pair, selectedBy, type ServerLever, serverLevers } from "./candidates.ts";
-import { type MeasureJob, type MeasurePlan, outageRun, type SeedResult, troubleStartMs } from "./measure.ts";
+import { type Candidate, FIXED, NO_RETRIES, pair, type ServerLever, serverLevers } from "./candidates.ts";
+import { type MeasurePlan, outageRun } from "./measure.ts";
 import { checkFaultTiers } from "../sim/options.ts";
 import { CHOOSE_FLAGS, CHOOSE_TARGET, type ChooseOptions, parseChooseArgs, scheduleText, STABILITY_TOP } from "./options.ts";
 import { blamingScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
 import type { ScenarioSource } from "../report/html.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
-import { runWithProgress } from "./progress.ts";
 import {
   explanation,
   longestText,
@@ -48,9 +46,9 @@ import {
   validationTable,
   type ValidationRow,
 } from "./report.ts";
-import { settingsFor, settingsToArgs, simulatorOnly, simValuesFor, systemSettings } from "./settings.ts";
+import { settingsFor, settingsToArgs, simulatorOnly, systemSettings } from "./settings.ts";
 import { firstWait, intentOf, type Snippet, snippetsFor, snippetText } from "./snippets.ts";
-import { type CandidateSummary, summarize } from "./summary.ts";
+import type { CandidateSummary } from "./summary.ts";
 import { chooseChain } from "./chain-main.ts";
 
 /*
@@ -65,19 +63,10 @@ import { chooseChain } from "./chain-main.ts";
 const SERVER_SIDE_TOP = 5;
 /** Candidates whose timelines the report overlays (with fixed retry). */
 const TIMELINE_TOP = 3;
-/** The bisection's shortest outage and resolution. */
-const MIN_OUTAGE_MS = 250;
-const BISECTION_RATIO = 1.05;
-const BISECTION_MS = 250;
 
 export interface ChooseDependencies {
   /** Starts ./server and ./client for -validate. */
   readonly launcher?: Launcher;
-}
-
-interface Measured {
-  readonly candidate: Candidate;
-  readonly config: SimulationConfig;
 }
 
 /** What the measure stage found: every candidate's summary over the seeds, the first seed's timelines, and the stability count. */
@@ -171,23 +160,6 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
 
   await renderFiles(options, scenario, { measured, ranked, advice, validation, skipped }, io);
   return 0;
-}
-
-/** The outages, SLO and bisection every candidate is measured by. */
-function measurePlan(options: ChooseOptions): MeasurePlan {
-  const own = options.own;
-  return {
-    steadyMs: own.steady,
-    observeMs: own.observe,
-    everydayMs: own.everyday,
-    sloMs: options.sloMs,
-    outagesMs: options.outagesMs,
-    schedules: options.schedules,
-    minOutageMs: Math.min(MIN_OUTAGE_MS, options.outagesMs[0]!),
-    maxOutageMs: own["max-outage"],
-    bisectionRatio: BISECTION_RATIO,
-    bisectionMs: BISECTION_MS,
-  };
 }
 
 /** What choose is about to measure, on stderr. */
@@ -452,80 +424,6 @@ function summaryOutput(
     validation: validation ?? null,
     skipped,
   };
-}
-
-function toConfig(system: Readonly<Record<string, unknown>>, client: Candidate["client"], server: Candidate["server"]): SimulationConfig {
-  try {
-    return configFrom(simValuesFor(system, client, server));
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    throw new UsageError((error as Error).message);
-  }
-}
-
-/** The client grid, filtered by -candidates, each checked by the simulator's rules (rejected ones are listed, not run). */
-function buildGrid(options: ChooseOptions, skipped: string[]): Measured[] {
-  const all = clientGrid();
-  const filter = options.candidateFilter;
-  for (const pattern of filter ?? []) {
-    const matches = all.some((entry) => (pattern.endsWith("*") ? entry.id.startsWith(pattern.slice(0, -1)) : entry.id === pattern));
-    if (!matches) throw new UsageError(`invalid value "${pattern}" for flag -candidates: no such candidate (-list shows them)`);
-  }
-  return all
-    .filter((entry) => selectedBy(filter, entry))
-    .flatMap((candidate) => {
-      try {
-        return [{ candidate, config: toConfig(options.system, candidate.client, candidate.server) }];
-      } catch (error) {
-        skipped.push(`${candidate.id}: ${(error as Error).message}`);
-        return [];
-      }
-    });
-}
-
-/**
- * Measures each entry with each seed; returns the summaries over the seeds, and adds each
- * seed's summary alone to `perSeed` (for the stability count) and, when given, the first
- * seed's timelines to `timelines`.
- */
-async function measureAll(
-  entries: readonly Measured[],
-  seeds: readonly number[],
-  plan: MeasurePlan,
-  pool: WorkerPool,
-  io: ProgramIo,
-  label: string,
-  perSeed: Map<string, CandidateSummary[]>,
-  timelines?: Map<string, Timeline[]>,
-): Promise<CandidateSummary[]> {
-  const jobs: MeasureJob[] = entries.flatMap((entry, candidateIndex) =>
-    seeds.map((seed, seedIndex) => ({
-      candidateIndex,
-      seed,
-      config: entry.config,
-      plan,
-      keepTimelines: timelines !== undefined && seedIndex === 0,
-    })),
-  );
-  const results = await runWithProgress<SeedResult>(pool, "measure", jobs, io.stderr, label);
-  return entries.map((entry, candidateIndex) => {
-    const own = results.filter((result) => result.candidateIndex === candidateIndex);
-    const first = own[0]!;
-    const single = perSeed.get(entry.candidate.id) ?? [];
-    perSeed.set(entry.candidate.id, [...single, ...own.map((result) => summarize(entry.candidate, [result]))]);
-    timelines?.set(
-      entry.candidate.id,
-      first.outages.map((outage, index) => ({
-        id: entry.candidate.id,
-        outageMs: outage.outageMs,
-        faults: plan.schedules?.[index],
-        stopAtMs: troubleStartMs(plan.schedules?.[index], plan.steadyMs),
-        server: outage.timeline?.server ?? [],
-        client: outage.timeline?.client ?? [],
-      })),
-    );
-    return summarize(entry.candidate, own);
-  });
 }
 
 /** What each half of a recommended pair contributes: its client policy alone, its server lever alone, and both (a pair only). */

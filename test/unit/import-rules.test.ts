@@ -15,7 +15,7 @@ const FOUNDATION = ["backoff", "clock", "cli"];
 const PURE = [...FOUNDATION, "model"];
 const SHARED = [...PURE, "strategies", "contracts", "report"];
 const BELOW_PROGRAMS = [...SHARED, "runtime", "dashboard"];
-const PROGRAMS = ["server", "client", "sim", "demo", "choose", "merge", "probe"];
+const PROGRAMS = ["server", "client", "sim", "demo", "choose", "merge", "probe", "check"];
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   backoff: [],
   clock: [],
@@ -50,6 +50,8 @@ function violation(from: string, to: string): string | undefined {
     if (toRest.length === 1 && PUBLIC_FILES.has(toRest[0]!)) return undefined;
     // choose ranks policies by running the simulator in-process.
     if (fromFolder === "choose" && toFolder === "sim") return undefined;
+    // check grades a user's configuration by choose's own measure and ranking, and writes it back as choose's snippets read it.
+    if (fromFolder === "check" && toFolder === "choose") return undefined;
     // probe sorts a real service's failures as the client does, and names a fitted model in the server's words.
     if (fromFolder === "probe" && (to === "client/classify-error.ts" || to === "server/model-flags.ts")) return undefined;
     // A middle tier (./server -upstream) calls its upstream with the client's own transport.
