@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The package's command: `thundering-herd server|client|sim|demo|choose|probe|merge [flags]`. Each program is
+// The package's command: `thundering-herd server|client|sim|demo|choose|probe|check|merge [flags]`. Each program is
 // loaded only when asked for, so the server does not load the demo's chart renderer.
 import type { ProgramMain } from "../runtime/program-io.ts";
 import { runProgram } from "../runtime/run-program.ts";
@@ -14,6 +14,10 @@ const PROGRAMS: Readonly<Record<string, { readonly summary: string; readonly loa
     summary: "measure your running HTTP service (or read your load tests), fit the server models, write its scenario",
     load: () => import("../probe/main.ts"),
   },
+  check: {
+    summary: "grade the retry configuration you run (gRPC, Envoy, Istio, AWS, resilience4j, Polly, cockatiel, p-retry) on your system",
+    load: () => import("../check/main.ts"),
+  },
   merge: { summary: "combine the -json outputs of a sharded herd into one timeline", load: () => import("../merge/main.ts") },
 };
 
@@ -23,6 +27,7 @@ const PATHS: readonly (readonly [string, string])[] = [
   ["measure your service", "thundering-herd probe -out my-service.yaml http://127.0.0.1:8080/api"],
   ["  or your load tests", "thundering-herd probe -from run-1.json,run-2.json,run-4.json,run-8.json -out my-service.yaml"],
   ["choose its retry policy", "thundering-herd choose my-service.yaml"],
+  ["grade the config you run", "thundering-herd check grpc-service-config.json my-service.yaml"],
   ["the crash, on that model", "thundering-herd demo my-service.yaml"],
   ["a chain of services", "thundering-herd choose node_modules/thundering-herd/examples/three-tiers.yaml"],
 ];

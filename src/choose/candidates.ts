@@ -16,7 +16,7 @@ import type { FlagSettings } from "./settings.ts";
  * protections), so a strategy, preset or mechanism added there joins the grid by itself.
  */
 
-export type CandidateOrigin = "baseline" | "strategy" | "variant" | "preset" | "mechanism" | "pair";
+export type CandidateOrigin = "baseline" | "strategy" | "variant" | "preset" | "mechanism" | "pair" | "configuration";
 
 export interface Candidate {
   /** Unique, stable, usable with -candidates: `full-jitter`, `full-jitter:max-attempts=3`, `fixed@cancel-on-disconnect`. */

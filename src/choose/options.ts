@@ -251,6 +251,14 @@ const CHOOSE_ONLY_FLAGS = [
 
 export const CHOOSE_FLAGS: readonly FlagSpec[] = [...SYSTEM_FLAGS, ...CHOOSE_ONLY_FLAGS];
 
+/** choose's flags that grade candidates as choose does, for a program that runs choose's measure on other candidates (check). */
+export const CHOOSE_MEASURE_FLAGS: readonly FlagSpec[] = CHOOSE_FLAGS.filter(
+  (flag) =>
+    !["server-side", "client-only", "stability-seeds", "list", "validate", "validate-top", "validate-outage", "print-scenario"].includes(
+      flag.name,
+    ),
+);
+
 const CHOOSE_PROGRAM: ProgramDescription<readonly FlagSpec[]> = {
   name: "choose",
   summary:
@@ -288,8 +296,9 @@ export interface ChooseOptions {
 
 export type ChooseParse = { readonly kind: "help"; readonly text: string } | { readonly kind: "run"; readonly options: ChooseOptions };
 
-export function parseChooseArgs(argv: readonly string[]): ChooseParse {
-  const parsed = parseFlags(CHOOSE_PROGRAM, argv);
+/** choose's options; `program` is another flag table over choose's (check's), whose own values come in `own` too. */
+export function parseChooseArgs(argv: readonly string[], program: ProgramDescription<readonly FlagSpec[]> = CHOOSE_PROGRAM): ChooseParse {
+  const parsed = parseFlags(program, argv);
   if (parsed.kind === "help") return parsed;
   const all = parsed.values as Record<string, unknown>;
   const own = all as unknown as ChooseOwnValues;

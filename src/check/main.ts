@@ -1,0 +1,171 @@
+import { parseFlags } from "../cli/flags.ts";
+import { InputFileError, UsageError } from "../cli/usage-error.ts";
+import type { Candidate } from "../choose/candidates.ts";
+import { buildGrid, type Measured as Entry, measureAll, measurePlan, toConfig } from "../choose/grid-measure.ts";
+import { type ChooseOptions, parseChooseArgs } from "../choose/options.ts";
+import { ranking } from "../choose/ranking.ts";
+import type { Timeline } from "../choose/report.ts";
+import type { FlagSettings } from "../choose/settings.ts";
+import type { CandidateSummary } from "../choose/summary.ts";
+import type { ProgramIo } from "../runtime/program-io.ts";
+import { WorkerPool } from "../runtime/worker-pool.ts";
+import { blamingScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
+import type { ConfigFormat } from "./format.ts";
+import { CONFIG_FORMATS } from "./formats.ts";
+import { type CheckInput, readInput } from "./input.ts";
+import { gradeOf, type Measured, smallestQualifying } from "./grade.ts";
+import { neighbourTargets, settingsKey } from "./neighbours.ts";
+import { CHECK_FLAGS, CHECK_TARGET, checkProgram, type CheckOwnValues, splitConfigArgument } from "./options.ts";
+import { type CheckOutcome, type PolicyOutcome, renderFiles, renderText } from "./render.ts";
+import { explicitTarget, type Unwritable, type Variant, writtenVariants } from "./variants.ts";
+
+/*
+ * `thundering-herd check CONFIG [scenario.yaml]`: the retry configuration a user runs, read in its
+ * own format (src/check/formats/), graded on their system by choose's own measure and ranking,
+ * and, where it does not qualify, the smallest change to their file that does, found by
+ * simulating one-field changes and choose's best candidates as the file can say them.
+ */
+
+function formatsHelp(formats: readonly ConfigFormat[]): string {
+  return formats.map((format) => `  ${format.name}: ${format.title}\n      ${format.source}\n`).join("");
+}
+
+export interface CheckDependencies {
+  /** The formats check reads (tests give one of their own). */
+  readonly formats?: readonly ConfigFormat[];
+}
+
+export async function main(argv: readonly string[], io: ProgramIo, dependencies: CheckDependencies = {}): Promise<number> {
+  const formats = dependencies.formats ?? CONFIG_FORMATS;
+  const program = checkProgram(formatsHelp(formats));
+  const { config, rest } = splitConfigArgument(argv);
+  if (config === undefined) {
+    const help = parseFlags(program, rest);
+    if (help.kind === "help") io.stdout.write(help.text);
+    return 0;
+  }
+  const { argv: args, scenario } = await withScenarioFile(rest, CHECK_TARGET, io.stderr);
+  const commandLine = args.slice(scenario?.tokens.length ?? 0);
+  const parsed = await blamingScenarioFile(scenario, commandLine, CHECK_FLAGS, async () => parseChooseArgs(args, program));
+  if (parsed.kind === "help") {
+    io.stdout.write(parsed.text);
+    return 0;
+  }
+  if (scenario?.tiers !== undefined) {
+    throw new UsageError(`${scenario.file}: check grades one service's clients; a chain of tiers (tiers:) is not graded yet`);
+  }
+  const options = parsed.options;
+  const own = options.own as unknown as CheckOwnValues;
+  const input = await readInput(config, own, formats);
+  const outcome = await grade(options, own, input, io);
+  if (!options.own.json) renderText(outcome, io);
+  await renderFiles(outcome, scenario, io);
+  return 0;
+}
+
+const yoursId = (input: CheckInput, index: number) => (input.policies.length === 1 ? "yours" : `yours-${index + 1}`);
+
+function candidateOf(id: string, family: string, summary: string, client: FlagSettings): Candidate {
+  return { id, family, origin: "configuration", summary, client, server: {}, lever: "default", clientId: id };
+}
+
+/** The user's policy as a candidate; a setting the simulator refuses is the file's, said with the policy's name. */
+function policyEntry(options: ChooseOptions, input: CheckInput, policy: CheckInput["policies"][number]): Entry {
+  const id = yoursId(input, policy.index);
+  const candidate = candidateOf(id, policy.reading.settings.strategy ?? "fixed", `your ${policy.reading.name}`, policy.reading.settings);
+  try {
+    return { candidate, config: toConfig(options.system, candidate.client, {}) };
+  } catch (error) {
+    throw new InputFileError(`${input.file}: ${policy.reading.name}: the simulator cannot run it: ${(error as Error).message}`);
+  }
+}
+
+/** Variants as candidates; one the simulator refuses is set aside with why. */
+function variantEntries(
+  options: ChooseOptions,
+  variants: readonly Variant[],
+  prefix: string,
+  unwritable: Unwritable[],
+): (Entry & { readonly variant: Variant })[] {
+  return variants.flatMap((variant, index) => {
+    const candidate = candidateOf(`${prefix}${index + 1}`, variant.settings.strategy ?? "fixed", variant.change, variant.settings);
+    try {
+      return [{ candidate, config: toConfig(options.system, candidate.client, {}), variant }];
+    } catch (error) {
+      unwritable.push({ change: variant.change, why: `the simulator refuses what the file then says: ${(error as Error).message}` });
+      return [];
+    }
+  });
+}
+
+/** Measures choose's grid, the user's policies and their one-field changes, then choose's best as the user's file can say them. */
+async function grade(options: ChooseOptions, own: CheckOwnValues, input: CheckInput, io: ProgramIo): Promise<CheckOutcome> {
+  const plan = measurePlan(options);
+  const skipped: string[] = [];
+  const grid = buildGrid(options, skipped);
+  const yours = input.policies.map((policy) => policyEntry(options, input, policy));
+  const seen = new Set(yours.map((entry) => settingsKey(entry.candidate.client)));
+  const unwritable = input.policies.map((): Unwritable[] => []);
+  const neighbours = input.policies.map((policy, position) => {
+    const proposals = neighbourTargets(policy.reading.settings, input.format.knobs);
+    const written = writtenVariants(input.format, input.text, policy.index, proposals, seen);
+    unwritable[position]!.push(...written.unwritable);
+    return variantEntries(options, written.variants, `${yoursId(input, policy.index)}+change-`, unwritable[position]!);
+  });
+  io.stderr.write(
+    `check: ${input.file}: ${input.format.title}, ${input.policies.length} ${input.policies.length === 1 ? "policy" : "policies"}; ` +
+      `${grid.length} of choose's candidates, ${neighbours.flat().length} one-field changes; ${options.seeds.length} seeds on ${options.parallel} worker threads\n`,
+  );
+  const pool = new WorkerPool("choose", options.parallel);
+  try {
+    const perSeed = new Map<string, CandidateSummary[]>();
+    const timelines = new Map<string, Timeline[]>();
+    const first = await measureAll(
+      [...grid, ...yours, ...neighbours.flat()],
+      options.seeds,
+      plan,
+      pool,
+      io,
+      "check: simulating",
+      perSeed,
+      timelines,
+    );
+    const byId = new Map(first.map((summary) => [summary.candidate.id, summary]));
+    const ranked = ranking([...grid, ...yours].map((entry) => byId.get(entry.candidate.id)!)).ranked;
+    const rewrites = input.policies.map((policy, position) => {
+      const best = ranked
+        .filter((summary) => summary.survivesAll && summary.candidate.origin !== "configuration" && summary.candidate.origin !== "baseline")
+        .slice(0, own.rewrites);
+      const proposals = best.map((summary) => ({
+        change: `choose's ${summary.candidate.id}`,
+        target: explicitTarget(summary.candidate.client, policy.reading.settings),
+      }));
+      const written = writtenVariants(input.format, input.text, policy.index, proposals, seen);
+      unwritable[position]!.push(...written.unwritable);
+      return variantEntries(options, written.variants, `${yoursId(input, policy.index)}+choose-`, unwritable[position]!);
+    });
+    const second =
+      rewrites.flat().length === 0
+        ? []
+        : await measureAll(rewrites.flat(), options.seeds, plan, pool, io, "check: choose's best in your file", perSeed, timelines);
+    for (const summary of second) byId.set(summary.candidate.id, summary);
+    const policies = input.policies.map((policy, position): PolicyOutcome => {
+      const summary = byId.get(yours[position]!.candidate.id)!;
+      const tried: Measured[] = [...neighbours[position]!, ...rewrites[position]!].map((entry) => ({
+        variant: entry.variant,
+        summary: byId.get(entry.candidate.id)!,
+      }));
+      return {
+        reading: policy.reading,
+        summary,
+        grade: gradeOf(summary, ranked),
+        smallest: summary.survivesAll ? undefined : smallestQualifying(tried),
+        tried,
+        unwritable: unwritable[position]!,
+      };
+    });
+    return { options, input, ranked, policies, timelines, skipped };
+  } finally {
+    await pool.close();
+  }
+}

@@ -1,0 +1,65 @@
+import type { FlagSpec, FlagValues, ProgramDescription } from "../cli/flags.ts";
+import { UsageError } from "../cli/usage-error.ts";
+import { CHOOSE_MEASURE_FLAGS } from "../choose/options.ts";
+import type { ScenarioTarget } from "../scenario-file/format.ts";
+
+const CHECK_ONLY_FLAGS = [
+  {
+    name: "format",
+    group: "run",
+    kind: "string",
+    default: undefined,
+    placeholder: "name",
+    description: "the configuration's format, when check should not tell it from the file (-h lists them)",
+  },
+  {
+    name: "policy",
+    group: "run",
+    kind: "string",
+    default: undefined,
+    placeholder: "name",
+    description: "grade only this policy of the file (its name as check prints it, or its number from 1); default: every one",
+  },
+  {
+    name: "rewrites",
+    group: "run",
+    kind: "integer",
+    default: 5,
+    min: 0,
+    max: 20,
+    placeholder: "n",
+    description: "how many of choose's qualifying candidates are written into your file and simulated as the file then says them",
+  },
+] as const satisfies readonly FlagSpec[];
+
+export const CHECK_FLAGS: readonly FlagSpec[] = [...CHOOSE_MEASURE_FLAGS, ...CHECK_ONLY_FLAGS];
+
+export type CheckOwnValues = FlagValues<typeof CHECK_ONLY_FLAGS>;
+
+/** The scenario file's keys are choose's: a system and how to grade on it. */
+export const CHECK_TARGET: ScenarioTarget = { program: "choose", flags: CHECK_FLAGS };
+
+export function checkProgram(formatsHelp: string): ProgramDescription<readonly FlagSpec[]> {
+  return {
+    name: "check",
+    summary:
+      "Grades the retry configuration you run, in its own format, on your system: every field mapped onto the\n" +
+      "strategies and protections the simulator models (and every field it does not model, named), then the policy\n" +
+      "run as choose runs its candidates: success within the SLO, the retried requests' p99, amplification, the\n" +
+      "longest outage survived. When it does not qualify, the smallest change to your file that does, as a diff.\n" +
+      "Describe your system with a scenario file (from probe) or with choose's flags.",
+    flags: CHECK_FLAGS,
+    arguments: "CONFIG [scenario.yaml]",
+    epilog: `Formats:\n${formatsHelp}`,
+  };
+}
+
+/** The configuration file: the first argument, before the scenario file and the flags. */
+export function splitConfigArgument(argv: readonly string[]): { readonly config: string | undefined; readonly rest: readonly string[] } {
+  const first = argv[0];
+  if (first === undefined || first.startsWith("-")) {
+    if (argv.some((arg) => /^--?(h|help)$/.test(arg))) return { config: undefined, rest: argv };
+    throw new UsageError("name the configuration file first: check CONFIG [scenario.yaml] [flags]");
+  }
+  return { config: first, rest: argv.slice(1) };
+}

@@ -1,0 +1,105 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { applyPatch } from "diff";
+import { afterEach, describe, expect, it } from "vitest";
+import { flagsFormat } from "../../helpers/flags-format.ts";
+import { main } from "../../../src/check/main.ts";
+import type { ProgramIo } from "../../../src/runtime/program-io.ts";
+
+/*
+ * check's core on a format of our own flags (a JSON object of policies, each a map of flags), so
+ * that the grade and the search for the smallest change are tested apart from any one system's
+ * format: the real formats have tests of their own (test/unit/check/formats/).
+ */
+
+/** A small system (200 users at ~95 req/s, a 400 ms timeout) and a small grid: seconds of work. */
+const SMALL = [
+  ...["-clients", "200", "-lambda", "2", "-timeout", "400ms", "-interval", "1s"],
+  ...["-steady", "5s", "-observe", "15s", "-everyday", "20s", "-outages", "2s,6s", "-max-outage", "30s", "-seeds", "1"],
+  ...["-candidates", "exponential-backoff,full-jitter:max-attempts=3", "-rewrites", "2"],
+];
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+async function check(config: string, args: readonly string[]) {
+  const dir = mkdtempSync(join(tmpdir(), "thundering-herd-check-"));
+  dirs.push(dir);
+  const file = join(dir, "config.json");
+  writeFileSync(file, config);
+  let stdout = "";
+  let stderr = "";
+  const io: ProgramIo = {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    env: {},
+  };
+  const code = await main([file, ...args, "-out", dir], io, { formats: [flagsFormat] });
+  return { code, stdout, stderr, file };
+}
+
+describe("check", () => {
+  // The time limit bounds a hung run (worker threads); it never measures speed.
+  it(
+    "grades a fixed retry as not qualifying and finds a change to the file that does, simulated as the file then reads",
+    { timeout: 120_000 },
+    async () => {
+      const config = `{\n  "policies": {\n    "api": { "strategy": "fixed", "simple-backoff-delay": "100ms" }\n  }\n}\n`;
+      const run = await check(config, [...SMALL, "-json"]);
+      expect(run.code).toBe(0);
+      const result = JSON.parse(run.stdout);
+      const policy = result.policies[0];
+      expect(policy.name).toBe("api");
+      expect(policy.grade.qualifies).toBe(false);
+      const smallest = policy.smallestChange;
+      expect(smallest).not.toBeNull();
+      expect(smallest.grade.qualifies).toBe(true);
+      expect(smallest.diff).toContain(`--- ${run.file}`);
+      // The diff is of the user's own file, and what it makes of the file is what was simulated.
+      const changed = applyPatch(config, smallest.diff);
+      expect(changed).not.toBe(false);
+      expect(flagsFormat.read(changed as string).policies[0]!.settings).toEqual(smallest.settings);
+      expect(policy.tried.length).toBeGreaterThan(1);
+    },
+  );
+
+  it("refuses bad input in one line with exit 2, before it simulates anything", async () => {
+    const policy = `{ "policies": { "api": { "strategy": "fixed" } } }`;
+    const cases: [string, readonly string[], RegExp][] = [
+      [policy, ["-format", "nginx"], /^invalid value "nginx" for flag -format: no such format \(flags\)$/],
+      ["retries: 3\n", [], /config\.json: not a retry configuration check reads \(flags as JSON \(test\)\); -format names one$/],
+      ['{ "policies": 3 }', ["-format", "flags"], /config\.json: flags as JSON \(test\): policies: missing$/],
+      ['{ "policies": {} }', [], /config\.json: flags as JSON \(test\): no retry policy in it$/],
+      [policy, ["-policy", "web"], /^invalid value "web" for flag -policy: .*config\.json has 1 \(api\)$/],
+      [
+        `{ "policies": { "api": { "strategy": "fixed", "max-attempts": "-1" } } }`,
+        [],
+        /config\.json: api: the simulator cannot run it: .*max-attempts/,
+      ],
+      [
+        policy,
+        ["examples/three-tiers.yaml"],
+        /three-tiers\.yaml: check grades one service's clients; a chain of tiers \(tiers:\) is not graded yet$/,
+      ],
+      [`{ "policies": {} }${" ".repeat(1024 * 1024)}`, [], /config\.json: larger than 1024 KiB; a retry configuration is a few KB$/],
+    ];
+    for (const [config, args, message] of cases) {
+      await expect(check(config, args), `${config.slice(0, 40)} ${args.join(" ")}`).rejects.toThrow(message);
+    }
+  });
+
+  it("names its arguments when the configuration is missing, and prints its formats with -h", async () => {
+    const io: ProgramIo = { stdout: { write: () => true }, stderr: { write: () => true }, env: {} };
+    await expect(main(["-clients", "10"], io, { formats: [flagsFormat] })).rejects.toThrow(
+      "name the configuration file first: check CONFIG [scenario.yaml] [flags]",
+    );
+    let help = "";
+    const code = await main(["-h"], { ...io, stdout: { write: (text: string) => (help += text) } }, { formats: [flagsFormat] });
+    expect(code).toBe(0);
+    expect(help).toContain("check [flags] CONFIG [scenario.yaml]");
+    expect(help).toContain("flags: flags as JSON (test)");
+  });
+});
