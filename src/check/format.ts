@@ -13,6 +13,7 @@ import type { FlagSettings } from "../choose/settings.ts";
 /** The flags a format may set: the client's retry strategy and protections, and its per-try timeout. */
 export const CHECK_FLAGS = [
   "strategy",
+  "simple-backoff-delay",
   "min-delay",
   "max-delay",
   "backoff-factor",

@@ -12,9 +12,7 @@ export function formatOf(file: string, text: string, named: string | undefined, 
   if (named !== undefined) {
     const format = formats.find((candidate) => candidate.name === named);
     if (format === undefined) {
-      throw new UsageError(
-        `invalid value "${named}" for flag -format: no such format (${formats.map((known) => known.name).join(", ")})`,
-      );
+      throw new UsageError(`invalid value "${named}" for flag -format: no such format (${formats.map((known) => known.name).join(", ")})`);
     }
     return format;
   }

@@ -69,20 +69,25 @@ function failureText(summary: CandidateSummary, grade: Grade): string {
 }
 
 /** A variant with its summary: what check may propose. */
-export interface Measured<T = Variant> {
+export interface Measured<T = Variant, S = CandidateSummary> {
   readonly variant: T;
-  readonly summary: CandidateSummary;
+  readonly summary: S;
 }
 
 /**
  * The smallest change that qualifies: of the variants that qualify, the fewest lines changed in
- * the user's file; among those, the first by choose's ranking rule. Undefined when none qualifies.
+ * the user's file; among those, the first by the ranking rule (`first`: choose's, or its chain
+ * rule). Undefined when none qualifies.
  */
-export function smallestQualifying<T extends { readonly changedLines: number }>(variants: readonly Measured<T>[]): Measured<T> | undefined {
-  const qualifying = variants.filter((entry) => entry.summary.survivesAll);
+export function smallestQualifying<T extends { readonly changedLines: number }, S = CandidateSummary>(
+  variants: readonly Measured<T, S>[],
+  qualifies: (summary: S) => boolean = (summary) => (summary as CandidateSummary).survivesAll,
+  first: (summaries: readonly S[]) => S = (summaries) => ranking(summaries as unknown as CandidateSummary[]).ranked[0] as S,
+): Measured<T, S> | undefined {
+  const qualifying = variants.filter((entry) => qualifies(entry.summary));
   if (qualifying.length === 0) return undefined;
   const fewest = Math.min(...qualifying.map((entry) => entry.variant.changedLines));
   const smallest = qualifying.filter((entry) => entry.variant.changedLines === fewest);
-  const first = ranking(smallest.map((entry) => entry.summary)).ranked[0]!;
-  return smallest.find((entry) => entry.summary === first);
+  const best = first(smallest.map((entry) => entry.summary));
+  return smallest.find((entry) => entry.summary === best);
 }

@@ -1,5 +1,5 @@
 import { parseFlags } from "../cli/flags.ts";
-import { InputFileError, UsageError } from "../cli/usage-error.ts";
+import { InputFileError } from "../cli/usage-error.ts";
 import type { Candidate } from "../choose/candidates.ts";
 import { buildGrid, type Measured as Entry, measureAll, measurePlan, toConfig } from "../choose/grid-measure.ts";
 import { type ChooseOptions, parseChooseArgs } from "../choose/options.ts";
@@ -11,6 +11,8 @@ import type { ProgramIo } from "../runtime/program-io.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
 import { blamingScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
 import type { ConfigFormat } from "./format.ts";
+import { gradeChain } from "./chain.ts";
+import { renderChainFiles, renderChainText } from "./chain-render.ts";
 import { CONFIG_FORMATS } from "./formats.ts";
 import { type CheckInput, readInput } from "./input.ts";
 import { gradeOf, type Measured, smallestQualifying } from "./grade.ts";
@@ -51,12 +53,15 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     io.stdout.write(parsed.text);
     return 0;
   }
-  if (scenario?.tiers !== undefined) {
-    throw new UsageError(`${scenario.file}: check grades one service's clients; a chain of tiers (tiers:) is not graded yet`);
-  }
   const options = parsed.options;
   const own = options.own as unknown as CheckOwnValues;
   const input = await readInput(config, own, formats);
+  if (scenario?.tiers !== undefined) {
+    const outcome = await gradeChain(options, own, scenario, input, io);
+    if (!options.own.json) renderChainText(outcome, io);
+    renderChainFiles(outcome, scenario, options.own.out, options.own.json, io);
+    return 0;
+  }
   const outcome = await grade(options, own, input, io);
   if (!options.own.json) renderText(outcome, io);
   await renderFiles(outcome, scenario, io);

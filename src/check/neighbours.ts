@@ -61,7 +61,11 @@ function attemptsNeighbours(settings: FlagSettings): Neighbour[] {
   }));
 }
 
-function waitNeighbours(settings: FlagSettings, flag: "min-delay" | "max-delay" | "timeout", words: string): Neighbour[] {
+function waitNeighbours(
+  settings: FlagSettings,
+  flag: "simple-backoff-delay" | "min-delay" | "max-delay" | "timeout",
+  words: string,
+): Neighbour[] {
   const current = settings[flag];
   if (current === undefined) return [];
   const factors = flag === "timeout" ? [0.5, 2] : WAIT_FACTORS;
@@ -117,6 +121,7 @@ export function neighbourTargets(settings: FlagSettings, knobs: readonly CheckFl
   const has = (knob: CheckFlag) => knobs.includes(knob);
   const all: Neighbour[] = [
     ...(has("max-attempts") ? attemptsNeighbours(settings) : []),
+    ...(has("simple-backoff-delay") && reads.has("simple-backoff-delay") ? waitNeighbours(settings, "simple-backoff-delay", "wait") : []),
     ...(has("min-delay") && reads.has("min-delay") ? waitNeighbours(settings, "min-delay", "first wait") : []),
     ...(has("max-delay") && reads.has("max-delay") ? waitNeighbours(settings, "max-delay", "longest wait") : []),
     ...(has("backoff-factor") && reads.has("backoff-factor") ? listed(settings, "backoff-factor", FACTORS_TRIED, "growth per retry") : []),

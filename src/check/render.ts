@@ -47,7 +47,7 @@ export interface CheckOutcome {
   readonly skipped: readonly string[];
 }
 
-const flags = (settings: FlagSettings) => settingsToArgs(settings).join(" ");
+export const flags = (settings: FlagSettings) => settingsToArgs(settings).join(" ");
 
 /** The reading field by field: the file's words, ours, and where they differ. */
 export function fieldTable(reading: PolicyReading, sources: readonly string[]): string {
@@ -66,8 +66,20 @@ export function fileDiff(input: CheckInput, changed: string): string {
   return createTwoFilesPatch(input.file, input.file, input.text, changed, "as it is", "the change that qualifies", { context: 2 });
 }
 
-function sourcesOf(outcome: CheckOutcome): string[] {
-  return [...new Set(outcome.policies.flatMap((policy) => policy.reading.fields.map((field) => field.source)))];
+/** Every source the readings cite, once, in the order first cited: the numbers the field tables give. */
+export function sourcesOf(policies: readonly { readonly reading: PolicyReading }[]): string[] {
+  return [...new Set(policies.flatMap((policy) => policy.reading.fields.map((field) => field.source)))];
+}
+
+/** How check read one policy: its name and format, our flags, the fields one by one, and what it does not model. */
+export function readingLines(input: CheckInput, reading: PolicyReading, sources: readonly string[]): string[] {
+  return [
+    `${input.file}: ${reading.name} (${input.format.title})`,
+    "",
+    `Read as: ${flags(reading.settings)}`,
+    fieldTable(reading, sources).trimEnd(),
+    ...reading.unmodeled.map((field) => `not modelled: ${field.field} = ${field.value}: ${field.why}`),
+  ];
 }
 
 /** What to do when the policy does not qualify: the diff with its figures, or why there is none. */
@@ -91,13 +103,11 @@ function changeText(outcome: CheckOutcome, policy: PolicyOutcome): string[] {
 /** The answer on stdout: per policy, how it was read, its grade and the smallest change; then choose's ranking, the user's rows in it. */
 export function renderText(outcome: CheckOutcome, io: ProgramIo): void {
   const { options, input } = outcome;
-  const sources = sourcesOf(outcome);
+  const sources = sourcesOf(outcome.policies);
   const maxOutageMs = options.own["max-outage"];
   for (const policy of outcome.policies) {
     const grade = policy.grade;
-    io.stdout.write(`${input.file}: ${policy.reading.name} (${input.format.title})\n\n`);
-    io.stdout.write(`Read as: ${flags(policy.reading.settings)}\n${fieldTable(policy.reading, sources)}\n`);
-    for (const field of policy.reading.unmodeled) io.stdout.write(`not modelled: ${field.field} = ${field.value}: ${field.why}\n`);
+    for (const line of readingLines(input, policy.reading, sources)) io.stdout.write(`${line}\n`);
     io.stdout.write(`\nOn your system it ${gradeLines(grade, policy.summary, options.sloMs, maxOutageMs).join("; ")}.\n`);
     io.stdout.write(
       `Ranked ${grade.rank} of ${grade.of} among choose's candidates; choose's first: ${outcome.ranked[0]!.candidate.id}.\n\n`,
@@ -162,7 +172,7 @@ function outcomeJson(outcome: CheckOutcome, scenario: ScenarioSource | undefined
       client: summary.candidate.client,
       qualifies: summary.survivesAll,
     })),
-    sources: sourcesOf(outcome),
+    sources: sourcesOf(outcome.policies),
     skipped: outcome.skipped,
   };
 }
@@ -195,7 +205,7 @@ async function timelineSvgs(outcome: CheckOutcome, policy: PolicyOutcome): Promi
 /** The user's policy beside the smallest change and choose's first, on one page. */
 async function reportHtml(outcome: CheckOutcome, scenario: ScenarioSource | undefined): Promise<string> {
   const { options, input } = outcome;
-  const sources = sourcesOf(outcome);
+  const sources = sourcesOf(outcome.policies);
   const first = outcome.ranked[0]!;
   const sections: string[] = [];
   for (const policy of outcome.policies) {

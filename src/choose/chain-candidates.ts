@@ -56,7 +56,14 @@ export const AS_GIVEN = "as-given";
  * The policies a retrying layer may get: the file's own, and each strategy of the registry
  * capped at three attempts (the grid's variants; a layer with no limit multiplies without bound).
  */
-export function chainPolicies(): { readonly id: string; readonly summary: string; readonly settings: FlagSettings | undefined }[] {
+export interface ChainPolicy {
+  readonly id: string;
+  readonly summary: string;
+  /** The policy's flags at each layer that retries; undefined: each layer's own, as the file gives them. */
+  readonly settings: FlagSettings | undefined;
+}
+
+export function chainPolicies(): ChainPolicy[] {
   const capped = clientGrid().filter((candidate) => candidate.origin === "variant" && candidate.id.endsWith(":max-attempts=3"));
   return [
     { id: AS_GIVEN, summary: "the file's own policy at each layer", settings: undefined },
@@ -136,7 +143,12 @@ function retryingLayers(placement: PlacementId, tierCount: number, faulty: reado
  * refuses, e.g. a backoff strategy with hedging, goes to `skipped` with why); two candidates that make
  * the same chain are one, the first kept.
  */
-export function chainGrid(base: ChainBase, schedules: readonly (readonly Fault[])[], skipped: string[]): ChainCandidate[] {
+export function chainGrid(
+  base: ChainBase,
+  schedules: readonly (readonly Fault[])[],
+  skipped: string[],
+  policies: readonly ChainPolicy[] = chainPolicies(),
+): ChainCandidate[] {
   const faulty = faultyTiers(base.tiers, schedules);
   const given = [usersGiven(base.values), ...base.tiers.slice(0, -1).map((tier) => tier.written.upstream)];
   const names = ["users", ...base.tiers.slice(0, -1).map((tier) => tier.name)];
@@ -145,7 +157,7 @@ export function chainGrid(base: ChainBase, schedules: readonly (readonly Fault[]
   for (const placement of PLACEMENTS) {
     const retrying = retryingLayers(placement.id, base.tiers.length, faulty);
     if (retrying === undefined) continue;
-    for (const policy of chainPolicies()) {
+    for (const policy of policies) {
       const layers = given.map((settings, index): LayerPlan => {
         const retries = retrying.has(index - 1);
         const own = policy.settings === undefined ? settings : { ...kept(settings), ...policy.settings };

@@ -154,12 +154,13 @@ function writeChainText(
 }
 
 /** Each candidate's runs (seeds within fault schedules) on choose's worker threads, summarized. */
-async function measureGrid(
+export async function measureGrid(
   grid: readonly ChainCandidate[],
   configs: readonly (readonly ChainConfig[])[],
   options: ChooseOptions,
   sloMs: number,
   io: ProgramIo,
+  label = "choose: simulating the chain",
 ): Promise<ChainSummary[]> {
   const jobs: ChainJob[] = grid.flatMap((_, candidateIndex) =>
     configs[candidateIndex]!.flatMap((config, scheduleIndex) =>
@@ -169,7 +170,7 @@ async function measureGrid(
   const pool = new WorkerPool("choose", options.parallel);
   let results: ChainRunResult[];
   try {
-    results = await runWithProgress<ChainRunResult>(pool, "chain", jobs, io.stderr, "choose: simulating the chain");
+    results = await runWithProgress<ChainRunResult>(pool, "chain", jobs, io.stderr, label);
   } finally {
     await pool.close();
   }
@@ -209,7 +210,7 @@ function rankingEntries(result: Ranking<ChainSummary>) {
  * The run must go on after every schedule's faults, to see the chain come back, and the requests
  * that success within the SLO counts (those sent before the run's end less the SLO) must hold them.
  */
-function checkRunHoldsFaults(schedules: readonly (readonly Fault[])[], durationMs: number, sloMs: number): void {
+export function checkRunHoldsFaults(schedules: readonly (readonly Fault[])[], durationMs: number, sloMs: number): void {
   const tooLate = schedules.find((schedule) => scheduleEndMs(schedule) >= durationMs);
   if (tooLate !== undefined) {
     throw new UsageError(
@@ -229,7 +230,7 @@ function checkRunHoldsFaults(schedules: readonly (readonly Fault[])[], durationM
  * The users' deadline for a chain: -slo, or SLO_TIMEOUTS x the users' timeout as for a single
  * server, at most half the run, so that most of the run's requests have the whole SLO in it.
  */
-function chainSloMs(options: ChooseOptions, values: SimFlagValues): number {
+export function chainSloMs(options: ChooseOptions, values: SimFlagValues): number {
   const sloMs = options.own.slo ?? Math.min(SLO_TIMEOUTS * values.timeout, values.duration / 2);
   if (sloMs >= values.duration) {
     throw new UsageError(
@@ -244,7 +245,7 @@ function chainSloMs(options: ChooseOptions, values: SimFlagValues): number {
  * choose has no flags for), with the users' flags that choose's command line gave laid over it;
  * the faults are choose's own (-faults, or the file's).
  */
-async function chainBase(options: ChooseOptions, scenario: LoadedScenario, io: ProgramIo): Promise<ChainBase> {
+export async function chainBase(options: ChooseOptions, scenario: LoadedScenario, io: ProgramIo): Promise<ChainBase> {
   const { parseScenario } = await import("../scenario-file/read.ts");
   const asSim = await parseScenario(scenario.text, scenario.file, SIM_TARGET);
   const neither = scenario.ignored.filter((key) => asSim.ignored.includes(key));

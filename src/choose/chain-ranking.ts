@@ -128,6 +128,8 @@ export function summarizeChain(candidate: ChainCandidate, runs: readonly ChainRu
 
 /** The runs in which every tier was back at the end: all of them is the chain's qualifying, as a single server's recovering. */
 const backInEveryRun = (summary: ChainSummary) => summary.verdicts.filter((verdict) => verdict !== "collapsed").length;
+/** A chain candidate qualifies when every tier was back at the end of every run, as the ranking rule says. */
+export const chainQualifies = (summary: ChainSummary): boolean => backInEveryRun(summary) === summary.runs;
 /** The bottom tier's attempts per user request while the faults lasted (over the whole run without a fault window). */
 export const bottomAmplification = (summary: ChainSummary) => {
   const bottom = summary.tiers.at(-1)!;
