@@ -230,11 +230,14 @@ function read(text: string): ConfigReading {
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-/** Whether two settings mean the same to the simulator, every check flag compared as parsed (absent: our default). */
+/** The flags two settings are compared by: the check flags, and the fixed strategy's wait, which CHECK_FLAGS lacks. */
+const COMPARED_FLAGS: readonly string[] = [...CHECK_FLAGS, "simple-backoff-delay"];
+
+/** Whether two settings mean the same to the simulator, each flag compared as parsed (absent: our default). */
 export function sameMeaning(a: FlagSettings, b: FlagSettings, ignoring: readonly CheckFlag[] = []): boolean {
   const left = simValuesFor({}, a) as Record<string, unknown>;
   const right = simValuesFor({}, b) as Record<string, unknown>;
-  return CHECK_FLAGS.every((flag) => ignoring.includes(flag) || left[flag] === right[flag]);
+  return COMPARED_FLAGS.every((flag) => (ignoring as readonly string[]).includes(flag) || left[flag] === right[flag]);
 }
 
 /** The retry mode whose fixed settings `target` has, if any. */
