@@ -178,7 +178,9 @@ function modeField(profile: Profile, mode: RetryMode, explicit: boolean): FieldR
     value: explicit ? profile.keys.get("retry_mode")!.value : `default (${mode})`,
     settings: modeSettings(mode),
     source: mode === "legacy" ? `${BOTO3_RETRIES}; ${RETRY_GUIDE}` : RETRY_GUIDE,
-    approximation: mode === "legacy" ? LEGACY_APPROXIMATION : STANDARD_APPROXIMATION,
+    approximation:
+      (explicit ? "" : "absent: standard, the SDKs' default since November 10, 2026; most SDK releases from before default to legacy; ") +
+      (mode === "legacy" ? LEGACY_APPROXIMATION : STANDARD_APPROXIMATION),
   };
 }
 
