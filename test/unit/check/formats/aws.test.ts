@@ -95,6 +95,10 @@ describe("aws: reading ~/.aws/config", () => {
     ]);
   });
 
+  it("gives settings the simulator takes, for every profile", () => {
+    for (const reading of policies()) expect(() => winnerIntent(reading.settings), reading.name).not.toThrow();
+  });
+
   it.each([
     ["[default]\nretry_mode = fast\n", '[default] retry_mode: "fast" is not a retry mode, one of legacy, standard, adaptive'],
     ["[profile a]\nmax_attempts = three\n", '[profile a] max_attempts: "three" is not a number of attempts, a whole number of 1 or more'],

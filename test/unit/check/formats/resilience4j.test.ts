@@ -192,6 +192,11 @@ describe("resilience4j: reading application.yml", () => {
     ]);
   });
 
+  it("gives settings the simulator takes, for every policy of every fixture", () => {
+    for (const text of [APPLICATION, KEBAB])
+      for (const policy of policiesOf(text)) expect(() => winnerIntent(policy.settings), policy.name).not.toThrow();
+  });
+
   it("reads Spring's durations", () => {
     expect(["500ms", "10s", "2m", "500", "PT0.5S", "PT1M30S", "P1DT1H", "-PT1S", "1d", "100us"].map(springDurationMs)).toEqual([
       500, 10_000, 120_000, 500, 500, 90_000, 90_000_000, -1000, 86_400_000, 0.1,
