@@ -151,12 +151,17 @@ export function goDurationAt(value: unknown, field: string, minMs: number): numb
   return msValue;
 }
 
+/** A duration field of the file, or where its default applies (ms undefined). */
+export interface DurationField {
+  readonly field: string;
+  readonly ms: number | undefined;
+  /** As the file writes it, when present. */
+  readonly text?: string;
+  readonly source: string;
+}
+
 /** Envoy's backoff as our full-jitter: both intervals explicit, each from the file or its default. */
-export function envoyBackoffReadings(
-  builder: PolicyBuilder,
-  base: { field: string; ms: number | undefined; text?: string; source: string },
-  max: { field: string; ms: number | undefined; text?: string; source: string } | undefined,
-): void {
+export function envoyBackoffReadings(builder: PolicyBuilder, base: DurationField, max: DurationField, maxDefaultWhy = ""): void {
   const baseMs = Math.max(1, base.ms ?? ENVOY_BASE_INTERVAL_MS);
   const baseRounded = base.ms !== undefined && base.ms < 1 ? "; Envoy rounds a base under 1 ms up to 1 ms" : "";
   builder.read(
@@ -166,12 +171,12 @@ export function envoyBackoffReadings(
     base.source,
     ENVOY_BACKOFF_APPROXIMATION + baseRounded,
   );
-  const maxMs = max?.ms ?? baseMs * ENVOY_MAX_INTERVAL_TIMES_BASE;
+  const maxMs = max.ms ?? baseMs * ENVOY_MAX_INTERVAL_TIMES_BASE;
   builder.read(
-    max?.field ?? `${base.field.replace(/[^.]+$/, "")}max_interval`,
-    max?.text ?? defaulted(`${ENVOY_MAX_INTERVAL_TIMES_BASE} x base_interval, ${ms(maxMs)}`),
+    max.field,
+    max.text ?? defaulted(`${ENVOY_MAX_INTERVAL_TIMES_BASE} x base interval, ${ms(maxMs)}${maxDefaultWhy}`),
     { "max-delay": ms(maxMs) },
-    max?.source ?? ENVOY_RETRY_POLICY_SOURCE,
+    max.source,
   );
 }
 
@@ -317,13 +322,18 @@ export function appendYaml(document: Document, path: YamlPath, item: unknown): v
   else document.setIn(path, [item]);
 }
 
-const YAML_PRINT = { lineWidth: 0 } as const;
+/** How the printer should lay the document out to look like the user's: sequences indented under their key or not. */
+function printOptions(original: string) {
+  const flushSequence = /^( *)[^\s#-][^\n]*:[ \t]*(#[^\n]*)?\n\1- /m.test(original);
+  return { lineWidth: 0, indentSeq: !flushSequence } as const;
+}
 
 /**
  * The text with the documents at `changed` printed again, and every other document's text as it
  * was: each document owns the text from the end of the one before to its own end. Within a
  * changed document the lines the edit left alone keep the user's own spelling (the printer's
- * spacing of flow collections and quoting may differ from it), when the printer kept its lines.
+ * spacing of flow collections and quoting may differ from it), when the printer kept its lines
+ * and the result still reads as the edited document; else the document as printed.
  */
 export function spliceDocuments(text: string, documents: readonly Document.Parsed[], changed: ReadonlySet<number>): string {
   const before = changed.size === 0 ? [] : yamlDocuments(text);
@@ -332,10 +342,26 @@ export function spliceDocuments(text: string, documents: readonly Document.Parse
   documents.forEach((document, index) => {
     const end = document.range[2];
     const original = text.slice(start, end);
-    out += changed.has(index) ? keepUntouchedLines(original, before[index]!.toString(YAML_PRINT), document.toString(YAML_PRINT)) : original;
+    if (changed.has(index)) {
+      const options = printOptions(original);
+      const edited = document.toString(options);
+      const kept = keepUntouchedLines(original, before[index]!.toString(options), edited);
+      out += sameYaml(kept, edited) ? kept : edited;
+    } else {
+      out += original;
+    }
     start = end;
   });
   return out + text.slice(start);
+}
+
+function sameYaml(a: string, b: string): boolean {
+  const parsed = (text: string) => {
+    const document = parseDocument(text);
+    return document.errors.length > 0 ? undefined : JSON.stringify(document.toJS());
+  };
+  const left = parsed(a);
+  return left !== undefined && left === parsed(b);
 }
 
 /** `edited` with each line that is the same in `printed` (the unedited document, printed) taken from `original`. */

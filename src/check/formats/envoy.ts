@@ -429,23 +429,14 @@ function readSite(parsed: Parsed, site: RouteSite): PolicyReading {
   const values = policyValues(site.policy, field, at);
   readAttempts(builder, site, values, field);
   const backOffPath = [...(site.policyPath ?? [...(site.actionPath ?? []), "retry_policy"]), "retry_back_off"];
-  envoyBackoffReadings(
-    builder,
-    {
-      field: field([...backOffPath, "base_interval"]),
-      ms: values.baseMs,
-      source: ENVOY_RETRY_POLICY_SOURCE,
-      ...(values.baseMs === undefined ? {} : { text: String((site.policy!.retry_back_off as JsonObject).base_interval) }),
-    },
-    values.maxMs === undefined
-      ? undefined
-      : {
-          field: field([...backOffPath, "max_interval"]),
-          ms: values.maxMs,
-          source: ENVOY_RETRY_POLICY_SOURCE,
-          text: String((site.policy!.retry_back_off as JsonObject).max_interval),
-        },
-  );
+  const backOff = isObject(site.policy?.retry_back_off) ? site.policy.retry_back_off : {};
+  const interval = (key: "base_interval" | "max_interval", msValue: number | undefined) => ({
+    field: field([...backOffPath, key]),
+    ms: msValue,
+    source: ENVOY_RETRY_POLICY_SOURCE,
+    ...(msValue === undefined ? {} : { text: String(backOff[key]) }),
+  });
+  envoyBackoffReadings(builder, interval("base_interval", values.baseMs), interval("max_interval", values.maxMs));
   readTimeout(builder, site, values, field);
   readLimit(builder, site, parsed.documents.length);
   skipUnmodeled(builder, site, field, namer(parsed.documents.length, site.cluster?.doc ?? 0));
