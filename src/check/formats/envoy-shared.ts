@@ -96,9 +96,9 @@ export function listAt(value: unknown, field: string, what: string): unknown[] {
   return value;
 }
 
-/** A whole number in [min, max] at `field` (YAML may quote it, as proto3 JSON allows for 64-bit numbers). */
-export function integerAt(value: unknown, field: string, min: number, max = UINT32_MAX): number {
-  const number = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
+/** A whole number in [min, max] at `field`; `quoted` takes one in a string too, as proto3's JSON mapping does for Envoy. */
+export function integerAt(value: unknown, field: string, min: number, max = UINT32_MAX, quoted = true): number {
+  const number = quoted && typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
   if (typeof number !== "number" || !Number.isInteger(number) || number < min || number > max) {
     throw new ConfigFileError(`${field}: must be a whole number from ${min} to ${max}, got ${shown(value)}`);
   }

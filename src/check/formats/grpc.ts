@@ -84,7 +84,7 @@ function methodNames(method: JsonObject, index: number): string {
 
 /** maxAttempts as gRPC applies it: at least 2, above 5 treated as 5. */
 function readMaxAttempts(builder: PolicyBuilder, value: unknown, field: string): void {
-  const attempts = integerAt(value, field, 2, Number.MAX_SAFE_INTEGER);
+  const attempts = integerAt(value, field, 2, Number.MAX_SAFE_INTEGER, false);
   const capped = Math.min(attempts, GRPC_MAX_ATTEMPTS);
   builder.read(
     field,
