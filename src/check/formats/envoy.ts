@@ -605,7 +605,8 @@ function write(text: string, policyIndex: number, target: FlagSettings): Written
   return { kind: "written", text: changed.size === 0 ? text : spliceDocuments(text, parsed.documents, changed), notes };
 }
 
-const RECOGNIZED = /^\s*-?\s*(virtual_hosts|retry_policy|num_retries|retry_back_off|static_resources|per_try_timeout)\s*:/m;
+/** A key only Envoy's retry configuration has, in YAML or in JSON (which Envoy reads too). */
+const RECOGNIZED = /^\s*-?\s*"?(virtual_hosts|retry_policy|num_retries|retry_back_off|static_resources|per_try_timeout)"?\s*:/m;
 
 export const envoyFormat: ConfigFormat = {
   name: "envoy",

@@ -174,6 +174,8 @@ describe("Envoy: reading", () => {
 
   it("recognizes Envoy's files and not Istio's", () => {
     for (const text of [BOOTSTRAP, ROUTE_AND_CLUSTER, BARE]) expect(envoyFormat.recognizes(text)).toBe(true);
+    expect(envoyFormat.recognizes('{\n  "num_retries": 2,\n  "retry_on": "5xx"\n}\n')).toBe(true);
+    expect(envoyFormat.read('{ "num_retries": 2, "retry_on": "5xx" }').policies[0]!.settings["max-attempts"]).toBe("3");
     expect(envoyFormat.recognizes(fixture("istio", "reviews.yaml"))).toBe(false);
     expect(istioFormat.recognizes(BOOTSTRAP)).toBe(false);
   });
