@@ -177,7 +177,7 @@ function skipOthers(
   }
 }
 
-function readThrottling(builder: PolicyBuilder, root: JsonObject): void {
+function readThrottling(builder: PolicyBuilder, root: JsonObject, hedging: boolean): void {
   if (root.retryThrottling === undefined) {
     builder.read("retryThrottling", "absent", {}, A6, "no retry budget: every call may make all its attempts");
     return;
@@ -187,12 +187,14 @@ function readThrottling(builder: PolicyBuilder, root: JsonObject): void {
   const ratio = numberAt(throttling.tokenRatio, "retryThrottling.tokenRatio", { above: 0 });
   const rounded = (value: number) => Number(value.toFixed(3));
   const roundedNote = (value: number) => (rounded(value) === value ? "" : `; gRPC keeps 3 decimals: ${rounded(value)}`);
+  // grpc-js checks the tokens only before a retry (as choose's hedging snippet says); A6 withholds hedges too, and so does our model.
+  const hedgeNote = hedging ? "; grpc-js (1.14) sends hedged copies whatever its tokens, though A6 and our model withhold them" : "";
   builder.read(
     "retryThrottling.maxTokens",
     String(throttling.maxTokens),
     { budget: "grpc", "budget-tokens": String(rounded(tokens)) },
     A6,
-    THROTTLING_SCOPE + roundedNote(tokens),
+    THROTTLING_SCOPE + roundedNote(tokens) + hedgeNote,
   );
   builder.read(
     "retryThrottling.tokenRatio",
@@ -223,7 +225,7 @@ function readMethod(config: ServiceConfig, index: number): PolicyReading {
       A6,
       "without a retryPolicy or hedgingPolicy gRPC makes one attempt per call",
     );
-  readThrottling(builder, config.root);
+  readThrottling(builder, config.root, method.hedgingPolicy !== undefined);
   if (method.timeout !== undefined && typeof method.timeout === "string") protoDurationAt(method.timeout, `${at}.timeout`, false);
   skipOthers(builder, method, at, ["name", "retryPolicy", "hedgingPolicy"], "method config", METHOD_FIELDS);
   skipOthers(builder, config.root, "", ["methodConfig", "retryThrottling"], "service config", TOP_FIELDS);

@@ -49,6 +49,9 @@ describe("gRPC service config: reading", () => {
     for (const field of retry!.fields) expect(field.source).toMatch(A6);
     expect(retry!.fields.find((field) => field.field.endsWith("initialBackoff"))!.approximation).toMatch(/U\(0, that backoff\)/);
     expect(hedge!.settings).toEqual({ strategy: "fixed", "max-attempts": "3", "hedge-delay": "50ms", ...budget });
+    expect(hedge!.fields.find((field) => field.field === "retryThrottling.maxTokens")!.approximation).toMatch(
+      /grpc-js \(1\.14\) sends hedged copies whatever its tokens/,
+    );
     expect(none!.settings).toEqual({ strategy: "fixed", "max-attempts": "1", ...budget });
     for (const policy of [retry!, hedge!, none!]) expectSimulatorTakes(policy.settings);
   });
