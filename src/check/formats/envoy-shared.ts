@@ -217,8 +217,7 @@ export function targetLimit(target: FlagSettings, system: string): TargetLimit |
   if (budget !== "envoy") return `${system} limits retries by Envoy's retry budget or max_retries only; it cannot say -budget ${budget}`;
   const percent = Number(effective(target, "budget-percent"));
   const minConcurrency = Number(effective(target, "budget-min-concurrency"));
-  if (String(percent) === NO_SHARE_PERCENT || percent === Number(NO_SHARE_PERCENT))
-    return { kind: "max-retries", maxRetries: minConcurrency };
+  if (percent === Number(NO_SHARE_PERCENT)) return { kind: "max-retries", maxRetries: minConcurrency };
   return { kind: "budget", percent, minConcurrency };
 }
 

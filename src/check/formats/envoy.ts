@@ -594,12 +594,7 @@ function write(text: string, policyIndex: number, target: FlagSettings): Written
     if (problem !== undefined) return { kind: "inexpressible", why: problem };
     changed.add(site.cluster!.doc);
   }
-  if (
-    site.policyPath !== undefined &&
-    site.policyPath.includes("virtual_hosts") &&
-    !site.policyPath.includes("routes") &&
-    changed.has(site.doc)
-  ) {
+  if (policyResult && site.action !== undefined && site.policyPath !== undefined && !site.policyPath.includes("routes")) {
     notes.push("the retry_policy changed is the virtual host's, which its other routes without their own share");
   }
   return { kind: "written", text: changed.size === 0 ? text : spliceDocuments(text, parsed.documents, changed), notes };

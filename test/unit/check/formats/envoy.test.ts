@@ -238,6 +238,8 @@ describe("Envoy: writing", () => {
     );
     expect(changedLines(BOOTSTRAP, shared.text).added.map((line) => line.trim())).toEqual(["num_retries: 3", "- max_retries: 4"]);
     expect(shared.notes.join(" ")).toMatch(/virtual host's, which its other routes without their own share/);
+    const clusterOnly = envoyFormat.write(BOOTSTRAP, 1, changed(catalog!.settings, { "budget-min-concurrency": "4" }));
+    expect(clusterOnly.kind === "written" && clusterOnly.notes).toEqual([]);
     expectEnvoyAccepts(shared.text);
   });
 
