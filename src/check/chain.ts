@@ -94,13 +94,8 @@ interface Staged {
   readonly variant: Variant;
 }
 
-export async function gradeChain(
-  options: ChooseOptions,
-  own: CheckOwnValues,
-  scenario: LoadedScenario,
-  input: CheckInput,
-  io: ProgramIo,
-): Promise<ChainCheckOutcome> {
+/** The chain as choose reads the file, its faults and its SLO, each checked by choose's chain rules. */
+async function chainPlan(options: ChooseOptions, scenario: LoadedScenario, io: ProgramIo) {
   const schedules = options.schedules;
   if (schedules === undefined) {
     throw new UsageError(`${scenario.file}: check needs the chain's faults to grade against: faults: in the file, or -faults`);
@@ -112,7 +107,19 @@ export async function gradeChain(
   );
   const sloMs = chainSloMs(options, base.values);
   checkRunHoldsFaults(schedules, base.values.duration, sloMs);
+  return { schedules, base, sloMs };
+}
+
+export async function gradeChain(
+  options: ChooseOptions,
+  own: CheckOwnValues,
+  scenario: LoadedScenario,
+  input: CheckInput,
+  io: ProgramIo,
+): Promise<ChainCheckOutcome> {
+  const { schedules, base, sloMs } = await chainPlan(options, scenario, io);
   const skipped: string[] = [];
+  // The user's policies and their changes at every layer; with `chooseAlso`, choose's chain candidates beside them.
   const measureStage = async (policies: readonly ChainPolicy[], chooseAlso: boolean, label: string) => {
     const mine = new Set(policies.map((policy) => policy.id));
     const grid = chainGrid(base, schedules, skipped, [...policies, ...(chooseAlso ? chainPolicies() : [])]).filter((candidate) =>
@@ -144,8 +151,6 @@ export async function gradeChain(
       `${base.tiers.map((tier) => tier.name).join(" → ")}; ${neighbours.flat().length} one-field changes\n`,
   );
   const first = await measureStage([...yours, ...neighbours.flat().map((entry) => entry.policy)], true, "check: simulating the chain");
-  const byPolicy = (summaries: readonly ChainSummary[], id: string) =>
-    summaries.find((summary) => summary.candidate.policy === id && atEveryLayer(summary.candidate));
   const mine = new Set([...yours, ...neighbours.flat().map((entry) => entry.policy)].map((policy) => policy.id));
   const ranked = rankChain(
     first.filter((summary) => !mine.has(summary.candidate.policy) || yours.some((policy) => policy.id === summary.candidate.policy)),
@@ -169,10 +174,33 @@ export async function gradeChain(
           false,
           "check: choose's best in your file",
         );
-  const all = [...first, ...second];
-  const policies = input.policies.map((policy, position): ChainPolicyOutcome => {
+  const policies = policyOutcomes(
+    input,
+    yours,
+    [...neighbours.keys()].map((position) => [...neighbours[position]!, ...rewrites[position]!]),
+    [...first, ...second],
+    ranked,
+    unwritable,
+  );
+  return { input, sloMs, schedules, tiers: base.tiers.map((tier) => tier.name), ranked, policies, skipped };
+}
+
+/** A policy's candidate at every layer, among the measured. */
+const byPolicy = (summaries: readonly ChainSummary[], id: string) =>
+  summaries.find((summary) => summary.candidate.policy === id && atEveryLayer(summary.candidate));
+
+/** Each policy's grade, what was tried around it, and the smallest change that makes the chain qualify. */
+function policyOutcomes(
+  input: CheckInput,
+  yours: readonly ChainPolicy[],
+  staged: readonly (readonly Staged[])[],
+  all: readonly ChainSummary[],
+  ranked: readonly ChainSummary[],
+  unwritable: readonly Unwritable[][],
+): ChainPolicyOutcome[] {
+  return input.policies.map((policy, position): ChainPolicyOutcome => {
     const summary = byPolicy(all, yours[position]!.id)!;
-    const tried = [...neighbours[position]!, ...rewrites[position]!].flatMap((entry) => {
+    const tried = staged[position]!.flatMap((entry) => {
       const measured = byPolicy(all, entry.policy.id);
       return measured === undefined ? [] : [{ variant: entry.variant, summary: measured }];
     });
@@ -187,7 +215,6 @@ export async function gradeChain(
       unwritable: unwritable[position]!,
     };
   });
-  return { input, sloMs, schedules, tiers: base.tiers.map((tier) => tier.name), ranked, policies, skipped };
 }
 
 /** The policies of choose's qualifying chain candidates, best first, each once; not the file's own as given (it has no flags to write). */

@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { formatDuration } from "../cli/duration.ts";
 import type { ChooseOptions } from "../choose/options.ts";
-import { rankingRule } from "../choose/ranking.ts";
+import { longestText, rankingRule } from "../choose/ranking.ts";
 import {
   EVERYDAY_HEADER,
   everydayCells,
@@ -47,18 +47,23 @@ export interface CheckOutcome {
   readonly skipped: readonly string[];
 }
 
+/** The rows of choose's ranking printed on stdout, besides the user's. */
+const RANKS_SHOWN = 10;
+
 export const flags = (settings: FlagSettings) => settingsToArgs(settings).join(" ");
 
-/** The reading field by field: the file's words, ours, and where they differ. */
+/** The reading field by field: the file's words, ours, and the source; where ours differs, said under the table. */
 export function fieldTable(reading: PolicyReading, sources: readonly string[]): string {
   const rows = reading.fields.map((field) => [
     field.field,
     field.value,
     Object.keys(field.settings).length === 0 ? "-" : flags(field.settings),
     `[${sources.indexOf(field.source) + 1}]`,
-    field.approximation ?? "",
   ]);
-  return table([["field", "value", "our model", "source", "where ours differs"], ...rows]);
+  const differences = reading.fields
+    .filter((field) => field.approximation !== undefined)
+    .map((field) => `where ours differs, ${field.field}: ${field.approximation}`);
+  return [table([["field", "value", "our model", "source"], ...rows]).trimEnd(), ...differences].join("\n");
 }
 
 /** The diff of the user's file, in its own words, as `diff -u` prints it. */
@@ -89,7 +94,12 @@ function changeText(outcome: CheckOutcome, policy: PolicyOutcome): string[] {
   const smallest = policy.smallest;
   const tried = `${policy.tried.length} changes simulated (one field at a time, and choose's qualifying candidates as your format says them)`;
   if (smallest === undefined) {
-    return [`No change tried qualifies: ${tried}. choose's ranking below shows what does; your format may not be able to say it.`];
+    const first = outcome.ranked[0]!;
+    return [
+      first.survivesAll
+        ? `No change tried qualifies: ${tried}. choose's ranking below shows what does; your format may not be able to say it.`
+        : `No change tried qualifies (${tried}), and nothing choose tries qualifies on this system either: its first, ${first.candidate.id}, survives outages up to ${longestText(first, options.own["max-outage"])}.`,
+    ];
   }
   return [
     `The smallest change to your file that qualifies (${smallest.variant.changedLines} lines; ${tried}): ${smallest.variant.change}.`,
@@ -116,7 +126,15 @@ export function renderText(outcome: CheckOutcome, io: ProgramIo): void {
     for (const entry of policy.unwritable) io.stdout.write(`not tried: ${entry.change}: ${entry.why}\n`);
     io.stdout.write("\n");
   }
-  io.stdout.write(`${rankedTable(outcome.ranked, maxOutageMs)}\n\n${TABLE_LEGEND}\n\n`);
+  const shown = outcome.ranked.filter((summary, index) => index < RANKS_SHOWN || summary.candidate.origin === "configuration");
+  io.stdout.write(`choose's first ${RANKS_SHOWN} of ${outcome.ranked.length}, and yours (the whole ranking is in the report):\n`);
+  io.stdout.write(
+    `${rankedTable(
+      shown,
+      maxOutageMs,
+      shown.map((summary) => outcome.ranked.indexOf(summary) + 1),
+    )}\n\n${TABLE_LEGEND}\n\n`,
+  );
   io.stdout.write(`${outageDetails(outcome.policies.map((policy) => policy.summary))}\n\n`);
   io.stdout.write(`Sources:\n${sources.map((source, index) => `  [${index + 1}] ${source}\n`).join("")}`);
 }

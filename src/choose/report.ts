@@ -78,12 +78,12 @@ export function everydayCells(summary: CandidateSummary): string[] {
 
 export const EVERYDAY_HEADER = ["within SLO", "retried p50", "retried p99", "amplification"] as const;
 
-/** The ranked table: one row per candidate. */
-export function rankedTable(ranked: readonly CandidateSummary[], maxOutageMs: number): string {
+/** The ranked table: one row per candidate, numbered by `ranks` when it shows only some of a ranking. */
+export function rankedTable(ranked: readonly CandidateSummary[], maxOutageMs: number, ranks?: readonly number[]): string {
   const outages = ranked[0]?.outages.map((outage) => formatDuration(outage.outageMs)) ?? [];
   const header = ["rank", "candidate", ...EVERYDAY_HEADER, "survives", ...outages.map((outage) => `${outage} outage`)];
   const rows = ranked.map((summary, index) => [
-    String(index + 1),
+    String(ranks?.[index] ?? index + 1),
     summary.candidate.id,
     ...everydayCells(summary),
     longestText(summary, maxOutageMs, false),

@@ -232,8 +232,8 @@ function read(text: string): ConfigReading {
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-/** The flags two settings are compared by: the check flags, and the fixed strategy's wait, which CHECK_FLAGS lacks. */
-const COMPARED_FLAGS: readonly string[] = [...CHECK_FLAGS, "simple-backoff-delay"];
+/** The flags two settings are compared by: every flag a format may set. */
+const COMPARED_FLAGS: readonly string[] = CHECK_FLAGS;
 
 /** Whether two settings mean the same to the simulator, each flag compared as parsed (absent: our default). */
 export function sameMeaning(a: FlagSettings, b: FlagSettings, ignoring: readonly CheckFlag[] = []): boolean {

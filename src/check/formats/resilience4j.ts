@@ -231,7 +231,7 @@ function baseOf(section: Section | undefined, name: string, configs: ReadonlyMap
 type IntervalKind = "constant" | "randomized" | "exponential" | "exponential-randomized";
 
 interface Interval {
-  readonly kind: IntervalKind;
+  readonly interval: IntervalKind;
   readonly wait: Value<number>;
   readonly exponential: Value<boolean>;
   readonly randomized: Value<boolean>;
@@ -272,18 +272,18 @@ const ignoredField = (value: Value<unknown> | undefined, why: string): Unmodeled
   value?.prop === undefined ? [] : [{ field: value.field, value: value.text, why: `ignored by resilience4j here: ${why}` }];
 
 /** The multiplier, factor and ceiling that apply, as CommonRetryConfigurationProperties.configureRetryIntervalFunction picks them. */
-function growthOf(section: Section, kind: IntervalKind, merged: <K extends RetryProperty>(name: K) => Value<number> | undefined) {
+function growthOf(section: Section, interval: IntervalKind, merged: <K extends RetryProperty>(name: K) => Value<number> | undefined) {
   const given = { multiplier: merged("exponentialBackoffMultiplier"), max: merged("exponentialMaxWaitDuration") };
   const factor = retryGet(section, "randomizedWaitFactor");
   const defaultMultiplier = byDefault(section, "exponentialBackoffMultiplier", DEFAULTS.multiplier);
   const defaultFactor = byDefault(section, "randomizedWaitFactor", DEFAULTS.factor);
   const noExponential = "enableExponentialBackoff is not true";
-  switch (kind) {
+  switch (interval) {
     case "constant":
     case "randomized": {
       const ignored = [...ignoredField(given.multiplier, noExponential), ...ignoredField(given.max, noExponential)];
-      if (kind === "constant") ignored.push(...ignoredField(factor, "enableRandomizedWait is not true"));
-      return { factor: kind === "randomized" ? (factor ?? defaultFactor) : undefined, ignored };
+      if (interval === "constant") ignored.push(...ignoredField(factor, "enableRandomizedWait is not true"));
+      return { factor: interval === "randomized" ? (factor ?? defaultFactor) : undefined, ignored };
     }
     case "exponential": {
       const ignored = [...ignoredField(factor, "enableRandomizedWait is not true")];
@@ -310,26 +310,26 @@ function intervalOf(section: Section, wait: Value<number>, base: Section | undef
   const merged = <K extends RetryProperty>(name: K) => retryGet(section, name) ?? retryGet(base, name);
   const exponential = merged("enableExponentialBackoff") ?? byDefault(section, "enableExponentialBackoff", false);
   const randomized = merged("enableRandomizedWait") ?? byDefault(section, "enableRandomizedWait", false);
-  const kind: IntervalKind = exponential.value
+  const interval: IntervalKind = exponential.value
     ? randomized.value
       ? "exponential-randomized"
       : "exponential"
     : randomized.value
       ? "randomized"
       : "constant";
-  const growth = growthOf(section, kind, merged as <K extends RetryProperty>(name: K) => Value<number> | undefined);
+  const growth = growthOf(section, interval, merged as <K extends RetryProperty>(name: K) => Value<number> | undefined);
   // resilience4j merges an instance's switches, multiplier and ceiling from its base, never its randomizedWaitFactor.
   const baseFactor = retryGet(base, "randomizedWaitFactor");
   const notInherited =
-    kind.endsWith("randomized") && retryGet(section, "randomizedWaitFactor") === undefined
+    interval.endsWith("randomized") && retryGet(section, "randomizedWaitFactor") === undefined
       ? ignoredField(baseFactor, `not inherited by ${section.path}, which sets its own waitDuration (0.5 applies)`)
       : [];
-  return { kind, wait, exponential, randomized, ...growth, ignored: [...growth.ignored, ...notInherited] };
+  return { interval, wait, exponential, randomized, ...growth, ignored: [...growth.ignored, ...notInherited] };
 }
 
 function defaultInterval(section: Section): Interval {
   return {
-    kind: "constant",
+    interval: "constant",
     wait: byDefault(section, "waitDuration", DEFAULTS.waitMs, "500ms"),
     exponential: byDefault(section, "enableExponentialBackoff", false),
     randomized: byDefault(section, "enableRandomizedWait", false),
@@ -386,7 +386,7 @@ function ceilingField(interval: Interval, attempts: number): FieldReading {
       interval.max,
       { "max-delay": ms(interval.max.value) },
       `${RETRY_DOCS}; ${PROPERTIES_SOURCE}`,
-      interval.kind === "exponential-randomized" ? CAP_AFTER_RANDOM : undefined,
+      interval.interval === "exponential-randomized" ? CAP_AFTER_RANDOM : undefined,
     );
   const multiplier = interval.multiplier!.value;
   const bindsFrom = multiplier <= 1 ? Infinity : Math.ceil(Math.log(UNCAPPED_MS / interval.wait.value) / Math.log(multiplier)) + 1;
@@ -422,7 +422,7 @@ function multiplierField(multiplier: Value<number>): FieldReading {
 
 function retryFields(resolved: RetryResolved): FieldReading[] {
   const { interval, attempts } = resolved;
-  const growing = interval.kind.startsWith("exponential");
+  const growing = interval.interval.startsWith("exponential");
   const fields = [
     field(
       interval.exponential,
@@ -644,7 +644,7 @@ function read(text: string): ConfigReading {
 // Writing: the target as resilience4j's properties, then only those that differ
 
 interface RetryTarget {
-  readonly kind: IntervalKind;
+  readonly interval: IntervalKind;
   readonly waitMs: number;
   readonly multiplier: number;
   readonly factor: number;
@@ -676,7 +676,7 @@ function retryTargetOf(values: Values): RetryTarget | string {
   if (attempts < 1) return "resilience4j needs a number of attempts (maxAttempts, 1 or more); the target has no limit";
   const strategy = findStrategy(values.strategy as string)!.name;
   if (strategy === "fixed")
-    return { kind: "constant", waitMs: values["simple-backoff-delay"] as number, multiplier: 1, factor: 0, maxMs: undefined, attempts };
+    return { interval: "constant", waitMs: values["simple-backoff-delay"] as number, multiplier: 1, factor: 0, maxMs: undefined, attempts };
   if (strategy !== "grpc")
     return `resilience4j's waits are constant, or uniform ± a factor, or exponential (x multiplier, capped, randomized or not): -strategy ${strategy} is none of them`;
   const [waitMs, maxMs, multiplier, factor] = (["min-delay", "max-delay", "backoff-factor", "jitter"] as const).map((flag) =>
@@ -685,15 +685,15 @@ function retryTargetOf(values: Values): RetryTarget | string {
   if (factor >= 1) return `resilience4j's randomizedWaitFactor is below 1; the target's jitter is ${factor}`;
   if (multiplier === 1)
     return {
-      kind: factor === 0 ? "constant" : "randomized",
+      interval: factor === 0 ? "constant" : "randomized",
       waitMs: Math.min(waitMs, maxMs),
       multiplier,
       factor,
       maxMs: undefined,
       attempts,
     };
-  const kind = factor === 0 ? "exponential" : "exponential-randomized";
-  return { kind, waitMs, multiplier, factor, maxMs: maxMs === UNCAPPED_MS ? undefined : maxMs, attempts };
+  const interval = factor === 0 ? "exponential" : "exponential-randomized";
+  return { interval, waitMs, multiplier, factor, maxMs: maxMs === UNCAPPED_MS ? undefined : maxMs, attempts };
 }
 
 function breakerTargetOf(values: Values, current: BreakerResolved | undefined): BreakerTarget | undefined | string {
@@ -721,7 +721,7 @@ function breakerTargetOf(values: Values, current: BreakerResolved | undefined): 
 
 /** The check flags other than the retry's and the breaker's: resilience4j's retry has none of them. */
 const FOREIGN_FLAGS = CHECK_FLAGS.filter(
-  (flag) => !/^(strategy|min-delay|max-delay|backoff-factor|jitter|max-attempts|breaker.*)$/.test(flag),
+  (flag) => !/^(strategy|simple-backoff-delay|min-delay|max-delay|backoff-factor|jitter|max-attempts|breaker.*)$/.test(flag),
 );
 
 interface Style {
@@ -746,8 +746,8 @@ const durationValue = (current: Value<number> | undefined, ms: number) =>
 /** The retry properties to write for `want`: all of them (`explicit`), or those whose resolved value differs. */
 function retryEdits(current: RetryResolved, want: RetryTarget, explicit: boolean): [string, unknown][] {
   const interval = current.interval;
-  const growing = want.kind.startsWith("exponential");
-  const randomized = want.kind.endsWith("randomized");
+  const growing = want.interval.startsWith("exponential");
+  const randomized = want.interval.endsWith("randomized");
   const edits: [string, unknown][] = [];
   const differs = (value: unknown, wanted: unknown) => explicit || value !== wanted;
   if (differs(current.attempts.value, want.attempts)) edits.push(["maxAttempts", want.attempts]);
@@ -836,7 +836,7 @@ function write(text: string, policyIndex: number, target: FlagSettings): Written
 
 /** The flags a retry target reads back as (gRPC's backoff for all four kinds of wait). */
 function retrySettings(retry: RetryTarget): FlagSettings {
-  const growing = retry.kind.startsWith("exponential");
+  const growing = retry.interval.startsWith("exponential");
   return {
     strategy: "grpc",
     "min-delay": ms(retry.waitMs),
