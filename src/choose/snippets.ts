@@ -16,7 +16,7 @@ import type { FlagSettings } from "./settings.ts";
  *   maxAttempts >= 2, values above 5 treated as 5, hedgingDelay, nonFatalStatusCodes; a method
  *   has a retryPolicy or a hedgingPolicy, never both). Retry n waits
  *   min(initialBackoff x backoffMultiplier^(n-1), maxBackoff) x random(0.8, 1.2) since A6's
- *   revision of August 2024 (before it, random(0, that backoff)); grpc-js 1.14 does so.
+ *   revision of August 2024 (before it, random(0, that backoff)); grpc-js since June 2025 (grpc/grpc-node#2960).
  * - Envoy API v3: config.route.v3.RetryPolicy (retry_on, num_retries, per_try_timeout,
  *   retry_back_off {base_interval, max_interval}) and config.cluster.v3.CircuitBreakers
  *   (thresholds[].retry_budget {budget_percent {value}, min_retry_concurrency}),

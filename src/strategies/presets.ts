@@ -24,8 +24,8 @@ export const PRESETS = [
     summary: "gRPC retries: U(0, min(100ms x 2^(n-1), 1s)), at most 5 attempts, retry throttling (10 tokens, ratio 0.1)",
     source:
       "grpc/proposal A6-client-retries.md as written until 2024: the retry backoff is random(0, min(initialBackoff x " +
-      "multiplier^(n-1), maxBackoff)), which is full jitter with multiplier 2, and which grpc-js (Node) still does " +
-      "(grpc/grpc-node#2959); A6's 2024 revision (grpc/proposal#452), in grpc-go and grpc-java since, waits that delay x " +
+      "multiplier^(n-1), maxBackoff)), which is full jitter with multiplier 2, and which grpc-js (Node) did until June 2025 " +
+      "(grpc/grpc-node#2959, fixed by #2960); A6's 2024 revision (grpc/proposal#452), in grpc-go, grpc-java and grpc-js since, waits that delay x " +
       "random(0.8, 1.2) instead. A6 gives no defaults, so the values are its example's (0.1s, 1s, 2), with " +
       "maxAttempts at A6's client-side ceiling of 5 and retryThrottling at its example's maxTokens 10, tokenRatio 0.1",
     args: ["-strategy", "full-jitter", "-min-delay", "100ms", "-max-delay", "1s", "-max-attempts", "5", "-budget", "grpc"],
