@@ -228,6 +228,8 @@ export const RESULTS_FILES: readonly ResultsFile[] = [
     ...["-clients", "100000", "-error-rate", "0.02", "-timeout", "10s", "-limit", "3000", "-k", "1500"],
     ...["-seeds", "1", "-candidates", CHOOSE_CANDIDATES, "-parallel", "2"],
   ]),
+  // The README's and docs/check.md's example: a user's gRPC config graded on a thread pool (seeded).
+  scriptFile("check-example", "seeded", ["scripts/check-example.ts", "docs/check-example.json"], { otherwise: EXACT }),
   {
     name: "validation-results",
     file: "docs/validation-results.json",

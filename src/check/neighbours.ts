@@ -88,7 +88,7 @@ function mechanismNeighbours(settings: FlagSettings, flag: "budget" | "breaker",
   const current = settings[flag];
   if (current === undefined) {
     return kinds.map((kind) => ({
-      change: `add a ${kind} ${flag === "budget" ? "retry budget" : "circuit breaker"}`,
+      change: `add ${flag === "budget" ? "a retry budget" : "a circuit breaker"} (-${flag} ${kind})`,
       target: { ...settings, [flag]: kind },
     }));
   }

@@ -91,5 +91,8 @@ function readBack(format: ConfigFormat, text: string, policyIndex: number): Flag
 export function explicitTarget(client: FlagSettings, user: FlagSettings): FlagSettings {
   const strategy = STRATEGIES.find((entry) => entry.name === client.strategy);
   const parameters: Readonly<Record<string, string>> = strategy?.parameters ?? {};
-  return { ...parameters, ...client, ...(user.timeout === undefined ? {} : { timeout: user.timeout }) };
+  // -retry-budget is -budget grpc (src/strategies/protection.ts): a format knows budgets by kind.
+  const { "retry-budget": grpcBudget, ...rest } = client;
+  const budget = grpcBudget === "true" ? { budget: "grpc" } : {};
+  return { ...parameters, ...rest, ...budget, ...(user.timeout === undefined ? {} : { timeout: user.timeout }) };
 }

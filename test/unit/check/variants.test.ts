@@ -65,6 +65,14 @@ describe("a change written into the user's file", () => {
     });
   });
 
+  it("says -retry-budget as the budget it is, -budget grpc, for a format that knows budgets by kind", () => {
+    expect(explicitTarget({ strategy: "fixed", "retry-budget": "true" }, USER)).toEqual({
+      "simple-backoff-delay": "100ms",
+      strategy: "fixed",
+      budget: "grpc",
+    });
+  });
+
   it("counts lines removed and added", () => {
     expect(changedLines("a\nb\nc\n", "a\nB\nc\n")).toBe(2);
     expect(changedLines("a\n", "a\n")).toBe(0);
