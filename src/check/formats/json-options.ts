@@ -70,8 +70,9 @@ export interface NumberRule {
 }
 
 /** A number field, or a ConfigFileError naming the field, what is wrong and what is allowed. */
-export function numberAt(value: Json, field: string, rule: NumberRule): number {
+export function numberAt(value: Json | undefined, field: string, rule: NumberRule): number {
   const wrong = (what: string) => new ConfigFileError(`${field}: ${what}, ${rule.allowed}`);
+  if (value === undefined) throw wrong("missing");
   if (typeof value !== "number" || !Number.isFinite(value)) throw wrong(`${JSON.stringify(value)} is not a number`);
   if (rule.integer === true && !Number.isInteger(value)) throw wrong(`${value} is not a whole number`);
   if (rule.min !== undefined && value < rule.min) throw wrong(`${value} is below ${rule.min}`);
@@ -88,7 +89,8 @@ export function booleanAt(value: Json, field: string): boolean {
 }
 
 /** An object field, or a ConfigFileError. */
-export function objectAt(value: Json, field: string, allowed: string): JsonObject {
+export function objectAt(value: Json | undefined, field: string, allowed: string): JsonObject {
+  if (value === undefined) throw new ConfigFileError(`${field}: missing, ${allowed}`);
   if (!isObject(value)) throw new ConfigFileError(`${field}: ${JSON.stringify(value)} is not an object, ${allowed}`);
   return value;
 }
@@ -214,6 +216,9 @@ export function resolveTarget(settings: FlagSettings): ResolvedTarget {
   };
 }
 
+/** Our clients' per-attempt timeout when no flag sets it: what a format without a timeout field leaves it at. */
+const DEFAULT_TIMEOUT_MS = simValuesFor({}, {}).timeout;
+
 /** Retries compared when there is no attempt limit: far past any cap a real policy reaches. */
 const COMPARED_RETRIES = 200;
 /** Points of each draw at which two policies' waits are compared: equal there, equal in distribution for these formulas. */
@@ -297,8 +302,10 @@ export function constantForm(policy: BackoffPolicy): BackoffPolicy {
 }
 
 /** The protections and hedging a format cannot say, as the reason a target is inexpressible; undefined when it has none of them. */
-export function unsupportedMechanisms(target: ResolvedTarget, system: string): string | undefined {
+export function unsupportedMechanisms(target: ResolvedTarget, system: string, hasTimeout = false): string | undefined {
   if (target.hedgeDelayMs !== undefined) return `${system} does not hedge requests (-hedge-delay)`;
+  if (!hasTimeout && !close(target.timeoutMs, DEFAULT_TIMEOUT_MS))
+    return `${system} has no per-attempt timeout here; the reading leaves -timeout at our default, ${ms(DEFAULT_TIMEOUT_MS)}`;
   if (target.fleet.budget !== undefined) return `${system} has no retry budget (-budget ${target.fleet.budget.kind})`;
   if (target.fleet.throttle !== undefined) return `${system} has no adaptive throttle (-throttle sre)`;
   return undefined;
@@ -343,27 +350,83 @@ export function writeTarget(format: EditableFormat, text: string, root: Json, po
   if (sameMeaning(current.settings, target)) return { kind: "written", text, notes: [] };
   const edits = format.edits(root, policyIndex, resolveTarget(target), target);
   if (typeof edits === "string") return { kind: "inexpressible", why: edits };
-  const reads = (candidate: Json): PolicyReading | undefined => {
+  const reads = (candidate: Json): PolicyReading | ConfigFileError => {
     try {
       return format.interpret(candidate, policyIndex);
     } catch (error) {
-      if (error instanceof ConfigFileError) return undefined;
+      if (error instanceof ConfigFileError) return error;
       throw error;
     }
   };
-  const exact = smallestEdit(root, edits, (candidate) => {
+  const means = (candidate: Json, settings: FlagSettings) => {
     const reading = reads(candidate);
-    return reading !== undefined && sameMeaning(reading.settings, target);
-  });
-  const chosen = exact ?? [...edits];
+    return !(reading instanceof ConfigFileError) && sameMeaning(reading.settings, settings);
+  };
+  const exact = smallestEdit(root, edits, (candidate) => means(candidate, target));
+  // Where nothing says the target exactly (a value the format rounds or bounds), the edits that change anything.
+  const chosen = exact ?? edits.filter((edit) => !means(withEdits(root, [edit]), current.settings));
   const written = reads(withEdits(root, chosen));
-  if (written === undefined) throw new Error(`unreachable: ${format.system}'s edits for ${JSON.stringify(target)} make a file it refuses`);
+  if (written instanceof ConfigFileError) return { kind: "inexpressible", why: `${format.system} would refuse it: ${written.message}` };
   const notes: string[] = [];
   if (exact === undefined) notes.push(`the nearest ${format.system} can say: ${meaningDifference(written.settings, target)}`);
-  const changed = new Set(chosen.map((edit) => pathText(edit.path)));
+  const changed = chosen.map((edit) => pathText(edit.path));
   for (const field of written.fields) {
-    if (field.approximation !== undefined && [...changed].some((path) => field.field === path || field.field.startsWith(`${path}.`)))
+    if (field.approximation !== undefined && changed.some((path) => field.field === path || field.field.startsWith(`${path}.`)))
       notes.push(`${field.field}: ${field.approximation}`);
   }
   return { kind: "written", text: editText(text, chosen), notes };
+}
+
+/** Points of the uniform draw in the quadrature of decorrelatedV2Means. */
+const QUADRATURE_POINTS = 4000;
+
+/**
+ * The mean wait before each of the first `retries` retries of Polly's DecorrelatedJitterBackoffV2
+ * (Polly.Core RetryHelper.cs; cockatiel's decorrelatedJitterGenerator is the same formula with
+ * its `exponent` for Polly's 2), before any cap. Retry t waits (g(t-1+U_t) - g(t-2+U_t-1)) x
+ * initial / 1.4 with g(x) = exponent^x x tanh(sqrt(4x)) and g = 0 before the first: its mean is
+ * the difference of G(t) = E[g(t + U)], found by the midpoint rule.
+ */
+export function decorrelatedV2Means(exponent: number, initialMs: number, retries: number): number[] {
+  const g = (x: number) => exponent ** x * Math.tanh(Math.sqrt(4 * x));
+  const meanG = (t: number) => {
+    let sum = 0;
+    for (let point = 0; point < QUADRATURE_POINTS; point++) sum += g(t + (point + 0.5) / QUADRATURE_POINTS);
+    return sum / QUADRATURE_POINTS;
+  };
+  const means: number[] = [];
+  let previous = 0;
+  for (let t = 0; t < retries; t++) {
+    const current = meanG(t);
+    means.push(((current - previous) / 1.4) * initialMs);
+    previous = current;
+  }
+  return means;
+}
+
+/** The mean waits of our decorrelated-jitter (AWS's: min(cap, U(base, 3 x previous)), the first from base), before the cap. */
+export function awsDecorrelatedMeans(baseMs: number, retries: number): number[] {
+  const means: number[] = [];
+  let previous = baseMs;
+  for (let retry = 1; retry <= retries; retry++) {
+    previous = (baseMs + 3 * previous) / 2;
+    means.push(previous);
+  }
+  return means;
+}
+
+/** Retries whose mean waits a decorrelated-jitter note shows. */
+const NOTE_RETRIES = 5;
+
+/** How Polly's and cockatiel's decorrelated jitter differs from ours, with both mean waits for the file's values. */
+export function decorrelatedNote(system: string, exponent: number, initialMs: number, retries: number): string {
+  const shown = Math.max(1, Math.min(NOTE_RETRIES, retries));
+  const rounded = (values: number[]) => values.map((value) => ms(Math.round(value))).join(", ");
+  const theirs = rounded(decorrelatedV2Means(exponent, initialMs, shown));
+  const ours = rounded(awsDecorrelatedMeans(initialMs, shown));
+  return (
+    `${system} draws Polly's decorrelated jitter V2, (g(t + U) - g(t - 1 + U')) x base / 1.4 with g(x) = ${exponent}^x x tanh(sqrt(4x)): ` +
+    `mean waits ${theirs} before the cap; ours is AWS's, min(cap, U(base, 3 x previous)), mean waits ${ours}: longer at first, ` +
+    `then growing 1.5x a retry instead of ${exponent}x`
+  );
 }
