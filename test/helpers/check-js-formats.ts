@@ -38,6 +38,11 @@ export function movedKnob(settings: FlagSettings, knob: CheckFlag): FlagSettings
     }
     case "backoff-factor":
       return value === undefined ? undefined : { ...settings, [knob]: String(Number(value) + 1) };
+    case "breaker": {
+      // On: off, with its parameters; off: cockatiel's README breaker, five failures in a row.
+      if (value === undefined) return { ...settings, breaker: "consecutive", "breaker-failures": "5", "breaker-break": "10s" };
+      return Object.fromEntries(Object.entries(settings).filter(([name]) => !name.startsWith("breaker")));
+    }
     case "timeout":
       return { ...settings, [knob]: formatDuration(2 * (duration(value) ?? 2000)) };
     case "breaker-failures":
