@@ -543,9 +543,13 @@ export const pollyFormat: ConfigFormat = {
   name: "polly",
   title: "Polly v8 options in appsettings.json (HttpStandardResilienceOptions or RetryStrategyOptions)",
   source: `${RETRY_DOCS}; ${STANDARD_DOCS}`,
+  // Reading matches keys in any case, as the binder does; recognizing asks for Polly's own spelling of one of them, so that
+  // cockatiel's "retry" and "circuitBreaker" are not taken for a standard handler.
   recognizes: (text) => {
     try {
-      return findPolicies(parsed(text)).length > 0;
+      const root = parsed(text);
+      const spelled = new Set<string>([...SECTIONS, ...RETRY_KEYS]);
+      return findPolicies(root).some((found) => Object.keys(valueAt(root, found.path) as JsonObject).some((key) => spelled.has(key)));
     } catch (error) {
       if (error instanceof ConfigFileError) return false;
       throw error;
