@@ -348,8 +348,10 @@ const bitCount = (mask: number): number => (mask === 0 ? 0 : (mask & 1) + bitCou
 export function writeTarget(format: EditableFormat, text: string, root: Json, policyIndex: number, target: FlagSettings): Written {
   const current = format.interpret(root, policyIndex);
   if (sameMeaning(current.settings, target)) return { kind: "written", text, notes: [] };
-  const edits = format.edits(root, policyIndex, resolveTarget(target), target);
-  if (typeof edits === "string") return { kind: "inexpressible", why: edits };
+  const wanted = format.edits(root, policyIndex, resolveTarget(target), target);
+  if (typeof wanted === "string") return { kind: "inexpressible", why: wanted };
+  // An edit that writes what is already there changes nothing: leaving it out keeps the search small.
+  const edits = wanted.filter((edit) => JSON.stringify(valueAt(root, edit.path)) !== JSON.stringify(edit.value));
   const reads = (candidate: Json): PolicyReading | ConfigFileError => {
     try {
       return format.interpret(candidate, policyIndex);
@@ -418,8 +420,19 @@ export function awsDecorrelatedMeans(baseMs: number, retries: number): number[] 
 /** Retries whose mean waits a decorrelated-jitter note shows. */
 const NOTE_RETRIES = 5;
 
+const notes = new Map<string, string>();
+
 /** How Polly's and cockatiel's decorrelated jitter differs from ours, with both mean waits for the file's values. */
 export function decorrelatedNote(system: string, exponent: number, initialMs: number, retries: number): string {
+  const key = JSON.stringify([system, exponent, initialMs, retries]);
+  const known = notes.get(key);
+  if (known !== undefined) return known;
+  const note = describeDecorrelated(system, exponent, initialMs, retries);
+  notes.set(key, note);
+  return note;
+}
+
+function describeDecorrelated(system: string, exponent: number, initialMs: number, retries: number): string {
   const shown = Math.max(1, Math.min(NOTE_RETRIES, retries));
   const rounded = (values: number[]) => values.map((value) => ms(Math.round(value))).join(", ");
   const theirs = rounded(decorrelatedV2Means(exponent, initialMs, shown));
