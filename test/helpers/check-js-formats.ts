@@ -67,10 +67,12 @@ export function writtenText(written: Written, label: string): string {
 /**
  * The round-trip law for every policy of a file: writing what it reads changes no byte; writing
  * each knob moved reads back as the target (or with a note saying what is nearest), and changes
- * the text. Returns the knobs moved, per policy, for the caller to check that the law was exercised.
+ * the text. Returns the knobs moved and those the format could not say, per policy, for the caller
+ * to check that the law was exercised and which moves were refused.
  */
-export function expectRoundTrips(format: ConfigFormat, text: string): string[] {
+export function expectRoundTrips(format: ConfigFormat, text: string): { moved: string[]; inexpressible: string[] } {
   const moved: string[] = [];
+  const inexpressible: string[] = [];
   format.read(text).policies.forEach((policy, index) => {
     const label = `${format.name} ${policy.name}`;
     expect(writtenText(format.write(text, index, policy.settings), label), `${label}: no-op write`).toBe(text);
@@ -78,7 +80,10 @@ export function expectRoundTrips(format: ConfigFormat, text: string): string[] {
       const target = movedKnob(policy.settings, knob);
       if (target === undefined) continue;
       const written = format.write(text, index, target);
-      if (written.kind === "inexpressible") continue;
+      if (written.kind === "inexpressible") {
+        inexpressible.push(`${policy.name}: ${knob}: ${written.why}`);
+        continue;
+      }
       const again = format.read(written.text).policies[index]!;
       const difference = meaningDifference(again.settings, target);
       if (difference !== undefined) expect(written.notes.join("\n"), `${label}, ${knob}: ${difference}`).toContain("nearest");
@@ -88,7 +93,7 @@ export function expectRoundTrips(format: ConfigFormat, text: string): string[] {
       moved.push(`${policy.name}: ${knob}`);
     }
   });
-  return moved;
+  return { moved, inexpressible };
 }
 
 /** The one printable line a bad file gives: a ConfigFileError, no stack trace in its message. */

@@ -433,12 +433,7 @@ function edits(root: Json, policyIndex: number, target: ResolvedTarget): readonl
   return [{ path: [...path, "retry", "maxAttempts"], value: maxAttempts }, ...backoffs, ...breakers];
 }
 
-const editable: EditableFormat = {
-  system: "cockatiel",
-  policyPaths,
-  interpret,
-  edits: (root, index, target) => edits(root, index, target),
-};
+const editable: EditableFormat = { system: "cockatiel", interpret, edits };
 
 const parsed = (text: string) => parseJson(text, "a cockatiel policy");
 

@@ -3,8 +3,7 @@ import { nextDelay } from "../../backoff/delay.ts";
 import type { BackoffPolicy } from "../../backoff/policy.ts";
 import type { Random } from "../../backoff/random.ts";
 import { formatDuration } from "../../cli/duration.ts";
-import type { FlagSpec } from "../../cli/flags.ts";
-import { type FlagSettings, SIM_FLAG_SPECS, simValuesFor } from "../../choose/settings.ts";
+import { type FlagSettings, simValuesFor } from "../../choose/settings.ts";
 import { MECHANISMS, type ProtectionValues, resolveProtection } from "../../strategies/protection.ts";
 import { buildStrategyPolicy, findStrategy, type StrategyName, type StrategyParameterValues } from "../../strategies/registry.ts";
 import { ConfigFileError, type FieldReading, type PolicyReading, type UnmodeledField, type Written } from "../format.ts";
@@ -59,7 +58,7 @@ export const ms = (value: number): string => formatDuration(value);
  */
 export const NODE_TIMER_MAX_MS = 2 ** 31 - 1;
 
-export interface NumberRule {
+interface NumberRule {
   readonly min?: number;
   readonly above?: number;
   readonly max?: number;
@@ -146,7 +145,7 @@ export interface Edit {
 }
 
 /** The JSON value with the edits made (a copy); missing parent objects are created, as modify does in the text. */
-export function withEdits(root: Json, edits: readonly Edit[]): Json {
+function withEdits(root: Json, edits: readonly Edit[]): Json {
   const copy = structuredClone(root);
   for (const edit of edits) {
     let parent: Json | undefined = copy;
@@ -168,7 +167,7 @@ export function withEdits(root: Json, edits: readonly Edit[]): Json {
 }
 
 /** The text with the edits made by jsonc-parser, in the file's own indentation and line ends. */
-export function editText(text: string, edits: readonly Edit[]): string {
+function editText(text: string, edits: readonly Edit[]): string {
   const indent = /^([ \t]+)\S/m.exec(text)?.[1] ?? "  ";
   const formattingOptions = {
     insertSpaces: !indent.startsWith("\t"),
@@ -188,7 +187,7 @@ export function shortestNumber(value: number, accept: (candidate: number) => boo
 }
 
 /** Equal within a millionth (and a millionth of a millisecond): what a decimal text or a TimeSpan's ticks can round away. */
-export function close(a: number, b: number): boolean {
+function close(a: number, b: number): boolean {
   if (a === b) return true;
   return Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(a), Math.abs(b));
 }
@@ -235,7 +234,7 @@ function quantileRandom(u: number): Random {
 }
 
 /** The policy's wait before each retry with every draw at quantile `u`. */
-export function waitsAt(policy: BackoffPolicy, retries: number, u: number): number[] {
+function waitsAt(policy: BackoffPolicy, retries: number, u: number): number[] {
   const random = quantileRandom(u);
   const waits: number[] = [];
   let previous: number | undefined;
@@ -283,7 +282,7 @@ export function meaningDifference(a: FlagSettings, b: FlagSettings): string | un
   return undefined;
 }
 
-export const sameMeaning = (a: FlagSettings, b: FlagSettings): boolean => meaningDifference(a, b) === undefined;
+const sameMeaning = (a: FlagSettings, b: FlagSettings): boolean => meaningDifference(a, b) === undefined;
 
 /**
  * A policy that waits the same fixed time on every retry it makes, as the constant policy it is
@@ -311,20 +310,13 @@ export function unsupportedMechanisms(target: ResolvedTarget, system: string, ha
   return undefined;
 }
 
-/** The settings a flag value is written with, for notes: `-max-delay 30s`. */
-export function flagText(name: string, value: unknown): string {
-  const spec: FlagSpec | undefined = SIM_FLAG_SPECS.get(name);
-  return `-${name} ${spec?.kind === "duration" && typeof value === "number" ? ms(value) : String(value)}`;
-}
-
 /** How one format reads a policy of a parsed file and which edits would make it mean a target. */
 export interface EditableFormat {
   /** For notes: `p-retry`. */
   readonly system: string;
-  readonly policyPaths: (root: Json) => readonly JSONPath[];
   readonly interpret: (root: Json, policyIndex: number) => PolicyReading;
   /** Every edit that may be needed to say `target`, or why the format cannot say it. */
-  readonly edits: (root: Json, policyIndex: number, target: ResolvedTarget, settings: FlagSettings) => readonly Edit[] | string;
+  readonly edits: (root: Json, policyIndex: number, target: ResolvedTarget) => readonly Edit[] | string;
 }
 
 /** The smallest set of the edits after which the file means the target, or undefined if none does. */
@@ -348,7 +340,7 @@ const bitCount = (mask: number): number => (mask === 0 ? 0 : (mask & 1) + bitCou
 export function writeTarget(format: EditableFormat, text: string, root: Json, policyIndex: number, target: FlagSettings): Written {
   const current = format.interpret(root, policyIndex);
   if (sameMeaning(current.settings, target)) return { kind: "written", text, notes: [] };
-  const wanted = format.edits(root, policyIndex, resolveTarget(target), target);
+  const wanted = format.edits(root, policyIndex, resolveTarget(target));
   if (typeof wanted === "string") return { kind: "inexpressible", why: wanted };
   // An edit that writes what is already there changes nothing: leaving it out keeps the search small.
   const edits = wanted.filter((edit) => JSON.stringify(valueAt(root, edit.path)) !== JSON.stringify(edit.value));

@@ -212,12 +212,7 @@ function edits(root: Json, policyIndex: number, target: ResolvedTarget): readonl
   ];
 }
 
-const editable: EditableFormat = {
-  system: "p-retry",
-  policyPaths,
-  interpret,
-  edits: (root, policyIndex, target) => edits(root, policyIndex, target),
-};
+const editable: EditableFormat = { system: "p-retry", interpret, edits };
 
 export const pRetryFormat: ConfigFormat = {
   name: "p-retry",

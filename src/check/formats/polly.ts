@@ -535,7 +535,7 @@ function edits(root: Json, policyIndex: number, target: ResolvedTarget): readonl
   return [...retry, ...breaker, { path: attempt.pathOf("Timeout"), value: like(attempt.get("Timeout"), timeout) }];
 }
 
-const editable: EditableFormat = { system: "Polly", policyPaths: (root) => policies(root).map((found) => found.path), interpret, edits };
+const editable: EditableFormat = { system: "Polly", interpret, edits };
 
 const parsed = (text: string) => parseJson(text, "an appsettings.json");
 
