@@ -1,21 +1,20 @@
 import type { JSONPath } from "jsonc-parser";
 import type { BackoffPolicy } from "../../backoff/policy.ts";
 import type { FlagSettings } from "../../choose/settings.ts";
-import { type CheckFlag, ConfigFileError, type ConfigFormat, type PolicyReading } from "../format.ts";
+import { ConfigFileError, type ConfigFormat, type PolicyReading } from "../format.ts";
 import {
   constantForm,
   decorrelatedNote,
   defaultText,
   type Edit,
-  type EditableFormat,
   isObject,
+  jsonFormat,
   type Json,
   type JsonObject,
   ms,
   namedOptions,
   numberAt,
   objectAt,
-  parseJson,
   pathText,
   PolicyRecorder,
   type ResolvedTarget,
@@ -23,7 +22,6 @@ import {
   unsupportedMechanisms,
   valueAt,
   valueText,
-  writeTarget,
 } from "./json-options.ts";
 
 /*
@@ -433,27 +431,16 @@ function edits(root: Json, policyIndex: number, target: ResolvedTarget): readonl
   return [{ path: [...path, "retry", "maxAttempts"], value: maxAttempts }, ...backoffs, ...breakers];
 }
 
-const editable: EditableFormat = { system: "cockatiel", interpret, edits };
-
-const parsed = (text: string) => parseJson(text, "a cockatiel policy");
-
-export const cockatielFormat: ConfigFormat = {
+export const cockatielFormat: ConfigFormat = jsonFormat({
   name: "cockatiel",
   title: "cockatiel retry and circuit breaker (JSON of their constructor arguments)",
   source: `${README}, https://github.com/connor4312/cockatiel#readme`,
-  recognizes: (text) => {
-    try {
-      return namedOptions(parsed(text), isCockatielPolicy) !== undefined;
-    } catch (error) {
-      if (error instanceof ConfigFileError) return false;
-      throw error;
-    }
-  },
-  read: (text) => {
-    const root = parsed(text);
-    return { policies: policyPaths(root).map((_, index) => interpret(root, index)) };
-  },
-  write: (text, policyIndex, target) => writeTarget(editable, text, parsed(text), policyIndex, target),
+  what: "a cockatiel policy",
+  recognizes: (root) => namedOptions(root, isCockatielPolicy) !== undefined,
+  policyCount: (root) => policyPaths(root).length,
+  interpret,
+  edits,
+  system: "cockatiel",
   knobs: [
     "max-attempts",
     "min-delay",
@@ -464,5 +451,5 @@ export const cockatielFormat: ConfigFormat = {
     "breaker-min-throughput",
     "breaker-window",
     "breaker-break",
-  ] satisfies CheckFlag[],
-};
+  ],
+});

@@ -6,7 +6,15 @@ import { formatDuration } from "../../cli/duration.ts";
 import { type FlagSettings, simValuesFor } from "../../choose/settings.ts";
 import { MECHANISMS, type ProtectionValues, resolveProtection } from "../../strategies/protection.ts";
 import { buildStrategyPolicy, findStrategy, type StrategyName, type StrategyParameterValues } from "../../strategies/registry.ts";
-import { ConfigFileError, type FieldReading, type PolicyReading, type UnmodeledField, type Written } from "../format.ts";
+import {
+  type CheckFlag,
+  ConfigFileError,
+  type ConfigFormat,
+  type FieldReading,
+  type PolicyReading,
+  type UnmodeledField,
+  type Written,
+} from "../format.ts";
 
 /*
  * What the JSON formats of JavaScript and .NET retry libraries share (Polly's appsettings.json,
@@ -337,7 +345,7 @@ const bitCount = (mask: number): number => (mask === 0 ? 0 : (mask & 1) + bitCou
  * same text when it already means it. Where no edit says the target exactly (a value the format
  * rounds), every edit is made and a note says what differs.
  */
-export function writeTarget(format: EditableFormat, text: string, root: Json, policyIndex: number, target: FlagSettings): Written {
+function writeTarget(format: EditableFormat, text: string, root: Json, policyIndex: number, target: FlagSettings): Written {
   const current = format.interpret(root, policyIndex);
   if (sameMeaning(current.settings, target)) return { kind: "written", text, notes: [] };
   const wanted = format.edits(root, policyIndex, resolveTarget(target));
@@ -434,4 +442,41 @@ function describeDecorrelated(system: string, exponent: number, initialMs: numbe
     `mean waits ${theirs} before the cap; ours is AWS's, min(cap, U(base, 3 x previous)), mean waits ${ours}: longer at first, ` +
     `then growing 1.5x a retry instead of ${exponent}x`
   );
+}
+
+/** A JSON format's own parts; jsonFormat adds the parsing, reading and writing they share. */
+export interface JsonFormatParts extends EditableFormat {
+  readonly name: string;
+  readonly title: string;
+  readonly source: string;
+  /** What the file is, for a syntax error: `p-retry options`. */
+  readonly what: string;
+  /** Whether parsed JSON is this format's. */
+  readonly recognizes: (root: Json) => boolean;
+  /** How many policies the file has; a ConfigFileError when it has none of this format. */
+  readonly policyCount: (root: Json) => number;
+  readonly knobs: readonly CheckFlag[];
+}
+
+export function jsonFormat(parts: JsonFormatParts): ConfigFormat {
+  const parsed = (text: string) => parseJson(text, parts.what);
+  return {
+    name: parts.name,
+    title: parts.title,
+    source: parts.source,
+    recognizes: (text) => {
+      try {
+        return parts.recognizes(parsed(text));
+      } catch (error) {
+        if (error instanceof ConfigFileError) return false;
+        throw error;
+      }
+    },
+    read: (text) => {
+      const root = parsed(text);
+      return { policies: Array.from({ length: parts.policyCount(root) }, (_, index) => parts.interpret(root, index)) };
+    },
+    write: (text, policyIndex, target) => writeTarget(parts, text, parsed(text), policyIndex, target),
+    knobs: parts.knobs,
+  };
 }

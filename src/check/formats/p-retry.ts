@@ -1,20 +1,19 @@
 import type { JSONPath } from "jsonc-parser";
 import type { BackoffPolicy } from "../../backoff/policy.ts";
 import type { FlagSettings } from "../../choose/settings.ts";
-import { type CheckFlag, ConfigFileError, type ConfigFormat, type PolicyReading } from "../format.ts";
+import { ConfigFileError, type ConfigFormat, type PolicyReading } from "../format.ts";
 import {
   booleanAt,
   constantForm,
   defaultText,
   type Edit,
-  type EditableFormat,
   type Json,
+  jsonFormat,
   type JsonObject,
   ms,
   NODE_TIMER_MAX_MS,
   namedOptions,
   numberAt,
-  parseJson,
   pathText,
   PolicyRecorder,
   type ResolvedTarget,
@@ -22,7 +21,6 @@ import {
   unsupportedMechanisms,
   valueAt,
   valueText,
-  writeTarget,
 } from "./json-options.ts";
 
 /*
@@ -212,24 +210,15 @@ function edits(root: Json, policyIndex: number, target: ResolvedTarget): readonl
   ];
 }
 
-const editable: EditableFormat = { system: "p-retry", interpret, edits };
-
-export const pRetryFormat: ConfigFormat = {
+export const pRetryFormat: ConfigFormat = jsonFormat({
   name: "p-retry",
   title: "p-retry options (JSON)",
   source: README,
-  recognizes: (text) => {
-    try {
-      return namedOptions(parseJson(text, "p-retry options"), isPRetryOptions) !== undefined;
-    } catch (error) {
-      if (error instanceof ConfigFileError) return false;
-      throw error;
-    }
-  },
-  read: (text) => {
-    const root = parseJson(text, "p-retry options");
-    return { policies: policyPaths(root).map((_, index) => interpret(root, index)) };
-  },
-  write: (text, policyIndex, target) => writeTarget(editable, text, parseJson(text, "p-retry options"), policyIndex, target),
-  knobs: ["max-attempts", "min-delay", "max-delay", "backoff-factor"] satisfies CheckFlag[],
-};
+  what: "p-retry options",
+  recognizes: (root) => namedOptions(root, isPRetryOptions) !== undefined,
+  policyCount: (root) => policyPaths(root).length,
+  interpret,
+  edits,
+  system: "p-retry",
+  knobs: ["max-attempts", "min-delay", "max-delay", "backoff-factor"],
+});

@@ -1,25 +1,23 @@
 import type { JSONPath } from "jsonc-parser";
 import type { BackoffPolicy } from "../../backoff/policy.ts";
 import type { FlagSettings } from "../../choose/settings.ts";
-import { type CheckFlag, ConfigFileError, type ConfigFormat, type PolicyReading } from "../format.ts";
+import { ConfigFileError, type ConfigFormat, type PolicyReading } from "../format.ts";
 import {
   constantForm,
   decorrelatedNote,
   defaultText,
   type Edit,
-  type EditableFormat,
   isObject,
+  jsonFormat,
   type Json,
   type JsonObject,
   ms,
-  parseJson,
   PolicyRecorder,
   type ResolvedTarget,
   shortestNumber,
   unsupportedMechanisms,
   valueAt,
   valueText,
-  writeTarget,
 } from "./json-options.ts";
 
 /*
@@ -36,13 +34,13 @@ import {
  * is days), an enum by name or number, a bool as true or false in any case.
  */
 
-const RETRY_DOCS = 'Polly docs, "Retry resilience strategy", https://www.pollydocs.org/strategies/retry.html';
+const RETRY_DOCS = 'Polly docs, "Retry resilience strategy", https://www.pollydocs.org/strategies/retry';
 const RETRY_API = 'Polly API, "RetryStrategyOptions<TResult>", https://www.pollydocs.org/api/Polly.Retry.RetryStrategyOptions-1.html';
 const RETRY_HELPER =
   "Polly.Core RetryHelper.cs (Constant: Delay, x U(0.75, 1.25) with jitter; Linear: n x Delay; Exponential: Delay x 2^(n-1), with " +
   "jitter DecorrelatedJitterBackoffV2; then at most MaxDelay), https://github.com/App-vNext/Polly/blob/main/src/Polly.Core/Retry/RetryHelper.cs";
-const BREAKER_DOCS = 'Polly docs, "Circuit breaker resilience strategy", https://www.pollydocs.org/strategies/circuit-breaker.html';
-const TIMEOUT_DOCS = 'Polly docs, "Timeout resilience strategy", https://www.pollydocs.org/strategies/timeout.html';
+const BREAKER_DOCS = 'Polly docs, "Circuit breaker resilience strategy", https://www.pollydocs.org/strategies/circuit-breaker';
+const TIMEOUT_DOCS = 'Polly docs, "Timeout resilience strategy", https://www.pollydocs.org/strategies/timeout';
 const STANDARD_DOCS =
   'Microsoft Learn, "Build resilient HTTP apps: Key development patterns" (the standard resilience handler), ' +
   "https://learn.microsoft.com/en-us/dotnet/core/resilience/http-resilience";
@@ -535,31 +533,21 @@ function edits(root: Json, policyIndex: number, target: ResolvedTarget): readonl
   return [...retry, ...breaker, { path: attempt.pathOf("Timeout"), value: like(attempt.get("Timeout"), timeout) }];
 }
 
-const editable: EditableFormat = { system: "Polly", interpret, edits };
+/** Polly's own spelling of a key, which recognizing asks for: reading matches any case, as the binder does. */
+const SPELLED = new Set<string>([...SECTIONS, ...RETRY_KEYS]);
 
-const parsed = (text: string) => parseJson(text, "an appsettings.json");
-
-export const pollyFormat: ConfigFormat = {
+export const pollyFormat: ConfigFormat = jsonFormat({
   name: "polly",
   title: "Polly v8 options in appsettings.json (HttpStandardResilienceOptions or RetryStrategyOptions)",
   source: `${RETRY_DOCS}; ${STANDARD_DOCS}`,
-  // Reading matches keys in any case, as the binder does; recognizing asks for Polly's own spelling of one of them, so that
-  // cockatiel's "retry" and "circuitBreaker" are not taken for a standard handler.
-  recognizes: (text) => {
-    try {
-      const root = parsed(text);
-      const spelled = new Set<string>([...SECTIONS, ...RETRY_KEYS]);
-      return findPolicies(root).some((found) => Object.keys(valueAt(root, found.path) as JsonObject).some((key) => spelled.has(key)));
-    } catch (error) {
-      if (error instanceof ConfigFileError) return false;
-      throw error;
-    }
-  },
-  read: (text) => {
-    const root = parsed(text);
-    return { policies: policies(root).map((_, index) => interpret(root, index)) };
-  },
-  write: (text, policyIndex, target) => writeTarget(editable, text, parsed(text), policyIndex, target),
+  what: "an appsettings.json",
+  // So that cockatiel's "retry" and "circuitBreaker" are not taken for a standard handler.
+  recognizes: (root) =>
+    findPolicies(root).some((found) => Object.keys(valueAt(root, found.path) as JsonObject).some((key) => SPELLED.has(key))),
+  policyCount: (root) => policies(root).length,
+  interpret,
+  edits,
+  system: "Polly",
   knobs: [
     "max-attempts",
     "min-delay",
@@ -569,5 +557,5 @@ export const pollyFormat: ConfigFormat = {
     "breaker-min-throughput",
     "breaker-window",
     "breaker-break",
-  ] satisfies CheckFlag[],
-};
+  ],
+});
