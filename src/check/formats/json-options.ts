@@ -3,6 +3,7 @@ import { nextDelay } from "../../backoff/delay.ts";
 import type { BackoffPolicy } from "../../backoff/policy.ts";
 import type { Random } from "../../backoff/random.ts";
 import { formatDuration } from "../../cli/duration.ts";
+import { UsageError } from "../../cli/usage-error.ts";
 import { type FlagSettings, simValuesFor } from "../../choose/settings.ts";
 import { MECHANISMS, type ProtectionValues, resolveProtection } from "../../strategies/protection.ts";
 import { buildStrategyPolicy, findStrategy, type StrategyName, type StrategyParameterValues } from "../../strategies/registry.ts";
@@ -346,9 +347,16 @@ const bitCount = (mask: number): number => (mask === 0 ? 0 : (mask & 1) + bitCou
  * rounds), every edit is made and a note says what differs.
  */
 function writeTarget(format: EditableFormat, text: string, root: Json, policyIndex: number, target: FlagSettings): Written {
+  let resolved: ResolvedTarget;
+  try {
+    resolved = resolveTarget(target);
+  } catch (error) {
+    if (error instanceof UsageError) return { kind: "inexpressible", why: `not a policy our simulator runs: ${error.message}` };
+    throw error;
+  }
   const current = format.interpret(root, policyIndex);
   if (sameMeaning(current.settings, target)) return { kind: "written", text, notes: [] };
-  const wanted = format.edits(root, policyIndex, resolveTarget(target));
+  const wanted = format.edits(root, policyIndex, resolved);
   if (typeof wanted === "string") return { kind: "inexpressible", why: wanted };
   // An edit that writes what is already there changes nothing: leaving it out keeps the search small.
   const edits = wanted.filter((edit) => JSON.stringify(valueAt(root, edit.path)) !== JSON.stringify(edit.value));

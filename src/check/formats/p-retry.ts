@@ -62,7 +62,7 @@ function policyPaths(root: Json): JSONPath[] {
   return found.map((entry) => entry.path);
 }
 
-/** The options as p-retry fills them, each checked as p-retry checks it, and where each came from. */
+/** The options as p-retry fills them in, each checked as p-retry checks it. */
 interface Options {
   readonly retries: number;
   readonly factor: number;

@@ -127,6 +127,7 @@ describe("p-retry options: writing", () => {
       [{ ...base, "max-attempts": "0" }, "retries: Infinity"],
       [{ ...base, breaker: "consecutive" }, "no circuit breaker"],
       [{ ...base, budget: "grpc" }, "no retry budget"],
+      [{ ...base, "min-delay": "10s", "max-delay": "1s" }, "not a policy our simulator runs: invalid settings for -strategy grpc"],
     ];
     for (const [target, why] of cases) {
       const written = pRetryFormat.write(text, 0, target);
