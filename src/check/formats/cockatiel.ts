@@ -160,12 +160,12 @@ function exponentialSettings(
 }
 
 function readExponential(backoff: Section, retries: number, recorder: PolicyRecorder): void {
-  const delay = (key: "initialDelay" | "maxDelay") => {
+  const delayOf = (key: "initialDelay" | "maxDelay") => {
     const raw = backoff.get(key);
     return raw === undefined ? EXPONENTIAL_DEFAULTS[key] : numberAt(raw, backoff.at(key), { min: 0, allowed: "milliseconds, 0 or more" });
   };
-  const initialMs = delay("initialDelay");
-  const capMs = delay("maxDelay");
+  const initialMs = delayOf("initialDelay");
+  const capMs = delayOf("maxDelay");
   const rawExponent = backoff.get("exponent");
   const exponent =
     rawExponent === undefined
@@ -173,9 +173,18 @@ function readExponential(backoff: Section, retries: number, recorder: PolicyReco
       : numberAt(rawExponent, backoff.at("exponent"), { above: 1, allowed: "a number above 1" });
   const generator = generatorOf(backoff);
   const { settings, approximation } = exponentialSettings(generator, initialMs, capMs, exponent, retries);
-  recorder.field(backoff.at("generator"), shown(backoff, "generator", "decorrelatedJitter"), settings, GENERATORS_SOURCE, approximation);
-  recorder.field(backoff.at("initialDelay"), shown(backoff, "initialDelay", "128"), {}, EXPONENTIAL_SOURCE);
-  recorder.field(backoff.at("maxDelay"), shown(backoff, "maxDelay", "30000"), {}, EXPONENTIAL_SOURCE);
+  // The delays set our first wait and cap; the generator the strategy and the rest.
+  const { "min-delay": minDelay, "simple-backoff-delay": delay, "max-delay": maxDelay, ...rest } = settings;
+  const defined = (values: Record<string, string | undefined>) =>
+    Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  recorder.field(backoff.at("generator"), shown(backoff, "generator", "decorrelatedJitter"), rest, GENERATORS_SOURCE, approximation);
+  recorder.field(
+    backoff.at("initialDelay"),
+    shown(backoff, "initialDelay", "128"),
+    defined({ "min-delay": minDelay, "simple-backoff-delay": delay }),
+    EXPONENTIAL_SOURCE,
+  );
+  recorder.field(backoff.at("maxDelay"), shown(backoff, "maxDelay", "30000"), defined({ "max-delay": maxDelay }), EXPONENTIAL_SOURCE);
   if (generator === "decorrelatedJitter") recorder.field(backoff.at("exponent"), shown(backoff, "exponent", "2"), {}, EXPONENTIAL_SOURCE);
   else if (rawExponent !== undefined)
     recorder.notModelled(

@@ -31,6 +31,14 @@ describe("cockatiel: reading", () => {
       ["circuitBreaker.halfOpenAfter", "10000"],
       ["circuitBreaker.breaker.threshold", "5"],
     ]);
+    expect(policy!.fields.map((field) => field.settings)).toEqual([
+      { "max-attempts": "5" },
+      { strategy: "full-jitter" },
+      { "min-delay": "200ms" },
+      { "max-delay": "10s" },
+      { "breaker-break": "10s" },
+      { breaker: "consecutive", "breaker-failures": "5" },
+    ]);
     expect(policy!.fields.every((field) => field.source.includes("github.com/connor4312/cockatiel"))).toBe(true);
     expect(policy!.unmodeled).toEqual([]);
   });
