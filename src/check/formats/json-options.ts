@@ -37,7 +37,8 @@ export function pathText(path: JSONPath): string {
 }
 
 /** The file's JSON (comments and trailing commas allowed, as .NET's configuration and most editors allow them). */
-export function parseJson(text: string, what: string): Json {
+export function parseJson(file: string, what: string): Json {
+  const text = withoutBom(file);
   const errors: ParseError[] = [];
   const value = parse(text, errors, { allowTrailingComma: true, disallowComments: false }) as Json | undefined;
   const first = errors[0];
@@ -50,6 +51,10 @@ export function parseJson(text: string, what: string): Json {
   if (value === undefined) throw new ConfigFileError(`the file is empty; ${what} is a JSON object`);
   return value;
 }
+
+/** Editors on Windows save appsettings.json with a byte order mark, which .NET skips and jsonc-parser does not. */
+const BOM = "\uFEFF";
+const withoutBom = (text: string): string => (text.startsWith(BOM) ? text.slice(BOM.length) : text);
 
 /** The value as the file writes it, for FieldReading.value. */
 export const valueText = (value: Json): string => (typeof value === "string" ? value : JSON.stringify(value));
@@ -183,7 +188,11 @@ function editText(text: string, edits: readonly Edit[]): string {
     tabSize: indent.startsWith("\t") ? 1 : indent.length,
     eol: text.includes("\r\n") ? "\r\n" : "\n",
   };
-  return edits.reduce((current, edit) => applyEdits(current, modify(current, edit.path, edit.value, { formattingOptions })), text);
+  const edited = edits.reduce(
+    (current, edit) => applyEdits(current, modify(current, edit.path, edit.value, { formattingOptions })),
+    withoutBom(text),
+  );
+  return text.startsWith(BOM) ? BOM + edited : edited;
 }
 
 /** The shortest decimal that `accept` takes for a computed number (no 0.30000000000000004 in a user's file). */

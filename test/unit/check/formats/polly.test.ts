@@ -174,6 +174,15 @@ describe("Polly: writing", () => {
     ]);
   });
 
+  it("keeps a byte order mark and Windows line ends, as Visual Studio saves appsettings.json", () => {
+    const text = `\uFEFF${fixture("polly", "retry-sections.json").replaceAll("\n", "\r\n")}`;
+    const [orders] = read(text);
+    expect(orders!.settings["max-attempts"]).toBe("5");
+    const written = writtenText(pollyFormat.write(text, 0, { ...orders!.settings, "max-attempts": "3" }), "crlf");
+    expect(written).toBe(text.replace('"MaxRetryAttempts": 4', '"MaxRetryAttempts": 2'));
+    expect(writtenText(pollyFormat.write(text, 0, orders!.settings), "no-op")).toBe(text);
+  });
+
   it("adds a section the file omits in its indentation, removes a cap turned off, says no limit as int.MaxValue", () => {
     const text = fixture("polly", "standard-defaults.json");
     const settings = read(text)[0]!.settings;
