@@ -248,7 +248,7 @@ describe("cockatiel: the mapping against cockatiel 3.2.1 itself", () => {
         const observed = await observeRetries(u, (operation) => realRetry(json).execute(operation));
         const expected = policyWaits(winnerIntent(reading!.settings), retries, u);
         expect(observed.attempts, JSON.stringify(json)).toBe(retries + 1);
-        // e.g. noJitter: 150, 300, 600, 1200, 2400, 4000, 4000; fullJitter at u = 0.3: 45, 90, 180, 360, 720, 1200, 1200.
+        // e.g. noJitter: 150, 300, 600, 1200, 2400, then the 4 s cap; fullJitter at u = 0.3: 45, 90, 180, 360, 720, then 1200.
         observed.waitsMs.forEach((wait, index) =>
           expect(Math.abs(expected[index]! - wait), `${JSON.stringify(json)} u=${u} retry ${index + 1}`).toBeLessThanOrEqual(ROUNDING_MS),
         );
