@@ -155,9 +155,10 @@ describe("p-retry options: the mapping against p-retry 7.1.1 itself", () => {
 
   it("waits exactly as our grpc strategy with jitter 0 when not randomized, cap included", async () => {
     const database = JSON.stringify((parse(fixture("p-retry", "named.json")) as Record<string, unknown>).database);
-    for (const text of [database, '{ "retries": 4, "minTimeout": 50 }']) {
+    for (const text of [database, '{ "retries": 4, "minTimeout": 50 }', '{ "retries": 6, "minTimeout": 100, "maxTimeout": 500 }']) {
       const { observed, expected } = await compare(text, 0.5);
-      // database: 100, 150, 225, 337.5 → 338 (p-retry rounds), 506, 759, 1139, 1709, below its 2 s cap; the other 50, 100, 200, 400.
+      // database: 100, 150, 225, 337.5 → 338 (p-retry rounds), 506, 759, 1139, 1709, below its 2 s cap;
+      // the others 50, 100, 200, 400 and 100, 200, 400, then the 500 ms cap.
       expect(observed.attempts).toBe(expected.length + 1);
       observed.waitsMs.forEach((wait, index) => expect(Math.abs(wait - expected[index]!)).toBeLessThanOrEqual(ROUNDING_MS));
     }
