@@ -106,21 +106,36 @@ function boundText(value: Json, field: string): string {
   throw new ConfigFileError(`${field}: ${JSON.stringify(value)} is not a value the configuration binder reads here, a string or a number`);
 }
 
-const TIMESPAN = /^(-)?(?:(\d+)|(?:(\d+)\.)?(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,7}))?)?)$/;
+/** [-]{ d | [d.]hh:mm[:ss[.f]] }, or the general format's d:hh:mm:ss[.f]: digits in any number, ranges checked after. */
+const TIMESPAN = /^(-)?(?:(\d+)\.)?(\d+(?::\d+){0,3})(?:\.(\d{1,7}))?$/;
 
-/** TimeSpan.Parse with the invariant culture: `[-]{ d | [d.]hh:mm[:ss[.fffffff]] }`, in milliseconds. */
+/**
+ * The days, hours, minutes and seconds of a TimeSpan's colon-separated parts, or undefined for a
+ * shape TimeSpan.Parse refuses. As .NET does, hours of 24 or more in `hh:mm:ss` make it `d:hh:mm`.
+ */
+function timeSpanParts(dotDays: string | undefined, clock: readonly number[], fraction: boolean): number[] | undefined {
+  if (clock.length === 1) return dotDays === undefined && !fraction ? [clock[0]!, 0, 0, 0] : undefined;
+  if (dotDays !== undefined)
+    return clock.length <= 3 && (clock.length === 3 || !fraction) ? [Number(dotDays), ...clock, 0, 0].slice(0, 4) : undefined;
+  if (clock.length === 2) return fraction ? undefined : [0, ...clock, 0];
+  if (clock.length === 3) return clock[0]! > 23 && !fraction ? [...clock, 0] : [0, ...clock];
+  return [...clock];
+}
+
+/**
+ * TimeSpan.Parse with the invariant culture (Microsoft Learn, "System.TimeSpan.Parse method"), in
+ * milliseconds: `[-]{ d | [d.]hh:mm[:ss[.fffffff]] }` or `d:hh:mm:ss`; "24:00:00" is 24 days.
+ */
 export function parseTimeSpan(value: Json, field: string): number {
   const text = boundText(value, field);
   const match = TIMESPAN.exec(text);
   const wrong = (what: string) => new ConfigFileError(`${field}: ${JSON.stringify(value)} ${what}, ${TIMESPAN_FORMAT}`);
-  if (match === null) throw wrong("is not a TimeSpan");
-  const [, minus, daysOnly, days, hours, minutes, seconds, fraction] = match;
-  if (Number(hours ?? 0) > 23 || Number(minutes ?? 0) > 59 || Number(seconds ?? 0) > 59)
-    throw wrong("is out of range (hours to 23, minutes and seconds to 59)");
-  const totalSeconds =
-    Number(daysOnly ?? days ?? 0) * 86_400 + Number(hours ?? 0) * 3600 + Number(minutes ?? 0) * 60 + Number(seconds ?? 0);
-  const ticks = totalSeconds * 1e7 + Number((fraction ?? "").padEnd(7, "0"));
-  return (minus === "-" ? -ticks : ticks) / TICKS_PER_MS;
+  const parts = match === null ? undefined : timeSpanParts(match[2], match[3]!.split(":").map(Number), match[4] !== undefined);
+  if (match === null || parts === undefined) throw wrong("is not a TimeSpan");
+  const [days, hours, minutes, seconds] = parts as [number, number, number, number];
+  if (hours > 23 || minutes > 59 || seconds > 59) throw wrong("is out of range (hours to 23, minutes and seconds to 59)");
+  const ticks = (((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1e7 + Number((match[4] ?? "").padEnd(7, "0"));
+  return (match[1] === "-" ? -ticks : ticks) / TICKS_PER_MS;
 }
 
 /** Milliseconds as a TimeSpan's text ("c" format, the fraction's trailing zeros left out): `00:00:02`, `00:00:00.25`, `1.00:00:00`. */
@@ -140,7 +155,7 @@ function timeSpanIn(value: Json, field: string, minMs: number, maxMs: number, al
   const parsed = parseTimeSpan(value, field);
   if (parsed < minMs || parsed > maxMs)
     throw new ConfigFileError(
-      `${field}: ${JSON.stringify(value)} is ${parsed < minMs ? "below" : "above"} what Polly's validation allows, ${allowed}`,
+      `${field}: ${JSON.stringify(value)} (${formatTimeSpan(parsed)} to TimeSpan.Parse) is ${parsed < minMs ? "below" : "above"} what Polly's validation allows, ${allowed}`,
     );
   return parsed;
 }

@@ -99,6 +99,10 @@ describe("Polly: reading", () => {
     expect(parseTimeSpan("1.02:03:04.0050000", "Delay")).toBe(93_784_005);
     expect(parseTimeSpan(" 00:01 ", "Delay")).toBe(60_000);
     expect(parseTimeSpan(2, "Delay")).toBe(172_800_000);
+    // Microsoft Learn's examples: "0023:0059:0059.0099" is 23:59:59.0099; hours of 24 or more make "hh:mm:ss" days:hours:minutes.
+    expect(parseTimeSpan("0023:0059:0059.0099", "Delay")).toBe(86_399_009.9);
+    expect(parseTimeSpan("24:00:00", "Delay")).toBe(24 * 86_400_000);
+    expect(parseTimeSpan("1:02:03:04", "Delay")).toBe(93_784_000);
     // A TimeSpan holds 100 ns ticks.
     for (const ms of [0, 1, 250, 2000, 61_500, 86_400_000, 0.1234]) expect(parseTimeSpan(formatTimeSpan(ms), "x")).toBeCloseTo(ms, 9);
     expect(formatTimeSpan(500)).toBe("00:00:00.5");
@@ -118,8 +122,12 @@ describe("Polly: reading", () => {
     expect(configError(retry({ UseJitter: true, Delay: "2s" }))).toContain(
       'Retry.Delay: "2s" is not a TimeSpan, a TimeSpan as .NET\'s configuration binder reads it',
     );
-    expect(configError(retry({ UseJitter: true, Delay: 2 }))).toContain("Retry.Delay: 2 is above what Polly's validation allows");
+    expect(configError(retry({ UseJitter: true, Delay: 2 }))).toContain(
+      "Retry.Delay: 2 (2.00:00:00 to TimeSpan.Parse) is above what Polly's validation allows",
+    );
+    expect(configError(retry({ UseJitter: true, Delay: "24:00:00" }))).toContain('"24:00:00" (24.00:00:00 to TimeSpan.Parse) is above');
     expect(configError(retry({ UseJitter: true, Delay: "00:61:00" }))).toContain("is out of range");
+    expect(configError(retry({ UseJitter: true, Delay: "10.12" }))).toContain("is not a TimeSpan");
     expect(configError(retry({ UseJitter: true, Delay: "-00:00:01" }))).toContain("is below what Polly's validation allows");
     expect(configError(() => read(standard({ CircuitBreaker: { FailureRatio: 0 } })))).toContain(
       "Resilience.CircuitBreaker.FailureRatio: 0 is out of range",
