@@ -353,7 +353,18 @@ function readRetry(retry: Section, standard: boolean, recorder: PolicyRecorder):
     options.retries === INT_MAX ? "int.MaxValue retries: Polly's way of retrying indefinitely, our -max-attempts 0" : undefined,
   );
   const jitterNote = options.jitter || options.type === "Linear" ? waits.approximation : undefined;
-  recorder.field(retry.at("BackoffType"), retry.shown("BackoffType", standard ? "Exponential" : "Constant"), waits.type, typeSource);
+  // A bare section's defaults are those of the options class it is bound to, which the file does not say.
+  const bareDefault =
+    !standard && (retry.get("BackoffType") === undefined || retry.get("UseJitter") === undefined)
+      ? "read with Polly's RetryStrategyOptions defaults (Constant, no jitter); bound to an HttpRetryStrategyOptions they are Exponential with jitter"
+      : undefined;
+  recorder.field(
+    retry.at("BackoffType"),
+    retry.shown("BackoffType", standard ? "Exponential" : "Constant"),
+    waits.type,
+    typeSource,
+    bareDefault,
+  );
   recorder.field(retry.at("UseJitter"), retry.shown("UseJitter", standard ? "true" : "false"), {}, RETRY_HELPER, jitterNote);
   recorder.field(retry.at("Delay"), retry.shown("Delay", "00:00:02"), waits.delay, RETRY_API);
   recorder.field(

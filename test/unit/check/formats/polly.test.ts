@@ -53,6 +53,10 @@ describe("Polly: reading", () => {
     expect(inventory!.name).toBe("Resilience:Inventory (RetryStrategyOptions)");
     expect(inventory!.settings).toEqual({ "max-attempts": "7", strategy: "table", table: "0,200,400,600,800,1000,1200" });
     expect(inventory!.fields.find((reading) => reading.field.endsWith("UseJitter"))!.approximation).toContain("no linear strategy");
+    expect(inventory!.fields.find((reading) => reading.field.endsWith("backoffType"))!.approximation).toContain(
+      "bound to an HttpRetryStrategyOptions",
+    );
+    expect(orders!.fields.find((reading) => reading.field.endsWith("BackoffType"))!.approximation).toBeUndefined();
   });
 
   it("reads a section of defaults: 3 retries from 2 s, no cap (TimeSpan.MaxValue), the breaker's 0.1 over 30 s", () => {
