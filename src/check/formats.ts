@@ -1,13 +1,25 @@
 import { InputFileError, UsageError } from "../cli/usage-error.ts";
 import { type ConfigFormat, ConfigFileError, type ConfigReading } from "./format.ts";
 import { awsFormat } from "./formats/aws.ts";
+import { cockatielFormat } from "./formats/cockatiel.ts";
+import { pRetryFormat } from "./formats/p-retry.ts";
+import { pollyFormat } from "./formats/polly.ts";
 import { envoyFormat } from "./formats/envoy.ts";
 import { grpcFormat } from "./formats/grpc.ts";
 import { istioFormat } from "./formats/istio.ts";
 import { resilience4jFormat } from "./formats/resilience4j.ts";
 
 /** Every format check reads, one file each; the first that recognizes a file reads it, unless -format names one. */
-export const CONFIG_FORMATS: readonly ConfigFormat[] = [grpcFormat, istioFormat, envoyFormat, awsFormat, resilience4jFormat];
+export const CONFIG_FORMATS: readonly ConfigFormat[] = [
+  grpcFormat,
+  istioFormat,
+  envoyFormat,
+  awsFormat,
+  resilience4jFormat,
+  pollyFormat,
+  cockatielFormat,
+  pRetryFormat,
+];
 
 /** A configuration file is a few KB: one far larger is not one (and is refused before it is parsed). */
 export const MAX_CONFIG_BYTES = 1024 * 1024;

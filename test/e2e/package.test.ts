@@ -77,11 +77,12 @@ describe("the packed package", () => {
       const paths = await run(bin, [], consumer);
       expect(paths.code, paths.stderr).toBe(0);
       const commands = [...paths.stdout.matchAll(/^ {2}.{26}thundering-herd (\w+) (.*)$/gm)];
-      expect(commands.map((match) => match[1])).toEqual(["demo", "probe", "probe", "choose", "demo", "choose"]);
+      expect(commands.map((match) => match[1])).toEqual(["demo", "probe", "probe", "choose", "check", "demo", "choose"]);
       expect(existsSync(join(consumer, /(node_modules\/thundering-herd\/\S+)$/.exec(commands.at(-1)![2]!)![1]!))).toBe(true);
       // The rest side by side: each is its own process, and their outputs are compared after.
       const simArgs = ["sim", "-clients", "50", "-duration", "20s", "-quiet", "-json"];
-      const [bad, sim, choose, sequential, merge] = await Promise.all([
+      const example = (name: string) => `node_modules/thundering-herd/examples/check/${name}`;
+      const [bad, sim, choose, sequential, merge, check] = await Promise.all([
         run(bin, ["client", "-clients", "zero"], consumer),
         // Two strategies on two worker threads: the installed package finds its workers' entry in dist/.
         run(bin, [...simArgs, "-strategies", "fixed,exponential-backoff", "-parallel", "2"], consumer),
@@ -111,6 +112,31 @@ describe("the packed package", () => {
         ),
         run(bin, [...simArgs, "-strategies", "fixed,exponential-backoff", "-parallel", "1"], consumer),
         run(bin, ["merge", "-h"], consumer),
+        // check reads a shipped configuration with its formats from dist/, and grades it on choose's workers.
+        run(
+          bin,
+          [
+            ...["check", example("grpc-service-config.json"), example("orders-service.yaml"), "-candidates", "no-retries"],
+            ...[
+              "-everyday",
+              "10s",
+              "-steady",
+              "5s",
+              "-observe",
+              "10s",
+              "-outages",
+              "2s",
+              "-max-outage",
+              "20s",
+              "-seeds",
+              "1",
+              "-json",
+              "-out",
+              work,
+            ],
+          ],
+          consumer,
+        ),
       ]);
       expect(bad.code).toBe(2);
       expect(sim.code, sim.stderr).toBe(0);
@@ -123,6 +149,10 @@ describe("the packed package", () => {
       expect(sequential.stdout).toBe(sim.stdout);
       expect(merge.code, merge.stderr).toBe(0);
       expect(merge.stdout).toContain("Usage: merge [flags] file…");
+      expect(check.code, check.stderr).toBe(0);
+      const graded = JSON.parse(check.stdout) as { config: { format: string }; policies: { name: string; fields: unknown[] }[] };
+      expect(graded.config.format).toBe("grpc");
+      expect(graded.policies.map((policy) => policy.name)).toEqual(["methodConfig[0] (shop.Orders)"]);
     },
     dashboard: async () => {
       const sim = spawnCli(
