@@ -1,4 +1,3 @@
-import { UsageError } from "../cli/usage-error.ts";
 import {
   type ChainCandidate,
   chainConfigFor,
@@ -7,14 +6,13 @@ import {
   chainPolicies,
   chainSelectedBy,
 } from "../choose/chain-candidates.ts";
-import { chainBase, chainSloMs, checkRunHoldsFaults, measureGrid } from "../choose/chain-main.ts";
+import { chainPlan, measureGrid } from "../choose/chain-main.ts";
 import { bottomAmplification, chainQualifies, type ChainSummary, rankChain } from "../choose/chain-ranking.ts";
 import type { ChooseOptions } from "../choose/options.ts";
 import type { FlagSettings } from "../choose/settings.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import type { LoadedScenario } from "../scenario-file/format.ts";
-import { checkFaultTiers } from "../sim/options.ts";
 import type { PolicyReading } from "./format.ts";
 import { type Measured, smallestQualifying } from "./grade.ts";
 import type { CheckInput } from "./input.ts";
@@ -94,22 +92,6 @@ interface Staged {
   readonly variant: Variant;
 }
 
-/** The chain as choose reads the file, its faults and its SLO, each checked by choose's chain rules. */
-async function chainPlan(options: ChooseOptions, scenario: LoadedScenario, io: ProgramIo) {
-  const schedules = options.schedules;
-  if (schedules === undefined) {
-    throw new UsageError(`${scenario.file}: check needs the chain's faults to grade against: faults: in the file, or -faults`);
-  }
-  const base = await chainBase(options, scenario, io);
-  checkFaultTiers(
-    schedules.flat(),
-    base.tiers.map((tier) => tier.name),
-  );
-  const sloMs = chainSloMs(options, base.values);
-  checkRunHoldsFaults(schedules, base.values.duration, sloMs);
-  return { schedules, base, sloMs };
-}
-
 export async function gradeChain(
   options: ChooseOptions,
   own: CheckOwnValues,
@@ -117,7 +99,7 @@ export async function gradeChain(
   input: CheckInput,
   io: ProgramIo,
 ): Promise<ChainCheckOutcome> {
-  const { schedules, base, sloMs } = await chainPlan(options, scenario, io);
+  const { schedules, base, sloMs } = await chainPlan(options, scenario, io, "check needs the chain's faults to grade against");
   const skipped: string[] = [];
   // The user's policies and their changes at every layer; with `chooseAlso`, choose's chain candidates beside them.
   const measureStage = async (policies: readonly ChainPolicy[], chooseAlso: boolean, label: string) => {

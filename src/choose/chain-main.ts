@@ -52,17 +52,7 @@ export async function chooseChain(options: ChooseOptions, scenario: LoadedScenar
   const own = options.own;
   const refused = NOT_FOR_A_CHAIN.find((name) => own[name]);
   if (refused !== undefined) throw new UsageError(`-${refused} does not apply to a chain of tiers (tiers:) yet`);
-  const schedules = options.schedules;
-  if (schedules === undefined) {
-    throw new UsageError(`${scenario.file}: choose needs the chain's faults to choose against: faults: in the file, or -faults`);
-  }
-  const base = await chainBase(options, scenario, io);
-  checkFaultTiers(
-    schedules.flat(),
-    base.tiers.map((tier) => tier.name),
-  );
-  const sloMs = chainSloMs(options, base.values);
-  checkRunHoldsFaults(schedules, base.values.duration, sloMs);
+  const { schedules, base, sloMs } = await chainPlan(options, scenario, io, "choose needs the chain's faults to choose against");
   const skipped: string[] = [];
   const all = chainGrid(base, schedules, skipped);
   for (const pattern of options.candidateFilter ?? []) {
@@ -153,6 +143,23 @@ function writeChainText(
   }
 }
 
+/**
+ * The chain as the file gives it, its fault schedules and the users' SLO, each checked by the
+ * chain's rules before anything runs; `needsFaults` says why a chain without faults is refused.
+ */
+export async function chainPlan(options: ChooseOptions, scenario: LoadedScenario, io: ProgramIo, needsFaults: string) {
+  const schedules = options.schedules;
+  if (schedules === undefined) throw new UsageError(`${scenario.file}: ${needsFaults}: faults: in the file, or -faults`);
+  const base = await chainBase(options, scenario, io);
+  checkFaultTiers(
+    schedules.flat(),
+    base.tiers.map((tier) => tier.name),
+  );
+  const sloMs = chainSloMs(options, base.values);
+  checkRunHoldsFaults(schedules, base.values.duration, sloMs);
+  return { schedules, base, sloMs };
+}
+
 /** Each candidate's runs (seeds within fault schedules) on choose's worker threads, summarized. */
 export async function measureGrid(
   grid: readonly ChainCandidate[],
@@ -210,7 +217,7 @@ function rankingEntries(result: Ranking<ChainSummary>) {
  * The run must go on after every schedule's faults, to see the chain come back, and the requests
  * that success within the SLO counts (those sent before the run's end less the SLO) must hold them.
  */
-export function checkRunHoldsFaults(schedules: readonly (readonly Fault[])[], durationMs: number, sloMs: number): void {
+function checkRunHoldsFaults(schedules: readonly (readonly Fault[])[], durationMs: number, sloMs: number): void {
   const tooLate = schedules.find((schedule) => scheduleEndMs(schedule) >= durationMs);
   if (tooLate !== undefined) {
     throw new UsageError(
@@ -230,7 +237,7 @@ export function checkRunHoldsFaults(schedules: readonly (readonly Fault[])[], du
  * The users' deadline for a chain: -slo, or SLO_TIMEOUTS x the users' timeout as for a single
  * server, at most half the run, so that most of the run's requests have the whole SLO in it.
  */
-export function chainSloMs(options: ChooseOptions, values: SimFlagValues): number {
+function chainSloMs(options: ChooseOptions, values: SimFlagValues): number {
   const sloMs = options.own.slo ?? Math.min(SLO_TIMEOUTS * values.timeout, values.duration / 2);
   if (sloMs >= values.duration) {
     throw new UsageError(
@@ -245,7 +252,7 @@ export function chainSloMs(options: ChooseOptions, values: SimFlagValues): numbe
  * choose has no flags for), with the users' flags that choose's command line gave laid over it;
  * the faults are choose's own (-faults, or the file's).
  */
-export async function chainBase(options: ChooseOptions, scenario: LoadedScenario, io: ProgramIo): Promise<ChainBase> {
+async function chainBase(options: ChooseOptions, scenario: LoadedScenario, io: ProgramIo): Promise<ChainBase> {
   const { parseScenario } = await import("../scenario-file/read.ts");
   const asSim = await parseScenario(scenario.text, scenario.file, SIM_TARGET);
   const neither = scenario.ignored.filter((key) => asSim.ignored.includes(key));

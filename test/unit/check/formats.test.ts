@@ -20,6 +20,12 @@ describe("check's formats", () => {
     expect(CONFIG_FORMATS.filter((format) => format.recognizes(text)).map((format) => format.name)).toEqual([folder]);
   });
 
+  it("has a section of docs/check.md for every format, headed with its -format name", () => {
+    const page = readFileSync("docs/check.md", "utf8");
+    const headed = [...page.matchAll(/^### .* \(`([\w-]+)`\)$/gm)].map((match) => match[1]);
+    expect(headed.sort()).toEqual(CONFIG_FORMATS.map((format) => format.name).sort());
+  });
+
   it("names every format once, with its documentation", () => {
     expect(new Set(CONFIG_FORMATS.map((format) => format.name)).size).toBe(CONFIG_FORMATS.length);
     for (const format of CONFIG_FORMATS) expect(format.source).toMatch(/https:\/\//);
