@@ -61,7 +61,7 @@ export async function probeReportHtml(report: ProbeReport): Promise<string> {
   const svg = await renderSvg(probeChartSpec(report));
   const heldOut = heldOutErrors(report.steps);
   const percent = (fraction: number | undefined) => (fraction === undefined ? "-" : `${(100 * fraction).toFixed(1)} %`);
-  const fits = report.fit.fits
+  const fits = [...report.fit.fits, report.fit.usl]
     .map(
       (fit) =>
         `<tr><td>${escapeHtml(describeModelSpec(fit.spec))}</td><td>${percent(fit.latencyError)}</td>` +

@@ -5,6 +5,7 @@ import { modelOf, type ServerModelSpec } from "../../model/servers/models.ts";
 import { closedLoopLatencyMs, closedLoopThroughputPerSec } from "./closed-loop-curve.ts";
 import { type ServiceSpread, serviceSpread } from "./service-spread.ts";
 import type { StepMeasure } from "./step-measure.ts";
+import { fallsPastPeak, type PeakFall, fitUsl, uslSpec } from "./usl.ts";
 
 /**
  * Fits each server model to a probe's steps: the model's closed-loop latency and throughput
@@ -41,6 +42,10 @@ export interface ModelFit {
 export interface FitResult {
   /** One per model, in the order queue, linear, exponential: on a tie the first is picked, the commonest in real services. */
   readonly fits: readonly ModelFit[];
+  /** The Universal Scalability Law (usl.ts) as a server model, picked only where the throughput falls past a peak. */
+  readonly usl: ModelFit;
+  /** Where the measured throughput falls past its best step by more than FAMILY_NOISE_FLOOR; undefined where it does not. */
+  readonly fall: PeakFall | undefined;
   readonly chosen: ModelFit;
   readonly spread: ServiceSpread;
 }
@@ -66,7 +71,13 @@ function criterion(residuals: number, meanSquare: number, parameters: number, fl
   return residuals * Math.log(Math.max(meanSquare, floor ** 2)) + 2 * parameters;
 }
 
-/** Fits every model to the steps and picks the one with the lowest information criterion. */
+/**
+ * Fits every model to the steps and picks the one with the lowest information criterion.
+ * Where the throughput falls past its best step by more than the floor between families, the
+ * queue and the linear model are out (their throughput only levels off), and the pick is
+ * between the two curves that fall: the USL, and on a tie (within the floor) it, or the
+ * exponential model where it fits better by more (./server's own exponential curve).
+ */
 export function fitModels(steps: readonly StepMeasure[]): FitResult {
   if (steps.length < MIN_STEPS_TO_FIT) throw new RangeError(`fitting needs at least ${MIN_STEPS_TO_FIT} steps, got ${steps.length}`);
   const spread = serviceSpread(steps);
@@ -74,9 +85,12 @@ export function fitModels(steps: readonly StepMeasure[]): FitResult {
   const fits = [fitQueue(steps, spread), fitLinear(steps), fitExponential(steps)].map((fit) =>
     scored(steps, roundedSpec(fit.spec), fit.parameters, significant(fit.overheadMs, 3)),
   );
+  const usl = scored(steps, roundedSpec(uslSpec(fitUsl(steps))), 3);
+  const fall = fallsPastPeak(steps, FAMILY_NOISE_FLOOR);
+  const candidates = fall === undefined ? fits : [usl, fits.find((fit) => fit.spec.kind === "exponential")!];
   const familyScore = (fit: ModelFit) => criterion(steps.length * 2, fit.meanSquare, fit.parameters, FAMILY_NOISE_FLOOR);
-  const chosen = fits.reduce((best, fit) => (familyScore(fit) < familyScore(best) ? fit : best));
-  return { fits, chosen, spread };
+  const chosen = candidates.reduce((best, fit) => (familyScore(fit) < familyScore(best) ? fit : best));
+  return { fits, usl, fall, chosen, spread };
 }
 
 /** The queue model: for each thread count up to the highest concurrency measured (and one beyond), the best service time and overhead. */

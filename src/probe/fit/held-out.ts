@@ -98,7 +98,8 @@ export function heldOutLine(errors: HeldOutErrors | undefined): string {
 export function betterHeldOutLine(errors: HeldOutErrors | undefined, picked: ServerModelKind): string | undefined {
   if (errors === undefined) return undefined;
   const [bestKind, best] = [...errors].reduce((lowest, entry) => (entry[1].error < lowest[1].error ? entry : lowest));
-  const pickedError = errors.get(picked)!.error;
-  if (bestKind === picked || !(best.error < pickedError)) return undefined;
+  // The USL, picked where the throughput falls (fit-models.ts), is not held out: nothing to set beside it.
+  const pickedError = errors.get(picked)?.error;
+  if (pickedError === undefined || bestKind === picked || !(best.error < pickedError)) return undefined;
   return `held out, ${bestKind} predicts the steps left out better than the picked ${picked} (${percent(best.error)} against ${percent(pickedError)})`;
 }

@@ -1,5 +1,5 @@
 import { levenbergMarquardt } from "ml-levenberg-marquardt";
-import { usl } from "../../model/servers/kinds/usl.ts";
+import { usl, type UslSpec } from "../../model/servers/kinds/usl.ts";
 import type { StepMeasure } from "./step-measure.ts";
 
 /**
@@ -83,15 +83,18 @@ export function fitUsl(steps: readonly StepMeasure[]): UslFit {
   };
 }
 
+/** The best step and the highest one, whose throughput is below the best's. */
+export interface PeakFall {
+  readonly best: StepMeasure;
+  readonly last: StepMeasure;
+}
+
 /**
  * Whether the measured throughput falls past a peak: the highest step's is below the best by
  * more than `noise` (a share), at a higher concurrency. A queue only levels off; a service whose
  * throughput falls is the USL's, with κ above 0.
  */
-export function fallsPastPeak(
-  steps: readonly StepMeasure[],
-  noise: number,
-): { readonly best: StepMeasure; readonly last: StepMeasure } | undefined {
+export function fallsPastPeak(steps: readonly StepMeasure[], noise: number): PeakFall | undefined {
   const sorted = [...steps].sort((a, b) => a.concurrency - b.concurrency);
   const best = sorted.reduce((top, step) => (step.throughputPerSec > top.throughputPerSec ? step : top));
   const last = sorted.at(-1)!;
@@ -118,8 +121,9 @@ export function uslLines(
     `USL (Gunther): λ ${figure(usl.lambdaPerSec)} req/s per user, σ ${figure(usl.sigma)}, κ ${figure(usl.kappa)}; ` +
     `peak at ${figure(usl.peakConcurrency)} users (${figure(usl.peakThroughputPerSec)} req/s), beside the queue model's ${queueThreads} threads; ` +
     `latency error ${percent(usl.latencyError)}, throughput error ${percent(usl.throughputError)}`;
-  const uslError = Math.sqrt(usl.meanSquare);
   const falls = fallsPastPeak(steps, noise);
+  if (picked.kind === "usl" && falls !== undefined) return [fit, uslPickedLine(usl, falls, noise)];
+  const uslError = Math.sqrt(usl.meanSquare);
   const errors = `error ${percent(uslError)} against ${percent(picked.error)}`;
   const why =
     falls !== undefined
@@ -135,12 +139,27 @@ export function uslLines(
   ];
 }
 
-/** The fit as the usl server model's flags (src/model/servers/kinds/usl.ts), rounded as a fit is stated. */
+/** Why the USL was picked, its peak beside the measured one, and what the scenario holds: one line. */
+function uslPickedLine(usl: UslFit, falls: PeakFall, noise: number): string {
+  const below = 1 - falls.last.throughputPerSec / falls.best.throughputPerSec;
+  const off = usl.peakConcurrency / falls.best.concurrency - 1;
+  return (
+    `USL picked: the throughput falls past its peak (${figure(falls.best.throughputPerSec)} req/s at ${falls.best.concurrency} users, ` +
+    `${figure(falls.last.throughputPerSec)} at ${falls.last.concurrency}, ${percent(below)} below: more than the picker's ${percent(noise)} floor), ` +
+    `which no queue and no linear model shows, their throughput only levelling off; ` +
+    `peak at ${figure(usl.peakConcurrency)} users fitted, ${falls.best.concurrency} measured (${off >= 0 ? "+" : ""}${percent(off)}); ` +
+    `the scenario takes it as ${uslFlags(usl)}`
+  );
+}
+
+/** The fit as the usl server model (src/model/servers/kinds/usl.ts): one request alone takes 1 ÷ λ. */
+export function uslSpec(fit: Pick<UslFit, "lambdaPerSec" | "sigma" | "kappa">): UslSpec {
+  return { kind: "usl", latency: { kind: "usl", baseDelayMs: 1000 / fit.lambdaPerSec, sigma: fit.sigma, kappa: fit.kappa } };
+}
+
+/** The fit as the usl server model's flags, rounded as a fit is stated. */
 export function uslFlags(fit: Pick<UslFit, "lambdaPerSec" | "sigma" | "kappa">): string {
-  const spec = usl.rounded({
-    kind: "usl",
-    latency: { kind: "usl", baseDelayMs: 1000 / fit.lambdaPerSec, sigma: fit.sigma, kappa: fit.kappa },
-  });
+  const spec = usl.rounded(uslSpec(fit));
   return Object.entries(usl.settings(spec))
     .map(([name, value]) => `-${name} ${value}`)
     .join(" ");

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ServerModelKind } from "../../../src/model/servers/models.ts";
-import { fitModels } from "../../../src/probe/fit/fit-models.ts";
+import { FAMILY_NOISE_FLOOR, fitModels } from "../../../src/probe/fit/fit-models.ts";
 import {
   betterHeldOutLine,
   FAMILY_FITTERS,
@@ -83,10 +83,14 @@ describe("the probe's fits against the real ./server's curves", () => {
     expect(fitModels(measured.get(kind)!).chosen.spec.kind).toBe(kind);
   });
 
-  it("takes the exponential server for a queue, its own errors within the 5 % floor between families, where held out the queue is off by more", () => {
+  it("picks the exponential family for the exponential server, whose throughput falls past its peak: the queue, within the 5 % floor of its own errors, is out, and the USL fits less well by more than the floor", () => {
     const steps = measured.get("exponential")!;
     const fit = fitModels(steps);
-    expect(fit.chosen.spec.kind).toBe("queue");
+    expect(fit.fall?.last.concurrency).toBe(12);
+    expect(fit.chosen.spec.kind).toBe("exponential");
+    // What took it for a queue before the fall ruled the queue out: its errors within the floor, held out off by more.
+    expect(Math.sqrt(fit.fits[0]!.meanSquare)).toBeLessThan(FAMILY_NOISE_FLOOR);
+    expect(Math.sqrt(fit.usl.meanSquare)).toBeGreaterThan(FAMILY_NOISE_FLOOR);
     expect(heldOutError(steps, FAMILY_FITTERS.queue)!.error).toBeGreaterThan(HELD_OUT_BOUND);
     expect(betterHeldOutLine(heldOutErrors(steps), "queue")).toMatch(
       /^held out, exponential predicts the steps left out better than the picked queue \(0\.0 % against \d\.\d %\)$/,
