@@ -33,7 +33,8 @@ const MAX_STEP_DURATIONS = 4;
 
 /**
  * Runs the steps in order, printing each as it ends, until the service saturates (when
- * `rule` is given), a limit is reached, the list ends or `interrupt` fires. A first step
+ * `rule` is given: its throughput levels, then one step more; its p99 or errors pass their
+ * bounds, at once), a limit is reached, the list ends or `interrupt` fires. A first step
  * with no successful answer is a service that cannot be probed: one line, and no more load.
  */
 export async function probeSteps(
@@ -65,6 +66,9 @@ async function runSteps(
 ): Promise<ProbeRun> {
   const steps: StepMeasure[] = [];
   const finish = (end: ProbeEnd): ProbeRun => ({ steps, end, sent: budget.sent });
+  // Saturated by throughput at the step before: one step more tells a level (a queue) from a
+  // fall past a peak (the USL's), and a slow step from saturation (docs/probe.md).
+  let levelled: StopReason | undefined;
   for (const concurrency of concurrencies) {
     budget.rateBound = false;
     const record = await runStep(
@@ -90,7 +94,9 @@ async function runSteps(
       stdout.write(`${formatStep(measure)}\n`);
     }
     if (record.interrupted) return finish({ kind: "interrupted" });
-    if (budget.exhausted !== undefined) return finish({ kind: budget.exhausted });
+    // A limit that cuts the step past saturation leaves the saturation found: that step is only a look further.
+    if (budget.exhausted !== undefined)
+      return finish(levelled === undefined ? { kind: budget.exhausted } : { kind: "saturated", reason: levelled });
     if (measure !== undefined && budget.rateBound && measure.throughputPerSec >= 0.9 * budget.ceilingPerSec)
       return finish({ kind: "rate" });
     // No measuring window (every answer failed, or none came): past saturation by any account.
@@ -101,9 +107,13 @@ async function runSteps(
       });
     }
     const reason = rule === undefined ? undefined : saturation(steps, rule);
-    if (reason !== undefined) return finish({ kind: "saturated", reason });
+    if (reason !== undefined && (reason.kind !== "throughput" || levelled !== undefined)) {
+      return finish({ kind: "saturated", reason: levelled ?? reason });
+    }
+    // Undefined again where the step past it grew after all: the level was a slow step.
+    levelled = reason;
   }
-  return finish({ kind: "steps" });
+  return finish(levelled === undefined ? { kind: "steps" } : { kind: "saturated", reason: levelled });
 }
 
 /** A latency as the probe prints it; n/a for a percentile a load-test file did not give (probe -from). */

@@ -7,6 +7,7 @@ import type { ServerModelSpec } from "../../src/model/servers/models.ts";
 import type { FamilyFitter } from "../../src/probe/fit/held-out.ts";
 import type { StepMeasure } from "../../src/probe/fit/step-measure.ts";
 import { type ProbeLimits, probeSteps } from "../../src/probe/probe-run.ts";
+import type { SaturationRule } from "../../src/probe/saturation.ts";
 import { type RunningServer, startHttpServer } from "../../src/server/http-server.ts";
 import { parseServerArgs, resolveServerOptions, serverModelOf } from "../../src/server/options.ts";
 
@@ -41,18 +42,18 @@ export const SHORT_STEP_LIMITS: ProbeLimits = {
 };
 
 /**
- * Runs the probe's steps (every one, no saturation rule) against the server the flags make, on
+ * Runs the probe's steps (every one, or until `rule` says saturated) against the server the flags make, on
  * a virtual clock shared by the server's model and the probe's measures, and closes the server.
  * Real sockets carry every request; the clock moves to the model's next event only once every
  * running user's request is in the server, so each user sends its next request at the virtual
  * instant its answer came, as a closed loop's user does, whatever the machine's speed.
  */
-export async function serverSteps(serverCase: ServerCurveCase, limits = SHORT_STEP_LIMITS): Promise<StepMeasure[]> {
+export async function serverSteps(serverCase: ServerCurveCase, limits = SHORT_STEP_LIMITS, rule?: SaturationRule): Promise<StepMeasure[]> {
   const clock = new ManualClock();
   let runningUsers = 0;
   let done = false;
   const timing = { now: () => clock.now(), onRunningUsers: (running: number) => (runningUsers = running) };
-  return probeServer(serverCase, limits, clock, timing, async (server, probe) => {
+  return probeServer(serverCase, limits, clock, timing, rule, async (server, probe) => {
     const driving = driveClock(
       clock,
       server,
@@ -74,7 +75,7 @@ export async function serverSteps(serverCase: ServerCurveCase, limits = SHORT_ST
  * timers and slow event loop move the steps as they move a real probe's.
  */
 export function serverStepsInRealTime(serverCase: ServerCurveCase, limits = SHORT_STEP_LIMITS): Promise<StepMeasure[]> {
-  return probeServer(serverCase, limits, realClock, REAL_TIMING, (_server, probe) => probe());
+  return probeServer(serverCase, limits, realClock, REAL_TIMING, undefined, (_server, probe) => probe());
 }
 
 /** Starts the server on `clock`, runs `around` with it and the probe's steps to run, and closes the server. */
@@ -83,6 +84,7 @@ async function probeServer(
   limits: ProbeLimits,
   clock: Clock,
   timing: StepTiming,
+  rule: SaturationRule | undefined,
   around: (server: RunningServer, probe: () => Promise<StepMeasure[]>) => Promise<StepMeasure[]>,
 ): Promise<StepMeasure[]> {
   const server = await startHttpServer(serverOptions(serverCase), clock);
@@ -90,7 +92,7 @@ async function probeServer(
     const url = new URL(`http://127.0.0.1:${server.address.port}/api`);
     const sink = { write: () => true };
     return await around(server, async () => [
-      ...(await probeSteps(url, serverCase.steps, limits, undefined, new AbortController().signal, sink, timing)).steps,
+      ...(await probeSteps(url, serverCase.steps, limits, rule, new AbortController().signal, sink, timing)).steps,
     ]);
   } finally {
     await server.close();

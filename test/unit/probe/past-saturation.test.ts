@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { fitModels } from "../../../src/probe/fit/fit-models.ts";
+import { SERVER_CURVE_CASES, serverSteps, SHORT_STEP_LIMITS } from "../../helpers/server-steps.ts";
+
+/*
+ * The probe goes one step past saturation (docs/probe.md, "Stops at saturation"): a queue's
+ * throughput stays level there, a retrograde service's falls. The real ./server's curves on the
+ * virtual clock (test/helpers/server-steps.ts), with the probe's own rule: the steps repeat exactly.
+ */
+
+const RULE = { minGrowth: 0.1, maxP99Ms: Infinity, maxErrors: 0.05 };
+const concurrencies = async (index: number) =>
+  (await serverSteps(SERVER_CURVE_CASES[index]!, SHORT_STEP_LIMITS, RULE)).map((step) => step.concurrency);
+
+describe("the probe's step past saturation", () => {
+  it("takes one step past the first that does not grow by more than -min-growth, and stops there when it does not grow either", async () => {
+    // The queue server: 6 users no faster than 4 (152 req/s against 160), 8 level again (160).
+    expect(await concurrencies(0)).toEqual([1, 2, 3, 4, 6, 8]);
+    // The linear server's throughput grows by more than 10 % at every step: none saturates, the list ends.
+    expect(await concurrencies(1)).toEqual([1, 2, 4, 6, 8, 12]);
+  });
+
+  it("sees the exponential server's throughput fall past its peak, and picks a curve that falls", async () => {
+    const steps = await serverSteps(SERVER_CURVE_CASES[2]!, SHORT_STEP_LIMITS, RULE);
+    // Saturated at 8 (229.7 req/s, 1 % over 6's); at 10 it falls 5.3 %, past the picker's 5 % floor.
+    expect(steps.map((step) => step.concurrency)).toEqual([1, 2, 4, 6, 8, 10]);
+    const fit = fitModels(steps);
+    expect(fit.fall).toMatchObject({ best: { concurrency: 8 }, last: { concurrency: 10 } });
+    expect(fit.chosen.spec.kind).toBe("exponential");
+  });
+});
