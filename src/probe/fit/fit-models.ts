@@ -75,8 +75,7 @@ function criterion(residuals: number, meanSquare: number, parameters: number, fl
  * Fits every model to the steps and picks the one with the lowest information criterion.
  * Where the throughput falls past its best step by more than the floor between families, the
  * queue and the linear model are out (their throughput only levels off), and the pick is
- * between the two curves that fall: the USL, and on a tie (within the floor) it, or the
- * exponential model where it fits better by more (./server's own exponential curve).
+ * between the two curves that fall (fallingPick).
  */
 export function fitModels(steps: readonly StepMeasure[]): FitResult {
   if (steps.length < MIN_STEPS_TO_FIT) throw new RangeError(`fitting needs at least ${MIN_STEPS_TO_FIT} steps, got ${steps.length}`);
@@ -87,10 +86,19 @@ export function fitModels(steps: readonly StepMeasure[]): FitResult {
   );
   const usl = scored(steps, roundedSpec(uslSpec(fitUsl(steps))), 3);
   const fall = fallsPastPeak(steps, FAMILY_NOISE_FLOOR);
-  const candidates = fall === undefined ? fits : [usl, fits.find((fit) => fit.spec.kind === "exponential")!];
   const familyScore = (fit: ModelFit) => criterion(steps.length * 2, fit.meanSquare, fit.parameters, FAMILY_NOISE_FLOOR);
-  const chosen = candidates.reduce((best, fit) => (familyScore(fit) < familyScore(best) ? fit : best));
+  const chosen =
+    fall === undefined ? fits.reduce((best, fit) => (familyScore(fit) < familyScore(best) ? fit : best)) : fallingPick(usl, fits[2]!);
   return { fits, usl, fall, chosen, spread };
+}
+
+/**
+ * Of the two curves that fall, the USL, unless the exponential model's error is below its own by
+ * more than the floor between families: on a real retrograde service the two differ by less from
+ * run to run (docs/probe.md), on ./server's own exponential curve by more.
+ */
+function fallingPick(usl: ModelFit, exponential: ModelFit): ModelFit {
+  return Math.sqrt(usl.meanSquare) - Math.sqrt(exponential.meanSquare) > FAMILY_NOISE_FLOOR ? exponential : usl;
 }
 
 /** The queue model: for each thread count up to the highest concurrency measured (and one beyond), the best service time and overhead. */

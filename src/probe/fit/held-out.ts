@@ -40,7 +40,7 @@ export function curveOf(fit: ModelFit): Prediction {
   });
 }
 
-/** The server models the probe fits and picks from: the USL is fitted apart, beside them (usl.ts), and not picked. */
+/** The server models held out here: the USL is fitted apart (usl.ts), and picked only where the throughput falls (fit-models.ts). */
 export type FittedFamily = Exclude<ServerModelKind, "usl">;
 
 /** The probe's three families, as fitModels fits each. */

@@ -128,10 +128,14 @@ export function uslLines(
   const why =
     falls !== undefined
       ? `the throughput falls past its peak (${figure(falls.best.throughputPerSec)} req/s at ${falls.best.concurrency} users, ` +
-        `${figure(falls.last.throughputPerSec)} at ${falls.last.concurrency}): a USL service (κ above 0), which no queue shows, as a queue only levels off`
+        `${figure(falls.last.throughputPerSec)} at ${falls.last.concurrency}), as the USL's does with κ above 0 and no queue's, which only levels off`
       : "the throughput levels off or still grows, without falling past a peak";
   const better =
-    uslError < picked.error * (1 - noise) ? "the USL describes it better" : `the picked ${picked.kind} describes it as well or better`;
+    falls !== undefined
+      ? `the ${picked.kind} fits it better by more than the picker's ${percent(noise)} floor`
+      : uslError < picked.error * (1 - noise)
+        ? "the USL describes it better"
+        : `the picked ${picked.kind} describes it as well or better`;
   return [
     fit,
     `USL or ${picked.kind}: ${better} (${errors}); ${why}. The scenario keeps the ${picked.kind}; ./sim, ./server and a scenario ` +

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FAMILY_NOISE_FLOOR } from "../../../../src/probe/fit/fit-models.ts";
+import { FAMILY_NOISE_FLOOR, fitModels } from "../../../../src/probe/fit/fit-models.ts";
 import type { StepMeasure } from "../../../../src/probe/fit/step-measure.ts";
 import { fallsPastPeak, fitUsl, uslLines, uslThroughputPerSec } from "../../../../src/probe/fit/usl.ts";
 import { closedLoopStep, SERVER_CURVE_CASES, serverSteps } from "../../../helpers/server-steps.ts";
@@ -32,19 +32,31 @@ describe("the Universal Scalability Law", () => {
     expect(fallingFit.peakConcurrency).toBeGreaterThan(4);
     expect(fallingFit.peakConcurrency).toBeLessThan(12);
     const [, verdict] = uslLines(falling, fallingFit, 4, { kind: "exponential", error: 0.01 }, FAMILY_NOISE_FLOOR);
-    expect(verdict).toMatch(/the throughput falls past its peak \([\d.]+ req\/s at \d+ users, [\d.]+ at 12\): a USL service \(κ above 0\)/);
+    expect(verdict).toMatch(
+      /^USL or exponential: the exponential fits it better by more than the picker's 5\.0 % floor .*; the throughput falls past its peak \([\d.]+ req\/s at \d+ users, [\d.]+ at 12\), as the USL's does with κ above 0 and no queue's/,
+    );
     const [, levelVerdict] = uslLines(level, fitUsl(level), 4, { kind: "queue", error: 0.01 }, FAMILY_NOISE_FLOOR);
     expect(levelVerdict).toMatch(/^USL or queue: the picked queue describes it as well or better .*levels off or still grows/);
   });
 
-  it("says the USL describes a USL service better than a fit that misses its fall", () => {
-    const steps = uslSteps({ lambdaPerSec: 50, sigma: 0.05, kappa: 0.002 }, [1, 2, 4, 8, 16, 24, 32, 48]);
+  it("says the USL describes a service better than a fit that misses its bend", () => {
+    const steps = uslSteps({ lambdaPerSec: 50, sigma: 0.05, kappa: 0.002 }, [1, 2, 4, 8, 16]);
     const [line, verdict] = uslLines(steps, fitUsl(steps), 20, { kind: "queue", error: 0.2 }, FAMILY_NOISE_FLOOR);
     expect(line).toMatch(
       /^USL \(Gunther\): λ 50 req\/s per user, σ 0\.05, κ 0\.002; peak at 21\.8 users \(\S+ req\/s\), beside the queue model's 20 threads/,
     );
     expect(verdict).toMatch(
-      /^USL or queue: the USL describes it better \(error 0\.0 % against 20\.0 %\); the throughput falls past its peak/,
+      /^USL or queue: the USL describes it better \(error 0\.0 % against 20\.0 %\); the throughput levels off or still grows/,
+    );
+  });
+
+  it("picks the USL for a USL service whose throughput falls, and says why, its peak beside the measured one", () => {
+    const steps = uslSteps({ lambdaPerSec: 50, sigma: 0.05, kappa: 0.002 }, [1, 2, 4, 8, 16, 24, 32, 48]);
+    const fit = fitModels(steps);
+    expect(fit.chosen.spec.kind).toBe("usl");
+    const [, verdict] = uslLines(steps, fitUsl(steps), 20, { kind: "usl", error: 0 }, FAMILY_NOISE_FLOOR);
+    expect(verdict).toMatch(
+      /^USL picked: the throughput falls past its peak \(\S+ req\/s at 24 users, \S+ at 48, [\d.]+ % below: more than the picker's 5\.0 % floor\), .*; peak at 21\.8 users fitted, 24 measured \(-9\.2 %\); the scenario takes it as -model usl -baseDelay 20ms -usl-sigma 0\.05 -usl-kappa 0\.002$/,
     );
   });
 });
