@@ -1,0 +1,49 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { FAMILY_NOISE_FLOOR, fitModels } from "../../../../src/probe/fit/fit-models.ts";
+import { probeOutput } from "../../../../src/probe/from/probe-output.ts";
+
+/*
+ * The picker on steps measured on a real retrograde service (test/fixtures/retrograde/README.md:
+ * Debian's gunicorn and SQLite, each file a probe's printed output with how it was recorded).
+ * Every run's throughput falls past its peak, so the queue and the linear model are out; the USL
+ * is picked unless the exponential curve's error is lower by more than the floor. The same steps
+ * cut at their best step, which then show no fall, are picked as before the USL could be.
+ */
+
+const DIR = resolve(import.meta.dirname, "../../../fixtures/retrograde");
+const FILES = readdirSync(DIR).filter((name) => /^probe-.*\.json$/.test(name));
+
+function stepsOf(file: string) {
+  const recorded = JSON.parse(readFileSync(resolve(DIR, file), "utf8")) as { output: string[] };
+  return probeOutput.read(recorded.output.join("\n")).steps;
+}
+
+describe("the picker on a real retrograde service's steps", () => {
+  it("has the recorded runs to read", () => {
+    expect(FILES.length).toBe(8);
+  });
+
+  it.each(FILES)(
+    "%s: sees the fall and picks a curve that falls, the USL unless the exponential fits better by more than the floor",
+    (file) => {
+      const fit = fitModels(stepsOf(file));
+      expect(fit.fall).toBeDefined();
+      const [usl, exponential] = [fit.usl, fit.fits[2]!].map((candidate) => Math.sqrt(candidate.meanSquare));
+      expect(fit.chosen.spec.kind).toBe(usl! - exponential! > FAMILY_NOISE_FLOOR ? "exponential" : "usl");
+    },
+  );
+
+  it("picks the USL in five of the eight runs", () => {
+    expect(FILES.filter((file) => fitModels(stepsOf(file)).chosen.spec.kind === "usl")).toHaveLength(5);
+  });
+
+  it.each(FILES)("%s: cut at its best step, with no fall to see, is not picked as a USL service", (file) => {
+    const steps = stepsOf(file);
+    const best = steps.reduce((top, step) => (step.throughputPerSec > top.throughputPerSec ? step : top));
+    const fit = fitModels(steps.filter((step) => step.concurrency <= best.concurrency));
+    expect(fit.fall).toBeUndefined();
+    expect(fit.chosen.spec.kind).not.toBe("usl");
+  });
+});
