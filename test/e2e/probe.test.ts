@@ -228,13 +228,15 @@ describe("thundering-herd probe", () => {
     expect(Math.abs(parseDuration(match![2]!) / 10 - 1), stdoutLines.join("\n")).toBeLessThan(0.1);
   });
 
-  it("recovers ./server's exponential model (factor within 10 %, limit within 2, baseDelay within 10 % of what a client sees below the limit) from steps close enough past its limit", () => {
+  it("recovers ./server's exponential model (factor within 10 %, limit within 2, baseDelay within 10 % of what a client sees below the limit) from steps close enough past its limit, and picks a curve that falls", () => {
     const { code, stdoutLines, stderrLines } = runs("exponential");
     expect(code, stderrLines.join("\n")).toBe(0);
     const output = stdoutLines.join("\n");
-    const match = /^picked exponential: model exponential \(limit (\d+), factor ([\d.]+), k 15, baseDelay (\S+)\)/.exec(
-      picked(stdoutLines).model,
-    );
+    // Past its peak its throughput falls, so the pick is one of the two curves that fall: the
+    // exponential, or the USL where the exponential fits better by no more than the 5 % floor
+    // (docs/probe.md), as a loaded machine's slow steps past the peak can make it. Its own fit is read either way.
+    expect(picked(stdoutLines).model, output).toMatch(/^picked (exponential|usl): /);
+    const match = /^fit exponential \(limit (\d+), factor ([\d.]+), k 15, baseDelay (\S+)\)/m.exec(output);
     expect(match, output).not.toBeNull();
     expect(Math.abs(Number(match![2]) / 2 - 1), output).toBeLessThan(0.1);
     // The probe's client, at 2 cores' load, leaves some users out of the server for a while, so a
