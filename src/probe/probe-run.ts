@@ -28,6 +28,19 @@ export interface ProbeRun {
   readonly sent: number;
 }
 
+/**
+ * At most this many steps past the first that levels: the second only where the first past it
+ * was the best so far (a peak not yet passed, as where a retrograde service's top lies between
+ * two steps).
+ */
+const MAX_STEPS_PAST_LEVEL = 2;
+
+/** Whether the last step's throughput is above every other's. */
+function isBest(steps: readonly StepMeasure[]): boolean {
+  const last = steps.at(-1)!;
+  return steps.slice(0, -1).every((step) => step.throughputPerSec < last.throughputPerSec);
+}
+
 /** Steps longer than this many -step-duration end anyway (a slow service never reaches -step-requests). */
 const MAX_STEP_DURATIONS = 4;
 
@@ -66,9 +79,10 @@ async function runSteps(
 ): Promise<ProbeRun> {
   const steps: StepMeasure[] = [];
   const finish = (end: ProbeEnd): ProbeRun => ({ steps, end, sent: budget.sent });
-  // Saturated by throughput at the step before: one step more tells a level (a queue) from a
+  // Saturated by throughput at a step before: the steps past it tell a level (a queue) from a
   // fall past a peak (the USL's), and a slow step from saturation (docs/probe.md).
   let levelled: StopReason | undefined;
+  let pastLevel = 0;
   for (const concurrency of concurrencies) {
     budget.rateBound = false;
     const record = await runStep(
@@ -107,11 +121,10 @@ async function runSteps(
       });
     }
     const reason = rule === undefined ? undefined : saturation(steps, rule);
-    if (reason !== undefined && (reason.kind !== "throughput" || levelled !== undefined)) {
-      return finish({ kind: "saturated", reason: levelled ?? reason });
-    }
-    // Undefined again where the step past it grew after all: the level was a slow step.
-    levelled = reason;
+    if (reason !== undefined && reason.kind !== "throughput") return finish({ kind: "saturated", reason: levelled ?? reason });
+    // A step past the level that grew by more than -min-growth after all: the level was a slow step.
+    if (reason === undefined || levelled === undefined) [levelled, pastLevel] = [reason, 0];
+    else if (++pastLevel >= MAX_STEPS_PAST_LEVEL || !isBest(steps)) return finish({ kind: "saturated", reason: levelled });
   }
   return finish(levelled === undefined ? { kind: "steps" } : { kind: "saturated", reason: levelled });
 }

@@ -20,6 +20,14 @@ describe("the probe's step past saturation", () => {
     expect(await concurrencies(1)).toEqual([1, 2, 4, 6, 8, 12]);
   });
 
+  it("takes a second step past the level where the first was the best so far, its peak not yet passed", async () => {
+    // The exponential server: 5 levels (217.6 req/s, 8.8 % over 4's), 6 is the best yet (227.4),
+    // so 8 is taken too (229.7), the second past the level, where the steps end.
+    const exponential = { ...SERVER_CURVE_CASES[2]!, steps: [1, 2, 4, 5, 6, 8, 10, 12] };
+    const steps = await serverSteps(exponential, SHORT_STEP_LIMITS, RULE);
+    expect(steps.map((step) => step.concurrency)).toEqual([1, 2, 4, 5, 6, 8]);
+  });
+
   it("sees the exponential server's throughput fall past its peak, and picks a curve that falls", async () => {
     const steps = await serverSteps(SERVER_CURVE_CASES[2]!, SHORT_STEP_LIMITS, RULE);
     // Saturated at 8 (229.7 req/s, 1 % over 6's); at 10 it falls 5.3 %, past the picker's 5 % floor.
