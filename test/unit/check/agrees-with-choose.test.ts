@@ -22,7 +22,10 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-async function json(program: typeof choose, args: readonly string[]): Promise<Record<string, unknown>> {
+async function json(
+  program: (argv: readonly string[], io: ProgramIo) => Promise<number>,
+  args: readonly string[],
+): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), "thundering-herd-agree-"));
   dirs.push(dir);
   let stdout = "";
