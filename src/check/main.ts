@@ -103,17 +103,53 @@ function variantEntries(
   });
 }
 
+/** Entries that say the same settings measured once: the first of each, by what its flags mean as written. */
+function measuredOnce<T extends Entry>(entries: readonly T[]): T[] {
+  const seen = new Set<string>();
+  return entries.filter((entry) => {
+    const key = settingsKey(entry.candidate.client);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/**
+ * choose's qualifying candidates, best first, written into the policy's place in the file until
+ * `count` of them could be (a candidate the format cannot say does not take a place, and is
+ * reported); each read back as the file then says it.
+ */
+function rewrites(input: CheckInput, policy: CheckInput["policies"][number], ranked: readonly CandidateSummary[], count: number) {
+  const seen = new Set([settingsKey(policy.reading.settings)]);
+  const variants: Variant[] = [];
+  const unwritable: Unwritable[] = [];
+  const qualifying = ranked.filter(
+    (summary) => summary.survivesAll && summary.candidate.origin !== "configuration" && summary.candidate.origin !== "baseline",
+  );
+  for (const summary of qualifying) {
+    if (variants.length >= count) break;
+    const proposal = {
+      change: `choose's ${summary.candidate.id}`,
+      target: explicitTarget(summary.candidate.client, policy.reading.settings),
+    };
+    const written = writtenVariants(input.format, input.text, policy.index, [proposal], seen);
+    variants.push(...written.variants);
+    unwritable.push(...written.unwritable);
+  }
+  return { variants, unwritable };
+}
+
 /** Measures choose's grid, the user's policies and their one-field changes, then choose's best as the user's file can say them. */
 async function grade(options: ChooseOptions, own: CheckOwnValues, input: CheckInput, io: ProgramIo): Promise<CheckOutcome> {
   const plan = measurePlan(options);
   const skipped: string[] = [];
   const grid = buildGrid(options, skipped);
   const yours = input.policies.map((policy) => policyEntry(options, input, policy));
-  const seen = new Set(yours.map((entry) => settingsKey(entry.candidate.client)));
   const unwritable = input.policies.map((): Unwritable[] => []);
+  // Each policy's changes are its own: a change that reads back as another policy's is still this one's, measured once.
   const neighbours = input.policies.map((policy, position) => {
     const proposals = neighbourTargets(policy.reading.settings, input.format.knobs);
-    const written = writtenVariants(input.format, input.text, policy.index, proposals, seen);
+    const written = writtenVariants(input.format, input.text, policy.index, proposals, new Set([settingsKey(policy.reading.settings)]));
     unwritable[position]!.push(...written.unwritable);
     return variantEntries(options, written.variants, `${yoursId(input, policy.index)}+change-`, unwritable[position]!);
   });
@@ -125,50 +161,49 @@ async function grade(options: ChooseOptions, own: CheckOwnValues, input: CheckIn
   try {
     const perSeed = new Map<string, CandidateSummary[]>();
     const timelines = new Map<string, Timeline[]>();
-    const first = await measureAll(
-      [...grid, ...yours, ...neighbours.flat()],
+    const measure = async (entries: readonly Entry[], label: string) => {
+      const unique = measuredOnce(entries);
+      return unique.length === 0 ? [] : measureAll(unique, options.seeds, plan, pool, io, label, perSeed, timelines);
+    };
+    const bySettings = new Map<string, CandidateSummary>();
+    const keep = (summaries: readonly CandidateSummary[]) =>
+      summaries.forEach((summary) => bySettings.set(settingsKey(summary.candidate.client), summary));
+    const gridSummaries = await measureAll(
+      grid,
       options.seeds,
       plan,
       pool,
       io,
-      "check: simulating",
+      "check: simulating choose's candidates",
       perSeed,
       timelines,
     );
-    const byId = new Map(first.map((summary) => [summary.candidate.id, summary]));
-    const ranked = ranking([...grid, ...yours].map((entry) => byId.get(entry.candidate.id)!)).ranked;
-    const rewrites = input.policies.map((policy, position) => {
-      const best = ranked
-        .filter((summary) => summary.survivesAll && summary.candidate.origin !== "configuration" && summary.candidate.origin !== "baseline")
-        .slice(0, own.rewrites);
-      const proposals = best.map((summary) => ({
-        change: `choose's ${summary.candidate.id}`,
-        target: explicitTarget(summary.candidate.client, policy.reading.settings),
-      }));
-      const written = writtenVariants(input.format, input.text, policy.index, proposals, seen);
-      unwritable[position]!.push(...written.unwritable);
-      return variantEntries(options, written.variants, `${yoursId(input, policy.index)}+choose-`, unwritable[position]!);
+    keep(await measure([...yours, ...neighbours.flat()], "check: simulating your policies and their changes"));
+    const summaryOf = (entry: Entry) => bySettings.get(settingsKey(entry.candidate.client))!;
+    const gridRanked = ranking(gridSummaries).ranked;
+    const written = input.policies.map((policy, position) => {
+      const found = rewrites(input, policy, gridRanked, own.rewrites);
+      unwritable[position]!.push(...found.unwritable);
+      return variantEntries(options, found.variants, `${yoursId(input, policy.index)}+choose-`, unwritable[position]!);
     });
-    const second =
-      rewrites.flat().length === 0
-        ? []
-        : await measureAll(rewrites.flat(), options.seeds, plan, pool, io, "check: choose's best in your file", perSeed, timelines);
-    for (const summary of second) byId.set(summary.candidate.id, summary);
+    keep(await measure(written.flat(), "check: choose's best in your file"));
     const policies = input.policies.map((policy, position): PolicyOutcome => {
-      const summary = byId.get(yours[position]!.candidate.id)!;
-      const tried: Measured[] = [...neighbours[position]!, ...rewrites[position]!].map((entry) => ({
+      const summary = summaryOf(yours[position]!);
+      const tried: Measured[] = [...neighbours[position]!, ...written[position]!].map((entry) => ({
         variant: entry.variant,
-        summary: byId.get(entry.candidate.id)!,
+        summary: summaryOf(entry),
       }));
       return {
         reading: policy.reading,
         summary,
-        grade: gradeOf(summary, ranked),
+        // Ranked among choose's candidates alone, not the file's other policies.
+        grade: gradeOf(summary, ranking([...gridSummaries, summary]).ranked),
         smallest: summary.survivesAll ? undefined : smallestQualifying(tried),
         tried,
         unwritable: unwritable[position]!,
       };
     });
+    const ranked = ranking([...gridSummaries, ...new Set(policies.map((policy) => policy.summary))]).ranked;
     return { options, input, ranked, policies, timelines, skipped };
   } finally {
     await pool.close();

@@ -99,6 +99,26 @@ describe("check", () => {
     },
   );
 
+  it(
+    "gives each policy of a file its own changes and its own place among choose's candidates, two alike as one",
+    { timeout: 120_000 },
+    async () => {
+      const policy = `{ "strategy": "fixed", "simple-backoff-delay": "100ms" }`;
+      const config = `{\n  "policies": {\n    "a": ${policy},\n    "b": ${policy}\n  }\n}\n`;
+      const run = await check(config, [...SMALL, "-json"]);
+      const [a, b] = JSON.parse(run.stdout).policies as {
+        grade: { rank: number; of: number };
+        tried: unknown[];
+        smallestChange: { diff: string };
+      }[];
+      expect(a!.grade).toEqual(b!.grade);
+      expect(a!.tried.length).toBeGreaterThan(1);
+      expect(b!.tried).toHaveLength(a!.tried.length);
+      // Each change is made in its own policy's place in the file.
+      expect(a!.smallestChange.diff).not.toEqual(b!.smallestChange.diff);
+    },
+  );
+
   it("refuses bad input in one line with exit 2, before it simulates anything", async () => {
     const policy = `{ "policies": { "api": { "strategy": "fixed" } } }`;
     const cases: [string, readonly string[], RegExp][] = [
