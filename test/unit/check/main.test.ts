@@ -132,6 +132,14 @@ describe("check", () => {
         [],
         /config\.json: api: the simulator cannot run it: .*max-attempts/,
       ],
+      // The JSON parser recurses: 20 000 brackets ran it out of stack.
+      [`{ "policies": ${"[".repeat(20_000)} }`, [], /config\.json: nested more than 64 levels deep; a retry configuration is not$/],
+      // A reader keeps the last, an editor edits the first: a change written would not be read.
+      [
+        `{\n  "policies": { "a": { "strategy": "fixed" } },\n  "policies": {}\n}\n`,
+        [],
+        /config\.json:3: "policies" given twice in one object \(first at line 2\): give it once$/,
+      ],
       [`{ "policies": {} }${" ".repeat(1024 * 1024)}`, [], /config\.json: larger than 1024 KiB; a retry configuration is a few KB$/],
     ];
     for (const [config, args, message] of cases) {

@@ -107,6 +107,9 @@ describe("aws: reading ~/.aws/config", () => {
     ["[profile a]\nmax_attempts = 2.5\n", '[profile a] max_attempts: "2.5" is not a number of attempts, a whole number of 1 or more'],
     ['{ "retry_mode": "standard" }\n', 'line 1: "{ "retry_mode": "standard" }" is not a setting (key = value) or a [section]'],
     ["[sso-session corp]\nsso_region = us-east-1\n", "not an AWS shared config file: it has no [default] or [profile NAME] section"],
+    // botocore refuses a profile given twice, the JavaScript SDK merges it: neither is guessed.
+    ["[default]\nmax_attempts = 3\n[default]\nmax_attempts = 5\n", "line 3: [default] again (first at line 1): give each profile once"],
+    ["[profile a]\nmax_attempts = 3\nmax_attempts = 5\n", "line 3: max_attempts again in [profile a] (first at line 2)"],
   ])("refuses a wrong file in one line: %j", (text, message) => {
     expect(readError(text)).toBe(message);
   });
