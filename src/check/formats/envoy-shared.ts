@@ -1,11 +1,11 @@
 import { diffArrays } from "diff";
-import { type Document, isScalar, isSeq, parseAllDocuments, parseDocument } from "yaml";
+import { type Document, isAlias, isScalar, isSeq, parseAllDocuments, parseDocument } from "yaml";
 import { parseValue } from "../../cli/flags.ts";
 import { DurationSyntaxError, formatDuration, parseDuration } from "../../cli/duration.ts";
 import { type FlagSettings, SIM_FLAG_SPECS, simDefaults } from "../../choose/settings.ts";
 import { protoDuration } from "../../choose/snippets.ts";
 import { findStrategy } from "../../strategies/registry.ts";
-import { type CheckFlag, ConfigFileError, type FieldReading, type PolicyReading, type UnmodeledField } from "../format.ts";
+import { type CheckFlag, ConfigFileError, type FieldReading, type PolicyReading, type UnmodeledField, type Written } from "../format.ts";
 
 /*
  * What Envoy and Istio share (Istio programs Envoy: its VirtualService retries become an Envoy
@@ -307,8 +307,27 @@ export function yamlDocuments(text: string): Document.Parsed[] {
 
 export type YamlPath = readonly (string | number)[];
 
+/** A write that would go through a YAML anchor or alias: what several places of the file share. */
+export class SharedInYaml extends Error {
+  override name = "SharedInYaml";
+}
+
+/** Refuses a path through an anchored node or an alias: changing it would change every place that shares it, unannounced. */
+function refuseShared(document: Document, path: YamlPath): void {
+  for (let length = 1; length <= path.length; length++) {
+    const node = document.getIn(path.slice(0, length), true);
+    const anchor = isAlias(node) ? node.source : (node as { anchor?: string } | undefined)?.anchor;
+    if (anchor !== undefined) {
+      throw new SharedInYaml(
+        `${path.slice(0, length).join(".")} is shared through the YAML anchor &${anchor}: check does not change what several places share`,
+      );
+    }
+  }
+}
+
 /** Sets the value at `path`, keeping an existing scalar's node (its comment and quoting) and creating maps on the way. */
 export function setYaml(document: Document, path: YamlPath, value: string | number): void {
+  refuseShared(document, path);
   const node = document.getIn(path, true);
   if (isScalar(node)) node.value = value;
   else document.setIn(path, value);
@@ -316,6 +335,7 @@ export function setYaml(document: Document, path: YamlPath, value: string | numb
 
 /** Appends an item to the list at `path`, creating the list when it is absent. */
 export function appendYaml(document: Document, path: YamlPath, item: unknown): void {
+  refuseShared(document, path);
   const node = document.getIn(path, true);
   if (isSeq(node)) node.add(document.createNode(item));
   else document.setIn(path, [item]);
@@ -379,4 +399,16 @@ function keepUntouchedLines(original: string, printed: string, edited: string): 
     }
   }
   return out.join("\n");
+}
+
+/** A format's write, with a write through a YAML anchor or alias said as inexpressible (the file keeps what it shares). */
+export function unlessShared(write: (text: string, policyIndex: number, target: FlagSettings) => Written) {
+  return (text: string, policyIndex: number, target: FlagSettings): Written => {
+    try {
+      return write(text, policyIndex, target);
+    } catch (error) {
+      if (error instanceof SharedInYaml) return { kind: "inexpressible", why: error.message };
+      throw error;
+    }
+  };
 }

@@ -31,6 +31,7 @@ import {
   sameFlag,
   sameLimit,
   setYaml,
+  unlessShared,
   spliceDocuments,
   type TargetLimit,
   targetLimit,
@@ -609,6 +610,6 @@ export const envoyFormat: ConfigFormat = {
   source: `${ENVOY_RETRY_POLICY_SOURCE}; ${ENVOY_CIRCUIT_BREAKER_SOURCE}`,
   recognizes: (text) => RECOGNIZED.test(text) && !/networking\.istio\.io/.test(text),
   read,
-  write,
+  write: unlessShared(write),
   knobs: ["max-attempts", "min-delay", "max-delay", "timeout", "budget", "budget-percent", "budget-min-concurrency"],
 };

@@ -26,6 +26,7 @@ import {
   sameFlag,
   sameLimit,
   setYaml,
+  unlessShared,
   spliceDocuments,
   type TargetLimit,
   targetLimit,
@@ -480,6 +481,6 @@ export const istioFormat: ConfigFormat = {
   source: `${HTTP_RETRY}; ${RETRY_BUDGET}`,
   recognizes: (text) => /^\s*apiVersion:\s*["']?networking\.istio\.io\//m.test(text) && /^\s*kind:\s*["']?VirtualService/m.test(text),
   read,
-  write,
+  write: unlessShared(write),
   knobs: ["max-attempts", "min-delay", "timeout", "budget", "budget-percent", "budget-min-concurrency"],
 };

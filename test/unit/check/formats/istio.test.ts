@@ -186,6 +186,20 @@ describe("Istio: writing", () => {
     }
   });
 
+  it("does not change retries two routes share through a YAML anchor: inexpressible, said, and the file kept", () => {
+    const shared = ratings(
+      "&r { attempts: 3, perTryTimeout: 2s }",
+      "    - route: [{ destination: { host: ratings } }]\n      retries: *r\n",
+    );
+    const policies = istioFormat.read(shared).policies;
+    expect(policies.map((policy) => policy.settings["max-attempts"])).toEqual(["4", "4"]);
+    const written = istioFormat.write(shared, 0, { ...policies[0]!.settings, "max-attempts": "2" });
+    expect(written).toEqual({
+      kind: "inexpressible",
+      why: "spec.http.0.retries is shared through the YAML anchor &r: check does not change what several places share",
+    });
+  });
+
   it("says the retries in full where it adds them, and the nearest for a max-delay Istio cannot set", () => {
     const fallback = istioFormat.read(REVIEWS).policies[1]!;
     const written = writeAndRead(istioFormat, REVIEWS, 1, changed(fallback.settings, { "min-delay": "100ms" }));
