@@ -71,6 +71,8 @@ export class PolicyBuilder {
 /** A value as a one-line text for a reading. */
 export function shown(value: unknown): string {
   if (typeof value === "string") return value;
+  // A number past the double's range reads as Infinity, which JSON would print as null.
+  if (typeof value === "number" && !Number.isFinite(value)) return "a number too large to hold (beyond 1.8e308)";
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
