@@ -1,4 +1,4 @@
-import { type Document, isMap, isScalar, isSeq, type Pair, parseAllDocuments, type YAMLMap } from "yaml";
+import { type Document, isAlias, isMap, isScalar, isSeq, type Pair, parseAllDocuments, type YAMLMap } from "yaml";
 import { formatDuration, parseDuration } from "../../cli/duration.ts";
 import { type FlagSettings, simDefaults, simValuesFor } from "../../choose/settings.ts";
 import { findStrategy } from "../../strategies/registry.ts";
@@ -123,7 +123,13 @@ function lookup(node: unknown, segments: readonly string[], path: string): { nod
 }
 
 function sectionOf(name: string, node: unknown, path: string): Section {
-  if (!isMap(node)) throw new ConfigFileError(`${path}: is not a map of settings, the properties of "${name}" are`);
+  // An alias shares another section's map: check would change both when it writes one, so it asks for resilience4j's own sharing.
+  if (isAlias(node)) {
+    throw new ConfigFileError(
+      `${path}: the YAML alias *${node.source} is not read; say what "${name}" shares with baseConfig, as resilience4j does`,
+    );
+  }
+  if (!isMap(node)) throw new ConfigFileError(`${path}: is not a map of settings, the properties of "${name}" as key: value`);
   const props = new Map<string, Prop>();
   for (const pair of node.items) {
     const key = keyText(pair);

@@ -248,7 +248,14 @@ describe("resilience4j: reading application.yml", () => {
       "resilience4j.retry.instances.a: {}\nresilience4j.circuitbreaker.instances.a:\n  slidingWindowType: SLIDING\n",
       'resilience4j.circuitbreaker.instances.a.slidingWindowType: "SLIDING" is not allowed, COUNT_BASED or TIME_BASED is',
     ],
-    ["resilience4j.retry.instances.a: 3\n", 'resilience4j.retry.instances.a: is not a map of settings, the properties of "a" are'],
+    [
+      "resilience4j.retry.instances.a: 3\n",
+      'resilience4j.retry.instances.a: is not a map of settings, the properties of "a" as key: value',
+    ],
+    [
+      "resilience4j.retry:\n  configs:\n    d: &d { maxAttempts: 4 }\n  instances:\n    a: *d\n",
+      'resilience4j.retry.instances.a: the YAML alias *d is not read; say what "a" shares with baseConfig, as resilience4j does',
+    ],
     [
       "spring:\n  application:\n    name: x\n",
       "not a resilience4j configuration: it has no resilience4j.retry.instances or resilience4j.retry.configs.default",
