@@ -474,6 +474,8 @@ function unknownProps(
 
 interface BreakerResolved {
   readonly section: Section;
+  /** The config it inherits from (its baseConfig, else configs.default), whose properties it does not set itself. */
+  readonly base: Section | undefined;
   readonly type: Value<"COUNT_BASED" | "TIME_BASED">;
   readonly size: Value<number>;
   readonly minimumCalls: Value<number>;
@@ -497,6 +499,7 @@ function resolveBreaker(section: Section, configs: ReadonlyMap<string, Section>)
   };
   return {
     section,
+    base,
     type: value("slidingWindowType", DEFAULTS.windowType as "COUNT_BASED" | "TIME_BASED"),
     size: value("slidingWindowSize", DEFAULTS.windowSize as number),
     minimumCalls: value("minimumNumberOfCalls", DEFAULTS.minimumCalls as number),
@@ -574,6 +577,14 @@ const BREAKER_UNMODELED: Readonly<Record<string, string>> = {
 
 const BREAKER_MODELED = new Set([...Object.keys(BREAKER_PARSERS).map(relaxed), "baseconfig"]);
 
+/** The breaker's properties we do not model: its own, and those of its base config that it does not set itself. */
+function breakerUnmodeled(breaker: BreakerResolved): UnmodeledField[] {
+  const own = unknownProps(breaker.section, BREAKER_MODELED, BREAKER_UNMODELED, "circuit breaker");
+  if (breaker.base === undefined) return own;
+  const overridden = new Set([...BREAKER_MODELED, ...breaker.section.props.keys()]);
+  return [...own, ...unknownProps(breaker.base, overridden, BREAKER_UNMODELED, "circuit breaker")];
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reading
 
@@ -600,7 +611,7 @@ function policyOf(retry: RetryResolved, breakerSection: Section | undefined, bre
   const unmodeled = [
     ...retry.ignored,
     ...retry.chain.flatMap((section) => unknownProps(section, RETRY_MODELED, RETRY_UNMODELED, "retry")),
-    ...(breaker === undefined ? [] : unknownProps(breaker.section, BREAKER_MODELED, BREAKER_UNMODELED, "circuit breaker")),
+    ...(breaker === undefined ? [] : breakerUnmodeled(breaker)),
   ];
   return {
     retry,
