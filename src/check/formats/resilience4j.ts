@@ -585,6 +585,27 @@ function breakerUnmodeled(breaker: BreakerResolved): UnmodeledField[] {
   return [...own, ...unknownProps(breaker.base, overridden, BREAKER_UNMODELED, "circuit breaker")];
 }
 
+/**
+ * resilience4j's other modules: their instance of a retry's name decorates the same calls (the
+ * Spring Boot aspects run them inside the retry), and none is modelled.
+ */
+const OTHER_MODULES: Readonly<Record<string, string>> = {
+  bulkhead: "a limit on concurrent calls, beyond which calls wait or are refused; our client has no such limit",
+  "thread-pool-bulkhead": "a bounded thread pool and queue for the calls, beyond which calls are refused; our client has no such limit",
+  ratelimiter: "a limit on calls per period, beyond which calls wait or are refused; our client has no such limit",
+  timelimiter:
+    "a timeout on each attempt of an asynchronous method (1 s by default, or its config's); not read as our -timeout: the scenario's applies",
+};
+
+/** The instances of the other modules that share the retry's name, each named in one line. */
+function otherModules(root: unknown, name: string): UnmodeledField[] {
+  return Object.entries(OTHER_MODULES).flatMap(([module, why]) => {
+    const found =
+      lookup(root, ["resilience4j", module, "instances", name], "") ?? lookup(root, ["resilience4j", module, "backends", name], "");
+    return found === undefined ? [] : [{ field: found.path, value: valueText(found.node), why }];
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reading
 
@@ -605,13 +626,19 @@ function instancesAt(root: unknown, module: string): Map<string, Section> {
   return instances.size > 0 ? instances : sectionsAt(root, ["resilience4j", module, "backends"]);
 }
 
-function policyOf(retry: RetryResolved, breakerSection: Section | undefined, breakerConfigs: ReadonlyMap<string, Section>): Policy {
+function policyOf(
+  retry: RetryResolved,
+  breakerSection: Section | undefined,
+  breakerConfigs: ReadonlyMap<string, Section>,
+  root: unknown,
+): Policy {
   const breaker = breakerSection === undefined ? undefined : resolveBreaker(breakerSection, breakerConfigs);
   const fields = [...retryFields(retry), ...(breaker === undefined ? [] : breakerFields(breaker))];
   const unmodeled = [
     ...retry.ignored,
     ...retry.chain.flatMap((section) => unknownProps(section, RETRY_MODELED, RETRY_UNMODELED, "retry")),
     ...(breaker === undefined ? [] : breakerUnmodeled(breaker)),
+    ...otherModules(root, retry.section.name),
   ];
   return {
     retry,
@@ -644,7 +671,10 @@ function parseFile(text: string): R4jFile {
     );
   const breakers = instancesAt(root, "circuitbreaker");
   const breakerConfigs = sectionsAt(root, ["resilience4j", "circuitbreaker", "configs"]);
-  return { doc, policies: retries.map((section) => policyOf(resolveRetry(section, configs), breakers.get(section.name), breakerConfigs)) };
+  return {
+    doc,
+    policies: retries.map((section) => policyOf(resolveRetry(section, configs), breakers.get(section.name), breakerConfigs, root)),
+  };
 }
 
 function read(text: string): ConfigReading {

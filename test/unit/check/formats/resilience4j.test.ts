@@ -447,7 +447,7 @@ describe("the example from resilience4j's documentation", () => {
     [`${breakerDefault}.ignoreExceptions`]: '["io.github.robwin.exception.BusinessException"]',
   };
 
-  it("reads backendA (every setting from configs.default) field by field, naming the inherited breaker properties we do not model", () => {
+  it("reads backendA (every setting from configs.default) field by field, naming what we do not model: inherited breaker properties, other modules", () => {
     const [backendA] = policiesOf(example);
     expect(backendA!.name).toBe('retry "backendA" with its circuit breaker (resilience4j.retry.instances.backendA)');
     expect(backendA!.settings).toEqual({
@@ -472,6 +472,10 @@ describe("the example from resilience4j's documentation", () => {
       [`${breakerDefault}.permittedNumberOfCallsInHalfOpenState`]: "3",
       [`${breakerDefault}.eventConsumerBufferSize`]: "10",
       ...inheritedBreaker,
+      "resilience4j.bulkhead.instances.backendA": '{"maxConcurrentCalls":10}',
+      "resilience4j.thread-pool-bulkhead.instances.backendA": '{"baseConfig":"default"}',
+      "resilience4j.ratelimiter.instances.backendA": '{"baseConfig":"default"}',
+      "resilience4j.timelimiter.instances.backendA": '{"baseConfig":"default"}',
     });
     expectSimulatorTakes(backendA!.settings);
   });
@@ -503,7 +507,12 @@ describe("the example from resilience4j's documentation", () => {
       [`${own}.eventConsumerBufferSize`]: "10",
       [`${own}.recordFailurePredicate`]: "io.github.robwin.exception.RecordFailurePredicate",
       ...inheritedBreaker,
+      "resilience4j.bulkhead.instances.backendB": '{"maxWaitDuration":"10ms","maxConcurrentCalls":20}',
+      "resilience4j.thread-pool-bulkhead.instances.backendB": '{"maxThreadPoolSize":1,"coreThreadPoolSize":1,"queueCapacity":1}',
+      "resilience4j.ratelimiter.instances.backendB": '{"limitForPeriod":6,"limitRefreshPeriod":"500ms","timeoutDuration":"3s"}',
+      "resilience4j.timelimiter.instances.backendB": '{"baseConfig":"default"}',
     });
+    expect(backendB!.unmodeled.find((field) => field.field.startsWith("resilience4j.timelimiter"))!.why).toMatch(/timeout on each attempt/);
     expectSimulatorTakes(backendB!.settings);
   });
 });
