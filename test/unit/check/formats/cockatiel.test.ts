@@ -348,4 +348,25 @@ describe("the example from cockatiel's documentation", () => {
     expect(unmodeledOf(only!)).toEqual({});
     expectSimulatorTakes(only!.settings);
   });
+
+  it("matches the README's own code run with cockatiel 3.2.1: as many attempts, the breaker open after as many failures", async () => {
+    const [reading] = read(fixture("cockatiel", "docs-readme.json"));
+    // The README's code as it stands, not built from the JSON form.
+    const retryPolicy = cockatiel.retry(cockatiel.handleAll, { maxAttempts: 3, backoff: new cockatiel.ExponentialBackoff() });
+    const observed = await observeRetries(0.5, (operation) => retryPolicy.execute(operation));
+    expect(observed.attempts).toBe(Number(reading!.settings["max-attempts"]));
+    const breakerPolicy = cockatiel.circuitBreaker(cockatiel.handleAll, {
+      halfOpenAfter: 10 * 1000,
+      breaker: new cockatiel.ConsecutiveBreaker(5),
+    });
+    let failures = 0;
+    for (; failures < 100; failures++) {
+      const outcome = await breakerPolicy.execute(() => Promise.reject(new Error("down"))).catch((error: unknown) => error);
+      if (outcome instanceof cockatiel.BrokenCircuitError) break;
+    }
+    const ours = new CircuitBreakers(resolveTarget(reading!.settings).fleet.breaker as CircuitBreakerConfig);
+    let ourFailures = 0;
+    for (; ours.stateAt(0) !== "open" && ourFailures < 100; ourFailures++) ours.record(false, false, 0);
+    expect([failures, ourFailures]).toEqual([5, 5]);
+  });
 });

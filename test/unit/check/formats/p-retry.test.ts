@@ -208,4 +208,13 @@ describe("the example from p-retry's documentation", () => {
     expect(unmodeledOf(only!)).toEqual({});
     expectSimulatorTakes(only!.settings);
   });
+
+  it("waits as p-retry 7.1.1 itself does with those options: 1, 2, 4, 8 and 16 s, as our reading does", async () => {
+    const text = fixture("p-retry", "docs-readme.json");
+    const observed = await observeRetries(0.5, (operation) => pRetry(operation, parse(text) as Options));
+    const [policy] = read(text);
+    expect(observed.waitsMs).toEqual([1000, 2000, 4000, 8000, 16_000]);
+    expect(observed.attempts).toBe(Number(policy!.settings["max-attempts"]));
+    expect(policyWaits(winnerIntent(policy!.settings), 5, 0.5)).toEqual(observed.waitsMs);
+  });
 });
