@@ -312,3 +312,58 @@ function retryTimers(): number[] {
   }) as typeof setTimeout);
   return delays;
 }
+
+// grpc-go's retry example, https://github.com/grpc/grpc-go/blob/master/examples/features/retry/client/main.go
+// (the service config string it passes to grpc.WithDefaultServiceConfig; the same in that folder's
+// README.md), copied as published: its field names are capitalized and its durations have no
+// digit before the point, both of which grpc-go reads (encoding/json matches field names whatever
+// their case; internal/serviceconfig's Duration takes ".01s") and grpc-js refuses.
+describe("the example from grpc-go's documentation", () => {
+  const example = fixture("grpc", "docs-grpc-go-retry.json");
+  const at = "methodConfig[0].retryPolicy";
+
+  it("reads it as grpc-go does, field by field, saying where grpc-js would refuse it", () => {
+    const [only, ...others] = grpcFormat.read(example).policies;
+    expect(others).toEqual([]);
+    expect(only!.name).toBe("methodConfig[0] (grpc.examples.echo.Echo)");
+    expect(only!.settings).toEqual({
+      strategy: "grpc",
+      "max-attempts": "4",
+      "min-delay": "10ms",
+      "max-delay": "10ms",
+      "backoff-factor": "1",
+      jitter: "0.2",
+    });
+    expect(fieldsOf(only!)).toEqual({
+      [`${at}.maxAttempts`]: ["4", { "max-attempts": "4" }],
+      [`${at}.initialBackoff`]: [".01s", { strategy: "grpc", "min-delay": "10ms", jitter: "0.2" }],
+      [`${at}.maxBackoff`]: [".01s", { "max-delay": "10ms" }],
+      [`${at}.backoffMultiplier`]: ["1", { "backoff-factor": "1" }],
+      retryThrottling: ["absent", {}],
+    });
+    expect(unmodeledOf(only!)).toEqual({ [`${at}.retryableStatusCodes`]: '["UNAVAILABLE"]', "methodConfig[0].waitForReady": "true" });
+    const approximation = (name: string) => only!.fields.find((field) => field.field === `${at}.${name}`)!.approximation;
+    expect(approximation("maxAttempts")).toMatch(/the file spells it MaxAttempts: grpc-go reads it.*grpc-js/);
+    expect(approximation("maxBackoff")).toMatch(/MaxBackoff.*\.01s: grpc-go reads it as 0\.01s; grpc-js .* rejects/);
+    expect(only!.unmodeled[0]!.why).toMatch(/the file spells it RetryableStatusCodes/);
+    expectSimulatorTakes(only!.settings);
+    // What the notes say of grpc-js: its own validation refuses the file as published.
+    expect(() => validateServiceConfig(parse(example))).toThrow(/maxAttempts/);
+  });
+
+  it("writes a change into the file's own spelling, and a no-op write changes nothing", () => {
+    expectNoOpWrites(grpcFormat, example);
+    const policy = grpcFormat.read(example).policies[0]!;
+    const { text, settings } = writeAndRead(
+      grpcFormat,
+      example,
+      0,
+      changed(policy.settings, { "max-attempts": "5", "min-delay": "20ms", "max-delay": "20ms" }),
+    );
+    expect(settings).toEqual({ ...policy.settings, "max-attempts": "5", "min-delay": "20ms", "max-delay": "20ms" });
+    expect(changedLines(example, text)).toEqual({
+      added: ['\t\t\t  "MaxAttempts": 5,', '\t\t\t  "InitialBackoff": "0.02s",', '\t\t\t  "MaxBackoff": "0.02s",'],
+      removed: ['\t\t\t  "MaxAttempts": 4,', '\t\t\t  "InitialBackoff": ".01s",', '\t\t\t  "MaxBackoff": ".01s",'],
+    });
+  });
+});

@@ -238,3 +238,36 @@ describe("Istio: writing", () => {
     );
   });
 });
+
+// Istio documentation, "Virtual Service" reference, HTTPRetry,
+// https://istio.io/latest/docs/reference/config/networking/virtual-service/#HTTPRetry (from istio/api's
+// networking/v1alpha3/virtual_service.proto), copied as published.
+describe("the example from Istio's documentation", () => {
+  const example = fixture("istio", "docs-ratings-route.yaml");
+
+  it("reads ratings-route's retries field by field, with Envoy's backoff and no DestinationRule's limit", () => {
+    const [only, ...others] = istioFormat.read(example).policies;
+    expect(others).toEqual([]);
+    const route = 'VirtualService "ratings-route": spec.http[0]';
+    expect(only!.name).toBe('VirtualService "ratings-route" http[0]');
+    expect(only!.settings).toEqual({
+      "max-attempts": "4",
+      strategy: "full-jitter",
+      "min-delay": "25ms",
+      "max-delay": "250ms",
+      timeout: "2s",
+    });
+    expect(fieldsOf(only!)).toEqual({
+      [`${route}.retries.attempts`]: ["3", { "max-attempts": "4" }],
+      [`${route}.retries.backoff`]: ["default (25ms)", { strategy: "full-jitter", "min-delay": "25ms" }],
+      [`${route} (Envoy's retry_back_off.max_interval)`]: [
+        "default (10 x base interval, 250ms; Istio has no field for it)",
+        { "max-delay": "250ms" },
+      ],
+      [`${route}.retries.perTryTimeout`]: ["2s", { timeout: "2s" }],
+      'DestinationRule for "ratings.prod.svc.cluster.local": not in this file': ["default (no retryBudget, maxRetries 2^32 - 1)", {}],
+    });
+    expect(unmodeledOf(only!)).toEqual({ [`${route}.retries.retryOn`]: "gateway-error,connect-failure,refused-stream" });
+    expectSimulatorTakes(only!.settings);
+  });
+});
