@@ -143,7 +143,10 @@ describe("check", () => {
       [`{ "policies": {} }${" ".repeat(1024 * 1024)}`, [], /config\.json: larger than 1024 KiB; a retry configuration is a few KB$/],
     ];
     for (const [config, args, message] of cases) {
-      await expect(check(config, args), `${config.slice(0, 40)} ${args.join(" ")}`).rejects.toThrow(message);
+      const refused = check(config, args);
+      await expect(refused, `${config.slice(0, 40)} ${args.join(" ")}`).rejects.toThrow(message);
+      // One line and exit 2, as every program's usage and input errors end (src/runtime/run-program.ts).
+      await expect(refused).rejects.toMatchObject({ exitCode: 2 });
     }
   });
 
