@@ -84,7 +84,9 @@ function chainJson(outcome: ChainCheckOutcome, scenario: ScenarioSource | undefi
       tried: policy.tried.map((entry) => ({
         change: entry.variant.change,
         settings: entry.variant.settings,
+        changedLines: entry.variant.changedLines,
         qualifies: chainGradeOf(entry.summary).qualifies,
+        grade: chainGradeOf(entry.summary),
       })),
       notTried: policy.unwritable,
     })),

@@ -164,6 +164,7 @@ function policyJson(outcome: CheckOutcome, policy: PolicyOutcome) {
       settings: entry.variant.settings,
       changedLines: entry.variant.changedLines,
       qualifies: entry.summary.survivesAll,
+      grade: gradeOf(entry.summary),
     })),
     notTried: policy.unwritable,
   };
