@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseFlags } from "../cli/flags.ts";
-import { InputFileError } from "../cli/usage-error.ts";
+import { InputFileError, UsageError } from "../cli/usage-error.ts";
 import type { Candidate } from "../choose/candidates.ts";
 import { buildGrid, type Measured as Entry, measureAll, measurePlan, toConfig } from "../choose/grid-measure.ts";
 import { type ChooseOptions, parseChooseArgs } from "../choose/options.ts";
@@ -9,7 +12,8 @@ import type { FlagSettings } from "../choose/settings.ts";
 import type { CandidateSummary } from "../choose/summary.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
-import { blamingScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
+import { blamingScenarioFile, splitScenarioArgument, withScenarioFile } from "../scenario-file/arguments.ts";
+import { main as probeMain } from "../probe/main.ts";
 import type { ConfigFormat } from "./format.ts";
 import { gradeChain } from "./chain.ts";
 import { renderChainFiles, renderChainText } from "./chain-render.ts";
@@ -17,7 +21,7 @@ import { CONFIG_FORMATS } from "./formats.ts";
 import { type CheckInput, readInput } from "./input.ts";
 import { gradeOf, type Measured, smallestQualifying } from "./grade.ts";
 import { neighbourTargets, settingsKey } from "./neighbours.ts";
-import { CHECK_FLAGS, CHECK_TARGET, checkProgram, type CheckOwnValues, splitConfigArgument } from "./options.ts";
+import { CHECK_FLAGS, CHECK_TARGET, checkProgram, type CheckOwnValues, splitConfigArgument, takeFrom } from "./options.ts";
 import { type CheckOutcome, type PolicyOutcome, renderFiles, renderText } from "./render.ts";
 import { explicitTarget, type Unwritable, type Variant, writtenVariants } from "./variants.ts";
 
@@ -46,6 +50,50 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     if (help.kind === "help") io.stdout.write(help.text);
     return 0;
   }
+  const loadTests = await scenarioFromLoadTests(rest, io);
+  if (typeof loadTests === "number") return loadTests;
+  try {
+    return await graded(config, loadTests.rest, program, formats, io);
+  } finally {
+    loadTests.cleanUp();
+  }
+}
+
+/**
+ * -from: the user's load tests fitted by probe -from (its lines on stderr, stdout kept for the
+ * answer) into a scenario file that stands where a given one would; probe's exit code when it
+ * cannot fit them.
+ */
+async function scenarioFromLoadTests(argv: readonly string[], io: ProgramIo) {
+  const { from, rest } = takeFrom(argv);
+  if (from === undefined) return { rest, cleanUp: () => {} };
+  if (splitScenarioArgument(rest, CHECK_FLAGS).file !== undefined) {
+    throw new UsageError("-from gives your system from your load tests: give it or a scenario file, not both");
+  }
+  const dir = mkdtempSync(join(tmpdir(), "thundering-herd-check-"));
+  const cleanUp = () => rmSync(dir, { recursive: true, force: true });
+  const scenario = join(dir, "your-service.yaml");
+  try {
+    const code = await probeMain(["-from", from, "-out", scenario], { ...io, stdout: io.stderr });
+    if (code !== 0) {
+      cleanUp();
+      return code;
+    }
+  } catch (error) {
+    cleanUp();
+    throw error;
+  }
+  return { rest: [scenario, ...rest], cleanUp };
+}
+
+/** The grade of the file's policies on the system the arguments describe. */
+async function graded(
+  config: string,
+  rest: readonly string[],
+  program: ReturnType<typeof checkProgram>,
+  formats: readonly ConfigFormat[],
+  io: ProgramIo,
+): Promise<number> {
   const { argv: args, scenario } = await withScenarioFile(rest, CHECK_TARGET, io.stderr);
   const commandLine = args.slice(scenario?.tokens.length ?? 0);
   const parsed = await blamingScenarioFile(scenario, commandLine, CHECK_FLAGS, async () => parseChooseArgs(args, program));

@@ -119,6 +119,21 @@ describe("check", () => {
     },
   );
 
+  it("grades on the system your load tests say, with -from, in one command", { timeout: 120_000 }, async () => {
+    const config = `{ "policies": { "api": { "strategy": "fixed", "simple-backoff-delay": "100ms" } } }`;
+    const measure = ["-steady", "5s", "-observe", "15s", "-everyday", "20s", "-outages", "2s", "-max-outage", "20s", "-seeds", "1"];
+    const run = await check(config, ["-from", "test/fixtures/load-tests/steps.csv", ...measure, "-candidates", "no-retries", "-json"]);
+    expect(run.code).toBe(0);
+    // probe -from's lines go to stderr, the answer alone to stdout; the scenario it wrote is the system graded on.
+    expect(run.stderr).toContain("probe: test/fixtures/load-tests/steps.csv:");
+    const result = JSON.parse(run.stdout) as { settings: { system: Record<string, string>; scenario: { text: string } } };
+    expect(result.settings.system).toMatchObject({ model: "queue", threads: "4", "service-time": "20.8ms" });
+    expect(result.settings.scenario.text).toContain("probe of load tests test/fixtures/load-tests/steps.csv");
+    await expect(check(config, ["examples/check/orders-service.yaml", "-from", "test/fixtures/load-tests/steps.csv"])).rejects.toThrow(
+      "-from gives your system from your load tests: give it or a scenario file, not both",
+    );
+  });
+
   it("refuses bad input in one line with exit 2, before it simulates anything", async () => {
     const policy = `{ "policies": { "api": { "strategy": "fixed" } } }`;
     const cases: [string, readonly string[], RegExp][] = [
