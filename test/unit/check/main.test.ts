@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyPatch } from "diff";
@@ -63,6 +63,17 @@ describe("check", () => {
       expect(changed).not.toBe(false);
       expect(flagsFormat.read(changed as string).policies[0]!.settings).toEqual(smallest.settings);
       expect(policy.tried.length).toBeGreaterThan(1);
+      // The report shows the user's policy beside the smallest change and choose's first, with their timelines, self-contained.
+      const html = readFileSync(result.report, "utf8");
+      for (const row of [
+        "<td>your policy</td>",
+        "<td>the smallest change that qualifies</td>",
+        `<td>choose's first (${result.chooseFirst})</td>`,
+      ]) {
+        expect(html).toContain(row);
+      }
+      expect(html).toContain("<svg");
+      expect(html).not.toMatch(/<script[^>]*\ssrc=|<link[^>]*\shref=/);
     },
   );
 
