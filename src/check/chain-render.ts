@@ -48,7 +48,7 @@ export function renderChainText(outcome: ChainCheckOutcome, io: ProgramIo): void
         `${chainGradeLines(policy.grade, policy.summary, outcome.sloMs).join("; ")}.\n`,
     );
     io.stdout.write(
-      `Ranked ${policy.grade.rank} of ${policy.grade.of} among choose's chain candidates; choose's first: ${outcome.ranked[0]!.candidate.id}.\n\n`,
+      `Ranked ${policy.grade.rank} of ${policy.grade.of} among choose's chain candidates; choose's first: ${outcome.first.candidate.id}.\n\n`,
     );
     for (const line of chainChangeText(outcome, policy)) io.stdout.write(`${line}\n`);
     for (const entry of policy.unwritable) io.stdout.write(`not tried: ${entry.change}: ${entry.why}\n`);
@@ -90,7 +90,7 @@ function chainJson(outcome: ChainCheckOutcome, scenario: ScenarioSource | undefi
       })),
       notTried: policy.unwritable,
     })),
-    chooseFirst: outcome.ranked[0]!.candidate.id,
+    chooseFirst: outcome.first.candidate.id,
     ranking: outcome.ranked.map((summary, index) => ({
       rank: index + 1,
       id: summary.candidate.id,

@@ -62,6 +62,8 @@ export interface ChainCheckOutcome {
   readonly schedules: readonly (readonly Fault[])[];
   readonly tiers: readonly string[];
   readonly ranked: readonly ChainSummary[];
+  /** choose's first chain candidate: never one of the file's policies. */
+  readonly first: ChainSummary;
   readonly policies: readonly ChainPolicyOutcome[];
   readonly skipped: readonly string[];
 }
@@ -156,7 +158,7 @@ export async function gradeChain(
     unwritable,
   );
   const shown = rankChain([...chooses, ...new Set(policies.map((policy) => policy.summary))]).ranked;
-  return { input, sloMs, schedules, tiers: base.tiers.map((tier) => tier.name), ranked: shown, policies, skipped };
+  return { input, sloMs, schedules, tiers: base.tiers.map((tier) => tier.name), ranked: shown, first: ranked[0]!, policies, skipped };
 }
 
 /** A policy's candidate at every layer, among the measured. */

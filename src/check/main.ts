@@ -252,7 +252,7 @@ async function grade(options: ChooseOptions, own: CheckOwnValues, input: CheckIn
       };
     });
     const ranked = ranking([...gridSummaries, ...new Set(policies.map((policy) => policy.summary))]).ranked;
-    return { options, input, ranked, policies, timelines, skipped };
+    return { options, input, ranked, first: gridRanked[0]!, policies, timelines, skipped };
   } finally {
     await pool.close();
   }

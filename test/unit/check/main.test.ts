@@ -145,6 +145,24 @@ describe("check", () => {
     );
   });
 
+  it(
+    "names choose's first among choose's own candidates, even when the user's policy ranks above them all",
+    { timeout: 120_000 },
+    async () => {
+      const config = `{ "policies": { "api": { "strategy": "grpc", "min-delay": "1s", "max-delay": "2m0s", "backoff-factor": "1.6", "jitter": "0.2", "max-attempts": "3" } } }`;
+      const run = await check(config, [
+        ...SMALL.filter((arg, index, all) => arg !== "-candidates" && all[index - 1] !== "-candidates"),
+        "-candidates",
+        "no-retries",
+        "-json",
+      ]);
+      const result = JSON.parse(run.stdout) as { chooseFirst: string; ranking: { id: string }[]; policies: { grade: { rank: number } }[] };
+      expect(result.ranking[0]!.id).toBe("yours");
+      expect(result.policies[0]!.grade.rank).toBe(1);
+      expect(["no-retries", "fixed"]).toContain(result.chooseFirst);
+    },
+  );
+
   it("refuses bad input in one line with exit 2, before it simulates anything", async () => {
     const policy = `{ "policies": { "api": { "strategy": "fixed" } } }`;
     const cases: [string, readonly string[], RegExp][] = [
