@@ -335,6 +335,12 @@ export function setYaml(document: Document, path: YamlPath, value: string | numb
   else document.setIn(path, value);
 }
 
+/** Deletes the value at `path`, as setYaml sets one: never through what an anchor or alias shares. */
+export function deleteYaml(document: Document, path: YamlPath): void {
+  refuseShared(document, path);
+  document.deleteIn(path);
+}
+
 /** Appends an item to the list at `path`, creating the list when it is absent. */
 export function appendYaml(document: Document, path: YamlPath, item: unknown): void {
   refuseShared(document, path);

@@ -25,6 +25,7 @@ import {
   type RetryLimit,
   sameFlag,
   sameLimit,
+  deleteYaml,
   setYaml,
   unlessShared,
   spliceDocuments,
@@ -432,8 +433,8 @@ function writeLimit(document: Document, site: RouteSite, limit: TargetLimit, not
   const pool =
     isObject(policy) && isObject(policy.connectionPool) && isObject(policy.connectionPool.http) ? policy.connectionPool.http : {};
   if (limit.kind === "none") {
-    if (budget !== undefined) document.deleteIn([...at, "retryBudget"]);
-    if (pool.maxRetries !== undefined) document.deleteIn([...at, "connectionPool", "http", "maxRetries"]);
+    if (budget !== undefined) deleteYaml(document, [...at, "retryBudget"]);
+    if (pool.maxRetries !== undefined) deleteYaml(document, [...at, "connectionPool", "http", "maxRetries"]);
     return undefined;
   }
   const minConcurrency = limit.kind === "budget" ? limit.minConcurrency : limit.maxRetries;

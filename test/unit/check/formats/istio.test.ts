@@ -200,6 +200,17 @@ describe("Istio: writing", () => {
     });
   });
 
+  it("does not delete a limit two subsets share through a YAML anchor either (a delete through the alias crashed the run)", () => {
+    const shared = fixture("istio", "shared-traffic-policy.yaml");
+    const policies = istioFormat.read(shared).policies;
+    const { budget: _budget, "budget-percent": _percent, "budget-min-concurrency": _minimum, ...unlimited } = policies[0]!.settings;
+    expect(istioFormat.write(shared, 0, unlimited)).toEqual({
+      kind: "inexpressible",
+      why: "spec.subsets.0.trafficPolicy is shared through the YAML anchor &tp: check does not change what several places share",
+    });
+    expect(istioFormat.write(shared, 1, unlimited)).toMatchObject({ kind: "inexpressible" });
+  });
+
   it("says the retries in full where it adds them, and the nearest for a max-delay Istio cannot set", () => {
     const fallback = istioFormat.read(REVIEWS).policies[1]!;
     const written = writeAndRead(istioFormat, REVIEWS, 1, changed(fallback.settings, { "min-delay": "100ms" }));
