@@ -178,6 +178,18 @@ describe("check", () => {
       ],
       // The JSON parser recurses: 20 000 brackets ran it out of stack.
       [`{ "policies": ${"[".repeat(20_000)} }`, [], /config\.json: nested more than 64 levels deep; a retry configuration is not$/],
+      // grpc-go and .NET read keys whatever their case: two spellings are one key given twice.
+      [
+        `{\n  "policies": { "a": { "strategy": "fixed" } },\n  "Policies": {}\n}\n`,
+        [],
+        /config\.json:3: "Policies" given twice in one object \(first at line 2 as "policies"\): give it once$/,
+      ],
+      // An apostrophe in a comment once hid the rest of the file from the count.
+      [
+        `/* the team's retries */ { "policies": ${"[".repeat(20_000)} }`,
+        [],
+        /config\.json: nested more than 64 levels deep; a retry configuration is not$/,
+      ],
       // A reader keeps the last, an editor edits the first: a change written would not be read.
       [
         `{\n  "policies": { "a": { "strategy": "fixed" } },\n  "policies": {}\n}\n`,
