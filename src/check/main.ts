@@ -1,6 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { parseFlags } from "../cli/flags.ts";
 import { InputFileError, UsageError } from "../cli/usage-error.ts";
 import type { Candidate } from "../choose/candidates.ts";
@@ -50,40 +49,30 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     if (help.kind === "help") io.stdout.write(help.text);
     return 0;
   }
-  const loadTests = await scenarioFromLoadTests(rest, io);
-  if (typeof loadTests === "number") return loadTests;
-  try {
-    return await graded(config, loadTests.rest, program, formats, io);
-  } finally {
-    loadTests.cleanUp();
-  }
+  const fromLoadTests = await scenarioFromLoadTests(rest, program, io);
+  if (typeof fromLoadTests === "number") return fromLoadTests;
+  return graded(config, fromLoadTests, program, formats, io);
 }
 
 /**
  * -from: the user's load tests fitted by probe -from (its lines on stderr, stdout kept for the
- * answer) into a scenario file that stands where a given one would; probe's exit code when it
- * cannot fit them.
+ * answer) into a scenario file beside check's report (-out), kept so that ./sim and choose can
+ * take it after, which stands where a given one would; probe's exit code when it cannot fit them.
+ * check's own flags are read first: a mistake in them is said before anything is fitted.
  */
-async function scenarioFromLoadTests(argv: readonly string[], io: ProgramIo) {
+async function scenarioFromLoadTests(argv: readonly string[], program: ReturnType<typeof checkProgram>, io: ProgramIo) {
   const { from, rest } = takeFrom(argv);
-  if (from === undefined) return { rest, cleanUp: () => {} };
+  if (from === undefined) return rest;
   if (splitScenarioArgument(rest, CHECK_FLAGS).file !== undefined) {
     throw new UsageError("-from gives your system from your load tests: give it or a scenario file, not both");
   }
-  const dir = mkdtempSync(join(tmpdir(), "thundering-herd-check-"));
-  const cleanUp = () => rmSync(dir, { recursive: true, force: true });
-  const scenario = join(dir, "your-service.yaml");
-  try {
-    const code = await probeMain(["-from", from, "-out", scenario], { ...io, stdout: io.stderr });
-    if (code !== 0) {
-      cleanUp();
-      return code;
-    }
-  } catch (error) {
-    cleanUp();
-    throw error;
-  }
-  return { rest: [scenario, ...rest], cleanUp };
+  const parsed = parseChooseArgs(rest, program);
+  if (parsed.kind === "help") return rest;
+  const out = resolve(parsed.options.own.out);
+  mkdirSync(out, { recursive: true });
+  const scenario = join(out, `your-service-${new Date().toISOString().replace(/[:.]/g, "-")}.yaml`);
+  const code = await probeMain(["-from", from, "-out", scenario], { ...io, stdout: io.stderr });
+  return code !== 0 ? code : [scenario, ...rest];
 }
 
 /** The grade of the file's policies on the system the arguments describe. */

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyPatch } from "diff";
@@ -137,9 +137,14 @@ describe("check", () => {
     expect(run.code).toBe(0);
     // probe -from's lines go to stderr, the answer alone to stdout; the scenario it wrote is the system graded on.
     expect(run.stderr).toContain("probe: test/fixtures/load-tests/steps.csv:");
-    const result = JSON.parse(run.stdout) as { settings: { system: Record<string, string>; scenario: { text: string } } };
+    const result = JSON.parse(run.stdout) as { settings: { system: Record<string, string>; scenario: { text: string; file: string } } };
     expect(result.settings.system).toMatchObject({ model: "queue", threads: "4", "service-time": "20.8ms" });
     expect(result.settings.scenario.text).toContain("probe of load tests test/fixtures/load-tests/steps.csv");
+    // The fitted scenario is kept beside the report, named, for ./sim and choose after.
+    expect(existsSync(result.settings.scenario.file)).toBe(true);
+    expect(result.settings.scenario.file).toMatch(/your-service-.*\.yaml$/);
+    // A mistake in check's own flags is said before anything is fitted.
+    await expect(check(config, ["-from", "test/fixtures/load-tests/steps.csv", "-bogus", "3"])).rejects.toThrow(/-bogus/);
     await expect(check(config, ["examples/check/orders-service.yaml", "-from", "test/fixtures/load-tests/steps.csv"])).rejects.toThrow(
       "-from gives your system from your load tests: give it or a scenario file, not both",
     );
