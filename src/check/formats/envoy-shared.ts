@@ -68,11 +68,17 @@ export class PolicyBuilder {
   }
 }
 
+/** A number that is none, in words: not a number, or an infinity with its sign (past the double's range, or YAML's .inf). */
+export function notFinite(value: number): string {
+  if (Number.isNaN(value)) return "not a number";
+  return `${value < 0 ? "minus " : ""}infinity (or a number beyond 1.8e308)`;
+}
+
 /** A value as a one-line text for a reading. */
 export function shown(value: unknown): string {
   if (typeof value === "string") return value;
-  // A number past the double's range reads as Infinity, which JSON would print as null.
-  if (typeof value === "number" && !Number.isFinite(value)) return "a number too large to hold (beyond 1.8e308)";
+  // JSON would print a number that is none (YAML's .nan, .inf, or one past the double's range) as null.
+  if (typeof value === "number" && !Number.isFinite(value)) return notFinite(value);
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

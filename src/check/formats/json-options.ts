@@ -16,6 +16,7 @@ import {
   type UnmodeledField,
   type Written,
 } from "../format.ts";
+import { notFinite } from "./envoy-shared.ts";
 
 /*
  * What the JSON formats of JavaScript and .NET retry libraries share (Polly's appsettings.json,
@@ -87,7 +88,7 @@ export function numberAt(value: Json | undefined, field: string, rule: NumberRul
   const wrong = (what: string) => new ConfigFileError(`${field}: ${what}, ${rule.allowed}`);
   if (value === undefined) throw wrong("missing");
   // A number past the double's range reads as Infinity, which JSON would print as null.
-  if (typeof value === "number" && !Number.isFinite(value)) throw wrong("a number too large to hold (beyond 1.8e308)");
+  if (typeof value === "number" && !Number.isFinite(value)) throw wrong(notFinite(value));
   if (typeof value !== "number") throw wrong(`${JSON.stringify(value)} is not a number`);
   if (rule.integer === true && !Number.isInteger(value)) throw wrong(`${value} is not a whole number`);
   if (rule.min !== undefined && value < rule.min) throw wrong(`${value} is below ${rule.min}`);

@@ -133,6 +133,13 @@ function sectionOf(name: string, node: unknown, path: string): Section {
   const props = new Map<string, Prop>();
   for (const pair of node.items) {
     const key = keyText(pair);
+    // SnakeYAML (Spring Boot's) merges `<<: *anchor`; read as a key, it would be graded on the defaults, and a write
+    // into the anchored section would change every section that merges it.
+    if (key === "<<") {
+      throw new ConfigFileError(
+        `${path}.<<: a YAML merge key is not read; say what "${name}" shares with baseConfig, as resilience4j does`,
+      );
+    }
     props.set(relaxed(key), { pair, path: `${path}.${key}`, text: valueText(pair.value) });
   }
   return { name, path, map: node, props };

@@ -258,6 +258,10 @@ describe("resilience4j: reading application.yml", () => {
       'resilience4j.retry.instances.a: the YAML alias *d is not read; say what "a" shares with baseConfig, as resilience4j does',
     ],
     [
+      "resilience4j.retry:\n  instances:\n    a: &s { maxAttempts: 4 }\n    b:\n      <<: *s\n      waitDuration: 1s\n",
+      'resilience4j.retry.instances.b.<<: a YAML merge key is not read; say what "b" shares with baseConfig, as resilience4j does',
+    ],
+    [
       "spring:\n  application:\n    name: x\n",
       "not a resilience4j configuration: it has no resilience4j.retry.instances or resilience4j.retry.configs.default",
     ],
