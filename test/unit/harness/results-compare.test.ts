@@ -91,6 +91,23 @@ describe("the results files' registry (harness/results-files.ts)", () => {
     }
   });
 
+  it("holds exponential-backoff's clients back to ±50 s (its row of the demo files), any other strategy's to one 5 s client window", () => {
+    const presets = RESULTS_FILES.find((entry) => entry.name === "demo-presets-summary")!;
+    const instances = RESULTS_FILES.find((entry) => entry.name === "demo-presets-instances-1-summary")!;
+    const back = (rules: typeof presets.rules, row: number, old: number, now: number) =>
+      compareFigures(
+        { results: Array.from({ length: row + 1 }, (_, index) => ({ metrics: { clientRecoveryMs: index === row ? old : 0 } })) },
+        { results: Array.from({ length: row + 1 }, (_, index) => ({ metrics: { clientRecoveryMs: index === row ? now : 0 } })) },
+        rules,
+      ).length;
+    // exponential-backoff's 45.2 s and 65.1 s, both measured, pass; twice as late fails.
+    expect(back(presets.rules, 1, 45_226, 65_088)).toBe(0);
+    expect(back(presets.rules, 1, 45_226, 96_000)).toBe(1);
+    // breaker's 5.3 s in demo-presets-instances-1 (its last row): a window later passes, two fail.
+    expect(back(instances.rules, 5, 5_272, 10_272)).toBe(0);
+    expect(back(instances.rules, 5, 5_272, 15_272)).toBe(1);
+  });
+
   it("fails a real run whose outcome changed: backoff's recovery where fixed retry collapsed", () => {
     const fixed = demoRun("docs/demo-all-summary.json", "fixed");
     const backoff = demoRun("docs/demo-all-summary.json", "exponential-backoff");
