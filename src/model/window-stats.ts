@@ -73,9 +73,13 @@ class WindowRecorder {
   private pendingMicros = -1;
   private pendingCount = 0;
 
-  constructor(floorMicros: number, total?: WindowRecorder) {
+  /** Whether the reports keep each window's histogram; when not, the one histogram is emptied and used again. */
+  private readonly keepsWindows: boolean;
+
+  constructor(floorMicros: number, total?: WindowRecorder, keepsWindows = true) {
     this.floorMicros = floorMicros;
     this.total = total;
+    this.keepsWindows = keepsWindows;
   }
 
   record(ms: number): void {
@@ -105,8 +109,14 @@ class WindowRecorder {
     const summary = histogram === undefined ? undefined : summarizeLatency(histogram, this.maxMs);
     if (this.total !== undefined && this.maxMs > this.total.maxMs) this.total.maxMs = this.maxMs;
     this.maxMs = -Infinity;
-    // The report keeps this window's histogram; the next window gets a fresh one.
-    if (histogram !== undefined) this.histogram = newLatencyHistogram();
+    if (histogram === undefined) return { histogram, summary };
+    // A report that keeps this window's histogram gets it, and the next window a fresh one (some 180 KB);
+    // one that does not (choose's measure) has the same summary, and the histogram is used again.
+    if (!this.keepsWindows) {
+      this.histogram.reset();
+      return { histogram: undefined, summary };
+    }
+    this.histogram = newLatencyHistogram();
     return { histogram, summary };
   }
 
@@ -146,14 +156,17 @@ export class WindowStats implements HerdObserver {
   private readonly runStartMs: number;
   /** OK latencies of the whole run (each value recorded into it as well) and of the open window. */
   private readonly totalLatency = new WindowRecorder(1);
-  private readonly windowLatency = new WindowRecorder(1, this.totalLatency);
+  private readonly windowLatency: WindowRecorder;
   /** Lateness of the attempts sent, likewise. */
   private readonly totalLateness = new WindowRecorder(0);
-  private readonly windowLateness = new WindowRecorder(0, this.totalLateness);
+  private readonly windowLateness: WindowRecorder;
 
-  constructor(startMs: number) {
+  /** `keepsWindowHistograms`: whether each window's report carries its histograms (a shard's -json merges them). */
+  constructor(startMs: number, keepsWindowHistograms = true) {
     this.windowStartMs = startMs;
     this.runStartMs = startMs;
+    this.windowLatency = new WindowRecorder(1, this.totalLatency, keepsWindowHistograms);
+    this.windowLateness = new WindowRecorder(0, this.totalLateness, keepsWindowHistograms);
   }
 
   /** `latenessMs`: how long after its planned instant the attempt went out (0 on a virtual clock). */
