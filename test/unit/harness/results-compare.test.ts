@@ -91,6 +91,26 @@ describe("the results files' registry (harness/results-files.ts)", () => {
     }
   });
 
+  it("reruns a demo file with the seeds it records, and compares its flags without them", () => {
+    const instances = RESULTS_FILES.find((entry) => entry.name === "demo-presets-instances-1-summary")!;
+    const recorded = JSON.parse(readFileSync(resolve(ROOT, instances.file), "utf8")) as {
+      settings: { seeds: { server: number; client: number }; clientArgs: string[] };
+    };
+    const step = instances.steps!("/scratch")[0]!();
+    const { server, client } = recorded.settings.seeds;
+    expect(step).toEqual(expect.arrayContaining(["-client-args", `-instances 1 -seed ${client}`, "-server-args", `-seed ${server}`]));
+    const rerun = {
+      ...recorded,
+      settings: { ...recorded.settings, clientArgs: [...recorded.settings.clientArgs, "-seed", String(client)] },
+    };
+    expect(compareFigures(instances.normalize!(recorded), instances.normalize!(rerun), instances.rules)).toEqual([]);
+    // The seeds themselves are held exactly: a rerun with others is not the recorded run.
+    const other = { ...recorded, settings: { ...recorded.settings, seeds: { server, client: client + 1 } } };
+    expect(
+      compareFigures(instances.normalize!(recorded), instances.normalize!(other), instances.rules).map((figure) => figure.path),
+    ).toEqual(["settings.seeds.client"]);
+  });
+
   it("holds exponential-backoff's clients back to ±50 s (its row of the demo files), any other strategy's to one 5 s client window", () => {
     const presets = RESULTS_FILES.find((entry) => entry.name === "demo-presets-summary")!;
     const instances = RESULTS_FILES.find((entry) => entry.name === "demo-presets-instances-1-summary")!;
