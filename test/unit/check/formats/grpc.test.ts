@@ -107,10 +107,7 @@ describe("gRPC service config: reading", () => {
       [retry(`"maxAttempts": 1, ${good}`), /^methodConfig\[0\]\.retryPolicy\.maxAttempts: must be a whole number from 2 to .*, got 1$/],
       [retry(`"maxAttempts": "3", ${good}`), /maxAttempts: must be a whole number .* got 3$/],
       // Past the double's range a number reads as Infinity, which JSON prints as null: said as what it is.
-      [
-        retry(`"maxAttempts": 1e400, ${good}`),
-        /maxAttempts: must be a whole number .* got infinity \(or a number beyond 1\.8e308\)$/,
-      ],
+      [retry(`"maxAttempts": 1e400, ${good}`), /maxAttempts: must be a whole number .* got infinity \(or a number beyond 1\.8e308\)$/],
       [
         retry(`"maxAttempts": 3, ${good.replace('"0.1s"', '"100ms"')}`),
         /retryPolicy\.initialBackoff: must be a positive protobuf JSON duration.* got 100ms$/,
