@@ -16,7 +16,7 @@ import type { ProgramIo } from "../../../src/runtime/program-io.ts";
 /** A small system (200 users at ~95 req/s, a 400 ms timeout) and a small grid: seconds of work. */
 const SMALL = [
   ...["-clients", "200", "-lambda", "2", "-timeout", "400ms", "-interval", "1s"],
-  ...["-steady", "5s", "-observe", "15s", "-everyday", "20s", "-outages", "2s,6s", "-max-outage", "30s", "-seeds", "1"],
+  ...["-steady", "5s", "-observe", "10s", "-everyday", "12s", "-outages", "2s,6s", "-max-outage", "12s", "-seeds", "1"],
   ...["-candidates", "exponential-backoff,full-jitter:max-attempts=3", "-rewrites", "2"],
 ];
 
@@ -94,7 +94,7 @@ describe("check", () => {
           "  - { name: edge, system: { model: queue, threads: 1024, service-time: 2ms }, upstream: { strategy: fixed, max-attempts: 3, timeout: 500ms } }",
           "  - { name: db, system: { model: queue, threads: 4, service-time: 20ms } }",
           "faults: [db:stop@10s+10s]",
-          "run: { duration: 60s }",
+          "run: { duration: 40s }",
           "",
         ].join("\n"),
       );
@@ -132,7 +132,22 @@ describe("check", () => {
 
   it("grades on the system your load tests say, with -from, in one command", { timeout: 120_000 }, async () => {
     const config = `{ "policies": { "api": { "strategy": "fixed", "simple-backoff-delay": "100ms" } } }`;
-    const measure = ["-steady", "5s", "-observe", "15s", "-everyday", "20s", "-outages", "2s", "-max-outage", "20s", "-seeds", "1"];
+    const measure = [
+      "-clients",
+      "200",
+      "-steady",
+      "5s",
+      "-observe",
+      "10s",
+      "-everyday",
+      "12s",
+      "-outages",
+      "2s",
+      "-max-outage",
+      "10s",
+      "-seeds",
+      "1",
+    ];
     const run = await check(config, ["-from", "test/fixtures/load-tests/steps.csv", ...measure, "-candidates", "no-retries", "-json"]);
     expect(run.code).toBe(0);
     // probe -from's lines go to stderr, the answer alone to stdout; the scenario it wrote is the system graded on.
