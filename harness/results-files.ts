@@ -72,6 +72,14 @@ export const REAL_RUN_TOLERANCE: Tolerance = { kind: "relative", relative: 0.13 
  */
 const PEAK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.2 };
 /**
+ * A load as a share of the normal rate (outage and peak amplification) near zero, where a share of
+ * it is a few attempts: rerun with the seeds it records (withRecordedSeeds), demo-presets-instances-1
+ * moved five strategies' outage loads by 0.7 % at most, and breaker's 0.109x by 0.015x (13.4 %: the
+ * instant its breaker opened). Held to ±0.05x of the normal rate too, whichever is larger. One rerun
+ * so far: a floor from one pair, said as such.
+ */
+const SMALL_LOAD_FLOOR = 0.05;
+/**
  * When the chain's users were back at 90 % OK: 5.2 s at 17e33bf, 1.1 s and then 2.1 s at 365effc,
  * 4.1 s from the fresh clone of 1abfaa1, a few of its one-second windows either way; held to the
  * range of those four runs.
@@ -114,7 +122,8 @@ function realRunRules(run: string): FigureRule[] {
     },
     { pattern: `${run}.metrics.wastedWork.*`, tolerance: REAL_COUNT_TOLERANCE },
     { pattern: `${run}.metrics.serverRecoveryMs`, tolerance: REPORT_INTERVAL_TOLERANCE },
-    { pattern: `${run}.metrics.peakAmplification`, tolerance: PEAK_TOLERANCE },
+    { pattern: `${run}.metrics.peakAmplification`, tolerance: { kind: "relative", relative: 0.2, absolute: SMALL_LOAD_FLOOR } },
+    { pattern: `${run}.metrics.outageAmplification`, tolerance: { kind: "relative", relative: 0.13, absolute: SMALL_LOAD_FLOOR } },
   ];
 }
 const DRAWN_SEEDS: Tolerance = { kind: "ignored", why: "drawn afresh for every real run" };
