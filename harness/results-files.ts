@@ -73,7 +73,7 @@ export const REAL_RUN_TOLERANCE: Tolerance = { kind: "relative", relative: 0.13 
 const PEAK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.2 };
 /**
  * A load as a share of the normal rate (outage and peak amplification) near zero, where a share of
- * it is a few attempts: rerun with the seeds it records (withRecordedSeeds), demo-presets-instances-1
+ * it is a few attempts: rerun with the seeds it records (withRecordedSeeds) from a fresh clone of bd1bdc6, demo-presets-instances-1
  * moved five strategies' outage loads by 0.7 % at most, and breaker's 0.109x by 0.015x (13.4 %: the
  * instant its breaker opened). Held to ±0.05x of the normal rate too, whichever is larger. One rerun
  * so far: a floor from one pair, said as such.
