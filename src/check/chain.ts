@@ -8,6 +8,7 @@ import {
 } from "../choose/chain-candidates.ts";
 import { chainPlan, measureGrid } from "../choose/chain-main.ts";
 import { bottomAmplification, chainQualifies, type ChainSummary, rankChain } from "../choose/chain-ranking.ts";
+import { InputFileError } from "../cli/usage-error.ts";
 import type { ChooseOptions } from "../choose/options.ts";
 import type { FlagSettings } from "../choose/settings.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
@@ -132,6 +133,7 @@ export async function gradeChain(
   );
   const mine = unique([...yours, ...neighbours.flat().map((entry) => entry.policy)]);
   const first = await measureStage(mine, true, "check: simulating the chain");
+  refuseUnrun(input, yours, first, skipped);
   const chooses = first.filter((summary) => !mine.some((policy) => policy.id === summary.candidate.policy));
   const ranked = rankChain(chooses).ranked;
   const rewrites = input.policies.map((policy, position): Staged[] => {
@@ -159,6 +161,26 @@ export async function gradeChain(
   );
   const shown = rankChain([...chooses, ...new Set(policies.map((policy) => policy.summary))]).ranked;
   return { input, sloMs, schedules, tiers: base.tiers.map((tier) => tier.name), ranked: shown, first: ranked[0]!, policies, skipped };
+}
+
+/** A policy the chain's simulator refuses at every layer is the file's to fix: said with why, not graded as nothing. */
+function refuseUnrun(
+  input: CheckInput,
+  yours: readonly ChainPolicy[],
+  measured: readonly ChainSummary[],
+  skipped: readonly string[],
+): void {
+  input.policies.forEach((policy, position) => {
+    const id = yours[position]!.id;
+    if (byPolicy(measured, id) !== undefined) return;
+    const why =
+      skipped
+        .find((entry) => entry.includes(`/${id}: `))
+        ?.split(": ")
+        .slice(1)
+        .join(": ") ?? "it runs at no layer";
+    throw new InputFileError(`${input.file}: ${policy.reading.name}: the chain cannot run it at every layer: ${why}`);
+  });
 }
 
 /** A policy's candidate at every layer, among the measured. */

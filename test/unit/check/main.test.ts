@@ -107,6 +107,11 @@ describe("check", () => {
       expect(policy.smallestChange.grade.qualifies).toBe(true);
       const changed = applyPatch(config, policy.smallestChange.diff) as string;
       expect(flagsFormat.read(changed).policies[0]!.settings).toEqual(policy.smallestChange.settings);
+      // A policy the chain cannot run at every layer is refused in one line, not graded as nothing (it was a TypeError).
+      const hedged = `{ "policies": { "api": { "strategy": "full-jitter", "hedge-delay": "50ms", "max-attempts": "3" } } }`;
+      await expect(check(hedged, [scenario, "-seeds", "1"])).rejects.toThrow(
+        /config\.json: api: the chain cannot run it at every layer: -hedge-delay replaces retry backoff/,
+      );
     },
   );
 
