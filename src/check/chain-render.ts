@@ -6,7 +6,7 @@ import { chainRankingRule, type ChainSummary } from "../choose/chain-ranking.ts"
 import { scheduleText } from "../choose/options.ts";
 import { percent } from "../choose/ranking.ts";
 import { jsonNumbers } from "../choose/report.ts";
-import { escapeHtml, type ScenarioSource, scenarioSection } from "../report/html.ts";
+import { escapeHtml, PAGE_STYLE, type ScenarioSource, scenarioSection } from "../report/html.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { type ChainCheckOutcome, type ChainGrade, chainGradeOf, type ChainPolicyOutcome } from "./chain.ts";
@@ -125,7 +125,7 @@ export function renderChainFiles(
     join(outDir, "report.html"),
     `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>thundering-herd check: ${escapeHtml(outcome.input.file)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}pre{background:#f6f6f6;padding:1em;overflow-x:auto}</style></head>
+<style>${PAGE_STYLE}</style></head>
 <body><h1>thundering-herd check: ${escapeHtml(outcome.input.file)}</h1>
 <p>${escapeHtml(outcome.input.format.title)}; your policy at every layer of the chain ${escapeHtml(outcome.tiers.join(" → "))}.</p>
 ${sections.join("\n")}

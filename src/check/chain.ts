@@ -16,10 +16,10 @@ import type { ProgramIo } from "../runtime/program-io.ts";
 import type { LoadedScenario } from "../scenario-file/format.ts";
 import type { PolicyReading } from "./format.ts";
 import { type Measured, smallestQualifying } from "./grade.ts";
-import type { CheckInput } from "./input.ts";
+import { type CheckInput, yoursId } from "./input.ts";
 import { neighbourTargets, settingsKey } from "./neighbours.ts";
 import type { CheckOwnValues } from "./options.ts";
-import { explicitTarget, type Unwritable, type Variant, writtenVariants } from "./variants.ts";
+import { explicitTarget, type Unwritable, type Variant, writtenUntil, writtenVariants } from "./variants.ts";
 
 /*
  * check on a chain of tiers (a scenario file with tiers:): the user's policy at every layer that
@@ -81,8 +81,6 @@ export function chainGradeOf(summary: ChainSummary, ranked: readonly ChainSummar
   };
 }
 
-const yoursId = (input: CheckInput, index: number) => (input.policies.length === 1 ? "yours" : `yours-${index + 1}`);
-
 interface Staged {
   readonly policy: ChainPolicy;
   readonly variant: Variant;
@@ -136,18 +134,22 @@ export async function gradeChain(
   refuseUnrun(input, yours, first, skipped);
   const chooses = first.filter((summary) => !mine.some((policy) => policy.id === summary.candidate.policy));
   const ranked = rankChain(chooses).ranked;
+  const qualifying = uniquePolicies(ranked.filter(chainQualifies).map((summary) => summary.candidate));
   const rewrites = input.policies.map((policy, position): Staged[] => {
-    const seen = new Set([settingsKey(policy.reading.settings)]);
-    const variants: Variant[] = [];
-    const qualifying = uniquePolicies(ranked.filter(chainQualifies).map((summary) => summary.candidate));
-    for (const chosen of qualifying) {
-      if (variants.length >= own.rewrites) break;
-      const proposal = { change: `choose's ${chosen.id}`, target: explicitTarget(chosen.settings, policy.reading.settings) };
-      const written = writtenVariants(input.format, input.text, policy.index, [proposal], seen);
-      variants.push(...written.variants);
-      unwritable[position]!.push(...written.unwritable);
-    }
-    return staged(variants, `${yours[position]!.id}+choose-`);
+    const proposals = qualifying.map((chosen) => ({
+      change: `choose's ${chosen.id}`,
+      target: explicitTarget(chosen.settings, policy.reading.settings),
+    }));
+    const written = writtenUntil(
+      input.format,
+      input.text,
+      policy.index,
+      proposals,
+      own.rewrites,
+      new Set([settingsKey(policy.reading.settings)]),
+    );
+    unwritable[position]!.push(...written.unwritable);
+    return staged(written.variants, `${yours[position]!.id}+choose-`);
   });
   const again = unique(rewrites.flat().map((entry) => entry.policy)).filter((policy) => !mine.some((other) => other.id === policy.id));
   const second = again.length === 0 ? [] : await measureStage(again, false, "check: choose's best in your file");

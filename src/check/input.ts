@@ -13,6 +13,9 @@ export interface CheckInput {
   readonly policies: readonly { readonly index: number; readonly reading: PolicyReading }[];
 }
 
+/** A policy's id among choose's candidates: `yours`, or `yours-2` in a file of several. */
+export const yoursId = (input: CheckInput, index: number): string => (input.policies.length === 1 ? "yours" : `yours-${index + 1}`);
+
 export async function readInput(file: string, own: CheckOwnValues, formats: readonly ConfigFormat[]): Promise<CheckInput> {
   const text = await readInputFile(file, "configuration", MAX_CONFIG_BYTES + 1);
   if (Buffer.byteLength(text) > MAX_CONFIG_BYTES) {

@@ -17,12 +17,12 @@ import type { ConfigFormat } from "./format.ts";
 import { gradeChain } from "./chain.ts";
 import { renderChainFiles, renderChainText } from "./chain-render.ts";
 import { CONFIG_FORMATS } from "./formats.ts";
-import { type CheckInput, readInput } from "./input.ts";
+import { type CheckInput, readInput, yoursId } from "./input.ts";
 import { gradeOf, type Measured, smallestQualifying } from "./grade.ts";
 import { neighbourTargets, settingsKey } from "./neighbours.ts";
 import { CHECK_FLAGS, CHECK_TARGET, checkProgram, type CheckOwnValues, splitConfigArgument, takeFrom } from "./options.ts";
 import { type CheckOutcome, type PolicyOutcome, renderFiles, renderText } from "./render.ts";
-import { explicitTarget, type Unwritable, type Variant, writtenVariants } from "./variants.ts";
+import { explicitTarget, type Unwritable, type Variant, writtenUntil, writtenVariants } from "./variants.ts";
 
 /*
  * `thundering-herd check CONFIG [scenario.yaml]`: the retry configuration a user runs, read in its
@@ -105,8 +105,6 @@ async function graded(
   return 0;
 }
 
-const yoursId = (input: CheckInput, index: number) => (input.policies.length === 1 ? "yours" : `yours-${index + 1}`);
-
 function candidateOf(id: string, family: string, summary: string, client: FlagSettings): Candidate {
   return { id, family, origin: "configuration", summary, client, server: {}, lever: "default", clientId: id };
 }
@@ -157,23 +155,14 @@ function measuredOnce<T extends Entry>(entries: readonly T[]): T[] {
  * reported); each read back as the file then says it.
  */
 function rewrites(input: CheckInput, policy: CheckInput["policies"][number], ranked: readonly CandidateSummary[], count: number) {
-  const seen = new Set([settingsKey(policy.reading.settings)]);
-  const variants: Variant[] = [];
-  const unwritable: Unwritable[] = [];
   const qualifying = ranked.filter(
     (summary) => summary.survivesAll && summary.candidate.origin !== "configuration" && summary.candidate.origin !== "baseline",
   );
-  for (const summary of qualifying) {
-    if (variants.length >= count) break;
-    const proposal = {
-      change: `choose's ${summary.candidate.id}`,
-      target: explicitTarget(summary.candidate.client, policy.reading.settings),
-    };
-    const written = writtenVariants(input.format, input.text, policy.index, [proposal], seen);
-    variants.push(...written.variants);
-    unwritable.push(...written.unwritable);
-  }
-  return { variants, unwritable };
+  const proposals = qualifying.map((summary) => ({
+    change: `choose's ${summary.candidate.id}`,
+    target: explicitTarget(summary.candidate.client, policy.reading.settings),
+  }));
+  return writtenUntil(input.format, input.text, policy.index, proposals, count, new Set([settingsKey(policy.reading.settings)]));
 }
 
 /** Measures choose's grid, the user's policies and their one-field changes, then choose's best as the user's file can say them. */

@@ -16,7 +16,7 @@ import {
 } from "../choose/report.ts";
 import { type FlagSettings, settingsToArgs, systemSettings } from "../choose/settings.ts";
 import type { CandidateSummary } from "../choose/summary.ts";
-import { escapeHtml, type ScenarioSource, scenarioSection } from "../report/html.ts";
+import { escapeHtml, PAGE_STYLE, type ScenarioSource, scenarioSection } from "../report/html.ts";
 import { renderSvg } from "../report/report.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
 import { textTable as table } from "../report/text-table.ts";
@@ -254,9 +254,7 @@ ${policy.reading.unmodeled.length > 0 ? `<ul>${policy.reading.unmodeled.map((fie
   }
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>thundering-herd check: ${escapeHtml(input.file)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
-pre{background:#f6f6f6;padding:1em;overflow-x:auto}table{border-collapse:collapse;font-size:13px}
-td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;white-space:nowrap}th{background:#f0f0f0}</style></head>
+<style>${PAGE_STYLE}</style></head>
 <body><h1>thundering-herd check: ${escapeHtml(input.file)}</h1>
 <p>${escapeHtml(input.format.title)}; system: ${escapeHtml(flags(systemSettings(options.system)) || "the simulator's defaults (the article's system)")}; seeds ${options.seeds.join(", ")}.</p>
 ${sections.join("\n")}
