@@ -16,6 +16,7 @@ import {
   writeAndRead,
 } from "../../../helpers/config-formats.ts";
 import { policyWaits, winnerIntent } from "../../../helpers/snippets.ts";
+import { startUnaryServer, unaryDefinition, unavailable } from "../../../helpers/grpc-server.ts";
 
 const THROTTLED = fixture("grpc", "retry-throttled.json");
 const GO_EXAMPLE = fixture("grpc", "grpc-go-example.json");
@@ -232,8 +233,9 @@ describe("gRPC service config: against the real grpc-js", () => {
   afterEach(() => vi.restoreAllMocks());
 
   it("grpc-js waits exactly what our grpc strategy waits for the settings read from the file (grpc-go's example, Math.random pinned)", async () => {
-    const { port, arrivals, stop } = await failingServer("grpc.examples.echo.Echo");
-    const Client = grpc.makeGenericClientConstructor(echoDefinition("grpc.examples.echo.Echo"), "Echo");
+    const echo = unaryDefinition("grpc.examples.echo.Echo", "UnaryEcho");
+    const { port, arrivals, stop } = await startUnaryServer(echo, unavailable);
+    const Client = grpc.makeGenericClientConstructor(echo, "Echo");
     const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
       "grpc.service_config": JSON.stringify(parse(GO_EXAMPLE)),
     });
@@ -264,36 +266,6 @@ describe("gRPC service config: against the real grpc-js", () => {
     }
   });
 });
-
-const identity = (value: Buffer) => value;
-
-function echoDefinition(service: string): grpc.ServiceDefinition {
-  const method = {
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  };
-  return { UnaryEcho: { path: `/${service}/UnaryEcho`, ...method } };
-}
-
-/** A gRPC server on 127.0.0.1:0 whose one method counts arrivals and answers UNAVAILABLE. */
-async function failingServer(service: string) {
-  const server = new grpc.Server();
-  const arrivals: number[] = [];
-  server.addService(echoDefinition(service), {
-    UnaryEcho: (_call: unknown, callback: grpc.sendUnaryData<Buffer>) => {
-      arrivals.push(arrivals.length);
-      callback({ code: grpc.status.UNAVAILABLE, details: "unavailable on purpose" });
-    },
-  });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
-  );
-  return { port, arrivals, stop: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())) };
-}
 
 /** The delays grpc-js asks setTimeout for from its retry decision (RetryingCall.maybeRetryCall). */
 function retryTimers(): number[] {
