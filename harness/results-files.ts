@@ -13,7 +13,7 @@
  * - unscripted: no script writes the file: reported as not regenerated (none today; the kind
  *   stays so that a file added without its script is named, not silently passed).
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { REALTIME_PREFIX } from "./realtime.ts";
 import { EXACT, type ComparisonRules, type FigureRule, type Tolerance } from "./results-compare.ts";
@@ -40,9 +40,11 @@ export interface ResultsFile {
   /** For an external file: the clone its script needs. */
   readonly needs?: string;
   /**
-   * Its steps run at real-time priority (REALTIME_PREFIX), as the committed file was recorded:
-   * the tolerance below was measured between runs made that way, and an ordinary-priority run on
-   * this machine moved six figures of demo-presets beyond it (test/README.md).
+   * Its steps run at real-time priority (REALTIME_PREFIX), as the demo files were recorded: the
+   * tolerance below was measured between runs made that way, and an ordinary-priority run on this
+   * machine moved six figures of demo-presets beyond it (test/README.md). docs/three-tiers.json was
+   * recorded at ordinary priority; rerun at real-time priority from the fresh clone of 5df82e2, its
+   * figures held within their tolerances.
    */
   readonly realtime?: boolean;
 }
@@ -58,7 +60,10 @@ export interface ResultsFile {
  * peak in service 1.7 %; retry amplification 0.9 %); every verdict was the same in every run.
  * Times to recover move by the server's one-second report, wasted work's counts by up to 18.
  * An earlier ±8 %, from two runs, failed on the third: sre-throttle's outage load 1.597x against
- * 1.460x (8.6 %). When a strategy's clients are back moves by more: DEMO_CLIENTS_BACK_TOLERANCE.
+ * 1.460x (8.6 %). When a strategy's clients are back moves by more: BACKOFF_CLIENTS_BACK_TOLERANCE, CLIENTS_BACK_TOLERANCE.
+ * Those runs drew their seeds afresh, and the figures of one file share its draw: the pairs
+ * understate a file's spread (demo-presets-instances-1 moved 13-25 % at once from a fresh clone of
+ * 5df82e2). A demo file is now rerun with its recorded seeds (withRecordedSeeds), and moves far less.
  */
 export const REAL_RUN_TOLERANCE: Tolerance = { kind: "relative", relative: 0.13 };
 /**
@@ -70,13 +75,21 @@ export const REAL_RUN_TOLERANCE: Tolerance = { kind: "relative", relative: 0.13 
  */
 const PEAK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.2 };
 /**
+ * A load as a share of the normal rate (outage and peak amplification) near zero, where a share of
+ * it is a few attempts: rerun with the seeds it records (withRecordedSeeds) from a fresh clone of bd1bdc6, demo-presets-instances-1
+ * moved five strategies' outage loads by 0.7 % at most, and breaker's 0.109x by 0.015x (13.4 %: the
+ * instant its breaker opened). Held to ±0.05x of the normal rate too, whichever is larger. One rerun
+ * so far: a floor from one pair, said as such.
+ */
+const SMALL_LOAD_FLOOR = 0.05;
+/**
  * When the chain's users were back at 90 % OK: 5.2 s at 17e33bf, 1.1 s and then 2.1 s at 365effc,
  * 4.1 s from the fresh clone of 1abfaa1, a few of its one-second windows either way; held to the
  * range of those four runs.
  */
 const CHAIN_CLIENTS_BACK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08, absolute: 4100 };
 /**
- * When a demo's clients were back (the end of the first of two good 5-second client windows after
+ * When exponential-backoff's clients were back in a demo (the end of the first of two good 5-second client windows after
  * the resume) moves by whole windows, and for a backoff whose waits grow by e each time
  * (exponential-backoff: 15 s, 40 s, then 109 s) by when the slowest tenth of its users ends a wait,
  * not by a share. exponential-backoff's, over six runs of the same client settings: 45.2 s at
@@ -87,7 +100,13 @@ const CHAIN_CLIENTS_BACK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.
  * twice as late as recorded, or never (then the verdict fails too). The ±13 % held before failed
  * on the 65.1 s run.
  */
-const DEMO_CLIENTS_BACK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.13, absolute: 50_000 };
+const BACKOFF_CLIENTS_BACK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.13, absolute: 50_000 };
+/**
+ * When another strategy's clients were back: held to one of the client's 5-second windows, by which
+ * the figure moves (the end of the first of two good windows), or ±13 %, whichever is larger; the
+ * ±50 s above is exponential-backoff's alone (breaker's 5.3 s would pass at ten times as long).
+ */
+const CLIENTS_BACK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.13, absolute: 5_000 };
 const REAL_COUNT_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08, absolute: 20 };
 const REPORT_INTERVAL_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08, absolute: 1000 };
 
@@ -106,7 +125,8 @@ function realRunRules(run: string): FigureRule[] {
     },
     { pattern: `${run}.metrics.wastedWork.*`, tolerance: REAL_COUNT_TOLERANCE },
     { pattern: `${run}.metrics.serverRecoveryMs`, tolerance: REPORT_INTERVAL_TOLERANCE },
-    { pattern: `${run}.metrics.peakAmplification`, tolerance: PEAK_TOLERANCE },
+    { pattern: `${run}.metrics.peakAmplification`, tolerance: { kind: "relative", relative: 0.2, absolute: SMALL_LOAD_FLOOR } },
+    { pattern: `${run}.metrics.outageAmplification`, tolerance: { kind: "relative", relative: 0.13, absolute: SMALL_LOAD_FLOOR } },
   ];
 }
 const DRAWN_SEEDS: Tolerance = { kind: "ignored", why: "drawn afresh for every real run" };
@@ -136,7 +156,7 @@ function onlyRun(folder: string): string {
 }
 
 /** A summary.json of ./sim or the demo, written under -out and copied over the committed one. */
-function summaryFile(name: string, program: "sim" | "demo", flags: readonly string[]): ResultsFile {
+function summaryFile(name: string, program: "sim" | "demo", flags: readonly string[], backoffRow?: number): ResultsFile {
   const shown =
     program === "sim" ? `./sim ${flags.join(" ")} -out results/${name}` : `${realtimeShown()}npm run demo -- ${shownFlags(flags)}`;
   return {
@@ -145,21 +165,62 @@ function summaryFile(name: string, program: "sim" | "demo", flags: readonly stri
     kind: program === "sim" ? "seeded" : "real",
     realtime: program === "demo",
     command: shown,
-    steps: (scratch) => [node(`src/bin/${program}.ts`, ...flags, "-out", join(scratch, "out"))],
+    steps: (scratch) => [
+      node(
+        `src/bin/${program}.ts`,
+        ...(program === "demo" ? withRecordedSeeds(`docs/${name}.json`, flags) : flags),
+        "-out",
+        join(scratch, "out"),
+      ),
+    ],
     produces: (scratch) => (program === "sim" ? join(scratch, "out", "summary.json") : join(onlyRun(join(scratch, "out")), "summary.json")),
     rules:
       program === "sim"
         ? { otherwise: EXACT }
         : {
             rules: [
-              { pattern: "settings.seeds.*", tolerance: DRAWN_SEEDS },
-              { pattern: "results[*].metrics.clientRecoveryMs", tolerance: DEMO_CLIENTS_BACK_TOLERANCE },
+              // Given from the file (withRecordedSeeds): the rerun is the recorded run only with its seeds.
+              { pattern: "settings.seeds.*", tolerance: EXACT },
+              ...(backoffRow === undefined
+                ? []
+                : [{ pattern: `results[${backoffRow}].metrics.clientRecoveryMs`, tolerance: BACKOFF_CLIENTS_BACK_TOLERANCE }]),
+              { pattern: "results[*].metrics.clientRecoveryMs", tolerance: CLIENTS_BACK_TOLERANCE },
               ...realRunRules("results[*]"),
             ],
             otherwise: REAL_RUN_TOLERANCE,
           },
-    // The command it records names the folder it was written to: a scratch folder, not a figure.
-    normalize: (figures) => withoutOutFolder(figures),
+    // The command it records names the folder it was written to: a scratch folder, not a figure; and a demo's
+    // flags name the seeds validate gave it, which the seeds beside them hold exactly.
+    normalize: (figures) => withoutSeedFlags(withoutOutFolder(figures)),
+  };
+}
+
+/**
+ * A demo file's flags with the seeds it records (settings.seeds), so that its users think and
+ * arrive as they did: one draw of the client's seed per file moved the baseline of every
+ * strategy in it together, 89 to 102 OK/s over nine fresh runs (4.8 % standard deviation), and
+ * every figure divided by it with it (demo-presets-instances-1's outage loads, 13-25 % in the
+ * fresh clone of 5df82e2, all six at once). What is left to move is the machine's clock.
+ */
+function withRecordedSeeds(file: string, flags: readonly string[]): string[] {
+  const seeds = (JSON.parse(readFileSync(file, "utf8")) as { settings: { seeds: { server: number; client: number } } }).settings.seeds;
+  const withSeed = (name: string, seed: number, args: string[]) => {
+    const at = args.indexOf(name);
+    if (at < 0) return [...args, name, `-seed ${seed}`];
+    return args.map((arg, index) => (index === at + 1 ? `${arg} -seed ${seed}` : arg));
+  };
+  return withSeed("-server-args", seeds.server, withSeed("-client-args", seeds.client, [...flags]));
+}
+
+/** The -seed flags validate adds, out of the flags a demo file records. */
+function withoutSeedFlags(figures: unknown): unknown {
+  const settings = (figures as { settings?: { clientArgs?: unknown; serverArgs?: unknown } }).settings;
+  if (settings === undefined) return figures;
+  const strip = (args: unknown) =>
+    Array.isArray(args) ? args.filter((arg, index) => arg !== "-seed" && args[index - 1] !== "-seed") : args;
+  return {
+    ...(figures as object),
+    settings: { ...settings, clientArgs: strip(settings.clientArgs), serverArgs: strip(settings.serverArgs) },
   };
 }
 
@@ -243,8 +304,9 @@ export const RESULTS_FILES: readonly ResultsFile[] = [
     normalize: (figures) =>
       JSON.parse(JSON.stringify(figures).replace(/; run twice: the first run's client fell behind, the second ran[^"]*/g, "")),
   },
-  summaryFile("demo-all-summary", "demo", ["-strategies", "all"]),
-  summaryFile("demo-presets-summary", "demo", ["-strategies", "fixed,exponential-backoff,presets"]),
+  // exponential-backoff is the second strategy of both (the registry's order; the list's).
+  summaryFile("demo-all-summary", "demo", ["-strategies", "all"], 1),
+  summaryFile("demo-presets-summary", "demo", ["-strategies", "fixed,exponential-backoff,presets"], 1),
   summaryFile("demo-presets-instances-1-summary", "demo", ["-strategies", "presets", "-client-args", "-instances 1"]),
   {
     name: "three-tiers",

@@ -6,9 +6,9 @@
  *   node --import ./src/register-tsx.mjs scripts/check-example.ts docs/check-example.json
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir, totalmem } from "node:os";
-import { join } from "node:path";
+import { writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { programJson } from "../harness/program-json.ts";
 import { main } from "../src/check/main.ts";
 
 const ARGS = ["examples/check/grpc-service-config.json", "examples/check/orders-service.yaml"];
@@ -19,21 +19,7 @@ if (file === undefined || !file.endsWith(".json")) {
   process.exit(2);
 }
 const git = (...gitArgs: string[]) => execFileSync("git", gitArgs, { encoding: "utf8" }).trim();
-const out = mkdtempSync(join(tmpdir(), "check-example-"));
-let stdout = "";
-try {
-  const code = await main([...ARGS, "-json", "-out", out], {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: process.stderr,
-    env: process.env,
-  });
-  if (code !== 0) process.exit(code);
-} finally {
-  rmSync(out, { recursive: true, force: true });
-}
-const result = JSON.parse(stdout) as Record<string, unknown>;
-// Where the report was written: a scratch folder, not a figure.
-delete result.report;
+const result = await programJson(main, [...ARGS], "check-example-");
 const provenance = {
   commit: git("rev-parse", "HEAD"),
   date: new Date().toISOString(),

@@ -7,9 +7,9 @@
  *   node --import ./src/register-tsx.mjs scripts/choose-record.ts docs/choose-article.json -parallel 2
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, totalmem, tmpdir } from "node:os";
-import { join } from "node:path";
+import { writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { programJson } from "../harness/program-json.ts";
 import { main } from "../src/choose/main.ts";
 import { chooseHeadline, markdownChoose } from "../src/choose/readme-table.ts";
 
@@ -23,22 +23,9 @@ const git = (...gitArgs: string[]) => execFileSync("git", gitArgs, { encoding: "
 const commit = git("rev-parse", "HEAD");
 // Results files that validate rewrites one after another are not the code that runs.
 const uncommittedChanges = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs/*.json") !== "";
-const out = mkdtempSync(join(tmpdir(), "choose-record-"));
-let stdout = "";
 const started = performance.now();
-try {
-  const code = await main([...args, "-json", "-out", out], {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: process.stderr,
-    env: process.env,
-  });
-  if (code !== 0) process.exit(code);
-} finally {
-  rmSync(out, { recursive: true, force: true });
-}
+const result = await programJson(main, args, "choose-record-");
 const wallS = (performance.now() - started) / 1000;
-const result = JSON.parse(stdout) as Record<string, unknown>;
-delete result.report;
 const seedIndex = args.indexOf("-seed");
 const recorded = {
   commit,

@@ -6,7 +6,7 @@ import { chainRankingRule, type ChainSummary } from "../choose/chain-ranking.ts"
 import { scheduleText } from "../choose/options.ts";
 import { percent } from "../choose/ranking.ts";
 import { jsonNumbers } from "../choose/report.ts";
-import { escapeHtml, type ScenarioSource, scenarioSection } from "../report/html.ts";
+import { escapeHtml, PAGE_STYLE, type ScenarioSource, scenarioSection } from "../report/html.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { type ChainCheckOutcome, type ChainGrade, chainGradeOf, type ChainPolicyOutcome } from "./chain.ts";
@@ -48,7 +48,7 @@ export function renderChainText(outcome: ChainCheckOutcome, io: ProgramIo): void
         `${chainGradeLines(policy.grade, policy.summary, outcome.sloMs).join("; ")}.\n`,
     );
     io.stdout.write(
-      `Ranked ${policy.grade.rank} of ${policy.grade.of} among choose's chain candidates; choose's first: ${outcome.ranked[0]!.candidate.id}.\n\n`,
+      `Ranked ${policy.grade.rank} of ${policy.grade.of} among choose's chain candidates; choose's first: ${outcome.first.candidate.id}.\n\n`,
     );
     for (const line of chainChangeText(outcome, policy)) io.stdout.write(`${line}\n`);
     for (const entry of policy.unwritable) io.stdout.write(`not tried: ${entry.change}: ${entry.why}\n`);
@@ -84,11 +84,13 @@ function chainJson(outcome: ChainCheckOutcome, scenario: ScenarioSource | undefi
       tried: policy.tried.map((entry) => ({
         change: entry.variant.change,
         settings: entry.variant.settings,
+        changedLines: entry.variant.changedLines,
         qualifies: chainGradeOf(entry.summary).qualifies,
+        grade: chainGradeOf(entry.summary),
       })),
       notTried: policy.unwritable,
     })),
-    chooseFirst: outcome.ranked[0]!.candidate.id,
+    chooseFirst: outcome.first.candidate.id,
     ranking: outcome.ranked.map((summary, index) => ({
       rank: index + 1,
       id: summary.candidate.id,
@@ -123,7 +125,7 @@ export function renderChainFiles(
     join(outDir, "report.html"),
     `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>thundering-herd check: ${escapeHtml(outcome.input.file)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}pre{background:#f6f6f6;padding:1em;overflow-x:auto}</style></head>
+<style>${PAGE_STYLE}</style></head>
 <body><h1>thundering-herd check: ${escapeHtml(outcome.input.file)}</h1>
 <p>${escapeHtml(outcome.input.format.title)}; your policy at every layer of the chain ${escapeHtml(outcome.tiers.join(" → "))}.</p>
 ${sections.join("\n")}

@@ -8,6 +8,7 @@ import {
 } from "../choose/chain-candidates.ts";
 import { chainPlan, measureGrid } from "../choose/chain-main.ts";
 import { bottomAmplification, chainQualifies, type ChainSummary, rankChain } from "../choose/chain-ranking.ts";
+import { InputFileError } from "../cli/usage-error.ts";
 import type { ChooseOptions } from "../choose/options.ts";
 import type { FlagSettings } from "../choose/settings.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
@@ -15,10 +16,10 @@ import type { ProgramIo } from "../runtime/program-io.ts";
 import type { LoadedScenario } from "../scenario-file/format.ts";
 import type { PolicyReading } from "./format.ts";
 import { type Measured, smallestQualifying } from "./grade.ts";
-import type { CheckInput } from "./input.ts";
+import { type CheckInput, yoursId } from "./input.ts";
 import { neighbourTargets, settingsKey } from "./neighbours.ts";
 import type { CheckOwnValues } from "./options.ts";
-import { explicitTarget, type Unwritable, type Variant, writtenVariants } from "./variants.ts";
+import { explicitTarget, type Unwritable, type Variant, writtenUntil, writtenVariants } from "./variants.ts";
 
 /*
  * check on a chain of tiers (a scenario file with tiers:): the user's policy at every layer that
@@ -62,6 +63,8 @@ export interface ChainCheckOutcome {
   readonly schedules: readonly (readonly Fault[])[];
   readonly tiers: readonly string[];
   readonly ranked: readonly ChainSummary[];
+  /** choose's first chain candidate: never one of the file's policies. */
+  readonly first: ChainSummary;
   readonly policies: readonly ChainPolicyOutcome[];
   readonly skipped: readonly string[];
 }
@@ -77,15 +80,6 @@ export function chainGradeOf(summary: ChainSummary, ranked: readonly ChainSummar
     of: ranked.length,
   };
 }
-
-const yoursId = (input: CheckInput, index: number) => (input.policies.length === 1 ? "yours" : `yours-${index + 1}`);
-
-/** Variants as chain policies, each with the variant it stands for. */
-const variantPolicies = (variants: readonly Variant[], prefix: string) =>
-  variants.map((variant, index) => ({
-    policy: { id: `${prefix}${index + 1}`, summary: variant.change, settings: variant.settings },
-    variant,
-  }));
 
 interface Staged {
   readonly policy: ChainPolicy;
@@ -110,52 +104,55 @@ export async function gradeChain(
     const configs = grid.map((candidate) => schedules.map((schedule) => chainConfigFor(base, candidate, schedule)));
     return measureGrid(grid, configs, options, sloMs, io, label);
   };
-  const yours: ChainPolicy[] = input.policies.map((policy) => ({
-    id: yoursId(input, policy.index),
-    summary: `your ${policy.reading.name}`,
-    settings: policy.reading.settings,
-  }));
-  const seen = new Set(yours.map((policy) => settingsKey(policy.settings!)));
+  // Policies that say the same settings run once, under the first one's id.
+  const ids = new Map<string, string>();
+  const policyOf = (id: string, summary: string, settings: FlagSettings): ChainPolicy => {
+    const key = settingsKey(settings);
+    if (!ids.has(key)) ids.set(key, id);
+    return { id: ids.get(key)!, summary, settings };
+  };
+  const unique = (policies: readonly ChainPolicy[]) =>
+    policies.filter((policy, index) => policies.findIndex((other) => other.id === policy.id) === index);
+  const yours = input.policies.map((policy) =>
+    policyOf(yoursId(input, policy.index), `your ${policy.reading.name}`, policy.reading.settings),
+  );
   const unwritable = input.policies.map((): Unwritable[] => []);
+  const staged = (variants: readonly Variant[], prefix: string): Staged[] =>
+    variants.map((variant, index) => ({ policy: policyOf(`${prefix}${index + 1}`, variant.change, variant.settings), variant }));
   const neighbours = input.policies.map((policy, position): Staged[] => {
-    const written = writtenVariants(
-      input.format,
-      input.text,
-      policy.index,
-      neighbourTargets(policy.reading.settings, input.format.knobs),
-      seen,
-    );
+    const proposals = neighbourTargets(policy.reading.settings, input.format.knobs);
+    const written = writtenVariants(input.format, input.text, policy.index, proposals, new Set([settingsKey(policy.reading.settings)]));
     unwritable[position]!.push(...written.unwritable);
-    return variantPolicies(written.variants, `${yours[position]!.id}+change-`);
+    return staged(written.variants, `${yours[position]!.id}+change-`);
   });
   io.stderr.write(
     `check: ${input.file}: ${input.format.title}, ${input.policies.length} ${input.policies.length === 1 ? "policy" : "policies"} at every layer of the chain ` +
       `${base.tiers.map((tier) => tier.name).join(" → ")}; ${neighbours.flat().length} one-field changes\n`,
   );
-  const first = await measureStage([...yours, ...neighbours.flat().map((entry) => entry.policy)], true, "check: simulating the chain");
-  const mine = new Set([...yours, ...neighbours.flat().map((entry) => entry.policy)].map((policy) => policy.id));
-  const ranked = rankChain(
-    first.filter((summary) => !mine.has(summary.candidate.policy) || yours.some((policy) => policy.id === summary.candidate.policy)),
-  ).ranked;
+  const mine = unique([...yours, ...neighbours.flat().map((entry) => entry.policy)]);
+  const first = await measureStage(mine, true, "check: simulating the chain");
+  refuseUnrun(input, yours, first, skipped);
+  const chooses = first.filter((summary) => !mine.some((policy) => policy.id === summary.candidate.policy));
+  const ranked = rankChain(chooses).ranked;
+  const qualifying = uniquePolicies(ranked.filter(chainQualifies).map((summary) => summary.candidate));
   const rewrites = input.policies.map((policy, position): Staged[] => {
-    const best = ranked
-      .filter((summary) => chainQualifies(summary) && !mine.has(summary.candidate.policy))
-      .map((summary) => summary.candidate);
-    const proposals = uniquePolicies(best)
-      .slice(0, own.rewrites)
-      .map((chosen) => ({ change: `choose's ${chosen.id}`, target: explicitTarget(chosen.settings, policy.reading.settings) }));
-    const written = writtenVariants(input.format, input.text, policy.index, proposals, seen);
+    const proposals = qualifying.map((chosen) => ({
+      change: `choose's ${chosen.id}`,
+      target: explicitTarget(chosen.settings, policy.reading.settings),
+    }));
+    const written = writtenUntil(
+      input.format,
+      input.text,
+      policy.index,
+      proposals,
+      own.rewrites,
+      new Set([settingsKey(policy.reading.settings)]),
+    );
     unwritable[position]!.push(...written.unwritable);
-    return variantPolicies(written.variants, `${yours[position]!.id}+choose-`);
+    return staged(written.variants, `${yours[position]!.id}+choose-`);
   });
-  const second =
-    rewrites.flat().length === 0
-      ? []
-      : await measureStage(
-          rewrites.flat().map((entry) => entry.policy),
-          false,
-          "check: choose's best in your file",
-        );
+  const again = unique(rewrites.flat().map((entry) => entry.policy)).filter((policy) => !mine.some((other) => other.id === policy.id));
+  const second = again.length === 0 ? [] : await measureStage(again, false, "check: choose's best in your file");
   const policies = policyOutcomes(
     input,
     yours,
@@ -164,7 +161,28 @@ export async function gradeChain(
     ranked,
     unwritable,
   );
-  return { input, sloMs, schedules, tiers: base.tiers.map((tier) => tier.name), ranked, policies, skipped };
+  const shown = rankChain([...chooses, ...new Set(policies.map((policy) => policy.summary))]).ranked;
+  return { input, sloMs, schedules, tiers: base.tiers.map((tier) => tier.name), ranked: shown, first: ranked[0]!, policies, skipped };
+}
+
+/** A policy the chain's simulator refuses at every layer is the file's to fix: said with why, not graded as nothing. */
+function refuseUnrun(
+  input: CheckInput,
+  yours: readonly ChainPolicy[],
+  measured: readonly ChainSummary[],
+  skipped: readonly string[],
+): void {
+  input.policies.forEach((policy, position) => {
+    const id = yours[position]!.id;
+    if (byPolicy(measured, id) !== undefined) return;
+    const why =
+      skipped
+        .find((entry) => entry.includes(`/${id}: `))
+        ?.split(": ")
+        .slice(1)
+        .join(": ") ?? "it runs at no layer";
+    throw new InputFileError(`${input.file}: ${policy.reading.name}: the chain cannot run it at every layer: ${why}`);
+  });
 }
 
 /** A policy's candidate at every layer, among the measured. */
@@ -189,7 +207,8 @@ function policyOutcomes(
     return {
       reading: policy.reading,
       summary,
-      grade: chainGradeOf(summary, ranked),
+      // Ranked among choose's chain candidates alone, not the file's other policies.
+      grade: chainGradeOf(summary, rankChain([...ranked, summary]).ranked),
       smallest: chainQualifies(summary)
         ? undefined
         : smallestQualifying(tried, chainQualifies, (summaries) => rankChain(summaries).ranked[0]!),

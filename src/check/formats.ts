@@ -50,6 +50,9 @@ export function readConfig(file: string, text: string, format: ConfigFormat): Co
     return reading;
   } catch (error) {
     if (error instanceof ConfigFileError) throw new InputFileError(`${file}: ${format.title}: ${error.message}`);
+    // A parser that recursed past the stack: the file is nested past what any reader here takes, whatever the shape check saw.
+    if (error instanceof RangeError && /call stack/i.test(error.message))
+      throw new InputFileError(`${file}: ${format.title}: nested too deeply to read`);
     throw error;
   }
 }

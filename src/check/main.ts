@@ -1,5 +1,7 @@
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { parseFlags } from "../cli/flags.ts";
-import { InputFileError } from "../cli/usage-error.ts";
+import { InputFileError, UsageError } from "../cli/usage-error.ts";
 import type { Candidate } from "../choose/candidates.ts";
 import { buildGrid, type Measured as Entry, measureAll, measurePlan, toConfig } from "../choose/grid-measure.ts";
 import { type ChooseOptions, parseChooseArgs } from "../choose/options.ts";
@@ -9,17 +11,18 @@ import type { FlagSettings } from "../choose/settings.ts";
 import type { CandidateSummary } from "../choose/summary.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
-import { blamingScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
+import { blamingScenarioFile, splitScenarioArgument, withScenarioFile } from "../scenario-file/arguments.ts";
+import { main as probeMain } from "../probe/main.ts";
 import type { ConfigFormat } from "./format.ts";
 import { gradeChain } from "./chain.ts";
 import { renderChainFiles, renderChainText } from "./chain-render.ts";
 import { CONFIG_FORMATS } from "./formats.ts";
-import { type CheckInput, readInput } from "./input.ts";
+import { type CheckInput, readInput, yoursId } from "./input.ts";
 import { gradeOf, type Measured, smallestQualifying } from "./grade.ts";
 import { neighbourTargets, settingsKey } from "./neighbours.ts";
-import { CHECK_FLAGS, CHECK_TARGET, checkProgram, type CheckOwnValues, splitConfigArgument } from "./options.ts";
+import { CHECK_FLAGS, CHECK_TARGET, checkProgram, type CheckOwnValues, splitConfigArgument, takeFrom } from "./options.ts";
 import { type CheckOutcome, type PolicyOutcome, renderFiles, renderText } from "./render.ts";
-import { explicitTarget, type Unwritable, type Variant, writtenVariants } from "./variants.ts";
+import { explicitTarget, type Unwritable, type Variant, writtenUntil, writtenVariants } from "./variants.ts";
 
 /*
  * `thundering-herd check CONFIG [scenario.yaml]`: the retry configuration a user runs, read in its
@@ -46,6 +49,40 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     if (help.kind === "help") io.stdout.write(help.text);
     return 0;
   }
+  const fromLoadTests = await scenarioFromLoadTests(rest, program, io);
+  if (typeof fromLoadTests === "number") return fromLoadTests;
+  return graded(config, fromLoadTests, program, formats, io);
+}
+
+/**
+ * -from: the user's load tests fitted by probe -from (its lines on stderr, stdout kept for the
+ * answer) into a scenario file beside check's report (-out), kept so that ./sim and choose can
+ * take it after, which stands where a given one would; probe's exit code when it cannot fit them.
+ * check's own flags are read first: a mistake in them is said before anything is fitted.
+ */
+async function scenarioFromLoadTests(argv: readonly string[], program: ReturnType<typeof checkProgram>, io: ProgramIo) {
+  const { from, rest } = takeFrom(argv);
+  if (from === undefined) return rest;
+  if (splitScenarioArgument(rest, CHECK_FLAGS).file !== undefined) {
+    throw new UsageError("-from gives your system from your load tests: give it or a scenario file, not both");
+  }
+  const parsed = parseChooseArgs(rest, program);
+  if (parsed.kind === "help") return rest;
+  const out = resolve(parsed.options.own.out);
+  mkdirSync(out, { recursive: true });
+  const scenario = join(out, `your-service-${new Date().toISOString().replace(/[:.]/g, "-")}.yaml`);
+  const code = await probeMain(["-from", from, "-out", scenario], { ...io, stdout: io.stderr });
+  return code !== 0 ? code : [scenario, ...rest];
+}
+
+/** The grade of the file's policies on the system the arguments describe. */
+async function graded(
+  config: string,
+  rest: readonly string[],
+  program: ReturnType<typeof checkProgram>,
+  formats: readonly ConfigFormat[],
+  io: ProgramIo,
+): Promise<number> {
   const { argv: args, scenario } = await withScenarioFile(rest, CHECK_TARGET, io.stderr);
   const commandLine = args.slice(scenario?.tokens.length ?? 0);
   const parsed = await blamingScenarioFile(scenario, commandLine, CHECK_FLAGS, async () => parseChooseArgs(args, program));
@@ -67,8 +104,6 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
   await renderFiles(outcome, scenario, io);
   return 0;
 }
-
-const yoursId = (input: CheckInput, index: number) => (input.policies.length === 1 ? "yours" : `yours-${index + 1}`);
 
 function candidateOf(id: string, family: string, summary: string, client: FlagSettings): Candidate {
   return { id, family, origin: "configuration", summary, client, server: {}, lever: "default", clientId: id };
@@ -103,17 +138,44 @@ function variantEntries(
   });
 }
 
+/** Entries that say the same settings measured once: the first of each, by what its flags mean as written. */
+function measuredOnce<T extends Entry>(entries: readonly T[]): T[] {
+  const seen = new Set<string>();
+  return entries.filter((entry) => {
+    const key = settingsKey(entry.candidate.client);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/**
+ * choose's qualifying candidates, best first, written into the policy's place in the file until
+ * `count` of them could be (a candidate the format cannot say does not take a place, and is
+ * reported); each read back as the file then says it.
+ */
+function rewrites(input: CheckInput, policy: CheckInput["policies"][number], ranked: readonly CandidateSummary[], count: number) {
+  const qualifying = ranked.filter(
+    (summary) => summary.survivesAll && summary.candidate.origin !== "configuration" && summary.candidate.origin !== "baseline",
+  );
+  const proposals = qualifying.map((summary) => ({
+    change: `choose's ${summary.candidate.id}`,
+    target: explicitTarget(summary.candidate.client, policy.reading.settings),
+  }));
+  return writtenUntil(input.format, input.text, policy.index, proposals, count, new Set([settingsKey(policy.reading.settings)]));
+}
+
 /** Measures choose's grid, the user's policies and their one-field changes, then choose's best as the user's file can say them. */
 async function grade(options: ChooseOptions, own: CheckOwnValues, input: CheckInput, io: ProgramIo): Promise<CheckOutcome> {
   const plan = measurePlan(options);
   const skipped: string[] = [];
   const grid = buildGrid(options, skipped);
   const yours = input.policies.map((policy) => policyEntry(options, input, policy));
-  const seen = new Set(yours.map((entry) => settingsKey(entry.candidate.client)));
   const unwritable = input.policies.map((): Unwritable[] => []);
+  // Each policy's changes are its own: a change that reads back as another policy's is still this one's, measured once.
   const neighbours = input.policies.map((policy, position) => {
     const proposals = neighbourTargets(policy.reading.settings, input.format.knobs);
-    const written = writtenVariants(input.format, input.text, policy.index, proposals, seen);
+    const written = writtenVariants(input.format, input.text, policy.index, proposals, new Set([settingsKey(policy.reading.settings)]));
     unwritable[position]!.push(...written.unwritable);
     return variantEntries(options, written.variants, `${yoursId(input, policy.index)}+change-`, unwritable[position]!);
   });
@@ -125,51 +187,50 @@ async function grade(options: ChooseOptions, own: CheckOwnValues, input: CheckIn
   try {
     const perSeed = new Map<string, CandidateSummary[]>();
     const timelines = new Map<string, Timeline[]>();
-    const first = await measureAll(
-      [...grid, ...yours, ...neighbours.flat()],
+    const measure = async (entries: readonly Entry[], label: string) => {
+      const unique = measuredOnce(entries);
+      return unique.length === 0 ? [] : measureAll(unique, options.seeds, plan, pool, io, label, perSeed, timelines);
+    };
+    const bySettings = new Map<string, CandidateSummary>();
+    const keep = (summaries: readonly CandidateSummary[]) =>
+      summaries.forEach((summary) => bySettings.set(settingsKey(summary.candidate.client), summary));
+    const gridSummaries = await measureAll(
+      grid,
       options.seeds,
       plan,
       pool,
       io,
-      "check: simulating",
+      "check: simulating choose's candidates",
       perSeed,
       timelines,
     );
-    const byId = new Map(first.map((summary) => [summary.candidate.id, summary]));
-    const ranked = ranking([...grid, ...yours].map((entry) => byId.get(entry.candidate.id)!)).ranked;
-    const rewrites = input.policies.map((policy, position) => {
-      const best = ranked
-        .filter((summary) => summary.survivesAll && summary.candidate.origin !== "configuration" && summary.candidate.origin !== "baseline")
-        .slice(0, own.rewrites);
-      const proposals = best.map((summary) => ({
-        change: `choose's ${summary.candidate.id}`,
-        target: explicitTarget(summary.candidate.client, policy.reading.settings),
-      }));
-      const written = writtenVariants(input.format, input.text, policy.index, proposals, seen);
-      unwritable[position]!.push(...written.unwritable);
-      return variantEntries(options, written.variants, `${yoursId(input, policy.index)}+choose-`, unwritable[position]!);
+    keep(await measure([...yours, ...neighbours.flat()], "check: simulating your policies and their changes"));
+    const summaryOf = (entry: Entry) => bySettings.get(settingsKey(entry.candidate.client))!;
+    const gridRanked = ranking(gridSummaries).ranked;
+    const written = input.policies.map((policy, position) => {
+      const found = rewrites(input, policy, gridRanked, own.rewrites);
+      unwritable[position]!.push(...found.unwritable);
+      return variantEntries(options, found.variants, `${yoursId(input, policy.index)}+choose-`, unwritable[position]!);
     });
-    const second =
-      rewrites.flat().length === 0
-        ? []
-        : await measureAll(rewrites.flat(), options.seeds, plan, pool, io, "check: choose's best in your file", perSeed, timelines);
-    for (const summary of second) byId.set(summary.candidate.id, summary);
+    keep(await measure(written.flat(), "check: choose's best in your file"));
     const policies = input.policies.map((policy, position): PolicyOutcome => {
-      const summary = byId.get(yours[position]!.candidate.id)!;
-      const tried: Measured[] = [...neighbours[position]!, ...rewrites[position]!].map((entry) => ({
+      const summary = summaryOf(yours[position]!);
+      const tried: Measured[] = [...neighbours[position]!, ...written[position]!].map((entry) => ({
         variant: entry.variant,
-        summary: byId.get(entry.candidate.id)!,
+        summary: summaryOf(entry),
       }));
       return {
         reading: policy.reading,
         summary,
-        grade: gradeOf(summary, ranked),
+        // Ranked among choose's candidates alone, not the file's other policies.
+        grade: gradeOf(summary, ranking([...gridSummaries, summary]).ranked),
         smallest: summary.survivesAll ? undefined : smallestQualifying(tried),
         tried,
         unwritable: unwritable[position]!,
       };
     });
-    return { options, input, ranked, policies, timelines, skipped };
+    const ranked = ranking([...gridSummaries, ...new Set(policies.map((policy) => policy.summary))]).ranked;
+    return { options, input, ranked, first: gridRanked[0]!, policies, timelines, skipped };
   } finally {
     await pool.close();
   }

@@ -25,6 +25,8 @@ const ATTEMPTS_TRIED = [2, 3, 5];
 const WAIT_FACTORS = [2, 10];
 const FACTORS_TRIED = ["2", "3"];
 const JITTERS_TRIED = ["0.2", "0.5"];
+/** A parameter below its published value by this factor is a stand-in for none of it. */
+const STAND_IN_SHARE = 1000;
 /** A protection's parameters, halved and doubled (as choose varies them). */
 const PARAMETER_FACTORS = [0.5, 2];
 
@@ -95,8 +97,15 @@ function mechanismNeighbours(settings: FlagSettings, flag: "budget" | "breaker",
   const mechanism = MECHANISMS.find((entry) => entry.flag === flag && entry.choice === current);
   const reads: readonly string[] = mechanism?.reads ?? [];
   return reads.flatMap((parameter) => {
-    const value = settings[parameter] ?? defaultOf(parameter);
+    const published = defaultOf(parameter);
+    const value = settings[parameter] ?? published;
     if (value === undefined) return [];
+    // A value a thousandth of the published one stands for none (Envoy's max_retries alone reads as a budget with no share):
+    // halving it says nothing; the published value is the change worth trying.
+    if (published !== undefined && Number(value) < Number(published) / STAND_IN_SHARE) {
+      const next = change(settings, parameter, published, `-${parameter} ${published}, its published value (was ${value})`);
+      return next === undefined ? [] : [next];
+    }
     return PARAMETER_FACTORS.flatMap((factor) => {
       const next = change(
         settings,

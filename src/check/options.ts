@@ -21,6 +21,16 @@ const CHECK_ONLY_FLAGS = [
     description: "grade only this policy of the file (its name as check prints it, or its number from 1); default: every one",
   },
   {
+    name: "from",
+    group: "run",
+    kind: "string",
+    default: undefined,
+    placeholder: "files",
+    description:
+      "your system from the load tests you already ran, as probe -from fits them (instead of a scenario file): autocannon, k6, " +
+      "vegeta, wrk or wrk2, or a CSV, files separated by commas",
+  },
+  {
     name: "rewrites",
     group: "run",
     kind: "integer",
@@ -62,4 +72,26 @@ export function splitConfigArgument(argv: readonly string[]): { readonly config:
     throw new UsageError("name the configuration file first: check CONFIG [scenario.yaml] [flags]");
   }
   return { config: first, rest: argv.slice(1) };
+}
+
+/**
+ * -from FILES taken out of the arguments (any spelling Go's flag package accepts: -from x, --from x,
+ * -from=x): check hands it to probe -from before it reads a scenario file.
+ */
+export function takeFrom(argv: readonly string[]): { readonly from: string | undefined; readonly rest: readonly string[] } {
+  const rest: string[] = [];
+  let from: string | undefined;
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    const match = /^--?from(?:=(.*))?$/.exec(arg);
+    if (match === null) {
+      rest.push(arg);
+      continue;
+    }
+    const value = match[1] ?? argv[++index];
+    if (value === undefined || value === "") throw new UsageError("flag needs an argument: -from");
+    if (from !== undefined) throw new UsageError("-from is given twice: list every load test in one -from, separated by commas");
+    from = value;
+  }
+  return { from, rest };
 }

@@ -16,7 +16,7 @@ import {
 } from "../choose/report.ts";
 import { type FlagSettings, settingsToArgs, systemSettings } from "../choose/settings.ts";
 import type { CandidateSummary } from "../choose/summary.ts";
-import { escapeHtml, type ScenarioSource, scenarioSection } from "../report/html.ts";
+import { escapeHtml, PAGE_STYLE, type ScenarioSource, scenarioSection } from "../report/html.ts";
 import { renderSvg } from "../report/report.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
 import { textTable as table } from "../report/text-table.ts";
@@ -42,6 +42,8 @@ export interface CheckOutcome {
   readonly input: CheckInput;
   /** choose's candidates and the user's policies, by choose's ranking rule. */
   readonly ranked: readonly CandidateSummary[];
+  /** choose's first: the first of its own candidates, never one of the file's policies. */
+  readonly first: CandidateSummary;
   readonly policies: readonly PolicyOutcome[];
   readonly timelines: ReadonlyMap<string, Timeline[]>;
   readonly skipped: readonly string[];
@@ -94,7 +96,7 @@ function changeText(outcome: CheckOutcome, policy: PolicyOutcome): string[] {
   const smallest = policy.smallest;
   const tried = `${policy.tried.length} changes simulated (one field at a time, and choose's qualifying candidates as your format says them)`;
   if (smallest === undefined) {
-    const first = outcome.ranked[0]!;
+    const first = outcome.first;
     return [
       first.survivesAll
         ? `No change tried qualifies: ${tried}. choose's ranking below shows what does; your format may not be able to say it.`
@@ -119,15 +121,14 @@ export function renderText(outcome: CheckOutcome, io: ProgramIo): void {
     const grade = policy.grade;
     for (const line of readingLines(input, policy.reading, sources)) io.stdout.write(`${line}\n`);
     io.stdout.write(`\nOn your system it ${gradeLines(grade, policy.summary, options.sloMs, maxOutageMs).join("; ")}.\n`);
-    io.stdout.write(
-      `Ranked ${grade.rank} of ${grade.of} among choose's candidates; choose's first: ${outcome.ranked[0]!.candidate.id}.\n\n`,
-    );
+    io.stdout.write(`Ranked ${grade.rank} of ${grade.of} among choose's candidates; choose's first: ${outcome.first.candidate.id}.\n\n`);
     for (const line of changeText(outcome, policy)) io.stdout.write(`${line}\n`);
     for (const entry of policy.unwritable) io.stdout.write(`not tried: ${entry.change}: ${entry.why}\n`);
     io.stdout.write("\n");
   }
   const shown = outcome.ranked.filter((summary, index) => index < RANKS_SHOWN || summary.candidate.origin === "configuration");
-  io.stdout.write(`choose's first ${RANKS_SHOWN} of ${outcome.ranked.length}, and yours (the whole ranking is in the report):\n`);
+  const first = Math.min(RANKS_SHOWN, outcome.ranked.length);
+  io.stdout.write(`The first ${first} of ${outcome.ranked.length} by choose's rule, and yours (the whole ranking is in the report):\n`);
   io.stdout.write(
     `${rankedTable(
       shown,
@@ -164,6 +165,7 @@ function policyJson(outcome: CheckOutcome, policy: PolicyOutcome) {
       settings: entry.variant.settings,
       changedLines: entry.variant.changedLines,
       qualifies: entry.summary.survivesAll,
+      grade: gradeOf(entry.summary),
     })),
     notTried: policy.unwritable,
   };
@@ -183,7 +185,7 @@ function outcomeJson(outcome: CheckOutcome, scenario: ScenarioSource | undefined
     },
     rankingRule: rankingRule(options.outagesMs, options.sloMs),
     policies: outcome.policies.map((policy) => policyJson(outcome, policy)),
-    chooseFirst: outcome.ranked[0]!.candidate.id,
+    chooseFirst: outcome.first.candidate.id,
     ranking: outcome.ranked.map((summary, index) => ({
       rank: index + 1,
       id: summary.candidate.id,
@@ -209,7 +211,7 @@ export async function renderFiles(outcome: CheckOutcome, scenario: ScenarioSourc
 
 /** Each listed outage: the user's policy, the smallest change and choose's first, over time (first seed). */
 async function timelineSvgs(outcome: CheckOutcome, policy: PolicyOutcome): Promise<string[]> {
-  const ids = [policy.summary.candidate.id, policy.smallest?.summary.candidate.id, outcome.ranked[0]!.candidate.id].filter(
+  const ids = [policy.summary.candidate.id, policy.smallest?.summary.candidate.id, outcome.first.candidate.id].filter(
     (id, index, all): id is string => id !== undefined && all.indexOf(id) === index,
   );
   const svgs: string[] = [];
@@ -224,7 +226,7 @@ async function timelineSvgs(outcome: CheckOutcome, policy: PolicyOutcome): Promi
 async function reportHtml(outcome: CheckOutcome, scenario: ScenarioSource | undefined): Promise<string> {
   const { options, input } = outcome;
   const sources = sourcesOf(outcome.policies);
-  const first = outcome.ranked[0]!;
+  const first = outcome.first;
   const sections: string[] = [];
   for (const policy of outcome.policies) {
     const rows: [string, CandidateSummary | undefined][] = [
@@ -252,9 +254,7 @@ ${policy.reading.unmodeled.length > 0 ? `<ul>${policy.reading.unmodeled.map((fie
   }
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>thundering-herd check: ${escapeHtml(input.file)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
-pre{background:#f6f6f6;padding:1em;overflow-x:auto}table{border-collapse:collapse;font-size:13px}
-td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;white-space:nowrap}th{background:#f0f0f0}</style></head>
+<style>${PAGE_STYLE}</style></head>
 <body><h1>thundering-herd check: ${escapeHtml(input.file)}</h1>
 <p>${escapeHtml(input.format.title)}; system: ${escapeHtml(flags(systemSettings(options.system)) || "the simulator's defaults (the article's system)")}; seeds ${options.seeds.join(", ")}.</p>
 ${sections.join("\n")}

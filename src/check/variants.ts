@@ -72,6 +72,29 @@ export function writtenVariants(
   return { variants, unwritable };
 }
 
+/**
+ * Proposals written into the user's file, in their order, until `count` read back as changes of
+ * their own: one the format cannot say takes no place, and is reported.
+ */
+export function writtenUntil(
+  format: ConfigFormat,
+  text: string,
+  policyIndex: number,
+  proposals: readonly Neighbour[],
+  count: number,
+  seen: Set<string>,
+): { readonly variants: Variant[]; readonly unwritable: Unwritable[] } {
+  const variants: Variant[] = [];
+  const unwritable: Unwritable[] = [];
+  for (const proposal of proposals) {
+    if (variants.length >= count) break;
+    const written = writtenVariants(format, text, policyIndex, [proposal], seen);
+    variants.push(...written.variants);
+    unwritable.push(...written.unwritable);
+  }
+  return { variants, unwritable };
+}
+
 /** What a format's own output says: a file it wrote and cannot read is its fault, reported as such. */
 function readBack(format: ConfigFormat, text: string, policyIndex: number): FlagSettings {
   try {

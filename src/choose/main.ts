@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { buildGrid, type Measured, measureAll, measurePlan, MIN_OUTAGE_MS, toConfig } from "./grid-measure.ts";
-import { computeMetrics } from "../model/scenario-metrics.ts";
+import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { type Verdict, worstVerdict } from "../model/verdict.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
@@ -567,24 +567,9 @@ async function validate(
         },
       );
       const measured = computeMetrics(record.server, record.client, record.phases, figuresOf(config).overloadAbove);
-      const simulatedVerdict = majority(simulated.map((run) => run.verdict));
-      const first = simulated[0]!;
-      const measuredVerdict = measured.verdict;
-      rows.push({
-        id: candidate.id,
-        outageMs,
-        simulated: simulatedVerdict,
-        simulatedSeeds: simulated.map((run) => run.verdict),
-        measured: measuredVerdict,
-        agrees: measuredVerdict === simulatedVerdict,
-        simulatedServerRecoveryMs: first.metrics.serverRecoveryMs ?? null,
-        measuredServerRecoveryMs: measured.serverRecoveryMs ?? null,
-        simulatedClientRecoveryMs: first.metrics.clientRecoveryMs ?? null,
-        measuredClientRecoveryMs: measured.clientRecoveryMs ?? null,
-        simulatedPeakConcurrency: first.metrics.peakConcurrencyAfterResume,
-        measuredPeakConcurrency: measured.peakConcurrencyAfterResume,
-      });
-      io.stderr.write(`choose: ${candidate.id}: simulated ${simulatedVerdict}, measured ${measuredVerdict}; server and client stopped\n`);
+      const row = validationRow(candidate.id, outageMs, simulated, measured);
+      rows.push(row);
+      io.stderr.write(`choose: ${candidate.id}: simulated ${row.simulated}, measured ${row.measured}; server and client stopped\n`);
       // The shared verdict says the real client fell behind: this row measures the client, not the server.
       if (measured.verdict === "invalid") io.stderr.write(`choose: !!! ${candidate.id}: the measurement is invalid: ${measured.why} !!!\n`);
     }
@@ -599,6 +584,31 @@ async function validate(
     process.off("SIGTERM", onInterrupt);
   }
   return rows;
+}
+
+/** One candidate's simulated runs (one per seed) beside its real run: the majority verdict against the measured one. */
+function validationRow(
+  id: string,
+  outageMs: number,
+  simulated: readonly { readonly verdict: Verdict; readonly metrics: ScenarioMetrics }[],
+  measured: ScenarioMetrics,
+): ValidationRow {
+  const simulatedVerdict = majority(simulated.map((run) => run.verdict));
+  const first = simulated[0]!;
+  return {
+    id,
+    outageMs,
+    simulated: simulatedVerdict,
+    simulatedSeeds: simulated.map((run) => run.verdict),
+    measured: measured.verdict,
+    agrees: measured.verdict === simulatedVerdict,
+    simulatedServerRecoveryMs: first.metrics.serverRecoveryMs ?? null,
+    measuredServerRecoveryMs: measured.serverRecoveryMs ?? null,
+    simulatedClientRecoveryMs: first.metrics.clientRecoveryMs ?? null,
+    measuredClientRecoveryMs: measured.clientRecoveryMs ?? null,
+    simulatedPeakConcurrency: first.metrics.peakConcurrencyAfterResume,
+    measuredPeakConcurrency: measured.peakConcurrencyAfterResume,
+  };
 }
 
 /** The verdict most seeds gave; a tie goes to the worse. */

@@ -105,6 +105,8 @@ export function measure(job: MeasureJob): SeedResult {
   let withinSlo = 0;
   const sloCutoffMs = plan.everydayMs - plan.sloMs;
   const everydayRun = simulate({ ...config, seed, outages: [], durationMs: plan.everydayMs }, undefined, {
+    // The figures come from the requests' ends and the windows' rates: no window's histogram is kept.
+    windowHistograms: false,
     onRequestStarted: (atMs) => {
       if (atMs <= sloCutoffMs) sloRequests++;
     },
@@ -209,11 +211,15 @@ export function outageRun(
   const others = faults.filter((fault) => !playedAs(fault, "pause"));
   let abandonedBeforeStop = 0;
   let abandonedAtEnd = 0;
-  const run = simulate({ ...config, seed, outages, faults: others, durationMs: phases.endMs }, (event) => {
-    if (event.kind !== "server") return;
-    if (event.atMs <= phases.stopAtMs) abandonedBeforeStop = event.snapshot.abandoned;
-    abandonedAtEnd = event.snapshot.abandoned;
-  });
+  const run = simulate(
+    { ...config, seed, outages, faults: others, durationMs: phases.endMs },
+    (event) => {
+      if (event.kind !== "server") return;
+      if (event.atMs <= phases.stopAtMs) abandonedBeforeStop = event.snapshot.abandoned;
+      abandonedAtEnd = event.snapshot.abandoned;
+    },
+    { windowHistograms: false },
+  );
   const metrics = computeMetrics(run.server, run.client, phases, figuresOf(config).overloadAbove, { outOfMemory: run.outOfMemory });
   return {
     result: {

@@ -3,7 +3,7 @@ import { formatDuration } from "../cli/duration.ts";
 import { type Fault, faultLabel, formatFault } from "../model/faults/fault-schedule.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { serverIsBack, type Verdict } from "../model/verdict.ts";
-import { escapeHtml, scenarioSection } from "../report/html.ts";
+import { escapeHtml, PAGE_STYLE, scenarioSection } from "../report/html.ts";
 import type { ScenarioSource } from "../report/html.ts";
 import { textTable as table } from "../report/text-table.ts";
 import { latencyText, longestText, percent, seconds } from "./ranking.ts";
@@ -342,9 +342,7 @@ ${snippet.notes.length > 0 ? `<ul>${snippet.notes.map((note) => `<li>${escapeHtm
     .join("\n");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(page.title)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
-pre{background:#f6f6f6;padding:1em;overflow-x:auto}table{border-collapse:collapse;font-size:13px}
-td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;white-space:nowrap}th{background:#f0f0f0}
+<style>${PAGE_STYLE}
 .collapsed{color:#b00}.recovering{color:#a60}.recovered{color:#070}.too-short{color:#666}.alarm{color:#fff;background:#b00;padding:.5em;font-weight:700}
 </style></head>
 <body><h1>${escapeHtml(page.title)}</h1>

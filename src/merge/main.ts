@@ -135,6 +135,30 @@ const encodedHistograms = ({ encoded }: MergedWindow) => ({
   latenessHistogram: encoded.latenessHistogram ?? null,
 });
 
+/** Each merged window as a client's line (or its -json line), and a warning for each in which a client fell behind. */
+function writeWindows(windows: readonly MergedWindow[], json: boolean, io: ProgramIo): void {
+  for (const window of windows) {
+    const line = json
+      ? JSON.stringify({
+          ...clientWindowLine(
+            window.report,
+            window.inFlight,
+            window.epochMs,
+            { gridEpochMs: window.gridEpochMs ?? window.epochMs, partial: window.partial },
+            window,
+          ),
+          ...encodedHistograms(window),
+        })
+      : formatClientLine(window.report, window.inFlight, window);
+    io.stdout.write(`${line}\n`);
+    if (window.behind !== undefined) {
+      io.stderr.write(
+        `merge: WARNING: a client fell behind in the window ending ${new Date(window.epochMs).toISOString()}: ${window.behind}\n`,
+      );
+    }
+  }
+}
+
 export function main(argv: readonly string[], io: ProgramIo): number {
   const parsed = parseFlags(MERGE_PROGRAM, argv);
   if (parsed.kind === "help") {
@@ -167,26 +191,7 @@ export function main(argv: readonly string[], io: ProgramIo): number {
   const merged = usageErrors(() => mergeClientLogs(logs));
   for (const note of merged.notes) io.stderr.write(`merge: ${note}\n`);
 
-  for (const window of merged.windows) {
-    const line = values.json
-      ? JSON.stringify({
-          ...clientWindowLine(
-            window.report,
-            window.inFlight,
-            window.epochMs,
-            { gridEpochMs: window.gridEpochMs ?? window.epochMs, partial: window.partial },
-            window,
-          ),
-          ...encodedHistograms(window),
-        })
-      : formatClientLine(window.report, window.inFlight, window);
-    io.stdout.write(`${line}\n`);
-    if (window.behind !== undefined) {
-      io.stderr.write(
-        `merge: WARNING: a client fell behind in the window ending ${new Date(window.epochMs).toISOString()}: ${window.behind}\n`,
-      );
-    }
-  }
+  writeWindows(merged.windows, values.json, io);
   const { summary } = merged;
   const behindWindows = merged.windows.filter((window) => window.behind !== undefined).length;
   if (summary !== undefined) {

@@ -63,12 +63,23 @@ class WindowRecorder {
   histogram = newLatencyHistogram();
   /** The smallest value recorded, µs: a latency is at least 1 µs, a lateness may be 0. */
   private readonly floorMicros: number;
+  /**
+   * The run's recorder, which each value is recorded into as well: adding a closed window's
+   * histogram to it walked every bucket of an hour's range (some 65 000) once a window, the
+   * costliest step of a simulated attempt in choose's runs (measured: a fifth of a worker's time).
+   */
+  private readonly total: WindowRecorder | undefined;
   maxMs = -Infinity;
   private pendingMicros = -1;
   private pendingCount = 0;
 
-  constructor(floorMicros: number) {
+  /** Whether the reports keep each window's histogram; when not, the one histogram is emptied and used again. */
+  private readonly keepsWindows: boolean;
+
+  constructor(floorMicros: number, total?: WindowRecorder, keepsWindows = true) {
     this.floorMicros = floorMicros;
+    this.total = total;
+    this.keepsWindows = keepsWindows;
   }
 
   record(ms: number): void {
@@ -84,31 +95,36 @@ class WindowRecorder {
   }
 
   flush(): void {
-    if (this.pendingCount > 0) this.histogram.recordValueWithCount(this.pendingMicros, this.pendingCount);
+    if (this.pendingCount > 0) {
+      this.histogram.recordValueWithCount(this.pendingMicros, this.pendingCount);
+      this.total?.histogram.recordValueWithCount(this.pendingMicros, this.pendingCount);
+    }
     this.pendingCount = 0;
   }
 
-  /** The window's histogram (undefined when empty) and summary; the recorder starts afresh and adds it to `total`. */
-  close(total: WindowRecorder): { histogram: LatencyHistogram | undefined; summary: LatencySummary | undefined } {
+  /** The window's histogram (undefined when empty) and summary; the recorder starts afresh (its values are in its total already). */
+  close(): { histogram: LatencyHistogram | undefined; summary: LatencySummary | undefined } {
     this.flush();
     const histogram = this.histogram.totalCount === 0 ? undefined : this.histogram;
     const summary = histogram === undefined ? undefined : summarizeLatency(histogram, this.maxMs);
-    if (this.maxMs > total.maxMs) total.maxMs = this.maxMs;
+    if (this.total !== undefined && this.maxMs > this.total.maxMs) this.total.maxMs = this.maxMs;
     this.maxMs = -Infinity;
-    if (histogram !== undefined) {
-      // The report keeps this window's histogram; the next window gets a fresh one.
-      total.histogram.add(histogram);
-      this.histogram = newLatencyHistogram();
+    if (histogram === undefined) return { histogram, summary };
+    // A report that keeps this window's histogram gets it, and the next window a fresh one (some 180 KB);
+    // one that does not (choose's measure) has the same summary, and the histogram is used again.
+    if (!this.keepsWindows) {
+      this.histogram.reset();
+      return { histogram: undefined, summary };
     }
+    this.histogram = newLatencyHistogram();
     return { histogram, summary };
   }
 
-  /** The run so far: `this` (the total of closed windows) and the open window. */
+  /** The run so far: `this` (every value recorded in any window, the open one's once it is flushed), as a copy. */
   sum(open: WindowRecorder): { histogram: LatencyHistogram | undefined; summary: LatencySummary | undefined } {
     open.flush();
     const histogram = newLatencyHistogram();
     histogram.add(this.histogram);
-    histogram.add(open.histogram);
     if (histogram.totalCount === 0) return { histogram: undefined, summary: undefined };
     return { histogram, summary: summarizeLatency(histogram, Math.max(this.maxMs, open.maxMs)) };
   }
@@ -138,16 +154,19 @@ export class WindowStats implements HerdObserver {
   private readonly total = emptyCounts();
   private windowStartMs: number;
   private readonly runStartMs: number;
-  /** OK latencies of the open window and of the closed ones (the run). */
-  private readonly windowLatency = new WindowRecorder(1);
+  /** OK latencies of the whole run (each value recorded into it as well) and of the open window. */
   private readonly totalLatency = new WindowRecorder(1);
+  private readonly windowLatency: WindowRecorder;
   /** Lateness of the attempts sent, likewise. */
-  private readonly windowLateness = new WindowRecorder(0);
   private readonly totalLateness = new WindowRecorder(0);
+  private readonly windowLateness: WindowRecorder;
 
-  constructor(startMs: number) {
+  /** `keepsWindowHistograms`: whether each window's report carries its histograms (a shard's -json merges them). */
+  constructor(startMs: number, keepsWindowHistograms = true) {
     this.windowStartMs = startMs;
     this.runStartMs = startMs;
+    this.windowLatency = new WindowRecorder(1, this.totalLatency, keepsWindowHistograms);
+    this.windowLateness = new WindowRecorder(0, this.totalLateness, keepsWindowHistograms);
   }
 
   /** `latenessMs`: how long after its planned instant the attempt went out (0 on a virtual clock). */
@@ -192,8 +211,8 @@ export class WindowStats implements HerdObserver {
 
   /** Closes the current window at `nowMs` and starts the next one there. */
   closeWindow(nowMs: number): WindowReport {
-    const latency = this.windowLatency.close(this.totalLatency);
-    const lateness = this.windowLateness.close(this.totalLateness);
+    const latency = this.windowLatency.close();
+    const lateness = this.windowLateness.close();
     const report: WindowReport = {
       startMs: this.windowStartMs,
       endMs: nowMs,

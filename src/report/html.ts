@@ -18,3 +18,8 @@ export function scenarioSection(scenario: ScenarioSource | undefined): string {
     `<pre class="scenario">${escapeHtml(scenario.text)}</pre>\n`
   );
 }
+
+/** The reports' one look: page, code blocks and tables (choose's and check's reports). */
+export const PAGE_STYLE = `body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
+pre{background:#f6f6f6;padding:1em;overflow-x:auto}table{border-collapse:collapse;font-size:13px}
+td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;white-space:nowrap}th{background:#f0f0f0}`;

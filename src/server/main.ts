@@ -8,7 +8,7 @@ import { startAdminServer } from "./admin-server.ts";
 import { selectWorkload } from "../cli/workload.ts";
 import { occServerMain } from "./occ-main.ts";
 import { describeModel, modelDrawsRandom } from "./model-flags.ts";
-import { FIGURES_TIMEOUT_MS, parseServerArgs, resolveServerProgramOptions, serverModelOf } from "./options.ts";
+import { FIGURES_TIMEOUT_MS, parseServerArgs, resolveServerProgramOptions, type ServerOptions, serverModelOf } from "./options.ts";
 import { formatServerJson } from "../contracts/server-line-writer.ts";
 import { formatServerLine, formatServerTotals } from "./reporter.ts";
 import { describeUpstream } from "./upstream.ts";
@@ -20,6 +20,28 @@ export async function main(argv: readonly string[], io: ProgramIo): Promise<void
   const selected = selectWorkload(argv);
   if (selected.workload === "occ") return occServerMain(selected.args, io);
   return requestsMain(selected.args, io);
+}
+
+/** The lines a started server prints on stderr: where it listens, what it serves with, and what it draws. */
+function announce(
+  io: ProgramIo,
+  server: Awaited<ReturnType<typeof startHttpServer>>,
+  options: ServerOptions,
+  spec: ReturnType<typeof serverModelOf>,
+  draws: boolean,
+): void {
+  // Listening on every interface: show an address a local client can use.
+  const everywhere = server.address.host === undefined;
+  const shown = formatListenAddress(everywhere ? { ...server.address, host: "localhost" } : server.address);
+  io.stderr.write(`server: listening on http://${shown}/api (${everywhere ? "all interfaces, " : ""}pid ${process.pid})\n`);
+  if (options.metrics) io.stderr.write(`server: metrics on http://${shown}/metrics\n`);
+  if (options.errorRate > 0)
+    io.stderr.write(`server: answering ${options.errorRate} of requests 500 (-error-rate), seed ${options.seed}\n`);
+  const seedNote = draws ? `; service times seed ${options.seed}` : "";
+  io.stderr.write(`server: ${describeModel(spec, server.figures, FIGURES_TIMEOUT_MS)}${seedNote}\n`);
+  if (options.upstream !== undefined) {
+    io.stderr.write(`server: middle tier: each request ${describeUpstream(options.upstream)}; seed ${options.seed}\n`);
+  }
 }
 
 async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<void> {
@@ -56,18 +78,7 @@ async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<voi
       process.exit(1);
     },
   });
-  // Listening on every interface: show an address a local client can use.
-  const everywhere = server.address.host === undefined;
-  const shown = formatListenAddress(everywhere ? { ...server.address, host: "localhost" } : server.address);
-  io.stderr.write(`server: listening on http://${shown}/api (${everywhere ? "all interfaces, " : ""}pid ${process.pid})\n`);
-  if (options.metrics) io.stderr.write(`server: metrics on http://${shown}/metrics\n`);
-  if (options.errorRate > 0)
-    io.stderr.write(`server: answering ${options.errorRate} of requests 500 (-error-rate), seed ${options.seed}\n`);
-  const seedNote = draws ? `; service times seed ${options.seed}` : "";
-  io.stderr.write(`server: ${describeModel(spec, server.figures, FIGURES_TIMEOUT_MS)}${seedNote}\n`);
-  if (options.upstream !== undefined) {
-    io.stderr.write(`server: middle tier: each request ${describeUpstream(options.upstream)}; seed ${options.seed}\n`);
-  }
+  announce(io, server, options, spec, draws);
 
   const admin = options.adminListen === undefined ? undefined : await startAdminServer(options.adminListen, server);
   if (admin !== undefined) {

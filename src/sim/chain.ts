@@ -146,6 +146,23 @@ export interface ChainResult {
   readonly endMs: number;
 }
 
+/** Each tier's own faults on the clock: a pause stops its network, the others act on its model or its process. */
+function scheduleTierFaults(clock: ManualClock, tiers: ReturnType<typeof buildChain>): void {
+  for (const tier of tiers) {
+    for (const stop of tier.config.faults.filter((fault) => playedAs(fault, "pause"))) {
+      clock.schedule(stop.atMs, () => tier.network.stop());
+      clock.schedule(stop.atMs + stop.durationMs, () => tier.network.resume());
+    }
+    scheduleFaults(tier.config.faults, {
+      clock,
+      setConditions: (active) => tier.model.setFaultConditions(conditionsOf(active)),
+      crash: () => tier.network.crash(),
+      restart: () => tier.network.restart(),
+      spike: () => () => {},
+    });
+  }
+}
+
 /**
  * The chain on a virtual clock: the users call the edge, each tier the next; faults strike their
  * tiers. The hooks see the users' requests, as simulate's do (choose's success within the SLO).
@@ -190,19 +207,7 @@ export function simulateChain(config: ChainConfig, hooks: SimulationHooks = {}):
   // whose windows never end on a fault's instant; taken after it, such a burst was split between
   // two windows by the order of events alone (docs/tiers.md, "The real chain against the simulated one").
   for (let window = 1; window * config.intervalMs <= config.durationMs; window++) clock.schedule(window * config.intervalMs, sample);
-  for (const tier of tiers) {
-    for (const stop of tier.config.faults.filter((fault) => playedAs(fault, "pause"))) {
-      clock.schedule(stop.atMs, () => tier.network.stop());
-      clock.schedule(stop.atMs + stop.durationMs, () => tier.network.resume());
-    }
-    scheduleFaults(tier.config.faults, {
-      clock,
-      setConditions: (active) => tier.model.setFaultConditions(conditionsOf(active)),
-      crash: () => tier.network.crash(),
-      restart: () => tier.network.restart(),
-      spike: () => () => {},
-    });
-  }
+  scheduleTierFaults(clock, tiers);
   scheduleFaults(config.spikes, {
     clock,
     setConditions: () => {},

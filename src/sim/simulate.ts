@@ -168,6 +168,8 @@ export interface SimulationHooks {
   readonly onRequestEnded?: (ok: boolean, latencyMs: number, retried: boolean, atMs: number) => void;
   /** Called when a request makes its first try (only with onRequestEnded): the requests still open at the end are the difference. */
   readonly onRequestStarted?: (atMs: number) => void;
+  /** false: the client windows' reports carry no histograms (their summaries stay), for a caller that keeps none (choose). */
+  readonly windowHistograms?: boolean;
 }
 
 /**
@@ -213,7 +215,7 @@ export function simulate(
   });
   // A real server whose memory is full dies; so ends the run.
   network.onOutOfMemory = () => clock.halt();
-  const stats = new WindowStats(0);
+  const stats = new WindowStats(0, hooks.windowHistograms !== false);
   const onRequestEnded = hooks.onRequestEnded;
   // The statistics are the herd's observer; a second one only when asked for, so that ./sim
   // pays nothing for request-level figures it does not print.

@@ -52,6 +52,8 @@ function violation(from: string, to: string): string | undefined {
     if (fromFolder === "choose" && toFolder === "sim") return undefined;
     // check grades a user's configuration by choose's own measure and ranking, and writes it back as choose's snippets read it.
     if (fromFolder === "check" && toFolder === "choose") return undefined;
+    // check -from fits the user's load tests by probe -from itself, so that one command grades a config on them.
+    if (from === "check/main.ts" && to === "probe/main.ts") return undefined;
     // probe sorts a real service's failures as the client does, and names a fitted model in the server's words.
     if (fromFolder === "probe" && (to === "client/classify-error.ts" || to === "server/model-flags.ts")) return undefined;
     // A middle tier (./server -upstream) calls its upstream with the client's own transport.

@@ -127,6 +127,12 @@ function parseIni(text: string): IniFile {
       inSection = true;
       const name = profileName(section[1]!);
       current = name === undefined ? undefined : { name, header: section[1]!, headerLine: index, lastSettingLine: index, keys: new Map() };
+      // The SDKs disagree on a profile given twice (botocore refuses the file, the JavaScript SDK merges it): neither is guessed.
+      const twice = profiles.find((profile) => profile.name === name);
+      if (twice !== undefined)
+        throw new ConfigFileError(
+          `line ${index + 1}: [${section[1]}] again (first at line ${twice.headerLine + 1}): give each profile once`,
+        );
       if (current !== undefined) profiles.push(current);
       return;
     }
@@ -142,6 +148,9 @@ function parseIni(text: string): IniFile {
     if (current === undefined) return;
     const valueStart = setting[1]!.length + setting[2]!.length;
     const key = setting[1]!.toLowerCase();
+    const before = current.keys.get(key);
+    if (before !== undefined)
+      throw new ConfigFileError(`line ${index + 1}: ${key} again in [${current.header}] (first at line ${before.line + 1})`);
     current.keys.set(key, { key, value: setting[3]!, line: index, valueStart, valueEnd: valueStart + setting[3]!.length });
     current.lastSettingLine = index;
   });

@@ -1,11 +1,11 @@
 import { diffArrays } from "diff";
-import { type Document, isScalar, isSeq, parseAllDocuments, parseDocument } from "yaml";
+import { type Document, isAlias, isScalar, isSeq, parseAllDocuments, parseDocument } from "yaml";
 import { parseValue } from "../../cli/flags.ts";
 import { DurationSyntaxError, formatDuration, parseDuration } from "../../cli/duration.ts";
 import { type FlagSettings, SIM_FLAG_SPECS, simDefaults } from "../../choose/settings.ts";
 import { protoDuration } from "../../choose/snippets.ts";
 import { findStrategy } from "../../strategies/registry.ts";
-import { type CheckFlag, ConfigFileError, type FieldReading, type PolicyReading, type UnmodeledField } from "../format.ts";
+import { type CheckFlag, ConfigFileError, type FieldReading, type PolicyReading, type UnmodeledField, type Written } from "../format.ts";
 
 /*
  * What Envoy and Istio share (Istio programs Envoy: its VirtualService retries become an Envoy
@@ -68,9 +68,17 @@ export class PolicyBuilder {
   }
 }
 
+/** A number that is none, in words: not a number, or an infinity with its sign (past the double's range, or YAML's .inf). */
+export function notFinite(value: number): string {
+  if (Number.isNaN(value)) return "not a number";
+  return `${value < 0 ? "minus " : ""}infinity (or a number beyond 1.8e308)`;
+}
+
 /** A value as a one-line text for a reading. */
 export function shown(value: unknown): string {
   if (typeof value === "string") return value;
+  // JSON would print a number that is none (YAML's .nan, .inf, or one past the double's range) as null.
+  if (typeof value === "number" && !Number.isFinite(value)) return notFinite(value);
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
@@ -307,15 +315,41 @@ export function yamlDocuments(text: string): Document.Parsed[] {
 
 export type YamlPath = readonly (string | number)[];
 
+/** A write that would go through a YAML anchor or alias: what several places of the file share. */
+export class SharedInYaml extends Error {
+  override name = "SharedInYaml";
+}
+
+/** Refuses a path through an anchored node or an alias: changing it would change every place that shares it, unannounced. */
+function refuseShared(document: Document, path: YamlPath): void {
+  for (let length = 1; length <= path.length; length++) {
+    const node = document.getIn(path.slice(0, length), true);
+    const anchor = isAlias(node) ? node.source : (node as { anchor?: string } | undefined)?.anchor;
+    if (anchor !== undefined) {
+      throw new SharedInYaml(
+        `${path.slice(0, length).join(".")} is shared through the YAML anchor &${anchor}: check does not change what several places share`,
+      );
+    }
+  }
+}
+
 /** Sets the value at `path`, keeping an existing scalar's node (its comment and quoting) and creating maps on the way. */
 export function setYaml(document: Document, path: YamlPath, value: string | number): void {
+  refuseShared(document, path);
   const node = document.getIn(path, true);
   if (isScalar(node)) node.value = value;
   else document.setIn(path, value);
 }
 
+/** Deletes the value at `path`, as setYaml sets one: never through what an anchor or alias shares. */
+export function deleteYaml(document: Document, path: YamlPath): void {
+  refuseShared(document, path);
+  document.deleteIn(path);
+}
+
 /** Appends an item to the list at `path`, creating the list when it is absent. */
 export function appendYaml(document: Document, path: YamlPath, item: unknown): void {
+  refuseShared(document, path);
   const node = document.getIn(path, true);
   if (isSeq(node)) node.add(document.createNode(item));
   else document.setIn(path, [item]);
@@ -379,4 +413,16 @@ function keepUntouchedLines(original: string, printed: string, edited: string): 
     }
   }
   return out.join("\n");
+}
+
+/** A format's write, with a write through a YAML anchor or alias said as inexpressible (the file keeps what it shares). */
+export function unlessShared(write: (text: string, policyIndex: number, target: FlagSettings) => Written) {
+  return (text: string, policyIndex: number, target: FlagSettings): Written => {
+    try {
+      return write(text, policyIndex, target);
+    } catch (error) {
+      if (error instanceof SharedInYaml) return { kind: "inexpressible", why: error.message };
+      throw error;
+    }
+  };
 }

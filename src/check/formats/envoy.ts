@@ -4,6 +4,7 @@ import type { FlagSettings } from "../../choose/settings.ts";
 import { type ConfigFormat, ConfigFileError, type ConfigReading, type PolicyReading, type Written } from "../format.ts";
 import {
   appendYaml,
+  deleteYaml,
   defaulted,
   effective,
   ENVOY_BASE_INTERVAL_MS,
@@ -31,6 +32,7 @@ import {
   sameFlag,
   sameLimit,
   setYaml,
+  unlessShared,
   spliceDocuments,
   type TargetLimit,
   targetLimit,
@@ -551,7 +553,7 @@ function writeLimit(
   const at = [...listPath, index];
   const hasBudget = thresholds?.value.retry_budget !== undefined;
   if (limit.kind === "none") {
-    if (hasBudget) document.deleteIn([...at, "retry_budget"]);
+    if (hasBudget) deleteYaml(document, [...at, "retry_budget"]);
     setYaml(document, [...at, "max_retries"], UINT32_MAX);
     notes.push("Envoy always limits retries in progress; max_retries 4294967295 (as Istio sets it) never binds");
   } else if (limit.kind === "max-retries" && !hasBudget) {
@@ -609,6 +611,6 @@ export const envoyFormat: ConfigFormat = {
   source: `${ENVOY_RETRY_POLICY_SOURCE}; ${ENVOY_CIRCUIT_BREAKER_SOURCE}`,
   recognizes: (text) => RECOGNIZED.test(text) && !/networking\.istio\.io/.test(text),
   read,
-  write,
+  write: unlessShared(write),
   knobs: ["max-attempts", "min-delay", "max-delay", "timeout", "budget", "budget-percent", "budget-min-concurrency"],
 };

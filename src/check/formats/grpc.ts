@@ -6,6 +6,7 @@ import {
   defaulted,
   effective,
   integerAt,
+  isObject,
   type JsonObject,
   listAt,
   ms,
@@ -53,6 +54,111 @@ const TOP_FIELDS: Readonly<Record<string, string>> = {
 interface ServiceConfig {
   readonly root: JsonObject;
   readonly methods: readonly JsonObject[];
+  /** The file's own spelling of each field it spells otherwise than A6, by the field's path as A6 spells it. */
+  readonly spellings: ReadonlyMap<string, string>;
+}
+
+/*
+ * grpc-go reads a service config with encoding/json into structs without JSON tags, so a field
+ * name matches whatever its case: grpc-go's own retry example writes "MaxAttempts". grpc-js and
+ * grpc-java look the camelCase names up and reject such a config. We read it as grpc-go does, say
+ * so on each such field, and write back into the file's own spelling.
+ */
+const FIELDS_OF = {
+  root: ["methodConfig", "retryThrottling", ...Object.keys(TOP_FIELDS)],
+  method: ["name", "retryPolicy", "hedgingPolicy", ...Object.keys(METHOD_FIELDS)],
+  name: ["service", "method"],
+  retryPolicy: ["maxAttempts", "initialBackoff", "maxBackoff", "backoffMultiplier", "retryableStatusCodes"],
+  hedgingPolicy: ["maxAttempts", "hedgingDelay", "nonFatalStatusCodes"],
+  retryThrottling: ["maxTokens", "tokenRatio"],
+} as const;
+
+const GO_SOURCE = "grpc-go service_config.go (jsonSC, jsonMC, jsonRetryPolicy: fields without JSON tags)";
+
+/**
+ * `object` with each key that matches one of `fields` but for its case renamed to it (unless the
+ * file also has it as spelled), the renames kept.
+ */
+function asA6Spells(object: unknown, fields: readonly string[], at: string, spellings: Map<string, string>): unknown {
+  if (!isObject(object)) return object;
+  return Object.fromEntries(
+    Object.entries(object).map(([key, value]) => {
+      const field = fields.find((name) => name.toLowerCase() === key.toLowerCase());
+      if (field === undefined || field === key || field in object) return [key, value];
+      spellings.set(`${at}${at === "" ? "" : "."}${field}`, key);
+      return [field, value];
+    }),
+  );
+}
+
+/** The config's objects with their keys as A6 spells them. */
+function respelled(root: unknown, spellings: Map<string, string>): unknown {
+  const config = asA6Spells(root, FIELDS_OF.root, "", spellings);
+  if (!isObject(config)) return config;
+  if (isObject(config.retryThrottling))
+    config.retryThrottling = asA6Spells(config.retryThrottling, FIELDS_OF.retryThrottling, "retryThrottling", spellings);
+  if (!Array.isArray(config.methodConfig)) return config;
+  config.methodConfig = config.methodConfig.map((entry: unknown, index) => {
+    const at = `methodConfig[${index}]`;
+    const method = asA6Spells(entry, FIELDS_OF.method, at, spellings);
+    if (!isObject(method)) return method;
+    if (Array.isArray(method.name))
+      method.name = method.name.map((name: unknown, nameIndex) => asA6Spells(name, FIELDS_OF.name, `${at}.name[${nameIndex}]`, spellings));
+    for (const policy of ["retryPolicy", "hedgingPolicy"] as const)
+      if (method[policy] !== undefined) method[policy] = asA6Spells(method[policy], FIELDS_OF[policy], `${at}.${policy}`, spellings);
+    return method;
+  });
+  return config;
+}
+
+/** What a reading says of a field the file spells otherwise than A6. */
+const spellingNote = (spelled: string, field: string) =>
+  `the file spells it ${spelled}: grpc-go reads it as ${field} (${GO_SOURCE}, matched whatever the case); grpc-js requires ${field} and rejects the service config`;
+
+/** The reading with a note on each field the file spells otherwise than A6. */
+function withSpellings(reading: PolicyReading, spellings: ReadonlyMap<string, string>): PolicyReading {
+  const note = (path: string) => {
+    const spelled = spellings.get(path);
+    return spelled === undefined ? undefined : spellingNote(spelled, path.slice(path.lastIndexOf(".") + 1));
+  };
+  const joined = (...parts: (string | undefined)[]) => parts.filter((part) => part !== undefined).join("; ") || undefined;
+  return {
+    ...reading,
+    fields: reading.fields.map((field) => {
+      const approximation = joined(note(field.field), field.approximation);
+      return approximation === undefined ? field : { ...field, approximation };
+    }),
+    unmodeled: reading.unmodeled.map((field) => ({ ...field, why: joined(field.why, note(field.field))! })),
+  };
+}
+
+/** A path as A6 spells it, in the file's own spelling, for an edit. */
+function spelledPath(path: readonly (string | number)[], spellings: ReadonlyMap<string, string>): (string | number)[] {
+  let at = "";
+  return path.map((segment) => {
+    if (typeof segment === "number") {
+      at += `[${segment}]`;
+      return segment;
+    }
+    at += `${at === "" ? "" : "."}${segment}`;
+    return spellings.get(at) ?? segment;
+  });
+}
+
+/**
+ * A backoff or delay as grpc-go reads it: its internal/serviceconfig Duration takes ".01s" (no digit
+ * before the point, as grpc-go's example and A6's own ".1s" write it), which grpc-js refuses.
+ */
+function durationAt(value: unknown, field: string, positive = true): { ms: number; note?: string } {
+  if (typeof value !== "string" || !/^\.\d/.test(value)) return { ms: protoDurationAt(value, field, positive) };
+  try {
+    return {
+      ms: protoDurationAt(`0${value}`, field, positive),
+      note: `${value}: grpc-go reads it as 0${value}; grpc-js requires a digit before the point and rejects the service config`,
+    };
+  } catch {
+    return { ms: protoDurationAt(value, field, positive) };
+  }
 }
 
 function parseConfig(text: string): ServiceConfig {
@@ -63,13 +169,14 @@ function parseConfig(text: string): ServiceConfig {
     const line = text.slice(0, error.offset).split("\n").length;
     throw new ConfigFileError(`line ${line}: not valid JSON: ${printParseErrorCode(error.error)}`);
   }
-  const config = objectAt(root, "service config", "gRPC's service config, with methodConfig");
+  const spellings = new Map<string, string>();
+  const config = objectAt(respelled(root, spellings), "service config", "gRPC's service config, with methodConfig");
   const methods = listAt(config.methodConfig ?? [], "methodConfig", "gRPC's method configs").map((method, index) =>
     objectAt(method, `methodConfig[${index}]`, "a method config"),
   );
   if (methods.length === 0)
     throw new ConfigFileError("methodConfig: no method config, so no retry policy: gRPC then makes one attempt per call");
-  return { root: config, methods };
+  return { root: config, methods, spellings };
 }
 
 /** How the file names the methods a methodConfig applies to. */
@@ -101,16 +208,16 @@ function readRetryPolicy(builder: PolicyBuilder, policy: JsonObject, at: string)
       throw new ConfigFileError(`${at}.${key}: missing; A6 requires it, and gRPC rejects the whole service config without it`);
   }
   readMaxAttempts(builder, policy.maxAttempts, `${at}.maxAttempts`);
-  const initial = protoDurationAt(policy.initialBackoff, `${at}.initialBackoff`);
-  const max = protoDurationAt(policy.maxBackoff, `${at}.maxBackoff`);
+  const initial = durationAt(policy.initialBackoff, `${at}.initialBackoff`);
+  const max = durationAt(policy.maxBackoff, `${at}.maxBackoff`);
   builder.read(
     `${at}.initialBackoff`,
     String(policy.initialBackoff),
-    { strategy: "grpc", "min-delay": ms(initial), jitter: GRPC_JITTER },
+    { strategy: "grpc", "min-delay": ms(initial.ms), jitter: GRPC_JITTER },
     A6,
-    BACKOFF_APPROXIMATION,
+    [initial.note, BACKOFF_APPROXIMATION].filter((part) => part !== undefined).join("; "),
   );
-  builder.read(`${at}.maxBackoff`, String(policy.maxBackoff), { "max-delay": ms(max) }, A6);
+  builder.read(`${at}.maxBackoff`, String(policy.maxBackoff), { "max-delay": ms(max.ms) }, A6, max.note);
   const multiplier = numberAt(policy.backoffMultiplier, `${at}.backoffMultiplier`, { above: 0 });
   builder.read(
     `${at}.backoffMultiplier`,
@@ -138,12 +245,13 @@ function readHedgingPolicy(builder: PolicyBuilder, policy: JsonObject, at: strin
   if (policy.maxAttempts === undefined)
     throw new ConfigFileError(`${at}.maxAttempts: missing; A6 requires it, and gRPC rejects the whole service config without it`);
   readMaxAttempts(builder, policy.maxAttempts, `${at}.maxAttempts`);
-  const delay = policy.hedgingDelay === undefined ? 0 : protoDurationAt(policy.hedgingDelay, `${at}.hedgingDelay`, false);
+  const delay = policy.hedgingDelay === undefined ? { ms: 0 } : durationAt(policy.hedgingDelay, `${at}.hedgingDelay`, false);
   builder.read(
     `${at}.hedgingDelay`,
     policy.hedgingDelay === undefined ? defaulted("0s: every copy at once") : String(policy.hedgingDelay),
-    { strategy: "fixed", "hedge-delay": ms(delay) },
+    { strategy: "fixed", "hedge-delay": ms(delay.ms) },
     A6,
+    delay.note,
   );
   if (policy.nonFatalStatusCodes === undefined) {
     builder.read(
@@ -229,7 +337,7 @@ function readMethod(config: ServiceConfig, index: number): PolicyReading {
   if (method.timeout !== undefined && typeof method.timeout === "string") protoDurationAt(method.timeout, `${at}.timeout`, false);
   skipOthers(builder, method, at, ["name", "retryPolicy", "hedgingPolicy"], "method config", METHOD_FIELDS);
   skipOthers(builder, config.root, "", ["methodConfig", "retryThrottling"], "service config", TOP_FIELDS);
-  return builder.build(methodNames(method, index));
+  return withSpellings(builder.build(methodNames(method, index)), config.spellings);
 }
 
 function read(text: string): ConfigReading {
@@ -368,7 +476,7 @@ function write(text: string, policyIndex: number, target: FlagSettings): Written
   const formattingOptions = formattingOf(text);
   let written = text;
   for (const [path, value] of [...method, ...throttling])
-    written = applyEdits(written, modify(written, path, value, { formattingOptions }));
+    written = applyEdits(written, modify(written, spelledPath(path, config.spellings), value, { formattingOptions }));
   return { kind: "written", text: written, notes };
 }
 

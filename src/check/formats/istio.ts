@@ -25,7 +25,9 @@ import {
   type RetryLimit,
   sameFlag,
   sameLimit,
+  deleteYaml,
   setYaml,
+  unlessShared,
   spliceDocuments,
   type TargetLimit,
   targetLimit,
@@ -431,8 +433,8 @@ function writeLimit(document: Document, site: RouteSite, limit: TargetLimit, not
   const pool =
     isObject(policy) && isObject(policy.connectionPool) && isObject(policy.connectionPool.http) ? policy.connectionPool.http : {};
   if (limit.kind === "none") {
-    if (budget !== undefined) document.deleteIn([...at, "retryBudget"]);
-    if (pool.maxRetries !== undefined) document.deleteIn([...at, "connectionPool", "http", "maxRetries"]);
+    if (budget !== undefined) deleteYaml(document, [...at, "retryBudget"]);
+    if (pool.maxRetries !== undefined) deleteYaml(document, [...at, "connectionPool", "http", "maxRetries"]);
     return undefined;
   }
   const minConcurrency = limit.kind === "budget" ? limit.minConcurrency : limit.maxRetries;
@@ -480,6 +482,6 @@ export const istioFormat: ConfigFormat = {
   source: `${HTTP_RETRY}; ${RETRY_BUDGET}`,
   recognizes: (text) => /^\s*apiVersion:\s*["']?networking\.istio\.io\//m.test(text) && /^\s*kind:\s*["']?VirtualService/m.test(text),
   read,
-  write,
+  write: unlessShared(write),
   knobs: ["max-attempts", "min-delay", "timeout", "budget", "budget-percent", "budget-min-concurrency"],
 };

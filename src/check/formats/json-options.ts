@@ -16,6 +16,7 @@ import {
   type UnmodeledField,
   type Written,
 } from "../format.ts";
+import { notFinite } from "./envoy-shared.ts";
 
 /*
  * What the JSON formats of JavaScript and .NET retry libraries share (Polly's appsettings.json,
@@ -86,7 +87,9 @@ interface NumberRule {
 export function numberAt(value: Json | undefined, field: string, rule: NumberRule): number {
   const wrong = (what: string) => new ConfigFileError(`${field}: ${what}, ${rule.allowed}`);
   if (value === undefined) throw wrong("missing");
-  if (typeof value !== "number" || !Number.isFinite(value)) throw wrong(`${JSON.stringify(value)} is not a number`);
+  // A number past the double's range reads as Infinity, which JSON would print as null.
+  if (typeof value === "number" && !Number.isFinite(value)) throw wrong(notFinite(value));
+  if (typeof value !== "number") throw wrong(`${JSON.stringify(value)} is not a number`);
   if (rule.integer === true && !Number.isInteger(value)) throw wrong(`${value} is not a whole number`);
   if (rule.min !== undefined && value < rule.min) throw wrong(`${value} is below ${rule.min}`);
   if (rule.above !== undefined && value <= rule.above) throw wrong(`${value} is not above ${rule.above}`);

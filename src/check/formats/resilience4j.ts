@@ -1,4 +1,4 @@
-import { type Document, isMap, isScalar, isSeq, type Pair, parseAllDocuments, type YAMLMap } from "yaml";
+import { type Document, isAlias, isMap, isScalar, isSeq, type Pair, parseAllDocuments, type YAMLMap } from "yaml";
 import { formatDuration, parseDuration } from "../../cli/duration.ts";
 import { type FlagSettings, simDefaults, simValuesFor } from "../../choose/settings.ts";
 import { findStrategy } from "../../strategies/registry.ts";
@@ -123,10 +123,23 @@ function lookup(node: unknown, segments: readonly string[], path: string): { nod
 }
 
 function sectionOf(name: string, node: unknown, path: string): Section {
-  if (!isMap(node)) throw new ConfigFileError(`${path}: is not a map of settings, the properties of "${name}" are`);
+  // An alias shares another section's map: check would change both when it writes one, so it asks for resilience4j's own sharing.
+  if (isAlias(node)) {
+    throw new ConfigFileError(
+      `${path}: the YAML alias *${node.source} is not read; say what "${name}" shares with baseConfig, as resilience4j does`,
+    );
+  }
+  if (!isMap(node)) throw new ConfigFileError(`${path}: is not a map of settings, the properties of "${name}" as key: value`);
   const props = new Map<string, Prop>();
   for (const pair of node.items) {
     const key = keyText(pair);
+    // SnakeYAML (Spring Boot's) merges `<<: *anchor`; read as a key, it would be graded on the defaults, and a write
+    // into the anchored section would change every section that merges it.
+    if (key === "<<") {
+      throw new ConfigFileError(
+        `${path}.<<: a YAML merge key is not read; say what "${name}" shares with baseConfig, as resilience4j does`,
+      );
+    }
     props.set(relaxed(key), { pair, path: `${path}.${key}`, text: valueText(pair.value) });
   }
   return { name, path, map: node, props };
@@ -474,6 +487,8 @@ function unknownProps(
 
 interface BreakerResolved {
   readonly section: Section;
+  /** The config it inherits from (its baseConfig, else configs.default), whose properties it does not set itself. */
+  readonly base: Section | undefined;
   readonly type: Value<"COUNT_BASED" | "TIME_BASED">;
   readonly size: Value<number>;
   readonly minimumCalls: Value<number>;
@@ -497,6 +512,7 @@ function resolveBreaker(section: Section, configs: ReadonlyMap<string, Section>)
   };
   return {
     section,
+    base,
     type: value("slidingWindowType", DEFAULTS.windowType as "COUNT_BASED" | "TIME_BASED"),
     size: value("slidingWindowSize", DEFAULTS.windowSize as number),
     minimumCalls: value("minimumNumberOfCalls", DEFAULTS.minimumCalls as number),
@@ -574,6 +590,35 @@ const BREAKER_UNMODELED: Readonly<Record<string, string>> = {
 
 const BREAKER_MODELED = new Set([...Object.keys(BREAKER_PARSERS).map(relaxed), "baseconfig"]);
 
+/** The breaker's properties we do not model: its own, and those of its base config that it does not set itself. */
+function breakerUnmodeled(breaker: BreakerResolved): UnmodeledField[] {
+  const own = unknownProps(breaker.section, BREAKER_MODELED, BREAKER_UNMODELED, "circuit breaker");
+  if (breaker.base === undefined) return own;
+  const overridden = new Set([...BREAKER_MODELED, ...breaker.section.props.keys()]);
+  return [...own, ...unknownProps(breaker.base, overridden, BREAKER_UNMODELED, "circuit breaker")];
+}
+
+/**
+ * resilience4j's other modules: their instance of a retry's name decorates the same calls (the
+ * Spring Boot aspects run them inside the retry), and none is modelled.
+ */
+const OTHER_MODULES: Readonly<Record<string, string>> = {
+  bulkhead: "a limit on concurrent calls, beyond which calls wait or are refused; our client has no such limit",
+  "thread-pool-bulkhead": "a bounded thread pool and queue for the calls, beyond which calls are refused; our client has no such limit",
+  ratelimiter: "a limit on calls per period, beyond which calls wait or are refused; our client has no such limit",
+  timelimiter:
+    "a timeout on each attempt of an asynchronous method (1 s by default, or its config's); not read as our -timeout: the scenario's applies",
+};
+
+/** The instances of the other modules that share the retry's name, each named in one line. */
+function otherModules(root: unknown, name: string): UnmodeledField[] {
+  return Object.entries(OTHER_MODULES).flatMap(([module, why]) => {
+    const found =
+      lookup(root, ["resilience4j", module, "instances", name], "") ?? lookup(root, ["resilience4j", module, "backends", name], "");
+    return found === undefined ? [] : [{ field: found.path, value: valueText(found.node), why }];
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reading
 
@@ -594,13 +639,19 @@ function instancesAt(root: unknown, module: string): Map<string, Section> {
   return instances.size > 0 ? instances : sectionsAt(root, ["resilience4j", module, "backends"]);
 }
 
-function policyOf(retry: RetryResolved, breakerSection: Section | undefined, breakerConfigs: ReadonlyMap<string, Section>): Policy {
+function policyOf(
+  retry: RetryResolved,
+  breakerSection: Section | undefined,
+  breakerConfigs: ReadonlyMap<string, Section>,
+  root: unknown,
+): Policy {
   const breaker = breakerSection === undefined ? undefined : resolveBreaker(breakerSection, breakerConfigs);
   const fields = [...retryFields(retry), ...(breaker === undefined ? [] : breakerFields(breaker))];
   const unmodeled = [
     ...retry.ignored,
     ...retry.chain.flatMap((section) => unknownProps(section, RETRY_MODELED, RETRY_UNMODELED, "retry")),
-    ...(breaker === undefined ? [] : unknownProps(breaker.section, BREAKER_MODELED, BREAKER_UNMODELED, "circuit breaker")),
+    ...(breaker === undefined ? [] : breakerUnmodeled(breaker)),
+    ...otherModules(root, retry.section.name),
   ];
   return {
     retry,
@@ -633,7 +684,10 @@ function parseFile(text: string): R4jFile {
     );
   const breakers = instancesAt(root, "circuitbreaker");
   const breakerConfigs = sectionsAt(root, ["resilience4j", "circuitbreaker", "configs"]);
-  return { doc, policies: retries.map((section) => policyOf(resolveRetry(section, configs), breakers.get(section.name), breakerConfigs)) };
+  return {
+    doc,
+    policies: retries.map((section) => policyOf(resolveRetry(section, configs), breakers.get(section.name), breakerConfigs, root)),
+  };
 }
 
 function read(text: string): ConfigReading {

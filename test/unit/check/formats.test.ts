@@ -6,7 +6,9 @@ import { CONFIG_FORMATS, formatOf } from "../../../src/check/formats.ts";
 const FIXTURES = "test/fixtures/configs";
 
 describe("check's formats", () => {
-  const fixtures = readdirSync(FIXTURES).flatMap((folder) =>
+  // Each format's folder; README.md beside them says where the docs-* fixtures come from.
+  const folders = readdirSync(FIXTURES, { withFileTypes: true }).filter((entry) => entry.isDirectory());
+  const fixtures = folders.flatMap(({ name: folder }) =>
     readdirSync(join(FIXTURES, folder)).map((file) => ({ folder, file: join(FIXTURES, folder, file) })),
   );
 

@@ -25,6 +25,24 @@ describe("check's one-field changes", () => {
     expect(changes.some((neighbour) => neighbour.target.breaker !== undefined)).toBe(false);
   });
 
+  it("tries a stand-in share at its published value, not halved: Envoy's max_retries alone reads as a budget with no share", () => {
+    const envoy = {
+      strategy: "full-jitter",
+      "min-delay": "25ms",
+      "max-delay": "250ms",
+      "max-attempts": "2",
+      budget: "envoy",
+      "budget-percent": "0.0001",
+      "budget-min-concurrency": "3",
+    };
+    const changes = neighbourTargets(envoy, ["budget"]);
+    expect(changes.map((neighbour) => [neighbour.target["budget-percent"], neighbour.target["budget-min-concurrency"]])).toEqual([
+      ["20", "3"],
+      ["0.0001", "2"],
+      ["0.0001", "6"],
+    ]);
+  });
+
   it("switches a protection on with each of its kinds when the policy has none, for the format to say which it can", () => {
     const changes = neighbourTargets({ strategy: "fixed", "simple-backoff-delay": "100ms" }, ["breaker"]);
     expect(changes.map((neighbour) => neighbour.target.breaker)).toEqual(["consecutive", "sampling", "yandex-retry", "brooker-retry"]);

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { budgetAfterFailure, budgetAllowsRetry, initialBudgetState } from "../../../src/backoff/budget.ts";
 import type { RetryIntent } from "../../../src/choose/snippets.ts";
 import { meanWaitSequence, policyWaits, snippetOf, winnerIntent } from "../../helpers/snippets.ts";
+import { type Answer, startUnaryServer, unaryDefinition, unavailable } from "../../helpers/grpc-server.ts";
 
 /*
  * choose's gRPC service config, given to the real @grpc/grpc-js client, against a real gRPC
@@ -14,41 +15,13 @@ import { meanWaitSequence, policyWaits, snippetOf, winnerIntent } from "../../he
  */
 
 const SERVICE = "your.package.YourService";
-const identity = (value: Buffer) => value;
-const DEFINITION: grpc.ServiceDefinition = {
-  Call: {
-    path: `/${SERVICE}/Call`,
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  },
-};
+const DEFINITION = unaryDefinition(SERVICE, "Call");
 
 /** Node may fire a timer up to a millisecond before its delay, by its millisecond clock. */
 const TIMER_SLACK_MS = 1;
 
-type Answer = (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => void;
-
-/** A server on 127.0.0.1:0 whose one method records each arrival, then answers as `answer` says. */
-async function startServer(answer: Answer): Promise<{ port: number; arrivals: number[]; stop: () => Promise<void> }> {
-  const server = new grpc.Server();
-  const arrivals: number[] = [];
-  server.addService(DEFINITION, {
-    Call: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
-      arrivals.push(performance.now());
-      answer(call, callback);
-    },
-  });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
-  );
-  return { port, arrivals, stop: () => new Promise((resolve) => server.tryShutdown(() => resolve())) };
-}
-
-const unavailable: Answer = (_call, callback) => callback({ code: grpc.status.UNAVAILABLE, details: "unavailable on purpose" });
+/** A server on 127.0.0.1:0 for the snippet's service, recording each arrival. */
+const startServer = (answer: Answer) => startUnaryServer(DEFINITION, answer);
 
 /** A client of that server with the snippet's service config; `call` makes one call and resolves with its status code. */
 function clientWith(port: number, serviceConfig: string) {

@@ -91,6 +91,43 @@ describe("the results files' registry (harness/results-files.ts)", () => {
     }
   });
 
+  it("reruns a demo file with the seeds it records, and compares its flags without them", () => {
+    const instances = RESULTS_FILES.find((entry) => entry.name === "demo-presets-instances-1-summary")!;
+    const recorded = JSON.parse(readFileSync(resolve(ROOT, instances.file), "utf8")) as {
+      settings: { seeds: { server: number; client: number }; clientArgs: string[] };
+    };
+    const step = instances.steps!("/scratch")[0]!();
+    const { server, client } = recorded.settings.seeds;
+    expect(step).toEqual(expect.arrayContaining(["-client-args", `-instances 1 -seed ${client}`, "-server-args", `-seed ${server}`]));
+    const rerun = {
+      ...recorded,
+      settings: { ...recorded.settings, clientArgs: [...recorded.settings.clientArgs, "-seed", String(client)] },
+    };
+    expect(compareFigures(instances.normalize!(recorded), instances.normalize!(rerun), instances.rules)).toEqual([]);
+    // The seeds themselves are held exactly: a rerun with others is not the recorded run.
+    const other = { ...recorded, settings: { ...recorded.settings, seeds: { server, client: client + 1 } } };
+    expect(
+      compareFigures(instances.normalize!(recorded), instances.normalize!(other), instances.rules).map((figure) => figure.path),
+    ).toEqual(["settings.seeds.client"]);
+  });
+
+  it("holds exponential-backoff's clients back to ±50 s (its row of the demo files), any other strategy's to one 5 s client window", () => {
+    const presets = RESULTS_FILES.find((entry) => entry.name === "demo-presets-summary")!;
+    const instances = RESULTS_FILES.find((entry) => entry.name === "demo-presets-instances-1-summary")!;
+    const back = (rules: typeof presets.rules, row: number, old: number, now: number) =>
+      compareFigures(
+        { results: Array.from({ length: row + 1 }, (_, index) => ({ metrics: { clientRecoveryMs: index === row ? old : 0 } })) },
+        { results: Array.from({ length: row + 1 }, (_, index) => ({ metrics: { clientRecoveryMs: index === row ? now : 0 } })) },
+        rules,
+      ).length;
+    // exponential-backoff's 45.2 s and 65.1 s, both measured, pass; twice as late fails.
+    expect(back(presets.rules, 1, 45_226, 65_088)).toBe(0);
+    expect(back(presets.rules, 1, 45_226, 96_000)).toBe(1);
+    // breaker's 5.3 s in demo-presets-instances-1 (its last row): a window later passes, two fail.
+    expect(back(instances.rules, 5, 5_272, 10_272)).toBe(0);
+    expect(back(instances.rules, 5, 5_272, 15_272)).toBe(1);
+  });
+
   it("fails a real run whose outcome changed: backoff's recovery where fixed retry collapsed", () => {
     const fixed = demoRun("docs/demo-all-summary.json", "fixed");
     const backoff = demoRun("docs/demo-all-summary.json", "exponential-backoff");

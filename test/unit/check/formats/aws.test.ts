@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { awsFormat } from "../../../../src/check/formats/aws.ts";
 import { ConfigFileError, type PolicyReading } from "../../../../src/check/format.ts";
 import { type FlagSettings, simValuesFor } from "../../../../src/choose/settings.ts";
+import { expectSimulatorTakes, fieldsOf, unmodeledOf } from "../../../helpers/config-formats.ts";
 import { observeRetries, policyWaits, winnerIntent } from "../../../helpers/snippets.ts";
 
 const FIXTURES = resolve(import.meta.dirname, "../../../fixtures/configs/aws");
@@ -107,6 +108,9 @@ describe("aws: reading ~/.aws/config", () => {
     ["[profile a]\nmax_attempts = 2.5\n", '[profile a] max_attempts: "2.5" is not a number of attempts, a whole number of 1 or more'],
     ['{ "retry_mode": "standard" }\n', 'line 1: "{ "retry_mode": "standard" }" is not a setting (key = value) or a [section]'],
     ["[sso-session corp]\nsso_region = us-east-1\n", "not an AWS shared config file: it has no [default] or [profile NAME] section"],
+    // botocore refuses a profile given twice, the JavaScript SDK merges it: neither is guessed.
+    ["[default]\nmax_attempts = 3\n[default]\nmax_attempts = 5\n", "line 3: [default] again (first at line 1): give each profile once"],
+    ["[profile a]\nmax_attempts = 3\nmax_attempts = 5\n", "line 3: max_attempts again in [profile a] (first at line 2)"],
   ])("refuses a wrong file in one line: %j", (text, message) => {
     expect(readError(text)).toBe(message);
   });
@@ -221,5 +225,33 @@ describe("aws: standard mode against the real SDK (@smithy/util-retry)", () => {
     expect([smithyRetry.DEFAULT_RETRY_DELAY_BASE, smithyRetry.RETRY_COST, smithyRetry.INITIAL_RETRY_TOKENS]).toEqual([100, 5, 500]);
     expect(smithyRetry.DEFAULT_MAX_ATTEMPTS).toBe(Number(policy("[default]").settings["max-attempts"]));
     expect(smithyRetry.DEFAULT_RETRY_MODE).toBe("standard");
+  });
+});
+
+// AWS CLI User Guide, "AWS CLI retries", https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-retries.html
+// ("Defining a retry configuration in your AWS configuration file"), copied as published.
+describe("the example from the AWS CLI's documentation", () => {
+  const example = readFileSync(resolve(FIXTURES, "docs-cli-retries"), "utf8");
+
+  it("reads [default]'s standard mode and max_attempts field by field", () => {
+    const [only, ...others] = awsFormat.read(example).policies;
+    expect(others).toEqual([]);
+    expect(only!.name).toBe("[default]");
+    expect(only!.settings).toEqual({ ...STANDARD, "max-attempts": "6" });
+    expect(fieldsOf(only!)).toEqual({
+      "[default] retry_mode": ["standard", STANDARD],
+      "[default] max_attempts": ["6", { "max-attempts": "6" }],
+    });
+    expect(unmodeledOf(only!)).toEqual({});
+    expectSimulatorTakes(only!.settings);
+  });
+
+  // Boto3's guide, "Retries", https://docs.aws.amazon.com/boto3/latest/guide/retries.html, gives
+  // "[myConfigProfile]": in the config file a section other than [default] is a profile only as
+  // [profile NAME] (botocore's build_profile_map), so the SDKs read no retry settings from it.
+  it("refuses boto3's example, whose [myConfigProfile] section is no profile of a config file, in one line", () => {
+    const boto3 = "[myConfigProfile]\nregion = us-east-1\nmax_attempts = 10\nretry_mode = standard\n";
+    expect(() => awsFormat.read(boto3)).toThrow(ConfigFileError);
+    expect(() => awsFormat.read(boto3)).toThrow(/no \[default\] or \[profile NAME\] section/);
   });
 });

@@ -6,6 +6,7 @@ import { seededRandom } from "../../../../src/backoff/random.ts";
 import { cockatielFormat } from "../../../../src/check/formats/cockatiel.ts";
 import { awsDecorrelatedMeans, decorrelatedV2Means, resolveTarget } from "../../../../src/check/formats/json-options.ts";
 import { changedLines, configError, expectRoundTrips, fixture, writtenText } from "../../../helpers/check-js-formats.ts";
+import { expectSimulatorTakes, fieldsOf, unmodeledOf } from "../../../helpers/config-formats.ts";
 import { meanWaitSequence, observeRetries, policyWaits, winnerIntent } from "../../../helpers/snippets.ts";
 
 const read = (text: string) => cockatielFormat.read(text).policies;
@@ -315,5 +316,57 @@ describe("cockatiel: the mapping against cockatiel 3.2.1 itself", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+// cockatiel's README, https://github.com/connor4312/cockatiel#readme (its first example, as in
+// node_modules/cockatiel/readme.md, 3.2.1): retry(handleAll, { maxAttempts: 3, backoff: new
+// ExponentialBackoff() }) around circuitBreaker(handleAll, { halfOpenAfter: 10 * 1000, breaker:
+// new ConsecutiveBreaker(5) }), written in check's JSON form.
+describe("the example from cockatiel's documentation", () => {
+  it("reads the README's retry and breaker field by field, the ExponentialBackoff's defaults recorded", () => {
+    const [only, ...others] = read(fixture("cockatiel", "docs-readme.json"));
+    expect(others).toEqual([]);
+    expect(only!.settings).toEqual({
+      "max-attempts": "4",
+      strategy: "decorrelated-jitter",
+      "min-delay": "128ms",
+      "max-delay": "30s",
+      breaker: "consecutive",
+      "breaker-failures": "5",
+      "breaker-break": "10s",
+    });
+    expect(fieldsOf(only!)).toEqual({
+      "retry.maxAttempts": ["3", { "max-attempts": "4" }],
+      "retry.backoff.generator": ["default (decorrelatedJitter)", { strategy: "decorrelated-jitter" }],
+      "retry.backoff.initialDelay": ["default (128)", { "min-delay": "128ms" }],
+      "retry.backoff.maxDelay": ["default (30000)", { "max-delay": "30s" }],
+      "retry.backoff.exponent": ["default (2)", {}],
+      "circuitBreaker.halfOpenAfter": ["10000", { "breaker-break": "10s" }],
+      "circuitBreaker.breaker.threshold": ["5", { breaker: "consecutive", "breaker-failures": "5" }],
+    });
+    expect(unmodeledOf(only!)).toEqual({});
+    expectSimulatorTakes(only!.settings);
+  });
+
+  it("matches the README's own code run with cockatiel 3.2.1: as many attempts, the breaker open after as many failures", async () => {
+    const [reading] = read(fixture("cockatiel", "docs-readme.json"));
+    // The README's code as it stands, not built from the JSON form.
+    const retryPolicy = cockatiel.retry(cockatiel.handleAll, { maxAttempts: 3, backoff: new cockatiel.ExponentialBackoff() });
+    const observed = await observeRetries(0.5, (operation) => retryPolicy.execute(operation));
+    expect(observed.attempts).toBe(Number(reading!.settings["max-attempts"]));
+    const breakerPolicy = cockatiel.circuitBreaker(cockatiel.handleAll, {
+      halfOpenAfter: 10 * 1000,
+      breaker: new cockatiel.ConsecutiveBreaker(5),
+    });
+    let failures = 0;
+    for (; failures < 100; failures++) {
+      const outcome = await breakerPolicy.execute(() => Promise.reject(new Error("down"))).catch((error: unknown) => error);
+      if (outcome instanceof cockatiel.BrokenCircuitError) break;
+    }
+    const ours = new CircuitBreakers(resolveTarget(reading!.settings).fleet.breaker as CircuitBreakerConfig);
+    let ourFailures = 0;
+    for (; ours.stateAt(0) !== "open" && ourFailures < 100; ourFailures++) ours.record(false, false, 0);
+    expect([failures, ourFailures]).toEqual([5, 5]);
   });
 });

@@ -272,3 +272,39 @@ describe("Envoy: writing", () => {
     expect(why(BARE, { ...bare.settings, "budget-min-concurrency": "9" })).toMatch(/cluster is not in this file/);
   });
 });
+
+// Envoy documentation, "HTTP connection management: Retry plugin configuration",
+// https://www.envoyproxy.io/docs/envoy/latest/intro/arch_overview/http/http_connection_management#retry-plugin-configuration
+// (the example that combines the previous_hosts predicate with previous_priorities), copied as published.
+describe("the example from Envoy's documentation", () => {
+  const example = fixture("envoy", "docs-retry-plugins.yaml");
+
+  it("reads its retry_policy field by field: no retry_on, so no retry, whatever num_retries' default; the plugins named", () => {
+    const [only, ...others] = envoyFormat.read(example).policies;
+    expect(others).toEqual([]);
+    expect(only!.name).toBe("retry_policy");
+    const maxRetries = { budget: "envoy", "budget-percent": "0.0001", "budget-min-concurrency": "3" };
+    expect(only!.settings).toEqual({
+      "max-attempts": "1",
+      strategy: "full-jitter",
+      "min-delay": "25ms",
+      "max-delay": "250ms",
+      timeout: "15s",
+      ...maxRetries,
+    });
+    expect(fieldsOf(only!)).toEqual({
+      "retry_policy.num_retries": ["default (1)", { "max-attempts": "2" }],
+      "retry_policy.retry_on": ["absent", { "max-attempts": "1" }],
+      "retry_policy.retry_back_off.base_interval": ["default (25ms)", { strategy: "full-jitter", "min-delay": "25ms" }],
+      "retry_policy.retry_back_off.max_interval": ["default (10 x base interval, 250ms)", { "max-delay": "250ms" }],
+      "retry_policy.per_try_timeout": ["default (the route's timeout, not in this file, default 15s)", { timeout: "15s" }],
+      "cluster (none named): not in this file, circuit_breakers.thresholds[].max_retries": ["default (3)", maxRetries],
+    });
+    expect(unmodeledOf(only!)).toEqual({
+      "retry_policy.retry_host_predicate": '[{"name":"envoy.retry_host_predicates.previous_hosts"}]',
+      "retry_policy.host_selection_retry_max_attempts": "3",
+      "retry_policy.retry_priority": '{"name":"envoy.retry_priorities.previous_priorities","typed_config":{"@type":...',
+    });
+    expectSimulatorTakes(only!.settings);
+  });
+});

@@ -16,6 +16,7 @@ import {
   writeAndRead,
 } from "../../../helpers/config-formats.ts";
 import { policyWaits, winnerIntent } from "../../../helpers/snippets.ts";
+import { startUnaryServer, unaryDefinition, unavailable } from "../../../helpers/grpc-server.ts";
 
 const THROTTLED = fixture("grpc", "retry-throttled.json");
 const GO_EXAMPLE = fixture("grpc", "grpc-go-example.json");
@@ -106,6 +107,8 @@ describe("gRPC service config: reading", () => {
       ["{ methodConfig: [", /^line 1: not valid JSON: /],
       [retry(`"maxAttempts": 1, ${good}`), /^methodConfig\[0\]\.retryPolicy\.maxAttempts: must be a whole number from 2 to .*, got 1$/],
       [retry(`"maxAttempts": "3", ${good}`), /maxAttempts: must be a whole number .* got 3$/],
+      // Past the double's range a number reads as Infinity, which JSON prints as null: said as what it is.
+      [retry(`"maxAttempts": 1e400, ${good}`), /maxAttempts: must be a whole number .* got infinity \(or a number beyond 1\.8e308\)$/],
       [
         retry(`"maxAttempts": 3, ${good.replace('"0.1s"', '"100ms"')}`),
         /retryPolicy\.initialBackoff: must be a positive protobuf JSON duration.* got 100ms$/,
@@ -230,8 +233,9 @@ describe("gRPC service config: against the real grpc-js", () => {
   afterEach(() => vi.restoreAllMocks());
 
   it("grpc-js waits exactly what our grpc strategy waits for the settings read from the file (grpc-go's example, Math.random pinned)", async () => {
-    const { port, arrivals, stop } = await failingServer("grpc.examples.echo.Echo");
-    const Client = grpc.makeGenericClientConstructor(echoDefinition("grpc.examples.echo.Echo"), "Echo");
+    const echo = unaryDefinition("grpc.examples.echo.Echo", "UnaryEcho");
+    const { port, arrivals, stop } = await startUnaryServer(echo, unavailable);
+    const Client = grpc.makeGenericClientConstructor(echo, "Echo");
     const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
       "grpc.service_config": JSON.stringify(parse(GO_EXAMPLE)),
     });
@@ -263,36 +267,6 @@ describe("gRPC service config: against the real grpc-js", () => {
   });
 });
 
-const identity = (value: Buffer) => value;
-
-function echoDefinition(service: string): grpc.ServiceDefinition {
-  const method = {
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  };
-  return { UnaryEcho: { path: `/${service}/UnaryEcho`, ...method } };
-}
-
-/** A gRPC server on 127.0.0.1:0 whose one method counts arrivals and answers UNAVAILABLE. */
-async function failingServer(service: string) {
-  const server = new grpc.Server();
-  const arrivals: number[] = [];
-  server.addService(echoDefinition(service), {
-    UnaryEcho: (_call: unknown, callback: grpc.sendUnaryData<Buffer>) => {
-      arrivals.push(arrivals.length);
-      callback({ code: grpc.status.UNAVAILABLE, details: "unavailable on purpose" });
-    },
-  });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
-  );
-  return { port, arrivals, stop: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())) };
-}
-
 /** The delays grpc-js asks setTimeout for from its retry decision (RetryingCall.maybeRetryCall). */
 function retryTimers(): number[] {
   const delays: number[] = [];
@@ -307,3 +281,58 @@ function retryTimers(): number[] {
   }) as typeof setTimeout);
   return delays;
 }
+
+// grpc-go's retry example, https://github.com/grpc/grpc-go/blob/master/examples/features/retry/client/main.go
+// (the service config string it passes to grpc.WithDefaultServiceConfig; the same in that folder's
+// README.md), copied as published: its field names are capitalized and its durations have no
+// digit before the point, both of which grpc-go reads (encoding/json matches field names whatever
+// their case; internal/serviceconfig's Duration takes ".01s") and grpc-js refuses.
+describe("the example from grpc-go's documentation", () => {
+  const example = fixture("grpc", "docs-grpc-go-retry.json");
+  const at = "methodConfig[0].retryPolicy";
+
+  it("reads it as grpc-go does, field by field, saying where grpc-js would refuse it", () => {
+    const [only, ...others] = grpcFormat.read(example).policies;
+    expect(others).toEqual([]);
+    expect(only!.name).toBe("methodConfig[0] (grpc.examples.echo.Echo)");
+    expect(only!.settings).toEqual({
+      strategy: "grpc",
+      "max-attempts": "4",
+      "min-delay": "10ms",
+      "max-delay": "10ms",
+      "backoff-factor": "1",
+      jitter: "0.2",
+    });
+    expect(fieldsOf(only!)).toEqual({
+      [`${at}.maxAttempts`]: ["4", { "max-attempts": "4" }],
+      [`${at}.initialBackoff`]: [".01s", { strategy: "grpc", "min-delay": "10ms", jitter: "0.2" }],
+      [`${at}.maxBackoff`]: [".01s", { "max-delay": "10ms" }],
+      [`${at}.backoffMultiplier`]: ["1", { "backoff-factor": "1" }],
+      retryThrottling: ["absent", {}],
+    });
+    expect(unmodeledOf(only!)).toEqual({ [`${at}.retryableStatusCodes`]: '["UNAVAILABLE"]', "methodConfig[0].waitForReady": "true" });
+    const approximation = (name: string) => only!.fields.find((field) => field.field === `${at}.${name}`)!.approximation;
+    expect(approximation("maxAttempts")).toMatch(/the file spells it MaxAttempts: grpc-go reads it.*grpc-js/);
+    expect(approximation("maxBackoff")).toMatch(/MaxBackoff.*\.01s: grpc-go reads it as 0\.01s; grpc-js .* rejects/);
+    expect(only!.unmodeled[0]!.why).toMatch(/the file spells it RetryableStatusCodes/);
+    expectSimulatorTakes(only!.settings);
+    // What the notes say of grpc-js: its own validation refuses the file as published.
+    expect(() => validateServiceConfig(parse(example))).toThrow(/maxAttempts/);
+  });
+
+  it("writes a change into the file's own spelling, and a no-op write changes nothing", () => {
+    expectNoOpWrites(grpcFormat, example);
+    const policy = grpcFormat.read(example).policies[0]!;
+    const { text, settings } = writeAndRead(
+      grpcFormat,
+      example,
+      0,
+      changed(policy.settings, { "max-attempts": "5", "min-delay": "20ms", "max-delay": "20ms" }),
+    );
+    expect(settings).toEqual({ ...policy.settings, "max-attempts": "5", "min-delay": "20ms", "max-delay": "20ms" });
+    expect(changedLines(example, text)).toEqual({
+      added: ['\t\t\t  "MaxAttempts": 5,', '\t\t\t  "InitialBackoff": "0.02s",', '\t\t\t  "MaxBackoff": "0.02s",'],
+      removed: ['\t\t\t  "MaxAttempts": 4,', '\t\t\t  "InitialBackoff": ".01s",', '\t\t\t  "MaxBackoff": ".01s",'],
+    });
+  });
+});

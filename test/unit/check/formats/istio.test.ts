@@ -186,6 +186,31 @@ describe("Istio: writing", () => {
     }
   });
 
+  it("does not change retries two routes share through a YAML anchor: inexpressible, said, and the file kept", () => {
+    const shared = ratings(
+      "&r { attempts: 3, perTryTimeout: 2s }",
+      "    - route: [{ destination: { host: ratings } }]\n      retries: *r\n",
+    );
+    const policies = istioFormat.read(shared).policies;
+    expect(policies.map((policy) => policy.settings["max-attempts"])).toEqual(["4", "4"]);
+    const written = istioFormat.write(shared, 0, { ...policies[0]!.settings, "max-attempts": "2" });
+    expect(written).toEqual({
+      kind: "inexpressible",
+      why: "spec.http.0.retries is shared through the YAML anchor &r: check does not change what several places share",
+    });
+  });
+
+  it("does not delete a limit two subsets share through a YAML anchor either (a delete through the alias crashed the run)", () => {
+    const shared = fixture("istio", "shared-traffic-policy.yaml");
+    const policies = istioFormat.read(shared).policies;
+    const { budget: _budget, "budget-percent": _percent, "budget-min-concurrency": _minimum, ...unlimited } = policies[0]!.settings;
+    expect(istioFormat.write(shared, 0, unlimited)).toEqual({
+      kind: "inexpressible",
+      why: "spec.subsets.0.trafficPolicy is shared through the YAML anchor &tp: check does not change what several places share",
+    });
+    expect(istioFormat.write(shared, 1, unlimited)).toMatchObject({ kind: "inexpressible" });
+  });
+
   it("says the retries in full where it adds them, and the nearest for a max-delay Istio cannot set", () => {
     const fallback = istioFormat.read(REVIEWS).policies[1]!;
     const written = writeAndRead(istioFormat, REVIEWS, 1, changed(fallback.settings, { "min-delay": "100ms" }));
@@ -222,5 +247,38 @@ describe("Istio: writing", () => {
     expect(why(alone, { ...istioFormat.read(alone).policies[0]!.settings, budget: "envoy" })).toMatch(
       /no DestinationRule for "ratings" in this file/,
     );
+  });
+});
+
+// Istio documentation, "Virtual Service" reference, HTTPRetry,
+// https://istio.io/latest/docs/reference/config/networking/virtual-service/#HTTPRetry (from istio/api's
+// networking/v1alpha3/virtual_service.proto), copied as published.
+describe("the example from Istio's documentation", () => {
+  const example = fixture("istio", "docs-ratings-route.yaml");
+
+  it("reads ratings-route's retries field by field, with Envoy's backoff and no DestinationRule's limit", () => {
+    const [only, ...others] = istioFormat.read(example).policies;
+    expect(others).toEqual([]);
+    const route = 'VirtualService "ratings-route": spec.http[0]';
+    expect(only!.name).toBe('VirtualService "ratings-route" http[0]');
+    expect(only!.settings).toEqual({
+      "max-attempts": "4",
+      strategy: "full-jitter",
+      "min-delay": "25ms",
+      "max-delay": "250ms",
+      timeout: "2s",
+    });
+    expect(fieldsOf(only!)).toEqual({
+      [`${route}.retries.attempts`]: ["3", { "max-attempts": "4" }],
+      [`${route}.retries.backoff`]: ["default (25ms)", { strategy: "full-jitter", "min-delay": "25ms" }],
+      [`${route} (Envoy's retry_back_off.max_interval)`]: [
+        "default (10 x base interval, 250ms; Istio has no field for it)",
+        { "max-delay": "250ms" },
+      ],
+      [`${route}.retries.perTryTimeout`]: ["2s", { timeout: "2s" }],
+      'DestinationRule for "ratings.prod.svc.cluster.local": not in this file': ["default (no retryBudget, maxRetries 2^32 - 1)", {}],
+    });
+    expect(unmodeledOf(only!)).toEqual({ [`${route}.retries.retryOn`]: "gateway-error,connect-failure,refused-stream" });
+    expectSimulatorTakes(only!.settings);
   });
 });

@@ -3,6 +3,7 @@ import pRetry, { type Options } from "p-retry";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { pRetryFormat } from "../../../../src/check/formats/p-retry.ts";
 import { changedLines, configError, expectRoundTrips, fixture, writtenText } from "../../../helpers/check-js-formats.ts";
+import { expectSimulatorTakes, fieldsOf, unmodeledOf } from "../../../helpers/config-formats.ts";
 import { observeRetries, policyWaits, winnerIntent } from "../../../helpers/snippets.ts";
 
 const read = (text: string) => pRetryFormat.read(text).policies;
@@ -179,5 +180,41 @@ describe("p-retry options: the mapping against p-retry 7.1.1 itself", () => {
     // 200 x 1.3 = 260, 520, 1040, 2080: all below the 5 s cap.
     expect(fixtureRun.observed.waitsMs.slice(0, 4)).toEqual([260, 520, 1040, 2080]);
     fixtureRun.expected.slice(0, 4).forEach((wait, index) => expect(wait).toBeCloseTo(fixtureRun.observed.waitsMs[index]!, 6));
+  });
+});
+
+// p-retry's README, https://github.com/sindresorhus/p-retry#readme (its usage example, as in
+// node_modules/p-retry/readme.md, 7.1.1): pRetry(run, {retries: 5}), the options written as JSON.
+describe("the example from p-retry's documentation", () => {
+  it("reads {retries: 5} field by field, every other option at p-retry's default", () => {
+    const [only, ...others] = read(fixture("p-retry", "docs-readme.json"));
+    expect(others).toEqual([]);
+    const longestTimer = "596h31m23.647s";
+    expect(only!.settings).toEqual({
+      "max-attempts": "6",
+      strategy: "grpc",
+      jitter: "0",
+      "min-delay": "1s",
+      "max-delay": longestTimer,
+      "backoff-factor": "2",
+    });
+    expect(fieldsOf(only!)).toEqual({
+      retries: ["5", { "max-attempts": "6" }],
+      randomize: ["default (false)", { strategy: "grpc", jitter: "0" }],
+      minTimeout: ["default (1000)", { "min-delay": "1s" }],
+      maxTimeout: ["default (Infinity)", { "max-delay": longestTimer }],
+      factor: ["default (2)", { "backoff-factor": "2" }],
+    });
+    expect(unmodeledOf(only!)).toEqual({});
+    expectSimulatorTakes(only!.settings);
+  });
+
+  it("waits as p-retry 7.1.1 itself does with those options: 1, 2, 4, 8 and 16 s, as our reading does", async () => {
+    const text = fixture("p-retry", "docs-readme.json");
+    const observed = await observeRetries(0.5, (operation) => pRetry(operation, parse(text) as Options));
+    const [policy] = read(text);
+    expect(observed.waitsMs).toEqual([1000, 2000, 4000, 8000, 16_000]);
+    expect(observed.attempts).toBe(Number(policy!.settings["max-attempts"]));
+    expect(policyWaits(winnerIntent(policy!.settings), 5, 0.5)).toEqual(observed.waitsMs);
   });
 });

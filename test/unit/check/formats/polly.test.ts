@@ -3,6 +3,7 @@ import { seededRandom } from "../../../../src/backoff/random.ts";
 import { decorrelatedV2Means } from "../../../../src/check/formats/json-options.ts";
 import { formatTimeSpan, parseTimeSpan, pollyFormat } from "../../../../src/check/formats/polly.ts";
 import { changedLines, configError, expectRoundTrips, fixture, writtenText } from "../../../helpers/check-js-formats.ts";
+import { expectSimulatorTakes, fieldsOf, unmodeledOf } from "../../../helpers/config-formats.ts";
 import { policyWaits, winnerIntent } from "../../../helpers/snippets.ts";
 
 const read = (text: string) => pollyFormat.read(text).policies;
@@ -307,5 +308,72 @@ describe("Polly: the mapping against RetryHelper's formulas", () => {
       // Four standard errors of 20 000 seeded draws; measured 438.5, 577.5, 1039.3, 2063.0 ms against the note's 436, 579, 1039, 2064.
       expect(Math.abs(mean - stated[index]!), `retry ${index + 1}`).toBeLessThanOrEqual((4 * deviation) / Math.sqrt(runs));
     });
+  });
+});
+
+// Microsoft Learn, "Build resilient HTTP apps: Key development patterns",
+// https://learn.microsoft.com/en-us/dotnet/core/resilience/http-resilience (its appsettings.json,
+// dotnet/docs docs/core/resilience/snippets/http-resilience/appsettings.json), copied as published.
+// Two versions of that file were found: one says "Backoff" (a key HttpRetryStrategyOptions does
+// not have) and 3 retries, the other "BackoffType" and 7; both are read.
+describe("the example from Microsoft Learn's documentation", () => {
+  const standardDefaults = {
+    breaker: "sampling",
+    "breaker-ratio": "0.1",
+    "breaker-min-throughput": "100",
+    "breaker-window": "30s",
+    "breaker-break": "5s",
+    timeout: "10s",
+  };
+  const standardDefaultFields = {
+    "RetryOptions.CircuitBreaker.FailureRatio": ["default (0.1)", { breaker: "sampling", "breaker-ratio": "0.1" }],
+    "RetryOptions.CircuitBreaker.MinimumThroughput": ["default (100)", { "breaker-min-throughput": "100" }],
+    "RetryOptions.CircuitBreaker.SamplingDuration": ["default (00:00:30)", { "breaker-window": "30s" }],
+    "RetryOptions.CircuitBreaker.BreakDuration": ["default (00:00:05)", { "breaker-break": "5s" }],
+    "RetryOptions.AttemptTimeout.Timeout": ["default (00:00:10)", { timeout: "10s" }],
+  };
+
+  it('reads the "Backoff" version field by field: the binder ignores Backoff, so the HTTP default, exponential, holds', () => {
+    const [only, ...others] = read(fixture("polly", "docs-http-resilience.json"));
+    expect(others).toEqual([]);
+    expect(only!.name).toBe("RetryOptions (HttpStandardResilienceOptions)");
+    const uncapped = "256204778h48m5.477625s";
+    expect(only!.settings).toEqual({
+      "max-attempts": "4",
+      strategy: "grpc",
+      "backoff-factor": "2",
+      jitter: "0",
+      "min-delay": "2s",
+      "max-delay": uncapped,
+      ...standardDefaults,
+    });
+    expect(fieldsOf(only!)).toEqual({
+      "RetryOptions.Retry.MaxRetryAttempts": ["3", { "max-attempts": "4" }],
+      "RetryOptions.Retry.BackoffType": ["default (Exponential)", { strategy: "grpc", "backoff-factor": "2", jitter: "0" }],
+      "RetryOptions.Retry.UseJitter": ["false", {}],
+      "RetryOptions.Retry.Delay": ["default (00:00:02)", { "min-delay": "2s" }],
+      "RetryOptions.Retry.MaxDelay": ["default (none)", { "max-delay": uncapped }],
+      ...standardDefaultFields,
+    });
+    expect(unmodeledOf(only!)).toEqual({ "RetryOptions.Retry.Backoff": "Linear" });
+    expect(only!.unmodeled[0]!.why).toMatch(/not a property of HttpRetryStrategyOptions; the configuration binder ignores it/);
+    expectSimulatorTakes(only!.settings);
+  });
+
+  it('reads the "BackoffType" version field by field: seven linear retries, 2 s apart', () => {
+    const [only, ...others] = read(fixture("polly", "docs-http-resilience-linear.json"));
+    expect(others).toEqual([]);
+    const table = "0,2000,4000,6000,8000,10000,12000,14000";
+    expect(only!.settings).toEqual({ "max-attempts": "8", strategy: "table", table, ...standardDefaults });
+    expect(fieldsOf(only!)).toEqual({
+      "RetryOptions.Retry.MaxRetryAttempts": ["7", { "max-attempts": "8" }],
+      "RetryOptions.Retry.BackoffType": ["Linear", { strategy: "table" }],
+      "RetryOptions.Retry.UseJitter": ["false", {}],
+      "RetryOptions.Retry.Delay": ["default (00:00:02)", { table }],
+      "RetryOptions.Retry.MaxDelay": ["default (none)", {}],
+      ...standardDefaultFields,
+    });
+    expect(unmodeledOf(only!)).toEqual({});
+    expectSimulatorTakes(only!.settings);
   });
 });

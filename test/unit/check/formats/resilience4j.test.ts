@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { resilience4jFormat, springDurationMs } from "../../../../src/check/formats/resilience4j.ts";
 import { ConfigFileError, type PolicyReading } from "../../../../src/check/format.ts";
 import type { FlagSettings } from "../../../../src/choose/settings.ts";
+import { expectSimulatorTakes, fieldsOf, unmodeledOf } from "../../../helpers/config-formats.ts";
 import { policyWaits, winnerIntent } from "../../../helpers/snippets.ts";
 
 const FIXTURES = resolve(import.meta.dirname, "../../../fixtures/configs/resilience4j");
@@ -248,7 +249,18 @@ describe("resilience4j: reading application.yml", () => {
       "resilience4j.retry.instances.a: {}\nresilience4j.circuitbreaker.instances.a:\n  slidingWindowType: SLIDING\n",
       'resilience4j.circuitbreaker.instances.a.slidingWindowType: "SLIDING" is not allowed, COUNT_BASED or TIME_BASED is',
     ],
-    ["resilience4j.retry.instances.a: 3\n", 'resilience4j.retry.instances.a: is not a map of settings, the properties of "a" are'],
+    [
+      "resilience4j.retry.instances.a: 3\n",
+      'resilience4j.retry.instances.a: is not a map of settings, the properties of "a" as key: value',
+    ],
+    [
+      "resilience4j.retry:\n  configs:\n    d: &d { maxAttempts: 4 }\n  instances:\n    a: *d\n",
+      'resilience4j.retry.instances.a: the YAML alias *d is not read; say what "a" shares with baseConfig, as resilience4j does',
+    ],
+    [
+      "resilience4j.retry:\n  instances:\n    a: &s { maxAttempts: 4 }\n    b:\n      <<: *s\n      waitDuration: 1s\n",
+      'resilience4j.retry.instances.b.<<: a YAML merge key is not read; say what "b" shares with baseConfig, as resilience4j does',
+    ],
     [
       "spring:\n  application:\n    name: x\n",
       "not a resilience4j configuration: it has no resilience4j.retry.instances or resilience4j.retry.configs.default",
@@ -409,5 +421,109 @@ describe("resilience4j: the waits, against IntervalFunction's formula", () => {
         expect(Math.abs(wait - theirs[index]!), `u=${u} retry ${index + 1}: ${wait} against ${theirs[index]}`).toBeLessThanOrEqual(2),
       );
     }
+  });
+});
+
+// resilience4j's Spring Boot 3 demo, the one resilience4j.readme.io's "Getting Started" points to:
+// https://github.com/resilience4j/resilience4j-spring-boot3-demo/blob/master/src/main/resources/application.yml
+// (commit 6c3e644), copied as published.
+describe("the example from resilience4j's documentation", () => {
+  const example = readFileSync(resolve(FIXTURES, "docs-spring-boot3-demo.yml"), "utf8");
+  const retry = "resilience4j.retry.configs.default";
+  const breakerDefault = "resilience4j.circuitbreaker.configs.default";
+  const constant = {
+    strategy: "grpc",
+    "backoff-factor": "1",
+    jitter: "0",
+    "min-delay": "100ms",
+    "max-delay": "100ms",
+    "max-attempts": "3",
+  };
+  const retryFields = {
+    [`${retry}.enableExponentialBackoff`]: ["default (false)", { strategy: "grpc", "backoff-factor": "1" }],
+    [`${retry}.enableRandomizedWait`]: ["default (false)", { jitter: "0" }],
+    [`${retry}.waitDuration`]: ["100", { "min-delay": "100ms", "max-delay": "100ms" }],
+    [`${retry}.maxAttempts`]: ["3", { "max-attempts": "3" }],
+  };
+  const retryUnmodeled = {
+    [`${retry}.retryExceptions`]:
+      '["org.springframework.web.client.HttpServerErrorException","java.util.concurrent.TimeoutException","java.io.IOException"]',
+    [`${retry}.ignoreExceptions`]: '["io.github.robwin.exception.BusinessException"]',
+  };
+  /** configs.default's circuit-breaker properties we do not model, as backendA and backendB inherit them. */
+  const inheritedBreaker = {
+    [`${breakerDefault}.automaticTransitionFromOpenToHalfOpenEnabled`]: "true",
+    [`${breakerDefault}.recordExceptions`]:
+      '["org.springframework.web.client.HttpServerErrorException","java.util.concurrent.TimeoutException","java.io.IOException"]',
+    [`${breakerDefault}.ignoreExceptions`]: '["io.github.robwin.exception.BusinessException"]',
+  };
+
+  it("reads backendA (every setting from configs.default) field by field, naming what we do not model: inherited breaker properties, other modules", () => {
+    const [backendA] = policiesOf(example);
+    expect(backendA!.name).toBe('retry "backendA" with its circuit breaker (resilience4j.retry.instances.backendA)');
+    expect(backendA!.settings).toEqual({
+      ...constant,
+      breaker: "sampling",
+      "breaker-window": "10s",
+      "breaker-min-throughput": "5",
+      "breaker-ratio": "0.5",
+      "breaker-break": "5s",
+    });
+    expect(fieldsOf(backendA!)).toEqual({
+      ...retryFields,
+      "resilience4j.circuitbreaker.instances.backendA.slidingWindowType": ["default (COUNT_BASED)", { breaker: "sampling" }],
+      [`${breakerDefault}.slidingWindowSize`]: ["10", { "breaker-window": "10s" }],
+      [`${breakerDefault}.minimumNumberOfCalls`]: ["5", { "breaker-min-throughput": "5" }],
+      [`${breakerDefault}.failureRateThreshold`]: ["50", { "breaker-ratio": "0.5" }],
+      [`${breakerDefault}.waitDurationInOpenState`]: ["5s", { "breaker-break": "5s" }],
+    });
+    expect(unmodeledOf(backendA!)).toEqual({
+      ...retryUnmodeled,
+      [`${breakerDefault}.registerHealthIndicator`]: "true",
+      [`${breakerDefault}.permittedNumberOfCallsInHalfOpenState`]: "3",
+      [`${breakerDefault}.eventConsumerBufferSize`]: "10",
+      ...inheritedBreaker,
+      "resilience4j.bulkhead.instances.backendA": '{"maxConcurrentCalls":10}',
+      "resilience4j.thread-pool-bulkhead.instances.backendA": '{"baseConfig":"default"}',
+      "resilience4j.ratelimiter.instances.backendA": '{"baseConfig":"default"}',
+      "resilience4j.timelimiter.instances.backendA": '{"baseConfig":"default"}',
+    });
+    expectSimulatorTakes(backendA!.settings);
+  });
+
+  it("reads backendB (its own breaker, configs.default beneath it) field by field", () => {
+    const [, backendB, ...others] = policiesOf(example);
+    expect(others).toEqual([]);
+    const own = "resilience4j.circuitbreaker.instances.backendB";
+    expect(backendB!.settings).toEqual({
+      ...constant,
+      breaker: "sampling",
+      "breaker-window": "10s",
+      "breaker-min-throughput": "10",
+      "breaker-ratio": "0.5",
+      "breaker-break": "5s",
+    });
+    expect(fieldsOf(backendB!)).toEqual({
+      ...retryFields,
+      [`${own}.slidingWindowType`]: ["default (COUNT_BASED)", { breaker: "sampling" }],
+      [`${own}.slidingWindowSize`]: ["10", { "breaker-window": "10s" }],
+      [`${own}.minimumNumberOfCalls`]: ["10", { "breaker-min-throughput": "10" }],
+      [`${own}.failureRateThreshold`]: ["50", { "breaker-ratio": "0.5" }],
+      [`${own}.waitDurationInOpenState`]: ["5s", { "breaker-break": "5s" }],
+    });
+    expect(unmodeledOf(backendB!)).toEqual({
+      ...retryUnmodeled,
+      [`${own}.registerHealthIndicator`]: "true",
+      [`${own}.permittedNumberOfCallsInHalfOpenState`]: "3",
+      [`${own}.eventConsumerBufferSize`]: "10",
+      [`${own}.recordFailurePredicate`]: "io.github.robwin.exception.RecordFailurePredicate",
+      ...inheritedBreaker,
+      "resilience4j.bulkhead.instances.backendB": '{"maxWaitDuration":"10ms","maxConcurrentCalls":20}',
+      "resilience4j.thread-pool-bulkhead.instances.backendB": '{"maxThreadPoolSize":1,"coreThreadPoolSize":1,"queueCapacity":1}',
+      "resilience4j.ratelimiter.instances.backendB": '{"limitForPeriod":6,"limitRefreshPeriod":"500ms","timeoutDuration":"3s"}',
+      "resilience4j.timelimiter.instances.backendB": '{"baseConfig":"default"}',
+    });
+    expect(backendB!.unmodeled.find((field) => field.field.startsWith("resilience4j.timelimiter"))!.why).toMatch(/timeout on each attempt/);
+    expectSimulatorTakes(backendB!.settings);
   });
 });
