@@ -35,7 +35,8 @@ try {
   process.stdout.write(stdout);
   if (code !== 0) process.exit(code);
   const lines = stdout.trimEnd().split("\n");
-  const steps = probeOutput.read(stdout).steps;
+  // In order of concurrency: the steps around the peak come after the steps they lie between.
+  const steps = [...probeOutput.read(stdout).steps].sort((a, b) => a.concurrency - b.concurrency);
   const best = steps.reduce((top, step) => (step.throughputPerSec > top.throughputPerSec ? step : top));
   // The USL's peak, printed whichever curve was picked, beside the best step's concurrency.
   const fittedPeak = Number(/peak at ([\d.]+) users/.exec(lines.find((line) => line.startsWith("USL (Gunther)")) ?? "")?.[1]);

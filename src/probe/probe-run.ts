@@ -1,7 +1,9 @@
 import { formatDuration } from "../cli/duration.ts";
 import { FatalError } from "../cli/usage-error.ts";
 import type { OutputStream } from "../runtime/program-io.ts";
+import { FAMILY_NOISE_FLOOR } from "./fit/fit-models.ts";
 import type { StepMeasure } from "./fit/step-measure.ts";
+import { fallsPastPeak } from "./fit/usl.ts";
 import { redactUrl } from "../cli/redact-url.ts";
 import { ProbeBudget } from "./budget.ts";
 import { REAL_TIMING, runStep, type StepRecord, type StepTiming } from "./load-step.ts";
@@ -78,12 +80,14 @@ async function runSteps(
   timing: StepTiming,
 ): Promise<ProbeRun> {
   const steps: StepMeasure[] = [];
-  const finish = (end: ProbeEnd): ProbeRun => ({ steps, end, sent: budget.sent });
-  // Saturated by throughput at a step before: the steps past it tell a level (a queue) from a
-  // fall past a peak (the USL's), and a slow step from saturation (docs/probe.md).
-  let levelled: StopReason | undefined;
-  let pastLevel = 0;
-  for (const concurrency of concurrencies) {
+  // Refining steps come after the steps they lie between: the run keeps them in order of concurrency.
+  const finish = (end: ProbeEnd): ProbeRun => ({
+    steps: [...steps].sort((a, b) => a.concurrency - b.concurrency),
+    end,
+    sent: budget.sent,
+  });
+  /** One step, printed and kept unless a limit or an interrupt cut it (too short to stand beside the others). */
+  const stepAt = async (concurrency: number) => {
     budget.rateBound = false;
     const record = await runStep(
       url,
@@ -101,12 +105,18 @@ async function runSteps(
     );
     if (steps.length === 0 && !record.interrupted && budget.exhausted === undefined) refuseUnprobeable(url, record, limits);
     const measure = summarizeStep(record);
-    // A step cut short by a limit or an interrupt is too short to stand beside the others.
-    const cut = record.interrupted || budget.exhausted !== undefined;
-    if (measure !== undefined && !cut) {
+    if (measure !== undefined && !record.interrupted && budget.exhausted === undefined) {
       steps.push(measure);
       stdout.write(`${formatStep(measure)}\n`);
     }
+    return { record, measure };
+  };
+  // Saturated by throughput at a step before: the steps past it tell a level (a queue) from a
+  // fall past a peak (the USL's), and a slow step from saturation (docs/probe.md).
+  let levelled: StopReason | undefined;
+  let pastLevel = 0;
+  for (const concurrency of concurrencies) {
+    const { record, measure } = await stepAt(concurrency);
     if (record.interrupted) return finish({ kind: "interrupted" });
     // A limit that cuts the step past saturation leaves the saturation found: that step is only a look further.
     if (budget.exhausted !== undefined)
@@ -124,9 +134,40 @@ async function runSteps(
     if (reason !== undefined && reason.kind !== "throughput") return finish({ kind: "saturated", reason: levelled ?? reason });
     // A step past the level that grew by more than -min-growth after all: the level was a slow step.
     if (reason === undefined || levelled === undefined) [levelled, pastLevel] = [reason, 0];
-    else if (++pastLevel >= MAX_STEPS_PAST_LEVEL || !isBest(steps)) return finish({ kind: "saturated", reason: levelled });
+    else if (++pastLevel >= MAX_STEPS_PAST_LEVEL || !isBest(steps)) break;
   }
-  return finish(levelled === undefined ? { kind: "steps" } : { kind: "saturated", reason: levelled });
+  if (levelled === undefined) return finish({ kind: "steps" });
+  const saturated: ProbeEnd = { kind: "saturated", reason: levelled };
+  // Where the throughput falls past a peak, the steps between the best and its neighbours find the peak.
+  for (let round = 0; round < MAX_PEAK_ROUNDS; round++) {
+    const fall = fallsPastPeak(steps, FAMILY_NOISE_FLOOR);
+    const between = fall === undefined ? [] : stepsAroundPeak(steps, fall.best.concurrency);
+    for (const concurrency of between) {
+      const { record } = await stepAt(concurrency);
+      if (record.interrupted) return finish({ kind: "interrupted" });
+      if (budget.exhausted !== undefined) return finish(saturated);
+    }
+  }
+  return finish(saturated);
+}
+
+/**
+ * Rounds of steps around a peak: each halves the gap between the best step and its neighbours,
+ * so two take steps of 6, 8, 12, 16 users to one user either side of a peak between 8 and 16.
+ */
+const MAX_PEAK_ROUNDS = 2;
+
+/**
+ * The concurrencies halfway between the best step and the steps either side of it (none below
+ * it: halfway to 0), those not measured yet: where a retrograde service's peak lies, which the
+ * list's coarse steps leave a whole step apart (docs/probe.md).
+ */
+export function stepsAroundPeak(steps: readonly StepMeasure[], best: number): number[] {
+  const measured = new Set(steps.map((step) => step.concurrency));
+  const below = Math.max(0, ...[...measured].filter((concurrency) => concurrency < best));
+  const above = Math.min(...[...measured].filter((concurrency) => concurrency > best));
+  const halfway = [Math.round((below + best) / 2), Math.round((best + above) / 2)];
+  return [...new Set(halfway)].filter((concurrency) => concurrency >= 1 && Number.isFinite(concurrency) && !measured.has(concurrency));
 }
 
 /** A latency as the probe prints it; n/a for a percentile a load-test file did not give (probe -from). */

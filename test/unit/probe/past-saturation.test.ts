@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { fitModels } from "../../../src/probe/fit/fit-models.ts";
+import { FAMILY_NOISE_FLOOR, fitModels } from "../../../src/probe/fit/fit-models.ts";
+import type { StepMeasure } from "../../../src/probe/fit/step-measure.ts";
+import { stepsAroundPeak } from "../../../src/probe/probe-run.ts";
 import { SERVER_CURVE_CASES, serverSteps, SHORT_STEP_LIMITS } from "../../helpers/server-steps.ts";
 
 /*
@@ -28,12 +30,26 @@ describe("the probe's step past saturation", () => {
     expect(steps.map((step) => step.concurrency)).toEqual([1, 2, 4, 5, 6, 8]);
   });
 
-  it("sees the exponential server's throughput fall past its peak, and picks a curve that falls", async () => {
+  it("sees the exponential server's throughput fall past its peak, finds the peak between the steps, and picks a curve that falls", async () => {
     const steps = await serverSteps(SERVER_CURVE_CASES[2]!, SHORT_STEP_LIMITS, RULE);
     // Saturated at 8 (229.7 req/s, 1 % over 6's); at 10 it falls 5.3 %, past the picker's 5 % floor.
-    expect(steps.map((step) => step.concurrency)).toEqual([1, 2, 4, 6, 8, 10]);
+    // Then 7 and 9, halfway from the best (8) to its neighbours: 7 is the peak (230.9), and 6 and 8
+    // are its neighbours, measured, so the second round takes no step.
+    expect(steps.map((step) => step.concurrency)).toEqual([1, 2, 4, 6, 7, 8, 9, 10]);
     const fit = fitModels(steps);
-    expect(fit.fall).toMatchObject({ best: { concurrency: 8 }, last: { concurrency: 10 } });
-    expect(fit.chosen.spec.kind).toBe("exponential");
+    expect(fit.fall).toMatchObject({ best: { concurrency: 7 }, last: { concurrency: 10 } });
+    // The exponential curve fits its own server exactly, the USL within the 5 % floor between
+    // families (4.9 %): within the noise of a real service, so the USL is picked (fit-models.ts).
+    expect(Math.sqrt(fit.fits[2]!.meanSquare)).toBeLessThan(0.001);
+    expect(Math.sqrt(fit.usl.meanSquare)).toBeLessThan(FAMILY_NOISE_FLOOR);
+    expect(fit.chosen.spec.kind).toBe("usl");
+  });
+
+  it("takes the concurrencies halfway from the best step to its neighbours, those not yet measured", () => {
+    const at = (...concurrencies: number[]) => concurrencies.map((concurrency) => ({ concurrency }) as StepMeasure);
+    expect(stepsAroundPeak(at(1, 2, 4, 6, 8, 12, 16), 8)).toEqual([7, 10]);
+    expect(stepsAroundPeak(at(1, 2, 4, 6, 7, 8, 10, 12, 16), 8)).toEqual([9]);
+    expect(stepsAroundPeak(at(4, 8), 4)).toEqual([2, 6]);
+    expect(stepsAroundPeak(at(7, 8, 9), 8)).toEqual([]);
   });
 });
