@@ -16,6 +16,7 @@ import { parse } from "yaml";
 import { main } from "../src/probe/main.ts";
 import { FAMILY_NOISE_FLOOR } from "../src/probe/fit/fit-models.ts";
 import { probeOutput } from "../src/probe/from/probe-output.ts";
+import { measuredPeak } from "../src/probe/fit/usl.ts";
 import { provenance } from "../src/runtime/provenance.ts";
 import { RETROGRADE_PROBE_FLAGS, RETROGRADE_SETTINGS, startRetrogradeService } from "../test/helpers/retrograde-service.ts";
 
@@ -38,17 +39,18 @@ try {
   // In order of concurrency: the steps around the peak come after the steps they lie between.
   const steps = [...probeOutput.read(stdout).steps].sort((a, b) => a.concurrency - b.concurrency);
   const best = steps.reduce((top, step) => (step.throughputPerSec > top.throughputPerSec ? step : top));
-  // The USL's peak, printed whichever curve was picked, beside the best step's concurrency.
+  // The USL's peak, printed whichever curve was picked, beside the measured one (usl.ts measuredPeak).
   const fittedPeak = Number(/peak at ([\d.]+) users/.exec(lines.find((line) => line.startsWith("USL (Gunther)")) ?? "")?.[1]);
-  const off = fittedPeak / best.concurrency - 1;
+  const measured = measuredPeak(steps);
+  const off = fittedPeak / measured.concurrency - 1;
   const scenario = readFileSync(scenarioFile, "utf8");
   const summary = {
     provenance: { ...recordedAt, loadAverage: [Number(loadBefore.toFixed(2)), Number(loadavg()[0]!.toFixed(2))] },
     service: {
       server: `gunicorn ${service.version} (Debian), ${RETROGRADE_SETTINGS.workers} sync workers`,
       app:
-        `test/fixtures/retrograde/app.py: waits ${RETROGRADE_SETTINGS.sleepMs} ms, then writes one SQLite row in a BEGIN IMMEDIATE ` +
-        `transaction computing ${RETROGRADE_SETTINGS.work} rounds of SHA-256 under the write lock; SQLite's busy handler makes the others wait`,
+        `test/fixtures/retrograde/app.py: waits ${RETROGRADE_SETTINGS.sleepMs} ms, then under an flock on a shared state file computes ` +
+        `${RETROGRADE_SETTINGS.work} rounds of SHA-256 plus ${RETROGRADE_SETTINGS.workPerRequest} for each request in flight`,
     },
     command: `npm run probe -- ${probeArgs.map((arg) => (arg === scenarioFile ? "service.yaml" : arg)).join(" ")}`,
     steps: steps.map(({ concurrency, throughputPerSec, p50Ms, p90Ms, p99Ms, errors }) => ({
@@ -68,7 +70,10 @@ try {
         ?.slice("picked ".length) ?? "none",
     peak: {
       measuredPerSec: best.throughputPerSec,
-      measuredConcurrency: best.concurrency,
+      measuredConcurrency: Number(measured.concurrency.toFixed(2)),
+      measuredHow: measured.how,
+      bestStepConcurrency: best.concurrency,
+      topConcurrencies: measured.top,
       uslConcurrency: fittedPeak,
       offPerCent: Number((100 * off).toFixed(1)),
       tolerancePerCent: 100 * PEAK_TOLERANCE,

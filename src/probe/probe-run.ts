@@ -31,16 +31,24 @@ export interface ProbeRun {
 }
 
 /**
- * At most this many steps past the first that levels: the second only where the first past it
- * was the best so far (a peak not yet passed, as where a retrograde service's top lies between
- * two steps).
+ * At most this many steps past the first that levels. The probe goes on past the level until the
+ * throughput falls by more than the picker's floor (a peak passed: the USL's), or two steps past
+ * it are not the best (a level: a queue's). A smooth peak is flat at its top: its fall shows only
+ * at about one and a half times its concurrency (docs/probe.md).
  */
-const MAX_STEPS_PAST_LEVEL = 2;
+const MAX_STEPS_PAST_LEVEL = 3;
+const LEVEL_STEPS = 2;
 
 /** Whether the last step's throughput is above every other's. */
 function isBest(steps: readonly StepMeasure[]): boolean {
   const last = steps.at(-1)!;
   return steps.slice(0, -1).every((step) => step.throughputPerSec < last.throughputPerSec);
+}
+
+/** Whether the steps past the level decide it: a fall past the floor, a level held, or the most steps taken. */
+function levelDecided(steps: readonly StepMeasure[], pastLevel: number): boolean {
+  if (fallsPastPeak(steps, FAMILY_NOISE_FLOOR) !== undefined) return true;
+  return pastLevel >= MAX_STEPS_PAST_LEVEL || (pastLevel >= LEVEL_STEPS && !isBest(steps));
 }
 
 /** Steps longer than this many -step-duration end anyway (a slow service never reaches -step-requests). */
@@ -134,7 +142,7 @@ async function runSteps(
     if (reason !== undefined && reason.kind !== "throughput") return finish({ kind: "saturated", reason: levelled ?? reason });
     // A step past the level that grew by more than -min-growth after all: the level was a slow step.
     if (reason === undefined || levelled === undefined) [levelled, pastLevel] = [reason, 0];
-    else if (++pastLevel >= MAX_STEPS_PAST_LEVEL || !isBest(steps)) break;
+    else if (levelDecided(steps, ++pastLevel)) break;
   }
   if (levelled === undefined) return finish({ kind: "steps" });
   const saturated: ProbeEnd = { kind: "saturated", reason: levelled };

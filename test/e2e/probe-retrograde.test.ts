@@ -13,51 +13,74 @@ import {
 import { temporaryDir } from "../helpers/temporary-dirs.ts";
 
 /*
- * On a real service whose throughput falls past a peak (Debian's gunicorn and SQLite:
- * test/helpers/retrograde-service.ts), the probe steps past its peak, sees the fall, picks a curve
- * that falls (the USL, or the exponential model where it fits better by more than the floor: on this
- * service the two trade places from run to run, docs/probe.md), prints the USL's peak beside the
- * measured one, and writes the picked model in the scenario. A file of its own: its load would
- * disturb the other probes' timings.
+ * On a real service whose throughput falls past a peak (Debian's gunicorn, each request doing work
+ * for every request in flight under a shared lock: test/helpers/retrograde-service.ts), the probe
+ * steps past its peak, sees the fall, measures the peak between its steps, picks the USL and prints
+ * its peak beside the measured one, within 15 %, and writes the USL in the scenario. A file of its
+ * own: its load would disturb the other probes' timings.
  */
+
+/** The issue's tolerance on the USL's peak against the measured one. */
+const PEAK_TOLERANCE = 0.15;
+
+interface Run {
+  readonly code: number | string;
+  readonly stdout: readonly string[];
+  readonly stderr: string;
+  readonly scenario: string;
+}
 
 describe("probe on a service whose throughput falls past a peak", () => {
   let service: RetrogradeService | undefined;
   // Its own process group, stopped here whether the probe passed or not (a failing beforeAll runs no afterEach).
   afterAll(() => service?.stop());
-  let run = { code: 0 as number | string, stdout: [] as string[], stderr: "", scenario: "" };
+  const runs: Run[] = [];
+
+  const probe = async (): Promise<Run> => {
+    const out = join(temporaryDir("thundering-herd-retrograde-"), "service.yaml");
+    const run = spawnCli("probe", [...RETROGRADE_PROBE_FLAGS, "-out", out, service!.url]);
+    const code = await run.exited;
+    // Read here: the folder goes with the first test's clean-up.
+    return { code, stdout: run.stdoutLines, stderr: run.stderrLines.join("\n"), scenario: code === 0 ? readFileSync(out, "utf8") : "" };
+  };
+  const uslWithin = (run: Run) => {
+    const figures = uslPickedFigures(run.stdout);
+    return figures !== undefined && Math.abs(figures.off) <= PEAK_TOLERANCE;
+  };
 
   beforeAll(async () => {
     expect(hasDebianGunicorn(), "needs Debian's gunicorn: apt-get install python3-gunicorn").toBe(true);
     service = await startRetrogradeService();
-    const out = join(temporaryDir("thundering-herd-retrograde-"), "service.yaml");
-    const probe = spawnCli("probe", [...RETROGRADE_PROBE_FLAGS, "-out", out, service.url]);
-    const code = await probe.exited;
-    // Read here: the folder goes with the first test's clean-up.
-    run = { code, stdout: probe.stdoutLines, stderr: probe.stderrLines.join("\n"), scenario: code === 0 ? readFileSync(out, "utf8") : "" };
-  }, 60_000);
+    // A probe's steps of half a second on a busy machine can miss the fall or place the top a step
+    // off (docs/probe.md: 21 of 22 runs picked the USL within 15 % at load average 2 to 9): such a
+    // run is repeated once, and the second must hold.
+    runs.push(await probe());
+    if (!uslWithin(runs[0]!)) runs.push(await probe());
+  }, 90_000);
 
-  it("steps past the peak, sees the throughput fall by more than the picker's floor, and picks a curve that falls", () => {
-    const output = `${run.stderr}\n${run.stdout.join("\n")}`;
+  it("steps past the peak, sees the throughput fall by more than the picker's floor, and picks the USL", () => {
+    const run = runs.at(-1)!;
+    const output = `${runs.map((each) => `${each.stderr}\n${each.stdout.join("\n")}`).join("\n---\n")}`;
     expect(run.code, output).toBe(0);
-    const steps = run.stdout.filter((line) => line.startsWith("concurrency "));
-    const rates = steps.map((line) => Number(/([\d.]+) req\/s/.exec(line)![1]));
-    expect(rates.at(-1)!, output).toBeLessThan(0.95 * Math.max(...rates));
+    const rates = run.stdout.filter((line) => line.startsWith("concurrency ")).map((line) => Number(/([\d.]+) req\/s/.exec(line)![1]));
+    const steps = run.stdout.filter((line) => line.startsWith("concurrency ")).map((line) => Number(/^concurrency +(\d+)/.exec(line)![1]));
+    // The highest step's throughput is below the best's by more than the 5 % floor.
+    const highest = steps.indexOf(Math.max(...steps));
+    expect(rates[highest]!, output).toBeLessThan(0.95 * Math.max(...rates));
     expect(
       run.stdout.find((line) => line.startsWith("picked ")),
       output,
-    ).toMatch(/^picked (usl|exponential): model \1 \(/);
-    expect(output).toMatch(/the throughput falls past its peak \([\d.]+ req\/s at \d+ users, [\d.]+ at \d+/);
+    ).toMatch(/^picked usl: model usl \(baseDelay \S+, sigma \S+, kappa \S+\)/);
   });
 
-  it("prints the USL's peak beside the measured one where it picks the USL, and writes the picked model in the scenario", () => {
-    const picked = /^picked (\w+):/.exec(run.stdout.find((line) => line.startsWith("picked ")) ?? "")?.[1];
-    const system = (parse(run.scenario) as { system: Record<string, unknown> } | null)?.system;
-    expect(system?.model, run.stdout.join("\n")).toBe(picked);
-    if (picked !== "usl") return;
+  it("prints the USL's peak beside the measured one, within 15 %, and writes the USL in the scenario", () => {
+    const run = runs.at(-1)!;
     const figures = uslPickedFigures(run.stdout);
     expect(figures, run.stdout.join("\n")).toBeDefined();
-    expect(system!["usl-kappa"]).toBeGreaterThan(0);
-    expect(system!.baseDelay).toMatch(/^[\d.]+m?s$/);
+    expect(Math.abs(figures!.off), run.stdout.join("\n")).toBeLessThanOrEqual(PEAK_TOLERANCE);
+    const system = (parse(run.scenario) as { system: Record<string, unknown> }).system;
+    expect(system.model).toBe("usl");
+    expect(system["usl-kappa"]).toBeGreaterThan(0);
+    expect(system.baseDelay).toMatch(/^[\d.]+m?s$/);
   });
 });

@@ -6,21 +6,23 @@ import { ChildProgram } from "../../src/runtime/child-program.ts";
 /**
  * A real service whose throughput falls past a peak (docs/probe.md, "A service whose throughput
  * falls"): Debian's gunicorn (sync workers, /usr/bin/python3) serving test/fixtures/retrograde/app.py,
- * whose every request is a read-modify-write of one row in a shared SQLite file (Python's sqlite3,
- * Debian's libsqlite3), retried when SQLite says "database is locked". Its curve is the program's:
- * nothing here states one. Started on a free loopback port in its own process group, with its file
- * in a fresh directory; `stop` ends the group and removes the directory.
+ * whose every request, under an flock(2) on a shared state file, does work for every request in
+ * flight. Its curve is the program's and the kernel's: nothing here states one. Started on a free
+ * loopback port in its own process group, with its file in a fresh directory; `stop` ends the group
+ * and removes the directory.
  */
 export interface RetrogradeSettings {
   /** Sync workers: as many as the most users a probe sends, so that none waits for a worker. */
   readonly workers: number;
-  /** Rounds of SHA-256 each request computes while it holds SQLite's write lock (the app's RETRO_WORK). */
+  /** Rounds of SHA-256 of each update under the lock (the app's RETRO_WORK). */
   readonly work: number;
-  /** Milliseconds each request waits outside the transaction (RETRO_SLEEP_MS). */
+  /** Rounds more for each request in flight (RETRO_WORK_PER_REQUEST). */
+  readonly workPerRequest: number;
+  /** Milliseconds each request waits outside the lock (RETRO_SLEEP_MS). */
   readonly sleepMs: number;
 }
 
-export const RETROGRADE_SETTINGS: RetrogradeSettings = { workers: 32, work: 10_000, sleepMs: 20 };
+export const RETROGRADE_SETTINGS: RetrogradeSettings = { workers: 32, work: 6_400, workPerRequest: 1_000, sleepMs: 20 };
 
 const APP_DIR = resolve(import.meta.dirname, "../fixtures/retrograde");
 
@@ -39,9 +41,13 @@ export function hasDebianGunicorn(): boolean {
 
 export async function startRetrogradeService(settings: RetrogradeSettings = RETROGRADE_SETTINGS): Promise<RetrogradeService> {
   const dir = mkdtempSync(join(tmpdir(), "thundering-herd-retrograde-"));
-  const environment = { RETRO_DB: join(dir, "counter.db"), RETRO_WORK: String(settings.work), RETRO_SLEEP_MS: String(settings.sleepMs) };
-  // --preload: the app makes the file and its row once, in gunicorn's master, before the workers fork.
-  const args = ["-m", "gunicorn", "-w", String(settings.workers), "-k", "sync", "--preload", "-b", "127.0.0.1:0"];
+  const environment = {
+    RETRO_STATE: join(dir, "state"),
+    RETRO_WORK: String(settings.work),
+    RETRO_WORK_PER_REQUEST: String(settings.workPerRequest),
+    RETRO_SLEEP_MS: String(settings.sleepMs),
+  };
+  const args = ["-m", "gunicorn", "-w", String(settings.workers), "-k", "sync", "-b", "127.0.0.1:0"];
   for (const [name, value] of Object.entries(environment)) args.push("-e", `${name}=${value}`);
   const program = new ChildProgram("gunicorn", "/usr/bin/python3", [...args, "--chdir", APP_DIR, "app:application"]);
   const stop = async () => {
@@ -60,26 +66,16 @@ export async function startRetrogradeService(settings: RetrogradeSettings = RETR
 
 /**
  * The probe's flags for this service, the e2e test's and the results file's: steps short enough
- * for seconds, long enough for a mean, close enough to see the peak; and a -timeout (so -max-p99)
- * of 5 s, as the requests that SQLite's busy handler leaves waiting take a second or two.
+ * for seconds, long enough for a mean, close enough to see the peak.
  */
-export const RETROGRADE_PROBE_FLAGS: readonly string[] = [
-  "-step-duration",
-  "500ms",
-  "-step-requests",
-  "100",
-  "-timeout",
-  "5s",
-  "-steps",
-  "1,2,4,6,8,12,16,24,32",
-];
+export const RETROGRADE_PROBE_FLAGS: readonly string[] = ["-step-duration", "500ms", "-step-requests", "100", "-steps", "1,2,4,6,8,12,16,24,32"];
 
 /** The USL's peak, as the probe printed it where it picked the USL, beside the measured one; undefined where it did not. */
 export function uslPickedFigures(
   stdout: readonly string[],
 ): { readonly fittedPeakConcurrency: number; readonly measuredPeakConcurrency: number; readonly off: number } | undefined {
   const line = stdout.find((candidate) => candidate.startsWith("USL picked: "));
-  const match = /peak at ([\d.]+) users fitted, (\d+) measured/.exec(line ?? "");
+  const match = /peak at ([\d.]+) users fitted, ([\d.]+) measured/.exec(line ?? "");
   if (match === null) return undefined;
   const [fitted, measured] = [Number(match[1]), Number(match[2])];
   return { fittedPeakConcurrency: fitted, measuredPeakConcurrency: measured, off: fitted / measured - 1 };

@@ -101,6 +101,62 @@ export function fallsPastPeak(steps: readonly StepMeasure[], noise: number): Pea
   return last.concurrency > best.concurrency && last.throughputPerSec < best.throughputPerSec * (1 - noise) ? { best, last } : undefined;
 }
 
+/** Steps within this share of the best step's throughput make the measured top. */
+const TOP_SHARE = 0.1;
+
+/** Where the measured throughput peaks (measuredPeak), and how that was read from the steps. */
+export interface MeasuredPeak {
+  readonly concurrency: number;
+  /** The vertex of the top's parabola; the middle of a top level within the noise; the best step, alone in its top. */
+  readonly how: "vertex" | "middle" | "best";
+  /** The best step's concurrency. */
+  readonly best: number;
+  /** The concurrencies of the steps within TOP_SHARE of the best. */
+  readonly top: readonly number[];
+}
+
+/**
+ * Where the measured throughput peaks. A smooth peak is flat at its top (the USL's throughput a
+ * fifth of the peak's concurrency either side is within 2 % of its peak), so the step the noise
+ * makes best can lie a whole step or two off (docs/probe.md). The top is every step within 10 %
+ * of the best. Its peak is the vertex of a parabola fitted by least squares through its steps
+ * (three at least), as any smooth maximum is a parabola near its top, where the parabola curves
+ * down with its vertex among them; else the top is level within the noise, and its peak is its
+ * middle. Either weighs every step of the top, and owes nothing to the USL.
+ */
+export function measuredPeak(steps: readonly StepMeasure[]): MeasuredPeak {
+  const best = steps.reduce((top, step) => (step.throughputPerSec > top.throughputPerSec ? step : top));
+  const topSteps = steps.filter((step) => step.throughputPerSec >= (1 - TOP_SHARE) * best.throughputPerSec);
+  const top = topSteps.map((step) => step.concurrency).sort((a, b) => a - b);
+  const [low, high] = [top[0]!, top.at(-1)!];
+  const shared = { best: best.concurrency, top };
+  if (top.length === 1) return { concurrency: best.concurrency, how: "best", ...shared };
+  const parabola =
+    top.length >= 3 ? leastSquaresParabola(topSteps.map((step) => [step.concurrency, step.throughputPerSec] as const)) : undefined;
+  const vertex = parabola !== undefined && parabola.a < 0 ? -parabola.b / (2 * parabola.a) : undefined;
+  if (vertex !== undefined && vertex >= low && vertex <= high) return { concurrency: vertex, how: "vertex", ...shared };
+  return { concurrency: (low + high) / 2, how: "middle", ...shared };
+}
+
+/** y = a x² + b x + c by least squares: the normal equations, on x centred for their conditioning. */
+function leastSquaresParabola(points: readonly (readonly [number, number])[]): { a: number; b: number } | undefined {
+  const mean = points.reduce((sum, [x]) => sum + x, 0) / points.length;
+  const sums = (power: number, withY: boolean) => points.reduce((sum, [x, y]) => sum + (x - mean) ** power * (withY ? y : 1), 0);
+  const [s0, s1, s2, s3, s4] = [0, 1, 2, 3, 4].map((power) => sums(power, false)) as [number, number, number, number, number];
+  const [t0, t1, t2] = [0, 1, 2].map((power) => sums(power, true)) as [number, number, number];
+  // | s4 s3 s2 | |a|   |t2|
+  // | s3 s2 s1 | |b| = |t1|   (Cramer's rule)
+  // | s2 s1 s0 | |c|   |t0|
+  const det3 = (m: readonly number[]) =>
+    m[0]! * (m[4]! * m[8]! - m[5]! * m[7]!) - m[1]! * (m[3]! * m[8]! - m[5]! * m[6]!) + m[2]! * (m[3]! * m[7]! - m[4]! * m[6]!);
+  const determinant = det3([s4, s3, s2, s3, s2, s1, s2, s1, s0]);
+  if (Math.abs(determinant) < 1e-12) return undefined;
+  const a = det3([t2, s3, s2, t1, s2, s1, t0, s1, s0]) / determinant;
+  const centredB = det3([s4, t2, s2, s3, t1, s1, s2, t0, s0]) / determinant;
+  // Back from x − mean: a (x − m)² + b' (x − m) + c' has b = b' − 2 a m.
+  return { a, b: centredB - 2 * a * mean };
+}
+
 const percent = (fraction: number) => `${(100 * fraction).toFixed(1)} %`;
 const figure = (value: number) => (Number.isFinite(value) ? String(Number(value.toPrecision(3))) : "none");
 
@@ -122,7 +178,7 @@ export function uslLines(
     `peak at ${figure(usl.peakConcurrency)} users (${figure(usl.peakThroughputPerSec)} req/s), beside the queue model's ${queueThreads} threads; ` +
     `latency error ${percent(usl.latencyError)}, throughput error ${percent(usl.throughputError)}`;
   const falls = fallsPastPeak(steps, noise);
-  if (picked.kind === "usl" && falls !== undefined) return [fit, uslPickedLine(usl, falls, noise)];
+  if (picked.kind === "usl" && falls !== undefined) return [fit, uslPickedLine(usl, steps, falls, noise)];
   const uslError = Math.sqrt(usl.meanSquare);
   const errors = `error ${percent(uslError)} against ${percent(picked.error)}`;
   const why =
@@ -144,14 +200,21 @@ export function uslLines(
 }
 
 /** Why the USL was picked, its peak beside the measured one, and what the scenario holds: one line. */
-function uslPickedLine(usl: UslFit, falls: PeakFall, noise: number): string {
+function uslPickedLine(usl: UslFit, steps: readonly StepMeasure[], falls: PeakFall, noise: number): string {
   const below = 1 - falls.last.throughputPerSec / falls.best.throughputPerSec;
-  const off = usl.peakConcurrency / falls.best.concurrency - 1;
+  const peak = measuredPeak(steps);
+  const off = usl.peakConcurrency / peak.concurrency - 1;
+  const within = `the steps within ${percent(TOP_SHARE)} of the best, ${peak.top.join(", ")} users`;
+  const how = {
+    vertex: `the vertex of a parabola through ${within}; the best step ${peak.best}`,
+    middle: `the middle of ${within}, level within the noise; the best step ${peak.best}`,
+    best: `the best step, alone within ${percent(TOP_SHARE)} of its throughput`,
+  }[peak.how];
   return (
     `USL picked: the throughput falls past its peak (${figure(falls.best.throughputPerSec)} req/s at ${falls.best.concurrency} users, ` +
     `${figure(falls.last.throughputPerSec)} at ${falls.last.concurrency}, ${percent(below)} below: more than the picker's ${percent(noise)} floor), ` +
     `which no queue and no linear model shows, their throughput only levelling off; ` +
-    `peak at ${figure(usl.peakConcurrency)} users fitted, ${falls.best.concurrency} measured (${off >= 0 ? "+" : ""}${percent(off)}); ` +
+    `peak at ${figure(usl.peakConcurrency)} users fitted, ${figure(peak.concurrency)} measured (${how}) (${off >= 0 ? "+" : ""}${percent(off)}); ` +
     `the scenario takes it as ${uslFlags(usl)}`
   );
 }

@@ -15,19 +15,19 @@ const concurrencies = async (index: number) =>
   (await serverSteps(SERVER_CURVE_CASES[index]!, SHORT_STEP_LIMITS, RULE)).map((step) => step.concurrency);
 
 describe("the probe's step past saturation", () => {
-  it("takes one step past the first that does not grow by more than -min-growth, and stops there when it does not grow either", async () => {
-    // The queue server: 6 users no faster than 4 (152 req/s against 160), 8 level again (160).
-    expect(await concurrencies(0)).toEqual([1, 2, 3, 4, 6, 8]);
+  it("takes two steps past the first that does not grow by more than -min-growth, and stops there when neither is the best", async () => {
+    // The queue server: 6 users no faster than 4 (152 req/s against 160), 8 and 12 level again (160).
+    expect(await concurrencies(0)).toEqual([1, 2, 3, 4, 6, 8, 12]);
     // The linear server's throughput grows by more than 10 % at every step: none saturates, the list ends.
     expect(await concurrencies(1)).toEqual([1, 2, 4, 6, 8, 12]);
   });
 
-  it("takes a second step past the level where the first was the best so far, its peak not yet passed", async () => {
-    // The exponential server: 5 levels (217.6 req/s, 8.8 % over 4's), 6 is the best yet (227.4),
-    // so 8 is taken too (229.7), the second past the level, where the steps end.
+  it("goes on past the level while its steps are the best so far, until the throughput falls, then finds the peak between the steps", async () => {
+    // The exponential server: 5 levels (217.6 req/s, 8.8 % over 4's), 6 (227.4) and 8 (229.7) are the
+    // best yet, 10 falls past the floor (217.6, 5.3 % below 8's): then 7 and 9, either side of the best.
     const exponential = { ...SERVER_CURVE_CASES[2]!, steps: [1, 2, 4, 5, 6, 8, 10, 12] };
     const steps = await serverSteps(exponential, SHORT_STEP_LIMITS, RULE);
-    expect(steps.map((step) => step.concurrency)).toEqual([1, 2, 4, 5, 6, 8]);
+    expect(steps.map((step) => step.concurrency)).toEqual([1, 2, 4, 5, 6, 7, 8, 9, 10]);
   });
 
   it("sees the exponential server's throughput fall past its peak, finds the peak between the steps, and picks a curve that falls", async () => {
