@@ -203,7 +203,7 @@ function printFit(fit: FitResult, steps: readonly StepMeasure[], timeoutMs: numb
     steps,
     fitUsl(steps),
     queue.pool.threads,
-    { kind: fit.chosen.spec.kind, error: pickedError },
+    { kind: fit.chosen.spec.kind, error: pickedError, isUsl: fit.chosen === fit.usl },
     FAMILY_NOISE_FLOOR,
   ))
     io.stdout.write(`${line}\n`);

@@ -56,8 +56,9 @@ const MAX_STEP_DURATIONS = 4;
 
 /**
  * Runs the steps in order, printing each as it ends, until the service saturates (when
- * `rule` is given: its throughput levels, then one step more; its p99 or errors pass their
- * bounds, at once), a limit is reached, the list ends or `interrupt` fires. A first step
+ * `rule` is given: its throughput levels, then the steps past the level until levelDecided, and
+ * around a peak where it falls; its p99 or errors pass their bounds, at once), a limit is reached,
+ * the list ends or `interrupt` fires. A first step
  * with no successful answer is a service that cannot be probed: one line, and no more load.
  */
 export async function probeSteps(
@@ -146,17 +147,29 @@ async function runSteps(
   }
   if (levelled === undefined) return finish({ kind: "steps" });
   const saturated: ProbeEnd = { kind: "saturated", reason: levelled };
-  // Where the throughput falls past a peak, the steps between the best and its neighbours find the peak.
+  return finish((await findPeak(steps, stepAt, budget)) ?? saturated);
+}
+
+/**
+ * Where the throughput falls past a peak, the steps between the best and its neighbours find the
+ * peak (MAX_PEAK_ROUNDS rounds); the end where an interrupt or a limit cut one, else undefined.
+ */
+async function findPeak(
+  steps: readonly StepMeasure[],
+  stepAt: (concurrency: number) => Promise<{ record: StepRecord }>,
+  budget: ProbeBudget,
+): Promise<ProbeEnd | undefined> {
   for (let round = 0; round < MAX_PEAK_ROUNDS; round++) {
     const fall = fallsPastPeak(steps, FAMILY_NOISE_FLOOR);
     const between = fall === undefined ? [] : stepsAroundPeak(steps, fall.best.concurrency);
     for (const concurrency of between) {
       const { record } = await stepAt(concurrency);
-      if (record.interrupted) return finish({ kind: "interrupted" });
-      if (budget.exhausted !== undefined) return finish(saturated);
+      if (record.interrupted) return { kind: "interrupted" };
+      // A limit that cuts a step around the peak leaves the saturation found.
+      if (budget.exhausted !== undefined) return undefined;
     }
   }
-  return finish(saturated);
+  return undefined;
 }
 
 /**

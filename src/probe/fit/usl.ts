@@ -170,7 +170,7 @@ export function uslLines(
   steps: readonly StepMeasure[],
   usl: UslFit,
   queueThreads: number,
-  picked: { readonly kind: string; readonly error: number },
+  picked: { readonly kind: string; readonly error: number; readonly isUsl: boolean },
   noise: number,
 ): string[] {
   const fit =
@@ -178,7 +178,7 @@ export function uslLines(
     `peak at ${figure(usl.peakConcurrency)} users (${figure(usl.peakThroughputPerSec)} req/s), beside the queue model's ${queueThreads} threads; ` +
     `latency error ${percent(usl.latencyError)}, throughput error ${percent(usl.throughputError)}`;
   const falls = fallsPastPeak(steps, noise);
-  if (picked.kind === "usl" && falls !== undefined) return [fit, uslPickedLine(usl, steps, falls, noise)];
+  if (picked.isUsl && falls !== undefined) return [fit, uslPickedLine(usl, steps, falls, noise)];
   const uslError = Math.sqrt(usl.meanSquare);
   const errors = `error ${percent(uslError)} against ${percent(picked.error)}`;
   const why =

@@ -31,17 +31,17 @@ describe("the Universal Scalability Law", () => {
     expect(fallingFit.kappa).toBeGreaterThan(0);
     expect(fallingFit.peakConcurrency).toBeGreaterThan(4);
     expect(fallingFit.peakConcurrency).toBeLessThan(12);
-    const [, verdict] = uslLines(falling, fallingFit, 4, { kind: "exponential", error: 0.01 }, FAMILY_NOISE_FLOOR);
+    const [, verdict] = uslLines(falling, fallingFit, 4, { kind: "exponential", error: 0.01, isUsl: false }, FAMILY_NOISE_FLOOR);
     expect(verdict).toMatch(
       /^USL or exponential: the exponential fits it better by more than the picker's 5\.0 % floor .*; the throughput falls past its peak \([\d.]+ req\/s at \d+ users, [\d.]+ at 12\), as the USL's does with κ above 0 and no queue's/,
     );
-    const [, levelVerdict] = uslLines(level, fitUsl(level), 4, { kind: "queue", error: 0.01 }, FAMILY_NOISE_FLOOR);
+    const [, levelVerdict] = uslLines(level, fitUsl(level), 4, { kind: "queue", error: 0.01, isUsl: false }, FAMILY_NOISE_FLOOR);
     expect(levelVerdict).toMatch(/^USL or queue: the picked queue describes it as well or better .*levels off or still grows/);
   });
 
   it("says the USL describes a service better than a fit that misses its bend", () => {
     const steps = uslSteps({ lambdaPerSec: 50, sigma: 0.05, kappa: 0.002 }, [1, 2, 4, 8, 16]);
-    const [line, verdict] = uslLines(steps, fitUsl(steps), 20, { kind: "queue", error: 0.2 }, FAMILY_NOISE_FLOOR);
+    const [line, verdict] = uslLines(steps, fitUsl(steps), 20, { kind: "queue", error: 0.2, isUsl: false }, FAMILY_NOISE_FLOOR);
     expect(line).toMatch(
       /^USL \(Gunther\): λ 50 req\/s per user, σ 0\.05, κ 0\.002; peak at 21\.8 users \(\S+ req\/s\), beside the queue model's 20 threads/,
     );
@@ -56,7 +56,7 @@ describe("the Universal Scalability Law", () => {
     const steps = uslSteps({ lambdaPerSec: 50, sigma: 0.05, kappa: 0.002 }, [1, 2, 4, 8, 16, 24, 32, 48]);
     const fit = fitModels(steps);
     expect(fit.chosen.spec.kind).toBe("usl");
-    const [, verdict] = uslLines(steps, fitUsl(steps), 20, { kind: "usl", error: 0 }, FAMILY_NOISE_FLOOR);
+    const [, verdict] = uslLines(steps, fitUsl(steps), 20, { kind: "usl", error: 0, isUsl: true }, FAMILY_NOISE_FLOOR);
     expect(verdict).toMatch(
       /^USL picked: the throughput falls past its peak \(\S+ req\/s at 24 users, \S+ at 48, [\d.]+ % below: more than the picker's 5\.0 % floor\), .*; peak at 21\.8 users fitted, 23\.1 measured \(the vertex of a parabola through the steps within 10\.0 % of the best, 16, 24, 32 users; the best step 24\) \(-5\.6 %\); the scenario takes it as -model usl -baseDelay 20ms -usl-sigma 0\.05 -usl-kappa 0\.002$/,
     );
