@@ -107,6 +107,17 @@ const BACKOFF_CLIENTS_BACK_TOLERANCE: Tolerance = { kind: "relative", relative: 
  * ±50 s above is exponential-backoff's alone (breaker's 5.3 s would pass at ten times as long).
  */
 const CLIENTS_BACK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.13, absolute: 5_000 };
+/**
+ * The retrograde service's peak (docs/probe-retrograde.json), in users: over 16 probes at load
+ * average 2 to 11 (test/fixtures/retrograde/ holds eight), the USL's peak had a standard deviation
+ * of 11.5 % and the measured one 11.4 %; four standard deviations of the difference between two
+ * runs are 64 % and 66 % (the most apart, 56 % and 45 %): ±65 %. A half-second step's noise on a
+ * flat top; what is held tightly is that the USL is picked and its peak lies within 15 % of the
+ * measured one in the same run.
+ */
+const RETROGRADE_PEAK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.65 };
+/** Its best step's throughput over the same runs: 4.7 %, pairs 27 %: ±27 %. */
+const RETROGRADE_THROUGHPUT_TOLERANCE: Tolerance = { kind: "relative", relative: 0.27 };
 const REAL_COUNT_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08, absolute: 20 };
 const REPORT_INTERVAL_TOLERANCE: Tolerance = { kind: "relative", relative: 0.08, absolute: 1000 };
 
@@ -367,11 +378,11 @@ export const RESULTS_FILES: readonly ResultsFile[] = [
       { pattern: "steps", tolerance: { kind: "ignored", why: "each step of a shared machine's run; the fall and the peaks are held" } },
       {
         pattern: "fallPerCent",
-        tolerance: { kind: "ignored", why: "how far the last step falls: FALL_RANGE in the recorded runs; that it falls is held" },
+        tolerance: { kind: "ignored", why: "how far the last step falls: 9 % to 33 % in the recorded runs; that it falls is held" },
       },
-      { pattern: "peak.measuredPerSec", tolerance: REAL_RUN_TOLERANCE },
-      { pattern: "peak.measuredConcurrency", tolerance: REAL_RUN_TOLERANCE },
-      { pattern: "peak.uslConcurrency", tolerance: REAL_RUN_TOLERANCE },
+      { pattern: "peak.measuredPerSec", tolerance: RETROGRADE_THROUGHPUT_TOLERANCE },
+      { pattern: "peak.measuredConcurrency", tolerance: RETROGRADE_PEAK_TOLERANCE },
+      { pattern: "peak.uslConcurrency", tolerance: RETROGRADE_PEAK_TOLERANCE },
       // How the measured peak was read, and the best step and the top it was read from: the noise a vertex averages out.
       ...["peak.measuredHow", "peak.bestStepConcurrency", "peak.topConcurrencies"].map((pattern) => ({
         pattern,

@@ -31,24 +31,16 @@ export interface ProbeRun {
 }
 
 /**
- * At most this many steps past the first that levels. The probe goes on past the level until the
- * throughput falls by more than the picker's floor (a peak passed: the USL's), or two steps past
- * it are not the best (a level: a queue's). A smooth peak is flat at its top: its fall shows only
- * at about one and a half times its concurrency (docs/probe.md).
+ * Steps past the first that levels, unless the throughput falls first by more than the picker's
+ * floor (a peak passed: the USL's). A smooth peak is flat at its top: its fall shows only at about
+ * one and a half times its concurrency, and two steps past the level were seen level within the
+ * noise before the third fell (docs/probe.md); a queue's stays level at all three.
  */
-const MAX_STEPS_PAST_LEVEL = 3;
-const LEVEL_STEPS = 2;
+const STEPS_PAST_LEVEL = 3;
 
-/** Whether the last step's throughput is above every other's. */
-function isBest(steps: readonly StepMeasure[]): boolean {
-  const last = steps.at(-1)!;
-  return steps.slice(0, -1).every((step) => step.throughputPerSec < last.throughputPerSec);
-}
-
-/** Whether the steps past the level decide it: a fall past the floor, a level held, or the most steps taken. */
+/** Whether the steps past the level decide it: a fall past the floor, or all of them taken. */
 function levelDecided(steps: readonly StepMeasure[], pastLevel: number): boolean {
-  if (fallsPastPeak(steps, FAMILY_NOISE_FLOOR) !== undefined) return true;
-  return pastLevel >= MAX_STEPS_PAST_LEVEL || (pastLevel >= LEVEL_STEPS && !isBest(steps));
+  return pastLevel >= STEPS_PAST_LEVEL || fallsPastPeak(steps, FAMILY_NOISE_FLOOR) !== undefined;
 }
 
 /** Steps longer than this many -step-duration end anyway (a slow service never reaches -step-requests). */

@@ -20,6 +20,9 @@ import { temporaryDir } from "../helpers/temporary-dirs.ts";
  * own: its load would disturb the other probes' timings.
  */
 
+/** Probes of the service at most, where one misses the USL's peak (below). */
+const MOST_PROBES = 3;
+
 /** The issue's tolerance on the USL's peak against the measured one. */
 const PEAK_TOLERANCE = 0.15;
 
@@ -52,11 +55,10 @@ describe("probe on a service whose throughput falls past a peak", () => {
     expect(hasDebianGunicorn(), "needs Debian's gunicorn: apt-get install python3-gunicorn").toBe(true);
     service = await startRetrogradeService();
     // A probe's steps of half a second on a busy machine can miss the fall or place the top a step
-    // off (docs/probe.md: 21 of 22 runs picked the USL within 15 % at load average 2 to 9): such a
-    // run is repeated once, and the second must hold.
-    runs.push(await probe());
-    if (!uslWithin(runs[0]!)) runs.push(await probe());
-  }, 90_000);
+    // off (docs/probe.md: one time in two at load average 5 to 9 here): a run that does is repeated, at most twice, and the last
+    // must hold.
+    for (let attempt = 0; attempt < MOST_PROBES && !runs.some(uslWithin); attempt++) runs.push(await probe());
+  }, 120_000);
 
   it("steps past the peak, sees the throughput fall by more than the picker's floor, and picks the USL", () => {
     const run = runs.at(-1)!;

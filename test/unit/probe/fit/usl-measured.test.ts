@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { FAMILY_NOISE_FLOOR, fitModels } from "../../../../src/probe/fit/fit-models.ts";
 import { probeOutput } from "../../../../src/probe/from/probe-output.ts";
 import { fitUsl, measuredPeak } from "../../../../src/probe/fit/usl.ts";
+import { uslPickedFigures } from "../../../helpers/retrograde-service.ts";
 
 /*
  * The picker on steps measured on a real retrograde service (test/fixtures/retrograde/README.md:
@@ -38,15 +39,29 @@ describe("the picker on a real retrograde service's steps", () => {
     },
   );
 
-  it("picks the USL in every run, its peak within 15 % of the measured peak in all but one", () => {
+  it("printed, live, the USL picked and its peak within 15 % of the measured one in every run", () => {
+    for (const file of FILES) {
+      const recorded = JSON.parse(readFileSync(resolve(DIR, file), "utf8")) as { output: string[] };
+      expect(
+        recorded.output.find((line) => line.startsWith("picked ")),
+        file,
+      ).toMatch(/^picked usl: /);
+      const figures = uslPickedFigures(recorded.output);
+      expect(Math.abs(figures!.off), file).toBeLessThanOrEqual(PEAK_TOLERANCE);
+    }
+  });
+
+  it("refitted from the printed steps, picks the USL in every run, its peak within 15 % in all but one", () => {
+    // The printed steps carry no mean latency: read back, it is Little's law's (users ÷ throughput),
+    // not the one measured, which moves the USL's peak a little: probe-500ms-7.json's from 11.6
+    // users, as printed, to 12.1 against 10.3 measured (+17 %).
     const picks = FILES.map((file) => {
       const steps = stepsOf(file);
-      const fit = fitModels(steps);
       const off = fitUsl(steps).peakConcurrency / measuredPeak(steps).concurrency - 1;
-      return { file, kind: fit.chosen.spec.kind, within: Math.abs(off) <= PEAK_TOLERANCE };
+      return { file, kind: fitModels(steps).chosen.spec.kind, within: Math.abs(off) <= PEAK_TOLERANCE };
     });
-    expect(picks.filter((pick) => pick.kind === "usl").map((pick) => pick.file)).toEqual(FILES);
-    expect(picks.filter((pick) => pick.within)).toHaveLength(FILES.length - 1);
+    expect(picks.filter((pick) => pick.kind !== "usl")).toEqual([]);
+    expect(picks.filter((pick) => !pick.within).map((pick) => pick.file)).toEqual(["probe-500ms-7.json"]);
   });
 
   it.each(FILES)("%s: cut at its best step, with no fall to see, is not picked as a USL service", (file) => {
