@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { FAMILY_NOISE_FLOOR, fitModels } from "../../../src/probe/fit/fit-models.ts";
 import type { StepMeasure } from "../../../src/probe/fit/step-measure.ts";
-import { stepsAroundPeak } from "../../../src/probe/probe-run.ts";
+import { dips, stepsAroundPeak } from "../../../src/probe/probe-run.ts";
 import { SERVER_CURVE_CASES, serverSteps, SHORT_STEP_LIMITS } from "../../helpers/server-steps.ts";
 
 /*
@@ -53,5 +53,16 @@ describe("the probe's step past saturation", () => {
     expect(stepsAroundPeak(at(1, 2, 4, 6, 7, 8, 10, 12, 16), 8)).toEqual([9]);
     expect(stepsAroundPeak(at(4, 8), 4)).toEqual([2, 6]);
     expect(stepsAroundPeak(at(7, 8, 9), 8)).toEqual([]);
+  });
+
+  it("takes a step more than 10 % below both its neighbours for a hiccup to measure again, and no other", () => {
+    const at = (...points: (readonly [number, number])[]) =>
+      points.map(([concurrency, throughputPerSec]) => ({ concurrency, throughputPerSec }) as StepMeasure);
+    // The run that found it: 13 users at 89.5 req/s between 181.7 at 12 and 175.5 at 14.
+    expect(dips(at([10, 174.2], [11, 191.2], [12, 181.7], [13, 89.5], [14, 175.5], [16, 174.4], [24, 136.3]))).toEqual([13]);
+    // A fall past a peak, a level, a step 9 % below both, and the ends: none.
+    expect(dips(at([8, 200], [12, 180], [16, 150], [24, 100]))).toEqual([]);
+    expect(dips(at([4, 160], [6, 146], [8, 160], [12, 160]))).toEqual([]);
+    expect(dips(at([1, 10], [2, 200], [4, 100]))).toEqual([]);
   });
 });

@@ -27,4 +27,20 @@ describe("the probe's own output, kept from an earlier probe", () => {
     expect(Number.isNaN(steps[0]!.p50Ms)).toBe(true);
     expect(assumed[1]).toMatch(/^p50, p90: not in the file/);
   });
+
+  it("takes a step printed twice (measured again, a dip) as its later line, in the first one's place", () => {
+    const { steps } = probeOutput.read(
+      [
+        "concurrency   12:    181.7 req/s, p50 61.0 ms, p90 80.0 ms, p99 99.0 ms, errors 0 (0.0 %)",
+        "concurrency   13:     89.5 req/s, p50 70.0 ms, p90 90.0 ms, p99 900.0 ms, errors 0 (0.0 %)",
+        "concurrency   14:    175.5 req/s, p50 77.0 ms, p90 99.0 ms, p99 120.0 ms, errors 0 (0.0 %)",
+        "concurrency   13:    180.1 req/s, p50 70.0 ms, p90 90.0 ms, p99 110.0 ms, errors 0 (0.0 %)",
+      ].join("\n"),
+    );
+    expect(steps.map((step) => [step.concurrency, step.throughputPerSec])).toEqual([
+      [12, 181.7],
+      [13, 180.1],
+      [14, 175.5],
+    ]);
+  });
 });
