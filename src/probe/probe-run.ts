@@ -160,7 +160,9 @@ async function stepsPastSaturation(
     return budget.exhausted === undefined ? undefined : saturated;
   };
   const again = async (concurrency: number) => {
-    stdout.write(`concurrency ${concurrency} measured again: more than ${DIP_SHARE * 100} % below both its neighbours, a hiccup\n`);
+    stdout.write(
+      `measured again at ${concurrency} users: the step was more than ${DIP_SHARE * 100} % below both its neighbours, a hiccup\n`,
+    );
     return extra(concurrency);
   };
   const remeasured = new Set<number>();
