@@ -1,5 +1,6 @@
 import { nextDelay } from "../backoff/delay.ts";
 import type { BackoffPolicy } from "../backoff/policy.ts";
+import { policyDefinition } from "../backoff/policies.ts";
 import { attemptAllowed } from "../backoff/budget.ts";
 import type { FleetConfig } from "./client-instances.ts";
 import type { AttemptOutcome } from "./outcome.ts";
@@ -41,7 +42,7 @@ export interface RetryGate {
 export interface UserState {
   /** Consecutive failures of the current request. */
   failures: number;
-  /** The wait that preceded the last attempt, ms (the reference policy grows from it). */
+  /** The wait that preceded the last attempt, ms (a policy whose first wait follows the think time grows from it). */
   lastWaitMs: number;
 }
 
@@ -77,9 +78,10 @@ export function decideAfterAttempt(
   state.failures++;
   if (config.hedgeDelayMs !== undefined) return giveUp(config, state, random);
   if (!attemptAllowed(config.maxAttempts, state.failures + 1)) return giveUp(config, state, random);
-  // Only the reference policy grows from the think time; decorrelated jitter grows from its
-  // own previous retry wait, and starts from its base.
-  const previousWaitMs = state.failures > 1 || config.backoff.kind === "reference" ? state.lastWaitMs : undefined;
+  // A first failure's wait grows from the think time before it only where the policy says so;
+  // any other (decorrelated jitter) grows from its own previous retry wait, and starts from its base.
+  const previousWaitMs =
+    state.failures > 1 || policyDefinition(config.backoff.kind).firstWaitFollowsThinkTime ? state.lastWaitMs : undefined;
   const delay = nextDelay(config.backoff, state.failures, previousWaitMs, random);
   if (delay === undefined) return giveUp(config, state, random);
   if (gate !== undefined && !gate.allowRetry(outcome)) return giveUp(config, state, random);

@@ -1,3 +1,4 @@
+import { policyDefinition } from "../backoff/policies.ts";
 import type { Random } from "../backoff/random.ts";
 import type { Clock, TimerOwner } from "../clock/clock.ts";
 import { AttemptCycle, type AttemptContext, type HerdObserver, type Transport } from "./attempt.ts";
@@ -69,9 +70,9 @@ class Chain extends AttemptCycle implements UserState {
     const initial = initialUserState(config);
     this.failures = initial.failures;
     this.lastWaitMs = 0;
-    // The reference policy grows its first wait from the wait before the failed attempt, a
-    // closed user's think time; an arrival has none, so it draws one as a user would.
-    if (config.backoff.kind === "reference") firstWait(config, this, this.source.random);
+    // A policy whose first wait follows the think time grows it from the wait before the failed
+    // attempt, a closed user's think time; an arrival has none, so it draws one as a user would.
+    if (policyDefinition(config.backoff.kind).firstWaitFollowsThinkTime) firstWait(config, this, this.source.random);
     this.isRetry = false;
     this.arrivedAt = this.source.clock.now();
     this.plannedAt = plannedAt;

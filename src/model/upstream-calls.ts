@@ -1,3 +1,4 @@
+import { policyDefinition } from "../backoff/policies.ts";
 import type { Random } from "../backoff/random.ts";
 import type { Clock } from "../clock/clock.ts";
 import { AttemptCycle, type AttemptContext, type HerdObserver, type Transport } from "./attempt.ts";
@@ -88,8 +89,8 @@ class Leg extends AttemptCycle implements UserState, DeadlineCarrier {
     this.carriedDeadline = carriedDeadline;
     this.failures = 0;
     this.lastWaitMs = 0;
-    // As an open-loop arrival: the reference policy grows from a think time the leg draws.
-    if (config.backoff.kind === "reference") firstWait(config, this, this.calls.random);
+    // As an open-loop arrival: a policy whose first wait follows the think time grows from one the leg draws.
+    if (policyDefinition(config.backoff.kind).firstWaitFollowsThinkTime) firstWait(config, this, this.calls.random);
     this.isRetry = false;
     this.plannedAt = this.context.clock.now();
     this.send();

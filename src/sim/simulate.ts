@@ -4,6 +4,7 @@ import { OpenLoop, type OpenLoopTotals, openLoopTotals } from "../model/open-loo
 import type { HerdObserver } from "../model/attempt.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
+import { policyDefinition } from "../backoff/policies.ts";
 import { seededRandom, streamRandom } from "../backoff/random.ts";
 import type { OutOfMemoryEvent, ServiceSnapshot } from "../model/service-queue.ts";
 import { conditionsOf } from "../model/faults/conditions.ts";
@@ -174,11 +175,12 @@ export interface SimulationHooks {
 
 /**
  * The delays armed over and over, for the clock's FIFO lanes: the client timeout (every
- * attempt) and, with the fixed strategy, the retry wait.
+ * attempt) and, with a policy whose waits never vary (the fixed strategy), the retry wait.
  */
 export function fifoDelays(config: Pick<SimulationConfig, "timeoutMs" | "retry">): number[] {
   const backoff = config.retry.backoff;
-  return backoff.kind === "constant" ? [config.timeoutMs, backoff.delayMs] : [config.timeoutMs];
+  const fixedWaitMs = policyDefinition(backoff.kind).fixedWaitMs?.(backoff);
+  return fixedWaitMs === undefined ? [config.timeoutMs] : [config.timeoutMs, fixedWaitMs];
 }
 
 /**

@@ -12,6 +12,8 @@ import { isRunning } from "../helpers/processes.ts";
 import { REPO_ROOT, spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
 import { temporaryDir } from "../helpers/temporary-dirs.ts";
 
+const AUTOCANNON = resolve(REPO_ROOT, "node_modules/.bin/autocannon");
+
 /** The root shim, as a person runs it (a bundle: it starts faster than the TypeScript loader). */
 const probe = (args: readonly string[]) => spawnCli("probe", args);
 
@@ -62,6 +64,12 @@ function expectValidationAgrees(stdout: readonly string[]): void {
     stdout.find((line) => line.startsWith("validation: ")),
     text,
   ).toMatch(/^validation: agrees: /);
+}
+
+/** The picked family and the model's capacity, from a probe's `picked` line (probe -from prints no measured saturation). */
+function pickedCapacity(stdout: readonly string[]): { family: string; capacityPerSec: number } {
+  const match = /^picked (\w+): .*capacity ([\d.]+) req\/s/m.exec(stdout.join("\n"));
+  return { family: match?.[1] ?? `(none) ${stdout.join(" | ")}`, capacityPerSec: Number(match?.[2]) };
 }
 
 const QUEUE_MODEL = /^picked queue: model queue \((\d+) threads, .*service time (\S+), fifo/;
@@ -165,7 +173,25 @@ describe("thundering-herd probe", () => {
         await nginx.waitForLine(/start worker process \d+/, { stream: "stderr", timeoutMs: 20_000 });
         const proxied = await finished(probe(["-step-duration", "1s", "-step-requests", "50", "-validate", `http://127.0.0.1:${port}/`]));
         const direct = await directRun;
-        return { direct, proxied };
+
+        // probe -from: the load tests a user already made of the direct gunicorn, fitted without loading it
+        // again: the live probe's own output kept in a file, and autocannon's (a dev dependency) runs at four
+        // concurrencies, made once both probes are done, so that they disturb neither's timings.
+        const probeOutput = join(appDir, "probe.txt");
+        writeFileSync(probeOutput, direct.stdoutLines.join("\n"));
+        const autocannonFiles: string[] = [];
+        for (const users of ["1", "2", "4", "8"]) {
+          const run = await finished(
+            spawnCli("autocannon", ["-c", users, "-d", "1", "--json", `http://127.0.0.1:${directPort}/`], { command: AUTOCANNON }),
+          );
+          expect(run.code, run.stderrLines.join("\n")).toBe(0);
+          autocannonFiles.push(join(appDir, `autocannon-${users}.json`));
+          writeFileSync(autocannonFiles.at(-1)!, run.stdoutLines.join("\n"));
+        }
+        const [fromProbeOutput, fromAutocannon] = await Promise.all(
+          [[probeOutput], autocannonFiles].map((files) => finished(probe(["-from", files.join(",")]))),
+        );
+        return { direct, proxied, fromProbeOutput: fromProbeOutput!, fromAutocannon: fromAutocannon! };
       },
       // Each refusal: a probe's start-up and a one-line end.
       unreachable: async () => finished(probe([...SHORT_STEPS, `http://127.0.0.1:${await closedPort()}/`])),
@@ -182,6 +208,11 @@ describe("thundering-herd probe", () => {
         }
       },
       notLoopback: () => finished(probe(["http://192.0.2.1/"])),
+      notALoadTest: async () => {
+        const notes = join(temporaryDir("thundering-herd-probe-from-"), "notes.txt");
+        writeFileSync(notes, "retry settings: 3 attempts\n");
+        return finished(probe(["-from", notes]));
+      },
     },
     { timeoutMs: 240_000 },
   );
@@ -269,6 +300,20 @@ describe("thundering-herd probe", () => {
       expect(Math.abs(result.capacityPerSec / result.measuredPerSec - 1), stdoutLines.join("\n")).toBeLessThan(0.15);
       expectValidationAgrees(stdoutLines);
     });
+
+    it.each([
+      ["autocannon's --json runs", "fromAutocannon", "autocannon --json"],
+      ["the live probe's own output, kept in a file", "fromProbeOutput", "thundering-herd probe's output"],
+    ] as const)("probe -from fits %s to the live probe's family, its capacity within 10 %%, sending nothing", (_, name, format) => {
+      const { direct, [name]: run } = runs("debian");
+      const output = `${direct.stdoutLines.join("\n")}\n---\n${run.stderrLines.join("\n")}\n${run.stdoutLines.join("\n")}`;
+      expect(direct.code, direct.stderrLines.join("\n")).toBe(0);
+      expect(run.code, output).toBe(0);
+      expect(run.stderrLines.join("\n"), output).toContain(`: ${format}, `);
+      const [fromFiles, live] = [pickedCapacity(run.stdoutLines), pickedCapacity(direct.stdoutLines)];
+      expect(fromFiles.family, output).toBe(live.family);
+      expect(Math.abs(fromFiles.capacityPerSec / live.capacityPerSec - 1), output).toBeLessThan(0.1);
+    });
   });
 
   describe("refuses what it cannot probe: one line, a non-zero exit, nothing left running", () => {
@@ -293,6 +338,11 @@ describe("thundering-herd probe", () => {
 
     it("a port that does not speak HTTP", () => {
       expectOneLine(runs("notHttp"), /^probe: http:\/\/127\.0\.0\.1:\d+\/ did not answer as an HTTP service \(\S+\)$/);
+    });
+
+    it("probe -from a file that is no load test, naming it and the formats (exit 2)", () => {
+      const run = runs("notALoadTest");
+      expectOneLine(run, /^\S+notes\.txt: not a load test the probe reads \(autocannon --json; /, 2);
     });
 
     it("a target outside loopback without -i-own-this-service", () => {

@@ -31,8 +31,12 @@ const RUN = { clients: 28, lambdaS: 4, intervalMs: 2_000, durationMs: 4_000 };
 const LATE_ATTEMPT_MS = 300;
 const LATE_WINDOW_MS = 200;
 const SHARDS = 3;
-/** Long enough for every process to start before the common start. */
-const START_LEAD_MS = 8_000;
+/**
+ * The common start's lead: enough for every process to start before it on a quiet machine (they
+ * take about a second, side by side); a run in which one started late proves nothing and is run
+ * again once, with the longer lead a loaded machine needs.
+ */
+const START_LEADS_MS = [3_000, 10_000] as const;
 
 const COUNTED = ["attempts", "ok", "errors", "timedout", "retries", "gaveUp"] as const;
 const countsOf = (counts: Pick<Counts, (typeof COUNTED)[number]>) => Object.fromEntries(COUNTED.map((field) => [field, counts[field]]));
@@ -59,6 +63,13 @@ const CLIENT_HOSTS = ["one", "threads", ...Array.from({ length: SHARDS }, (_, in
 const SEED = seedClearOfBoundaries(RUN, LATE_ATTEMPT_MS, LATE_WINDOW_MS);
 
 async function runAndCompare(hosts: Hosts): Promise<void> {
+  for (const [attempt, leadMs] of START_LEADS_MS.entries()) {
+    if ((await runOnce(hosts, leadMs, attempt === START_LEADS_MS.length - 1)) === "compared") return;
+  }
+}
+
+/** One run from a common start `leadMs` ahead; "started late" (unless `last`) where a client started after it. */
+async function runOnce(hosts: Hosts, leadMs: number, last: boolean): Promise<"compared" | "started late"> {
   const expected = virtualRun({ ...RUN, seed: SEED });
   const server = hosts.spawn("server", "server", [
     "-listen",
@@ -72,7 +83,7 @@ async function runAndCompare(hosts: Hosts): Promise<void> {
   ]);
   const listening = await server.waitForLine(/listening on http:\/\/\S+:\d+\/api/, { stream: "stderr", timeoutMs: 20_000 });
   const port = Number(/:(\d+)\/api/.exec(listening)![1]);
-  const startAt = new Date(Date.now() + START_LEAD_MS).toISOString();
+  const startAt = new Date(Date.now() + leadMs).toISOString();
   const common = (host: string) => ["-url", hosts.url(host, port), ...scheduleFlags({ ...RUN, seed: SEED }), "-json", "-start-at", startAt];
   const clients = new Map<string, SpawnedCli>([
     ["one", hosts.spawn("one", "client", common("one"))],
@@ -84,9 +95,13 @@ async function runAndCompare(hosts: Hosts): Promise<void> {
   ]);
   for (const [name, client] of clients) {
     expect(await client.exited, `${name}: ${client.stderrLines.join(" | ")}`).toBe(0);
-    // The comparison holds only for processes that were waiting when the start came.
-    expect(client.stderrLines.join("\n"), `${name} started after -start-at`).toMatch(/client: starting at \S+, in \d/);
   }
+  server.program.kill();
+  await server.exited;
+  // The comparison holds only for processes that were waiting when the start came.
+  const waited = (client: SpawnedCli) => /client: starting at \S+, in \d/.test(client.stderrLines.join("\n"));
+  if (!last && ![...clients.values()].every(waited)) return "started late";
+  for (const [name, client] of clients) expect(waited(client), `${name} started after -start-at`).toBe(true);
 
   const dir = mkdtempSync(join(tmpdir(), "shards-"));
   try {
@@ -131,6 +146,7 @@ async function runAndCompare(hosts: Hosts): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  return "compared";
 }
 
 describe("a herd split over processes and threads", () => {

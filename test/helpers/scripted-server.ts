@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { afterEach } from "vitest";
+import { afterThisTest } from "./after-this-test.ts";
 
 export interface ScriptedServer {
   readonly url: string;
@@ -11,13 +11,6 @@ export interface ScriptedServer {
   /** Connections open now: at 0, every request a client wrote has arrived. */
   readonly openConnections: () => number;
 }
-
-const servers = new Set<() => Promise<void>>();
-afterEach(async () => {
-  const closers = [...servers];
-  servers.clear();
-  await Promise.all(closers.map((close) => close()));
-});
 
 /**
  * A small HTTP server on an ephemeral loopback port that answers as `respond` says (or
@@ -41,7 +34,7 @@ export async function startScriptedServer(respond: (request: IncomingMessage, re
   await new Promise<void>((resolve) => server.listen({ host: "127.0.0.1", port: 0 }, resolve));
   const address = server.address();
   const port = typeof address === "object" && address !== null ? address.port : 0;
-  servers.add(
+  afterThisTest(
     () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

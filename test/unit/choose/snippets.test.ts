@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { GRPC_MAX_ATTEMPTS, type RetryIntent, type Snippet, snippetsFor } from "../../../src/choose/snippets.ts";
+import { GRPC_MAX_ATTEMPTS, type RetryIntent, type Snippet, SNIPPET_RENDERERS, snippetsFor } from "../../../src/choose/snippets.ts";
 import { STRATEGY_NAMES } from "../../../src/strategies/registry.ts";
 import { envoySchemaErrors, envoyType } from "../../helpers/envoy-schema.ts";
 import { snippetById, winnerIntent } from "../../helpers/snippets.ts";
@@ -125,6 +125,12 @@ function libraryTypeErrors(texts: readonly string[]): string[][] {
 }
 
 describe("the winner's settings for other systems", () => {
+  it("come one per registered system, each renderer writing the snippet of its own id", () => {
+    const ids = SNIPPET_RENDERERS.map((renderer) => renderer.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const renderer of SNIPPET_RENDERERS) expect(renderer.render(WINNERS[0]!).id).toBe(renderer.id);
+  });
+
   it("are a gRPC service config that grpc-js's own validation accepts whole, for every kind of winner", () => {
     for (const winner of WINNERS) {
       const grpc = byId(snippetsFor(winner), "grpc");

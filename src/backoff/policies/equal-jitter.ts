@@ -1,0 +1,36 @@
+import { NON_NEGATIVE } from "../validate.ts";
+import { AWS_DEFAULTS, awsCeiling, checkBaseAndCap } from "./aws-jitter.ts";
+import { definePolicy, filledPolicy, type FactoryOptions } from "./definition.ts";
+
+/**
+ * "Equal jitter", same AWS article: with `temp = min(capMs, baseMs * 2^(n-1))`,
+ * `wait = temp/2 + uniform(0, temp/2)`.
+ */
+export interface EqualJitterPolicy {
+  readonly kind: "equal-jitter";
+  /** Ms. Default 100. */
+  readonly baseMs: number;
+  /** Ms. Default 300000 (5 min). */
+  readonly capMs: number;
+}
+
+const DEFAULTS: EqualJitterPolicy = Object.freeze({ kind: "equal-jitter", ...AWS_DEFAULTS });
+
+function check(policy: EqualJitterPolicy): void {
+  checkBaseAndCap(policy, NON_NEGATIVE);
+}
+
+export function equalJitterPolicy(options: FactoryOptions<EqualJitterPolicy> = {}): EqualJitterPolicy {
+  return filledPolicy(DEFAULTS, options, check);
+}
+
+export const equalJitter = definePolicy<EqualJitterPolicy>({
+  defaults: DEFAULTS,
+  create: equalJitterPolicy,
+  check,
+  delay: (policy, attempt, _previousDelayMs, random) => {
+    const half = awsCeiling(policy, attempt) / 2;
+    return half + random.uniform() * half;
+  },
+  firstWaitFollowsThinkTime: false,
+});

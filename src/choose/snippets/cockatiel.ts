@@ -1,0 +1,81 @@
+import {
+  attemptsOf,
+  comment,
+  mechanisms,
+  NORMAL_HELPER,
+  needsNormal,
+  parameter,
+  type RetryIntent,
+  shapeOf,
+  type Snippet,
+  type SnippetRenderer,
+  unexpressed,
+  waitExpression,
+} from "./shared.ts";
+
+/*
+ * cockatiel, https://github.com/connor4312/cockatiel: retry(handleAll, { maxAttempts, backoff })
+ * where maxAttempts counts retries after the first call (default Infinity);
+ * ExponentialBackoff { initialDelay, maxDelay, exponent, generator }, ConstantBackoff,
+ * DelegateBackoff; circuitBreaker(handleAll, { halfOpenAfter, breaker }).
+ */
+
+function cockatielCode(intent: RetryIntent): Snippet {
+  const form = shapeOf(intent);
+  const notes = [...form.notes];
+  const attempts = attemptsOf(intent, form);
+  const imports = new Set(["handleAll", "retry"]);
+  let backoff: string;
+  const kind = intent.policy.kind;
+  if (kind === "constant") {
+    imports.add("ConstantBackoff");
+    backoff = `new ConstantBackoff(${form.firstMs})`;
+  } else if (kind === "full-jitter" || kind === "equal-jitter") {
+    const generator = kind === "full-jitter" ? "fullJitterGenerator" : "halfJitterGenerator";
+    imports.add("ExponentialBackoff").add(generator);
+    backoff = `new ExponentialBackoff({ initialDelay: ${form.firstMs}, maxDelay: ${form.maxMs}, exponent: 2, generator: ${generator} })`;
+  } else {
+    imports.add("DelegateBackoff");
+    backoff = `new DelegateBackoff((context: { attempt: number }) => ${waitExpression(intent, "context.attempt")})`;
+    if (kind === "decorrelated-jitter")
+      notes.push("DelegateBackoff is given the per-attempt ceiling of decorrelated jitter, not its dependence on the previous wait");
+  }
+  const options = [Number.isFinite(attempts) ? `maxAttempts: ${Math.max(0, attempts - 1)}` : undefined, `backoff: ${backoff}`].filter(
+    (part) => part !== undefined,
+  );
+  if (attempts <= 1) notes.push("the winner does not retry: maxAttempts 0");
+  const found = mechanisms(intent);
+  const body: string[] = [`export const retryPolicy = retry(handleAll, { ${options.join(", ")} });`];
+  if (found.breaker !== undefined) {
+    const breaker = found.breaker === "sampling" ? "SamplingBreaker" : "ConsecutiveBreaker";
+    imports.add("circuitBreaker").add(breaker).add("wrap");
+    const threshold = parameter(intent, "breaker", "threshold");
+    const halfOpenAfter = parameter(intent, "breaker", "half-open") ?? parameter(intent, "breaker", "open") ?? 10_000;
+    const construction =
+      breaker === "SamplingBreaker"
+        ? `new SamplingBreaker({ threshold: ${threshold ?? 0.5}, duration: ${parameter(intent, "breaker", "window") ?? 10_000} })`
+        : `new ConsecutiveBreaker(${threshold ?? 5})`;
+    body.push(
+      `export const breakerPolicy = circuitBreaker(handleAll, { halfOpenAfter: ${halfOpenAfter}, breaker: ${construction} });`,
+      "export const policy = wrap(retryPolicy, breakerPolicy);",
+    );
+    if (threshold === undefined)
+      notes.push(`the breaker's threshold was not found among the simulated flags; cockatiel's usual value is shown`);
+  } else {
+    body.push("export const policy = retryPolicy;");
+  }
+  if (intent.budget !== undefined || found.budget !== undefined)
+    notes.push("cockatiel has no retry budget; the winner's budget is left out");
+  notes.push(...unexpressed(intent, "cockatiel", ["breaker", "budget"]));
+  const lines = [
+    "// cockatiel: the winner as a retry policy (maxAttempts counts retries after the first call).",
+    ...comment(notes),
+    `import { ${[...imports].sort().join(", ")} } from "cockatiel";`,
+    "",
+    ...(needsNormal(intent) && imports.has("DelegateBackoff") ? [...NORMAL_HELPER, ""] : []),
+    ...body,
+  ];
+  return { id: "cockatiel", title: "cockatiel", file: "cockatiel.ts", language: "typescript", text: `${lines.join("\n")}\n`, notes };
+}
+
+export const cockatielRenderer: SnippetRenderer = { id: "cockatiel", writesHedging: false, render: cockatielCode };
