@@ -31,16 +31,17 @@ export interface ProbeRun {
 }
 
 /**
- * Steps past the first that levels, unless the throughput falls first by more than the picker's
- * floor (a peak passed: the USL's). A smooth peak is flat at its top: its fall shows only at about
- * one and a half times its concurrency, and two steps past the level were seen level within the
- * noise before the third fell (docs/probe.md); a queue's stays level at all three.
+ * How far past the first step that levels the probe goes: to this many times its concurrency,
+ * unless the throughput falls first by more than the picker's floor (a peak passed: the USL's). A
+ * smooth peak is flat at its top: its fall shows only at one and a half to two times its
+ * concurrency; a queue stays level there. Further, a queue's own overhead shows (gunicorn's 4
+ * workers: 7 % less at 32 users than at 8), which is not the service's peak (docs/probe.md).
  */
-const STEPS_PAST_LEVEL = 3;
+const PAST_LEVEL_FACTOR = 2;
 
-/** Whether the steps past the level decide it: a fall past the floor, or all of them taken. */
-function levelDecided(steps: readonly StepMeasure[], pastLevel: number): boolean {
-  return pastLevel >= STEPS_PAST_LEVEL || fallsPastPeak(steps, FAMILY_NOISE_FLOOR) !== undefined;
+/** Whether the steps past the level decide it: a fall past the floor, or a step at PAST_LEVEL_FACTOR times the level's users. */
+function levelDecided(steps: readonly StepMeasure[], levelConcurrency: number): boolean {
+  return steps.at(-1)!.concurrency >= PAST_LEVEL_FACTOR * levelConcurrency || fallsPastPeak(steps, FAMILY_NOISE_FLOOR) !== undefined;
 }
 
 /** Steps longer than this many -step-duration end anyway (a slow service never reaches -step-requests). */
@@ -115,7 +116,7 @@ async function runSteps(
   // Saturated by throughput at a step before: the steps past it tell a level (a queue) from a
   // fall past a peak (the USL's), and a slow step from saturation (docs/probe.md).
   let levelled: StopReason | undefined;
-  let pastLevel = 0;
+  let levelConcurrency = 0;
   for (const concurrency of concurrencies) {
     const { record, measure } = await stepAt(concurrency);
     if (record.interrupted) return finish({ kind: "interrupted" });
@@ -134,8 +135,8 @@ async function runSteps(
     const reason = rule === undefined ? undefined : saturation(steps, rule);
     if (reason !== undefined && reason.kind !== "throughput") return finish({ kind: "saturated", reason: levelled ?? reason });
     // A step past the level that grew by more than -min-growth after all: the level was a slow step.
-    if (reason === undefined || levelled === undefined) [levelled, pastLevel] = [reason, 0];
-    else if (levelDecided(steps, ++pastLevel)) break;
+    if (reason === undefined || levelled === undefined) [levelled, levelConcurrency] = [reason, concurrency];
+    else if (levelDecided(steps, levelConcurrency)) break;
   }
   if (levelled === undefined) return finish({ kind: "steps" });
   const saturated: ProbeEnd = { kind: "saturated", reason: levelled };

@@ -68,7 +68,14 @@ export async function startRetrogradeService(settings: RetrogradeSettings = RETR
  * The probe's flags for this service, the e2e test's and the results file's: steps short enough
  * for seconds, long enough for a mean, close enough to see the peak.
  */
-export const RETROGRADE_PROBE_FLAGS: readonly string[] = ["-step-duration", "500ms", "-step-requests", "100", "-steps", "1,2,4,6,8,12,16,24,32"];
+export const RETROGRADE_PROBE_FLAGS: readonly string[] = [
+  "-step-duration",
+  "500ms",
+  "-step-requests",
+  "100",
+  "-steps",
+  "1,2,4,6,8,12,16,24,32",
+];
 
 /** The USL's peak, as the probe printed it where it picked the USL, beside the measured one; undefined where it did not. */
 export function uslPickedFigures(
