@@ -32,11 +32,12 @@ const LATE_ATTEMPT_MS = 300;
 const LATE_WINDOW_MS = 200;
 const SHARDS = 3;
 /**
- * The common start's lead: enough for every process to start before it on a quiet machine (they
- * take about a second, side by side); a run in which one started late proves nothing and is run
- * again once, with the longer lead a loaded machine needs.
+ * The common start's lead: enough for every process to start before it on a quiet machine (the
+ * ten clients were ready 3.7–4.5 s after their start at load 2.7, test/README.md; under 3 s here at
+ * load 2); a run in which one started late proves nothing and is run again once, with the longer
+ * lead a loaded machine needs.
  */
-const START_LEADS_MS = [3_000, 10_000] as const;
+const START_LEADS_MS = [5_000, 10_000] as const;
 
 const COUNTED = ["attempts", "ok", "errors", "timedout", "retries", "gaveUp"] as const;
 const countsOf = (counts: Pick<Counts, (typeof COUNTED)[number]>) => Object.fromEntries(COUNTED.map((field) => [field, counts[field]]));
