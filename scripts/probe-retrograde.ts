@@ -1,8 +1,8 @@
 /**
  * Records `thundering-herd probe` against a real service whose throughput falls past a peak
  * (docs/probe.md, "A service whose throughput falls"): Debian's gunicorn serving
- * test/fixtures/retrograde/app.py, a read-modify-write of one SQLite row per request
- * (test/helpers/retrograde-service.ts), on a free loopback port. Runs the probe in this process
+ * test/fixtures/retrograde/app.py, whose every request does work for each request in flight
+ * under an flock (test/helpers/retrograde-service.ts), on a free loopback port. Runs the probe in this process
  * with -out, stops gunicorn by its process group, and writes the steps, the fits, the pick, the
  * USL's peak beside the measured one, the scenario and how it was recorded (commit, machine, load)
  * to docs/probe-retrograde.json.
@@ -18,7 +18,12 @@ import { FAMILY_NOISE_FLOOR } from "../src/probe/fit/fit-models.ts";
 import { probeOutput } from "../src/probe/from/probe-output.ts";
 import { measuredPeak } from "../src/probe/fit/usl.ts";
 import { provenance } from "../src/runtime/provenance.ts";
-import { RETROGRADE_PROBE_FLAGS, RETROGRADE_SETTINGS, startRetrogradeService } from "../test/helpers/retrograde-service.ts";
+import {
+  RETROGRADE_PROBE_FLAGS,
+  RETROGRADE_SETTINGS,
+  startRetrogradeService,
+  uslPickedFigures,
+} from "../test/helpers/retrograde-service.ts";
 
 const FILE = "docs/probe-retrograde.json";
 /** The issue's tolerance on the USL's peak against the measured one. */
@@ -42,7 +47,8 @@ try {
   // The USL's peak, printed whichever curve was picked, beside the measured one (usl.ts measuredPeak).
   const fittedPeak = Number(/peak at ([\d.]+) users/.exec(lines.find((line) => line.startsWith("USL (Gunther)")) ?? "")?.[1]);
   const measured = measuredPeak(steps);
-  const off = fittedPeak / measured.concurrency - 1;
+  // As the probe printed it where it picked the USL (from the unrounded peaks), else from the printed peak.
+  const off = uslPickedFigures(lines)?.off ?? fittedPeak / measured.concurrency - 1;
   const scenario = readFileSync(scenarioFile, "utf8");
   const summary = {
     provenance: { ...recordedAt, loadAverage: [Number(loadBefore.toFixed(2)), Number(loadavg()[0]!.toFixed(2))] },

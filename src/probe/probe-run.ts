@@ -123,8 +123,9 @@ async function runSteps(
     // A limit that cuts the step past saturation leaves the saturation found: that step is only a look further.
     if (budget.exhausted !== undefined)
       return finish(levelled === undefined ? { kind: budget.exhausted } : { kind: "saturated", reason: levelled });
+    // The rate limit reached past the level leaves the saturation found, as the other limits do.
     if (measure !== undefined && budget.rateBound && measure.throughputPerSec >= 0.9 * budget.ceilingPerSec)
-      return finish({ kind: "rate" });
+      return finish(levelled === undefined ? { kind: "rate" } : { kind: "saturated", reason: levelled });
     // No measuring window (every answer failed, or none came): past saturation by any account.
     if (measure === undefined && rule !== undefined) {
       return finish({
@@ -220,9 +221,9 @@ async function remeasureDips(steps: StepMeasure[], extra: ExtraStep, remeasured:
     const index = steps.findIndex((step) => step.concurrency === concurrency);
     const [old] = steps.splice(index, 1);
     const end = await extra(concurrency);
-    if (end === undefined) continue;
+    // No new step (cut short, or no answer at all): the old one stands, as printed.
     if (!steps.some((step) => step.concurrency === concurrency)) steps.push(old!);
-    return end;
+    if (end !== undefined) return end;
   }
   return undefined;
 }

@@ -82,8 +82,8 @@ export function uslPickedFigures(
   stdout: readonly string[],
 ): { readonly fittedPeakConcurrency: number; readonly measuredPeakConcurrency: number; readonly off: number } | undefined {
   const line = stdout.find((candidate) => candidate.startsWith("USL picked: "));
-  const match = /peak at ([\d.]+) users fitted, ([\d.]+) measured/.exec(line ?? "");
+  // The offset as printed, from the unrounded peaks (the peaks' three figures would round it).
+  const match = /peak at ([\d.]+) users fitted, ([\d.]+) measured \(.*?\) \(([-+][\d.]+) %\); /.exec(line ?? "");
   if (match === null) return undefined;
-  const [fitted, measured] = [Number(match[1]), Number(match[2])];
-  return { fittedPeakConcurrency: fitted, measuredPeakConcurrency: measured, off: fitted / measured - 1 };
+  return { fittedPeakConcurrency: Number(match[1]), measuredPeakConcurrency: Number(match[2]), off: Number(match[3]) / 100 };
 }

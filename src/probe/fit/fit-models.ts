@@ -93,9 +93,12 @@ export function fitModels(steps: readonly StepMeasure[]): FitResult {
 }
 
 /**
- * Of the two curves that fall, the USL, unless the exponential model's error is below its own by
- * more than the floor between families: on a real retrograde service the two differ by less from
- * run to run (docs/probe.md), on ./server's own exponential curve by more.
+ * Of the two curves that fall, the USL, unless the exponential model's root mean square error is
+ * below its own by more than the floor (in points: 5 % against 4.9 % is a tie). On the real
+ * retrograde service the two differ by less than that from run to run, and so do they on
+ * ./server's exponential curve probed on the real clock, which is then taken for the USL; on the
+ * virtual clock (no noise) the exponential fits it exactly and the USL by more than the floor off
+ * (docs/probe.md, "Out of sample").
  */
 function fallingPick(usl: ModelFit, exponential: ModelFit): ModelFit {
   return Math.sqrt(usl.meanSquare) - Math.sqrt(exponential.meanSquare) > FAMILY_NOISE_FLOOR ? exponential : usl;

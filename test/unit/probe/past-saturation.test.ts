@@ -5,7 +5,7 @@ import { dips, stepsAroundPeak } from "../../../src/probe/probe-run.ts";
 import { SERVER_CURVE_CASES, serverSteps, SHORT_STEP_LIMITS } from "../../helpers/server-steps.ts";
 
 /*
- * The probe goes one step past saturation (docs/probe.md, "Stops at saturation"): a queue's
+ * The probe goes past saturation to twice the level's users (docs/probe.md, "Stops at saturation"): a queue's
  * throughput stays level there, a retrograde service's falls. The real ./server's curves on the
  * virtual clock (test/helpers/server-steps.ts), with the probe's own rule: the steps repeat exactly.
  */
