@@ -3,7 +3,7 @@ import { occClientMain } from "./occ-main.ts";
 import { formatDuration } from "../cli/duration.ts";
 import { formatListenAddress } from "../cli/listen-address.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import type { Timer } from "../clock/clock.ts";
+import type { Clock, Timer } from "../clock/clock.ts";
 import { realClock } from "../clock/real-clock.ts";
 import { addCounts, addSummarized, mergeWindowReports } from "../model/window-merge.ts";
 import { behindReason, worstDelay } from "../model/client-behind.ts";
@@ -13,7 +13,7 @@ import type { WindowReport } from "../model/window-stats.ts";
 import { serveMetrics } from "../runtime/metrics-endpoint.ts";
 import { readFdLimit } from "../runtime/fd-usage.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
-import { type HerdShare, localShare, type ShareWindow } from "./herd-share.ts";
+import { type HerdShare, localShare, type ShareFinal, type ShareWindow } from "./herd-share.ts";
 import { workerShare } from "./herd-worker.ts";
 import { type ClientMetrics, clientMetrics } from "./metrics.ts";
 import {
@@ -150,33 +150,10 @@ async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<voi
   io.stderr.write(`${startLine(options, describeShare(options, range, threads), seed)}\n`);
 
   const clock = realClock;
-  let stopping = false;
-  let stopRequest: ((reason: string) => void) | undefined;
-  const earlyStop = new Promise<string>((resolve) => (stopRequest = resolve));
-  // A second signal while stopping ends the process at once, as Ctrl-C twice does elsewhere.
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) process.exit(signal === "SIGINT" ? 130 : 143);
-    stopRequest?.(signal);
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-
+  const signals = listenForStopSignals();
   // The metrics read the local share's load, which is made with their observer: filled in below.
-  // -metrics-listen runs in one thread only (a usage error with -workers above 1).
-  const made: { share?: ReturnType<typeof localShare> | undefined } = {};
-  const metrics =
-    options.metricsListen === undefined
-      ? undefined
-      : clientMetrics({
-          users: options.arrivals.kind === "open" ? undefined : range.users,
-          budget: options.retry.fleet?.budget?.kind === "grpc" ? options.retry.fleet.budget.budget : undefined,
-          inFlight: () => made.share?.load.inFlight ?? 0,
-          instances: () => made.share?.load.instances,
-        });
-  // Listen before the load starts: a port in use ends the program before any request.
-  const metricsEndpoint = metrics === undefined ? undefined : await serveMetrics(options.metricsListen!, metrics.registry);
-  if (metricsEndpoint !== undefined) io.stderr.write(`client: metrics on http://${formatListenAddress(metricsEndpoint.address)}/metrics\n`);
-
+  const made: MadeShare = {};
+  const metrics = await listenForMetrics(options, range, made, io);
   const { shares, local } = await startShares(parsed.values, options, range, seed, threads, metrics);
   made.share = local;
   // A failure to close is a bug: it surfaces (one line, exit 1) instead of a quiet exit 0.
@@ -186,47 +163,253 @@ async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<voi
   };
 
   // -start-at: wait for the instant, then anchor the window grid there.
-  const waitMs = options.startAtEpochMs === undefined ? 0 : options.startAtEpochMs - Date.now();
+  const waitMs = msUntilStartAt(options);
   if (waitMs > 0) {
-    io.stderr.write(`client: starting at ${new Date(options.startAtEpochMs!).toISOString()}, in ${formatDuration(Math.round(waitMs))}\n`);
-    let wake: NodeJS.Timeout | undefined;
-    const reason = await Promise.race([
-      earlyStop,
-      new Promise<undefined>((resolve) => (wake = setTimeout(() => resolve(undefined), waitMs))),
-    ]);
-    clearTimeout(wake);
-    if (reason !== undefined) {
+    const stoppedBy = await waitForStartAt(options, waitMs, signals.requested, io);
+    if (stoppedBy !== undefined) {
       io.stdout.write(
-        options.json ? `${JSON.stringify(clientNotStartedLine(reason))}\n` : `summary: stopped by ${reason} before the start\n`,
+        options.json ? `${JSON.stringify(clientNotStartedLine(stoppedBy))}\n` : `summary: stopped by ${stoppedBy} before the start\n`,
       );
       await exitAfterClose();
       return;
     }
   }
+  const grid = windowGrid(options, waitMs, clock);
+  for (const share of shares) share.start(grid.stopAtEpochMs);
+  const load = { users: range.users, threads, fdLimit };
+  runWindows({ io, options, shares, clock, grid, shardLabel, load, signals, exitAfterClose });
+}
+
+/** A stop asked by a signal, and whether the run is stopping already. */
+interface StopSignals {
+  /** The name of the first signal. */
+  readonly requested: Promise<string>;
+  stopping: boolean;
+}
+
+/** SIGINT and SIGTERM ask the run to stop; a second signal while stopping ends the process at once, as Ctrl-C twice does elsewhere. */
+function listenForStopSignals(): StopSignals {
+  let stopRequest: ((reason: string) => void) | undefined;
+  const signals: StopSignals = { requested: new Promise<string>((resolve) => (stopRequest = resolve)), stopping: false };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signals.stopping) process.exit(signal === "SIGINT" ? 130 : 143);
+    stopRequest?.(signal);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return signals;
+}
+
+/** The share in this thread, once made (-metrics-listen's counters read its load). */
+interface MadeShare {
+  share?: ReturnType<typeof localShare> | undefined;
+}
+
+/**
+ * -metrics-listen: the client's series, listening before the load starts, so that a port in use
+ * ends the program before any request. They read the load of `made`'s share, made later with
+ * their observer; -metrics-listen runs in one thread only (a usage error with -workers above 1).
+ */
+async function listenForMetrics(
+  options: ClientOptions,
+  range: UserRange,
+  made: MadeShare,
+  io: ProgramIo,
+): Promise<ClientMetrics | undefined> {
+  if (options.metricsListen === undefined) return undefined;
+  const metrics = clientMetrics({
+    users: options.arrivals.kind === "open" ? undefined : range.users,
+    budget: options.retry.fleet?.budget?.kind === "grpc" ? options.retry.fleet.budget.budget : undefined,
+    inFlight: () => made.share?.load.inFlight ?? 0,
+    instances: () => made.share?.load.instances,
+  });
+  const endpoint = await serveMetrics(options.metricsListen, metrics.registry);
+  io.stderr.write(`client: metrics on http://${formatListenAddress(endpoint.address)}/metrics\n`);
+  return metrics;
+}
+
+/** -start-at: how long until the instant (0 or less: none, or passed). */
+function msUntilStartAt(options: ClientOptions): number {
+  return options.startAtEpochMs === undefined ? 0 : options.startAtEpochMs - Date.now();
+}
+
+/** Waits `waitMs` for -start-at's instant; a signal before it ends the wait, its name returned. */
+async function waitForStartAt(
+  options: ClientOptions,
+  waitMs: number,
+  earlyStop: Promise<string>,
+  io: ProgramIo,
+): Promise<string | undefined> {
+  io.stderr.write(`client: starting at ${new Date(options.startAtEpochMs!).toISOString()}, in ${formatDuration(Math.round(waitMs))}\n`);
+  let wake: NodeJS.Timeout | undefined;
+  const reason = await Promise.race([
+    earlyStop,
+    new Promise<undefined>((resolve) => (wake = setTimeout(() => resolve(undefined), waitMs))),
+  ]);
+  clearTimeout(wake);
+  return reason;
+}
+
+/**
+ * The window grid: points every interval from the anchor (-start-at, or now). Grid arithmetic
+ * is done in ms since the anchor, where the points and a -duration that waited for -start-at
+ * are exact integers, so every shard labels its windows alike.
+ */
+interface WindowGrid {
+  /** When the run started, on the clock. */
+  readonly runStartMs: number;
+  readonly anchorEpochMs: number;
+  /** The anchor on the clock. */
+  readonly anchorMs: number;
+  readonly interval: number;
+  /** When the run stops, in ms since the anchor (Infinity without -duration). */
+  readonly stopOffsetMs: number;
+  readonly stopAtEpochMs: number | undefined;
+}
+
+/** The grid of a run starting now, after waiting `waitMs` for -start-at (0: no wait). */
+function windowGrid(options: ClientOptions, waitMs: number, clock: Clock): WindowGrid {
   const runStartMs = clock.now();
   const runStartEpochMs = Date.now();
-  // The window grid: points every interval from the anchor (-start-at, or now). Grid
-  // arithmetic is done in ms since the anchor, where the points and a -duration that waited
-  // for -start-at are exact integers, so every shard labels its windows alike.
   const anchorEpochMs = options.startAtEpochMs ?? runStartEpochMs;
   const anchorMs = runStartMs - (runStartEpochMs - anchorEpochMs);
-  const interval = options.intervalMs;
   // A run that waited for -start-at began at that instant; its -duration counts from there.
   const startOffsetMs = waitMs > 0 || options.startAtEpochMs === undefined ? 0 : runStartMs - anchorMs;
   const stopOffsetMs = options.durationMs > 0 ? startOffsetMs + options.durationMs : Infinity;
-  const gridEpoch = (slot: number) => anchorEpochMs + slot * interval;
   const stopAtEpochMs = Number.isFinite(stopOffsetMs) ? anchorEpochMs + stopOffsetMs : undefined;
-  const windowWaitMs = Math.max(interval, WINDOW_WAIT_MS);
-  for (const share of shares) share.start(stopAtEpochMs);
+  return { runStartMs, anchorEpochMs, anchorMs, interval: options.intervalMs, stopOffsetMs, stopAtEpochMs };
+}
 
-  // Windows are emitted in order, each once every share has answered, or the end of the run
-  // has waited FINISH_WAIT_MS for it: a thread whose loop is blocked must not hold the end.
+/** The epoch instant of a grid point. */
+function gridEpoch(grid: WindowGrid, slot: number): number {
+  return grid.anchorEpochMs + slot * grid.interval;
+}
+
+/** What a run's windows and its summary share. */
+interface ClientRun {
+  readonly io: ProgramIo;
+  readonly options: ClientOptions;
+  readonly shares: readonly HerdShare[];
+  readonly clock: Clock;
+  readonly grid: WindowGrid;
+  readonly shardLabel: string | undefined;
+  /** This process's load, for the warning when the client falls behind. */
+  readonly load: { readonly users: number; readonly threads: number; readonly fdLimit: number | undefined };
+  readonly signals: StopSignals;
+  /** Closes the shares' connections and exits. */
+  readonly exitAfterClose: () => Promise<void>;
+}
+
+/**
+ * Closes a window at each grid point until -duration or a signal, then the last one and the
+ * summary. The end of the run waits FINISH_WAIT_MS at most for the shares' last answers: a
+ * thread whose loop is blocked must not hold the end.
+ */
+function runWindows(run: ClientRun): void {
+  const { clock, grid, shares } = run;
   let giveUpWaiting: (value: undefined) => void = () => {};
   const gaveUpWaiting = new Promise<undefined>((resolve) => (giveUpWaiting = resolve));
   const answer = <T>(promise: Promise<T>): Promise<T | undefined> => Promise.race([promise, gaveUpWaiting]);
+  const printer = windowPrinter(run);
+  const windowWaitMs = windowWait(grid);
+
+  let windowTimer: Timer | undefined;
+  const armNext = (now: number) => {
+    const slot = Math.max(1, Math.floor((now - grid.anchorMs) / grid.interval) + 1);
+    windowTimer =
+      grid.stopOffsetMs <= slot * grid.interval
+        ? clock.schedule(grid.anchorMs + grid.stopOffsetMs - now, () => void stop("duration"))
+        : clock.schedule(grid.anchorMs + slot * grid.interval - now, function closeWindow() {
+            const closedAt = clock.now();
+            // Never early, so the grid point just passed is the window's slot (a late wake
+            // after a stopped process ends at the last one passed).
+            const closedSlot = Math.max(slot, Math.floor((closedAt - grid.anchorMs) / grid.interval));
+            const replies = shares.map((share) => answer(share.closeWindow()));
+            printer.emit(closedAt, gridEpoch(grid, closedSlot), false, printer.withinWait(replies, windowWaitMs));
+            armNext(closedAt);
+          });
+  };
+  armNext(grid.runStartMs);
+
+  const stop = async (reason: string) => {
+    if (run.signals.stopping) return;
+    run.signals.stopping = true;
+    if (windowTimer !== undefined) clock.cancel(windowTimer);
+    const now = clock.now();
+    setTimeout(() => giveUpWaiting(undefined), FINISH_WAIT_MS).unref();
+    const finals = Promise.all(shares.map((share) => answer(share.finish())));
+    // A run stopped by -duration ends at its nominal instant: on a grid point it closes a
+    // whole window; elsewhere, and on a signal, a partial one in the slot it ends in.
+    const endOffsetMs = reason === "duration" ? grid.stopOffsetMs : now - grid.anchorMs;
+    printer.emit(
+      now,
+      gridEpoch(grid, Math.ceil(endOffsetMs / grid.interval)),
+      reason !== "duration" || endOffsetMs % grid.interval !== 0,
+      finals.then((all) => all.map((final) => final?.window)),
+    );
+    const answered = await finals;
+    await printer.printed();
+    run.io.stdout.write(summaryText(run, printer, answered, reason, now));
+    // The summary is out: the run is over. Closing the connections of a large herd can take
+    // longer than the run's end may wait; what is left is closed by the exit.
+    await Promise.race([run.exitAfterClose(), new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS))]);
+    process.exit(0);
+  };
+  void run.signals.requested.then((reason) => stop(reason));
+}
+
+/** How long a window waits for the shares' counts: WINDOW_WAIT_MS, or an interval if longer. */
+function windowWait(grid: WindowGrid): number {
+  return Math.max(grid.interval, WINDOW_WAIT_MS);
+}
+
+/** The summary line: every share's totals; without them (a share that did not answer), the windows printed. */
+function summaryText(
+  run: ClientRun,
+  printer: WindowPrinter,
+  answered: readonly (ShareFinal | undefined)[],
+  reason: string,
+  now: number,
+): string {
+  const runStartMs = run.grid.runStartMs;
+  const { report: totals, openLoop } = answered.every((final) => final !== undefined)
+    ? mergeShares(
+        answered.map((final) => final!.totals),
+        runStartMs,
+        now,
+      )
+    : { report: mergeWindowReports(printer.reports, { startMs: runStartMs, endMs: now }), openLoop: undefined };
+  const behindWindows = printer.behindWindows();
+  return run.options.json
+    ? `${JSON.stringify(clientSummaryLine(totals, reason, Date.now(), run.shardLabel, behindWindows, openLoop))}\n`
+    : `${formatClientSummary(totals, behindWindows)}${openLoop === undefined ? "" : openLoopSuffix(openLoop)}\n`;
+}
+
+/** What a window's shares answered: a window, LATE (kept for the next window), or undefined (no answer by the end of the run). */
+type WindowAnswers = Promise<(ShareWindow | typeof LATE | undefined)[]>;
+
+/** Prints the windows in order, each once its answers are in; counts that came late join the next window. */
+interface WindowPrinter {
+  /** Queues the window that ends at `endMs`, on the grid point `gridEpochMs`; `partial` for a last window shorter than an interval. */
+  emit(endMs: number, gridEpochMs: number, partial: boolean, collect: WindowAnswers): void;
+  /** A window's answers, each waited for `waitMs` at most; a late one is kept for the next window. */
+  withinWait(replies: readonly Promise<ShareWindow | undefined>[], waitMs: number): WindowAnswers;
+  /** Once every window queued so far is printed. */
+  printed(): Promise<void>;
+  /** Every window's merged report, printed or not, for a summary without a share's totals. */
+  readonly reports: readonly WindowReport[];
+  /** How many windows printed were marked behind. */
+  behindWindows(): number;
+}
+
+function windowPrinter(run: ClientRun): WindowPrinter {
+  const { io, shares } = run;
   /** Per share, counts that came after their window had been printed, for the next window. */
   const lateAnswers: ShareWindow[][] = shares.map(() => []);
-  /** A window's answers, each waited for `waitMs` at most; a late one is kept for the next window. */
+  const reports: WindowReport[] = [];
+  let printing = Promise.resolve();
+  let windowStartMs = run.grid.runStartMs;
+  let behindWindows = 0;
   const withinWait = (replies: readonly Promise<ShareWindow | undefined>[], waitMs: number) => {
     let expire: () => void = () => {};
     const expired = new Promise<typeof LATE>((resolve) => (expire = () => resolve(LATE)));
@@ -241,17 +424,7 @@ async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<voi
       }),
     ).finally(() => clearTimeout(timer));
   };
-  /** Every window's merged report, printed or not, for a summary without a share's totals. */
-  const reports: WindowReport[] = [];
-  let printing = Promise.resolve();
-  let windowStartMs = runStartMs;
-  let behindWindows = 0;
-  const emitWindow = (
-    endMs: number,
-    gridEpochMs: number,
-    partial: boolean,
-    collect: Promise<(ShareWindow | typeof LATE | undefined)[]>,
-  ) => {
+  const emit = (endMs: number, gridEpochMs: number, partial: boolean, collect: WindowAnswers) => {
     const startMs = windowStartMs;
     windowStartMs = endMs;
     printing = printing.then(async () => {
@@ -262,91 +435,45 @@ async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<voi
       const current = answers.map((answer) => (answer === LATE ? undefined : answer));
       const merged = mergeShares([...current, ...carried], startMs, endMs);
       const { report, inFlight, openLoop, eventLoopDelay } = merged;
-      const missing = merged.missing - late;
       reports.push(report);
       if (partial && endMs - startMs < MIN_FINAL_WINDOW_MS) return;
-      const epochMs = Math.round(anchorEpochMs + (endMs - anchorMs));
-      const reasons = [
-        behindReason({ lateness: report.lateness, eventLoopDelay, notSent: report.counts.notSent }, options.behindThresholdMs),
-        missing > 0
-          ? `${missing} of ${shares.length} worker threads did not answer by the end of the run: their counts are missing`
-          : undefined,
-        late > 0
-          ? `${late} of ${shares.length} worker threads did not answer within ${formatDuration(windowWaitMs)}: their counts come in a later window`
-          : undefined,
-        carried.length > 0
-          ? `counts of worker threads that answered late for ${carried.length} earlier window(s) are in this one`
-          : undefined,
-      ].filter((reason) => reason !== undefined);
-      const behind = reasons.length === 0 ? undefined : reasons.join("; ");
+      const epochMs = Math.round(run.grid.anchorEpochMs + (endMs - run.grid.anchorMs));
+      const behind = behindReasons(run, merged, { missing: merged.missing - late, late, carried: carried.length });
       const self = { eventLoopDelay, behind };
-      const line = options.json
-        ? JSON.stringify(clientWindowLine(report, inFlight, epochMs, { gridEpochMs, shard: shardLabel, partial }, self, openLoop))
+      const line = run.options.json
+        ? JSON.stringify(clientWindowLine(report, inFlight, epochMs, { gridEpochMs, shard: run.shardLabel, partial }, self, openLoop))
         : formatClientLine(report, inFlight, self) + (openLoop === undefined ? "" : openLoopSuffix(openLoop));
       io.stdout.write(`${line}\n`);
       if (behind !== undefined) {
         behindWindows++;
-        const load = { users: range.users, threads, notSent: report.counts.notSent, fdLimit };
-        io.stderr.write(`${behindWarning(behind, new Date(epochMs), load)}\n`);
+        io.stderr.write(`${behindWarning(behind, new Date(epochMs), { ...run.load, notSent: report.counts.notSent })}\n`);
       }
     });
   };
+  return { emit, withinWait, printed: () => printing, reports, behindWindows: () => behindWindows };
+}
 
-  let windowTimer: Timer | undefined;
-  const armNext = (now: number) => {
-    const slot = Math.max(1, Math.floor((now - anchorMs) / interval) + 1);
-    windowTimer =
-      stopOffsetMs <= slot * interval
-        ? clock.schedule(anchorMs + stopOffsetMs - now, () => void stop("duration"))
-        : clock.schedule(anchorMs + slot * interval - now, function closeWindow() {
-            const closedAt = clock.now();
-            // Never early, so the grid point just passed is the window's slot (a late wake
-            // after a stopped process ends at the last one passed).
-            const closedSlot = Math.max(slot, Math.floor((closedAt - anchorMs) / interval));
-            const replies = shares.map((share) => answer(share.closeWindow()));
-            emitWindow(closedAt, gridEpoch(closedSlot), false, withinWait(replies, windowWaitMs));
-            armNext(closedAt);
-          });
-  };
-  armNext(runStartMs);
-
-  const stop = async (reason: string) => {
-    if (stopping) return;
-    stopping = true;
-    if (windowTimer !== undefined) clock.cancel(windowTimer);
-    const now = clock.now();
-    setTimeout(() => giveUpWaiting(undefined), FINISH_WAIT_MS).unref();
-    const finals = Promise.all(shares.map((share) => answer(share.finish())));
-    // A run stopped by -duration ends at its nominal instant: on a grid point it closes a
-    // whole window; elsewhere, and on a signal, a partial one in the slot it ends in.
-    const endOffsetMs = reason === "duration" ? stopOffsetMs : now - anchorMs;
-    emitWindow(
-      now,
-      gridEpoch(Math.ceil(endOffsetMs / interval)),
-      reason !== "duration" || endOffsetMs % interval !== 0,
-      finals.then((all) => all.map((final) => final?.window)),
-    );
-    const answered = await finals;
-    await printing;
-    // Every share's totals; without them (a share that did not answer), the windows printed.
-    const { report: totals, openLoop } = answered.every((final) => final !== undefined)
-      ? mergeShares(
-          answered.map((final) => final!.totals),
-          runStartMs,
-          now,
-        )
-      : { report: mergeWindowReports(reports, { startMs: runStartMs, endMs: now }), openLoop: undefined };
-    io.stdout.write(
-      options.json
-        ? `${JSON.stringify(clientSummaryLine(totals, reason, Date.now(), shardLabel, behindWindows, openLoop))}\n`
-        : `${formatClientSummary(totals, behindWindows)}${openLoop === undefined ? "" : openLoopSuffix(openLoop)}\n`,
-    );
-    // The summary is out: the run is over. Closing the connections of a large herd can take
-    // longer than the run's end may wait; what is left is closed by the exit.
-    await Promise.race([exitAfterClose(), new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS))]);
-    process.exit(0);
-  };
-  void earlyStop.then((reason) => stop(reason));
+/**
+ * Why a window is marked behind, or undefined: the client's own lateness, and the worker
+ * threads that missed the end of the run (`missing`), the window's wait (`late`), or an earlier
+ * window's wait (`carried`: how many earlier windows' counts are in this one).
+ */
+function behindReasons(
+  run: ClientRun,
+  { report, eventLoopDelay }: ReturnType<typeof mergeShares>,
+  threads: { readonly missing: number; readonly late: number; readonly carried: number },
+): string | undefined {
+  const { missing, late, carried } = threads;
+  const shares = run.shares.length;
+  const reasons = [
+    behindReason({ lateness: report.lateness, eventLoopDelay, notSent: report.counts.notSent }, run.options.behindThresholdMs),
+    missing > 0 ? `${missing} of ${shares} worker threads did not answer by the end of the run: their counts are missing` : undefined,
+    late > 0
+      ? `${late} of ${shares} worker threads did not answer within ${formatDuration(windowWait(run.grid))}: their counts come in a later window`
+      : undefined,
+    carried > 0 ? `counts of worker threads that answered late for ${carried} earlier window(s) are in this one` : undefined,
+  ].filter((reason) => reason !== undefined);
+  return reasons.length === 0 ? undefined : reasons.join("; ");
 }
 
 /** The client's first line: its load, timeout, strategy, seed and target (credentials hidden). */
