@@ -40,13 +40,58 @@ export function serverMetrics(
   activeFaults: () => readonly ActiveFault[] | undefined = () => undefined,
 ): ServerMetrics {
   const registry = new Registry();
-  // Counters mirror the queue's totals: each scrape adds what was counted since the last one.
+  const mirror = totalsMirror();
+  requestCounters(registry, queue, mirror);
+  serviceGauges(registry, queue, limit);
+  if (queue.snapshot().threads !== undefined) threadPoolGauges(registry, queue);
+  if (queue.snapshot().upstream !== undefined) upstreamMetrics(registry, queue, mirror);
+  if (activeFaults() !== undefined) faultGauge(registry, activeFaults);
+  readGauge(registry, "open_connections", "Client connections open now", openConnections);
+  const latency = new Histogram({
+    name: name("request_duration_seconds"),
+    help: "Time in service of the requests answered (served), seconds",
+    buckets: LATENCY_BUCKETS_SECONDS,
+    registers: [registry],
+  });
+  return { registry, observeServed: (seconds) => latency.observe(seconds) };
+}
+
+/** Counters mirror the queue's totals: each scrape adds what was counted since the last one. */
+function totalsMirror(): Mirror {
   const exported = new Map<string, number>();
-  const mirror: Mirror = (counter, key, total, labels = {}) => {
+  return (counter, key, total, labels = {}) => {
     const delta = total - (exported.get(key) ?? 0);
     if (delta > 0) counter.inc(labels, delta);
     exported.set(key, total);
   };
+}
+
+/** A counter that mirrors the total `read` returns at each scrape, under `key`. */
+function mirroredCounter(registry: Registry, mirror: Mirror, suffix: string, help: string, key: string, read: () => number): void {
+  new Counter({
+    name: name(suffix),
+    help,
+    registers: [registry],
+    collect() {
+      mirror(this, key, read());
+    },
+  });
+}
+
+/** A gauge set to what `read` returns at each scrape. */
+function readGauge(registry: Registry, suffix: string, help: string, read: () => number): void {
+  new Gauge({
+    name: name(suffix),
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
+    },
+  });
+}
+
+/** Requests by how they left the service queue, those admitted, and those answered 500 on purpose. */
+function requestCounters(registry: Registry, queue: ServerModel, mirror: Mirror): void {
   const requests = new Counter({
     name: name("requests_total"),
     help:
@@ -61,107 +106,60 @@ export function serverMetrics(
   });
   // Zero rather than absent before the first of each, so that rate() works from the start.
   for (const outcome of OUTCOMES) requests.inc({ outcome }, 0);
-  new Counter({
-    name: name("admitted_total"),
-    help: "Requests taken into service",
-    registers: [registry],
-    collect() {
-      mirror(this, "admitted", queue.snapshot().admitted);
-    },
-  });
-  new Counter({
-    name: name("errors_injected_total"),
-    help: "Of the requests served, those answered 500 on purpose (-error-rate)",
-    registers: [registry],
-    collect() {
-      mirror(this, "errorsInjected", queue.snapshot().errorsInjected);
-    },
-  });
-  new Gauge({
-    name: name("abandoned_in_service"),
-    help: "Requests in service now for a client that has gone away: work done for nobody",
-    registers: [registry],
-    collect() {
-      this.set(queue.snapshot().abandonedInService);
-    },
-  });
-  new Gauge({
-    name: name("requests_in_service"),
-    help: "Requests in service now (the concurrency of the report line)",
-    registers: [registry],
-    collect() {
-      this.set(queue.concurrency);
-    },
-  });
-  new Gauge({
-    name: name("modelled_delay_seconds"),
-    help: "The delay the latency model gives the requests in service now (+Inf once it outgrows every number)",
-    registers: [registry],
-    collect() {
-      this.set(queue.lastDelayMs / 1000);
-    },
-  });
+  mirroredCounter(registry, mirror, "admitted_total", "Requests taken into service", "admitted", () => queue.snapshot().admitted);
+  mirroredCounter(
+    registry,
+    mirror,
+    "errors_injected_total",
+    "Of the requests served, those answered 500 on purpose (-error-rate)",
+    "errorsInjected",
+    () => queue.snapshot().errorsInjected,
+  );
+}
+
+/** What is in service now, the delay the model gives it, and the concurrency limit. */
+function serviceGauges(registry: Registry, queue: ServerModel, limit: number): void {
+  readGauge(
+    registry,
+    "abandoned_in_service",
+    "Requests in service now for a client that has gone away: work done for nobody",
+    () => queue.snapshot().abandonedInService,
+  );
+  readGauge(registry, "requests_in_service", "Requests in service now (the concurrency of the report line)", () => queue.concurrency);
+  readGauge(
+    registry,
+    "modelled_delay_seconds",
+    "The delay the latency model gives the requests in service now (+Inf once it outgrows every number)",
+    () => queue.lastDelayMs / 1000,
+  );
   new Gauge({
     name: name("concurrency_limit"),
     help: "Requests in service before the delay starts to grow (-limit)",
     registers: [registry],
   }).set(limit);
-  if (queue.snapshot().threads !== undefined) {
-    new Gauge({
-      name: name("queue_length"),
-      help: "Queue model: requests waiting for a thread now",
-      registers: [registry],
-      collect() {
-        this.set(queue.snapshot().queueLength ?? 0);
-      },
-    });
-    new Gauge({
-      name: name("threads_busy"),
-      help: "Queue model: threads serving a request now",
-      registers: [registry],
-      collect() {
-        this.set(queue.snapshot().threadsBusy ?? 0);
-      },
-    });
-    new Gauge({
-      name: name("threads"),
-      help: "Queue model: threads in the pool (-threads)",
-      registers: [registry],
-      collect() {
-        this.set(queue.snapshot().threads ?? 0);
-      },
-    });
-  }
-  if (queue.snapshot().upstream !== undefined) upstreamMetrics(registry, queue, mirror);
-  if (activeFaults() !== undefined) {
-    new Gauge({
-      name: name("fault_factor"),
-      help: "Fault control (-admin-listen): the factor of each kind on now (capacity, slow: 1 when off; errors: the share answered 500, 0 when off)",
-      labelNames: ["kind"],
-      registers: [registry],
-      collect() {
-        const conditions = conditionsOfActive(activeFaults() ?? []);
-        for (const definition of FAULT_KIND_DEFINITIONS) {
-          if (definition.condition !== undefined) this.set({ kind: definition.name }, definition.condition.read(conditions));
-        }
-      },
-    });
-  }
+}
+
+/** The queue model's: its queue and threads now. */
+function threadPoolGauges(registry: Registry, queue: ServerModel): void {
+  readGauge(registry, "queue_length", "Queue model: requests waiting for a thread now", () => queue.snapshot().queueLength ?? 0);
+  readGauge(registry, "threads_busy", "Queue model: threads serving a request now", () => queue.snapshot().threadsBusy ?? 0);
+  readGauge(registry, "threads", "Queue model: threads in the pool (-threads)", () => queue.snapshot().threads ?? 0);
+}
+
+/** The fault control's (-admin-listen): the factor of each fault kind on now. */
+function faultGauge(registry: Registry, activeFaults: () => readonly ActiveFault[] | undefined): void {
   new Gauge({
-    name: name("open_connections"),
-    help: "Client connections open now",
+    name: name("fault_factor"),
+    help: "Fault control (-admin-listen): the factor of each kind on now (capacity, slow: 1 when off; errors: the share answered 500, 0 when off)",
+    labelNames: ["kind"],
     registers: [registry],
     collect() {
-      this.set(openConnections());
+      const conditions = conditionsOfActive(activeFaults() ?? []);
+      for (const definition of FAULT_KIND_DEFINITIONS) {
+        if (definition.condition !== undefined) this.set({ kind: definition.name }, definition.condition.read(conditions));
+      }
     },
   });
-  const latency = new Histogram({
-    name: name("request_duration_seconds"),
-    help: "Time in service of the requests answered (served), seconds",
-    buckets: LATENCY_BUCKETS_SECONDS,
-    registers: [registry],
-  });
-  return { registry, observeServed: (seconds) => latency.observe(seconds) };
 }
 
 /** A middle tier's (-upstream) series: its calls to the tier below, read from the model's snapshot as the line prints them. */
@@ -187,22 +185,6 @@ function upstreamMetrics(registry: Registry, queue: ServerModel, mirror: Mirror)
     ["upstream_refused_total", "Middle tier: attempts its own throttle or open breaker refused (never sent)", "refused"],
     ["upstream_failures_total", "Middle tier: calls upstream that failed for good, answered 502", "failures"],
   ] as const;
-  for (const [suffix, help, key] of counters) {
-    new Counter({
-      name: name(suffix),
-      help,
-      registers: [registry],
-      collect() {
-        mirror(this, `upstream-${key}`, upstream()[key]);
-      },
-    });
-  }
-  new Gauge({
-    name: name("upstream_in_flight"),
-    help: "Middle tier: calls upstream in flight now, each holding a thread",
-    registers: [registry],
-    collect() {
-      this.set(upstream().inFlight);
-    },
-  });
+  for (const [suffix, help, key] of counters) mirroredCounter(registry, mirror, suffix, help, `upstream-${key}`, () => upstream()[key]);
+  readGauge(registry, "upstream_in_flight", "Middle tier: calls upstream in flight now, each holding a thread", () => upstream().inFlight);
 }

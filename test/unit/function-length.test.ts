@@ -76,6 +76,5 @@ const NOT_YET_SPLIT: Readonly<Record<string, number>> = {
   "client/metrics.ts: clientMetrics": 97,
   "report/report.ts: chartSpec": 89,
   "server/http-server.ts: startHttpServer": 109,
-  "server/metrics.ts: serverMetrics": 130,
   "sim/simulate.ts: simulate": 148,
 };
