@@ -54,15 +54,7 @@ const PEER_GONE_CODES = new Set(["ECONNRESET", "EPIPE", "ECANCELED", "ERR_STREAM
 export async function startHttpServer(options: ServerOptions, clock: Clock, hooks: ServerHooks = {}): Promise<RunningServer> {
   const seed = options.seed ?? randomSeed();
   const spec = serverModelOf(options);
-  const modelOptions: CommonServerOptions = {
-    cancelOnDisconnect: options.cancelOnDisconnect,
-    maxConcurrency: options.maxConcurrency,
-    // The fault control's errors fault draws from the same seeded source, so it needs one even at -error-rate 0.
-    errorInjection:
-      options.errorRate > 0 || options.adminListen !== undefined ? { rate: options.errorRate, random: seededRandom(seed) } : undefined,
-    maxInService: options.maxInService ?? Infinity,
-    serviceRandom: streamRandom(seed, 1),
-  };
+  const modelOptions = commonModelOptions(options, seed);
   // The deadline each request brought (epoch ms), for a middle tier to carry down.
   const broughtDeadline = new WeakMap<ServerResponse, number>();
   const upstreamTier =
@@ -73,66 +65,24 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
         );
   const queue = upstreamTier?.pool ?? createServerModel(spec, clock, modelOptions);
   const figures = serverFigures(options);
-  const now = hooks.now ?? Date.now;
-  let outOfMemoryTold = false;
-  const outOfMemory = (event: OutOfMemoryEvent) => {
-    if (outOfMemoryTold) return;
-    outOfMemoryTold = true;
-    hooks.onOutOfMemory?.(event);
-  };
-  const shedHeaders: Record<string, string> = { "content-type": "text/plain" };
-  if (options.retryAfterMs > 0) shedHeaders["retry-after"] = String(retryAfterSeconds(options.retryAfterMs));
-  let openConnections = 0;
+  const connections = { open: 0 };
   // With the fault control on, the faults it set (none at first); without it, nothing is said of faults anywhere.
   let activeFaults: readonly ActiveFault[] | undefined = options.adminListen === undefined ? undefined : [];
   const metrics = options.metrics
     ? serverMetrics(
         queue,
         figures.overloadAbove,
-        () => openConnections,
+        () => connections.open,
         () => activeFaults,
       )
     : undefined;
-  const admittedAtMs = new WeakMap<ServerResponse, number>();
-  const complete =
-    metrics === undefined
-      ? answer
-      : (response: ServerResponse, completion: Completion) => {
-          const admittedAt = admittedAtMs.get(response);
-          if (completion === "served" && admittedAt !== undefined) metrics.observeServed((clock.now() - admittedAt) / 1000);
-          answer(response, completion);
-        };
-  const context: RequestContext = {
+  const context = requestContext(options, clock, hooks, {
     queue,
-    now,
-    clock,
-    shedHeaders,
-    deadlineAware: options.deadlineAware,
-    onOutOfMemory: outOfMemory,
     metrics,
-    admittedAtMs,
-    complete,
     activeFaults: () => activeFaults,
     broughtDeadline: upstreamTier === undefined ? undefined : broughtDeadline,
-  };
-  // Requests in service may wait for hours or forever; only the time to receive a request
-  // head is bounded (Node turns its own headers timeout off along with the request timeout).
-  const server = createServer(
-    {
-      requestTimeout: 0,
-      headersTimeout: options.headersTimeoutMs,
-      connectionsCheckingInterval: connectionsCheckingIntervalMs(options.headersTimeoutMs),
-      keepAliveTimeout: 5_000,
-    },
-    (request, response) => handleRequest(request, response, context),
-  );
-  server.on("clientError", answerClientError);
-  // Without a listener Node drops a CONNECT request's connection without a word.
-  server.on("connect", (_request: IncomingMessage, socket: Socket) => closeWithStatus(socket, "405 Method Not Allowed", "Allow: GET\r\n"));
-  server.on("connection", (socket: Socket) => {
-    openConnections++;
-    socket.once("close", () => openConnections--);
   });
+  const server = httpServer(options, context, connections);
   await listen(server, options.listen, options.backlog);
   // After listening, accept errors (EMFILE, ENFILE) are reported; the server keeps listening.
   server.on("error", (error: NodeJS.ErrnoException) => {
@@ -144,7 +94,7 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
     address: { host: options.listen.host, port },
     queue,
     figures,
-    openConnections: () => openConnections,
+    openConnections: () => connections.open,
     activeFaults: () => activeFaults,
     setFaults: (active) => {
       activeFaults = [...active];
@@ -159,6 +109,81 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
       await upstreamTier?.close();
     },
   };
+}
+
+/** What every server model takes from the flags: disconnects, the concurrency limit, injected errors, memory, its random source. */
+function commonModelOptions(options: ServerOptions, seed: number): CommonServerOptions {
+  return {
+    cancelOnDisconnect: options.cancelOnDisconnect,
+    maxConcurrency: options.maxConcurrency,
+    // The fault control's errors fault draws from the same seeded source, so it needs one even at -error-rate 0.
+    errorInjection:
+      options.errorRate > 0 || options.adminListen !== undefined ? { rate: options.errorRate, random: seededRandom(seed) } : undefined,
+    maxInService: options.maxInService ?? Infinity,
+    serviceRandom: streamRandom(seed, 1),
+  };
+}
+
+/** The request context of a server: its model, its series (-metrics), its faults, and how it answers. */
+function requestContext(
+  options: ServerOptions,
+  clock: Clock,
+  hooks: ServerHooks,
+  parts: Pick<RequestContext, "queue" | "metrics" | "activeFaults" | "broughtDeadline">,
+): RequestContext {
+  const { metrics } = parts;
+  let outOfMemoryTold = false;
+  const outOfMemory = (event: OutOfMemoryEvent) => {
+    if (outOfMemoryTold) return;
+    outOfMemoryTold = true;
+    hooks.onOutOfMemory?.(event);
+  };
+  const shedHeaders: Record<string, string> = { "content-type": "text/plain" };
+  if (options.retryAfterMs > 0) shedHeaders["retry-after"] = String(retryAfterSeconds(options.retryAfterMs));
+  const admittedAtMs = new WeakMap<ServerResponse, number>();
+  const complete =
+    metrics === undefined
+      ? answer
+      : (response: ServerResponse, completion: Completion) => {
+          const admittedAt = admittedAtMs.get(response);
+          if (completion === "served" && admittedAt !== undefined) metrics.observeServed((clock.now() - admittedAt) / 1000);
+          answer(response, completion);
+        };
+  return {
+    ...parts,
+    now: hooks.now ?? Date.now,
+    clock,
+    shedHeaders,
+    deadlineAware: options.deadlineAware,
+    onOutOfMemory: outOfMemory,
+    admittedAtMs,
+    complete,
+  };
+}
+
+/**
+ * The HTTP server, not listening yet, counting its open connections in `connections`. Requests
+ * in service may wait for hours or forever; only the time to receive a request head is bounded
+ * (Node turns its own headers timeout off along with the request timeout).
+ */
+function httpServer(options: ServerOptions, context: RequestContext, connections: { open: number }): Server {
+  const server = createServer(
+    {
+      requestTimeout: 0,
+      headersTimeout: options.headersTimeoutMs,
+      connectionsCheckingInterval: connectionsCheckingIntervalMs(options.headersTimeoutMs),
+      keepAliveTimeout: 5_000,
+    },
+    (request, response) => handleRequest(request, response, context),
+  );
+  server.on("clientError", answerClientError);
+  // Without a listener Node drops a CONNECT request's connection without a word.
+  server.on("connect", (_request: IncomingMessage, socket: Socket) => closeWithStatus(socket, "405 Method Not Allowed", "Allow: GET\r\n"));
+  server.on("connection", (socket: Socket) => {
+    connections.open++;
+    socket.once("close", () => connections.open--);
+  });
+  return server;
 }
 
 /** What every request's handling shares. */
