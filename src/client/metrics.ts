@@ -81,46 +81,74 @@ export interface ClientMetrics {
 /** The client's Prometheus series: attempts by outcome, retries, give-ups, latency, in flight, protections. */
 export function clientMetrics(source: ClientMetricsSource): ClientMetrics {
   const registry = new Registry();
-  const requests = new Counter({
-    name: name("requests_total"),
-    help: "Attempts that ended, by outcome: ok (2xx), error (refused, reset, non-2xx, ...), timedout (no complete answer within -timeout)",
-    labelNames: ["outcome"],
-    registers: [registry],
-  });
-  const errors = new Counter({
-    name: name("errors_total"),
-    help: "Attempts that ended in an error, by kind",
-    labelNames: ["kind"],
-    registers: [registry],
-  });
-  const attempts = new Counter({
-    name: name("attempts_total"),
-    help: "Attempts started, retries included (and tries that could not be sent, see not_sent_total)",
-    registers: [registry],
-  });
-  const notSent = new Counter({
-    name: name("not_sent_total"),
-    help: "Attempts the client could not send (no file descriptor, no local port): held and sent again, never a server failure",
-    registers: [registry],
-  });
-  const retries = new Counter({ name: name("retries_total"), help: "Attempts started that were retries", registers: [registry] });
-  const gaveUp = new Counter({
-    name: name("gave_up_total"),
-    help: "Requests given up: a retry refused by the attempt limit, the budget or the policy",
-    registers: [registry],
-  });
-  const refused = new Counter({
-    name: name("refused_total"),
-    help: "Attempts the client refused itself, never sent: throttled (adaptive throttle) or rejected (open circuit breaker)",
-    labelNames: ["reason"],
-    registers: [registry],
-  });
-  const latency = new Histogram({
-    name: name("request_duration_seconds"),
-    help: "Latency of the OK answers, seconds",
-    buckets: LATENCY_BUCKETS_SECONDS,
-    registers: [registry],
-  });
+  const series = attemptSeries(registry);
+  loadGauges(registry, source);
+  // Zero rather than absent before the first of each, so that rate() works from the start.
+  for (const outcome of ["ok", "error", "timedout"]) series.requests.inc({ outcome }, 0);
+  for (const protection of PROTECTIONS) if (protection.enabled(source)) protection.register(registry, source);
+  return { registry, observer: (inner) => countingObserver(series, inner) };
+}
+
+/** The series counted attempt by attempt. */
+interface AttemptSeries {
+  readonly requests: Counter<string>;
+  readonly errors: Counter<string>;
+  readonly attempts: Counter<string>;
+  readonly notSent: Counter<string>;
+  readonly retries: Counter<string>;
+  readonly gaveUp: Counter<string>;
+  readonly refused: Counter<string>;
+  readonly latency: Histogram<string>;
+}
+
+/** The attempt series, registered in the order a scrape lists them. */
+function attemptSeries(registry: Registry): AttemptSeries {
+  return {
+    requests: new Counter({
+      name: name("requests_total"),
+      help: "Attempts that ended, by outcome: ok (2xx), error (refused, reset, non-2xx, ...), timedout (no complete answer within -timeout)",
+      labelNames: ["outcome"],
+      registers: [registry],
+    }),
+    errors: new Counter({
+      name: name("errors_total"),
+      help: "Attempts that ended in an error, by kind",
+      labelNames: ["kind"],
+      registers: [registry],
+    }),
+    attempts: new Counter({
+      name: name("attempts_total"),
+      help: "Attempts started, retries included (and tries that could not be sent, see not_sent_total)",
+      registers: [registry],
+    }),
+    notSent: new Counter({
+      name: name("not_sent_total"),
+      help: "Attempts the client could not send (no file descriptor, no local port): held and sent again, never a server failure",
+      registers: [registry],
+    }),
+    retries: new Counter({ name: name("retries_total"), help: "Attempts started that were retries", registers: [registry] }),
+    gaveUp: new Counter({
+      name: name("gave_up_total"),
+      help: "Requests given up: a retry refused by the attempt limit, the budget or the policy",
+      registers: [registry],
+    }),
+    refused: new Counter({
+      name: name("refused_total"),
+      help: "Attempts the client refused itself, never sent: throttled (adaptive throttle) or rejected (open circuit breaker)",
+      labelNames: ["reason"],
+      registers: [registry],
+    }),
+    latency: new Histogram({
+      name: name("request_duration_seconds"),
+      help: "Latency of the OK answers, seconds",
+      buckets: LATENCY_BUCKETS_SECONDS,
+      registers: [registry],
+    }),
+  };
+}
+
+/** The load now, read when scraped: attempts in flight, and the users when they are closed users. */
+function loadGauges(registry: Registry, source: ClientMetricsSource): void {
   new Gauge({
     name: name("requests_in_flight"),
     help: "Attempts in flight now",
@@ -131,48 +159,45 @@ export function clientMetrics(source: ClientMetricsSource): ClientMetrics {
   });
   if (source.users !== undefined)
     new Gauge({ name: name("users"), help: "Simulated users (-clients)", registers: [registry] }).set(source.users);
-  // Zero rather than absent before the first of each, so that rate() works from the start.
-  for (const outcome of ["ok", "error", "timedout"]) requests.inc({ outcome }, 0);
-  for (const protection of PROTECTIONS) if (protection.enabled(source)) protection.register(registry, source);
+}
 
-  const ok = requests.labels({ outcome: "ok" });
-  const error = requests.labels({ outcome: "error" });
-  const timedout = requests.labels({ outcome: "timedout" });
+/** `inner`, with every attempt counted in `series` too. */
+function countingObserver(series: AttemptSeries, inner: HerdObserver): HerdObserver {
+  const ok = series.requests.labels({ outcome: "ok" });
+  const error = series.requests.labels({ outcome: "error" });
+  const timedout = series.requests.labels({ outcome: "timedout" });
   return {
-    registry,
-    observer: (inner) => ({
-      attemptStarted(isRetry: boolean, latenessMs: number) {
-        inner.attemptStarted(isRetry, latenessMs);
-        attempts.inc();
-        if (isRetry) retries.inc();
-      },
-      attemptNotSent(isRetry: boolean) {
-        inner.attemptNotSent(isRetry);
-        notSent.inc();
-      },
-      attemptRefused(refusal: LocalRefusal) {
-        inner.attemptRefused(refusal);
-        refused.inc({ reason: refusal });
-      },
-      attemptEnded(result: AttemptResult, latencyMs: number) {
-        inner.attemptEnded(result, latencyMs);
-        if (result.outcome === "ok") {
-          ok.inc();
-          latency.observe(latencyMs / 1000);
-        } else if (result.outcome === "timedout") {
-          timedout.inc();
-        } else {
-          error.inc();
-          errors.inc({ kind: result.errorKind ?? "other" });
-        }
-      },
-      gaveUp() {
-        inner.gaveUp();
-        gaveUp.inc();
-      },
-      // Only when the inner observer asks for it: a herd tracks request times only then.
-      ...(inner.requestEnded === undefined ? {} : { requestEnded: inner.requestEnded.bind(inner) }),
-      ...(inner.requestStarted === undefined ? {} : { requestStarted: inner.requestStarted.bind(inner) }),
-    }),
+    attemptStarted(isRetry: boolean, latenessMs: number) {
+      inner.attemptStarted(isRetry, latenessMs);
+      series.attempts.inc();
+      if (isRetry) series.retries.inc();
+    },
+    attemptNotSent(isRetry: boolean) {
+      inner.attemptNotSent(isRetry);
+      series.notSent.inc();
+    },
+    attemptRefused(refusal: LocalRefusal) {
+      inner.attemptRefused(refusal);
+      series.refused.inc({ reason: refusal });
+    },
+    attemptEnded(result: AttemptResult, latencyMs: number) {
+      inner.attemptEnded(result, latencyMs);
+      if (result.outcome === "ok") {
+        ok.inc();
+        series.latency.observe(latencyMs / 1000);
+      } else if (result.outcome === "timedout") {
+        timedout.inc();
+      } else {
+        error.inc();
+        series.errors.inc({ kind: result.errorKind ?? "other" });
+      }
+    },
+    gaveUp() {
+      inner.gaveUp();
+      series.gaveUp.inc();
+    },
+    // Only when the inner observer asks for it: a herd tracks request times only then.
+    ...(inner.requestEnded === undefined ? {} : { requestEnded: inner.requestEnded.bind(inner) }),
+    ...(inner.requestStarted === undefined ? {} : { requestStarted: inner.requestStarted.bind(inner) }),
   };
 }
