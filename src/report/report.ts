@@ -104,60 +104,16 @@ function bandLayers(phases: Phases, domain: readonly number[]): object[] {
  */
 export function chartSpec(result: StrategyResult): TopLevelSpec {
   const { phases, metrics } = result;
-  const marks = [
-    { at: seconds(phases.resumeAtMs + (metrics.serverRecoveryMs ?? Number.NaN)), label: "server recovered" },
-    { at: seconds(phases.resumeAtMs + (metrics.clientRecoveryMs ?? Number.NaN)), label: "clients recovered" },
-  ].filter((mark) => Number.isFinite(mark.at));
   const domain = [0, seconds(phases.endMs)];
-  const x = { field: "t", type: "quantitative", title: "seconds", scale: { domain, nice: false } } as const;
+  const x = timeAxis(domain);
   const outageLayer = bandLayers(phases, domain);
-  const recoveryLayer = {
-    data: { values: marks },
-    mark: { type: "rule", strokeDash: [4, 3], color: "#2ca02c" },
-    encoding: { x: { field: "at", type: "quantitative", scale: { domain } }, tooltip: { field: "label" } },
-  } as const;
+  const recovery = recoveryLayer(result, domain);
+  const panel: Panel = (title, layer) => ({ title, width: 640, height: 150, layer: [...outageLayer, layer, recovery] });
   const serverValues = result.server.map((sample) => ({
     t: seconds(sample.atMs),
     concurrency: sample.concurrency,
     delay: Number.isFinite(sample.lastDelayMs) && sample.lastDelayMs > 0 ? seconds(sample.lastDelayMs) : null,
   }));
-  const clientValues = result.client.flatMap((window) =>
-    (
-      [
-        ["OK", window.okPerSec],
-        ["errors", window.errorsPerSec],
-        ["timedout", window.timedoutPerSec],
-        ["attempts", window.attemptsPerSec],
-      ] as const
-    ).map(([series, rate]) => ({ t: seconds(window.endMs), series, rate })),
-  );
-  const panel = (title: string, layer: object) => ({ title, width: 640, height: 150, layer: [...outageLayer, layer, recoveryLayer] });
-  const queueValues = result.server.flatMap((sample) =>
-    sample.queueLength === undefined
-      ? []
-      : [
-          { t: seconds(sample.atMs), series: "queue waiting", count: sample.queueLength },
-          { t: seconds(sample.atMs), series: "threads busy", count: sample.threadsBusy ?? 0 },
-        ],
-  );
-  const queuePanel =
-    queueValues.length === 0
-      ? []
-      : [
-          panel("server: queue waiting and threads busy (log)", {
-            data: { values: queueValues },
-            mark: { type: "line", interpolate: "step-after" },
-            encoding: {
-              x,
-              y: { field: "count", type: "quantitative", title: "requests", scale: { type: "symlog" } },
-              color: {
-                field: "series",
-                type: "nominal",
-                scale: { domain: ["queue waiting", "threads busy"], range: ["#8c564b", "#17becf"] },
-              },
-            },
-          }),
-        ];
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title: { text: `${result.strategy}: ${metrics.verdict}`, subtitle: `${shadedText(phases)}; dashed lines mark recovery` },
@@ -167,29 +123,95 @@ export function chartSpec(result: StrategyResult): TopLevelSpec {
         mark: { type: "line", interpolate: "step-after", color: "#1f77b4" },
         encoding: { x, y: { field: "concurrency", type: "quantitative", title: "concurrency", scale: { type: "symlog" } } },
       }),
-      ...queuePanel,
+      ...queuePanels(result.server, x, panel),
       panel("server: last delay, seconds (log)", {
         data: { values: serverValues.filter((value) => value.delay !== null) },
         mark: { type: "line", interpolate: "step-after", color: "#9467bd" },
         encoding: { x, y: { field: "delay", type: "quantitative", title: "delay (s)", scale: { type: "log" } } },
       }),
-      panel("client: per second, each window", {
-        data: { values: clientValues },
-        mark: { type: "line", point: true },
-        encoding: {
-          x,
-          y: { field: "rate", type: "quantitative", title: "req/sec", scale: { type: "symlog" } },
-          color: {
-            field: "series",
-            type: "nominal",
-            scale: { domain: ["OK", "errors", "timedout", "attempts"], range: ["#2ca02c", "#d62728", "#ff7f0e", "#7f7f7f"] },
-          },
-        },
-      }),
+      panel("client: per second, each window", clientLayer(result.client, x)),
     ],
     // The queue panel and the client panel colour their own series.
     resolve: { scale: { color: "independent" } },
   } as TopLevelSpec;
+}
+
+/** A chart's panel: a title and a layer, drawn over the trouble's bands and under the recovery marks. */
+type Panel = (title: string, layer: object) => object;
+
+/** The time axis every panel shares: seconds from the start to the end of the run. */
+function timeAxis(domain: readonly number[]) {
+  return { field: "t", type: "quantitative", title: "seconds", scale: { domain, nice: false } } as const;
+}
+
+type TimeAxis = ReturnType<typeof timeAxis>;
+
+/** When the server and the clients recovered, as dashed rules (none for what never recovered). */
+function recoveryLayer({ phases, metrics }: StrategyResult, domain: readonly number[]) {
+  const marks = [
+    { at: seconds(phases.resumeAtMs + (metrics.serverRecoveryMs ?? Number.NaN)), label: "server recovered" },
+    { at: seconds(phases.resumeAtMs + (metrics.clientRecoveryMs ?? Number.NaN)), label: "clients recovered" },
+  ].filter((mark) => Number.isFinite(mark.at));
+  return {
+    data: { values: marks },
+    mark: { type: "rule", strokeDash: [4, 3], color: "#2ca02c" },
+    encoding: { x: { field: "at", type: "quantitative", scale: { domain } }, tooltip: { field: "label" } },
+  } as const;
+}
+
+/** The queue model's queue and threads busy, as one panel; none where the samples lack them. */
+function queuePanels(server: readonly ServerSample[], x: TimeAxis, panel: Panel): object[] {
+  const queueValues = server.flatMap((sample) =>
+    sample.queueLength === undefined
+      ? []
+      : [
+          { t: seconds(sample.atMs), series: "queue waiting", count: sample.queueLength },
+          { t: seconds(sample.atMs), series: "threads busy", count: sample.threadsBusy ?? 0 },
+        ],
+  );
+  if (queueValues.length === 0) return [];
+  return [
+    panel("server: queue waiting and threads busy (log)", {
+      data: { values: queueValues },
+      mark: { type: "line", interpolate: "step-after" },
+      encoding: {
+        x,
+        y: { field: "count", type: "quantitative", title: "requests", scale: { type: "symlog" } },
+        color: {
+          field: "series",
+          type: "nominal",
+          scale: { domain: ["queue waiting", "threads busy"], range: ["#8c564b", "#17becf"] },
+        },
+      },
+    }),
+  ];
+}
+
+/** The clients' rates per second in each window: OK, errors, timed out, attempts. */
+function clientLayer(client: readonly ClientWindow[], x: TimeAxis): object {
+  const clientValues = client.flatMap((window) =>
+    (
+      [
+        ["OK", window.okPerSec],
+        ["errors", window.errorsPerSec],
+        ["timedout", window.timedoutPerSec],
+        ["attempts", window.attemptsPerSec],
+      ] as const
+    ).map(([series, rate]) => ({ t: seconds(window.endMs), series, rate })),
+  );
+  return {
+    data: { values: clientValues },
+    mark: { type: "line", point: true },
+    encoding: {
+      x,
+      y: { field: "rate", type: "quantitative", title: "req/sec", scale: { type: "symlog" } },
+      color: {
+        field: "series",
+        type: "nominal",
+        scale: { domain: ["OK", "errors", "timedout", "attempts"], range: ["#2ca02c", "#d62728", "#ff7f0e", "#7f7f7f"] },
+      },
+    },
+  };
 }
 
 /** Renders a Vega-Lite spec to SVG headlessly (no browser, no canvas). */

@@ -73,6 +73,5 @@ describe("function length", () => {
 
 /** Today's functions over MOST_LINES lines, with their lengths (issue 35): split, each comes off. */
 const NOT_YET_SPLIT: Readonly<Record<string, number>> = {
-  "report/report.ts: chartSpec": 89,
   "sim/simulate.ts: simulate": 148,
 };
