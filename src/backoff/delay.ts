@@ -1,5 +1,5 @@
 import type { Random } from "./random.ts";
-import { policyDefinition, type BackoffPolicy } from "./policies.ts";
+import { knownPolicyDefinition, type BackoffPolicy } from "./policies.ts";
 
 /**
  * The wait in ms before retry number `attempt`, where `attempt` is the number of
@@ -19,7 +19,9 @@ import { policyDefinition, type BackoffPolicy } from "./policies.ts";
  * waits are its definition's (src/backoff/policies/<kind>.ts).
  */
 export function nextDelay(policy: BackoffPolicy, attempt: number, previousDelayMs: number | undefined, random: Random): number | undefined {
-  const definition = policyDefinition(policy.kind);
-  if (!(attempt >= 1)) return definition.waitBeforeFirstAttempt?.(policy, random) ?? 0;
-  return definition.delay(policy, attempt, previousDelayMs, random);
+  // An unvalidated policy of no known kind (from JavaScript or JSON) waits nothing before its first
+  // attempt and gives up after it, as the switch on kinds did.
+  const definition = knownPolicyDefinition(policy.kind);
+  if (!(attempt >= 1)) return definition?.waitBeforeFirstAttempt?.(policy, random) ?? 0;
+  return definition?.delay(policy, attempt, previousDelayMs, random);
 }

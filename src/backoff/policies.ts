@@ -11,7 +11,8 @@ import { table } from "./policies/table.ts";
 
 /**
  * Every backoff policy kind, one definition each (src/backoff/policies/), in the order help
- * and POLICY_KINDS list them. A new kind: its file, its test, and its line here (docs/design.md).
+ * and POLICY_KINDS list them. A new kind: its file, its test, its line here, and what else
+ * docs/design.md's recipe lists (choose's snippets, the tests that list every kind).
  */
 export const POLICY_DEFINITIONS = [
   constant,

@@ -19,7 +19,8 @@ export { firstWait, intentOf, protoDuration, type RetryIntent, type Snippet, typ
 
 /**
  * Every system the winner's settings are written for, one renderer each, in the order choose
- * prints them. A new one: its file in src/choose/snippets/ and its line here (docs/design.md).
+ * prints them. A new one: its file in src/choose/snippets/, its id in Snippet's id
+ * (snippets/shared.ts) and its line here (docs/design.md).
  */
 export const SNIPPET_RENDERERS: readonly SnippetRenderer[] = [
   grpcRenderer,

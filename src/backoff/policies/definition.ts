@@ -4,7 +4,8 @@ import type { Random } from "../random.ts";
  * What a backoff policy kind is: the one definition each kind has (src/backoff/policies/), read
  * by the factories, validatePolicy and nextDelay (policy.ts, delay.ts), the client loop and the
  * simulator. Code outside a kind's file asks these properties, never the kind's name
- * (test/unit/kind-names.test.ts), so a new kind is its file, its test and one line in policies.ts.
+ * (test/unit/kind-names.test.ts), so a new kind is its file, its test and one line in policies.ts,
+ * plus its cases in choose's snippets and the lists docs/design.md names.
  */
 
 /** A policy as data: its kind and its parameters. */
