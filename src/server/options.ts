@@ -14,7 +14,7 @@ import type { ServerModelFigures } from "../model/servers/figures.ts";
 import { modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
 import { MODEL_FLAGS, resolveServerModel } from "./model-flags.ts";
 import { DEADLINE_HEADER, retryAfterSeconds } from "../model/protection-headers.ts";
-import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
+import { DEFAULT_MAX_IN_SERVICE } from "../model/servers/bookkeeping.ts";
 import { adminListenProblem } from "./admin-listen.ts";
 import { resolveUpstream, UPSTREAM_FLAGS, type UpstreamOptions } from "./upstream-flags.ts";
 

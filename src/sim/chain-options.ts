@@ -4,7 +4,7 @@ import { resolveRetryPolicy } from "../client/options.ts";
 import { type Fault, faultsOfTier, formatFault } from "../model/faults/fault-schedule.ts";
 import { playedAs } from "../model/faults/kinds.ts";
 import { MIDDLE_TIER_MODELS, middleTierOf } from "../model/servers/models.ts";
-import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
+import { DEFAULT_MAX_IN_SERVICE } from "../model/servers/bookkeeping.ts";
 import type { ScenarioTier } from "../scenario-file/tiers.ts";
 import type { ChainConfig, ChainTierConfig } from "./chain.ts";
 import { checkSimulatorBounds } from "./trial.ts";

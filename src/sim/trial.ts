@@ -5,7 +5,7 @@ import { clientReport } from "../contracts/client-line-writer.ts";
 import { serverLine } from "../contracts/server-line-writer.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { Phases } from "../model/timeline.ts";
-import { DEFAULT_MAX_IN_SERVICE } from "../model/service-queue.ts";
+import { DEFAULT_MAX_IN_SERVICE } from "../model/servers/bookkeeping.ts";
 import type { StrategyResult } from "../report/report.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
 import { formatServerLine, formatServerTotals, serverTotalsReport } from "../server/reporter.ts";

@@ -1,9 +1,9 @@
 import type { Random } from "../../backoff/random.ts";
 import { CallbackTimer, type Clock, type WarmableOwner, warmOwner } from "../../clock/clock.ts";
 import { EventFifoHeap } from "../../clock/event-fifo-heap.ts";
-import { drawsInjectedError, type ErrorInjection } from "./error-injection.ts";
-import { type CompletionCallback, RequestSlots } from "./request-slots.ts";
-import type { Completion, OutOfMemoryEvent, ServerModel, ServiceSnapshot, ServiceTicket } from "./server-model.ts";
+import { type BookkeepingOptions, ServerBookkeeping } from "./bookkeeping.ts";
+import { RequestSlots } from "./request-slots.ts";
+import type { Completion, CompletionCallback, ServerModel, ServiceSnapshot, ServiceTicket } from "./server-model.ts";
 import type { FaultConditions } from "../faults/conditions.ts";
 
 /**
@@ -17,8 +17,10 @@ import type { FaultConditions } from "../faults/conditions.ts";
  * makes retries metastable here. With deadlines, a request whose deadline passed while it
  * waited is dropped when it reaches a thread (a thread, once started, finishes its request).
  * Memory is bounded by `maxInService` (requests in the server, waiting or served), as for
- * ServiceQueue. Where requests cannot leave out of order, the simulator uses OrderedPool
- * (ordered-pool.ts), which gives the same answers faster.
+ * every model (ServerBookkeeping, bookkeeping.ts, which keeps the counters too). Where
+ * requests cannot leave out of order, the simulator uses OrderedPool (ordered-pool.ts), which
+ * gives the same answers faster; this pool keeps its requests in RequestSlots, not in a ring
+ * that only lets them leave oldest first.
  */
 export type ServiceDistribution = "constant" | "exponential" | "lognormal";
 export const SERVICE_DISTRIBUTIONS: readonly ServiceDistribution[] = ["constant", "exponential", "lognormal"];
@@ -47,12 +49,8 @@ export const DEFAULT_THREAD_POOL: ThreadPoolShape = {
   queueLimit: Infinity,
 };
 
-export interface ThreadPoolOptions extends ThreadPoolShape {
+export interface ThreadPoolOptions extends ThreadPoolShape, BookkeepingOptions {
   readonly cancelOnDisconnect: boolean;
-  /** Answers this share of the requests served as errors, as ServiceQueue does. */
-  readonly errorInjection?: ErrorInjection | undefined;
-  /** Requests in the server (waiting or in a thread) its memory holds. Infinity if omitted. */
-  readonly maxInService?: number;
   /** Draws the service times (not read for constant ones). */
   readonly random: Random;
 }
@@ -90,14 +88,10 @@ function answerExpired(expired: readonly unknown[] | undefined): void {
   }
 }
 
-export class ThreadPool implements ServerModel {
-  protected readonly clock: Clock;
+export class ThreadPool extends ServerBookkeeping implements ServerModel {
   protected readonly options: ThreadPoolOptions;
-  private readonly maxInService: number;
   private threads: number;
   private serviceTimeFactor = 1;
-  /** The share answered as errors while an errors fault is on; undefined otherwise. */
-  private errorRateOverride: number | undefined = undefined;
   /** The requests held, waiting or in a thread, by ticket (protected for UpstreamPool, which reads their tickets, contexts, deadlines). */
   protected readonly requests = new RequestSlots();
   /** Tickets of waiting requests in arrival order, from `waitingHead`; cancelled ones are skipped when reached. */
@@ -113,36 +107,17 @@ export class ThreadPool implements ServerModel {
   private readonly timer = new CallbackTimer(() => this.completeDue());
   private armedAt = Infinity;
   private nextTicket = 0;
-  private lastDelay = 0;
-  private peak = 0;
-  private peakDelay = 0;
-  private mostStored = 0;
-  private admittedTotal = 0;
-  private servedTotal = 0;
-  private abandonedTotal = 0;
-  private abandonedInService = 0;
-  private cancelledTotal = 0;
-  private shedTotal = 0;
-  private expiredTotal = 0;
-  private errorsInjectedTotal = 0;
-  private outOfMemoryEvent: OutOfMemoryEvent | undefined = undefined;
   private stopped = false;
 
   constructor(clock: Clock, options: ThreadPoolOptions) {
-    this.clock = clock;
+    super(clock, options);
     this.options = options;
     this.threads = options.threads;
-    this.maxInService = options.maxInService ?? Infinity;
   }
 
   /** Requests in the server: in a thread or waiting. */
   get concurrency(): number {
     return this.busy + this.queued;
-  }
-
-  /** Time in the server (waiting and service) of the request that completed last, ms; 0 before any. */
-  get lastDelayMs(): number {
-    return this.lastDelay;
   }
 
   get queueLength(): number {
@@ -157,32 +132,11 @@ export class ThreadPool implements ServerModel {
     return this.requests.size;
   }
 
-  get mostStoredRequests(): number {
-    return this.mostStored;
-  }
-
-  /** The pool stores every request it holds. */
-  get countedRequests(): number {
-    return 0;
-  }
-
-  get outOfMemory(): OutOfMemoryEvent | undefined {
-    return this.outOfMemoryEvent;
-  }
-
   admit(onComplete?: (context: undefined, completion: Completion) => void): ServiceTicket | undefined;
   admit<C>(onComplete: (context: C, completion: Completion) => void, context: C, deadlineAt?: number): ServiceTicket | undefined;
   admit(onComplete?: (context: never, completion: Completion) => void, context?: unknown, deadlineAt?: number): ServiceTicket | undefined {
-    if (this.outOfMemoryEvent !== undefined || this.stopped) return undefined;
-    if (this.busy >= this.threads && this.queued >= this.options.queueLimit) {
-      this.shedTotal++;
+    if (this.stopped || this.refuses(this.busy >= this.threads && this.queued >= this.options.queueLimit, this.busy + this.queued))
       return undefined;
-    }
-    if (this.busy + this.queued >= this.maxInService) {
-      this.outOfMemoryEvent = { atMs: this.clock.now(), inService: this.busy + this.queued };
-      this.stop();
-      return undefined;
-    }
     const ticket = this.nextTicket++;
     const now = this.clock.now();
     const slot = this.requests.add(ticket, now, deadlineAt ?? Infinity, onComplete as CompletionCallback | undefined, context);
@@ -197,12 +151,6 @@ export class ThreadPool implements ServerModel {
     if (held > this.peak) this.peak = held;
     if (held > this.mostStored) this.mostStored = held;
     return ticket;
-  }
-
-  expireOnArrival(deadlineAt: number): boolean {
-    if (deadlineAt > this.clock.now()) return false;
-    this.expiredTotal++;
-    return true;
   }
 
   /** The client of `ticket` went away: the request stays (abandoned), or with cancelOnDisconnect leaves the queue or its thread. */
@@ -231,28 +179,7 @@ export class ThreadPool implements ServerModel {
   }
 
   snapshot(): ServiceSnapshot {
-    return {
-      concurrency: this.busy + this.queued,
-      lastDelayMs: this.lastDelay,
-      peakConcurrency: this.peak,
-      peakDelayMs: this.peakDelay,
-      admitted: this.admittedTotal,
-      served: this.servedTotal,
-      abandoned: this.abandonedTotal,
-      abandonedInService: this.abandonedInService,
-      cancelled: this.cancelledTotal,
-      shed: this.shedTotal,
-      expired: this.expiredTotal,
-      errorsInjected: this.errorsInjectedTotal,
-      queueLength: this.queued,
-      threadsBusy: this.busy,
-      threads: this.threads,
-    };
-  }
-
-  resetPeak(): void {
-    this.peak = this.busy + this.queued;
-    this.peakDelay = 0;
+    return this.poolTally(this.queued, this.busy, this.threads);
   }
 
   /** Stops the timer; requests in the server never complete, and nothing more is admitted. */
@@ -416,19 +343,10 @@ export class ThreadPool implements ServerModel {
     // Let go of it before anything else runs: a client's answer may admit its next request, which may move every slot.
     requests.remove(slot);
     this.busy--;
-    this.lastDelay = inServer;
-    if (inServer > this.peakDelay) this.peakDelay = inServer;
+    this.noteTimeInServer(inServer);
     const expired = this.fillThreads();
-    if (abandoned) {
-      this.abandonedTotal++;
-      this.abandonedInService--;
-    } else if (failure !== undefined) {
-      callback?.(context, failure);
-    } else {
-      this.servedTotal++;
-      const completion = this.injectError() ? "injected-error" : "served";
-      callback?.(context, completion);
-    }
+    if (!abandoned && failure !== undefined) callback?.(context, failure);
+    else this.answer(abandoned, callback, context);
     answerExpired(expired);
   }
 
@@ -436,7 +354,7 @@ export class ThreadPool implements ServerModel {
    * Reads the clients of the next requests to complete, a batch at a time: independent loads,
    * which the processor fetches from memory in parallel, rather than one cache miss per
    * completion when its answer first touches its client (a million simulated users do not fit
-   * in the cache). As ServiceQueue does; here the batch is the completions' next entries.
+   * in the cache). As the ring's models do (TicketRingServer); here the batch is the completions' next entries.
    */
   private warmAhead(): void {
     const requests = this.requests;
@@ -449,11 +367,5 @@ export class ThreadPool implements ServerModel {
     }
     this.warmed += seen;
     this.unwarmedIn = WARM_AHEAD;
-  }
-
-  private injectError(): boolean {
-    if (!drawsInjectedError(this.options.errorInjection, this.errorRateOverride)) return false;
-    this.errorsInjectedTotal++;
-    return true;
   }
 }

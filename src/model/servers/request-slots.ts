@@ -1,6 +1,4 @@
-import type { Completion } from "./server-model.ts";
-
-export type CompletionCallback = (context: unknown, completion: Completion) => void;
+import type { CompletionCallback } from "./server-model.ts";
 
 const INITIAL_RING = 1024;
 const INITIAL_OVERFLOW = 64;

@@ -19,6 +19,9 @@ export interface OutOfMemoryEvent {
  */
 export type Completion = "served" | "injected-error" | "expired" | "upstream-failed";
 
+/** What a model keeps per request to answer it: one function for many requests, called with each one's context. */
+export type CompletionCallback = (context: unknown, completion: Completion) => void;
+
 /**
  * A request taken into service: its number in the order of arrival. Numbers, not objects,
  * so that admitting a request allocates nothing.

@@ -57,8 +57,6 @@ export class UpstreamPool extends ThreadPool {
   private attemptsTimedout = 0;
   private refusedTotal = 0;
   private failuresTotal = 0;
-  /** Given up at their deadline after the call began (the base pool counts those dropped before). */
-  private expiredInCall = 0;
 
   constructor(clock: Clock, options: ThreadPoolOptions, caller: UpstreamCaller) {
     super(clock, options);
@@ -116,7 +114,7 @@ export class UpstreamPool extends ThreadPool {
       failures: this.failuresTotal,
       inFlight: this.calls.size,
     };
-    return { ...snapshot, expired: snapshot.expired + this.expiredInCall, upstream };
+    return { ...snapshot, upstream };
   }
 
   override stop(): void {
@@ -153,8 +151,9 @@ export class UpstreamPool extends ThreadPool {
       return;
     }
     if (end === "failed") this.failuresTotal++;
-    // One whose client has gone counts as abandoned (work for nobody), as the base pool counts it.
-    else if (!this.isAbandoned(slot)) this.expiredInCall++;
+    // Given up at its deadline after its call began: expired, as the base pool counts one dropped
+    // before its call; one whose client has gone counts as abandoned (work for nobody), there too.
+    else if (!this.isAbandoned(slot)) this.expiredTotal++;
     this.complete(slot, end === "failed" ? "upstream-failed" : "expired");
   }
 
