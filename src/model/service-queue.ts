@@ -301,7 +301,15 @@ export class ServiceQueue extends TicketRingServer implements ServerModel {
       const context = this.contexts[slot];
       this.callbacks[slot] = undefined;
       this.contexts[slot] = undefined;
-      this.answer(this.states[slot] === ABANDONED, callback, context);
+      // ServerBookkeeping's answer, written out: its call here costs 2 % (answer says why).
+      if (this.states[slot] === ABANDONED) {
+        this.abandonedTotal++;
+        this.abandonedInService--;
+      } else {
+        this.servedTotal++;
+        const completion = this.injectError() ? "injected-error" : "served";
+        callback?.(context, completion);
+      }
     }
   }
 
