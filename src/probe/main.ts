@@ -18,6 +18,8 @@ import { probeReportHtml } from "./report.ts";
 import { everydayErrorRate, saturation } from "./saturation.ts";
 import { scenarioYaml } from "./scenario-out.ts";
 import { validateFit } from "./validate.ts";
+import { type OverloadFindings, type OverloadLimits, probeOverload } from "./overload/overload.ts";
+import { overloadScenario, overloadScenarioLines } from "./overload/settings.ts";
 
 /** Exit code of a run stopped by Ctrl-C, as a shell reports it. */
 const EXIT_INTERRUPTED = 130;
@@ -47,6 +49,20 @@ function limitsOf(options: ProbeOptions): ProbeLimits {
     maxRequests: values["max-requests"],
     maxRatePerSec: values["max-rate"],
     maxTimeMs: values["max-time"],
+    timeoutMs: values.timeout,
+    maxBodyBytes: values["max-body"],
+  };
+}
+
+/** The phase past saturation's bounds: its own flags, and what the steps left of -max-requests. */
+function overloadLimitsOf(options: ProbeOptions, requestsLeft: number): OverloadLimits {
+  const values = options.values;
+  return {
+    factor: values["overload-factor"],
+    durationMs: values["overload-time"],
+    maxRequests: Math.min(values["overload-max-requests"], requestsLeft),
+    settleMs: values["overload-settle"],
+    maxRatePerSec: values["max-rate"],
     timeoutMs: values.timeout,
     maxBodyBytes: values["max-body"],
   };
@@ -83,9 +99,15 @@ async function probe(options: ProbeOptions, interrupt: AbortSignal, io: ProgramI
     say(io, `${run.steps.length} steps measured; fitting needs ${MIN_STEPS_TO_FIT} (start from a lower concurrency or lengthen the steps)`);
     return run.end.kind === "interrupted" ? EXIT_INTERRUPTED : 1;
   }
-  const fit = fitAndWrite(run.steps, { shown: shownUrl, url: shownUrl }, options, io);
+  const requestsLeft = values["max-requests"] - run.sent;
+  const overload =
+    values["no-overload"] || run.end.kind === "interrupted" || requestsLeft <= 0
+      ? undefined
+      : await probeOverload(url, run.steps, overloadLimitsOf(options, requestsLeft), io.stdout, interrupt);
+  if (!values["no-overload"] && requestsLeft <= 0) say(io, "no phase past saturation: the steps spent -max-requests");
+  const fit = fitAndWrite(run.steps, { shown: shownUrl, url: shownUrl, overload }, options, io);
   let validation: readonly StepMeasure[] | undefined;
-  if (values.validate && run.end.kind !== "interrupted") {
+  if (values.validate && run.end.kind !== "interrupted" && !interrupt.aborted) {
     validation = await validateFit(fit.chosen, run.steps, limits, interrupt, io);
   }
   await writeReport(options, { url: shownUrl, steps: run.steps, fit, validation }, io);
@@ -147,7 +169,7 @@ async function fitLoadTests(options: ProbeOptions, io: ProgramIo): Promise<numbe
 /** The fit of the steps, printed, and the scenario file written with -out. */
 function fitAndWrite(
   steps: readonly StepMeasure[],
-  source: { shown: string; url?: string },
+  source: { shown: string; url?: string; overload?: OverloadFindings | undefined },
   options: ProbeOptions,
   io: ProgramIo,
 ): FitResult {
@@ -157,6 +179,7 @@ function fitAndWrite(
   const errorRate = everydayErrorRate(steps);
   io.stdout.write(`everyday error rate: ${(100 * errorRate).toFixed(2)} % of answers before saturation\n`);
   if (values.out !== "") {
+    const overload = source.overload === undefined ? undefined : overloadScenario(source.overload, fit.chosen.spec, new Date());
     const summary = `${describeModelSpec(fit.chosen.spec)}, fitted to ${steps.length} steps (latency error ${percent(fit.chosen.latencyError)})`;
     writeOutputFile(
       values.out,
@@ -169,8 +192,10 @@ function fitAndWrite(
         errorRate,
         timeoutMs: values.timeout,
         load: options.load,
+        overload,
       }),
     );
+    if (overload !== undefined) for (const line of overloadScenarioLines(overload)) io.stdout.write(`${line}\n`);
     say(io, `scenario written to ${values.out}: ./sim ${values.out}, npm run choose -- ${values.out}`);
   }
   return fit;

@@ -97,7 +97,8 @@ export const PROBE_FLAGS = [
     default: 120_000,
     minMs: 0,
     minExclusive: true,
-    description: "hard limit: how long the probe sends (a -validate run has as long again)",
+    description:
+      "hard limit: how long the probe's steps send (a -validate run has as long again; the phase past saturation has its -overload- limits)",
   },
   MAX_BODY_FLAG,
   {
@@ -136,6 +137,55 @@ export const PROBE_FLAGS = [
     description: "allow a target outside this machine's loopback: the probe loads it to saturation, so only a service you own",
   },
   {
+    name: "no-overload",
+    group: "run",
+    kind: "boolean",
+    default: false,
+    description:
+      "skip the phase past saturation (open-loop arrivals above capacity, a burst its clients abandon, the time back to baseline)",
+  },
+  {
+    name: "overload-factor",
+    group: "run",
+    kind: "number",
+    default: 3,
+    min: 1,
+    minExclusive: true,
+    max: 100,
+    placeholder: "k",
+    description: "overload phase: arrivals at k times the measured capacity (within -max-rate)",
+  },
+  {
+    name: "overload-time",
+    group: "run",
+    kind: "duration",
+    default: 3_000,
+    minMs: 0,
+    minExclusive: true,
+    maxMs: 60_000,
+    description: "overload phase: how long the arrivals last",
+  },
+  {
+    name: "overload-max-requests",
+    group: "run",
+    kind: "integer",
+    default: 10_000,
+    min: 1,
+    max: 1_000_000,
+    placeholder: "n",
+    description: "overload phase: hard limit on all its requests (and within what the steps left of -max-requests)",
+  },
+  {
+    name: "overload-settle",
+    group: "run",
+    kind: "duration",
+    default: 60_000,
+    minMs: 0,
+    minExclusive: true,
+    maxMs: 600_000,
+    description: "overload phase: the longest wait for the service to come back to its baseline, after the arrivals and after the burst",
+  },
+  {
     name: "validate",
     group: "run",
     kind: "boolean",
@@ -165,7 +215,9 @@ export const PROBE_PROGRAM: ProgramDescription<typeof PROBE_FLAGS> = {
   name: "probe",
   summary:
     "Measures a running HTTP service in closed-loop steps of rising concurrency until it saturates, fits the server models\n" +
-    "(queue, linear, exponential) to its latency and throughput, and writes the scenario file that ./sim and choose read.\n" +
+    "(queue, linear, exponential) to its latency and throughput, then measures what it does past saturation (open-loop\n" +
+    "arrivals above capacity: what it holds, what it turns away and how, whether it serves clients that left, how long\n" +
+    "it takes to come back), and writes the scenario file that ./sim and choose read.\n" +
     "With -from it fits the load tests you already ran instead, and sends nothing.",
   flags: PROBE_FLAGS,
   arguments: "URL",

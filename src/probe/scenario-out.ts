@@ -2,6 +2,7 @@ import { stringify } from "yaml";
 import { formatDuration } from "../cli/duration.ts";
 import type { ServerModelSpec } from "../model/servers/models.ts";
 import { modelSettings } from "./model-settings.ts";
+import type { OverloadScenario } from "./overload/settings.ts";
 
 /** The user's load, as the client's flags state it. */
 export type ProbeLoad =
@@ -19,6 +20,8 @@ export interface ProbedSystem {
   readonly errorRate: number;
   readonly timeoutMs: number;
   readonly load: ProbeLoad;
+  /** What the overload phase measured; undefined with -no-overload or -from. */
+  readonly overload?: OverloadScenario | undefined;
 }
 
 /**
@@ -35,13 +38,15 @@ export function scenarioYaml(probed: ProbedSystem): string {
   const document = {
     scenario: 1,
     name: `probe of ${probed.probed}`,
-    description: `Measured by thundering-herd probe on ${day}: ${probed.summary}`,
+    description: [`Measured by thundering-herd probe on ${day}: ${probed.summary}`, ...(probed.overload?.notModelled ?? [])].join(". "),
     source: {
       title: `thundering-herd probe of ${probed.probed}, ${probed.date.toISOString()}`,
       ...(probed.url === undefined ? {} : { url: probed.url }),
     },
+    ...(probed.overload === undefined ? {} : { measured: probed.overload.measured }),
     system: {
       ...modelSettings(probed.spec),
+      ...probed.overload?.settings,
       "error-rate": Number(probed.errorRate.toPrecision(3)),
       timeout: formatDuration(probed.timeoutMs),
       ...load,

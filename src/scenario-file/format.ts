@@ -70,6 +70,37 @@ export interface ScenarioMetadata {
   readonly source?: { readonly title?: string | undefined; readonly url?: string | undefined; readonly date?: string | undefined };
   /** The published outcome the scenario reproduces, in words and numbers. */
   readonly published?: string;
+  /** What probe measured past saturation: a record, read by no run as a flag; a file written by hand may leave keys out. */
+  readonly measured?: Partial<MeasuredPastSaturation>;
+}
+
+/**
+ * What probe measured of a service past its saturation (docs/probe.md, "Past saturation"): its
+ * capacity and baseline, the fates of open-loop arrivals above capacity (counts), what it held,
+ * the time back to baseline after them ("none": not within the probe's wait), and the share of
+ * the work its clients abandoned that it still served (absent: too little waited to tell).
+ */
+export interface MeasuredPastSaturation {
+  readonly date: string;
+  /** Req/s. */
+  readonly capacity: number;
+  readonly "baseline-p50": string;
+  /** Req/s. */
+  readonly "overload-rate": number;
+  readonly "overload-requests": number;
+  readonly served: number;
+  readonly shed: number;
+  readonly errors: number;
+  readonly "held-past-timeout": number;
+  readonly "connect-timeout": number;
+  readonly refused: number;
+  readonly reset: number;
+  /** Requests the probe's own machine could not send (no port, no descriptor): not the service's doing. */
+  readonly "probe-limit": number;
+  readonly "held-at-most": number;
+  readonly "held-at-excess"?: number | undefined;
+  readonly recovery: string;
+  readonly "work-for-nobody"?: number | undefined;
 }
 
 /** What a file means to one program. */

@@ -6,6 +6,7 @@ import { type Workload, WORKLOADS } from "../cli/workload.ts";
 import {
   FAULTS_KEY,
   type LoadedScenario,
+  type MeasuredPastSaturation,
   SCENARIO_SECTIONS,
   type ScenarioMetadata,
   type ScenarioSection,
@@ -14,13 +15,13 @@ import {
   WORKLOAD_KEY,
   workloadOf,
 } from "./format.ts";
-import { carrierNames, type ScenarioData, scenarioSchema, type SectionKey, sectionKeys } from "./schema.ts";
+import { carrierNames, MEASURED_KEYS, type ScenarioData, scenarioSchema, type SectionKey, sectionKeys } from "./schema.ts";
 import { SCENARIO_TARGETS } from "./targets.ts";
 import { documentProblem, firstAliasOffset, type Located, MAX_SCENARIO_BYTES, MAX_SCENARIO_DEPTH, sizeProblemLine } from "./document.ts";
 import { type ScenarioTier, TIER_KEYS, TIER_SYSTEM_FLAGS, UPSTREAM_FLAGS, USER_FLAG_NAMES } from "./tiers.ts";
 
 /** The top-level keys of a file: metadata, then the sections. */
-const TOP_KEYS = ["scenario", "name", "description", "source", "published", WORKLOAD_KEY, ...SCENARIO_SECTIONS, "tiers"];
+const TOP_KEYS = ["scenario", "name", "description", "source", "published", "measured", WORKLOAD_KEY, ...SCENARIO_SECTIONS, "tiers"];
 const SOURCE_KEYS = ["title", "url", "date"];
 
 /**
@@ -106,6 +107,7 @@ export async function parseScenario(
     ...(data.description === undefined ? {} : { description: data.description }),
     ...(data.source === undefined ? {} : { source: data.source }),
     ...(data.published === undefined ? {} : { published: data.published }),
+    ...(data.measured === undefined ? {} : { measured: data.measured as Partial<MeasuredPastSaturation> }),
   };
   return { file, text, tokens, passThrough, ignored, keyLines, metadata, workload, ...(tiers === undefined ? {} : { tiers }) };
 }
@@ -280,6 +282,7 @@ function whereKeyBelongs(
   file: { readonly workload: Workload; readonly everyTarget: readonly ScenarioTarget[] },
 ): string {
   if (parent[0] === "source") return `unknown key; source has ${SOURCE_KEYS.join(", ")}`;
+  if (parent[0] === "measured") return `unknown key; measured has ${MEASURED_KEYS.join(", ")}`;
   if (parent[0] === "tiers") return whereTierKeyBelongs(parent, key);
   const home = [...sections].find(([, keys]) => keys.has(key))?.[0];
   const section = parent[0] as ScenarioSection | undefined;

@@ -162,6 +162,7 @@ export function scenarioSchema(z: Z, sections: Map<ScenarioSection, Map<string, 
       )
       .optional(),
     published: text.optional(),
+    measured: measuredShape(z, text).optional(),
     [WORKLOAD_KEY]: z.enum(WORKLOADS, { error: `must be one of ${WORKLOADS.join(", ")}` }).optional(),
     system: sectionShape(sections.get("system")!).optional(),
     strategy: sectionShape(sections.get("strategy")!).optional(),
@@ -182,3 +183,47 @@ export function scenarioSchema(z: Z, sections: Map<ScenarioSection, Map<string, 
 }
 
 export type ScenarioData = Zod.output<ReturnType<typeof scenarioSchema>>;
+
+/** The keys of `measured:`, each a count unless named here. */
+const MEASURED_TEXT = ["date", "baseline-p50", "recovery"] as const;
+const MEASURED_RATES = ["capacity", "overload-rate"] as const;
+const MEASURED_COUNTS = [
+  "overload-requests",
+  "served",
+  "shed",
+  "errors",
+  "held-past-timeout",
+  "connect-timeout",
+  "refused",
+  "reset",
+  "probe-limit",
+  "held-at-most",
+] as const;
+
+export const MEASURED_KEYS = [...MEASURED_TEXT, ...MEASURED_RATES, ...MEASURED_COUNTS, "held-at-excess", "work-for-nobody"];
+
+/** probe's record of a service past saturation (MeasuredPastSaturation): strict, so a typo is named; any key may be left out. */
+function measuredShape(z: Z, text: Zod.ZodString) {
+  const count = z.number({ error: "must be a count" }).int({ error: "must be a count" }).min(0, { error: "must be a count" });
+  const rate = z.number({ error: "must be a number of requests per second" }).min(0, { error: "must be >= 0" });
+  return z.strictObject(
+    {
+      ...Object.fromEntries(MEASURED_TEXT.map((key) => [key, text.optional()])),
+      ...Object.fromEntries(MEASURED_RATES.map((key) => [key, rate.optional()])),
+      ...Object.fromEntries(MEASURED_COUNTS.map((key) => [key, count.optional()])),
+      "held-at-excess": count.optional(),
+      "work-for-nobody": z
+        .number({ error: "must be a share from 0 to 1" })
+        .min(0)
+        .max(1, { error: "must be a share from 0 to 1" })
+        .optional(),
+    } as Record<(typeof MEASURED_TEXT)[number], Zod.ZodOptional<Zod.ZodString>> &
+      Record<
+        (typeof MEASURED_RATES)[number] | (typeof MEASURED_COUNTS)[number] | "held-at-excess" | "work-for-nobody",
+        Zod.ZodOptional<Zod.ZodNumber>
+      >,
+    {
+      error: `must be a mapping: ${[...MEASURED_TEXT, ...MEASURED_RATES, ...MEASURED_COUNTS, "held-at-excess", "work-for-nobody"].join(", ")}`,
+    },
+  );
+}

@@ -15,7 +15,8 @@ import { temporaryDir } from "../helpers/temporary-dirs.ts";
 const AUTOCANNON = resolve(REPO_ROOT, "node_modules/.bin/autocannon");
 
 /** The root shim, as a person runs it (a bundle: it starts faster than the TypeScript loader). */
-const probe = (args: readonly string[]) => spawnCli("probe", args);
+// The phase past saturation has its own test (probe-overload.test.ts): these measure below it.
+const probe = (args: readonly string[]) => spawnCli("probe", ["-no-overload", ...args]);
 
 /** Short steps: enough answers for a mean, and the whole file within a few seconds a probe. */
 const SHORT_STEPS = ["-step-duration", "500ms", "-step-requests", "50"];

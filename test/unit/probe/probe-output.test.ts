@@ -10,7 +10,7 @@ import { temporaryDir } from "../../helpers/temporary-dirs.ts";
  * and credentials in the URL reach neither its lines nor its scenario nor its report.
  */
 
-const SHORT_STEPS = ["-step-duration", "150ms", "-step-requests", "20", "-timeout", "1s"];
+const SHORT_STEPS = ["-no-overload", "-step-duration", "150ms", "-step-requests", "20", "-timeout", "1s"];
 
 /** A service that saturates: two requests served at a time, 5 ms each, the rest wait in line. */
 async function twoAtATime() {
