@@ -38,7 +38,10 @@ export function scenarioYaml(probed: ProbedSystem): string {
   const document = {
     scenario: 1,
     name: `probe of ${probed.probed}`,
-    description: [`Measured by thundering-herd probe on ${day}: ${probed.summary}`, ...(probed.overload?.notModelled ?? [])].join(". "),
+    description: [
+      `Measured by thundering-herd probe on ${day}: ${probed.summary}`,
+      ...(probed.overload?.notModelled ?? []).map(sentence),
+    ].join(". "),
     source: {
       title: `thundering-herd probe of ${probed.probed}, ${probed.date.toISOString()}`,
       ...(probed.url === undefined ? {} : { url: probed.url }),
@@ -54,3 +57,6 @@ export function scenarioYaml(probed: ProbedSystem): string {
   };
   return stringify(document, { lineWidth: 0 });
 }
+
+/** A clause as a sentence of its own: its first letter capital. */
+const sentence = (clause: string) => clause.charAt(0).toUpperCase() + clause.slice(1);

@@ -154,6 +154,7 @@ function requestContext(
     now: hooks.now ?? Date.now,
     clock,
     shedHeaders,
+    dropShed: options.shedWith === "drop",
     deadlineAware: options.deadlineAware,
     onOutOfMemory: outOfMemory,
     admittedAtMs,
@@ -194,6 +195,8 @@ interface RequestContext {
   /** The queue's clock. */
   readonly clock: Clock;
   readonly shedHeaders: Readonly<Record<string, string>>;
+  /** -shed-with drop: a shed request gets no answer. */
+  readonly dropShed: boolean;
   readonly deadlineAware: boolean;
   readonly onOutOfMemory: (event: OutOfMemoryEvent) => void;
   /** With -metrics: the series, and when each request in service was admitted (for the latency histogram). */
@@ -261,7 +264,8 @@ function handleRequest(request: IncomingMessage, response: ServerResponse, conte
         context.onOutOfMemory(outOfMemory);
         return;
       }
-      response.writeHead(503, context.shedHeaders).end("overloaded\n");
+      // -shed-with drop: no answer at all, as a full accept queue drops a SYN; the client waits out its timeout.
+      if (!context.dropShed) response.writeHead(503, context.shedHeaders).end("overloaded\n");
       return;
     }
     response.on("close", () => {

@@ -31,6 +31,10 @@ export const MAX_IN_SERVICE_CEILING = 10_000_000;
  */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 
+/** How a shed request is turned away: answered 503 at once, or dropped unanswered (a full accept queue's SYN drop). */
+export const SHED_WITH = ["503", "drop"] as const;
+export type ShedWith = (typeof SHED_WITH)[number];
+
 /** Flags, defaults and help of ./server, in one table; the server model's come first (see model-flags.ts). */
 export const SERVER_FLAGS = [
   ...MODEL_FLAGS,
@@ -76,6 +80,17 @@ export const SERVER_FLAGS = [
     default: 1000,
     minMs: 0,
     description: "server pushback: the Retry-After a shed request's 503 carries, in whole seconds rounded up (0 = no header)",
+  },
+  {
+    name: "shed-with",
+    group: "system",
+    kind: "string",
+    default: "503",
+    choices: SHED_WITH,
+    placeholder: "answer",
+    description:
+      "how load shedding (-max-concurrency, -queue-limit) turns a request away: 503 at once, or drop: never answered, as a full " +
+      "listen backlog drops a SYN, so its client waits out its timeout",
   },
   {
     name: "deadline-aware",
@@ -190,6 +205,8 @@ export interface ServerOptions {
   readonly maxConcurrency: number;
   /** The Retry-After of a shed request, ms, a whole number of seconds (rounded up); 0 for none. */
   readonly retryAfterMs: number;
+  /** How a shed request is turned away (-shed-with). */
+  readonly shedWith: ShedWith;
   readonly deadlineAware: boolean;
   /** Fraction of requests answered 500 after the modelled delay. */
   readonly errorRate: number;
@@ -226,6 +243,7 @@ export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): S
     cancelOnDisconnect: values["cancel-on-disconnect"],
     maxConcurrency: values["max-concurrency"] === 0 ? Infinity : values["max-concurrency"],
     retryAfterMs: retryAfterSeconds(values["retry-after"]) * 1000,
+    shedWith: values["shed-with"] as ShedWith, // one of the flag's choices
     deadlineAware: values["deadline-aware"],
     errorRate: values["error-rate"],
     seed: values.seed,

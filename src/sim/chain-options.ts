@@ -67,6 +67,7 @@ export function chainConfigFrom(values: SimFlagValues, tiers: readonly ScenarioT
       backlog: server.backlog,
       errorRate: server.errorRate,
       retryAfterMs: server.retryAfterMs,
+      dropShed: server.shedWith === "drop",
       deadlineAware: server.deadlineAware,
       upstream: upstream === undefined ? undefined : upstreamPolicy(tier, upstream),
       fanout: tier.fanout,

@@ -35,6 +35,7 @@ export interface ChainTierConfig {
   readonly backlog: number;
   readonly errorRate: number;
   readonly retryAfterMs: number;
+  readonly dropShed: boolean;
   readonly deadlineAware: boolean;
   /** Undefined for the bottom tier. */
   readonly upstream: UpstreamPolicy | undefined;
@@ -115,6 +116,7 @@ export function buildChain(clock: Clock, tiers: readonly ChainTierConfig[], seed
     // A deadline-aware tier acts on the deadline its door computed (its timeout Infinity: nothing of its own).
     const network = new SimulatedNetwork(model, clock, tier.backlog, {
       retryAfterMs: tier.retryAfterMs,
+      dropShed: tier.dropShed,
       deadline: tier.deadlineAware ? { clock, timeoutMs: Infinity } : undefined,
     });
     const door: TierDoor = { arrivals: 0, okAnswers: 0 };

@@ -18,6 +18,8 @@ const INJECTED_ERROR_RESULT: AttemptResult = Object.freeze({ outcome: "error", e
 export interface NetworkOptions {
   /** Retry-After on a shed request, ms (whole seconds, as the server rounds it); 0 or undefined for none. */
   readonly retryAfterMs?: number | undefined;
+  /** A shed request is dropped unanswered (-shed-with drop): its client waits out its timeout, as for a SYN a full accept queue drops. */
+  readonly dropShed?: boolean | undefined;
   /**
    * Deadline propagation to a deadline-aware server: every attempt carries its deadline,
    * `timeoutMs` after it was sent on `clock` (the client's own timeout), and the server
@@ -116,7 +118,8 @@ export class SimulatedNetwork {
   /** Called once, at the instant the server runs out of memory. */
   onOutOfMemory: (() => void) | undefined = undefined;
 
-  private readonly shedResult: AttemptResult;
+  /** Undefined when a shed request is dropped unanswered. */
+  private readonly shedResult: AttemptResult | undefined;
   private readonly deadline: NetworkOptions["deadline"];
 
   constructor(queue: ServerModel, clock: Clock, backlog: number, options: NetworkOptions = {}) {
@@ -124,7 +127,12 @@ export class SimulatedNetwork {
     this.clock = clock;
     this.backlog = backlog;
     const retryAfterMs = options.retryAfterMs ?? 0;
-    this.shedResult = retryAfterMs > 0 ? Object.freeze({ outcome: "error", errorKind: "http-5xx", retryAfterMs }) : SHED_RESULT;
+    this.shedResult =
+      options.dropShed === true
+        ? undefined
+        : retryAfterMs > 0
+          ? Object.freeze({ outcome: "error", errorKind: "http-5xx", retryAfterMs })
+          : SHED_RESULT;
     this.deadline = options.deadline;
   }
 
@@ -221,7 +229,7 @@ export class SimulatedNetwork {
   }
 
   /**
-   * Takes a request into service, or sends the 503 of a server that sheds it. A request
+   * Takes a request into service, or sends the 503 of a server that sheds it (none when it drops what it sheds). A request
    * whose deadline passed while it waited in the accept queue is not taken in (its client
    * timed out at that deadline and is gone).
    */
@@ -235,7 +243,7 @@ export class SimulatedNetwork {
       onOutOfMemory?.();
       return undefined;
     }
-    if (sink === undefined) return undefined;
+    if (sink === undefined || this.shedResult === undefined) return undefined;
     return this.answerAfterRoundTrip(sink, this.shedResult);
   }
 

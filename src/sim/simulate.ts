@@ -30,6 +30,8 @@ export interface ProtectionConfig {
   readonly deadlines: boolean;
   /** Fraction of requests the server answers 500 after the modelled delay. */
   readonly errorRate: number;
+  /** A shed request is dropped unanswered (-shed-with drop) rather than answered 503. */
+  readonly dropShed?: boolean;
 }
 
 export const NO_PROTECTION: ProtectionConfig = Object.freeze({ retryAfterMs: 0, deadlines: false, errorRate: 0 });
@@ -213,6 +215,7 @@ export function simulate(
   });
   const network = new SimulatedNetwork(queue, clock, config.backlog, {
     retryAfterMs: protection.retryAfterMs,
+    dropShed: protection.dropShed,
     deadline: protection.deadlines ? { clock, timeoutMs: config.timeoutMs } : undefined,
   });
   // A real server whose memory is full dies; so ends the run.

@@ -52,6 +52,7 @@ export function configFrom(values: SimFlagValues): SimulationConfig {
       retryAfterMs: options.server.retryAfterMs,
       deadlines: options.client.propagateDeadline && options.server.deadlineAware,
       errorRate: options.server.errorRate,
+      dropShed: options.server.shedWith === "drop",
     },
     timeoutMs: options.client.timeoutMs,
     retry: options.client.retry,

@@ -25,6 +25,7 @@ export const TEST_SERVER_OPTIONS: ServerOptions = {
   cancelOnDisconnect: false,
   maxConcurrency: Infinity,
   retryAfterMs: 1000,
+  shedWith: "503",
   deadlineAware: false,
   errorRate: 0,
   seed: undefined,

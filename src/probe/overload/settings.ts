@@ -8,30 +8,33 @@ import { WORK_FOR_NOBODY_SHARE } from "./work-for-nobody.ts";
 export interface OverloadScenario {
   readonly settings: Readonly<Record<string, string | number | boolean>>;
   readonly measured: MeasuredPastSaturation;
-  /** Each a sentence on a behaviour measured that the scenario's flags do not carry. */
+  /** Each a sentence on a behaviour measured that the scenario's flags carry only approximately. */
   readonly notModelled: readonly string[];
 }
 
 /**
  * The server flags that say what the service did past saturation, for the fitted model:
- * - excess shed with 503/429 once it held N: the queue model's -queue-limit (N − threads waiting),
- *   the other models' -max-concurrency N (each sheds with 503 at once);
+ * - excess turned away once it held N: the queue model's -queue-limit (N − threads waiting), the
+ *   other models' -max-concurrency N; with 503/429, answered at once (-shed-with 503); with connect
+ *   timeouts, dropped unanswered (-shed-with drop), and for the queue model its listen backlog
+ *   -backlog N − threads too: a server whose queue is its accept queue holds no more while stopped;
+ *   refused or reset connections fail at once, as a 503 does, and are said to be modelled so;
  * - the work of clients that left dropped, not served: -cancel-on-disconnect.
- * Excess turned away otherwise (connect timeouts, refused or reset connections) is not a 503:
- * no flag says it yet, and the sentence says so.
  */
 export function overloadScenario(findings: OverloadFindings, spec: ServerModelSpec, date: Date): OverloadScenario {
   const { summary, abandoned } = findings;
   const settings: Record<string, string | number | boolean> = {};
   const notModelled: string[] = [];
-  if (summary.excess !== undefined && summary.heldAtExcess !== undefined) {
-    if (summary.excess === "shed") {
-      if ("pool" in spec) settings["queue-limit"] = Math.max(1, summary.heldAtExcess - spec.pool.threads);
-      else settings["max-concurrency"] = Math.max(1, summary.heldAtExcess);
-    } else {
-      notModelled.push(
-        `past ${summary.heldAtExcess} requests held, the service turned the excess away by ${EXCESS_WORDS[summary.excess]}, which no server flag models yet: the scenario's server holds it`,
-      );
+  const held = summary.heldAtExcess;
+  if (summary.excess !== undefined && held !== undefined) {
+    const waiting = "pool" in spec ? Math.max(1, held - spec.pool.threads) : undefined;
+    if (waiting === undefined) settings["max-concurrency"] = Math.max(1, held);
+    else settings["queue-limit"] = waiting;
+    if (summary.excess === "connect-timeout") {
+      settings["shed-with"] = "drop";
+      if (waiting !== undefined) settings.backlog = waiting;
+    } else if (summary.excess !== "shed") {
+      notModelled.push(`past ${held} requests held, it ${EXCESS_WORDS[summary.excess]}, modelled as a 503: both fail at once`);
     }
   }
   const share = abandoned?.servedShare;
@@ -40,9 +43,8 @@ export function overloadScenario(findings: OverloadFindings, spec: ServerModelSp
 }
 
 const EXCESS_WORDS: Readonly<Record<string, string>> = {
-  "connect-timeout": "connect timeouts (a full accept queue drops the SYN)",
-  refused: "refusing connections",
-  reset: "resetting connections",
+  refused: "refused the excess connections",
+  reset: "reset the excess connections",
 };
 
 function measuredRecord(findings: OverloadFindings, date: Date): MeasuredPastSaturation {
@@ -76,6 +78,6 @@ export function overloadScenarioLines(scenario: OverloadScenario): string[] {
   const settings = Object.entries(scenario.settings).map(([name, value]) => `${name}: ${value}`);
   return [
     `past saturation in the scenario: ${settings.length === 0 ? "nothing beyond the fitted model" : settings.join(", ")}`,
-    ...scenario.notModelled.map((sentence) => `past saturation, not in the scenario: ${sentence}`),
+    ...scenario.notModelled.map((sentence) => `past saturation, approximated: ${sentence}`),
   ];
 }

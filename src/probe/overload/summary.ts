@@ -19,8 +19,8 @@ export interface OverloadSummary {
   readonly heldAtMost: number;
   /**
    * What it held when it began to turn work away: the median, over the first EXCESS_SAMPLE requests
-   * turned away, of the requests connected and unanswered at each one's send; undefined when none
-   * was. Less than heldAtMost where a full accept queue let handshakes complete whose final ACK it
+   * turned away, of the requests held (connected, unanswered, and not turned away themselves) at
+   * each one's send; undefined when none was. Less than heldAtMost where a full accept queue let handshakes complete whose final ACK it
    * then dropped: the probe counts those as connected, the service never held them.
    */
   readonly heldAtExcess: number | undefined;
@@ -74,8 +74,9 @@ function heldAtExcess(exchanges: readonly Exchange[]): number | undefined {
     .sort((a, b) => a.sentAt - b.sentAt)
     .slice(0, EXCESS_SAMPLE);
   if (firstTurnedAway.length === 0) return undefined;
-  const heldAt = (at: number) =>
-    exchanges.filter((exchange) => exchange.connectedAt !== undefined && exchange.connectedAt <= at && exchange.endedAt > at).length;
+  // Held as heldAtMost counts them: the excess turned away, answered or not yet, is not.
+  const held = exchanges.filter((exchange) => exchange.connectedAt !== undefined && !TURNED_AWAY.has(exchange.fate));
+  const heldAt = (at: number) => held.filter((exchange) => exchange.connectedAt! <= at && exchange.endedAt > at).length;
   const counts = firstTurnedAway.map((exchange) => heldAt(exchange.sentAt)).sort((a, b) => a - b);
   return counts[Math.floor(counts.length / 2)];
 }

@@ -55,4 +55,18 @@ describe("HTTP server with the queue model", () => {
     expect(await rawGet(port).response).toMatch(/^HTTP\/1\.1 503 /);
     expect(server.queue.snapshot()).toMatchObject({ shed: 1, queueLength: 1 });
   });
+
+  it("with -shed-with drop, never answers a request beyond -queue-limit, as a full accept queue drops its SYN", async () => {
+    const { server, port } = await start(["-threads", "1", "-queue-limit", "1", "-shed-with", "drop"]);
+    rawGet(port);
+    await eventually(() => server.queue.concurrency === 1, "one in the thread");
+    rawGet(port);
+    await eventually(() => server.queue.concurrency === 2, "one waiting");
+    const dropped = rawGet(port);
+    await eventually(() => server.queue.snapshot().shed === 1, "the third shed");
+    // An answer on another connection after it: a 503 written when it was shed would have come by now.
+    expect(await rawGet(port, "/stats").response).toMatch(/^HTTP\/1\.1 200 /);
+    expect(dropped.received()).toBe("");
+    expect(server.queue.snapshot()).toMatchObject({ shed: 1, queueLength: 1 });
+  });
 });

@@ -29,6 +29,7 @@ function tier(name: string, upstream: UpstreamPolicy | undefined, overrides: Par
     backlog: 4096,
     errorRate: 0,
     retryAfterMs: 0,
+    dropShed: false,
     deadlineAware: false,
     upstream,
     fanout: 1,

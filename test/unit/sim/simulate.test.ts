@@ -65,4 +65,26 @@ describe("simulate, with requests that can never complete", () => {
     // One round trip per shed attempt at most: 10 clients, 2 000 a second each, for 5 s.
     expect(result.totals.counts.attempts).toBeLessThanOrEqual(10 * 2_000 * 5 + 100);
   });
+
+  it(
+    "with -shed-with drop, answers no shed request: each client waits out its timeout, as for a SYN a full accept queue drops",
+    SIMULATION,
+    () => {
+      const shed = (shedWith: string) =>
+        run(
+          values([
+            ...["-model", "queue", "-threads", "1", "-service-time", "100ms", "-queue-limit", "1", "-shed-with", shedWith],
+            ...["-clients", "10", "-lambda", "0.01", "-timeout", "1s", "-duration", "5s", "-simple-backoff-delay", "0"],
+          ]),
+          "fixed",
+        ).result;
+      const answered = shed("503");
+      const dropped = shed("drop");
+      expect(answered.totals.counts.errorKinds["http-5xx"]).toBeGreaterThan(1_000);
+      expect(dropped.totals.counts.errorKinds["http-5xx"] ?? 0).toBe(0);
+      // Two served at a time at most (the thread and the one place in the queue): the other eight wait out 1 s each try.
+      expect(dropped.totals.counts.timedout).toBeGreaterThan(8 * 3);
+      expect(dropped.totals.counts.attempts).toBeLessThan(answered.totals.counts.attempts / 10);
+    },
+  );
 });

@@ -53,12 +53,24 @@ describe("what the phase past saturation puts in the scenario", () => {
     expect(overloadScenario(findings(undefined, undefined), QUEUE, DATE).settings).toEqual({});
   });
 
-  it("names excess turned away by connect timeouts as not modelled, rather than a 503 it was not", () => {
-    const scenario = overloadScenario(findings("connect-timeout", 0.9), QUEUE, DATE);
-    expect(scenario.settings).toEqual({});
+  it("says excess dropped by connect timeouts as -shed-with drop, and the queue's listen backlog as the places held", () => {
+    expect(overloadScenario(findings("connect-timeout", 0.9), QUEUE, DATE).settings).toEqual({
+      "queue-limit": 20,
+      "shed-with": "drop",
+      backlog: 20,
+    });
+    expect(overloadScenario(findings("connect-timeout", 0.9), EXPONENTIAL, DATE).settings).toEqual({
+      "max-concurrency": 24,
+      "shed-with": "drop",
+    });
+  });
+
+  it("says refused connections as a 503, and that it is an approximation", () => {
+    const scenario = overloadScenario(findings("refused", 0.9), QUEUE, DATE);
+    expect(scenario.settings).toEqual({ "queue-limit": 20 });
     expect(overloadScenarioLines(scenario)).toEqual([
-      "past saturation in the scenario: nothing beyond the fitted model",
-      expect.stringMatching(/^past saturation, not in the scenario: past 24 requests held, .* connect timeouts/),
+      "past saturation in the scenario: queue-limit: 20",
+      "past saturation, approximated: past 24 requests held, it refused the excess connections, modelled as a 503: both fail at once",
     ]);
   });
 
