@@ -18,7 +18,10 @@ import { temporaryDir } from "../helpers/temporary-dirs.ts";
  * side: each waits on its workers' sleeps far more than on the cores.
  */
 
-/** Steps that saturate 4 workers (8 and 16 users level with 4: one of them whatever the noise of short steps), short; a phase of 1 s at 3 × capacity. */
+/**
+ * Steps that saturate 4 workers (8 and 16 users level with 4: one of them whatever the noise of
+ * short steps), short; a phase of 1 s at 3 × capacity.
+ */
 const FLAGS = [
   "-steps",
   "1,2,4,8,16",

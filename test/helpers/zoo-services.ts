@@ -61,7 +61,8 @@ export const ZOO: readonly ZooEntry[] = [
   },
   {
     name: "haproxy-maxconn-queue",
-    setup: "haproxy in front of gunicorn-sync: maxconn 4 to the server, a request waits in haproxy's queue at most timeout queue 500 ms, then 503",
+    setup:
+      "haproxy in front of gunicorn-sync: maxconn 4 to the server, a request waits in haproxy's queue at most timeout queue 500 ms, then 503",
     packages: ["haproxy", "gunicorn", "python3-gunicorn"],
     start: () =>
       withDir(async (dir, started) => {
@@ -71,7 +72,8 @@ export const ZOO: readonly ZooEntry[] = [
   },
   {
     name: "apache2-prefork",
-    setup: "apache2 prefork as a reverse proxy to gunicorn (16 workers): MaxRequestWorkers 4, ListenBacklog 16, so past 4 + 17 the SYN is dropped",
+    setup:
+      "apache2 prefork as a reverse proxy to gunicorn (16 workers): MaxRequestWorkers 4, ListenBacklog 16, so past 4 + 17 the SYN is dropped",
     packages: ["apache2", "gunicorn", "python3-gunicorn"],
     start: () =>
       withDir(async (dir, started) => {
@@ -145,7 +147,10 @@ async function nginx(
   return { url: `http://127.0.0.1:${port}/`, versions: [`nginx ${version ?? "(version not printed)"}`, ...upstream.versions] };
 }
 
-async function haproxy(dir: string, upstream: { url: string; versions: string[] }, started: Started): Promise<{ url: string; versions: string[] }> {
+/** A service's address and the programs behind it, as they said their versions. */
+type Served = { url: string; versions: string[] };
+
+async function haproxy(dir: string, upstream: Served, started: Started): Promise<Served> {
   const port = await freePort();
   const conf = join(dir, "haproxy.cfg");
   const backend = new URL(upstream.url);
@@ -174,7 +179,7 @@ async function haproxy(dir: string, upstream: { url: string; versions: string[] 
   return { url: `http://127.0.0.1:${port}/`, versions: [haproxyVersion(), ...upstream.versions] };
 }
 
-async function apache(dir: string, upstream: { url: string; versions: string[] }, started: Started): Promise<{ url: string; versions: string[] }> {
+async function apache(dir: string, upstream: Served, started: Started): Promise<Served> {
   const port = await freePort();
   const conf = join(dir, "apache2.conf");
   const modules = ["mpm_prefork", "proxy", "proxy_http", "authz_core"];
