@@ -20,7 +20,16 @@ import { ZOO, type ZooEntry } from "../test/helpers/zoo-services.ts";
 const FILE = "docs/real-services.json";
 
 /** Steps that saturate 4 workers of 50 ms and go past the level to twice it; the phase past saturation as a user gets it. */
-export const REAL_SERVICE_PROBE_FLAGS = ["-steps", "1,2,4,8,16", "-step-duration", "1s", "-step-requests", "100", "-overload-settle", "30s"];
+export const REAL_SERVICE_PROBE_FLAGS = [
+  "-steps",
+  "1,2,4,8,16",
+  "-step-duration",
+  "1s",
+  "-step-requests",
+  "100",
+  "-overload-settle",
+  "30s",
+];
 
 const names = process.argv.slice(2);
 const unknown = names.filter((name) => !ZOO.some((entry) => entry.name === name));
