@@ -14,13 +14,21 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { main } from "../src/probe/main.ts";
+import { main as simMain } from "../src/sim/main.ts";
 import { provenance } from "../src/runtime/provenance.ts";
 import { ZOO, type ZooEntry } from "../test/helpers/zoo-services.ts";
 
 const FILE = "docs/real-services.json";
 
+/**
+ * The simulator's experiment on each probed scenario, the issue's: 200 users thinking 5 s with a
+ * 1 s timeout, fixed retry and one backoff, after a 20 s stop and after a spike of 3 × the users for 10 s.
+ */
+const SIM_FLAGS = ["-clients", "200", "-lambda", "5", "-timeout", "1s", "-strategies", "fixed,full-jitter", "-duration", "95s", "-quiet"];
+const SIM_FAULTS = ["stop@15s+20s", "spike@15s+10s*3"];
+
 /** Steps that saturate 4 workers of 50 ms and go past the level to twice it; the phase past saturation as a user gets it. */
-export const REAL_SERVICE_PROBE_FLAGS = [
+const REAL_SERVICE_PROBE_FLAGS = [
   "-steps",
   "1,2,4,8,16",
   "-step-duration",
@@ -50,6 +58,7 @@ writeFileSync(
       provenance: { ...recordedAt, loadAverage: [Number(loadBefore.toFixed(2)), Number(loadavg()[0]!.toFixed(2))] },
       command: `node --import ./src/register-tsx.mjs scripts/real-services.ts${names.length === 0 ? "" : ` ${names.join(" ")}`}`,
       probeFlags: REAL_SERVICE_PROBE_FLAGS,
+      simFlags: SIM_FLAGS,
       services,
     },
     null,
@@ -80,9 +89,42 @@ async function probed(entry: ZooEntry) {
       pastSaturation: lines.filter(pastSaturation),
       system: scenario.system,
       measured: scenario.measured,
+      simulated: await simulated(scenarioFile, dir),
     };
   } finally {
     await service.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+interface SimulatedStrategy {
+  readonly strategy: string;
+  readonly metrics: { verdict: string; serverRecoveryMs: number | null; clientRecoveryMs: number | null; why: string };
+}
+
+/** The simulator's verdicts on the probed scenario, per fault and strategy, with the seed it ran (summary.json). */
+async function simulated(scenarioFile: string, dir: string) {
+  const runs = [];
+  for (const fault of SIM_FAULTS) {
+    const out = join(dir, `sim-${runs.length}`);
+    const args = [scenarioFile, ...SIM_FLAGS, "-faults", fault, "-out", out];
+    const code = await simMain(args, { stdout: { write: () => true }, stderr: process.stderr, env: process.env });
+    if (code !== 0) throw new Error(`./sim ${args.join(" ")} ended with ${code}`);
+    const summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as {
+      settings: { seed: number };
+      results: SimulatedStrategy[];
+    };
+    runs.push({
+      fault,
+      seed: summary.settings.seed,
+      strategies: summary.results.map(({ strategy, metrics }) => ({
+        strategy,
+        verdict: metrics.verdict,
+        serverBackMs: metrics.serverRecoveryMs,
+        clientsBackMs: metrics.clientRecoveryMs,
+        why: metrics.why,
+      })),
+    });
+  }
+  return runs;
 }
