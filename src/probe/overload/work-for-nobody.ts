@@ -18,7 +18,7 @@ export interface AbandonedWork {
   /** Of them, never connected before they were given up (a full accept queue drops SYNs). */
   readonly neverConnected: number;
   readonly abandonAfterMs: number;
-  /** How long a request sent right after waited beyond the baseline, ms; undefined when it got no answer. */
+  /** How long a request sent right after waited beyond the baseline once connected, ms; undefined when it got no answer. */
   readonly canaryWaitMs: number | undefined;
   /** What it would wait if the service served every request left behind (first come, first served). */
   readonly waitIfServedMs: number;
@@ -49,7 +49,9 @@ export async function measureWorkForNobody(
   const waiting = burst.filter((exchange) => exchange.fate === "timeout").length;
   const waitIfServedMs = (1000 * waiting) / plan.capacityPerSec;
   const canary = await exchangeOnce(url, { ...plan, timeoutMs: plan.maxCanaryMs }, now, stop);
-  const canaryWaitMs = canary.fate === "served" ? Math.max(0, canary.endedAt - canary.sentAt - baseline.p50Ms) : undefined;
+  // From its connection up: a SYN the full accept queue dropped costs the canary a retransmit (1 s), not the abandoned work.
+  const canaryWaitMs =
+    canary.fate === "served" ? Math.max(0, canary.endedAt - (canary.connectedAt ?? canary.sentAt) - baseline.p50Ms) : undefined;
   const tellable = waitIfServedMs >= TELLABLE_BOUNDS * baselineBoundMs(baseline);
   return {
     sent: plan.burst,
