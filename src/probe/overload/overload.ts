@@ -151,12 +151,17 @@ export function overloadLines(summary: OverloadSummary, recovery: Recovery, base
   return lines;
 }
 
+const UNTELLABLE_WORDS: Readonly<Record<NonNullable<AbandonedWork["untellable"]>, string>> = {
+  few: "too few waited to tell",
+  full: "cannot tell: its accept queue was full, so the next request's own connection waited too",
+};
+
 export function abandonedLine(abandoned: AbandonedWork): string {
   const unconnected = abandoned.neverConnected === 0 ? "" : ` (${abandoned.neverConnected} never connected)`;
   const head = `work for nobody: ${abandoned.sent} requests at once, given up after ${formatDuration(Math.round(abandoned.abandonAfterMs))} with ${abandoned.waiting} connected and unanswered${unconnected}`;
   if (abandoned.canaryWaitMs === undefined) return `${head}; the next request got no answer: cannot tell`;
   const waited = `; the next request waited ${seconds(abandoned.canaryWaitMs)} (${seconds(abandoned.waitIfServedMs)} if all were served)`;
-  if (abandoned.servedShare === undefined) return `${head}${waited}: too few waited to tell`;
+  if (abandoned.servedShare === undefined) return `${head}${waited}: ${UNTELLABLE_WORDS[abandoned.untellable ?? "few"]}`;
   const verdict =
     abandoned.servedShare >= WORK_FOR_NOBODY_SHARE ? "it serves requests whose client has gone" : "it drops requests whose client has gone";
   return `${head}${waited}: ${verdict} (${(100 * abandoned.servedShare).toFixed(0)} % served)`;

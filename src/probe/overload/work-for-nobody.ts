@@ -24,9 +24,11 @@ export interface AbandonedWork {
   readonly waitIfServedMs: number;
   /**
    * canaryWaitMs ÷ waitIfServedMs, from 0 (the service dropped what its clients left) to 1 (it
-   * served it all: work for nobody); undefined where too few waited to tell, or no answer came.
+   * served it all: work for nobody); undefined where it cannot be told (`untellable`), or no answer came.
    */
   readonly servedShare: number | undefined;
+  /** Why the share cannot be told: too little waited, or the accept queue was full (the canary's own connect waited). */
+  readonly untellable?: "few" | "full";
 }
 
 /**
@@ -48,19 +50,21 @@ export async function measureWorkForNobody(
   const burst = await Promise.all(Array.from({ length: plan.burst }, () => exchangeOnce(url, plan, now, stop, abandonAfterMs)));
   const waiting = burst.filter((exchange) => exchange.fate === "timeout").length;
   const waitIfServedMs = (1000 * waiting) / plan.capacityPerSec;
+  const neverConnected = burst.filter((exchange) => exchange.connectedAt === undefined).length;
   const canary = await exchangeOnce(url, { ...plan, timeoutMs: plan.maxCanaryMs }, now, stop);
-  // From its connection up: a SYN the full accept queue dropped costs the canary a retransmit (1 s), not the abandoned work.
-  const canaryWaitMs =
-    canary.fate === "served" ? Math.max(0, canary.endedAt - (canary.connectedAt ?? canary.sentAt) - baseline.p50Ms) : undefined;
-  const tellable = waitIfServedMs >= TELLABLE_BOUNDS * baselineBoundMs(baseline);
+  const canaryWaitMs = canary.fate === "served" ? Math.max(0, canary.endedAt - canary.sentAt - baseline.p50Ms) : undefined;
+  // A burst some of which never connected filled the accept queue: the canary's SYN waits for a retransmit (1 s, then 3 s)
+  // as much as for the work ahead of it, so its wait tells neither.
+  const untellable = neverConnected > 0 ? "full" : waitIfServedMs < TELLABLE_BOUNDS * baselineBoundMs(baseline) ? "few" : undefined;
   return {
     sent: plan.burst,
     waiting,
-    neverConnected: burst.filter((exchange) => exchange.connectedAt === undefined).length,
+    neverConnected,
     abandonAfterMs,
     canaryWaitMs,
     waitIfServedMs,
-    servedShare: canaryWaitMs === undefined || !tellable ? undefined : Math.min(1, canaryWaitMs / waitIfServedMs),
+    servedShare: canaryWaitMs === undefined || untellable !== undefined ? undefined : Math.min(1, canaryWaitMs / waitIfServedMs),
+    ...(untellable === undefined ? {} : { untellable }),
   };
 }
 
