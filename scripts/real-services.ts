@@ -28,16 +28,7 @@ const SIM_FLAGS = ["-clients", "200", "-lambda", "5", "-timeout", "1s", "-strate
 const SIM_FAULTS = ["stop@15s+20s", "spike@15s+10s*3"];
 
 /** Steps that saturate 4 workers of 50 ms and go past the level to twice it; the phase past saturation as a user gets it. */
-const REAL_SERVICE_PROBE_FLAGS = [
-  "-steps",
-  "1,2,4,8,16",
-  "-step-duration",
-  "1s",
-  "-step-requests",
-  "100",
-  "-overload-settle",
-  "30s",
-];
+const REAL_SERVICE_PROBE_FLAGS = ["-steps", "1,2,4,8,16", "-step-duration", "1s", "-step-requests", "100", "-overload-settle", "30s"];
 
 const names = process.argv.slice(2);
 const unknown = names.filter((name) => !ZOO.some((entry) => entry.name === name));

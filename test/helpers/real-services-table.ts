@@ -47,7 +47,9 @@ export function realServicesTable(file: RealServicesFile): string {
       .filter(([name]) => PAST_SATURATION_FLAGS.includes(name))
       .map(([name, value]) => `${name}: ${value}`);
     const verdicts = service.simulated.map((run) =>
-      run.strategies.map((strategy) => `${strategy.verdict}${strategy.clientsBackMs === null ? "" : ` (${strategy.clientsBackMs / 1000} s)`}`).join(" / "),
+      run.strategies
+        .map((strategy) => `${strategy.verdict}${strategy.clientsBackMs === null ? "" : ` (${strategy.clientsBackMs / 1000} s)`}`)
+        .join(" / "),
     );
     return [
       service.name,
