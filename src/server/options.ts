@@ -16,6 +16,7 @@ import { MODEL_FLAGS, resolveServerModel } from "./model-flags.ts";
 import { DEADLINE_HEADER, retryAfterSeconds } from "../model/protection-headers.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/servers/bookkeeping.ts";
 import { adminListenProblem } from "./admin-listen.ts";
+import { UsageError } from "../cli/usage-error.ts";
 import { resolveUpstream, UPSTREAM_FLAGS, type UpstreamOptions } from "./upstream-flags.ts";
 
 // The server model's one-line description, for the programs that state it (./sim too).
@@ -230,6 +231,9 @@ export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): S
   const listen = parseListenAddress(values.listen);
   if (typeof listen === "string") throw new Error(`unreachable: -listen was checked (${listen})`);
   const model = resolveServerModel(values);
+  const sheds = values["max-concurrency"] !== 0 || (model?.kind === "queue" && Number.isFinite(model.pool.queueLimit));
+  if (values["shed-with"] === "drop" && !sheds)
+    throw new UsageError("-shed-with drop says how shed requests are turned away: it needs -max-concurrency (or -queue-limit)");
   return {
     model,
     latency: {

@@ -164,6 +164,10 @@ const SIM_ROWS: readonly (readonly [readonly string[], string])[] = [
   ],
   [["-duration", "99999999999h"], 'sim: invalid value "99999999999h" for flag -duration: must be <= 2777h46m40s'],
   [
+    ["-model", "queue", "-shed-with", "drop"],
+    "sim: -shed-with drop says how shed requests are turned away: it needs -max-concurrency (or -queue-limit)",
+  ],
+  [
     ["-model", "cu\u0000\u001bbic"],
     `sim: invalid value "cu\\x00\\x1bbic" for flag -model: must be one of ${SERVER_MODEL_KINDS.join(", ")}`,
   ],
@@ -178,10 +182,11 @@ describe("the exact usage error, in process", () => {
 
   it.each(CLIENT_ROWS)("client rejects %j", (args, message) => expectMessage("client", args, message));
   it.each(SIM_ROWS)("sim rejects %j", (args, message) => expectMessage("sim", args, message));
-  it.each([[["-error-rate", "1.5"], 'server: invalid value "1.5" for flag -error-rate: must be <= 1']] as const)(
-    "server rejects %j",
-    (args, message) => expectMessage("server", args, message),
-  );
+  it.each([
+    [["-error-rate", "1.5"], 'server: invalid value "1.5" for flag -error-rate: must be <= 1'],
+    [["-shed-with", "drop"], "server: -shed-with drop says how shed requests are turned away: it needs -max-concurrency (or -queue-limit)"],
+    [["-shed-with", "refuse"], 'server: invalid value "refuse" for flag -shed-with: must be one of 503, drop'],
+  ] as const)("server rejects %j", (args, message) => expectMessage("server", args, message));
   it.each([
     [["-arrivals", "open"], "client: -arrivals open needs -rate, the arrivals per second"],
     [["-rate", "50"], "client: -rate applies to -arrivals open; closed users send at -clients / -lambda"],
