@@ -1,9 +1,16 @@
 import { formatDuration } from "../../cli/duration.ts";
 import type { OutputStream } from "../../runtime/program-io.ts";
 import type { StepMeasure } from "../fit/step-measure.ts";
-import type { Fate } from "./exchange.ts";
+import type { Fate } from "../../runtime/one-request.ts";
 import { startOverload } from "./phase.ts";
-import { BACK_IN_A_ROW, type Baseline, baselineBoundMs, type Recovery, type RequestAllowance, timeToBaseline } from "./recovery.ts";
+import {
+  BACK_IN_A_ROW,
+  type Baseline,
+  baselineBoundMs,
+  type Recovery,
+  type RequestAllowance,
+  timeToBaseline,
+} from "../../runtime/back-to-baseline.ts";
 import { type OverloadSummary, summarizeOverload } from "./summary.ts";
 import { type AbandonedWork, measureWorkForNobody, WORK_FOR_NOBODY_SHARE } from "./work-for-nobody.ts";
 

@@ -1,5 +1,5 @@
 import { setMaxListeners } from "node:events";
-import { type Exchange, exchangeOnce, type ExchangePlan } from "./exchange.ts";
+import { type Exchange, exchangeOnce, type ExchangePlan } from "../../runtime/one-request.ts";
 
 /** The overload phase's arrivals: `requests` GETs, evenly spaced at `ratePerSec`, whatever the answers. */
 export interface OverloadPlan extends ExchangePlan {

@@ -1,5 +1,5 @@
 import { percentile } from "../../model/percentile.ts";
-import { type Exchange, type Fate, FATES } from "./exchange.ts";
+import { type Exchange, type Fate, FATES } from "../../runtime/one-request.ts";
 import type { OverloadRecord } from "./phase.ts";
 
 /** The fates that turn excess work away rather than hold it: a limit of the service's. */

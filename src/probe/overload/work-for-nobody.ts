@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
-import { exchangeOnce, type ExchangePlan } from "./exchange.ts";
-import { type Baseline, baselineBoundMs } from "./recovery.ts";
+import { exchangeOnce, type ExchangePlan } from "../../runtime/one-request.ts";
+import { type Baseline, baselineBoundMs } from "../../runtime/back-to-baseline.ts";
 
 export interface AbandonPlan extends ExchangePlan {
   /** Requests sent at once, each on its own connection. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseScenario } from "../../../../src/scenario-file/read.ts";
 import { SIM_TARGET } from "../../../../src/sim/options.ts";
 import type { ServerModelSpec } from "../../../../src/model/servers/models.ts";
-import type { Fate } from "../../../../src/probe/overload/exchange.ts";
+import type { Fate } from "../../../../src/runtime/one-request.ts";
 import type { OverloadFindings } from "../../../../src/probe/overload/overload.ts";
 import { overloadScenario, overloadScenarioLines } from "../../../../src/probe/overload/settings.ts";
 import { scenarioYaml } from "../../../../src/probe/scenario-out.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Exchange, Fate } from "../../../../src/probe/overload/exchange.ts";
+import type { Exchange, Fate } from "../../../../src/runtime/one-request.ts";
 import type { OverloadRecord } from "../../../../src/probe/overload/phase.ts";
 import { mostAtOnce, summarizeOverload } from "../../../../src/probe/overload/summary.ts";
 

@@ -1,4 +1,4 @@
-import { exchangeOnce, type ExchangePlan } from "./exchange.ts";
+import { exchangeOnce, type ExchangePlan } from "./one-request.ts";
 
 /** The requests the phase past saturation may still send (-max-requests, -overload-max-requests): each part takes from it. */
 export interface RequestAllowance {

@@ -1,7 +1,6 @@
 import http from "node:http";
 import https from "node:https";
-import { classifyError, isClientLimit } from "../../client/classify-error.ts";
-import { readBodyToEnd } from "../../runtime/http-body.ts";
+import { readBodyToEnd } from "./http-body.ts";
 
 /**
  * What became of one request past saturation, as the client saw it:
@@ -12,7 +11,7 @@ import { readBodyToEnd } from "../../runtime/http-body.ts";
  * - connect-timeout: never connected within the timeout (a full accept queue drops the SYN);
  * - refused: the connection refused (nothing listening, or a full queue that refuses);
  * - reset: the connection reset or closed before an answer;
- * - probe-limit: the probe's own machine had no port or descriptor to send it (not the service's doing).
+ * - probe-limit: the sender's own machine had no port or descriptor to send it (not the service's doing).
  */
 export type Fate = "served" | "shed" | "error" | "timeout" | "connect-timeout" | "refused" | "reset" | "probe-limit";
 
@@ -76,7 +75,11 @@ export function exchangeOnce(
         () => finish(fateOfStatus(status) === "served" ? "error" : fateOfStatus(status), status),
       );
     });
-    request.on("error", (error) => finish(fateOfError(error)));
+    request.on("error", (error) => {
+      const fate = fateOfError(error);
+      // The kernel's own timeout (ETIMEDOUT) before the connection came up is a connect timeout.
+      finish(fate === "timeout" && connectedAt === undefined ? "connect-timeout" : fate);
+    });
     if (stop.aborted) giveUp();
     else stop.addEventListener("abort", giveUp, { once: true });
     request.end();
@@ -88,11 +91,25 @@ function fateOfStatus(status: number): Fate {
   return status === 503 || status === 429 ? "shed" : "error";
 }
 
+/** A transport error's fate, by its code or its cause's (Node's codes: the connection's, the local machine's). */
 function fateOfError(error: unknown): Fate {
-  const result = classifyError(error);
-  if (isClientLimit(result)) return "probe-limit";
-  if (result.outcome === "timedout") return "timeout";
-  if (result.errorKind === "refused") return "refused";
-  if (result.errorKind === "reset" || result.errorKind === "closed") return "reset";
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && typeof current === "object" && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && code in FATE_BY_CODE) return FATE_BY_CODE[code]!;
+    current = (current as { cause?: unknown }).cause;
+  }
   return "error";
 }
+
+const FATE_BY_CODE: Readonly<Record<string, Fate>> = {
+  ECONNREFUSED: "refused",
+  ECONNRESET: "reset",
+  EPIPE: "reset",
+  ETIMEDOUT: "timeout",
+  // No port or descriptor on the probe's own machine: the service never saw it.
+  EADDRNOTAVAIL: "probe-limit",
+  EADDRINUSE: "probe-limit",
+  EMFILE: "probe-limit",
+  ENFILE: "probe-limit",
+};
