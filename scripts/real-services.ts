@@ -5,20 +5,23 @@
  * prefork), one after the other: each started on free loopback ports, probed in this process with
  * -out, stopped by its process groups. Writes each one's overload lines, the model picked, the
  * scenario's system and measured sections, and how it was recorded (commit, machine, load) to
- * docs/real-services.json (docs/real-services.md reads it).
+ * docs/real-services.json (docs/real-services.md reads it); given some services' names, only
+ * those, to results/real-services-some.json.
  *
  *   node --import ./src/register-tsx.mjs scripts/real-services.ts [service names]
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parse } from "yaml";
 import { main } from "../src/probe/main.ts";
 import { main as simMain } from "../src/sim/main.ts";
 import { provenance } from "../src/runtime/provenance.ts";
-import { ZOO, type ZooEntry } from "../test/helpers/zoo-services.ts";
+import { ZOO, type ZooEntry, type ZooService } from "../test/helpers/zoo-services.ts";
 
-const FILE = "docs/real-services.json";
+/** The committed file holds the whole zoo; a run of some services only writes beside the other results, git-ignored. */
+const WHOLE_ZOO_FILE = "docs/real-services.json";
+const SOME_SERVICES_FILE = "results/real-services-some.json";
 
 /**
  * The simulator's experiment on each probed scenario, the issue's: 200 users thinking 5 s with a
@@ -37,11 +40,21 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const entries = names.length === 0 ? ZOO : ZOO.filter((entry) => names.includes(entry.name));
+const FILE = names.length === 0 ? WHOLE_ZOO_FILE : SOME_SERVICES_FILE;
+
+/** The service running now, stopped by its process groups on Ctrl-C too: they are detached, so the terminal's SIGINT misses them. */
+let running: ZooService | undefined;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    void (running?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+  });
+}
 
 const recordedAt = provenance();
 const loadBefore = loadavg()[0]!;
 const services = [];
 for (const entry of entries) services.push(await probed(entry));
+mkdirSync(dirname(FILE), { recursive: true });
 writeFileSync(
   FILE,
   `${JSON.stringify(
@@ -61,6 +74,7 @@ process.stderr.write(`wrote ${FILE}\n`);
 async function probed(entry: ZooEntry) {
   process.stderr.write(`real-services: ${entry.name}: ${entry.setup}\n`);
   const service = await entry.start();
+  running = service;
   const dir = mkdtempSync(join(tmpdir(), "real-services-"));
   let stdout = "";
   try {
@@ -83,6 +97,7 @@ async function probed(entry: ZooEntry) {
       simulated: await simulated(scenarioFile, dir),
     };
   } finally {
+    running = undefined;
     await service.stop();
     rmSync(dir, { recursive: true, force: true });
   }

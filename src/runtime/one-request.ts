@@ -64,10 +64,8 @@ export function exchangeOnce(
     const timer = setTimeout(giveUp, Math.min(plan.timeoutMs, abandonAfterMs ?? Infinity));
     const transport = url.protocol === "https:" ? https : http;
     const request = transport.request(url, { method: "GET", agent: false, headers: { connection: "close" } });
-    request.on("socket", (socket) => {
-      const connected = () => (connectedAt ??= now());
-      socket.once(url.protocol === "https:" ? "secureConnect" : "connect", connected);
-    });
+    // The TCP connection, TLS or not: a connection in the kernel's accept queue is held, though its TLS handshake waits for the accept.
+    request.on("socket", (socket) => socket.once("connect", () => (connectedAt ??= now())));
     request.on("response", (response) => {
       const status = response.statusCode ?? 0;
       readBodyToEnd(response, plan.maxBodyBytes, response.headers["content-length"]).then(

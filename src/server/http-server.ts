@@ -265,7 +265,8 @@ function handleRequest(request: IncomingMessage, response: ServerResponse, conte
         return;
       }
       // -shed-with drop: no answer at all, as a full accept queue drops a SYN; the client waits out its timeout.
-      if (!context.dropShed) response.writeHead(503, context.shedHeaders).end("overloaded\n");
+      if (context.dropShed) request.socket.setTimeout(DROPPED_HOLD_MS, () => request.socket.destroy());
+      else response.writeHead(503, context.shedHeaders).end("overloaded\n");
       return;
     }
     response.on("close", () => {
@@ -275,6 +276,13 @@ function handleRequest(request: IncomingMessage, response: ServerResponse, conte
   }
   response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
 }
+
+/**
+ * How long a dropped request's connection is kept, unanswered, for a client that never gives up:
+ * a real SYN drop costs the server nothing and fails the client's connect after about this long
+ * (Linux's 6 SYN retries); a connection held past it would only pile up descriptors.
+ */
+const DROPPED_HOLD_MS = 127_000;
 
 /** How often Node looks for connections past the headers timeout: a tenth of it, 50 ms to 1 s. */
 function connectionsCheckingIntervalMs(headersTimeoutMs: number): number {

@@ -97,6 +97,7 @@ export async function probeOverload(
   if (stop.aborted) return interrupted(stdout);
   stdout.write(`${abandonedLine(abandoned)}\n`);
   const settled = await timeToBaseline(url, baseline, now(), settle, allowance, now, stop);
+  if (stop.aborted) return interrupted(stdout);
   if (settled.backAfterMs === undefined)
     stdout.write(`work for nobody: the service was not back at baseline ${formatDuration(limits.settleMs)} after the burst\n`);
   return { capacityPerSec, baseline, ratePerSec, summary, recovery, abandoned, settledAfterMs: settled.backAfterMs };

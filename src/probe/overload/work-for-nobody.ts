@@ -15,7 +15,7 @@ export interface AbandonedWork {
   readonly sent: number;
   /** Of them, connected and unanswered when their clients left: work the service held. */
   readonly waiting: number;
-  /** Of them, never connected before they were given up (a full accept queue drops SYNs). */
+  /** Of them, never connected before they were given up: their SYNs dropped (a full accept queue). */
   readonly neverConnected: number;
   readonly abandonAfterMs: number;
   /** How long a request sent right after waited beyond the baseline once connected, ms; undefined when it got no answer. */
@@ -50,7 +50,8 @@ export async function measureWorkForNobody(
   const burst = await Promise.all(Array.from({ length: plan.burst }, () => exchangeOnce(url, plan, now, stop, abandonAfterMs)));
   const waiting = burst.filter((exchange) => exchange.fate === "timeout").length;
   const waitIfServedMs = (1000 * waiting) / plan.capacityPerSec;
-  const neverConnected = burst.filter((exchange) => exchange.connectedAt === undefined).length;
+  // Connect timeouts only: a refused connection says nothing of a full accept queue.
+  const neverConnected = burst.filter((exchange) => exchange.fate === "connect-timeout").length;
   const canary = await exchangeOnce(url, { ...plan, timeoutMs: plan.maxCanaryMs }, now, stop);
   const canaryWaitMs = canary.fate === "served" ? Math.max(0, canary.endedAt - canary.sentAt - baseline.p50Ms) : undefined;
   // A burst some of which never connected filled the accept queue: the canary's SYN waits for a retransmit (1 s, then 3 s)

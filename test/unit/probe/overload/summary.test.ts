@@ -48,6 +48,17 @@ describe("what the overload phase held and turned away", () => {
     expect(summary.servedP50Ms).toBe(480);
   });
 
+  it("takes the median of what it held at the first nine sends turned away, not the first nor the most", () => {
+    // Three held throughout; four more come and go while every request is shed from 30 to 110.
+    const held = [exchange(0, 500, "timeout"), exchange(10, 500, "timeout"), exchange(20, 500, "timeout")];
+    const passing = [exchange(35, 95, "served"), exchange(45, 95, "served"), exchange(55, 115, "served"), exchange(65, 115, "served")];
+    const shed = Array.from({ length: 9 }, (_, index) => exchange(30 + 10 * index, 32 + 10 * index, "shed"));
+    // Held at the sends 30 … 110: 3, 4, 5, 6, 7, 7, 7, 5, 5.
+    const summary = summarizeOverload(record([...held, ...passing, ...shed]));
+    expect(summary.heldAtExcess).toBe(5);
+    expect(summary.heldAtMost).toBe(7);
+  });
+
   it("leaves the excess undefined where nothing was turned away, and the served p50 NaN where none was served", () => {
     const summary = summarizeOverload(record([exchange(0, 1000, "timeout"), exchange(10, 1010, "timeout")]));
     expect(summary.excess).toBeUndefined();
