@@ -231,7 +231,8 @@ export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): S
   const listen = parseListenAddress(values.listen);
   if (typeof listen === "string") throw new Error(`unreachable: -listen was checked (${listen})`);
   const model = resolveServerModel(values);
-  const sheds = values["max-concurrency"] !== 0 || (model?.kind === "queue" && Number.isFinite(model.pool.queueLimit));
+  // A model with a queue of its own sheds past its -queue-limit (the queue model: its pool says so).
+  const sheds = values["max-concurrency"] !== 0 || (model !== undefined && "pool" in model && Number.isFinite(model.pool.queueLimit));
   if (values["shed-with"] === "drop" && !sheds)
     throw new UsageError("-shed-with drop says how shed requests are turned away: it needs -max-concurrency (or -queue-limit)");
   return {
