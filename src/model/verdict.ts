@@ -90,6 +90,35 @@ export interface VerdictInput {
   /** Mean OK rate before the outage; 0 when there was no window to take it from. */
   readonly baselineOkPerSec: number;
   readonly outOfMemory?: OutOfMemory | undefined;
+  /**
+   * A service the experiment does not run (demo -target) reports nothing: a watcher's answers
+   * stand for its reports, and "server back" is read from them (watchedBackMs) instead.
+   */
+  readonly watched?: WatchedService | undefined;
+}
+
+/** A watcher's view of a service: one request at a time, each at baseline or not. */
+export interface WatchedService {
+  /** Each request's send, ms from the run's start, in order, and whether it was served within `boundMs`. */
+  readonly answers: readonly { readonly atMs: number; readonly atBaseline: boolean }[];
+  /** An answer at baseline comes within this, ms: the service's latency at rest, measured before the run. */
+  readonly boundMs: number;
+}
+
+/** Answers in a row at baseline that make a watched service back: one could be a lucky gap in a queue. */
+export const WATCHED_BACK_IN_A_ROW = 3;
+
+/**
+ * "server back" for a watched service: from the resume to the first of the answers at baseline
+ * that run, WATCHED_BACK_IN_A_ROW or more of them, through the last answer; undefined when the
+ * last answers are not at baseline.
+ */
+export function watchedBackMs(watched: WatchedService, phases: Phases): number | undefined {
+  const after = watched.answers.filter((answer) => answer.atMs >= phases.resumeAtMs && answer.atMs <= phases.endMs);
+  let first = after.length;
+  while (first > 0 && after[first - 1]!.atBaseline) first--;
+  if (after.length - first < WATCHED_BACK_IN_A_ROW) return undefined;
+  return after[first]!.atMs - phases.resumeAtMs;
 }
 
 export interface Judgement {
@@ -176,11 +205,54 @@ function queueState(sample: ServerSample): string {
   return ` (queue ${sample.queueLength}${sample.threadsBusy === undefined ? "" : `, threads busy ${sample.threadsBusy}`})`;
 }
 
+/** How the verdict reads the server: its reports after the resume, or a watcher's answers for a service not run here. */
+interface ServerView {
+  /** Anything after the resume to judge from. */
+  readonly seen: boolean;
+  readonly backMs: number | undefined;
+  /** Why it is not back, after `lead` and with `since` ("after resume"). */
+  notBack(since: string): string;
+  /** What "back" means for it: "server back under its limit of 8". */
+  readonly backWords: string;
+  /** What it is when nothing after the resume was seen. */
+  readonly unseenWords: string;
+}
+
+function serverView(input: VerdictInput): ServerView {
+  const { phases, concurrencyLimit: limit, watched } = input;
+  if (watched !== undefined) {
+    const after = watched.answers.filter((answer) => answer.atMs >= phases.resumeAtMs && answer.atMs <= phases.endMs);
+    const bound = `${WATCHED_BACK_IN_A_ROW} answers in a row within ${durationText(watched.boundMs)}`;
+    return {
+      seen: after.length > 0,
+      backMs: watchedBackMs(watched, phases),
+      notBack: (since) =>
+        `service not back at baseline (${bound}) by the watcher's last answer, ${seconds(after.at(-1)!.atMs - phases.resumeAtMs)} ${since}: a metastable failure`,
+      backWords: `service back at baseline (${bound})`,
+      unseenWords: "watcher's answer",
+    };
+  }
+  const afterResume = reportsAfterResume(input.server, phases);
+  return {
+    seen: afterResume.length > 0,
+    backMs: serverBackMs(afterResume, phases.resumeAtMs, limit),
+    notBack: (since) => {
+      const last = afterResume.at(-1)!;
+      return (
+        `server still above its limit of ${limit} at its last report, ${seconds(last.atMs - phases.resumeAtMs)} ${since}, ` +
+        `with ${last.concurrency} requests in service${queueState(last)}: a metastable failure`
+      );
+    },
+    backWords: `server back under its limit of ${limit}`,
+    unseenWords: "server report",
+  };
+}
+
 /** The verdict, both recovery times and the reason, from the timelines. */
 export function judge(input: VerdictInput): Judgement {
-  const { phases, concurrencyLimit: limit } = input;
-  const afterResume = reportsAfterResume(input.server, phases);
-  const serverBack = serverBackMs(afterResume, phases.resumeAtMs, limit);
+  const { phases } = input;
+  const view = serverView(input);
+  const serverBack = view.backMs;
   const clientsBack = clientsBackMs(input.client, phases, input.baselineOkPerSec);
   const judgement = (verdict: Verdict, why: string): Judgement => ({ verdict, serverBackMs: serverBack, clientsBackMs: clientsBack, why });
   const { lead, since } = troubleWords(phases);
@@ -216,20 +288,13 @@ export function judge(input: VerdictInput): Judgement {
         : `before the ${lead === "" ? "resume" : "last fault ended"} at ${seconds(phases.resumeAtMs)}`;
     return judgement("too-short", `the run ended at ${seconds(phases.endMs)}, ${before}: nothing to judge`);
   }
-  if (afterResume.length === 0) {
+  if (!view.seen) {
     const end = lead === "" ? "the resume" : "the end of the last fault";
-    return judgement("too-short", `no server report between ${end} at ${seconds(phases.resumeAtMs)} and the end: nothing to judge`);
+    return judgement("too-short", `no ${view.unseenWords} between ${end} at ${seconds(phases.resumeAtMs)} and the end: nothing to judge`);
   }
   const observedMs = phases.endMs - phases.resumeAtMs;
-  if (serverBack === undefined) {
-    const last = afterResume.at(-1)!;
-    return judgement(
-      "collapsed",
-      `${lead}server still above its limit of ${limit} at its last report, ${seconds(last.atMs - phases.resumeAtMs)} ${since}, ` +
-        `with ${last.concurrency} requests in service${queueState(last)}: a metastable failure`,
-    );
-  }
-  const server = `${lead}server back under its limit of ${limit} ${seconds(serverBack)} ${since}`;
+  if (serverBack === undefined) return judgement("collapsed", `${lead}${view.notBack(since)}`);
+  const server = `${lead}${view.backWords} ${seconds(serverBack)} ${since}`;
   if (clientsBack !== undefined) {
     return judgement("recovered", `${server}; clients back at ${GOOD_OK_PERCENT} ${seconds(clientsBack)} ${since}`);
   }
