@@ -32,6 +32,7 @@ import {
   type Progress,
   runExperiment,
   scheduleOf,
+  type TargetPlan,
   type TierPlan,
   type TierRecord,
 } from "../runtime/experiment.ts";
@@ -45,6 +46,8 @@ import { randomSeed } from "../runtime/random-seed.ts";
 import { clientArgsOfRun, parseStrategies, type StrategyRun } from "../strategies/runs.ts";
 import { DEMO_FLAGS, DEMO_PROGRAM, DEMO_TARGET, RESERVED_CLIENT_FLAGS, RESERVED_SERVER_FLAGS } from "./options.ts";
 import { blameScenarioFile, type ScenarioArguments, withScenarioFile } from "../scenario-file/arguments.ts";
+import type { TargetService } from "../runtime/target-service.ts";
+import { prepareTarget, settleTarget, targetOf } from "./target.ts";
 
 type DemoValues = FlagValues<typeof DEMO_FLAGS>;
 
@@ -70,6 +73,8 @@ interface DemoSetup {
   readonly argsOfRun: (run: StrategyRun) => readonly string[];
   /** The herd's options, as the first strategy's client resolves them. */
   readonly herd: ClientOptions;
+  /** A service of the user's instead of ./server (-target); undefined for ./server. */
+  readonly target: TargetService | undefined;
 }
 
 /** What every strategy's experiment shares: its seeds, the verdict's limit, the chain's tiers, the results' folder. */
@@ -175,7 +180,8 @@ async function demoSetup(parsedValues: DemoValues, args: readonly string[], scen
   // A spike's extra clients run the herd's flags with their own count (or rate) and seed: within the limit, before anything starts.
   const herd = resolveClientOptions(clientFlags[0]!);
   if (faults !== undefined) checkedFromFile(() => checkSpikeClients(faults, herd));
-  return { values, scenario, chain, strategies, faults, serverArgs, clientArgs, serverFlags, clientFlags, argsOfRun, herd };
+  const target = targetOf(values, scheduleOf({ faults, steadyMs: values.steady, outageMs: values.outage }), chain !== undefined);
+  return { values, scenario, chain, strategies, faults, serverArgs, clientArgs, serverFlags, clientFlags, argsOfRun, herd, target };
 }
 
 /** -print-scenario: the demo's settings as a scenario file. */
@@ -235,7 +241,11 @@ async function runStrategies(run: DemoRun, around: Surroundings): Promise<Strate
   const progress = progressPrinter(io);
   const records: StrategyRecord[] = [];
   try {
-    for (const [index, strategy] of run.strategies.entries()) records.push(await runStrategy(run, index, strategy, around, progress));
+    const target = run.target === undefined ? undefined : await prepareTarget(run.target, run.herd.timeoutMs, io.stderr, around.signal);
+    for (const [index, strategy] of run.strategies.entries()) {
+      const unsettled = target === undefined ? undefined : await settleTarget(target, strategy.name, io.stderr, around.signal);
+      records.push(await runStrategy(run, index, strategy, around, progress, { plan: target?.plan, unsettled }));
+    }
     return records;
   } catch (error) {
     progress.done();
@@ -247,6 +257,8 @@ async function runStrategies(run: DemoRun, around: Surroundings): Promise<Strate
       return "interrupted";
     }
     throw error;
+  } finally {
+    await run.target?.stop();
   }
 }
 
@@ -257,6 +269,7 @@ async function runStrategy(
   strategy: StrategyRun,
   { io, launcher, dashboard, signal }: Surroundings,
   progress: ProgressPrinter,
+  target: { readonly plan: TargetPlan | undefined; readonly unsettled: string | undefined },
 ): Promise<StrategyRecord> {
   const { values, concurrencyLimit } = run;
   dashboard?.publish({ kind: "run", run: index, strategy: strategy.name, limit: concurrencyLimit });
@@ -271,6 +284,7 @@ async function runStrategy(
       serverArgs: run.seededServerArgs,
       tiers: run.tiers,
       clientArgs: [...run.argsOfRun(strategy), ...run.seedArgs],
+      target: target.plan,
     },
     {
       signal,
@@ -283,13 +297,16 @@ async function runStrategy(
       },
       onStarted: (pids) => {
         progress.done();
-        const servers = pids.tiers?.map((tier) => `${tier.name} server pid ${tier.pid}`).join(", ") ?? `server pid ${pids.server}`;
+        const servers =
+          target.plan !== undefined
+            ? `target ${target.plan.service.url.href} (its ${target.plan.service.signalledName})`
+            : (pids.tiers?.map((tier) => `${tier.name} server pid ${tier.pid}`).join(", ") ?? `server pid ${pids.server}`);
         io.stderr.write(`demo: ${strategy.name}: ${servers}, client pid ${pids.client}\n`);
       },
     },
   );
   progress.done();
-  const result = strategyResult(run, index, record);
+  const result = strategyResult(run, index, record, target.unsettled);
   dashboard?.publish({ kind: "verdict", run: index, verdict: result.metrics.verdict, why: explainVerdict(result.metrics) });
   io.stderr.write(`demo: ${strategy.name}: ${result.metrics.verdict} (${result.metrics.why}); server and client stopped\n`);
   const lines = {
@@ -312,9 +329,9 @@ function herdLoad({ herd, seeds }: DemoRun): NonNullable<ExperimentPlan["load"]>
 }
 
 /** One strategy's figures and verdict: the edge's, or with a chain its tiers'. */
-function strategyResult(run: DemoRun, index: number, record: ExperimentRecord): StrategyResult {
+function strategyResult(run: DemoRun, index: number, record: ExperimentRecord, unsettled?: string): StrategyResult {
   const { chain, values, concurrencyLimit } = run;
-  const edge = computeMetrics(record.server, record.client, record.phases, concurrencyLimit);
+  const edge = computeMetrics(record.server, record.client, record.phases, concurrencyLimit, { watched: record.watched, unsettled });
   const userMaxAttempts = () => resolveRetryPolicy(run.clientFlags[index]!).retry.maxAttempts;
   const tiersMeasured =
     chain === undefined
@@ -352,17 +369,27 @@ function reportSettings(run: DemoRun): { name: string; value: string }[] {
           { name: "faults", value: run.scheduleText! },
           { name: "observation after the last fault", value: formatDuration(values.observe) },
         ]),
-    ...(tiers === undefined
-      ? [{ name: "server flags", value: serverArgs.length === 0 ? "(defaults)" : serverArgs.join(" ") }]
-      : tiers.map((tier, index) => ({
-          name: `tier ${tier.name}`,
-          value: [...(index < tiers.length - 1 ? [`-upstream (${tiers[index + 1]!.name})`] : []), ...tier.serverArgs].join(" "),
-        }))),
+    ...(run.target !== undefined
+      ? [{ name: "target", value: targetWords(run.target) }]
+      : tiers === undefined
+        ? [{ name: "server flags", value: serverArgs.length === 0 ? "(defaults)" : serverArgs.join(" ") }]
+        : tiers.map((tier, index) => ({
+            name: `tier ${tier.name}`,
+            value: [...(index < tiers.length - 1 ? [`-upstream (${tiers[index + 1]!.name})`] : []), ...tier.serverArgs].join(" "),
+          }))),
     { name: "client flags", value: clientArgs.length === 0 ? "(defaults)" : clientArgs.join(" ") },
-    { name: "concurrency limit", value: String(run.concurrencyLimit) },
+    ...(run.target === undefined ? [{ name: "concurrency limit", value: String(run.concurrencyLimit) }] : []),
     { name: "seeds", value: `server ${run.seeds.server}, client ${run.seeds.client}` },
     { name: "started", value: run.startedAt.toISOString() },
   ];
+}
+
+/** A target as the report names it: its URL and how the demo acted on it. */
+function targetWords(target: TargetService): string {
+  const control = target.control;
+  const how =
+    control.kind === "command" ? `started by: ${control.command}` : control.kind === "pid" ? `pid ${control.pid}` : "its URL only";
+  return `${target.url.href} (${how})`;
 }
 
 /** Writes the results folder: each strategy's chart and JSON lines, summary.json and report.html; returns the report's path. */

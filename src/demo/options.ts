@@ -1,5 +1,5 @@
 import { DEBUG_FLAG, type FlagSpec, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
-import { CLIENT_FLAGS } from "../client/options.ts";
+import { CLIENT_FLAGS, checkUrl } from "../client/options.ts";
 import { SERVER_FLAGS } from "../server/options.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
@@ -66,6 +66,36 @@ export const DEMO_FLAGS = [
     default: "",
     placeholder: "flags",
     description: 'flags passed to ./server, e.g. "-backlog 1024"',
+  },
+  {
+    name: "target",
+    group: "run",
+    kind: "string",
+    default: "",
+    placeholder: "url",
+    description:
+      "run the experiment on a service of yours at this URL (this machine's loopback) instead of ./server: the clients call it, " +
+      "a watcher asks it once every 250 ms for the verdict, and each strategy starts once it is back at its baseline (docs/demo.md)",
+    check: (text) => (text === "" ? undefined : checkUrl(text)),
+  },
+  {
+    name: "target-cmd",
+    group: "run",
+    kind: "string",
+    default: "",
+    placeholder: "command",
+    description:
+      "with -target: start the service with this shell command, in a process group of its own; a stop is SIGSTOP and SIGCONT " +
+      "of that group, a crash kills it and runs the command again",
+  },
+  {
+    name: "target-pid",
+    group: "run",
+    kind: "integer",
+    default: 0,
+    min: 0,
+    placeholder: "pid",
+    description: "with -target: the service's running process; a stop is SIGSTOP and SIGCONT of its process group (no crash)",
   },
   {
     name: "client-args",

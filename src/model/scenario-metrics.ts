@@ -1,5 +1,5 @@
 import type { ClientWindow, Phases, ServerSample } from "./timeline.ts";
-import { judge, type OutOfMemory, reportsAfterResume, type Verdict } from "./verdict.ts";
+import { judge, type OutOfMemory, reportsAfterResume, type Verdict, type WatchedService } from "./verdict.ts";
 
 /**
  * The crash experiment's figures, computed from the two programs' timelines
@@ -51,6 +51,9 @@ export interface ScenarioMetrics {
 /** What else happened to the server, besides its reports. */
 export interface ServerEvents {
   readonly outOfMemory?: OutOfMemory | undefined;
+  /** A service of the user's (demo -target): its watcher's answers, and why it was not settled when the run began. */
+  readonly watched?: WatchedService | undefined;
+  readonly unsettled?: string | undefined;
 }
 
 export function computeMetrics(
@@ -67,7 +70,7 @@ export function computeMetrics(
   const ratio = (value: number) => (baselineOkPerSec > 0 ? value / baselineOkPerSec : 0);
 
   const afterResume = reportsAfterResume(server, phases);
-  const judgement = judge({ server, client, phases, concurrencyLimit, baselineOkPerSec, outOfMemory: events.outOfMemory });
+  const judgement = judge({ server, client, phases, concurrencyLimit, baselineOkPerSec, ...events });
   const observed = client.filter((window) => window.startMs >= phases.resumeAtMs && window.endMs <= phases.endMs);
   return {
     baselineOkPerSec,

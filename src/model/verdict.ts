@@ -59,7 +59,8 @@ export const VERDICT_DEFINITIONS: Readonly<Record<Verdict, string>> = {
     "after the last fault had ended (a metastable failure), or it ran out of memory",
   "too-short": "the run ended before the resume or before the server reported after it: nothing to judge",
   invalid:
-    "the client could not keep up (it sent late, its event loop lagged, or it ran out of descriptors) after the outage began: its figures are not the server's",
+    "the client could not keep up (it sent late, its event loop lagged, or it ran out of descriptors) after the outage began: its figures are not the server's; " +
+    "or, on a service of yours (demo -target), it was not back at its baseline when the run began",
 };
 
 /** A window is good when OK is back to this share of the baseline… */
@@ -95,6 +96,8 @@ export interface VerdictInput {
    * stand for its reports, and "server back" is read from them (watchedBackMs) instead.
    */
   readonly watched?: WatchedService | undefined;
+  /** Why a watched service was not back at its baseline when the run began (undefined: it was): the run is not judged. */
+  readonly unsettled?: string | undefined;
 }
 
 /** A watcher's view of a service: one request at a time, each at baseline or not. */
@@ -269,6 +272,9 @@ export function judge(input: VerdictInput): Judgement {
       clientsBackMs: undefined,
       why: `${lead}server ran out of memory with ${oom.inService} requests in service ${when}; a real server crashes there`,
     };
+  }
+  if (input.unsettled !== undefined) {
+    return judgement("invalid", `the service was not back at its baseline when the run began (${input.unsettled}): the run is not judged`);
   }
   const behind = firstBehindWindow(input.client, phases);
   if (behind !== undefined) {

@@ -1,6 +1,7 @@
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { redactCredentials } from "../cli/redact-url.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { isLoopback } from "../cli/loopback.ts";
 import { CLIENT_FLAGS, checkUrl, MAX_BODY_FLAG } from "../client/options.ts";
 import type { ProbeLoad } from "./scenario-out.ts";
 
@@ -232,12 +233,6 @@ export interface ProbeOptions {
   readonly steps: readonly number[];
   readonly maxP99Ms: number;
   readonly load: ProbeLoad;
-}
-
-/** Loopback names and addresses: the only targets the probe loads without -i-own-this-service. */
-export function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 export type ParsedProbeArgs = { readonly kind: "help"; readonly text: string } | { readonly kind: "run"; readonly options: ProbeOptions };

@@ -52,17 +52,21 @@ const PAGE_COLUMNS = 9;
 
 /** One row per strategy: what a reader compares first. */
 export function comparisonRows(results: readonly StrategyResult[]): string[][] {
-  return results.map(({ strategy, metrics, phases }) => {
+  return results.map(({ strategy, metrics, phases, server }) => {
     // The run ended before the resume: no figure after it to show.
     const after = (text: string) =>
       phases.endMs >= phases.resumeAtMs && metrics.verdict !== "too-short" && metrics.verdict !== "invalid" ? text : "-";
+    // A service of the user's (demo -target) reports nothing: no concurrency nor delay of its to show. (A results
+    // file's rows carry no samples at all, and keep their figures.)
+    const unreported = Array.isArray(server) && server.length === 0;
+    const reported = (text: string) => (unreported ? "-" : after(text));
     return [
       strategy,
       metrics.verdict,
       metrics.baselineOkPerSec.toFixed(1),
       `${metrics.outageAmplification.toFixed(2)}x (peak ${metrics.peakAmplification.toFixed(2)}x)`,
-      after(String(metrics.peakConcurrencyAfterResume)),
-      after(readableDelay(metrics.peakDelayAfterResumeMs)),
+      reported(String(metrics.peakConcurrencyAfterResume)),
+      reported(readableDelay(metrics.peakDelayAfterResumeMs)),
       after(timeOrNever(metrics.serverRecoveryMs)),
       after(timeOrNever(metrics.clientRecoveryMs)),
       describeWaste(metrics.wastedWork),

@@ -12,7 +12,10 @@ import { formatDuration } from "../cli/duration.ts";
 import { addExtraLoad } from "../model/extra-load.ts";
 import { spikeSeed } from "../model/faults/spike-seed.ts";
 import { activeOf, formatActiveFaults } from "../model/faults/control.ts";
-import { notStarted, ServerProcess } from "./server-process.ts";
+import { notStarted, type PlayedServer, ServerProcess } from "./server-process.ts";
+import type { TargetService } from "./target-service.ts";
+import type { WatchedService } from "../model/verdict.ts";
+import { type WatchPlan, Watcher } from "./watcher.ts";
 
 export interface ExperimentPlan {
   readonly strategy: StrategyRun;
@@ -31,8 +34,19 @@ export interface ExperimentPlan {
    */
   readonly tiers?: readonly TierPlan[] | undefined;
   readonly clientArgs: readonly string[];
+  /**
+   * A service the user runs (demo -target) instead of ./server: the clients call its URL, a stop
+   * or a crash strikes its process group, and a watcher's answers stand for a server's reports.
+   * The demo starts it before the first strategy and stops it after the last.
+   */
+  readonly target?: TargetPlan | undefined;
   /** The herd's load and seed, for a spike's extra clients (needed only with a spike). */
   readonly load?: { readonly arrivals: "closed" | "open"; readonly clients: number; readonly ratePerSec: number; readonly seed: number };
+}
+
+export interface TargetPlan {
+  readonly service: TargetService;
+  readonly watch: WatchPlan;
 }
 
 export interface TierPlan {
@@ -90,6 +104,8 @@ export interface ExperimentRecord {
   readonly runStartMs: number;
   /** Every tier's lines, the edge (the one server) first. */
   readonly tiers: TierRecord[];
+  /** A target's watcher's answers (demo -target); undefined for ./server. */
+  readonly watched?: WatchedService | undefined;
 }
 
 /**
@@ -149,7 +165,7 @@ class ExperimentRun {
   private readonly onlyOneStop: boolean;
   private readonly chain: readonly TierPlan[];
   private readonly isChain: boolean;
-  private readonly servers: ServerProcess[];
+  private readonly servers: PlayedServer[];
   private clientLaunch: ReturnType<Launcher> | undefined;
   private client: ChildProgram | undefined;
   /** The spikes' extra clients, by fault; each stopped by its own pid at its fault's end. */
@@ -159,6 +175,9 @@ class ExperimentRun {
   /** The condition faults in force now, on every tier. */
   private readonly active: Fault[] = [];
   private readonly unfollow: (() => void)[] = [];
+  /** A target's watcher, from the users' start to the end; and what it saw. */
+  private watching: Watcher | undefined;
+  private watched: WatchedService | undefined;
   // A line that breaks its contract, seen while following: it ends the run at the next check, with every program stopped.
   private brokenLine: unknown;
 
@@ -170,27 +189,32 @@ class ExperimentRun {
     this.chain = plan.tiers ?? [{ name: "server", serverArgs: plan.serverArgs }];
     this.isChain = plan.tiers !== undefined;
     const serverLaunch = options.launcher("server");
-    this.servers = this.chain.map((tier, index) => {
-      const controlled = this.schedule.some((fault) => isControlledKind(fault.kind) && this.tierOf(fault) === index);
-      return new ServerProcess(
-        (listen) =>
-          new ChildProgram(this.label(index), serverLaunch.command, [
-            ...serverLaunch.args,
-            ...["-listen", listen, "-json"],
-            ...(controlled ? ["-admin-listen", "127.0.0.1:0"] : []),
-            // A middle tier calls the next one, started before it; a crash starts it again on the same port.
-            ...(index < this.chain.length - 1 ? ["-upstream", `http://127.0.0.1:${this.servers[index + 1]!.listeningPort}/api`] : []),
-            ...tier.serverArgs,
-          ]),
-        controlled,
-        (incarnation) => this.followServer(index, incarnation),
-      );
-    });
+    this.servers =
+      plan.target !== undefined
+        ? [plan.target.service]
+        : this.chain.map((tier, index) => {
+            const controlled = this.schedule.some((fault) => isControlledKind(fault.kind) && this.tierOf(fault) === index);
+            return new ServerProcess(
+              (listen) =>
+                new ChildProgram(this.label(index), serverLaunch.command, [
+                  ...serverLaunch.args,
+                  ...["-listen", listen, "-json"],
+                  ...(controlled ? ["-admin-listen", "127.0.0.1:0"] : []),
+                  // A middle tier calls the next one, started before it; a crash starts it again on the same port.
+                  ...(index < this.chain.length - 1 ? ["-upstream", `http://127.0.0.1:${this.servers[index + 1]!.listeningPort}/api`] : []),
+                  ...tier.serverArgs,
+                ]),
+              controlled,
+              (incarnation) => this.followServer(index, incarnation),
+            );
+          });
   }
 
   /** Starts the programs, plays the schedule, observes, stops them all, and returns what they printed. */
   async play(): Promise<ExperimentRecord> {
     const client = await this.startPrograms();
+    const target = this.plan.target;
+    if (target !== undefined) this.watching = new Watcher(target.service.url, target.watch, this.startEpochMs);
     const runStartMs = Date.now() - this.startEpochMs;
     const faults = this.schedule.map((fault) => ({ ...fault, atMs: runStartMs + fault.atMs }));
     this.startSpikes(faults);
@@ -209,6 +233,7 @@ class ExperimentRun {
 
   /** Kills every program at once: the run was interrupted, or failed. */
   readonly abandon = (): void => {
+    void this.watching?.stop();
     for (const tier of this.servers) tier.kill();
     this.client?.kill();
     for (const spike of this.spikes()) spike.kill();
@@ -247,7 +272,7 @@ class ExperimentRun {
     }
     await client.waitForLine(/^client: /, { stream: "stderr", timeoutMs: 30_000 }).catch(notStarted);
     this.options.onStarted({
-      server: this.servers[0]!.program!.pid,
+      server: this.servers[0]!.program?.pid ?? 0,
       client: client.pid,
       ...(this.isChain ? { tiers: this.servers.map((tier, index) => ({ name: this.chain[index]!.name, pid: tier.program!.pid })) } : {}),
     });
@@ -258,7 +283,7 @@ class ExperimentRun {
     const clientLaunch = this.clientLaunch!;
     return new ChildProgram("client", clientLaunch.command, [
       ...clientLaunch.args,
-      ...["-url", `http://127.0.0.1:${this.servers[0]!.listeningPort}/api`, "-json"],
+      ...["-url", this.plan.target?.service.url.href ?? `http://127.0.0.1:${this.servers[0]!.listeningPort}/api`, "-json"],
       // Enough threads for a large herd, so that a verdict is never the client's own lag; the user's -workers wins.
       ...["-workers", "auto"],
       ...this.plan.strategy.clientArgs,
@@ -362,9 +387,9 @@ class ExperimentRun {
   private pause(fault: Fault): FaultPlay {
     const tier = this.tierOf(fault);
     const send = (signal: "SIGSTOP" | "SIGCONT", what: string) => () => {
-      const program = this.servers[tier]!.program;
-      if (program !== undefined && !program.signal(signal)) throw diedEarly(program);
-      this.tell(`${what}: ${signal} to ${this.label(tier)} pid ${program?.pid ?? "(crashed)"}`);
+      const struck = this.servers[tier]!;
+      if (!struck.signal(signal)) throw diedEarly(struck.program!);
+      this.tell(`${what}: ${signal} to ${this.label(tier)} ${struck.signalledName}`);
     };
     return { start: send("SIGSTOP", fault.kind), end: send("SIGCONT", `${fault.kind} over`) };
   }
@@ -375,15 +400,15 @@ class ExperimentRun {
     const struck = this.servers[tier]!;
     return {
       start: async () => {
-        const pid = struck.program?.pid;
+        const struckName = struck.signalledName;
         await struck.crash();
         this.tell(
-          `${fault.kind}: ${this.label(tier)} pid ${pid} and its group killed (SIGKILL); connections to port ${struck.listeningPort} are refused`,
+          `${fault.kind}: ${this.label(tier)} ${struckName} and its group killed (SIGKILL); connections to port ${struck.listeningPort} are refused`,
         );
       },
       end: async () => {
-        const program = await struck.start();
-        this.tell(`${fault.kind} over: ${this.label(tier)} started again on port ${struck.listeningPort}, pid ${program.pid}`);
+        await struck.start();
+        this.tell(`${fault.kind} over: ${this.label(tier)} started again on port ${struck.listeningPort}, ${struck.signalledName}`);
       },
     };
   }
@@ -483,12 +508,15 @@ class ExperimentRun {
     for (const tier of this.servers) await tier.settled();
     await client.stop();
     // A chain's tiers finish the calls they hold for the users before they stop, so that each tier's counts are whole.
-    if (this.isChain) await drained(this.servers, Date.now(), this.options.signal);
-    for (const tier of this.servers) await tier.program?.stop();
-    const programs = [...this.servers.flatMap((tier) => tier.incarnations), client, ...this.spikes()];
+    if (this.isChain) await drained(this.servers as ServerProcess[], Date.now(), this.options.signal);
+    // A target runs on between strategies: the demo stops it after the last.
+    const own = this.plan.target === undefined ? this.servers : [];
+    for (const tier of own) await tier.stop();
+    this.watched = await this.watching?.stop();
+    const programs = [...own.flatMap((tier) => tier.incarnations), client, ...this.spikes()];
     await ensureGone(
       programs,
-      this.servers.map((tier) => tier.listeningPort),
+      own.map((tier) => tier.listeningPort),
     );
   }
 
@@ -509,7 +537,8 @@ class ExperimentRun {
       serverLines: jsonLines(serverOutput),
       clientLines: jsonLines(clientOutput),
       spikeClientLines: spikeOutputs.map(jsonLines),
-      serverPid: server.incarnations[0]!.pid,
+      // A target given by its pid: no incarnation of the demo's.
+      serverPid: server.incarnations[0]?.pid ?? 0,
       serverPids: server.incarnations.map((program) => program.pid),
       clientPid: client.pid,
       spikePids: this.spikes().map((spike) => spike.pid),
@@ -519,6 +548,7 @@ class ExperimentRun {
         incarnationLines: tier.incarnations.map((program) => jsonLines(program.stdout.map((line) => line.text))),
         pids: tier.incarnations.map((program) => program.pid),
       })),
+      watched: this.watched,
     };
   }
 
@@ -532,6 +562,7 @@ class ExperimentRun {
 
   /** How messages name a tier's server: "server" alone for the one server, as always. */
   private label(tier: number): string {
+    if (this.plan.target !== undefined) return "the target's";
     return this.isChain ? `${this.chain[tier]!.name} server` : "server";
   }
 

@@ -107,6 +107,38 @@ export class ServerProcess {
   kill(): void {
     for (const program of this.incarnations) program.kill();
   }
+
+  /** SIGSTOP or SIGCONT to the incarnation running now; false when it has ended (true while crashed: nothing to signal). */
+  signal(signal: "SIGSTOP" | "SIGCONT"): boolean {
+    return this.current?.signal(signal) ?? true;
+  }
+
+  /** The end of a run: the incarnation running now asked to end, then killed. */
+  async stop(): Promise<void> {
+    await this.current?.stop();
+  }
+
+  /** How messages name what a signal struck: the incarnation's pid. */
+  get signalledName(): string {
+    return `pid ${this.current?.pid ?? "(crashed)"}`;
+  }
+}
+
+/** What an experiment needs of a server it plays faults on: ./server (ServerProcess), or a service the user runs (TargetService). */
+export interface PlayedServer {
+  readonly program: ChildProgram | undefined;
+  readonly incarnations: readonly ChildProgram[];
+  readonly listeningPort: number;
+  readonly failure: Error | undefined;
+  readonly signalledName: string;
+  start(): Promise<unknown>;
+  crash(): Promise<void>;
+  setFaults(faults: readonly ActiveFault[]): void;
+  settled(): Promise<void>;
+  stdoutLines(): string[];
+  signal(signal: "SIGSTOP" | "SIGCONT"): boolean;
+  stop(): Promise<void>;
+  kill(): void;
 }
 
 function putFaults(port: number, body: string): Promise<void> {

@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { FatalError, UsageError } from "../cli/usage-error.ts";
+import type { ActiveFault } from "../model/faults/control.ts";
 import { ChildProgram } from "./child-program.ts";
+import type { PlayedServer } from "./server-process.ts";
 
 /**
  * How the crash experiment may act on a service the user runs (demo -target):
@@ -26,7 +28,7 @@ const STOP_GRACE_MS = 5_000;
  * starts is ended by its group, even when the run fails; a group it did not start is only ever
  * resumed on the way out, never left stopped.
  */
-export class TargetService {
+export class TargetService implements PlayedServer {
   readonly url: URL;
   readonly control: TargetControl;
   /** Every incarnation of a command, the first first. */
@@ -50,9 +52,43 @@ export class TargetService {
     return this.group;
   }
 
-  /** Starts the command (or checks the pid), then waits until the URL accepts a connection. */
+  /** The URL's port: the experiment checks no port of a service it did not start as freed. */
+  get listeningPort(): number {
+    return Number(this.url.port || (this.url.protocol === "https:" ? 443 : 80));
+  }
+
+  get signalledName(): string {
+    return `process group ${this.group ?? "(none)"}`;
+  }
+
+  /** A target has no fault control: the demo refuses capacity, slow and errors before the run. */
+  get failure(): Error | undefined {
+    return undefined;
+  }
+
+  setFaults(faults: readonly ActiveFault[]): void {
+    if (faults.length > 0) throw new FatalError("a target has no fault control: capacity, slow and errors need ./server");
+  }
+
+  settled(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** A target prints nothing the experiment reads: its watcher stands for a server's reports. */
+  stdoutLines(): string[] {
+    return [];
+  }
+
+  /** SIGSTOP or SIGCONT to the whole group; true (it has no other answer: a group gone fails the run at its next check). */
+  signal(signal: "SIGSTOP" | "SIGCONT"): boolean {
+    this.signalGroup(signal);
+    return true;
+  }
+
+  /** Starts the command (or checks the pid), then waits until the URL accepts a connection; nothing when its command runs already. */
   async start(): Promise<void> {
     const control = this.control;
+    if (this.current?.running === true) return;
     if (control.kind === "pid") this.group = processGroupToSignal(control.pid);
     if (control.kind !== "command") {
       if (!(await accepts(this.url))) throw new FatalError(`cannot connect to ${this.url.host}: is the service running?`);

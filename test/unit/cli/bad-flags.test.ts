@@ -191,6 +191,28 @@ describe("the exact usage error, in process", () => {
     [["-arrivals", "open"], "client: -arrivals open needs -rate, the arrivals per second"],
     [["-rate", "50"], "client: -rate applies to -arrivals open; closed users send at -clients / -lambda"],
   ] as const)("client rejects %j (fleet protection)", (args, message) => expectMessage("client", args, message));
+  const TARGET = ["-target", "http://127.0.0.1:1/"];
+  it.each([
+    [["-target-cmd", "gunicorn app:application"], "demo: -target-cmd and -target-pid go with -target URL, the service they run"],
+    [
+      ["-target", "http://192.0.2.1/"],
+      "demo: -target 192.0.2.1: the demo stops and loads the service it names: only on this machine's loopback",
+    ],
+    [[...TARGET, "-target-cmd", "x", "-target-pid", "5"], "demo: -target-cmd or -target-pid: one says how the demo acts on the service"],
+    [TARGET, "demo: -faults stop: a stop goes to the service's processes: it needs -target-cmd or -target-pid"],
+    [
+      [...TARGET, "-target-pid", "5", "-faults", "crash@1s+1s"],
+      "demo: -faults crash: a crash starts the service again: it needs -target-cmd",
+    ],
+    [
+      [...TARGET, "-target-cmd", "x", "-faults", "capacity@1s+1s*0.5"],
+      "demo: -faults capacity: a target has no fault control; capacity needs ./server (a target takes stop, crash and spike)",
+    ],
+    [
+      [...TARGET, "-target-cmd", "x", "-server-args", "-limit 5"],
+      "demo: -server-args configures ./server; with -target the service is yours",
+    ],
+  ] as const)("demo rejects %j (-target) before starting anything", (args, message) => expectMessage("demo", args, message));
   it("demo rejects a bad pass-through flag before starting anything", () =>
     expectMessage(
       "demo",

@@ -1,0 +1,132 @@
+import { formatDuration } from "../cli/duration.ts";
+import { isLoopback } from "../cli/loopback.ts";
+import { FatalError, UsageError } from "../cli/usage-error.ts";
+import type { Fault } from "../model/faults/fault-schedule.ts";
+import { faultKind } from "../model/faults/kinds.ts";
+import { percentile } from "../model/percentile.ts";
+import { type Baseline, baselineBoundMs, timeToBaseline } from "../runtime/back-to-baseline.ts";
+import type { TargetPlan } from "../runtime/experiment.ts";
+import { exchangeOnce } from "../runtime/one-request.ts";
+import type { OutputStream } from "../runtime/program-io.ts";
+import { type TargetControl, TargetService } from "../runtime/target-service.ts";
+
+/** The demo's flags that say a target, as parsed. */
+export interface TargetFlags {
+  readonly target: string;
+  readonly "target-cmd": string;
+  readonly "target-pid": number;
+  readonly "server-args": string;
+}
+
+/**
+ * -target's flags checked against the run: a service on this machine's loopback, started by its
+ * command or given by its pid (or neither: spikes only), one server (no chain), no ./server flags,
+ * and only faults it can play: a stop needs its processes, a crash its command, and capacity,
+ * slow and errors need ./server's fault control. Undefined without -target.
+ */
+export function targetOf(values: TargetFlags, faults: readonly Fault[], isChain: boolean): TargetService | undefined {
+  const command = values["target-cmd"];
+  const pid = values["target-pid"];
+  if (values.target === "") {
+    if (command !== "" || pid !== 0) throw new UsageError("-target-cmd and -target-pid go with -target URL, the service they run");
+    return undefined;
+  }
+  const url = new URL(values.target);
+  if (!isLoopback(url.hostname))
+    throw new UsageError(`-target ${url.host}: the demo stops and loads the service it names: only on this machine's loopback`);
+  if (command !== "" && pid !== 0) throw new UsageError("-target-cmd or -target-pid: one says how the demo acts on the service");
+  if (isChain) throw new UsageError("-target runs the experiment on one service, not on a chain of tiers");
+  if (values["server-args"] !== "") throw new UsageError("-server-args configures ./server; with -target the service is yours");
+  const control: TargetControl = command !== "" ? { kind: "command", command } : pid !== 0 ? { kind: "pid", pid } : { kind: "none" };
+  for (const fault of faults) refuseFault(fault, control);
+  return new TargetService(url, control);
+}
+
+function refuseFault(fault: Fault, control: TargetControl): void {
+  const mechanism = faultKind(fault.kind).mechanism;
+  if (mechanism === "condition")
+    throw new UsageError(
+      `-faults ${fault.kind}: a target has no fault control; ${fault.kind} needs ./server (a target takes stop, crash and spike)`,
+    );
+  if (mechanism === "restart" && control.kind !== "command")
+    throw new UsageError(`-faults ${fault.kind}: a crash starts the service again: it needs -target-cmd`);
+  if (mechanism === "pause" && control.kind === "none")
+    throw new UsageError(`-faults ${fault.kind}: a stop goes to the service's processes: it needs -target-cmd or -target-pid`);
+}
+
+/** Requests at rest that give the target's baseline: its p50 and p99. */
+const BASELINE_REQUESTS = 20;
+/** The longest wait for the target to come back to its baseline before a strategy, and again after a restart. */
+const SETTLE_MS = 60_000;
+/** The watcher's pace: one request every this long, a small share of a saturated service's capacity. */
+const WATCH_INTERVAL_MS = 250;
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/** A target started and measured at rest: the experiment's plan for it. */
+export interface PreparedTarget {
+  readonly plan: TargetPlan;
+  readonly baseline: Baseline;
+}
+
+/**
+ * Starts the target (or checks it), then measures its baseline: BASELINE_REQUESTS requests, one at
+ * a time, each on a connection of its own and within the clients' timeout; one not served ends the
+ * demo in one line.
+ */
+export async function prepareTarget(
+  service: TargetService,
+  timeoutMs: number,
+  stderr: OutputStream,
+  stop: AbortSignal,
+): Promise<PreparedTarget> {
+  await service.start();
+  const latencies: number[] = [];
+  const now = () => performance.now();
+  for (let index = 0; index < BASELINE_REQUESTS && !stop.aborted; index++) {
+    const exchange = await exchangeOnce(service.url, { timeoutMs, maxBodyBytes: MAX_BODY_BYTES }, now, stop);
+    if (exchange.fate !== "served" && !stop.aborted) {
+      const status = exchange.status === undefined ? "" : ` ${exchange.status}`;
+      throw new FatalError(
+        `-target ${service.url.href}: a request at rest was not served (${exchange.fate}${status}): the demo measures its baseline first`,
+      );
+    }
+    latencies.push(exchange.endedAt - exchange.sentAt);
+  }
+  latencies.sort((a, b) => a - b);
+  const baseline = { p50Ms: percentile(latencies, 0.5) ?? 0, p99Ms: percentile(latencies, 0.99) ?? 0 };
+  const boundMs = Math.round(baselineBoundMs(baseline));
+  stderr.write(
+    `demo: target ${service.url.href} (its ${service.signalledName}): at rest p50 ${formatDuration(Math.round(baseline.p50Ms))}, ` +
+      `p99 ${formatDuration(Math.round(baseline.p99Ms))}; back at baseline means answers within ${formatDuration(boundMs)}\n`,
+  );
+  return { baseline, plan: { service, watch: { boundMs, timeoutMs, intervalMs: WATCH_INTERVAL_MS } } };
+}
+
+/**
+ * Before a strategy: waits until the target is back at its baseline (a collapse the last strategy
+ * left behind would judge this one), restarting it with its command where it is not; why it is
+ * still not back when it cannot be, undefined when it is.
+ */
+export async function settleTarget(
+  prepared: PreparedTarget,
+  strategy: string,
+  stderr: OutputStream,
+  stop: AbortSignal,
+): Promise<string | undefined> {
+  const { service, watch } = prepared.plan;
+  const back = async () => {
+    const settle = { timeoutMs: watch.timeoutMs, maxBodyBytes: MAX_BODY_BYTES, maxWaitMs: SETTLE_MS };
+    const now = () => performance.now();
+    return (await timeToBaseline(service.url, prepared.baseline, now(), settle, { left: Infinity }, now, stop)).backAfterMs;
+  };
+  const first = await back();
+  if (first !== undefined && first > 0)
+    stderr.write(`demo: ${strategy}: the target was back at its baseline ${formatDuration(Math.round(first))} after the last run\n`);
+  if (first !== undefined || stop.aborted) return undefined;
+  const notBack = `not back at its baseline after ${formatDuration(SETTLE_MS)}`;
+  if (service.control.kind !== "command") return notBack;
+  stderr.write(`demo: ${strategy}: the target was ${notBack}: started again\n`);
+  await service.stop();
+  await service.start();
+  return (await back()) === undefined ? `${notBack}, nor after it was started again` : undefined;
+}

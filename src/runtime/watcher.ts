@@ -1,0 +1,55 @@
+import { setMaxListeners } from "node:events";
+import type { WatchedService } from "../model/verdict.ts";
+import { exchangeOnce } from "./one-request.ts";
+
+/** The watcher's settings: an answer at baseline comes within boundMs; a request gives up after timeoutMs; one every intervalMs. */
+export interface WatchPlan {
+  readonly boundMs: number;
+  readonly timeoutMs: number;
+  readonly intervalMs: number;
+}
+
+/** A body longer than this is not the service's usual answer: an error, read no further. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * A service the experiment does not run reports nothing: the watcher asks it, one request at a
+ * time on a new connection of its own, every `intervalMs` (a small share of a saturated service's
+ * capacity), and notes whether each answer came at baseline. Its answers stand for the reports
+ * of ./server in the verdict (src/model/verdict.ts, WatchedService).
+ */
+export class Watcher {
+  private readonly answers: { atMs: number; atBaseline: boolean }[] = [];
+  private readonly controller = new AbortController();
+  private readonly done: Promise<void>;
+  private readonly plan: WatchPlan;
+
+  /** Starts watching `url`; answers are timed in ms from `originEpochMs`. */
+  constructor(url: URL, plan: WatchPlan, originEpochMs: number) {
+    this.plan = plan;
+    setMaxListeners(0, this.controller.signal);
+    this.done = this.watch(url, originEpochMs);
+  }
+
+  /** Stops watching (a request in flight is dropped, not counted) and returns what it saw. */
+  async stop(): Promise<WatchedService> {
+    this.controller.abort();
+    await this.done;
+    return { answers: this.answers, boundMs: this.plan.boundMs };
+  }
+
+  private async watch(url: URL, originEpochMs: number): Promise<void> {
+    const stop = this.controller.signal;
+    const now = () => Date.now();
+    while (!stop.aborted) {
+      const exchange = await exchangeOnce(url, { timeoutMs: this.plan.timeoutMs, maxBodyBytes: MAX_BODY_BYTES }, now, stop);
+      if (stop.aborted) return;
+      const atBaseline = exchange.fate === "served" && exchange.endedAt - exchange.sentAt <= this.plan.boundMs;
+      this.answers.push({ atMs: exchange.sentAt - originEpochMs, atBaseline });
+      await new Promise<void>((wake) => {
+        const timer = setTimeout(wake, this.plan.intervalMs);
+        stop.addEventListener("abort", () => (clearTimeout(timer), wake()), { once: true });
+      });
+    }
+  }
+}
