@@ -47,7 +47,8 @@ import { clientArgsOfRun, parseStrategies, type StrategyRun } from "../strategie
 import { DEMO_FLAGS, DEMO_PROGRAM, DEMO_TARGET, RESERVED_CLIENT_FLAGS, RESERVED_SERVER_FLAGS } from "./options.ts";
 import { blameScenarioFile, type ScenarioArguments, withScenarioFile } from "../scenario-file/arguments.ts";
 import type { TargetService } from "../runtime/target-service.ts";
-import { prepareTarget, settleTarget, targetOf } from "./target.ts";
+import { type PreparedTarget, prepareTarget, settleTarget, targetOf } from "./target.ts";
+import type { WatchedService } from "../model/verdict.ts";
 
 type DemoValues = FlagValues<typeof DEMO_FLAGS>;
 
@@ -94,6 +95,8 @@ interface DemoRun extends DemoSetup {
 interface StrategyRecord {
   readonly result: StrategyResult;
   readonly lines: { readonly server: string[]; readonly client: string[]; readonly spikes: string[][]; readonly tiers: TierRecord[] };
+  /** A target's: its baseline and its watcher's answers (the verdict's evidence). */
+  readonly target?: { readonly prepared: PreparedTarget; readonly watched: WatchedService | undefined };
 }
 
 export async function main(argv: readonly string[], io: ProgramIo, launcher: Launcher = defaultLauncher()): Promise<number> {
@@ -180,7 +183,11 @@ async function demoSetup(parsedValues: DemoValues, args: readonly string[], scen
   // A spike's extra clients run the herd's flags with their own count (or rate) and seed: within the limit, before anything starts.
   const herd = resolveClientOptions(clientFlags[0]!);
   if (faults !== undefined) checkedFromFile(() => checkSpikeClients(faults, herd));
-  const target = targetOf(values, scheduleOf({ faults, steadyMs: values.steady, outageMs: values.outage }), chain !== undefined);
+  let target: TargetService | undefined;
+  checkedFromFile(() => {
+    const schedule = scheduleOf({ faults, steadyMs: values.steady, outageMs: values.outage });
+    target = targetOf(values, schedule, chain !== undefined, faults !== undefined);
+  });
   return { values, scenario, chain, strategies, faults, serverArgs, clientArgs, serverFlags, clientFlags, argsOfRun, herd, target };
 }
 
@@ -244,7 +251,8 @@ async function runStrategies(run: DemoRun, around: Surroundings): Promise<Strate
     const target = run.target === undefined ? undefined : await prepareTarget(run.target, run.herd.timeoutMs, io.stderr, around.signal);
     for (const [index, strategy] of run.strategies.entries()) {
       const unsettled = target === undefined ? undefined : await settleTarget(target, strategy.name, io.stderr, around.signal);
-      records.push(await runStrategy(run, index, strategy, around, progress, { plan: target?.plan, unsettled }));
+      const record = await runStrategy(run, index, strategy, around, progress, { plan: target?.plan, unsettled });
+      records.push(target === undefined ? record : { ...record, target: { prepared: target, watched: record.watched } });
     }
     return records;
   } catch (error) {
@@ -252,7 +260,7 @@ async function runStrategies(run: DemoRun, around: Surroundings): Promise<Strate
     if (around.signal.aborted) {
       removeIfEmpty(run.outDir);
       dashboard?.publish({ kind: "end", note: "interrupted" });
-      const servers = run.chain === undefined ? "server" : "servers of every tier";
+      const servers = run.target !== undefined ? "target" : run.chain === undefined ? "server" : "servers of every tier";
       io.stderr.write(`demo: interrupted; the ${servers} and client of the current run were stopped\n`);
       return "interrupted";
     }
@@ -270,7 +278,7 @@ async function runStrategy(
   { io, launcher, dashboard, signal }: Surroundings,
   progress: ProgressPrinter,
   target: { readonly plan: TargetPlan | undefined; readonly unsettled: string | undefined },
-): Promise<StrategyRecord> {
+): Promise<StrategyRecord & { readonly watched: WatchedService | undefined }> {
   const { values, concurrencyLimit } = run;
   dashboard?.publish({ kind: "run", run: index, strategy: strategy.name, limit: concurrencyLimit });
   const record = await runExperiment(
@@ -299,7 +307,7 @@ async function runStrategy(
         progress.done();
         const servers =
           target.plan !== undefined
-            ? `target ${target.plan.service.url.href} (its ${target.plan.service.signalledName})`
+            ? `target ${target.plan.service.url.href} ${target.plan.service.signalledName}`
             : (pids.tiers?.map((tier) => `${tier.name} server pid ${tier.pid}`).join(", ") ?? `server pid ${pids.server}`);
         io.stderr.write(`demo: ${strategy.name}: ${servers}, client pid ${pids.client}\n`);
       },
@@ -308,14 +316,15 @@ async function runStrategy(
   progress.done();
   const result = strategyResult(run, index, record, target.unsettled);
   dashboard?.publish({ kind: "verdict", run: index, verdict: result.metrics.verdict, why: explainVerdict(result.metrics) });
-  io.stderr.write(`demo: ${strategy.name}: ${result.metrics.verdict} (${result.metrics.why}); server and client stopped\n`);
+  const stopped = target.plan === undefined ? "server and client stopped" : "client stopped; the target runs on";
+  io.stderr.write(`demo: ${strategy.name}: ${result.metrics.verdict} (${result.metrics.why}); ${stopped}\n`);
   const lines = {
     server: record.serverLines,
     client: record.clientLines,
     spikes: record.spikeClientLines,
     tiers: run.chain === undefined ? [] : record.tiers.slice(1),
   };
-  return { result, lines };
+  return { result, lines, watched: record.watched };
 }
 
 /** The herd's load and seed, for a spike's extra clients. */
@@ -384,6 +393,20 @@ function reportSettings(run: DemoRun): { name: string; value: string }[] {
   ];
 }
 
+/** summary.json's server: ./server's flags and the verdict's limit, or the target, its baseline and the watcher's bound. */
+function targetSettings(run: DemoRun, prepared: PreparedTarget | undefined): object {
+  if (run.target === undefined || prepared === undefined) return { serverArgs: run.serverArgs, concurrencyLimit: run.concurrencyLimit };
+  return {
+    target: {
+      url: run.target.url.href,
+      control: run.target.control,
+      baselineMs: prepared.baseline,
+      atBaselineWithinMs: prepared.plan.watch.boundMs,
+      watchEveryMs: prepared.plan.watch.intervalMs,
+    },
+  };
+}
+
 /** A target as the report names it: its URL and how the demo acted on it. */
 function targetWords(target: TargetService): string {
   const control = target.control;
@@ -399,7 +422,14 @@ async function writeResults(run: DemoRun, records: readonly StrategyRecord[]): P
   const report = await renderReport("thundering-herd: the crash experiment", results, reportSettings(run), run.scenario);
   for (const [index, { result, lines }] of records.entries()) {
     writeOutputFile(join(outDir, `${result.strategy}.svg`), report.strategySvgs[index]!);
-    writeOutputFile(join(outDir, `${result.strategy}.server.jsonl`), `${lines.server.join("\n")}\n`);
+    // A target prints nothing of its own: its watcher's answers are the verdict's evidence.
+    const watched = records[index]!.target?.watched;
+    if (watched === undefined) writeOutputFile(join(outDir, `${result.strategy}.server.jsonl`), `${lines.server.join("\n")}\n`);
+    else
+      writeOutputFile(
+        join(outDir, `${result.strategy}.watcher.jsonl`),
+        watched.answers.map((answer) => `${JSON.stringify(answer)}\n`).join(""),
+      );
     writeOutputFile(join(outDir, `${result.strategy}.client.jsonl`), `${lines.client.join("\n")}\n`);
     for (const [spike, spikeLines] of lines.spikes.entries()) {
       writeOutputFile(join(outDir, `${result.strategy}.spike-${spike + 1}.client.jsonl`), `${spikeLines.join("\n")}\n`);
@@ -412,10 +442,9 @@ async function writeResults(run: DemoRun, records: readonly StrategyRecord[]): P
   const settings = {
     ...(faults === undefined ? { steadyMs: values.steady, outageMs: values.outage } : { faults: run.scheduleText, faultSchedule: faults }),
     observeMs: values.observe,
-    serverArgs: run.serverArgs,
+    ...targetSettings(run, records[0]?.target?.prepared),
     ...(tiers === undefined ? {} : { tiers }),
     clientArgs: run.clientArgs,
-    concurrencyLimit: run.concurrencyLimit,
     seeds: run.seeds,
     ...scenarioSettings(run.scenario),
   };

@@ -24,7 +24,7 @@ export interface TargetFlags {
  * and only faults it can play: a stop needs its processes, a crash its command, and capacity,
  * slow and errors need ./server's fault control. Undefined without -target.
  */
-export function targetOf(values: TargetFlags, faults: readonly Fault[], isChain: boolean): TargetService | undefined {
+export function targetOf(values: TargetFlags, faults: readonly Fault[], isChain: boolean, faultsGiven: boolean): TargetService | undefined {
   const command = values["target-cmd"];
   const pid = values["target-pid"];
   if (values.target === "") {
@@ -38,11 +38,11 @@ export function targetOf(values: TargetFlags, faults: readonly Fault[], isChain:
   if (isChain) throw new UsageError("-target runs the experiment on one service, not on a chain of tiers");
   if (values["server-args"] !== "") throw new UsageError("-server-args configures ./server; with -target the service is yours");
   const control: TargetControl = command !== "" ? { kind: "command", command } : pid !== 0 ? { kind: "pid", pid } : { kind: "none" };
-  for (const fault of faults) refuseFault(fault, control);
+  for (const fault of faults) refuseFault(fault, control, faultsGiven);
   return new TargetService(url, control);
 }
 
-function refuseFault(fault: Fault, control: TargetControl): void {
+function refuseFault(fault: Fault, control: TargetControl, faultsGiven: boolean): void {
   const mechanism = faultKind(fault.kind).mechanism;
   if (mechanism === "condition")
     throw new UsageError(
@@ -51,7 +51,10 @@ function refuseFault(fault: Fault, control: TargetControl): void {
   if (mechanism === "restart" && control.kind !== "command")
     throw new UsageError(`-faults ${fault.kind}: a crash starts the service again: it needs -target-cmd`);
   if (mechanism === "pause" && control.kind === "none")
-    throw new UsageError(`-faults ${fault.kind}: a stop goes to the service's processes: it needs -target-cmd or -target-pid`);
+    throw new UsageError(
+      `${faultsGiven ? `-faults ${fault.kind}` : "the demo's stop (no -faults)"}: a stop goes to the service's processes: ` +
+        "it needs -target-cmd or -target-pid (-target alone takes spikes)",
+    );
 }
 
 /** Requests at rest that give the target's baseline: its p50 and p99. */
@@ -79,7 +82,7 @@ export async function prepareTarget(
   stderr: OutputStream,
   stop: AbortSignal,
 ): Promise<PreparedTarget> {
-  await service.start();
+  await service.start(stop);
   const latencies: number[] = [];
   const now = () => performance.now();
   for (let index = 0; index < BASELINE_REQUESTS && !stop.aborted; index++) {
@@ -92,11 +95,13 @@ export async function prepareTarget(
     }
     latencies.push(exchange.endedAt - exchange.sentAt);
   }
+  // Stopped (Ctrl-C): no baseline from part of it, and nothing more started.
+  if (stop.aborted) throw new Error("interrupted");
   latencies.sort((a, b) => a - b);
   const baseline = { p50Ms: percentile(latencies, 0.5) ?? 0, p99Ms: percentile(latencies, 0.99) ?? 0 };
   const boundMs = Math.round(baselineBoundMs(baseline));
   stderr.write(
-    `demo: target ${service.url.href} (its ${service.signalledName}): at rest p50 ${formatDuration(Math.round(baseline.p50Ms))}, ` +
+    `demo: target ${service.url.href} ${service.signalledName}: at rest p50 ${formatDuration(Math.round(baseline.p50Ms))}, ` +
       `p99 ${formatDuration(Math.round(baseline.p99Ms))}; back at baseline means answers within ${formatDuration(boundMs)}\n`,
   );
   return { baseline, plan: { service, watch: { boundMs, timeoutMs, intervalMs: WATCH_INTERVAL_MS } } };
@@ -120,13 +125,16 @@ export async function settleTarget(
     return (await timeToBaseline(service.url, prepared.baseline, now(), settle, { left: Infinity }, now, stop)).backAfterMs;
   };
   const first = await back();
+  if (stop.aborted) throw new Error("interrupted");
   if (first !== undefined && first > 0)
     stderr.write(`demo: ${strategy}: the target was back at its baseline ${formatDuration(Math.round(first))} after the last run\n`);
-  if (first !== undefined || stop.aborted) return undefined;
+  if (first !== undefined) return undefined;
   const notBack = `not back at its baseline after ${formatDuration(SETTLE_MS)}`;
   if (service.control.kind !== "command") return notBack;
   stderr.write(`demo: ${strategy}: the target was ${notBack}: started again\n`);
   await service.stop();
-  await service.start();
-  return (await back()) === undefined ? `${notBack}, nor after it was started again` : undefined;
+  await service.start(stop);
+  const again = await back();
+  if (stop.aborted) throw new Error("interrupted");
+  return again === undefined ? `${notBack}, nor after it was started again` : undefined;
 }

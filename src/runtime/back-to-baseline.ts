@@ -60,7 +60,8 @@ export async function timeToBaseline(
   return { backAfterMs: undefined, requests, notBackBy: stop.aborted ? "stopped" : allowance.left <= 0 ? "requests" : "wait" };
 }
 
-function pause(ms: number, stop: AbortSignal): Promise<void> {
+/** Waits `ms`, or less when `stop` fires; its listener removed either way. */
+export function pause(ms: number, stop: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
     function done() {

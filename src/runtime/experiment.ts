@@ -403,7 +403,7 @@ class ExperimentRun {
         const struckName = struck.signalledName;
         await struck.crash();
         this.tell(
-          `${fault.kind}: ${this.label(tier)} ${struckName} and its group killed (SIGKILL); connections to port ${struck.listeningPort} are refused`,
+          `${fault.kind}: ${this.label(tier)} ${struckName} killed with its process group (SIGKILL); connections to port ${struck.listeningPort} are refused`,
         );
       },
       end: async () => {
@@ -562,7 +562,7 @@ class ExperimentRun {
 
   /** How messages name a tier's server: "server" alone for the one server, as always. */
   private label(tier: number): string {
-    if (this.plan.target !== undefined) return "the target's";
+    if (this.plan.target !== undefined) return "the target";
     return this.isChain ? `${this.chain[tier]!.name} server` : "server";
   }
 

@@ -131,7 +131,7 @@ export interface PlayedServer {
   readonly listeningPort: number;
   readonly failure: Error | undefined;
   readonly signalledName: string;
-  start(): Promise<unknown>;
+  start(stop?: AbortSignal): Promise<unknown>;
   crash(): Promise<void>;
   setFaults(faults: readonly ActiveFault[]): void;
   settled(): Promise<void>;

@@ -36,6 +36,8 @@ export class TargetService implements PlayedServer {
   private current: ChildProgram | undefined;
   /** The group signalled: the command's (its pid: it leads its own group), or the given pid's. */
   private group: number | undefined;
+  /** A pid's or a URL's service accepted a connection once. */
+  private checked = false;
 
   constructor(url: URL, control: TargetControl) {
     this.url = url;
@@ -57,13 +59,20 @@ export class TargetService implements PlayedServer {
     return Number(this.url.port || (this.url.protocol === "https:" ? 443 : 80));
   }
 
+  /** How messages name what a signal strikes: its process group, or nothing (-target alone: spikes only). */
   get signalledName(): string {
-    return `process group ${this.group ?? "(none)"}`;
+    return this.group === undefined ? "(its URL only)" : `(process group ${this.group})`;
   }
 
-  /** A target has no fault control: the demo refuses capacity, slow and errors before the run. */
+  /**
+   * A target given by its pid that has ended: the run fails in one line rather than judging a
+   * service that is gone. (A command's process is watched as a program of the run.) A target has
+   * no fault control: the demo refuses capacity, slow and errors before the run.
+   */
   get failure(): Error | undefined {
-    return undefined;
+    const control = this.control;
+    if (control.kind !== "pid" || processExists(control.pid)) return undefined;
+    return new FatalError(`the target's process ${control.pid} ended during the experiment`);
   }
 
   setFaults(faults: readonly ActiveFault[]): void {
@@ -79,26 +88,38 @@ export class TargetService implements PlayedServer {
     return [];
   }
 
-  /** SIGSTOP or SIGCONT to the whole group; true (it has no other answer: a group gone fails the run at its next check). */
+  /** SIGSTOP or SIGCONT to the whole group; true, also while a crash has it down (nothing to signal, as for ./server). */
   signal(signal: "SIGSTOP" | "SIGCONT"): boolean {
+    if (this.control.kind === "command" && this.current === undefined) return true;
     this.signalGroup(signal);
     return true;
   }
 
-  /** Starts the command (or checks the pid), then waits until the URL accepts a connection; nothing when its command runs already. */
-  async start(): Promise<void> {
+  /**
+   * Starts the command (or checks the pid), then waits until the URL accepts a connection; nothing
+   * when its command runs already. A pid or a URL is checked for a connection the first time only:
+   * a later start (each strategy's) may meet it still overloaded, which the settle judges.
+   */
+  async start(stop?: AbortSignal): Promise<void> {
     const control = this.control;
     if (this.current?.running === true) return;
     if (control.kind === "pid") this.group = processGroupToSignal(control.pid);
     if (control.kind !== "command") {
-      if (!(await accepts(this.url))) throw new FatalError(`cannot connect to ${this.url.host}: is the service running?`);
+      if (!this.checked && !(await accepts(this.url))) throw new FatalError(`cannot connect to ${this.url.host}: is the service running?`);
+      this.checked = true;
       return;
+    }
+    // Something else answering on the port would pass for the command's service.
+    if (this.incarnations.length === 0 && (await accepts(this.url))) {
+      throw new FatalError(
+        `${this.url.host} accepts connections already: -target-cmd starts the service itself (stop the one running, or use -target-pid)`,
+      );
     }
     const program = new ChildProgram("target", "/bin/sh", ["-c", control.command]);
     this.incarnations.push(program);
     this.current = program;
     this.group = program.pid;
-    await waitUntilReady(this.url, program);
+    await waitUntilReady(this.url, program, stop);
   }
 
   /** SIGSTOP to the whole group (a pre-fork server's workers with its master). */
@@ -204,11 +225,18 @@ function processUid(pid: number): number | undefined {
   }
 }
 
+/** A connection that has not come up within this is none: a full accept queue drops SYNs. */
+const CONNECT_TIMEOUT_MS = 2_000;
+
 /** Whether the URL's host and port accept a TCP connection now. */
 function accepts(url: URL): Promise<boolean> {
   const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
   return new Promise((resolve) => {
     const socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ""), port });
+    socket.setTimeout(CONNECT_TIMEOUT_MS, () => {
+      socket.destroy();
+      resolve(false);
+    });
     socket.once("connect", () => {
       socket.destroy();
       resolve(true);
@@ -217,16 +245,36 @@ function accepts(url: URL): Promise<boolean> {
   });
 }
 
-/** Waits until the started command's URL accepts a connection; fails when the command exits first, or after READY_TIMEOUT_MS. */
-async function waitUntilReady(url: URL, program: ChildProgram): Promise<void> {
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/**
+ * Waits until the started command's URL accepts a connection; fails when the command exits first
+ * (or has left by then: a server that daemonizes leaves its group), or after READY_TIMEOUT_MS,
+ * or on `stop`.
+ */
+async function waitUntilReady(url: URL, program: ChildProgram, stop?: AbortSignal): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (!(await accepts(url))) {
+    if (stop?.aborted === true) throw new Error("interrupted");
     if (!program.running) {
       throw new FatalError(`the target command ended (${await program.exited}) before ${url.host} accepted a connection${program.said()}`);
     }
     if (Date.now() > deadline)
       throw new FatalError(`the target command did not accept a connection on ${url.host} within 30 s${program.said()}`);
     await new Promise((wake) => setTimeout(wake, READY_POLL_MS));
+  }
+  if (!program.running) {
+    throw new FatalError(
+      `the target command ended (${await program.exited}) as ${url.host} began to accept: it must stay in the foreground, ` +
+        'in its process group (gunicorn without -D, nginx with "daemon off;")',
+    );
   }
 }
 

@@ -1,5 +1,5 @@
-import { setMaxListeners } from "node:events";
 import type { WatchedService } from "../model/verdict.ts";
+import { pause } from "./back-to-baseline.ts";
 import { exchangeOnce } from "./one-request.ts";
 
 /** The watcher's settings: an answer at baseline comes within boundMs; a request gives up after timeoutMs; one every intervalMs. */
@@ -27,7 +27,6 @@ export class Watcher {
   /** Starts watching `url`; answers are timed in ms from `originEpochMs`. */
   constructor(url: URL, plan: WatchPlan, originEpochMs: number) {
     this.plan = plan;
-    setMaxListeners(0, this.controller.signal);
     this.done = this.watch(url, originEpochMs);
   }
 
@@ -46,10 +45,7 @@ export class Watcher {
       if (stop.aborted) return;
       const atBaseline = exchange.fate === "served" && exchange.endedAt - exchange.sentAt <= this.plan.boundMs;
       this.answers.push({ atMs: exchange.sentAt - originEpochMs, atBaseline });
-      await new Promise<void>((wake) => {
-        const timer = setTimeout(wake, this.plan.intervalMs);
-        stop.addEventListener("abort", () => (clearTimeout(timer), wake()), { once: true });
-      });
+      await pause(this.plan.intervalMs, stop);
     }
   }
 }

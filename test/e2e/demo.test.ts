@@ -140,7 +140,7 @@ describe("npm run demo", () => {
     it("gunicorn as it comes, stopped with its workers, does not come back under fixed retry: collapsed, by its watcher", () => {
       const { code, output, summary } = runs("targetAsItComes");
       expect(code, output).toBe(0);
-      expect(output).toMatch(/^demo: fixed: stop: SIGSTOP to the target's process group \d+$/m);
+      expect(output).toMatch(/^demo: fixed: stop: SIGSTOP to the target \(process group \d+\)$/m);
       const fixed = summary!.results[0]!;
       expect(fixed.metrics.verdict, output).toBe("collapsed");
       expect(fixed.metrics.serverRecoveryMs, output).toBeNull();
@@ -157,13 +157,14 @@ describe("npm run demo", () => {
       expect(output).toMatch(/service back at baseline \(3 answers in a row within \S+\) [\d.]+ s after resume/);
     });
 
-    it("leaves nothing running: the target's group and the client are gone, the port free", async () => {
+    it("leaves nothing running: the target's whole process group and the client are gone, the port free", async () => {
       for (const name of ["targetAsItComes", "targetSmallBacklog"] as const) {
         const { run, port } = runs(name);
-        const pids = new Set(
-          run.stderrLines.flatMap((line) => [...line.matchAll(/(?:pid|group) (\d+)/g)].map((match) => Number(match[1]))),
-        );
-        expect(pids.size, run.stderrLines.join("\n")).toBeGreaterThanOrEqual(2);
+        const text = run.stderrLines.join("\n");
+        const groups = new Set([...text.matchAll(/process group (\d+)/g)].map((match) => Number(match[1])));
+        const pids = new Set([...text.matchAll(/client pid (\d+)/g)].map((match) => Number(match[1])));
+        expect([groups.size, pids.size], text).toEqual([1, 1]);
+        for (const group of groups) expect(groupAlive(group), `process group ${group}`).toBe(false);
         for (const pid of pids) expect(isRunning(pid), `pid ${pid}`).toBe(false);
         expect(await freePortIs(port)).toBe(true);
       }
@@ -211,4 +212,14 @@ async function freePortIs(port: number): Promise<boolean> {
     server.once("error", () => done(false));
     server.listen(port, "127.0.0.1", () => server.close(() => done(true)));
   });
+}
+
+/** Whether any process of the group lives (a signal 0 to the group reaches one). */
+function groupAlive(group: number): boolean {
+  try {
+    process.kill(-group, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
 }

@@ -199,7 +199,14 @@ describe("the exact usage error, in process", () => {
       "demo: -target 192.0.2.1: the demo stops and loads the service it names: only on this machine's loopback",
     ],
     [[...TARGET, "-target-cmd", "x", "-target-pid", "5"], "demo: -target-cmd or -target-pid: one says how the demo acts on the service"],
-    [TARGET, "demo: -faults stop: a stop goes to the service's processes: it needs -target-cmd or -target-pid"],
+    [
+      TARGET,
+      "demo: the demo's stop (no -faults): a stop goes to the service's processes: it needs -target-cmd or -target-pid (-target alone takes spikes)",
+    ],
+    [
+      [...TARGET, "-faults", "stop@1s+1s"],
+      "demo: -faults stop: a stop goes to the service's processes: it needs -target-cmd or -target-pid (-target alone takes spikes)",
+    ],
     [
       [...TARGET, "-target-pid", "5", "-faults", "crash@1s+1s"],
       "demo: -faults crash: a crash starts the service again: it needs -target-cmd",

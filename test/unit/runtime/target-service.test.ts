@@ -70,14 +70,26 @@ describe("a target started by its command", () => {
     target.resume();
     await eventually(() => !groupStates(group).some((state) => state === "T"), "every process of the group running again");
     await target.crash();
-    expect(groupStates(group)).toEqual([]);
+    // SIGKILL reaches the shell's child as the kernel schedules it: wait for its end.
+    await eventually(() => groupStates(group).length === 0, "the crashed group gone");
     expect(await refusesConnections(port)).toBe(true);
     await target.start();
     expect(target.incarnations).toHaveLength(2);
     expect(await refusesConnections(port)).toBe(false);
     const second = target.processGroup!;
     await target.stop();
-    expect(groupStates(second)).toEqual([]);
+    await eventually(() => groupStates(second).length === 0, "the stopped group gone");
+  });
+
+  it("refuses to start a command on a port something already answers on: that one would pass for it", async () => {
+    const server = createServer((socket) => socket.destroy());
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    afterThisTest(() => server.close());
+    const port = (server.address() as { port: number }).port;
+    const target = new TargetService(new URL(`http://127.0.0.1:${port}/`), { kind: "command", command: serverCommand(port) });
+    targets.push(target);
+    await expect(target.start()).rejects.toThrow(/^127\.0\.0\.1:\d+ accepts connections already: -target-cmd starts the service itself/);
+    expect(target.incarnations).toHaveLength(0);
   });
 
   it("fails in one line, with what the command said, when it ends before accepting", async () => {
@@ -115,7 +127,7 @@ describe("a target given by its pid", () => {
 
   it("stops and resumes the pid's group, and resumes it on the way out", async () => {
     const sleeper = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
-    afterThisTest(() => process.kill(-sleeper.pid!, "SIGKILL"));
+    afterThisTest(() => killGroupQuietly(sleeper.pid!));
     await new Promise((done) => sleeper.once("spawn", done));
     const server = createServer((socket) => socket.destroy());
     await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
@@ -127,5 +139,20 @@ describe("a target given by its pid", () => {
     await eventually(() => groupStates(sleeper.pid!).join() === "T", "the sleeper stopped");
     await target.stop();
     await eventually(() => groupStates(sleeper.pid!).join() === "S", "the sleeper resumed, still running");
+    // Gone during a run: a failure the run ends on, not a service to judge.
+    expect(target.failure).toBeUndefined();
+    process.kill(sleeper.pid!, "SIGKILL");
+    await new Promise((done) => sleeper.once("exit", done));
+    await eventually(() => target.failure !== undefined, "the target's end seen");
+    expect(target.failure?.message).toBe(`the target's process ${sleeper.pid} ended during the experiment`);
   });
 });
+
+/** The end of a test's own process group, which the test may already have ended. */
+function killGroupQuietly(group: number): void {
+  try {
+    process.kill(-group, "SIGKILL");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
+}
