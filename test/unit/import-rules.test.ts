@@ -26,7 +26,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   report: [...PURE],
   runtime: [...SHARED],
   dashboard: [...SHARED, "runtime"],
-  // The runner runs scenarios; the programs show them, the dashboard too: it imports none of them.
+  // The runner runs scenarios and shows none: starting the live view is a program's part.
   runner: [...SHARED, "runtime"],
   ...Object.fromEntries(PROGRAMS.map((program) => [program, [...BELOW_PROGRAMS, "scenario-file"]])),
   "scenario-file": BELOW_PROGRAMS,
