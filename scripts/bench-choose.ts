@@ -12,8 +12,8 @@ import { clientGrid } from "../src/choose/candidates.ts";
 import { outageRun } from "../src/choose/measure.ts";
 import { simValuesFor } from "../src/choose/settings.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
-import { configFrom } from "../src/sim/main.ts";
-import { simulate } from "../src/sim/simulate.ts";
+import { configFrom } from "../src/sim/options.ts";
+import { simulate } from "../src/runner/simulate.ts";
 
 const REPO_ROOT = resolve(import.meta.dirname, "..");
 /** The target: the default grid within two minutes on this project's 2-core machine. */

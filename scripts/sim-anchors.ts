@@ -23,7 +23,7 @@ import {
   METASTABLE_CAPACITY_CUT,
   simValues,
 } from "../src/sim/anchors.ts";
-import { bisectCriticalOutage } from "../src/sim/critical-outage.ts";
+import { bisectCriticalOutage } from "../src/runner/critical-outage.ts";
 import { CRITICAL_RESOLUTION_MS, CRITICAL_UPPER_MS, criticalTrouble } from "../src/sim/main.ts";
 import { trialMetrics } from "../src/sim/trial.ts";
 

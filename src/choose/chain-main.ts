@@ -9,7 +9,7 @@ import type { LoadedScenario } from "../scenario-file/format.ts";
 import { USER_FLAG_NAMES } from "../scenario-file/tiers.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
 import { textTable } from "../report/text-table.ts";
-import type { ChainConfig } from "../sim/chain.ts";
+import type { ChainConfig } from "../runner/chain.ts";
 import { checkFaultTiers, parseSimArgs, SIM_TARGET, type SimFlagValues } from "../sim/options.ts";
 import {
   type ChainBase,

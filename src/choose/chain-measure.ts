@@ -1,9 +1,9 @@
-import type { ChainConfig } from "../sim/chain.ts";
-import { type ChainReport, chainReport } from "../sim/chain-main.ts";
+import type { ChainConfig } from "../runner/chain.ts";
+import { type ChainReport, chainReport } from "../runner/chain-report.ts";
 
 /*
  * What one chain candidate does with one seed and one fault schedule: the simulator's chain
- * run and its figures per tier (src/sim/chain-main.ts chainReport), as ./sim prints them, and
+ * run and its figures per tier (src/runner/chain-report.ts chainReport), as ./sim prints them, and
  * the users' success within the SLO, counted as choose counts it for a single server
  * (measure.ts): over the requests that had the whole SLO before the run ended.
  * Pure and deterministic: the same job gives the same result in any thread.

@@ -1,8 +1,8 @@
 import { UsageError } from "../cli/usage-error.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import type { WorkerPool } from "../runtime/worker-pool.ts";
-import { configFrom } from "../sim/main.ts";
-import type { SimulationConfig } from "../sim/simulate.ts";
+import { configFrom } from "../sim/options.ts";
+import type { SimulationConfig } from "../runner/simulate.ts";
 import { type Candidate, clientGrid, selectedBy } from "./candidates.ts";
 import { type MeasureJob, type MeasurePlan, type SeedResult, troubleStartMs } from "./measure.ts";
 import type { ChooseOptions } from "./options.ts";

@@ -10,7 +10,7 @@ import { renderSvg } from "../report/report.ts";
 import { runExperiment } from "../runtime/experiment.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
-import { figuresOf, type SimulationConfig } from "../sim/simulate.ts";
+import { figuresOf, type SimulationConfig } from "../runner/simulate.ts";
 import { type Candidate, FIXED, NO_RETRIES, pair, type ServerLever, serverLevers } from "./candidates.ts";
 import { type MeasurePlan, outageRun } from "./measure.ts";
 import { checkFaultTiers } from "../sim/options.ts";

@@ -3,7 +3,7 @@ import { playedAs } from "../model/faults/kinds.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { serverIsBack, type Verdict } from "../model/verdict.ts";
-import { figuresOf, type SimulationConfig, simulate } from "../sim/simulate.ts";
+import { figuresOf, type SimulationConfig, simulate } from "../runner/simulate.ts";
 
 /*
  * What one candidate does with one seed: an everyday run (no outage), one run per listed

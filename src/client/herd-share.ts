@@ -6,7 +6,7 @@ import type { LatencyHistogram, LatencySummary } from "../model/latency-histogra
 import { createLoad } from "../model/load.ts";
 import { OpenLoop, type OpenLoopTotals, openLoopTotals } from "../model/open-loop.ts";
 import { type Counts, type WindowReport, WindowStats } from "../model/window-stats.ts";
-import { createHttpTransport } from "./attempt.ts";
+import { createHttpTransport } from "../runner/attempt.ts";
 import { EventLoopDelay } from "./event-loop-delay.ts";
 import type { ClientOptions } from "./options.ts";
 import type { UserRange } from "./shard.ts";

@@ -2,7 +2,7 @@ import { Agent } from "undici";
 import type { OccTransport, OccWriteOutcome } from "../model/occ/occ-transport.ts";
 import { classifyStatus } from "../model/outcome.ts";
 import { DEFAULT_MAX_BODY_BYTES, readBodyToEnd } from "../runtime/http-body.ts";
-import { classifyError } from "./classify-error.ts";
+import { classifyError } from "../runner/classify-error.ts";
 
 export interface OccHttpTransport extends OccTransport {
   /** Failures other than conflicts, by kind (`refused`, `http-5xx`, `timedout`, …). */

@@ -1,6 +1,6 @@
 /**
  * What one attempt came to, from the client's side. The model knows HTTP statuses; the
- * real client maps its transport's error codes onto the same outcomes (src/client/classify-error.ts).
+ * real client maps its transport's error codes onto the same outcomes (src/runner/classify-error.ts).
  */
 export type Outcome = "ok" | "error" | "timedout";
 

@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { Agent } from "undici";
-import { classifyError } from "../client/classify-error.ts";
+import { classifyError } from "../runner/classify-error.ts";
 import { classifyStatus } from "../model/outcome.ts";
 import { readBodyToEnd } from "../runtime/http-body.ts";
 import type { ProbeBudget } from "./budget.ts";

@@ -28,7 +28,7 @@ export const MAX_FANOUT: number = (SERVER_PROGRAM_FLAGS as readonly FlagSpec[]).
 
 /**
  * The most tiers a chain has. Real call chains are a few tiers deep; a request passes through
- * every tier in one synchronous call (src/sim/chain.ts), a thousand of which overflow the stack,
+ * every tier in one synchronous call (src/runner/chain.ts), a thousand of which overflow the stack,
  * and choose builds every tier's flags for each of its candidates.
  */
 export const MAX_TIERS = 64;

@@ -6,10 +6,10 @@ import { playedAs } from "../model/faults/kinds.ts";
 import { MIDDLE_TIER_MODELS, middleTierOf } from "../model/servers/models.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/servers/bookkeeping.ts";
 import type { ScenarioTier } from "../scenario-file/tiers.ts";
-import type { ChainConfig, ChainTierConfig } from "./chain.ts";
-import { checkSimulatorBounds } from "./trial.ts";
+import type { ChainConfig, ChainTierConfig } from "../runner/chain.ts";
 import {
   checkFaultTiers,
+  checkSimulatorBounds,
   checkSpikeClients,
   checkSpikesAtEdge,
   parseSimArgs,

@@ -18,11 +18,11 @@ import { comparisonTable, renderSvg, type StrategyResult } from "../report/repor
 import { parseStrategies, type StrategyRun } from "../strategies/runs.ts";
 import { scenarioSettings, summaryJson } from "../report/summary-file.ts";
 import { provenance } from "../runtime/provenance.ts";
-import { bisectCriticalOutage } from "./critical-outage.ts";
-import { parseSimArgs, parseSweep, SIM_FLAGS, SIM_TARGET, type SimFlagValues } from "./options.ts";
+import { bisectCriticalOutage } from "../runner/critical-outage.ts";
+import { configFrom, parseSimArgs, parseSweep, SIM_FLAGS, SIM_TARGET, type SimFlagValues } from "./options.ts";
 import { blamingScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
 import type { LoadedScenario } from "../scenario-file/format.ts";
-import { retryLoadWhileDown } from "./retry-load.ts";
+import { retryLoadWhileDown } from "../runner/retry-load.ts";
 import type { StrategyRunReply } from "./sim-worker.ts";
 import { sweepChart } from "./sweep-chart.ts";
 import { playSimulation } from "./playback.ts";
@@ -31,11 +31,11 @@ import { occSimMain } from "./occ-main.ts";
 import { chainMain } from "./chain-main.ts";
 import { chainConfigFrom } from "./chain-options.ts";
 import { OCC_SIM_TARGET } from "./occ-options.ts";
-import { figuresOf } from "./simulate.ts";
-import { configFrom, runStrategy, type SimRun, simRuns, trialMetrics, withStrategy } from "./trial.ts";
+import { figuresOf } from "../runner/simulate.ts";
+import { runStrategy, type SimRun, simRuns, trialMetrics, withStrategy } from "./trial.ts";
 
-// The simulator's single run and its configuration, for the programs and tests built on it.
-export { configFrom, runTrial as run } from "./trial.ts";
+// The simulator's single run, for the tests built on it.
+export { runTrial as run } from "./trial.ts";
 
 function selectedStrategy(values: SimFlagValues): StrategyRun {
   return parseStrategies(values["exponential-backoff"] ? "exponential-backoff" : values.strategy)[0]!;

@@ -3,13 +3,14 @@ import { UsageError } from "../cli/usage-error.ts";
 import { WORKLOAD_HELP } from "../cli/workload.ts";
 import { DEFAULT_EXPERIMENT_MS, DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { MAX_ARRIVAL_RATE } from "../model/load.ts";
-import { IMMEDIATE_ANSWER_MS } from "./network.ts";
+import { DEFAULT_MAX_IN_SERVICE } from "../model/servers/bookkeeping.ts";
+import { IMMEDIATE_ANSWER_MS } from "../runner/network.ts";
 import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
 import { CLIENT_FLAGS, type ClientFlagValues, MAX_BODY_FLAG, type ClientOptions, resolveClientOptions } from "../client/options.ts";
 import { resolveServerOptions, SERVER_FLAGS, type ServerOptions } from "../server/options.ts";
-import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
+import { onlyParametersOf, presetsHelp, RUN_CHOICES_HELP, type StrategyName, strategyListProblem } from "../strategies/registry.ts";
 import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
-import type { Outage } from "./simulate.ts";
+import type { Outage, SimulationConfig } from "../runner/simulate.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
 import { type Fault, FAULT_KINDS, FaultSyntaxError, parseFaults, spikeLoadProblem, tierProblem } from "../model/faults/fault-schedule.ts";
 import { FAULT_KIND_DEFINITIONS, playedAs } from "../model/faults/kinds.ts";
@@ -322,5 +323,83 @@ function sweepProblem(text: string): string | undefined {
   } catch (error) {
     if (error instanceof UsageError) return error.message;
     throw error;
+  }
+}
+
+/** The simulation the flag values describe; a UsageError for values the simulator cannot run. */
+export function configFrom(values: SimFlagValues): SimulationConfig {
+  // With -strategies a parameter flag is for the strategies that read it (withStrategy); the base
+  // strategy's configuration, read for the system and its faults, must not refuse it.
+  const base = (values["exponential-backoff"] ? "exponential-backoff" : values.strategy) as StrategyName; // a choice of the flag table
+  const options = resolveSimOptions(values.strategies === undefined ? values : { ...values, ...onlyParametersOf(base, values) });
+  checkProtection(values);
+  checkSimulatorBounds(values, options.server.reportIntervalMs);
+  return {
+    users: options.client.clients,
+    arrivals: options.client.arrivals,
+    protection: {
+      retryAfterMs: options.server.retryAfterMs,
+      deadlines: options.client.propagateDeadline && options.server.deadlineAware,
+      errorRate: options.server.errorRate,
+      dropShed: options.server.shedWith === "drop",
+    },
+    timeoutMs: options.client.timeoutMs,
+    retry: options.client.retry,
+    intervalMs: options.client.intervalMs,
+    latency: options.server.latency,
+    model: options.server.model,
+    cancelOnDisconnect: options.server.cancelOnDisconnect,
+    maxConcurrency: options.server.maxConcurrency,
+    maxInService: options.server.maxInService ?? DEFAULT_MAX_IN_SERVICE,
+    backlog: options.server.backlog,
+    reportIntervalMs: options.server.reportIntervalMs,
+    outages: options.outages,
+    faults: options.faults,
+    durationMs: values.duration,
+    seed: values.seed,
+  };
+}
+
+/** Limits of the simulator itself, beyond the flags' own: a run within them completes in bounded memory. */
+export function checkSimulatorBounds(values: SimFlagValues, reportIntervalMs: number): void {
+  const reports = (intervalMs: number) => values.duration / intervalMs;
+  if (values.clients > MAX_CLIENTS) {
+    throw new UsageError(`invalid value "${values.clients}" for flag -clients: the simulator runs at most ${MAX_CLIENTS} clients`);
+  }
+  if (reports(reportIntervalMs) > MAX_REPORTS) {
+    throw new UsageError(
+      `invalid value "${formatDuration(reportIntervalMs)}" for flag -report-interval: more than ${MAX_REPORTS} server reports in -duration ${formatDuration(values.duration)}`,
+    );
+  }
+  if (reports(values.interval) > MAX_REPORTS) {
+    throw new UsageError(
+      `invalid value "${formatDuration(values.interval)}" for flag -interval: more than ${MAX_REPORTS} client windows in -duration ${formatDuration(values.duration)}`,
+    );
+  }
+  if (values.timeout < MIN_CYCLE_MS) {
+    throw new UsageError(
+      `invalid value "${formatDuration(values.timeout)}" for flag -timeout: the simulator needs at least ${MIN_CYCLE_MS}ms`,
+    );
+  }
+  if (values.lambda * 1000 + values.baseDelay < MIN_CYCLE_MS) {
+    throw new UsageError(
+      `invalid value "${values.lambda}" for flag -lambda: with -baseDelay ${formatDuration(values.baseDelay)} a request cycle is under ${MIN_CYCLE_MS}ms, too short for the simulator`,
+    );
+  }
+}
+
+/**
+ * Flag combinations that would simulate nothing: in the simulator one command line sets both
+ * sides, so a client option that the server's flags make void is a mistake, not a choice.
+ */
+function checkProtection(values: SimFlagValues): void {
+  if (values["deadline-aware"] && !values["propagate-deadline"]) {
+    throw new UsageError("-deadline-aware needs -propagate-deadline: without it the clients send no deadline");
+  }
+  const sheds = values["max-concurrency"] !== 0 || (values["queue-limit"] ?? 0) !== 0;
+  if (values["honor-retry-after"] && (!sheds || values["retry-after"] === 0)) {
+    throw new UsageError(
+      "-honor-retry-after needs -max-concurrency (or -queue-limit) and a -retry-after above 0: otherwise no answer carries a Retry-After",
+    );
   }
 }

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { expect } from "vitest";
 import { ConfigFileError, type ConfigFormat, type PolicyReading } from "../../src/check/format.ts";
 import { simValuesFor } from "../../src/choose/settings.ts";
-import { configFrom } from "../../src/sim/main.ts";
+import { configFrom } from "../../src/sim/options.ts";
 
 /*
  * What every format's test checks the same way: its fixtures, the one-line error for a bad

@@ -4,7 +4,7 @@ import { nextDelay } from "../../src/backoff/delay.ts";
 import { type Random, seededRandom } from "../../src/backoff/random.ts";
 import { simValuesFor } from "../../src/choose/settings.ts";
 import { type RetryIntent, type Snippet, snippetsFor } from "../../src/choose/snippets.ts";
-import { configFrom } from "../../src/sim/main.ts";
+import { configFrom } from "../../src/sim/options.ts";
 
 /** The winner's intent as choose builds it: the simulator's own reading of the candidate's flags. */
 export function winnerIntent(client: Record<string, string>, extra: Partial<RetryIntent> = {}): RetryIntent {

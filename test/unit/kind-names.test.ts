@@ -118,13 +118,13 @@ describe("kinds are asked, not named", () => {
 
   it("finds a server model's name compared outside its definition, or a shared name anywhere new (the check itself)", () => {
     const planted = [
-      ...comparisons("sim/chain.ts", 'if (tier.model.kind !== "queue") {}\nswitch (spec.kind) { case "linear": break; }'),
+      ...comparisons("runner/chain.ts", 'if (tier.model.kind !== "queue") {}\nswitch (spec.kind) { case "linear": break; }'),
       ...comparisons("model/servers/kinds/queue.ts", 'if (spec.kind === "queue") {}'),
       ...comparisons("sim/main.ts", 'if (spec.kind === "exponential") {}'),
     ];
     expect(serverModelComparisons(planted)).toEqual([
-      'src/sim/chain.ts: tier.model.kind against "queue"',
-      'src/sim/chain.ts: spec.kind against "linear"',
+      'src/runner/chain.ts: tier.model.kind against "queue"',
+      'src/runner/chain.ts: spec.kind against "linear"',
     ]);
     expect(placesComparingKind(POLICY_KINDS, planted)).toEqual(["sim/main.ts: exponential × 1"]);
   });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { main as demoMain } from "../../src/demo/main.ts";
 import { main as simMain } from "../../src/sim/main.ts";
 import type { TierVerdict } from "../../src/model/tiers/tier-figures.ts";
-import type { ChainReport } from "../../src/sim/chain-main.ts";
+import type { ChainReport } from "../../src/runner/chain-report.ts";
 import { parseSummary } from "../../src/report/summary-file.ts";
 
 /*

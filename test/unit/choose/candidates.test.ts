@@ -4,8 +4,7 @@ import { type Candidate, clientGrid, pair, parameterVariants, selectedBy, server
 import { simValuesFor } from "../../../src/choose/settings.ts";
 import { DEFAULT_LATENCY_MODEL } from "../../../src/model/latency.ts";
 import { exponentialCurve } from "../../../src/model/servers/kinds/exponential.ts";
-import { configFrom } from "../../../src/sim/main.ts";
-import { SIM_FLAGS } from "../../../src/sim/options.ts";
+import { configFrom, SIM_FLAGS } from "../../../src/sim/options.ts";
 import { PRESETS, presetSettings } from "../../../src/strategies/presets.ts";
 import { MECHANISMS } from "../../../src/strategies/protection.ts";
 import { STRATEGY_NAMES } from "../../../src/strategies/registry.ts";

@@ -6,7 +6,7 @@ import { renderSvg } from "../../../src/report/report.ts";
 import { main } from "../../../src/choose/main.ts";
 import { UsageError } from "../../../src/cli/usage-error.ts";
 import { anchorRun, capacityCut, METASTABLE_CAPACITY_CUT, simValues } from "../../../src/sim/anchors.ts";
-import { configFrom } from "../../../src/sim/trial.ts";
+import { configFrom } from "../../../src/sim/options.ts";
 
 /*
  * choose -faults: each schedule (separated by semicolons, times from the run's start as in ./sim)

@@ -6,7 +6,7 @@ import { simValuesFor } from "../../../src/choose/settings.ts";
 import { summarize } from "../../../src/choose/summary.ts";
 import { serverIsBack, worstVerdict } from "../../../src/model/verdict.ts";
 import { percentile } from "../../../src/model/percentile.ts";
-import { configFrom } from "../../../src/sim/main.ts";
+import { configFrom } from "../../../src/sim/options.ts";
 
 const BISECTION = { minOutageMs: 250, maxOutageMs: 600_000, bisectionRatio: 1.05, bisectionMs: 250 };
 

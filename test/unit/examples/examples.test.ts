@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { ChainReport } from "../../../src/sim/chain-main.ts";
+import type { ChainReport } from "../../../src/runner/chain-report.ts";
 import { main as simMain } from "../../../src/sim/main.ts";
 import { capturedIo } from "../../helpers/captured-io.ts";
 import { EXAMPLES_DIR, loadExample, runExample, runOccExample, type StrategyOutcome } from "../../helpers/examples.ts";

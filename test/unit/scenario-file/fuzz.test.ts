@@ -5,9 +5,8 @@ import { parseScenario } from "../../../src/scenario-file/read.ts";
 import { chainConfigFrom } from "../../../src/sim/chain-options.ts";
 import type { Fault } from "../../../src/model/faults/fault-schedule.ts";
 import { MAX_ARRIVAL_RATE } from "../../../src/model/load.ts";
-import { MAX_CLIENTS, MAX_DURATION_MS, parseSimArgs, SIM_TARGET } from "../../../src/sim/options.ts";
-import type { SimulationConfig } from "../../../src/sim/simulate.ts";
-import { configFrom } from "../../../src/sim/trial.ts";
+import { configFrom, MAX_CLIENTS, MAX_DURATION_MS, parseSimArgs, SIM_TARGET } from "../../../src/sim/options.ts";
+import type { SimulationConfig } from "../../../src/runner/simulate.ts";
 import { FUZZ, oneLinePrintable } from "../../helpers/fuzz.ts";
 
 /*

@@ -5,7 +5,7 @@ import { parseScenario } from "../../../src/scenario-file/read.ts";
 import { printScenario } from "../../../src/scenario-file/print.ts";
 import { main as simMain } from "../../../src/sim/main.ts";
 import { parseSimArgs, SIM_TARGET } from "../../../src/sim/options.ts";
-import type { ChainReport } from "../../../src/sim/chain-main.ts";
+import type { ChainReport } from "../../../src/runner/chain-report.ts";
 import { capturedIo } from "../../helpers/captured-io.ts";
 
 const CHAIN = `scenario: 1

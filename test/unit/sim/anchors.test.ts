@@ -10,7 +10,7 @@ import {
   METASTABLE_CAPACITY_CUT,
   simValues,
 } from "../../../src/sim/anchors.ts";
-import { bisectCriticalOutage } from "../../../src/sim/critical-outage.ts";
+import { bisectCriticalOutage } from "../../../src/runner/critical-outage.ts";
 import { criticalTrouble } from "../../../src/sim/main.ts";
 import { trialMetrics } from "../../../src/sim/trial.ts";
 

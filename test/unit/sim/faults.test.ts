@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ServiceSnapshot } from "../../../src/model/service-queue.ts";
 import { main, run } from "../../../src/sim/main.ts";
 import { parseSimArgs, type SimFlagValues } from "../../../src/sim/options.ts";
-import type { SimulationEvent } from "../../../src/sim/simulate.ts";
+import type { SimulationEvent } from "../../../src/runner/simulate.ts";
 
 function values(args: readonly string[]): SimFlagValues {
   const parsed = parseSimArgs(args);

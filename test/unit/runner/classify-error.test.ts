@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyError, isClientLimit } from "../../../src/client/classify-error.ts";
+import { classifyError, isClientLimit } from "../../../src/runner/classify-error.ts";
 import { classifyStatus, isNonFatal } from "../../../src/model/outcome.ts";
 
 const withCode = (code: string) => Object.assign(new Error("message text is never read"), { code });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createHttpTransport, type HttpTransport } from "../../../src/client/attempt.ts";
+import { createHttpTransport, type HttpTransport } from "../../../src/runner/attempt.ts";
 import { localShare } from "../../../src/client/herd-share.ts";
 import { createOccHttpTransport } from "../../../src/client/occ-transport.ts";
 import { parseClientArgs, resolveClientOptions } from "../../../src/client/options.ts";

@@ -5,7 +5,7 @@ import { resolveRetryPolicy } from "../../../src/client/options.ts";
 import { DEFAULT_THREAD_POOL } from "../../../src/model/servers/queue.ts";
 import { policyAmplification } from "../../../src/model/tiers/amplification.ts";
 import { UpstreamCalls } from "../../../src/model/upstream-calls.ts";
-import { buildChain, type ChainTierConfig, simulateChain, type UpstreamPolicy } from "../../../src/sim/chain.ts";
+import { buildChain, type ChainTierConfig, simulateChain, type UpstreamPolicy } from "../../../src/runner/chain.ts";
 import { parseSimArgs } from "../../../src/sim/options.ts";
 import { main as simMain } from "../../../src/sim/main.ts";
 import { UsageError } from "../../../src/cli/usage-error.ts";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import type { AttemptResult } from "../../../src/model/outcome.ts";
 import { ServiceQueue, type ServiceQueueOptions } from "../../../src/model/service-queue.ts";
-import { IMMEDIATE_ANSWER_MS, type NetworkOptions, SimulatedNetwork } from "../../../src/sim/network.ts";
+import { IMMEDIATE_ANSWER_MS, type NetworkOptions, SimulatedNetwork } from "../../../src/runner/network.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
 import { exponentialCurve } from "../../../src/model/servers/kinds/exponential.ts";
 import { boundDelay } from "../../../src/model/servers/delay-models.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { seededRandom } from "../../../src/backoff/random.ts";
-import { bisectCriticalOutage } from "../../../src/sim/critical-outage.ts";
+import { bisectCriticalOutage } from "../../../src/runner/critical-outage.ts";
 
 /** The search as it was written before it could run ahead: one evaluation at a time. */
 function sequential(recovers: (ms: number) => boolean, resolution: number, upper: number) {

@@ -1,7 +1,8 @@
 import type { RetryConfig } from "../model/client-loop.ts";
-import { type Arrivals, createLoad } from "../model/load.ts";
+import { type Arrivals, createLoad, type LoadOptions } from "../model/load.ts";
 import { OpenLoop, type OpenLoopTotals, openLoopTotals } from "../model/open-loop.ts";
-import type { HerdObserver } from "../model/attempt.ts";
+import type { HerdObserver, Transport } from "../model/attempt.ts";
+import type { Herd } from "../model/herd.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
 import { policyDefinition } from "../backoff/policies.ts";
@@ -12,6 +13,7 @@ import type { Fault } from "../model/faults/fault-schedule.ts";
 import { faultKind } from "../model/faults/kinds.ts";
 import { spikeSeed } from "../model/faults/spike-seed.ts";
 import type { ServerModelFigures } from "../model/servers/figures.ts";
+import type { ServerModel } from "../model/servers/server-model.ts";
 import { createServerModel, modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
 import { perSecond, type WindowReport, WindowStats } from "../model/window-stats.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
@@ -185,24 +187,30 @@ export function fifoDelays(config: Pick<SimulationConfig, "timeoutMs" | "retry">
   return fixedWaitMs === undefined ? [config.timeoutMs] : [config.timeoutMs, fixedWaitMs];
 }
 
-/**
- * The crash experiment in virtual time: the very Herd, server model and statistics the real
- * programs run, on a manual clock, with a modelled network in between. Deterministic: the
- * same config gives the same events.
- */
-export function simulate(
-  config: SimulationConfig,
-  onEvent: (event: SimulationEvent) => void = () => {},
-  hooks: SimulationHooks = {},
-): SimulationResult {
-  const clock = new ManualClock(0, fifoDelays(config));
-  const protection = config.protection ?? NO_PROTECTION;
+/** Starts a spike's extra load of `options` on `transport` (each spike its own seed); returns what stops it, for FaultActions. */
+export function spikeStarter(
+  options: LoadOptions,
+  seed: number,
+  clock: ManualClock,
+  transport: Transport,
+  observer: HerdObserver,
+): FaultActions["spike"] {
+  return (fault, index) => {
+    const extra = spikeLoad(options, fault.factor);
+    const load = createLoad(extra, clock, seededRandom(spikeSeed(seed, index)), transport, observer);
+    load.start();
+    return () => load.stop();
+  };
+}
+
+/** The run's server model on the clock, with the error injection, horizon and service times its faults and protections call for. */
+function serverOf(config: SimulationConfig, clock: ManualClock, protection: ProtectionConfig): ServerModel {
   const faults = config.faults ?? [];
   // Counting requests that cannot complete by the end assumes a delay that only grows and a
   // server that keeps what it has: faults that change its curve or empty it turn that off.
   const horizonMs = faults.some((fault) => !faultKind(fault.kind).keepsServerDelays) ? Infinity : config.durationMs;
   const errorsFault = faults.some((fault) => faultKind(fault.kind).injectsErrors);
-  const queue = createServerModel(config.model ?? { kind: "exponential", latency: config.latency }, clock, {
+  return createServerModel(config.model ?? { kind: "exponential", latency: config.latency }, clock, {
     cancelOnDisconnect: config.cancelOnDisconnect,
     maxConcurrency: config.maxConcurrency,
     errorInjection:
@@ -213,45 +221,71 @@ export function simulate(
     serviceRandom: streamRandom(serverSeed(config.seed), 1),
     fixedServiceTime: !protection.deadlines && !faults.some((fault) => faultKind(fault.kind).changesServiceTime),
   });
-  const network = new SimulatedNetwork(queue, clock, config.backlog, {
-    retryAfterMs: protection.retryAfterMs,
-    dropShed: protection.dropShed,
-    deadline: protection.deadlines ? { clock, timeoutMs: config.timeoutMs } : undefined,
-  });
-  // A real server whose memory is full dies; so ends the run.
-  network.onOutOfMemory = () => clock.halt();
-  const stats = new WindowStats(0, hooks.windowHistograms !== false);
-  const onRequestEnded = hooks.onRequestEnded;
-  // The statistics are the herd's observer; a second one only when asked for, so that ./sim
-  // pays nothing for request-level figures it does not print.
-  const observer: HerdObserver =
-    onRequestEnded === undefined
-      ? stats
-      : {
-          attemptStarted: (isRetry, latenessMs) => stats.attemptStarted(isRetry, latenessMs),
-          attemptNotSent: (isRetry) => stats.attemptNotSent(isRetry),
-          attemptEnded: (result, latencyMs) => stats.attemptEnded(result, latencyMs),
-          gaveUp: () => stats.gaveUp(),
-          attemptRefused: (refusal) => stats.attemptRefused(refusal),
-          requestEnded: (ok, latencyMs, retried) => onRequestEnded(ok, latencyMs, retried, clock.now()),
-          requestStarted: () => hooks.onRequestStarted?.(clock.now()),
-        };
-  const herd = createLoad(config, clock, seededRandom(config.seed), network.transport, observer);
-  const openLoop = herd instanceof OpenLoop ? herd : undefined;
-  const currentOpenLoop = () => openLoopTotals(openLoop);
-  const server: ServerSample[] = [];
-  const client: ClientWindow[] = [];
+}
 
-  // The server's reporter is a Node interval timer in a process that may be stopped: it
-  // does not fire while stopped, fires once on resume, and continues from there.
-  let reportMissed = false;
-  const report = () => {
+/**
+ * The herd's observer: the statistics alone, or with the request-level hooks beside them only
+ * when asked for, so that ./sim pays nothing for request-level figures it does not print.
+ */
+function observerOf(stats: WindowStats, hooks: SimulationHooks, clock: ManualClock): HerdObserver {
+  const onRequestEnded = hooks.onRequestEnded;
+  if (onRequestEnded === undefined) return stats;
+  return {
+    attemptStarted: (isRetry, latenessMs) => stats.attemptStarted(isRetry, latenessMs),
+    attemptNotSent: (isRetry) => stats.attemptNotSent(isRetry),
+    attemptEnded: (result, latencyMs) => stats.attemptEnded(result, latencyMs),
+    gaveUp: () => stats.gaveUp(),
+    attemptRefused: (refusal) => stats.attemptRefused(refusal),
+    requestEnded: (ok, latencyMs, retried) => onRequestEnded(ok, latencyMs, retried, clock.now()),
+    requestStarted: () => hooks.onRequestStarted?.(clock.now()),
+  };
+}
+
+/** What one run is made of: the clock, the server behind its network, the clients and their statistics. */
+interface RunParts {
+  readonly config: SimulationConfig;
+  readonly clock: ManualClock;
+  readonly server: ServerModel;
+  readonly network: SimulatedNetwork;
+  readonly stats: WindowStats;
+  readonly observer: HerdObserver;
+  readonly herd: Herd | OpenLoop;
+  readonly onEvent: (event: SimulationEvent) => void;
+}
+
+/**
+ * The server's reports. Its reporter is a Node interval timer in a process that may be stopped:
+ * it does not fire while stopped, fires once on resume, and continues from there.
+ */
+class ServerReports {
+  readonly samples: ServerSample[] = [];
+  private readonly parts: RunParts;
+  private missed = false;
+
+  constructor(parts: RunParts) {
+    this.parts = parts;
+  }
+
+  /** Arms the first report; each report arms the next. */
+  start(): void {
+    this.parts.clock.schedule(this.parts.config.reportIntervalMs, this.report);
+  }
+
+  /** Whether a report was missed while the server was stopped or down; it is then due now, and no longer missed. */
+  takeMissed(): boolean {
+    const missed = this.missed;
+    this.missed = false;
+    return missed;
+  }
+
+  readonly report = (): void => {
+    const { clock, server, network } = this.parts;
     if (network.isStopped || network.isDown) {
-      reportMissed = true;
+      this.missed = true;
       return;
     }
-    const snapshot = queue.snapshot();
-    server.push({
+    const snapshot = server.snapshot();
+    this.samples.push({
       atMs: clock.now(),
       concurrency: snapshot.concurrency,
       lastDelayMs: snapshot.lastDelayMs,
@@ -264,49 +298,41 @@ export function simulate(
       queueLength: snapshot.queueLength,
       threadsBusy: snapshot.threadsBusy,
     });
-    onEvent({ kind: "server", atMs: clock.now(), snapshot });
-    queue.resetPeak();
-    clock.schedule(config.reportIntervalMs, report);
+    this.parts.onEvent({ kind: "server", atMs: clock.now(), snapshot });
+    server.resetPeak();
+    clock.schedule(this.parts.config.reportIntervalMs, this.report);
   };
-  clock.schedule(config.reportIntervalMs, report);
+}
 
+/** Arms the outages (the server stopped, SIGSTOP) and every other fault, as its kind's mechanism plays it. */
+function armFaults(parts: RunParts, reports: ServerReports): void {
+  const { config, clock, network } = parts;
   for (const outage of config.outages) {
     clock.schedule(outage.atMs, () => network.stop());
-    clock.schedule(outage.atMs + outage.durationMs, () => {
-      // On SIGCONT Node runs its overdue timers before it polls for the queued connections:
-      // the first report after a resume still shows the server before it accepted them.
-      if (reportMissed) {
-        reportMissed = false;
-        network.resume(report);
-      } else {
-        network.resume();
-      }
-    });
+    // On SIGCONT Node runs its overdue timers before it polls for the queued connections:
+    // the first report after a resume still shows the server before it accepted them.
+    clock.schedule(outage.atMs + outage.durationMs, () => network.resume(reports.takeMissed() ? reports.report : undefined));
   }
-
-  scheduleFaults(faults, {
+  scheduleFaults(config.faults ?? [], {
     clock,
-    setConditions: (active) => queue.setFaultConditions(conditionsOf(active)),
+    setConditions: (active) => parts.server.setFaultConditions(conditionsOf(active)),
     crash: () => network.crash(),
     restart: () => {
       network.restart();
       // A restarted server reports from its start; the report it missed while down comes now.
-      if (reportMissed) {
-        reportMissed = false;
-        report();
-      }
+      if (reports.takeMissed()) reports.report();
     },
-    spike: (fault, index) => {
-      const extra = spikeLoad(config, fault.factor);
-      const load = createLoad(extra, clock, seededRandom(spikeSeed(config.seed, index)), network.transport, observer);
-      load.start();
-      return () => load.stop();
-    },
+    spike: spikeStarter(config, config.seed, clock, network.transport, parts.observer),
   });
+}
 
+/** Arms the client's windows: each closes, is reported, and arms the next while it fits in the run. */
+function armClientWindows(parts: RunParts): ClientWindow[] {
+  const { config, clock, stats, herd } = parts;
+  const windows: ClientWindow[] = [];
   const closeWindow = () => {
     const window = stats.closeWindow(clock.now());
-    client.push({
+    windows.push({
       startMs: window.startMs,
       endMs: window.endMs,
       okPerSec: perSecond(window.counts.ok, window),
@@ -315,27 +341,68 @@ export function simulate(
       attemptsPerSec: perSecond(window.counts.attempts, window),
       retriesPerSec: perSecond(window.counts.retries, window),
     });
-    onEvent({ kind: "client", atMs: clock.now(), report: window, inFlight: herd.inFlight, openLoop: currentOpenLoop() });
+    parts.onEvent({ kind: "client", atMs: clock.now(), report: window, inFlight: herd.inFlight, openLoop: openLoopTotalsOf(herd) });
     if (clock.now() + config.intervalMs <= config.durationMs) clock.schedule(config.intervalMs, closeWindow);
   };
   clock.schedule(config.intervalMs, closeWindow);
+  return windows;
+}
 
-  herd.start();
-  clock.runUntil(config.durationMs);
-  const { countedRequests, mostStoredRequests } = queue;
+/** With open-loop arrivals: requests alive and arrivals dropped so far. */
+function openLoopTotalsOf(herd: Herd | OpenLoop): OpenLoopTotals | undefined {
+  return openLoopTotals(herd instanceof OpenLoop ? herd : undefined);
+}
+
+/** Stops the clients and the server, and gathers what the run measured. */
+function finish(parts: RunParts, server: ServerSample[], client: ClientWindow[]): SimulationResult {
+  const { clock, herd, network } = parts;
+  const { countedRequests, mostStoredRequests } = parts.server;
   herd.stop();
-  queue.stop();
+  parts.server.stop();
   return {
     server,
     client,
-    totals: stats.totals(clock.now()),
+    totals: parts.stats.totals(clock.now()),
     events: clock.firedCount,
     droppedConnections: network.droppedConnections,
-    serverTotals: queue.snapshot(),
-    openLoop: currentOpenLoop(),
-    outOfMemory: queue.outOfMemory,
+    serverTotals: parts.server.snapshot(),
+    openLoop: openLoopTotalsOf(herd),
+    outOfMemory: parts.server.outOfMemory,
     endMs: clock.now(),
     countedRequests,
     mostStoredRequests,
   };
+}
+
+/**
+ * The crash experiment in virtual time: the very Herd, server model and statistics the real
+ * programs run, on a manual clock, with a modelled network in between. Deterministic: the
+ * same config gives the same events.
+ */
+export function simulate(
+  config: SimulationConfig,
+  onEvent: (event: SimulationEvent) => void = () => {},
+  hooks: SimulationHooks = {},
+): SimulationResult {
+  const clock = new ManualClock(0, fifoDelays(config));
+  const protection = config.protection ?? NO_PROTECTION;
+  const server = serverOf(config, clock, protection);
+  const network = new SimulatedNetwork(server, clock, config.backlog, {
+    retryAfterMs: protection.retryAfterMs,
+    dropShed: protection.dropShed,
+    deadline: protection.deadlines ? { clock, timeoutMs: config.timeoutMs } : undefined,
+  });
+  // A real server whose memory is full dies; so ends the run.
+  network.onOutOfMemory = () => clock.halt();
+  const stats = new WindowStats(0, hooks.windowHistograms !== false);
+  const observer = observerOf(stats, hooks, clock);
+  const herd = createLoad(config, clock, seededRandom(config.seed), network.transport, observer);
+  const parts: RunParts = { config, clock, server, network, stats, observer, herd, onEvent };
+  const reports = new ServerReports(parts);
+  reports.start();
+  armFaults(parts, reports);
+  const client = armClientWindows(parts);
+  herd.start();
+  clock.runUntil(config.durationMs);
+  return finish(parts, reports.samples, client);
 }

@@ -6,7 +6,6 @@ import type { RetryConfig } from "../model/client-loop.ts";
 import { conditionsOf } from "../model/faults/conditions.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
 import { faultKind, playedAs } from "../model/faults/kinds.ts";
-import { spikeSeed } from "../model/faults/spike-seed.ts";
 import { type Arrivals, createLoad } from "../model/load.ts";
 import { createServerModel, MIDDLE_TIER_MODELS, middleTierOf, type ServerModelSpec } from "../model/servers/models.ts";
 import type { ServerModel } from "../model/servers/server-model.ts";
@@ -15,7 +14,7 @@ import type { TierSample } from "../model/tiers/tier-figures.ts";
 import { UpstreamCalls } from "../model/upstream-calls.ts";
 import { type WindowReport, WindowStats } from "../model/window-stats.ts";
 import { SimulatedNetwork } from "./network.ts";
-import { scheduleFaults, serverSeed, type SimulationHooks, spikeLoad } from "./simulate.ts";
+import { scheduleFaults, serverSeed, type SimulationHooks, spikeStarter } from "./simulate.ts";
 
 /** A caller's policy toward the tier below it: the tier's `upstream` (src/client/options.ts resolveRetryPolicy). */
 export interface UpstreamPolicy {
@@ -215,12 +214,7 @@ export function simulateChain(config: ChainConfig, hooks: SimulationHooks = {}):
     setConditions: () => {},
     crash: () => {},
     restart: () => {},
-    spike: (fault, index) => {
-      const extra = spikeLoad(loadOptions, fault.factor);
-      const spike = createLoad(extra, clock, seededRandom(spikeSeed(config.seed, index)), tiers[0]!.transport, observer);
-      spike.start();
-      return () => spike.stop();
-    },
+    spike: spikeStarter(loadOptions, config.seed, clock, tiers[0]!.transport, observer),
   });
   load.start();
   clock.runUntil(config.durationMs);
