@@ -48,6 +48,7 @@ import { DEMO_FLAGS, DEMO_PROGRAM, DEMO_TARGET, RESERVED_CLIENT_FLAGS, RESERVED_
 import { blameScenarioFile, type ScenarioArguments, withScenarioFile } from "../scenario-file/arguments.ts";
 import type { TargetService } from "../runtime/target-service.ts";
 import { type PreparedTarget, prepareTarget, settleTarget, targetOf } from "./target.ts";
+import { predicted, predictionLine } from "./prediction.ts";
 import type { WatchedService } from "../model/verdict.ts";
 
 type DemoValues = FlagValues<typeof DEMO_FLAGS>;
@@ -97,6 +98,8 @@ interface StrategyRecord {
   readonly lines: { readonly server: string[]; readonly client: string[]; readonly spikes: string[][]; readonly tiers: TierRecord[] };
   /** A target's: its baseline and its watcher's answers (the verdict's evidence). */
   readonly target?: { readonly prepared: PreparedTarget; readonly watched: WatchedService | undefined };
+  /** A target's: the simulator's run of the same scenario, named "<strategy> (simulator)", or why there is none. */
+  readonly predicted?: { readonly result: StrategyResult } | { readonly why: string };
 }
 
 export async function main(argv: readonly string[], io: ProgramIo, launcher: Launcher = defaultLauncher()): Promise<number> {
@@ -130,7 +133,12 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
     const perTier = results.flatMap((result) =>
       result.chain === undefined ? [] : [`\n${result.strategy}, per tier:\n${tierText(result.chain)}`],
     );
-    io.stdout.write(`\n${comparisonTable(results)}\n${perTier.join("")}\nreport: ${reportPath}\n`);
+    // A target's rows, then the simulator's for the same scenario beside them.
+    const rows = [
+      ...results,
+      ...records.flatMap((record) => (record.predicted !== undefined && "result" in record.predicted ? [record.predicted.result] : [])),
+    ];
+    io.stdout.write(`\n${comparisonTable(rows)}\n${perTier.join("")}\nreport: ${reportPath}\n`);
     dashboard?.publish({ kind: "end", note: `the report is ${reportPath}` });
     return 0;
   } finally {
@@ -252,7 +260,11 @@ async function runStrategies(run: DemoRun, around: Surroundings): Promise<Strate
     for (const [index, strategy] of run.strategies.entries()) {
       const unsettled = target === undefined ? undefined : await settleTarget(target, strategy.name, io.stderr, around.signal);
       const record = await runStrategy(run, index, strategy, around, progress, { plan: target?.plan, unsettled });
-      records.push(target === undefined ? record : { ...record, target: { prepared: target, watched: record.watched } });
+      records.push(
+        target === undefined
+          ? record
+          : { ...record, target: { prepared: target, watched: record.watched }, predicted: predict(run, strategy, io) },
+      );
     }
     return records;
   } catch (error) {
@@ -393,6 +405,13 @@ function reportSettings(run: DemoRun): { name: string; value: string }[] {
   ];
 }
 
+/** A prediction as summary.json keeps it: the simulator's figures, or why there are none. */
+function predictionSummary(record: StrategyRecord): object {
+  const prediction = record.predicted;
+  if (prediction === undefined || "why" in prediction) return { strategy: record.result.strategy, why: prediction?.why ?? "none" };
+  return { strategy: record.result.strategy, metrics: prediction.result.metrics };
+}
+
 /** summary.json's server: ./server's flags and the verdict's limit, or the target, its baseline and the watcher's bound. */
 function targetSettings(run: DemoRun, prepared: PreparedTarget | undefined): object {
   if (run.target === undefined || prepared === undefined) return { serverArgs: run.serverArgs, concurrencyLimit: run.concurrencyLimit };
@@ -407,6 +426,35 @@ function targetSettings(run: DemoRun, prepared: PreparedTarget | undefined): obj
   };
 }
 
+/**
+ * The simulator's run of a target's strategy, on the model of the scenario's server flags, said
+ * in a line: the prediction the real run is set beside (docs/demo.md).
+ */
+function predict(run: DemoRun, strategy: StrategyRun, io: ProgramIo): NonNullable<StrategyRecord["predicted"]> {
+  const { values, faults } = run;
+  const troubleMs =
+    faults === undefined ? values.steady + values.outage : Math.max(...faults.map((fault) => fault.atMs + fault.durationMs));
+  const prediction = predicted(
+    {
+      serverArgs: run.serverArgs,
+      clientArgs: [...strategy.clientArgs, ...run.argsOfRun(strategy)],
+      steadyMs: values.steady,
+      outageMs: values.outage,
+      observeMs: values.observe,
+      faults: values.faults,
+      troubleMs,
+      seed: run.seeds.client,
+    },
+    strategy,
+  );
+  if ("why" in prediction) {
+    io.stderr.write(`demo: ${strategy.name}: no prediction from the simulator: ${prediction.why}\n`);
+    return prediction;
+  }
+  io.stderr.write(`${predictionLine(strategy.name, prediction.result.metrics)}\n`);
+  return { result: { ...prediction.result, strategy: `${strategy.name} (simulator)` } };
+}
+
 /** A target as the report names it: its URL and how the demo acted on it. */
 function targetWords(target: TargetService): string {
   const control = target.control;
@@ -419,7 +467,10 @@ function targetWords(target: TargetService): string {
 async function writeResults(run: DemoRun, records: readonly StrategyRecord[]): Promise<string> {
   const { outDir, faults, values, tiers } = run;
   const results = records.map((record) => record.result);
-  const report = await renderReport("thundering-herd: the crash experiment", results, reportSettings(run), run.scenario);
+  const predictions = records.flatMap((record) =>
+    record.predicted !== undefined && "result" in record.predicted ? [record.predicted.result] : [],
+  );
+  const report = await renderReport("thundering-herd: the crash experiment", results, reportSettings(run), run.scenario, predictions);
   for (const [index, { result, lines }] of records.entries()) {
     writeOutputFile(join(outDir, `${result.strategy}.svg`), report.strategySvgs[index]!);
     // A target prints nothing of its own: its watcher's answers are the verdict's evidence.
@@ -443,6 +494,7 @@ async function writeResults(run: DemoRun, records: readonly StrategyRecord[]): P
     ...(faults === undefined ? { steadyMs: values.steady, outageMs: values.outage } : { faults: run.scheduleText, faultSchedule: faults }),
     observeMs: values.observe,
     ...targetSettings(run, records[0]?.target?.prepared),
+    ...(run.target === undefined ? {} : { predicted: records.map((record) => predictionSummary(record)) }),
     ...(tiers === undefined ? {} : { tiers }),
     clientArgs: run.clientArgs,
     seeds: run.seeds,

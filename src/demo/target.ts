@@ -15,13 +15,13 @@ export interface TargetFlags {
   readonly target: string;
   readonly "target-cmd": string;
   readonly "target-pid": number;
-  readonly "server-args": string;
 }
 
 /**
  * -target's flags checked against the run: a service on this machine's loopback, started by its
- * command or given by its pid (or neither: spikes only), one server (no chain), no ./server flags,
- * and only faults it can play: a stop needs its processes, a crash its command, and capacity,
+ * command or given by its pid (or neither: spikes only), one server (no chain), and only faults it
+ * can play (its server flags, the scenario file's system and -server-args, are the model the
+ * simulator predicts it with): a stop needs its processes, a crash its command, and capacity,
  * slow and errors need ./server's fault control. Undefined without -target.
  */
 export function targetOf(values: TargetFlags, faults: readonly Fault[], isChain: boolean, faultsGiven: boolean): TargetService | undefined {
@@ -36,7 +36,6 @@ export function targetOf(values: TargetFlags, faults: readonly Fault[], isChain:
     throw new UsageError(`-target ${url.host}: the demo stops and loads the service it names: only on this machine's loopback`);
   if (command !== "" && pid !== 0) throw new UsageError("-target-cmd or -target-pid: one says how the demo acts on the service");
   if (isChain) throw new UsageError("-target runs the experiment on one service, not on a chain of tiers");
-  if (values["server-args"] !== "") throw new UsageError("-server-args configures ./server; with -target the service is yours");
   const control: TargetControl = command !== "" ? { kind: "command", command } : pid !== 0 ? { kind: "pid", pid } : { kind: "none" };
   for (const fault of faults) refuseFault(fault, control, faultsGiven);
   return new TargetService(url, control);

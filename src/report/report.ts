@@ -302,11 +302,12 @@ export async function renderReport(
   results: readonly StrategyResult[],
   settings: readonly ReportSetting[],
   scenario?: ScenarioSource,
+  predicted: readonly StrategyResult[] = [],
 ): Promise<{ html: string; strategySvgs: string[] }> {
   const strategySvgs: string[] = [];
   for (const result of results) strategySvgs.push(await renderSvg(chartSpec(result)));
   const overlaySvg = await renderSvg(overlaySpec(results));
-  return { html: reportHtml({ title, results, settings, strategySvgs, overlaySvg, scenario }), strategySvgs };
+  return { html: reportHtml({ title, results, settings, strategySvgs, overlaySvg, scenario, predicted }), strategySvgs };
 }
 
 /** A chain's figures per tier, for each strategy: the table of the terminal, the first collapse, and a chart of arrivals per tier. */
@@ -379,6 +380,19 @@ dt{font-weight:600}figure{margin:1em 0}figcaption{font-weight:600}.settings th{f
 html:not(.js) .live-charts,.js .static-charts{display:none}
 @media print{body{max-width:none;margin:0}.live-charts{display:none!important}.js .static-charts{display:block!important}h2{break-after:avoid}}`;
 
+/** The comparison table's rows as HTML: the strategy a header cell, the verdict a cell of its class. */
+function comparisonHtmlRows(results: readonly StrategyResult[], cell: (tag: string, text: string, className?: string) => string): string {
+  return comparisonRows(results)
+    .map(
+      (row) =>
+        `<tr>${row
+          .slice(0, PAGE_COLUMNS)
+          .map((text, column) => cell(column === 0 ? "th" : "td", text, column === 1 ? text : undefined))
+          .join("")}</tr>`,
+    )
+    .join("\n");
+}
+
 /**
  * A self-contained page that works offline: the comparison table, why each verdict, the
  * settings, every strategy overlaid on shared axes (uPlot, inlined, with zoom and hover
@@ -390,21 +404,15 @@ export function reportHtml(report: {
   readonly settings: readonly ReportSetting[];
   /** The scenario file the run read, if any. */
   readonly scenario?: ScenarioSource | undefined;
+  /** The simulator's runs of the same scenario (demo -target), named "<strategy> (simulator)": table rows beside the real ones. */
+  readonly predicted?: readonly StrategyResult[] | undefined;
   readonly strategySvgs: readonly string[];
   readonly overlaySvg: string;
 }): string {
-  const { title, results, settings, strategySvgs, overlaySvg, scenario } = report;
+  const { title, results, settings, strategySvgs, overlaySvg, scenario, predicted = [] } = report;
   const cell = (tag: string, text: string, className?: string) =>
     `<${tag}${className === undefined ? "" : ` class="${className}"`}>${escapeHtml(text)}</${tag}>`;
-  const rows = comparisonRows(results)
-    .map(
-      (row) =>
-        `<tr>${row
-          .slice(0, PAGE_COLUMNS)
-          .map((text, column) => cell(column === 0 ? "th" : "td", text, column === 1 ? text : undefined))
-          .join("")}</tr>`,
-    )
-    .join("\n");
+  const rows = comparisonHtmlRows([...results, ...predicted], cell);
   const why = results
     .map(
       (result) =>

@@ -72,7 +72,11 @@ describe("npm run demo", () => {
    * four minutes have no room for the two in turn.
    */
   const runs = runTogether(
-    { article: articleExperiment, targetAsItComes: () => onGunicorn([]), targetSmallBacklog: () => onGunicorn(["--backlog", "16"]) },
+    {
+      article: articleExperiment,
+      targetAsItComes: () => onGunicorn([], GUNICORN_MODEL),
+      targetSmallBacklog: () => onGunicorn(["--backlog", "16"], [...GUNICORN_MODEL, ...SMALL_BACKLOG_MODEL]),
+    },
     { timeoutMs: 240_000 },
   );
 
@@ -146,6 +150,9 @@ describe("npm run demo", () => {
       expect(fixed.metrics.verdict, output).toBe("collapsed");
       expect(fixed.metrics.serverRecoveryMs, output).toBeNull();
       expect(output).toMatch(/service not back at baseline \(3 answers in a row within \S+\) by the watcher's last answer/);
+      // The simulator, on the model the probe writes for it, predicts the same, beside it in the table.
+      expect(output).toMatch(/^demo: fixed: the simulator predicts collapsed for the same scenario/m);
+      expect(output).toMatch(/^fixed \(simulator\)\s+collapsed/m);
     });
 
     it("with --backlog 16 it comes back: its watcher sees it at baseline again, and the verdict says the server is back", () => {
@@ -156,6 +163,8 @@ describe("npm run demo", () => {
       expect(["recovered", "recovering"], output).toContain(fixed.metrics.verdict);
       expect(fixed.metrics.serverRecoveryMs, output).toBeGreaterThanOrEqual(0);
       expect(output).toMatch(/service back at baseline \(3 answers in a row within \S+\) [\d.]+ s after resume/);
+      // So does the simulator, on the model with the excess dropped past 21 held.
+      expect(output).toMatch(/^demo: fixed: the simulator predicts recover(ed|ing) for the same scenario \(server back \S+s,/m);
     });
 
     it("leaves nothing running: the target's whole process group and the client are gone, the port free", async () => {
@@ -190,7 +199,15 @@ const TARGET_PHASES: Phases = { steadyS: 3, outageS: 4, observeS: 6 };
 const TARGET_CLIENT = ["-clients", "200", "-lambda", "5", "-timeout", "1s", "-interval", "1s", "-seed", "3"];
 const APP_DIR = resolve(import.meta.dirname, "../fixtures/sleeper");
 
-async function onGunicorn(args: readonly string[]) {
+/**
+ * The models the simulator predicts them with, as probe writes them for these services
+ * (docs/real-services.json): 4 threads of 50 ms, and with --backlog 16 a queue of 17 past which
+ * connections are dropped (shed-with drop), which is also all its kernel holds while stopped.
+ */
+const GUNICORN_MODEL = ["-model", "queue", "-threads", "4", "-service-time", "50ms"];
+const SMALL_BACKLOG_MODEL = ["-queue-limit", "17", "-shed-with", "drop", "-backlog", "17"];
+
+async function onGunicorn(args: readonly string[], model: readonly string[]) {
   expect(hasDebianGunicorn(), "needs Debian's gunicorn: apt-get install python3-gunicorn").toBe(true);
   const port = await freePort();
   const command = `exec /usr/bin/python3 -m gunicorn -w 4 -b 127.0.0.1:${port} -e SLEEP_MS=50 ${args.join(" ")} --chdir ${APP_DIR} app:application`;
@@ -198,7 +215,7 @@ async function onGunicorn(args: readonly string[]) {
   const run = demo([
     ...phaseFlags(TARGET_PHASES),
     ...["-target", `http://127.0.0.1:${port}/`, "-target-cmd", command],
-    ...["-strategies", "fixed", "-client-args", TARGET_CLIENT.join(" "), "-out", out],
+    ...["-strategies", "fixed", "-client-args", TARGET_CLIENT.join(" "), "-server-args", model.join(" "), "-out", out],
   ]);
   const code = await run.exited;
   const output = [...run.stderrLines, ...run.stdoutLines].join("\n");

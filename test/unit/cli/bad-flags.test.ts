@@ -215,10 +215,6 @@ describe("the exact usage error, in process", () => {
       [...TARGET, "-target-cmd", "x", "-faults", "capacity@1s+1s*0.5"],
       "demo: -faults capacity: a target has no fault control; capacity needs ./server (a target takes stop, crash and spike)",
     ],
-    [
-      [...TARGET, "-target-cmd", "x", "-server-args", "-limit 5"],
-      "demo: -server-args configures ./server; with -target the service is yours",
-    ],
   ] as const)("demo rejects %j (-target) before starting anything", (args, message) => expectMessage("demo", args, message));
   it("demo rejects a bad pass-through flag before starting anything", () =>
     expectMessage(
