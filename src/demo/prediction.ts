@@ -1,4 +1,6 @@
 import { formatDuration } from "../cli/duration.ts";
+import { UsageError } from "../cli/usage-error.ts";
+import type { SimulationConfig } from "../runner/simulate.ts";
 import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { StrategyResult } from "../report/report.ts";
 import { runSimulation } from "../runner/trial.ts";
@@ -42,13 +44,17 @@ export function predicted(run: PredictedRun, strategy: StrategyRun): { readonly 
     "-duration",
     formatDuration(run.troubleMs + run.observeMs),
   ];
+  let config: SimulationConfig;
   try {
     const parsed = parseSimArgs(args);
     if (parsed.kind !== "run") return { why: "no simulation asked for" };
-    return { result: runSimulation(configFrom(parsed.values), strategy.name).strategyResult };
+    config = configFrom(parsed.values);
   } catch (error) {
-    return { why: (error as Error).message };
+    // Flags the simulator does not take are said; anything else is a failure of the demo's own.
+    if (error instanceof UsageError) return { why: error.message };
+    throw error;
   }
+  return { result: runSimulation(config, strategy.name).strategyResult };
 }
 
 /** A prediction in a line, for the terminal: its verdict and recovery times. */
