@@ -11,9 +11,9 @@ import {
   SCALED_CLIENT,
   simulated,
 } from "../helpers/demo-experiment.ts";
-import { isRunning } from "../helpers/processes.ts";
+import { isGroupRunning, isRunning } from "../helpers/processes.ts";
 import { temporaryDir } from "../helpers/temporary-dirs.ts";
-import { freePort } from "../helpers/zoo-services.ts";
+import { freePort, portIsFree } from "../helpers/ports.ts";
 import { hasDebianGunicorn } from "../helpers/retrograde-service.ts";
 import { runTogether } from "../helpers/run-together.ts";
 
@@ -174,9 +174,9 @@ describe("npm run demo", () => {
         const groups = new Set([...text.matchAll(/process group (\d+)/g)].map((match) => Number(match[1])));
         const pids = new Set([...text.matchAll(/client pid (\d+)/g)].map((match) => Number(match[1])));
         expect([groups.size, pids.size], text).toEqual([1, 1]);
-        for (const group of groups) expect(groupAlive(group), `process group ${group}`).toBe(false);
+        for (const group of groups) expect(isGroupRunning(group), `process group ${group}`).toBe(false);
         for (const pid of pids) expect(isRunning(pid), `pid ${pid}`).toBe(false);
-        expect(await freePortIs(port)).toBe(true);
+        expect(await portIsFree(port)).toBe(true);
       }
     });
   });
@@ -220,24 +220,4 @@ async function onGunicorn(args: readonly string[], model: readonly string[]) {
   const code = await run.exited;
   const output = [...run.stderrLines, ...run.stdoutLines].join("\n");
   return { code, run, output, port, summary: code === 0 ? readSummary(reportDir(run)) : undefined };
-}
-
-/** Whether `port` can be listened on again: nothing of the target holds it. */
-async function freePortIs(port: number): Promise<boolean> {
-  const { createServer } = await import("node:net");
-  return new Promise((done) => {
-    const server = createServer();
-    server.once("error", () => done(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => done(true)));
-  });
-}
-
-/** Whether any process of the group lives (a signal 0 to the group reaches one). */
-function groupAlive(group: number): boolean {
-  try {
-    process.kill(-group, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ESRCH";
-  }
 }

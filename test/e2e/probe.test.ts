@@ -11,6 +11,7 @@ import { runTogether } from "../helpers/run-together.ts";
 import { isRunning } from "../helpers/processes.ts";
 import { REPO_ROOT, spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
 import { temporaryDir } from "../helpers/temporary-dirs.ts";
+import { freePort } from "../helpers/ports.ts";
 import { startSleeperService } from "../helpers/sleeper-service.ts";
 import { hasDebianGunicorn } from "../helpers/retrograde-service.ts";
 import { afterThisTest } from "../helpers/after-this-test.ts";
@@ -154,7 +155,7 @@ describe("thundering-herd probe", () => {
 
         // nginx: its own prefix and configuration: one worker, in the foreground, logs to stderr, temporary files in the prefix.
         const prefix = temporaryDir("thundering-herd-nginx-");
-        const port = await closedPort();
+        const port = await freePort();
         const temp = (kind: string) => `${kind}_temp_path ${join(prefix, kind)};`;
         writeFileSync(
           join(prefix, "nginx.conf"),
@@ -198,7 +199,7 @@ describe("thundering-herd probe", () => {
         return { direct, proxied, fromProbeOutput: fromProbeOutput!, fromAutocannon: fromAutocannon! };
       },
       // Each refusal: a probe's start-up and a one-line end.
-      unreachable: async () => finished(probe([...SHORT_STEPS, `http://127.0.0.1:${await closedPort()}/`])),
+      unreachable: async () => finished(probe([...SHORT_STEPS, `http://127.0.0.1:${await freePort()}/`])),
       onlyErrors: async () => {
         const { url } = await spawnServer(["-model", "queue", "-service-time", "1ms", "-error-rate", "1", "-seed", "1"]);
         return finished(probe([...SHORT_STEPS, url]));
@@ -505,14 +506,6 @@ function listen(onConnection: (socket: import("node:net").Socket) => void): Prom
 async function finished(run: ReturnType<typeof probe>) {
   const code = await run.exited;
   return { code, pid: run.pid, stdoutLines: run.stdoutLines, stderrLines: run.stderrLines };
-}
-
-/** A loopback port that nothing listens on: one just bound and closed. */
-async function closedPort(): Promise<number> {
-  const server = await listen((socket) => socket.destroy());
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /**

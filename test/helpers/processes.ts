@@ -7,3 +7,13 @@ export function isRunning(pid: number): boolean {
     return false;
   }
 }
+
+/** Whether any process of a process group still exists (signal 0 to the group). */
+export function isGroupRunning(group: number): boolean {
+  try {
+    process.kill(-group, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}

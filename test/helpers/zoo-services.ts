@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ChildProgram } from "../../src/runtime/child-program.ts";
+import { freePort } from "./ports.ts";
 
 /**
  * Real services from Debian's packages that differ past saturation (docs/real-services.md): each
@@ -224,15 +225,6 @@ function apacheVersion(): string {
 function spawnText(command: string, args: readonly string[]): string {
   const done = spawnSync(command, args, { encoding: "utf8" });
   return `${done.stdout}${done.stderr}`;
-}
-
-/** A loopback port free now: one just bound and closed. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((done) => server.close(done));
-  return port;
 }
 
 /** Waits until `port` accepts a connection, or the program exits first. */

@@ -5,7 +5,7 @@ import { main as demoMain } from "../../../src/demo/main.ts";
 import { afterThisTest } from "../../helpers/after-this-test.ts";
 import { capturedIo } from "../../helpers/captured-io.ts";
 import { temporaryDir } from "../../helpers/temporary-dirs.ts";
-import { freePort } from "../../helpers/zoo-services.ts";
+import { freePort } from "../../helpers/ports.ts";
 
 /*
  * demo -target on a target that cannot be played: one line, a non-zero exit, nothing left running
