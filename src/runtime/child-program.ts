@@ -115,27 +115,30 @@ export class ChildProgram {
     if (this.hasExited) return this.exited;
     this.signal("SIGCONT");
     this.signal("SIGTERM");
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-this.pid, "SIGKILL");
-      } catch (error) {
-        if (!isGone(error)) throw error;
-      }
-    }, graceMs);
+    const timer = setTimeout(() => signalGroup(this.pid, "SIGKILL"), graceMs);
     const result = await this.exited;
     clearTimeout(timer);
     return result;
   }
 
+  /**
+   * Stops the program's whole process group: SIGCONT and SIGTERM to every process in it (a shell
+   * does not pass SIGTERM on to its children), then SIGKILL to what is left once the program has
+   * ended or the grace is up (a child that ignored SIGTERM goes with its group).
+   */
+  async stopGroup(graceMs = 3_000): Promise<number | string> {
+    signalGroup(this.pid, "SIGCONT");
+    signalGroup(this.pid, "SIGTERM");
+    const timer = setTimeout(() => signalGroup(this.pid, "SIGKILL"), graceMs);
+    const result = await this.exited;
+    clearTimeout(timer);
+    signalGroup(this.pid, "SIGKILL");
+    return result;
+  }
+
   /** Kills the program's whole process group at once (for interrupts and failed runs). */
   kill(): void {
-    for (const signal of ["SIGCONT", "SIGKILL"] as const) {
-      try {
-        process.kill(-this.pid, signal);
-      } catch (error) {
-        if (!isGone(error)) throw error;
-      }
-    }
+    for (const signal of ["SIGCONT", "SIGKILL"] as const) signalGroup(this.pid, signal);
   }
 
   private collect(stream: NodeJS.ReadableStream | null, lines: ReceivedLine[]): void {
@@ -159,4 +162,25 @@ export class ChildProgram {
 /** ESRCH: the process (group) has already ended; any other failure to signal it is a bug worth seeing. */
 function isGone(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === "ESRCH";
+}
+
+/** A signal to every process of a group; nothing when the group has ended. */
+export function signalGroup(group: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-group, signal);
+  } catch (error) {
+    if (!isGone(error)) throw error;
+  }
+}
+
+/** Whether a process exists (signal 0 sends nothing). */
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    if (isGone(error)) return false;
+    // EPERM: it exists, as another user's.
+    return true;
+  }
 }

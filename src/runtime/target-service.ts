@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { FatalError, UsageError } from "../cli/usage-error.ts";
 import type { ActiveFault } from "../model/faults/control.ts";
-import { ChildProgram } from "./child-program.ts";
+import { ChildProgram, processExists, signalGroup } from "./child-program.ts";
 import type { PlayedServer } from "./server-process.ts";
 
 /**
@@ -91,7 +91,7 @@ export class TargetService implements PlayedServer {
   /** SIGSTOP or SIGCONT to the whole group; true, also while a crash has it down (nothing to signal, as for ./server). */
   signal(signal: "SIGSTOP" | "SIGCONT"): boolean {
     if (this.control.kind === "command" && this.current === undefined) return true;
-    this.signalGroup(signal);
+    this.signalTargetGroup(signal);
     return true;
   }
 
@@ -122,15 +122,6 @@ export class TargetService implements PlayedServer {
     await waitUntilReady(this.url, program, stop);
   }
 
-  /** SIGSTOP to the whole group (a pre-fork server's workers with its master). */
-  pause(): void {
-    this.signalGroup("SIGSTOP");
-  }
-
-  resume(): void {
-    this.signalGroup("SIGCONT");
-  }
-
   /** A crash: the command's whole group killed at once; connections are refused until start(). */
   async crash(): Promise<void> {
     const program = this.current;
@@ -150,13 +141,7 @@ export class TargetService implements PlayedServer {
     const program = this.current;
     if (program === undefined) return;
     this.current = undefined;
-    signalQuietly(-program.pid, "SIGCONT");
-    signalQuietly(-program.pid, "SIGTERM");
-    const timer = setTimeout(() => signalQuietly(-program.pid, "SIGKILL"), STOP_GRACE_MS);
-    await program.exited;
-    clearTimeout(timer);
-    // The shell may end before a child that ignored SIGTERM: the group goes with it.
-    signalQuietly(-program.pid, "SIGKILL");
+    await program.stopGroup(STOP_GRACE_MS);
   }
 
   /** Kills at once what it started (an interrupt, a failed run); resumes a group it did not start. */
@@ -166,10 +151,10 @@ export class TargetService implements PlayedServer {
   }
 
   private resumeQuietly(): void {
-    if (this.group !== undefined) signalQuietly(-this.group, "SIGCONT");
+    if (this.group !== undefined) signalGroup(this.group, "SIGCONT");
   }
 
-  private signalGroup(signal: "SIGSTOP" | "SIGCONT"): void {
+  private signalTargetGroup(signal: "SIGSTOP" | "SIGCONT"): void {
     if (this.control.kind === "none")
       throw new FatalError(`a stop needs -target-cmd or -target-pid: ${signal} goes to the service's processes`);
     if (this.group === undefined) throw new FatalError(`the target is not running: no process group to send ${signal} to`);
@@ -245,15 +230,6 @@ function accepts(url: URL): Promise<boolean> {
   });
 }
 
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ESRCH";
-  }
-}
-
 /**
  * Waits until the started command's URL accepts a connection; fails when the command exits first
  * (or has left by then: a server that daemonizes leaves its group), or after READY_TIMEOUT_MS,
@@ -275,13 +251,5 @@ async function waitUntilReady(url: URL, program: ChildProgram, stop?: AbortSigna
       `the target command ended (${await program.exited}) as ${url.host} began to accept: it must stay in the foreground, ` +
         'in its process group (gunicorn without -D, nginx with "daemon off;")',
     );
-  }
-}
-
-function signalQuietly(target: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(target, signal);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
   }
 }

@@ -3,8 +3,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { UsageError } from "../../../src/cli/usage-error.ts";
+import { signalGroup } from "../../../src/runtime/child-program.ts";
 import { processGroupToSignal, TargetService } from "../../../src/runtime/target-service.ts";
 import { afterThisTest } from "../../helpers/after-this-test.ts";
+import { freePort } from "../../helpers/ports.ts";
 import { eventually } from "../../helpers/eventually.ts";
 
 /*
@@ -17,14 +19,6 @@ const targets: TargetService[] = [];
 afterEach(async () => {
   await Promise.all(targets.splice(0).map((target) => target.stop()));
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
 /** A shell that starts an HTTP server as its child: a group of two, as a master and its worker. */
 const serverCommand = (port: number) =>
@@ -65,9 +59,9 @@ describe("a target started by its command", () => {
     expect(group).toBe(target.program!.pid);
     expect(groupStates(group).length).toBeGreaterThanOrEqual(2);
     // A signal is delivered when the kernel next schedules each process: wait for it.
-    target.pause();
+    target.signal("SIGSTOP");
     await eventually(() => groupStates(group).every((state) => state === "T"), "every process of the group stopped");
-    target.resume();
+    target.signal("SIGCONT");
     await eventually(() => !groupStates(group).some((state) => state === "T"), "every process of the group running again");
     await target.crash();
     // SIGKILL reaches the shell's child as the kernel schedules it: wait for its end.
@@ -127,7 +121,7 @@ describe("a target given by its pid", () => {
 
   it("stops and resumes the pid's group, and resumes it on the way out", async () => {
     const sleeper = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
-    afterThisTest(() => killGroupQuietly(sleeper.pid!));
+    afterThisTest(() => signalGroup(sleeper.pid!, "SIGKILL"));
     await new Promise((done) => sleeper.once("spawn", done));
     const server = createServer((socket) => socket.destroy());
     await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
@@ -135,7 +129,7 @@ describe("a target given by its pid", () => {
     const url = new URL(`http://127.0.0.1:${(server.address() as { port: number }).port}/`);
     const target = new TargetService(url, { kind: "pid", pid: sleeper.pid! });
     await target.start();
-    target.pause();
+    target.signal("SIGSTOP");
     await eventually(() => groupStates(sleeper.pid!).join() === "T", "the sleeper stopped");
     await target.stop();
     await eventually(() => groupStates(sleeper.pid!).join() === "S", "the sleeper resumed, still running");
@@ -147,12 +141,3 @@ describe("a target given by its pid", () => {
     expect(target.failure?.message).toBe(`the target's process ${sleeper.pid} ended during the experiment`);
   });
 });
-
-/** The end of a test's own process group, which the test may already have ended. */
-function killGroupQuietly(group: number): void {
-  try {
-    process.kill(-group, "SIGKILL");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
-  }
-}
