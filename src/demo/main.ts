@@ -96,8 +96,10 @@ interface DemoRun extends DemoSetup {
 interface StrategyRecord {
   readonly result: StrategyResult;
   readonly lines: { readonly server: string[]; readonly client: string[]; readonly spikes: string[][]; readonly tiers: TierRecord[] };
-  /** A target's: its baseline and its watcher's answers (the verdict's evidence). */
-  readonly target?: { readonly prepared: PreparedTarget; readonly watched: WatchedService | undefined };
+  /** A target's watcher's answers (the verdict's evidence); undefined for ./server. */
+  readonly watched?: WatchedService | undefined;
+  /** A target's plan and baseline, the same for every strategy. */
+  readonly prepared?: PreparedTarget;
   /** A target's: the simulator's run of the same scenario, named "<strategy> (simulator)", or why there is none. */
   readonly predicted?: { readonly result: StrategyResult } | { readonly why: string };
 }
@@ -134,10 +136,7 @@ export async function main(argv: readonly string[], io: ProgramIo, launcher: Lau
       result.chain === undefined ? [] : [`\n${result.strategy}, per tier:\n${tierText(result.chain)}`],
     );
     // A target's rows, then the simulator's for the same scenario beside them.
-    const rows = [
-      ...results,
-      ...records.flatMap((record) => (record.predicted !== undefined && "result" in record.predicted ? [record.predicted.result] : [])),
-    ];
+    const rows = [...results, ...predictedResults(records)];
     io.stdout.write(`\n${comparisonTable(rows)}\n${perTier.join("")}\nreport: ${reportPath}\n`);
     dashboard?.publish({ kind: "end", note: `the report is ${reportPath}` });
     return 0;
@@ -226,12 +225,15 @@ function demoRun(setup: DemoSetup): DemoRun {
   return { ...setup, seeds, seededServerArgs, seedArgs, concurrencyLimit, tiers, startedAt, outDir, scheduleText };
 }
 
+/** From the steady state's start to the end of the last fault (or of the one stop), ms. */
+function troubleMs({ faults, values }: DemoRun): number {
+  return faults === undefined ? values.steady + values.outage : Math.max(...faults.map((fault) => fault.atMs + fault.durationMs));
+}
+
 /** The demo's first line: what runs, for how long, with which seeds, and where the results go. */
 function announce(run: DemoRun, io: ProgramIo): void {
   const { faults, values } = run;
-  const troubleMs =
-    faults === undefined ? values.steady + values.outage : Math.max(...faults.map((fault) => fault.atMs + fault.durationMs));
-  const perRunMs = troubleMs + values.observe;
+  const perRunMs = troubleMs(run) + values.observe;
   const trouble =
     faults === undefined
       ? `steady ${formatDuration(values.steady)}, outage ${formatDuration(values.outage)}`
@@ -260,11 +262,7 @@ async function runStrategies(run: DemoRun, around: Surroundings): Promise<Strate
     for (const [index, strategy] of run.strategies.entries()) {
       const unsettled = target === undefined ? undefined : await settleTarget(target, strategy.name, io.stderr, around.signal);
       const record = await runStrategy(run, index, strategy, around, progress, { plan: target?.plan, unsettled });
-      records.push(
-        target === undefined
-          ? record
-          : { ...record, target: { prepared: target, watched: record.watched }, predicted: predict(run, strategy, io) },
-      );
+      records.push(target === undefined ? record : { ...record, prepared: target, predicted: predict(run, strategy, io) });
     }
     return records;
   } catch (error) {
@@ -290,7 +288,7 @@ async function runStrategy(
   { io, launcher, dashboard, signal }: Surroundings,
   progress: ProgressPrinter,
   target: { readonly plan: TargetPlan | undefined; readonly unsettled: string | undefined },
-): Promise<StrategyRecord & { readonly watched: WatchedService | undefined }> {
+): Promise<StrategyRecord> {
   const { values, concurrencyLimit } = run;
   dashboard?.publish({ kind: "run", run: index, strategy: strategy.name, limit: concurrencyLimit });
   const record = await runExperiment(
@@ -405,6 +403,11 @@ function reportSettings(run: DemoRun): { name: string; value: string }[] {
   ];
 }
 
+/** The simulator's rows of a target's strategies, those it could run. */
+function predictedResults(records: readonly StrategyRecord[]): StrategyResult[] {
+  return records.flatMap((record) => (record.predicted !== undefined && "result" in record.predicted ? [record.predicted.result] : []));
+}
+
 /** A prediction as summary.json keeps it: the simulator's figures, or why there are none. */
 function predictionSummary(record: StrategyRecord): object {
   const prediction = record.predicted;
@@ -431,9 +434,7 @@ function targetSettings(run: DemoRun, prepared: PreparedTarget | undefined): obj
  * in a line: the prediction the real run is set beside (docs/demo.md).
  */
 function predict(run: DemoRun, strategy: StrategyRun, io: ProgramIo): NonNullable<StrategyRecord["predicted"]> {
-  const { values, faults } = run;
-  const troubleMs =
-    faults === undefined ? values.steady + values.outage : Math.max(...faults.map((fault) => fault.atMs + fault.durationMs));
+  const { values } = run;
   const prediction = predicted(
     {
       serverArgs: run.serverArgs,
@@ -442,7 +443,7 @@ function predict(run: DemoRun, strategy: StrategyRun, io: ProgramIo): NonNullabl
       outageMs: values.outage,
       observeMs: values.observe,
       faults: values.faults,
-      troubleMs,
+      troubleMs: troubleMs(run),
       seed: run.seeds.client,
     },
     strategy,
@@ -467,14 +468,17 @@ function targetWords(target: TargetService): string {
 async function writeResults(run: DemoRun, records: readonly StrategyRecord[]): Promise<string> {
   const { outDir, faults, values, tiers } = run;
   const results = records.map((record) => record.result);
-  const predictions = records.flatMap((record) =>
-    record.predicted !== undefined && "result" in record.predicted ? [record.predicted.result] : [],
+  const report = await renderReport(
+    "thundering-herd: the crash experiment",
+    results,
+    reportSettings(run),
+    run.scenario,
+    predictedResults(records),
   );
-  const report = await renderReport("thundering-herd: the crash experiment", results, reportSettings(run), run.scenario, predictions);
   for (const [index, { result, lines }] of records.entries()) {
     writeOutputFile(join(outDir, `${result.strategy}.svg`), report.strategySvgs[index]!);
     // A target prints nothing of its own: its watcher's answers are the verdict's evidence.
-    const watched = records[index]!.target?.watched;
+    const watched = records[index]!.watched;
     if (watched === undefined) writeOutputFile(join(outDir, `${result.strategy}.server.jsonl`), `${lines.server.join("\n")}\n`);
     else
       writeOutputFile(
@@ -493,7 +497,7 @@ async function writeResults(run: DemoRun, records: readonly StrategyRecord[]): P
   const settings = {
     ...(faults === undefined ? { steadyMs: values.steady, outageMs: values.outage } : { faults: run.scheduleText, faultSchedule: faults }),
     observeMs: values.observe,
-    ...targetSettings(run, records[0]?.target?.prepared),
+    ...targetSettings(run, records[0]?.prepared),
     ...(run.target === undefined ? {} : { predicted: records.map((record) => predictionSummary(record)) }),
     ...(tiers === undefined ? {} : { tiers }),
     clientArgs: run.clientArgs,
