@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { main } from "../src/probe/main.ts";
+import { probeLines, writeResultsFile } from "./probe-for-results.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { provenance } from "../src/runtime/provenance.ts";
 
@@ -28,17 +28,14 @@ writeFileSync(
 const gunicornArgs = ["-m", "gunicorn", "-w", String(WORKERS), "-k", "sync", "-b", "127.0.0.1:0", "--chdir", dir, "app:application"];
 const gunicorn = new ChildProgram("gunicorn", "/usr/bin/python3", gunicornArgs);
 const recordedAt = provenance();
-let stdout = "";
 try {
   const listening = await gunicorn.waitForLine(/Listening at: http:\/\/127\.0\.0\.1:\d+/, { stream: "stderr", timeoutMs: 30_000 });
   const version = /gunicorn (\S+)/.exec(gunicorn.stderr.map((line) => line.text).join("\n"))?.[1] ?? "unknown";
   const url = `http://127.0.0.1:${/:(\d+) \(/.exec(listening)![1]}/`;
   const scenarioFile = join(dir, "service.yaml");
   const probeArgs = [...process.argv.slice(2), "-out", scenarioFile, "-validate", url];
-  const code = await main(probeArgs, { stdout: { write: (text: string) => (stdout += text) }, stderr: process.stderr, env: process.env });
-  process.stdout.write(stdout);
+  const { code, lines } = await probeLines(probeArgs);
   if (code !== 0) process.exit(code);
-  const lines = stdout.trimEnd().split("\n");
   const picked = lines.find((line) => line.startsWith("picked "))!;
   const saturation = /^measured saturation: ([\d.]+) req\/s .*model capacity ([\d.]+) req\/s/.exec(
     lines.find((line) => line.startsWith("measured saturation")) ?? "",
@@ -55,8 +52,7 @@ try {
     output: lines,
     scenario,
   };
-  writeFileSync(FILE, `${JSON.stringify(summary, null, 2)}\n`);
-  process.stderr.write(`wrote ${FILE}\n`);
+  writeResultsFile(FILE, summary);
 } finally {
   await gunicorn.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -9,11 +9,11 @@
  *
  *   node --import ./src/register-tsx.mjs scripts/probe-retrograde.ts [probe flags]
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { main } from "../src/probe/main.ts";
+import { probeLines, writeResultsFile } from "./probe-for-results.ts";
 import { FAMILY_NOISE_FLOOR } from "../src/probe/fit/fit-models.ts";
 import { probeOutput } from "../src/probe/from/probe-output.ts";
 import { measuredPeak } from "../src/probe/fit/usl.ts";
@@ -33,17 +33,14 @@ const dir = mkdtempSync(join(tmpdir(), "probe-retrograde-"));
 const service = await startRetrogradeService();
 const recordedAt = provenance();
 const loadBefore = loadavg()[0]!;
-let stdout = "";
 try {
   const scenarioFile = join(dir, "service.yaml");
   // The steps and the fit are what this file holds; the phase past saturation has its own test.
   const probeArgs = ["-no-overload", ...RETROGRADE_PROBE_FLAGS, ...process.argv.slice(2), "-out", scenarioFile, service.url];
-  const code = await main(probeArgs, { stdout: { write: (text: string) => (stdout += text) }, stderr: process.stderr, env: process.env });
-  process.stdout.write(stdout);
+  const { code, lines } = await probeLines(probeArgs);
   if (code !== 0) process.exit(code);
-  const lines = stdout.trimEnd().split("\n");
   // In order of concurrency: the steps around the peak come after the steps they lie between.
-  const steps = [...probeOutput.read(stdout).steps].sort((a, b) => a.concurrency - b.concurrency);
+  const steps = [...probeOutput.read(lines.join("\n")).steps].sort((a, b) => a.concurrency - b.concurrency);
   const best = steps.reduce((top, step) => (step.throughputPerSec > top.throughputPerSec ? step : top));
   // The USL's peak, printed whichever curve was picked, beside the measured one (usl.ts measuredPeak).
   const fittedPeak = Number(/peak at ([\d.]+) users/.exec(lines.find((line) => line.startsWith("USL (Gunther)")) ?? "")?.[1]);
@@ -91,8 +88,7 @@ try {
     output: lines,
     scenario,
   };
-  writeFileSync(FILE, `${JSON.stringify(summary, null, 2)}\n`);
-  process.stderr.write(`wrote ${FILE}\n`);
+  writeResultsFile(FILE, summary);
 } finally {
   await service.stop();
   rmSync(dir, { recursive: true, force: true });

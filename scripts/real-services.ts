@@ -10,11 +10,11 @@
  *
  *   node --import ./src/register-tsx.mjs scripts/real-services.ts [service names]
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parse } from "yaml";
-import { main } from "../src/probe/main.ts";
+import { probeLines, writeResultsFile } from "./probe-for-results.ts";
 import { main as simMain } from "../src/sim/main.ts";
 import { provenance } from "../src/runtime/provenance.ts";
 import { ZOO, type ZooEntry, type ZooService } from "../test/helpers/zoo-services.ts";
@@ -55,35 +55,24 @@ const loadBefore = loadavg()[0]!;
 const services = [];
 for (const entry of entries) services.push(await probed(entry));
 mkdirSync(dirname(FILE), { recursive: true });
-writeFileSync(
-  FILE,
-  `${JSON.stringify(
-    {
-      provenance: { ...recordedAt, loadAverage: [Number(loadBefore.toFixed(2)), Number(loadavg()[0]!.toFixed(2))] },
-      command: `node --import ./src/register-tsx.mjs scripts/real-services.ts${names.length === 0 ? "" : ` ${names.join(" ")}`}`,
-      probeFlags: REAL_SERVICE_PROBE_FLAGS,
-      simFlags: SIM_FLAGS,
-      services,
-    },
-    null,
-    2,
-  )}\n`,
-);
-process.stderr.write(`wrote ${FILE}\n`);
+writeResultsFile(FILE, {
+  provenance: { ...recordedAt, loadAverage: [Number(loadBefore.toFixed(2)), Number(loadavg()[0]!.toFixed(2))] },
+  command: `node --import ./src/register-tsx.mjs scripts/real-services.ts${names.length === 0 ? "" : ` ${names.join(" ")}`}`,
+  probeFlags: REAL_SERVICE_PROBE_FLAGS,
+  simFlags: SIM_FLAGS,
+  services,
+});
 
 async function probed(entry: ZooEntry) {
   process.stderr.write(`real-services: ${entry.name}: ${entry.setup}\n`);
   const service = await entry.start();
   running = service;
   const dir = mkdtempSync(join(tmpdir(), "real-services-"));
-  let stdout = "";
   try {
     const scenarioFile = join(dir, "service.yaml");
     const args = [...REAL_SERVICE_PROBE_FLAGS, "-out", scenarioFile, service.url];
-    const code = await main(args, { stdout: { write: (text: string) => (stdout += text) }, stderr: process.stderr, env: process.env });
-    process.stdout.write(stdout);
+    const { code, lines } = await probeLines(args);
     if (code !== 0) throw new Error(`the probe of ${entry.name} ended with ${code}`);
-    const lines = stdout.trimEnd().split("\n");
     const scenario = parse(readFileSync(scenarioFile, "utf8")) as { system: Record<string, unknown>; measured: Record<string, unknown> };
     const pastSaturation = (line: string) => /^(overload|recovery|work for nobody|past saturation)/.test(line);
     return {
