@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import type { ClientWindow, Phases } from "../../../src/model/timeline.ts";
+import { judge, type WatchedService, watchedBackMs } from "../../../src/model/verdict.ts";
+
+/*
+ * The verdict on a service the experiment does not run (demo -target): a watcher's answers, one
+ * every 250 ms here, stand for the server's reports. "Server back" is the first of the last run of
+ * at least three answers at baseline, after the resume and before the end.
+ */
+const PHASES: Phases = { stopAtMs: 5_000, resumeAtMs: 10_000, endMs: 20_000 };
+
+/** Answers every 250 ms from `fromMs`, at baseline where `pattern`'s letter is "b", not where it is "x". */
+function watched(fromMs: number, pattern: string): WatchedService {
+  return { boundMs: 104, answers: [...pattern].map((letter, index) => ({ atMs: fromMs + 250 * index, atBaseline: letter === "b" })) };
+}
+
+/** Five-second client windows, [ok, timed out] per second. */
+const windows = (values: readonly (readonly [number, number])[]): ClientWindow[] =>
+  values.map(([ok, failed], index) => ({
+    startMs: index * 5_000,
+    endMs: (index + 1) * 5_000,
+    okPerSec: ok,
+    errorsPerSec: 0,
+    timedoutPerSec: failed,
+    attemptsPerSec: ok + failed,
+  }));
+
+describe("the verdict on a watched service", () => {
+  it("is back from the first answer of the last run at baseline, three or more of them, after the resume", () => {
+    // From the resume: 2 s not at baseline, a lucky pair, 1 s not, then at baseline to the end.
+    expect(watchedBackMs(watched(10_000, "xxxxxxxxbbxxxxbbbbbb"), PHASES)).toBe(3_500);
+    // Two at the end are not enough.
+    expect(watchedBackMs(watched(10_000, "xxxxxxxxbb"), PHASES)).toBeUndefined();
+    // Answers at baseline before the resume count for nothing; the last one after it is not.
+    expect(watchedBackMs(watched(9_000, "bbbbbx"), PHASES)).toBeUndefined();
+    // Nor do answers after the end.
+    expect(watchedBackMs(watched(19_500, "xxbbbb"), PHASES)).toBeUndefined();
+  });
+
+  it("judges from the watcher: collapsed where it is not back, recovered where it and the clients are", () => {
+    const client = windows([
+      [40, 0],
+      [40, 0],
+      [0, 40],
+      [40, 0],
+    ]);
+    const input = { server: [], client, phases: PHASES, concurrencyLimit: 30, baselineOkPerSec: 40 };
+    const collapsed = judge({ ...input, client: client.slice(0, 3), watched: watched(10_000, "xxxxxxxx") });
+    expect(collapsed.verdict).toBe("collapsed");
+    expect(collapsed.why).toBe(
+      "service not back at baseline (3 answers in a row within 104ms) by the watcher's last answer, 1.8 s after resume: a metastable failure",
+    );
+    const back = judge({ ...input, watched: watched(10_000, "xxbbbb") });
+    expect(back).toMatchObject({ verdict: "recovering", serverBackMs: 500 });
+    expect(back.why).toMatch(/^service back at baseline \(3 answers in a row within 104ms\) 0\.5 s after resume; /);
+  });
+
+  it("does not judge a run that began before the service was back at its baseline", () => {
+    const run = judge({
+      server: [],
+      client: windows([[40, 0]]),
+      phases: PHASES,
+      concurrencyLimit: 30,
+      baselineOkPerSec: 40,
+      watched: watched(10_000, "bbbb"),
+      unsettled: "not back at its baseline after 1m0s",
+    });
+    expect(run.verdict).toBe("invalid");
+    expect(run.why).toBe(
+      "the service was not back at its baseline when the run began (not back at its baseline after 1m0s): the run is not judged",
+    );
+  });
+});
