@@ -1,24 +1,65 @@
 /**
- * The table of docs/real-services.md, from docs/real-services.json (scripts/real-services.ts):
- * per service, what the probe measured past saturation, what the scenario file says of it, and
- * the simulator's verdicts on that scenario. test/unit/docs/real-services.test.ts holds the page
- * to it.
+ * The tables of docs/real-services.md, from docs/real-services.json (scripts/real-services.ts):
+ * per service, what the probe measured past saturation and what the scenario file says of it;
+ * then per service, trouble and strategy, the crash experiment on the real service (demo -target)
+ * beside the simulator's prediction on that scenario, and whether they agree.
+ * test/unit/docs/real-services.test.ts holds the page to them.
  */
+
+/** A run's figures as the file keeps them: a verdict, and the times from the trouble's end until the server and the clients were back. */
+export interface RunFigures {
+  readonly verdict: string;
+  readonly serverBackMs: number | null;
+  readonly clientsBackMs: number | null;
+}
+
 export interface RealServicesFile {
   readonly services: readonly {
     readonly name: string;
     readonly system: Readonly<Record<string, unknown>>;
     readonly measured: Readonly<Record<string, number | string>>;
-    readonly simulated: readonly {
+    readonly experiments: readonly {
       readonly fault: string;
       readonly strategies: readonly {
         readonly strategy: string;
-        readonly verdict: string;
-        readonly serverBackMs: number | null;
-        readonly clientsBackMs: number | null;
+        readonly real: RunFigures;
+        readonly predicted: RunFigures | { readonly why: string };
       }[];
     }[];
   }[];
+}
+
+/** Two times agree within this factor, or within AGREE_WITHIN_MS, whichever allows more (the issue's rule). */
+const AGREE_FACTOR = 1.5;
+const AGREE_WITHIN_MS = 10_000;
+
+/**
+ * Whether the real run and the simulator's agree: the same verdict, and server back and clients
+ * back each within a factor 1.5 or 10 s of each other (both never back agrees); the first
+ * difference found, in words, when they do not.
+ */
+export function agreement(real: RunFigures, predicted: RunFigures | { readonly why: string }): { agrees: boolean; why: string } {
+  if (!("verdict" in predicted)) return { agrees: false, why: `no prediction: ${predicted.why}` };
+  if (real.verdict !== predicted.verdict) return { agrees: false, why: `verdict ${real.verdict}, predicted ${predicted.verdict}` };
+  for (const [what, a, b] of [
+    ["server back", real.serverBackMs, predicted.serverBackMs],
+    ["clients back", real.clientsBackMs, predicted.clientsBackMs],
+  ] as const) {
+    if (a === null && b === null) continue;
+    const close = a !== null && b !== null && (Math.abs(a - b) <= AGREE_WITHIN_MS || Math.max(a, b) <= AGREE_FACTOR * Math.min(a, b));
+    if (!close) return { agrees: false, why: `${what} ${seconds(a)}, predicted ${seconds(b)}` };
+  }
+  return { agrees: true, why: "" };
+}
+
+function seconds(ms: number | null): string {
+  return ms === null ? "never" : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** A run in a cell: its verdict, then when the server and the clients were back. */
+function figuresCell(figures: RunFigures | { readonly why: string }): string {
+  if (!("verdict" in figures)) return "no prediction";
+  return `${figures.verdict} (server ${seconds(figures.serverBackMs)}, clients ${seconds(figures.clientsBackMs)})`;
 }
 
 /** The flags past saturation a probe adds to a model's, as the file's system section has them. */
@@ -31,6 +72,12 @@ const FATES: readonly [string, string][] = [
   ["reset", "reset"],
 ];
 
+const tableText = (header: readonly string[], rows: readonly (readonly string[])[]) => {
+  const line = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
+  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
+};
+
+/** What the probe measured past saturation, and the scenario it wrote. */
 export function realServicesTable(file: RealServicesFile): string {
   const rows = file.services.map((service) => {
     const { measured, system } = service;
@@ -46,22 +93,33 @@ export function realServicesTable(file: RealServicesFile): string {
     const flags = Object.entries(system)
       .filter(([name]) => PAST_SATURATION_FLAGS.includes(name))
       .map(([name, value]) => `${name}: ${value}`);
-    const verdicts = service.simulated.map((run) =>
-      run.strategies
-        .map((strategy) => `${strategy.verdict}${strategy.clientsBackMs === null ? "" : ` (${strategy.clientsBackMs / 1000} s)`}`)
-        .join(" / "),
-    );
     return [
       service.name,
       held,
       nobody,
       measured.recovery === "none" ? "not back" : String(measured.recovery),
       `${system.model}${flags.length === 0 ? "" : `, ${flags.join(", ")}`}`,
-      ...verdicts,
     ];
   });
-  const faults = file.services[0]?.simulated.map((run) => `sim after ${run.fault}: fixed / full jitter`) ?? [];
-  const header = ["service", "held, then the excess", "work for nobody", "back after", "scenario", ...faults];
-  const line = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
-  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
+  return tableText(["service", "held, then the excess", "work for nobody", "back after", "scenario"], rows);
+}
+
+/** The crash experiment on each real service beside the simulator's prediction, row by row, and whether they agree. */
+export function realAgainstPredictedTable(file: RealServicesFile): string {
+  const rows = file.services.flatMap((service) =>
+    service.experiments.flatMap((experiment) =>
+      experiment.strategies.map((run) => {
+        const { agrees, why } = agreement(run.real, run.predicted);
+        return [
+          service.name,
+          experiment.fault,
+          run.strategy,
+          figuresCell(run.real),
+          figuresCell(run.predicted),
+          agrees ? "yes" : `no: ${why}`,
+        ];
+      }),
+    ),
+  );
+  return tableText(["service", "trouble", "strategy", "real service (demo -target)", "simulator", "agree"], rows);
 }
