@@ -9,7 +9,7 @@
  * lines, the model picked, the scenario's system and measured sections, each experiment's real and
  * predicted figures, and how it was recorded (commit, machine, load) to docs/real-services.json
  * (docs/real-services.md reads it); given some services' names, only those, to
- * results/real-services-some.json. About 7 minutes a service.
+ * results/real-services-some.json. About 7 minutes a service, 12 where choose runs too.
  *
  *   node --import ./src/register-tsx.mjs scripts/real-services.ts [service names]
  */
@@ -27,6 +27,8 @@ import { ZOO, type ZooEntry, type ZooService } from "../test/helpers/zoo-service
 /** The committed file holds the whole zoo; a run of some services only writes beside the other results, git-ignored. */
 const WHOLE_ZOO_FILE = "docs/real-services.json";
 const SOME_SERVICES_FILE = "results/real-services-some.json";
+/** Each run's own results (report, summary, the watcher's and the clients' lines), kept for a disagreement's explanation; git-ignored. */
+const RUNS_DIR = "results/real-services";
 
 /**
  * The issue's experiment, run by demo -target on the real service with the simulator's prediction
@@ -62,11 +64,12 @@ const FILE = names.length === 0 ? WHOLE_ZOO_FILE : SOME_SERVICES_FILE;
 
 /** The service running now, stopped by its process groups on Ctrl-C too: they are detached, so the terminal's SIGINT misses them. */
 let running: ZooService | undefined;
-/** While a demo or choose runs, it handles the interrupt itself: it stops its target's group and returns 130. */
+/** While a demo or choose runs in this process. */
 let inProgram = false;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
-    if (inProgram) return;
+    // A program that listens for it (the demo; choose while it validates) stops its own processes and returns 130.
+    if (inProgram && process.listenerCount(signal) > 1) return;
     void (running?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
   });
 }
@@ -133,12 +136,12 @@ interface Metrics {
 async function onTheRealService(entry: ZooEntry, scenarioFile: string, fault: string, dir: string) {
   mkdirSync(dir);
   const target = await entry.command(dir);
-  const out = join(dir, "results");
+  const out = join(RUNS_DIR, entry.name, fault);
   const args = [scenarioFile, ...DEMO_FLAGS, "-faults", fault, "-target", target.url, "-target-cmd", target.command, "-out", out];
   process.stderr.write(`real-services: ${entry.name}: demo ${fault}\n`);
   const code = await runProgram(demoMain, args, process.stderr);
   if (code !== 0) throw new Error(`demo ${args.join(" ")} ended with ${code}`);
-  const summary = JSON.parse(readFileSync(join(out, readdirSync(out)[0]!, "summary.json"), "utf8")) as {
+  const summary = latestSummary(out) as {
     settings: {
       target: { baselineMs: object; atBaselineWithinMs: number };
       predicted: { strategy: string; metrics?: Metrics; why?: string }[];
@@ -185,14 +188,19 @@ async function runProgram(
 async function chooseOnTheRealService(entry: ZooEntry, scenarioFile: string, dir: string) {
   mkdirSync(dir);
   const target = await entry.command(dir);
-  const out = join(dir, "results");
+  const out = join(RUNS_DIR, entry.name, "choose");
   const args = [scenarioFile, ...CHOOSE_SYSTEM, "-validate", "-target", target.url, "-target-cmd", target.command, "-out", out];
   process.stderr.write(`real-services: ${entry.name}: choose -validate\n`);
   const code = await runProgram(chooseMain, args, { write: () => true });
   if (code !== 0) throw new Error(`choose ${args.join(" ")} ended with ${code}`);
-  const summary = JSON.parse(readFileSync(join(out, readdirSync(out)[0]!, "summary.json"), "utf8")) as {
+  const summary = latestSummary(out) as {
     recommendation: { id: string };
     validation: object;
   };
   return { args: [...CHOOSE_SYSTEM, "-validate"], winner: summary.recommendation.id, validation: summary.validation };
+}
+
+/** The summary.json of a program's latest results folder under `out` (results/<time>/, choose-<time>/). */
+function latestSummary(out: string): unknown {
+  return JSON.parse(readFileSync(join(out, readdirSync(out).sort().at(-1)!, "summary.json"), "utf8"));
 }

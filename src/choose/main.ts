@@ -131,7 +131,11 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
   const skipped: string[] = [];
   const grid = buildGrid(options, skipped);
   const plan = measurePlan(options);
-  const levers = own["client-only"] ? [] : serverLevers(baseConfig.latency, baseConfig.timeoutMs, baseConfig.model).slice(1);
+  // Your service has none of ./server's levers: with -target, client policies only.
+  const levers =
+    own["client-only"] || options.target !== undefined
+      ? []
+      : serverLevers(baseConfig.latency, baseConfig.timeoutMs, baseConfig.model).slice(1);
   if (own.list) {
     io.stdout.write(
       listing(
@@ -148,6 +152,8 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     options,
     grid.map((entry) => entry.candidate.id),
   );
+  // A service -validate cannot play is refused now, not after minutes of measuring.
+  await options.target?.preflight();
   announce(options, grid, levers, io);
 
   const measured = await measure(options, plan, grid, levers, skipped, io);
@@ -161,7 +167,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
   if (validation === "interrupted") return 130;
 
   await renderFiles(options, scenario, { measured, ranked, advice, validation, skipped }, io);
-  return 0;
+  return validation?.failure === undefined ? 0 : 1;
 }
 
 /** What choose is about to measure, on stderr. */

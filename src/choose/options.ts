@@ -377,6 +377,8 @@ function validationTarget(own: ChooseOwnValues): TargetService | undefined {
   if ((own as Partial<ChooseOwnValues>).target === undefined) return undefined;
   if (own.target !== "" && !own.validate) throw new UsageError("-target runs -validate's experiment on your service: it needs -validate");
   const target = targetOf(own, [], false, false);
+  if (target !== undefined && own["server-side"])
+    throw new UsageError("-server-side ranks ./server's levers, which your service does not have: -target ranks client policies only");
   if (target !== undefined && target.control.kind === "none")
     throw new UsageError("-validate stops your service (SIGSTOP, SIGCONT): -target needs -target-cmd or -target-pid");
   return target;

@@ -55,6 +55,8 @@ export interface Validation {
   readonly on: string;
   readonly rows: readonly ValidationRow[];
   readonly order: Order | undefined;
+  /** Why it ended before its runs were done (the service could not be played); absent when it ran. */
+  readonly failure?: string;
 }
 
 const never = (ms: number | null) => (ms === null ? "never" : seconds(ms));
@@ -346,6 +348,7 @@ export function reportHtml(page: ReportPage): string {
     page.validation === undefined
       ? ""
       : `<h2>Validation with ${escapeHtml(page.validation.on)}</h2>
+${page.validation.failure === undefined ? "" : `<p class="alarm">-validate failed: ${escapeHtml(page.validation.failure)}</p>`}
 ${page.validation.rows.some((row) => !row.agrees) ? '<p class="alarm">THE SIMULATOR AND THE REAL RUNS DISAGREE ON A VERDICT: see the rows marked NO.</p>' : "<p>The simulator and the real runs agree on every verdict.</p>"}
 <pre>${escapeHtml(validationTable(page.validation.rows))}</pre>
 ${page.validation.order === undefined ? "" : `<p${page.validation.order.holds === false ? ' class="alarm"' : ""}>${escapeHtml(page.validation.order.words)}</p>`}`;

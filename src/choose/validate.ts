@@ -1,11 +1,12 @@
 import { formatDuration } from "../cli/duration.ts";
-import { UsageError } from "../cli/usage-error.ts";
+import { FatalError, UsageError } from "../cli/usage-error.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { VERDICTS, type Verdict, worstVerdict } from "../model/verdict.ts";
 import { runExperiment, type TargetPlan } from "../runtime/experiment.ts";
 import type { Launcher } from "../runtime/launcher.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { type PreparedTarget, prepareTarget, settleTarget } from "../runtime/target-run.ts";
+import type { TargetService } from "../runtime/target-service.ts";
 import { figuresOf, type SimulationConfig } from "../runner/simulate.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
 import type { Candidate } from "./candidates.ts";
@@ -28,7 +29,7 @@ import type { CandidateSummary } from "./summary.ts";
 export function checkValidateAgainst(options: ChooseOptions, ids: readonly string[]): void {
   const against = options.own["validate-against"];
   if (options.own.validate && !ids.includes(against))
-    throw new UsageError(`invalid value "${against}" for flag -validate-against: no such candidate (-list shows them)`);
+    throw new UsageError(`invalid value "${against}" for flag -validate-against: not among the candidates measured (-list shows them)`);
 }
 
 /** -validate: the runs, the table on stdout, every disagreement said loudly, and with -target the order's line. */
@@ -45,12 +46,21 @@ export async function validateTop(
   const chosen = ranked.slice(0, top).map((summary) => summary.candidate);
   const against = summaries.find((summary) => summary.candidate.id === own["validate-against"])!.candidate;
   if (!chosen.includes(against)) chosen.push(against);
-  const rows = await validate(chosen, configs, options, io, launcher);
+  const on = options.target === undefined ? "the real ./server and ./client" : `your service at ${options.target.url.href}`;
+  let rows: ValidationRow[] | "interrupted";
+  try {
+    rows = await validate(chosen, configs, options, io, launcher);
+  } catch (error) {
+    // A service that cannot be played (not served at rest, its command exiting, a pid gone) ends
+    // the validation, not choose: its ranking, measured for minutes, is still written.
+    if (!(error instanceof FatalError || error instanceof UsageError)) throw error;
+    io.stderr.write(`choose: -validate failed: ${error.message}\n`);
+    return { on, rows: [], order: undefined, failure: error.message };
+  }
   if (rows === "interrupted") return rows;
   const winner = rows.find((row) => row.id === chosen[0]!.id);
   const loser = rows.find((row) => row.id === against.id);
   const order = options.target === undefined || chosen[0] === against ? undefined : orderOnService(winner, loser);
-  const on = options.target === undefined ? "the real ./server and ./client" : `your service at ${options.target.url.href}`;
   const validation = { on, rows, order };
   if (!own.json) {
     io.stdout.write(`\nValidation with ${on} (${formatDuration(options.validateOutageMs)} outage):\n${validationTable(rows)}\n\n`);
@@ -78,7 +88,7 @@ const TIE_FACTOR = 1.5;
  * Whether choose's order holds on the service: the winner's real run judged better than the named
  * loser's (a better verdict; the same verdict with its clients back sooner), a tie (the same
  * verdict, clients back within 10 s or a factor 1.5 of each other), or worse; undefined when a run
- * is missing or was not judged.
+ * is missing or was not judged, or both collapsed (which says nothing of their order).
  */
 export function orderOnService(winner: ValidationRow | undefined, loser: ValidationRow | undefined): Order {
   if (winner === undefined || loser === undefined)
@@ -88,6 +98,8 @@ export function orderOnService(winner: ValidationRow | undefined, loser: Validat
   const both = `the winner ${said(winner)}, ${said(loser)}`;
   const [a, b] = [verdictRank(winner.measured), verdictRank(loser.measured)];
   if (a === undefined || b === undefined) return { holds: undefined, words: `choose's order on your service: cannot tell: ${both}` };
+  if (a === b && winner.measured === "collapsed")
+    return { holds: undefined, words: `choose's order on your service: cannot tell: both collapsed at this outage: ${both}` };
   if (a !== b) return { holds: a < b, words: `choose's order on your service: ${a < b ? "holds" : "DOES NOT HOLD"}: ${both}` };
   const [wait, loserWait] = [winner.measuredClientRecoveryMs ?? Infinity, loser.measuredClientRecoveryMs ?? Infinity];
   const tie =
@@ -159,18 +171,26 @@ async function validate(
     }
   } catch (error) {
     if (controller.signal.aborted) {
-      io.stderr.write(
-        `choose: interrupted; the ${target === undefined ? "server" : "service"} and client of the current run were stopped\n`,
-      );
+      io.stderr.write(`choose: interrupted; ${interruptedWords(target)}\n`);
       return "interrupted";
     }
     throw error;
   } finally {
+    // Stopped (a -target-pid's group only resumed) before the handlers go: a second Ctrl-C
+    // meanwhile must not end choose with the service still stopped.
+    await target?.stop();
     process.off("SIGINT", onInterrupt);
     process.off("SIGTERM", onInterrupt);
-    await target?.stop();
   }
   return rows;
+}
+
+/** What an interrupt leaves: ./server and the client stopped; the client and what -target-cmd started; a -target-pid's service resumed. */
+function interruptedWords(target: TargetService | undefined): string {
+  if (target === undefined) return "the server and client of the current run were stopped";
+  return target.control.kind === "command"
+    ? "the client and the service -target-cmd started were stopped"
+    : "the client was stopped; your service was resumed and runs on";
 }
 
 /** Why a candidate cannot run for real: a setting only the simulator has, or on a target a lever of the server's. */

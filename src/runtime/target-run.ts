@@ -33,7 +33,8 @@ export function targetOf(values: TargetFlags, faults: readonly Fault[], isChain:
   const url = new URL(values.target);
   if (!isLoopback(url.hostname))
     throw new UsageError(`-target ${url.host}: the crash experiment stops and loads the service it names: only on this machine's loopback`);
-  if (command !== "" && pid !== 0) throw new UsageError("-target-cmd or -target-pid: one says how the crash experiment acts on the service");
+  if (command !== "" && pid !== 0)
+    throw new UsageError("-target-cmd or -target-pid: one says how the crash experiment acts on the service");
   if (isChain) throw new UsageError("-target runs the experiment on one service, not on a chain of tiers");
   const control: TargetControl = command !== "" ? { kind: "command", command } : pid !== 0 ? { kind: "pid", pid } : { kind: "none" };
   for (const fault of faults) refuseFault(fault, control, faultsGiven);
@@ -72,7 +73,7 @@ export interface PreparedTarget {
 /**
  * Starts the target (or checks it), then measures its baseline: BASELINE_REQUESTS requests, one at
  * a time, each on a connection of its own and within the clients' timeout; one not served ends the
- * demo in one line.
+ * experiment (the demo, choose's validation) in one line.
  */
 export async function prepareTarget(
   service: TargetService,
@@ -88,7 +89,7 @@ export async function prepareTarget(
     if (exchange.fate !== "served" && !stop.aborted) {
       const status = exchange.status === undefined ? "" : ` ${exchange.status}`;
       throw new FatalError(
-        `-target ${service.url.href}: a request at rest was not served (${exchange.fate}${status}): the demo measures its baseline first`,
+        `-target ${service.url.href}: a request at rest was not served (${exchange.fate}${status}): the experiment measures its baseline first`,
       );
     }
     latencies.push(exchange.endedAt - exchange.sentAt);

@@ -18,6 +18,8 @@ export interface RealServicesFile {
     readonly name: string;
     readonly system: Readonly<Record<string, unknown>>;
     readonly measured: Readonly<Record<string, number | string>>;
+    /** choose -validate -target on the service: its winner, and the validation (the order's line among it). */
+    readonly choose?: { readonly winner: string; readonly validation: { readonly order?: { readonly words: string } } };
     readonly experiments: readonly {
       readonly fault: string;
       readonly strategies: readonly {
@@ -33,13 +35,21 @@ export interface RealServicesFile {
 const AGREE_FACTOR = 1.5;
 const AGREE_WITHIN_MS = 10_000;
 
+/** The verdicts that judge a run; any other (invalid: the run started unsettled or its client fell behind; too-short) does not. */
+const JUDGED = ["recovered", "recovering", "collapsed"];
+
 /**
  * Whether the real run and the simulator's agree: the same verdict, and server back and clients
  * back each within a factor 1.5 or 10 s of each other (both never back agrees); the first
- * difference found, in words, when they do not.
+ * difference found, in words, when they do not; undefined, with why, when the real run was not
+ * judged or there is no prediction: such a run neither agrees nor disagrees.
  */
-export function agreement(real: RunFigures, predicted: RunFigures | { readonly why: string }): { agrees: boolean; why: string } {
-  if (!("verdict" in predicted)) return { agrees: false, why: `no prediction: ${predicted.why}` };
+export function agreement(
+  real: RunFigures,
+  predicted: RunFigures | { readonly why: string },
+): { agrees: boolean | undefined; why: string } {
+  if (!("verdict" in predicted)) return { agrees: undefined, why: `no prediction: ${predicted.why}` };
+  if (!JUDGED.includes(real.verdict)) return { agrees: undefined, why: `the real run was not judged (${real.verdict})` };
   if (real.verdict !== predicted.verdict) return { agrees: false, why: `verdict ${real.verdict}, predicted ${predicted.verdict}` };
   for (const [what, a, b] of [
     ["server back", real.serverBackMs, predicted.serverBackMs],
@@ -77,6 +87,14 @@ const tableText = (header: readonly string[], rows: readonly (readonly string[])
   return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
 };
 
+/** The scenario's words for what the service does past saturation: its model and the flags the probe added. */
+function scenarioCell(system: Readonly<Record<string, unknown>>): string {
+  const flags = Object.entries(system)
+    .filter(([name]) => PAST_SATURATION_FLAGS.includes(name))
+    .map(([name, value]) => `${name}: ${value}`);
+  return `${system.model}${flags.length === 0 ? "" : `, ${flags.join(", ")}`}`;
+}
+
 /** What the probe measured past saturation, and the scenario it wrote. */
 export function realServicesTable(file: RealServicesFile): string {
   const rows = file.services.map((service) => {
@@ -90,16 +108,7 @@ export function realServicesTable(file: RealServicesFile): string {
         : `${measured["held-at-excess"]}, then ${excess.join(", ")}`;
     const share = measured["work-for-nobody"];
     const nobody = share === undefined ? "can't tell" : `${Math.round(100 * Number(share))} %`;
-    const flags = Object.entries(system)
-      .filter(([name]) => PAST_SATURATION_FLAGS.includes(name))
-      .map(([name, value]) => `${name}: ${value}`);
-    return [
-      service.name,
-      held,
-      nobody,
-      measured.recovery === "none" ? "not back" : String(measured.recovery),
-      `${system.model}${flags.length === 0 ? "" : `, ${flags.join(", ")}`}`,
-    ];
+    return [service.name, held, nobody, measured.recovery === "none" ? "not back" : String(measured.recovery), scenarioCell(system)];
   });
   return tableText(["service", "held, then the excess", "work for nobody", "back after", "scenario"], rows);
 }
@@ -122,4 +131,48 @@ export function realAgainstPredictedTable(file: RealServicesFile): string {
     ),
   );
   return tableText(["service", "trouble", "strategy", "real service (demo -target)", "simulator", "agree"], rows);
+}
+
+/** "3 of 4" runs agree, and how many were not judged, if any. */
+function agreeCount(runs: readonly { readonly real: RunFigures; readonly predicted: RunFigures | { readonly why: string } }[]): string {
+  const verdicts = runs.map((run) => agreement(run.real, run.predicted).agrees);
+  const judged = verdicts.filter((agrees) => agrees !== undefined);
+  const notJudged = verdicts.length - judged.length;
+  return `${judged.filter(Boolean).length} of ${judged.length}${notJudged === 0 ? "" : ` (${notJudged} not judged)`}`;
+}
+
+/**
+ * The README's table: per service, the scenario the probe wrote, the verdicts after the first
+ * trouble (the stop) on the real service and in the simulator, how many of its runs agree, and
+ * choose's order on the service where it was checked.
+ */
+export function realServicesReadmeTable(file: RealServicesFile): string {
+  const first = file.services[0]?.experiments[0];
+  const strategies = first?.strategies.map((run) => run.strategy).join(" / ") ?? "";
+  const rows = file.services.map((service) => {
+    const runs = service.experiments.flatMap((experiment) => experiment.strategies);
+    const stop = service.experiments[0]!.strategies;
+    const verdicts = (side: "real" | "predicted") =>
+      stop.map((run) => ("verdict" in run[side] ? (run[side] as RunFigures).verdict : "none")).join(" / ");
+    const order = service.choose?.validation.order?.words.replace(/^choose's order on your service: /, "");
+    return [
+      service.name,
+      scenarioCell(service.system),
+      verdicts("real"),
+      verdicts("predicted"),
+      agreeCount(runs),
+      service.choose === undefined ? "not run" : `${service.choose.winner}: ${order ?? "no order"}`,
+    ];
+  });
+  return tableText(
+    [
+      "service",
+      "the probe's scenario",
+      `after ${first?.fault ?? "the stop"}, ${strategies}: real`,
+      "simulator",
+      "runs that agree",
+      "choose's winner against fixed, on the service",
+    ],
+    rows,
+  );
 }
