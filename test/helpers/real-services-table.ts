@@ -19,7 +19,19 @@ export interface RealServicesFile {
     readonly system: Readonly<Record<string, unknown>>;
     readonly measured: Readonly<Record<string, number | string>>;
     /** choose -validate -target on the service: its winner, and the validation (the order's line among it). */
-    readonly choose?: { readonly winner: string; readonly validation: { readonly order?: { readonly words: string } } };
+    readonly choose?: {
+      readonly winner: string;
+      readonly validation: {
+        readonly order?: { readonly holds?: boolean; readonly words: string };
+        readonly rows: readonly {
+          readonly id: string;
+          readonly simulated: string;
+          readonly measured: string;
+          readonly simulatedClientRecoveryMs: number | null;
+          readonly measuredClientRecoveryMs: number | null;
+        }[];
+      };
+    };
     readonly experiments: readonly {
       readonly fault: string;
       readonly strategies: readonly {
@@ -154,14 +166,14 @@ export function realServicesReadmeTable(file: RealServicesFile): string {
     const stop = service.experiments[0]!.strategies;
     const verdicts = (side: "real" | "predicted") =>
       stop.map((run) => ("verdict" in run[side] ? (run[side] as RunFigures).verdict : "none")).join(" / ");
-    const order = service.choose?.validation.order?.words.replace(/^choose's order on your service: /, "");
+    const order = service.choose?.validation.order;
     return [
       service.name,
       scenarioCell(service.system),
       verdicts("real"),
       verdicts("predicted"),
       agreeCount(runs),
-      service.choose === undefined ? "not run" : `${service.choose.winner}: ${order ?? "no order"}`,
+      service.choose === undefined ? "not run" : `${service.choose.winner}: ${orderWords(order)}`,
     ];
   });
   return tableText(
@@ -171,8 +183,90 @@ export function realServicesReadmeTable(file: RealServicesFile): string {
       `after ${first?.fault ?? "the stop"}, ${strategies}: real`,
       "simulator",
       "runs that agree",
-      "choose's winner against fixed, on the service",
+      "choose's winner: its order against fixed on the service",
     ],
     rows,
   );
+}
+
+/** choose's order on the service in a few words: "holds", "holds, as a tie on this outage", "DOES NOT HOLD", "cannot tell". */
+function orderWords(order: { readonly words: string } | undefined): string {
+  return order === undefined ? "none" : order.words.replace(/^choose's order on your service: /, "").replace(/: (the winner|both) .*$/, "");
+}
+
+/** choose -validate -target on the services it ran on: each candidate's verdict on the service beside the simulator's, and the order. */
+export function realServicesChooseTable(file: RealServicesFile): string {
+  const rows = file.services.flatMap((service) => {
+    const choose = service.choose;
+    if (choose === undefined) return [];
+    const cell = (id: string, side: "simulated" | "measured") => {
+      const row = choose.validation.rows.find((each) => each.id === id);
+      if (row === undefined) return "did not run";
+      const back = side === "simulated" ? row.simulatedClientRecoveryMs : row.measuredClientRecoveryMs;
+      return `${row[side]}${back === null ? "" : ` (clients ${seconds(back)})`}`;
+    };
+    const order = choose.validation.order;
+    return [
+      [
+        service.name,
+        choose.winner,
+        cell(choose.winner, "measured"),
+        cell(choose.winner, "simulated"),
+        cell("fixed", "measured"),
+        cell("fixed", "simulated"),
+        orderWords(order),
+      ],
+    ];
+  });
+  return tableText(
+    ["service", "choose's winner", "the winner on the service", "simulated", "fixed on the service", "simulated", "choose's order there"],
+    rows,
+  );
+}
+
+/** docs/real-services-repeat.json: the disagreements' cases, each run again with several seeds. */
+export interface RepeatFile {
+  readonly cases: readonly {
+    readonly service: string;
+    readonly fault: string;
+    readonly runs: readonly {
+      readonly seed: number;
+      readonly strategies: readonly {
+        readonly strategy: string;
+        readonly real: RunFigures;
+        readonly predicted: RunFigures | { readonly why: string };
+        readonly watcher: readonly {
+          readonly fromS: number;
+          readonly answers: number;
+          readonly atBaseline: number;
+          readonly latencyP50Ms: number | null;
+        }[];
+      }[];
+    }[];
+  }[];
+}
+
+/**
+ * The repeats in a table: per case, strategy and seed, the real run and the prediction, whether they
+ * agree, and the watcher's answers at baseline per 10 s after the trouble (the evidence behind a
+ * late "server back": a long stretch of slow answers, or one slow answer late in the minute).
+ */
+export function repeatTable(file: RepeatFile): string {
+  const rows = file.cases.flatMap((each) =>
+    each.runs.flatMap((run) =>
+      run.strategies.map((strategy) => {
+        const { agrees, why } = agreement(strategy.real, strategy.predicted);
+        return [
+          `${each.service} ${each.fault}`,
+          strategy.strategy,
+          String(run.seed),
+          figuresCell(strategy.real),
+          figuresCell(strategy.predicted),
+          agrees === undefined ? "not judged" : agrees ? "yes" : `no: ${why}`,
+          strategy.watcher.map((block) => `${block.atBaseline}/${block.answers}`).join(" "),
+        ];
+      }),
+    ),
+  );
+  return tableText(["case", "strategy", "seed", "real service", "simulator", "agree", "watcher at baseline, per 10 s"], rows);
 }

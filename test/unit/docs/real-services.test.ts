@@ -4,8 +4,11 @@ import { describe, expect, it } from "vitest";
 import {
   type RealServicesFile,
   realAgainstPredictedTable,
+  realServicesChooseTable,
   realServicesReadmeTable,
   realServicesTable,
+  type RepeatFile,
+  repeatTable,
 } from "../../helpers/real-services-table.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
@@ -30,8 +33,10 @@ describe("docs/real-services.md and docs/probe.md quote docs/real-services.json"
           .map((cell) => cell.trim()),
       );
 
-  it("the page's tables are the file's, row by row: the probe's, then each real run beside its prediction", () => {
-    expect(cells(read("docs/real-services.md"))).toEqual(cells(`${realServicesTable(file)}\n${realAgainstPredictedTable(file)}`));
+  it("the page's tables are the file's, row by row: the probe's, each real run beside its prediction, the disagreements repeated, choose's order on the service", () => {
+    const repeats = JSON.parse(read("docs/real-services-repeat.json")) as RepeatFile;
+    const tables = [realServicesTable(file), realAgainstPredictedTable(file), repeatTable(repeats), realServicesChooseTable(file)];
+    expect(cells(read("docs/real-services.md"))).toEqual(cells(tables.join("\n")));
   });
 
   it("the README's table, after its marker, is the file's", () => {
