@@ -84,6 +84,12 @@ function figuresCell(figures: RunFigures | { readonly why: string }): string {
   return `${figures.verdict} (server ${seconds(figures.serverBackMs)}, clients ${seconds(figures.clientsBackMs)})`;
 }
 
+/** Whether a real run and its prediction agree, in a cell: "yes", "no: …" or "not judged: …". */
+function agreeCell(real: RunFigures, predicted: RunFigures | { readonly why: string }): string {
+  const { agrees, why } = agreement(real, predicted);
+  return agrees === undefined ? `not judged: ${why}` : agrees ? "yes" : `no: ${why}`;
+}
+
 /** The flags past saturation a probe adds to a model's, as the file's system section has them. */
 const PAST_SATURATION_FLAGS = ["max-concurrency", "queue-limit", "shed-with", "backlog", "cancel-on-disconnect"];
 
@@ -130,14 +136,13 @@ export function realAgainstPredictedTable(file: RealServicesFile): string {
   const rows = file.services.flatMap((service) =>
     service.experiments.flatMap((experiment) =>
       experiment.strategies.map((run) => {
-        const { agrees, why } = agreement(run.real, run.predicted);
         return [
           service.name,
           experiment.fault,
           run.strategy,
           figuresCell(run.real),
           figuresCell(run.predicted),
-          agrees ? "yes" : `no: ${why}`,
+          agreeCell(run.real, run.predicted),
         ];
       }),
     ),
@@ -255,14 +260,13 @@ export function repeatTable(file: RepeatFile): string {
   const rows = file.cases.flatMap((each) =>
     each.runs.flatMap((run) =>
       run.strategies.map((strategy) => {
-        const { agrees, why } = agreement(strategy.real, strategy.predicted);
         return [
           `${each.service} ${each.fault}`,
           strategy.strategy,
           String(run.seed),
           figuresCell(strategy.real),
           figuresCell(strategy.predicted),
-          agrees === undefined ? "not judged" : agrees ? "yes" : `no: ${why}`,
+          agreeCell(strategy.real, strategy.predicted),
           strategy.watcher.map((block) => `${block.atBaseline}/${block.answers}`).join(" "),
         ];
       }),
