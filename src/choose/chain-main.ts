@@ -46,7 +46,7 @@ import { intentOf, type Snippet, snippetsFor, snippetText } from "./snippets.ts"
  */
 
 /** choose's own flags that mean nothing for a chain: the single server's outage analysis and the real programs. */
-const NOT_FOR_A_CHAIN = ["validate", "server-side", "client-only", "print-scenario"] as const;
+const NOT_FOR_A_CHAIN = ["validate", "server-side", "client-only", "print-scenario", "target"] as const;
 
 export async function chooseChain(options: ChooseOptions, scenario: LoadedScenario, io: ProgramIo): Promise<number> {
   const own = options.own;

@@ -2,17 +2,13 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { buildGrid, type Measured, measureAll, measurePlan, MIN_OUTAGE_MS, toConfig } from "./grid-measure.ts";
-import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
-import { type Verdict, worstVerdict } from "../model/verdict.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { renderSvg } from "../report/report.ts";
-import { runExperiment } from "../runtime/experiment.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
-import type { StrategyRun } from "../strategies/runs.ts";
-import { figuresOf, type SimulationConfig } from "../runner/simulate.ts";
+import type { SimulationConfig } from "../runner/simulate.ts";
 import { type Candidate, FIXED, NO_RETRIES, pair, type ServerLever, serverLevers } from "./candidates.ts";
-import { type MeasurePlan, outageRun } from "./measure.ts";
+import type { MeasurePlan } from "./measure.ts";
 import { checkFaultTiers } from "../sim/options.ts";
 import { CHOOSE_FLAGS, CHOOSE_TARGET, type ChooseOptions, parseChooseArgs, scheduleText, STABILITY_TOP } from "./options.ts";
 import { blamingScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
@@ -43,13 +39,13 @@ import {
   reportHtml,
   type Timeline,
   timelineSpec,
-  validationTable,
-  type ValidationRow,
+  type Validation,
 } from "./report.ts";
-import { settingsFor, settingsToArgs, simulatorOnly, systemSettings } from "./settings.ts";
+import { settingsToArgs, systemSettings } from "./settings.ts";
 import { firstWait, intentOf, type Snippet, snippetsFor, snippetText } from "./snippets.ts";
 import type { CandidateSummary } from "./summary.ts";
 import { chooseChain } from "./chain-main.ts";
+import { checkValidateAgainst, validateTop } from "./validate.ts";
 
 /*
  * `thundering-herd choose`: ranks retry policies for the user's own system. Every candidate
@@ -104,7 +100,7 @@ interface Outcome {
   readonly measured: Measurement;
   readonly ranked: Ranked;
   readonly advice: Advice;
-  readonly validation: readonly ValidationRow[] | undefined;
+  readonly validation: Validation | undefined;
   readonly skipped: readonly string[];
 }
 
@@ -135,7 +131,11 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
   const skipped: string[] = [];
   const grid = buildGrid(options, skipped);
   const plan = measurePlan(options);
-  const levers = own["client-only"] ? [] : serverLevers(baseConfig.latency, baseConfig.timeoutMs, baseConfig.model).slice(1);
+  // Your service has none of ./server's levers: with -target, client policies only.
+  const levers =
+    own["client-only"] || options.target !== undefined
+      ? []
+      : serverLevers(baseConfig.latency, baseConfig.timeoutMs, baseConfig.model).slice(1);
   if (own.list) {
     io.stdout.write(
       listing(
@@ -148,6 +148,12 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     );
     return 0;
   }
+  checkValidateAgainst(
+    options,
+    grid.map((entry) => entry.candidate.id),
+  );
+  // A service -validate cannot play is refused now, not after minutes of measuring.
+  await options.target?.preflight();
   announce(options, grid, levers, io);
 
   const measured = await measure(options, plan, grid, levers, skipped, io);
@@ -155,11 +161,13 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
   const configs = new Map([...grid, ...measured.pairs].map((entry) => [entry.candidate.id, entry.config]));
   const advice = recommend(options, measured, ranked, configs);
   if (!own.json) renderText(options, ranked, advice, io);
-  const validation = own.validate ? await validateTop(options, measured.summaries, ranked, configs, io, dependencies) : undefined;
+  const validation = own.validate
+    ? await validateTop(options, measured.summaries, ranked.ranked, configs, io, dependencies.launcher ?? defaultLauncher())
+    : undefined;
   if (validation === "interrupted") return 130;
 
   await renderFiles(options, scenario, { measured, ranked, advice, validation, skipped }, io);
-  return 0;
+  return validation?.failure === undefined ? 0 : 1;
 }
 
 /** What choose is about to measure, on stderr. */
@@ -320,33 +328,6 @@ function renderText(options: ChooseOptions, { ranked, winner, second, front, rul
   for (const snippet of advice.snippets) io.stdout.write(snippetText(snippet));
 }
 
-/** -validate: the top candidates and fixed retry on the real programs; every disagreement with the simulator said loudly. */
-async function validateTop(
-  options: ChooseOptions,
-  summaries: readonly CandidateSummary[],
-  { ranked }: Ranked,
-  configs: ReadonlyMap<string, SimulationConfig>,
-  io: ProgramIo,
-  dependencies: ChooseDependencies,
-): Promise<ValidationRow[] | "interrupted"> {
-  const own = options.own;
-  const chosen = [...ranked.slice(0, own["validate-top"]).map((summary) => summary.candidate)];
-  const fixed = summaries.find((summary) => summary.candidate.id === FIXED)!.candidate;
-  if (!chosen.includes(fixed)) chosen.push(fixed);
-  const validation = await validate(chosen, configs, options, io, dependencies.launcher ?? defaultLauncher());
-  if (validation === "interrupted") return validation;
-  const disagreements = validation.filter((row) => !row.agrees);
-  const text = `${validationTable(validation)}\n`;
-  if (!own.json)
-    io.stdout.write(`\nValidation with the real ./server and ./client (${formatDuration(options.validateOutageMs)} outage):\n${text}\n`);
-  for (const row of disagreements) {
-    const alarm = `!!! DISAGREEMENT: ${row.id}: the simulator says ${row.simulated}, the real programs ${row.measured} !!!`;
-    io.stderr.write(`choose: ${alarm}\n`);
-    if (!own.json) io.stdout.write(`${alarm}\n`);
-  }
-  return validation;
-}
-
 /** The render stage, as files: summary.json, the report and the snippets in a folder of their own; the answer as JSON with -json. */
 async function renderFiles(
   options: ChooseOptions,
@@ -383,7 +364,7 @@ function summaryOutput(
   { result, ranked, winner, second, front, rule, why }: Ranked,
   { recommendation, snippets, commands, tie, caution, contributions }: Advice,
   stabilityRuns: Stability | undefined,
-  validation: readonly ValidationRow[] | undefined,
+  validation: Validation | undefined,
   skipped: readonly string[],
 ) {
   const own = options.own;
@@ -506,119 +487,6 @@ function faultsListing(options: ChooseOptions): string {
   return `outages replaced by fault schedules (times from the run's start):\n${lines.join("\n")}\n`;
 }
 
-/** Re-runs candidates with the real programs at one outage and compares verdicts with the simulator's. */
-async function validate(
-  candidates: readonly Candidate[],
-  configs: ReadonlyMap<string, SimulationConfig>,
-  options: ChooseOptions,
-  io: ProgramIo,
-  launcher: Launcher,
-): Promise<ValidationRow[] | "interrupted"> {
-  const own = options.own;
-  const outageMs = options.validateOutageMs;
-  // What the real programs cannot be told about the system (simulator-only flags, e.g. an
-  // injected error rate) is left out on both sides, so that both run the same system.
-  const described = systemSettings(options.system);
-  const dropped = simulatorOnly(described);
-  const system = Object.fromEntries(Object.entries(described).filter(([name]) => !dropped.includes(name)));
-  const comparable: Record<string, unknown> = { ...options.system };
-  for (const name of dropped) delete comparable[name];
-  if (dropped.length > 0) {
-    io.stderr.write(
-      `choose: -validate leaves out ${dropped.map((name) => `-${name}`).join(" ")} (the real programs do not have it) in both the real and the simulated runs\n`,
-    );
-  }
-  const controller = new AbortController();
-  const onInterrupt = () => controller.abort();
-  process.on("SIGINT", onInterrupt);
-  process.on("SIGTERM", onInterrupt);
-  const rows: ValidationRow[] = [];
-  try {
-    for (const candidate of candidates) {
-      const simOnly = simulatorOnly({ ...candidate.client, ...candidate.server });
-      if (simOnly.length > 0) {
-        io.stderr.write(
-          `choose: -validate skips ${candidate.id}: ${simOnly.map((name) => `-${name}`).join(" ")} exist only in the simulator\n`,
-        );
-        continue;
-      }
-      const config = dropped.length === 0 ? configs.get(candidate.id)! : toConfig(comparable, candidate.client, candidate.server);
-      const simulated = options.seeds.map(
-        (seed) => outageRun(config, seed, { steadyMs: own.steady, observeMs: own.observe }, outageMs, false).result,
-      );
-      const strategy = { name: candidate.id as StrategyRun["name"], clientArgs: settingsToArgs(settingsFor("client", candidate.client)) };
-      io.stderr.write(
-        `choose: validating ${candidate.id} with the real programs: ${formatDuration(own.steady)} steady, ${formatDuration(outageMs)} outage, ${formatDuration(own.observe)} observed\n`,
-      );
-      const record = await runExperiment(
-        {
-          strategy,
-          steadyMs: own.steady,
-          outageMs,
-          observeMs: own.observe,
-          serverArgs: settingsToArgs(settingsFor("server", { ...system, ...candidate.server })),
-          clientArgs: [...settingsToArgs(settingsFor("client", system)), "-seed", String(options.seeds[0])],
-        },
-        {
-          signal: controller.signal,
-          launcher,
-          onProgress: () => {},
-          onStarted: (pids) => io.stderr.write(`choose: ${candidate.id}: server pid ${pids.server}, client pid ${pids.client}\n`),
-        },
-      );
-      const measured = computeMetrics(record.server, record.client, record.phases, figuresOf(config).overloadAbove);
-      const row = validationRow(candidate.id, outageMs, simulated, measured);
-      rows.push(row);
-      io.stderr.write(`choose: ${candidate.id}: simulated ${row.simulated}, measured ${row.measured}; server and client stopped\n`);
-      // The shared verdict says the real client fell behind: this row measures the client, not the server.
-      if (measured.verdict === "invalid") io.stderr.write(`choose: !!! ${candidate.id}: the measurement is invalid: ${measured.why} !!!\n`);
-    }
-  } catch (error) {
-    if (controller.signal.aborted) {
-      io.stderr.write("choose: interrupted; the server and client of the current run were stopped\n");
-      return "interrupted";
-    }
-    throw error;
-  } finally {
-    process.off("SIGINT", onInterrupt);
-    process.off("SIGTERM", onInterrupt);
-  }
-  return rows;
-}
-
-/** One candidate's simulated runs (one per seed) beside its real run: the majority verdict against the measured one. */
-function validationRow(
-  id: string,
-  outageMs: number,
-  simulated: readonly { readonly verdict: Verdict; readonly metrics: ScenarioMetrics }[],
-  measured: ScenarioMetrics,
-): ValidationRow {
-  const simulatedVerdict = majority(simulated.map((run) => run.verdict));
-  const first = simulated[0]!;
-  return {
-    id,
-    outageMs,
-    simulated: simulatedVerdict,
-    simulatedSeeds: simulated.map((run) => run.verdict),
-    measured: measured.verdict,
-    agrees: measured.verdict === simulatedVerdict,
-    simulatedServerRecoveryMs: first.metrics.serverRecoveryMs ?? null,
-    measuredServerRecoveryMs: measured.serverRecoveryMs ?? null,
-    simulatedClientRecoveryMs: first.metrics.clientRecoveryMs ?? null,
-    measuredClientRecoveryMs: measured.clientRecoveryMs ?? null,
-    simulatedPeakConcurrency: first.metrics.peakConcurrencyAfterResume,
-    measuredPeakConcurrency: measured.peakConcurrencyAfterResume,
-  };
-}
-
-/** The verdict most seeds gave; a tie goes to the worse. */
-function majority(verdicts: readonly Verdict[]): Verdict {
-  const counts = new Map<Verdict, number>();
-  for (const verdict of verdicts) counts.set(verdict, (counts.get(verdict) ?? 0) + 1);
-  const most = Math.max(...counts.values());
-  return worstVerdict([...counts.entries()].filter(([, count]) => count === most).map(([verdict]) => verdict));
-}
-
 interface ReportInput {
   readonly ranked: readonly CandidateSummary[];
   readonly front: readonly CandidateSummary[];
@@ -626,7 +494,7 @@ interface ReportInput {
   readonly second: CandidateSummary | undefined;
   readonly timelines: ReadonlyMap<string, Timeline[]>;
   readonly snippets: readonly Snippet[];
-  readonly validation: readonly ValidationRow[] | undefined;
+  readonly validation: Validation | undefined;
   readonly recommendation: readonly string[];
   readonly rule: string;
   readonly skipped: readonly string[];

@@ -197,6 +197,8 @@ export function outageRun(
   outageMs: number,
   keepTimeline: boolean,
   schedule?: readonly Fault[],
+  /** Judged as a watched service's prediction is (-validate -target): src/model/verdict.ts readAsWatcher. */
+  readAsWatcher = false,
 ): { result: OutageResult; events: number } {
   // A schedule's times are from the run's start, as in ./sim and the demo (one scenario file means the same run in all three).
   const faults = schedule ?? [{ kind: "stop" as const, atMs: plan.steadyMs, durationMs: outageMs, factor: 1 }];
@@ -220,7 +222,10 @@ export function outageRun(
     },
     { windowHistograms: false },
   );
-  const metrics = computeMetrics(run.server, run.client, phases, figuresOf(config).overloadAbove, { outOfMemory: run.outOfMemory });
+  const metrics = computeMetrics(run.server, run.client, phases, figuresOf(config).overloadAbove, {
+    outOfMemory: run.outOfMemory,
+    readAsWatcher,
+  });
   return {
     result: {
       outageMs,

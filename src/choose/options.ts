@@ -3,6 +3,9 @@ import { DEBUG_FLAG, type FlagSpec, type FlagValues, flagsInGroups, parseFlags, 
 import { UsageError } from "../cli/usage-error.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { type Fault, FaultSyntaxError, formatFault, parseFaults } from "../model/faults/fault-schedule.ts";
+import { TARGET_FLAGS } from "../demo/options.ts";
+import { type TargetService } from "../runtime/target-service.ts";
+import { targetOf } from "../runtime/target-run.ts";
 import { defaultParallelism } from "../runtime/worker-pool.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
 import { checkSpikeClients, PARALLEL_FLAG, SIM_FLAGS } from "../sim/options.ts";
@@ -224,8 +227,19 @@ const CHOOSE_ONLY_FLAGS = [
     group: "run",
     kind: "boolean",
     default: false,
-    description: "re-run the top candidates and fixed retry with the real ./server and ./client, and compare",
+    description:
+      "re-run the top candidates and -validate-against with the real ./server and ./client, and compare; " +
+      "with -target, the winner and -validate-against on your service, and whether choose's order holds there",
   },
+  {
+    name: "validate-against",
+    group: "run",
+    kind: "string",
+    default: "fixed",
+    placeholder: "candidate",
+    description: "the named loser -validate runs beside the winner (a candidate of -list)",
+  },
+  ...TARGET_FLAGS,
   {
     name: "validate-top",
     group: "run",
@@ -254,9 +268,10 @@ export const CHOOSE_FLAGS: readonly FlagSpec[] = [...SYSTEM_FLAGS, ...CHOOSE_ONL
 /** choose's flags that grade candidates as choose does, for a program that runs choose's measure on other candidates (check). */
 export const CHOOSE_MEASURE_FLAGS: readonly FlagSpec[] = CHOOSE_FLAGS.filter(
   (flag) =>
-    !["server-side", "client-only", "stability-seeds", "list", "validate", "validate-top", "validate-outage", "print-scenario"].includes(
-      flag.name,
-    ),
+    ![
+      ...["server-side", "client-only", "stability-seeds", "list", "print-scenario"],
+      ...["validate", "validate-top", "validate-outage", "validate-against", "target", "target-cmd", "target-pid"],
+    ].includes(flag.name),
 );
 
 const CHOOSE_PROGRAM: ProgramDescription<readonly FlagSpec[]> = {
@@ -292,6 +307,8 @@ export interface ChooseOptions {
   readonly sloMs: number;
   /** The extra seeds the top candidates run on for the stability count. */
   readonly stabilitySeeds: readonly number[];
+  /** -validate's service of the user's (-target), not started yet; undefined: ./server. */
+  readonly target: TargetService | undefined;
 }
 
 export type ChooseParse = { readonly kind: "help"; readonly text: string } | { readonly kind: "run"; readonly options: ChooseOptions };
@@ -319,6 +336,7 @@ export function parseChooseArgs(argv: readonly string[], program: ProgramDescrip
   if (schedules !== undefined && own.validate) {
     throw new UsageError("-validate re-runs stops with the real programs: it does not combine with -faults");
   }
+  const target = validationTarget(own);
   const outagesMs = schedules?.map(scheduleEndMs) ?? [...new Set(durationList(own.outages))].sort((a, b) => a - b);
   if (outagesMs.some((ms) => ms > own["max-outage"])) {
     throw new UsageError(`invalid value "${own.outages}" for flag -outages: every outage must be at most -max-outage`);
@@ -348,6 +366,20 @@ export function parseChooseArgs(argv: readonly string[], program: ProgramDescrip
       candidateFilter: filter,
       validateOutageMs: own["validate-outage"] ?? outagesMs[Math.floor((outagesMs.length - 1) / 2)]!,
       sloMs,
+      target,
     },
   };
+}
+
+/** -target's service for -validate, checked now: -validate stops it, so it needs its command or its pid. */
+function validationTarget(own: ChooseOwnValues): TargetService | undefined {
+  // check's flags, over choose's measure, have no -target.
+  if ((own as Partial<ChooseOwnValues>).target === undefined) return undefined;
+  if (own.target !== "" && !own.validate) throw new UsageError("-target runs -validate's experiment on your service: it needs -validate");
+  const target = targetOf(own, [], false, false);
+  if (target !== undefined && own["server-side"])
+    throw new UsageError("-server-side ranks ./server's levers, which your service does not have: -target ranks client policies only");
+  if (target !== undefined && target.control.kind === "none")
+    throw new UsageError("-validate stops your service (SIGSTOP, SIGCONT): -target needs -target-cmd or -target-pid");
+  return target;
 }

@@ -39,7 +39,24 @@ export interface ValidationRow {
   readonly simulatedClientRecoveryMs: number | null;
   readonly measuredClientRecoveryMs: number | null;
   readonly simulatedPeakConcurrency: number;
-  readonly measuredPeakConcurrency: number;
+  /** Null on a target: a watcher does not see how many requests it holds. */
+  readonly measuredPeakConcurrency: number | null;
+}
+
+/** With -target: whether the winner did better on the service than the named loser (undefined: cannot tell), in a line. */
+export interface Order {
+  readonly holds: boolean | undefined;
+  readonly words: string;
+}
+
+/** What -validate ran on, each candidate's row, and on a target choose's order there. */
+export interface Validation {
+  /** "the real ./server and ./client", or "your service at <url>". */
+  readonly on: string;
+  readonly rows: readonly ValidationRow[];
+  readonly order: Order | undefined;
+  /** Why it ended before its runs were done (the service could not be played); absent when it ran. */
+  readonly failure?: string;
 }
 
 const never = (ms: number | null) => (ms === null ? "never" : seconds(ms));
@@ -130,7 +147,7 @@ export function validationTable(rows: readonly ValidationRow[]): string {
       row.agrees ? "yes" : "NO",
       `${never(row.simulatedServerRecoveryMs)} / ${never(row.measuredServerRecoveryMs)}`,
       `${never(row.simulatedClientRecoveryMs)} / ${never(row.measuredClientRecoveryMs)}`,
-      `${row.simulatedPeakConcurrency} / ${row.measuredPeakConcurrency}`,
+      `${row.simulatedPeakConcurrency} / ${row.measuredPeakConcurrency ?? "-"}`,
     ]),
   ]);
 }
@@ -295,7 +312,7 @@ export interface ReportPage {
   readonly paretoSvg: string;
   readonly timelineSvgs: readonly string[];
   readonly snippets: readonly Snippet[];
-  readonly validation: readonly ValidationRow[] | undefined;
+  readonly validation: Validation | undefined;
   readonly skipped: readonly string[];
   readonly commands: ReadonlyMap<string, string>;
   /** The scenario file the run read, if any. */
@@ -330,9 +347,11 @@ export function reportHtml(page: ReportPage): string {
   const validation =
     page.validation === undefined
       ? ""
-      : `<h2>Validation with the real programs</h2>
-${page.validation.some((row) => !row.agrees) ? '<p class="alarm">THE SIMULATOR AND THE REAL PROGRAMS DISAGREE ON A VERDICT: see the rows marked NO.</p>' : "<p>The simulator and the real programs agree on every verdict.</p>"}
-<pre>${escapeHtml(validationTable(page.validation))}</pre>`;
+      : `<h2>Validation with ${escapeHtml(page.validation.on)}</h2>
+${page.validation.failure === undefined ? "" : `<p class="alarm">-validate failed: ${escapeHtml(page.validation.failure)}</p>`}
+${page.validation.rows.some((row) => !row.agrees) ? '<p class="alarm">THE SIMULATOR AND THE REAL RUNS DISAGREE ON A VERDICT: see the rows marked NO.</p>' : "<p>The simulator and the real runs agree on every verdict.</p>"}
+<pre>${escapeHtml(validationTable(page.validation.rows))}</pre>
+${page.validation.order === undefined ? "" : `<p${page.validation.order.holds === false ? ' class="alarm"' : ""}>${escapeHtml(page.validation.order.words)}</p>`}`;
   const snippets = page.snippets
     .map(
       (snippet) => `<h3>${escapeHtml(snippet.title)} <small>(${escapeHtml(snippet.file)})</small></h3>

@@ -47,7 +47,7 @@ import { clientArgsOfRun, parseStrategies, type StrategyRun } from "../strategie
 import { DEMO_FLAGS, DEMO_PROGRAM, DEMO_TARGET, RESERVED_CLIENT_FLAGS, RESERVED_SERVER_FLAGS } from "./options.ts";
 import { blameScenarioFile, type ScenarioArguments, withScenarioFile } from "../scenario-file/arguments.ts";
 import type { TargetService } from "../runtime/target-service.ts";
-import { type PreparedTarget, prepareTarget, settleTarget, targetOf } from "./target.ts";
+import { type PreparedTarget, prepareTarget, settleTarget, targetOf } from "../runtime/target-run.ts";
 import { predicted, predictionLine } from "./prediction.ts";
 import type { WatchedService } from "../model/verdict.ts";
 
@@ -258,9 +258,15 @@ async function runStrategies(run: DemoRun, around: Surroundings): Promise<Strate
   const progress = progressPrinter(io);
   const records: StrategyRecord[] = [];
   try {
-    const target = run.target === undefined ? undefined : await prepareTarget(run.target, run.herd.timeoutMs, io.stderr, around.signal);
+    const target =
+      run.target === undefined
+        ? undefined
+        : await prepareTarget(run.target, run.herd.timeoutMs, (line) => io.stderr.write(`demo: ${line}\n`), around.signal);
     for (const [index, strategy] of run.strategies.entries()) {
-      const unsettled = target === undefined ? undefined : await settleTarget(target, strategy.name, io.stderr, around.signal);
+      const unsettled =
+        target === undefined
+          ? undefined
+          : await settleTarget(target, strategy.name, (line) => io.stderr.write(`demo: ${line}\n`), around.signal);
       const record = await runStrategy(run, index, strategy, around, progress, { plan: target?.plan, unsettled });
       records.push(target === undefined ? record : { ...record, prepared: target, predicted: predict(run, strategy, io) });
     }

@@ -9,6 +9,40 @@ import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategie
 
 const DEFAULT_STRATEGIES = "fixed,exponential-backoff";
 
+/** A service of the user's that the crash experiment runs on instead of ./server (the demo's, and choose -validate's). */
+export const TARGET_FLAGS = [
+  {
+    name: "target",
+    group: "run",
+    kind: "string",
+    default: "",
+    placeholder: "url",
+    description:
+      "run the crash experiment on a service of yours at this URL (this machine's loopback) instead of ./server: the clients call it, " +
+      "a watcher asks it once every 250 ms for the verdict, and each run starts once it is back at its baseline (docs/demo.md)",
+    check: (text) => (text === "" ? undefined : checkUrl(text)),
+  },
+  {
+    name: "target-cmd",
+    group: "run",
+    kind: "string",
+    default: "",
+    placeholder: "command",
+    description:
+      "with -target: start the service with this shell command, in a process group of its own; a stop is SIGSTOP and SIGCONT " +
+      "of that group, a crash kills it and runs the command again",
+  },
+  {
+    name: "target-pid",
+    group: "run",
+    kind: "integer",
+    default: 0,
+    min: 0,
+    placeholder: "pid",
+    description: "with -target: the service's running process; a stop is SIGSTOP and SIGCONT of its process group (no crash)",
+  },
+] as const satisfies readonly FlagSpec[];
+
 export const DEMO_FLAGS = [
   {
     name: "strategies",
@@ -67,36 +101,7 @@ export const DEMO_FLAGS = [
     placeholder: "flags",
     description: 'flags passed to ./server, e.g. "-backlog 1024"',
   },
-  {
-    name: "target",
-    group: "run",
-    kind: "string",
-    default: "",
-    placeholder: "url",
-    description:
-      "run the experiment on a service of yours at this URL (this machine's loopback) instead of ./server: the clients call it, " +
-      "a watcher asks it once every 250 ms for the verdict, and each strategy starts once it is back at its baseline (docs/demo.md)",
-    check: (text) => (text === "" ? undefined : checkUrl(text)),
-  },
-  {
-    name: "target-cmd",
-    group: "run",
-    kind: "string",
-    default: "",
-    placeholder: "command",
-    description:
-      "with -target: start the service with this shell command, in a process group of its own; a stop is SIGSTOP and SIGCONT " +
-      "of that group, a crash kills it and runs the command again",
-  },
-  {
-    name: "target-pid",
-    group: "run",
-    kind: "integer",
-    default: 0,
-    min: 0,
-    placeholder: "pid",
-    description: "with -target: the service's running process; a stop is SIGSTOP and SIGCONT of its process group (no crash)",
-  },
+  ...TARGET_FLAGS,
   {
     name: "client-args",
     group: "run",

@@ -1,7 +1,7 @@
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import type { SimulationConfig } from "../runner/simulate.ts";
-import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
+import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { StrategyResult } from "../report/report.ts";
 import { runSimulation } from "../runner/trial.ts";
 import { configFrom, parseSimArgs } from "../sim/options.ts";
@@ -25,7 +25,8 @@ export interface PredictedRun {
 
 /**
  * The simulator's run of the same scenario as a real one (demo -target): the model its server
- * flags give, the same users, strategy, faults, phases and seed, on the virtual clock. Its result,
+ * flags give, the same users, strategy, faults, phases and seed, on the virtual clock, judged as
+ * the real run is (its server read as a watcher reads the service). Its result,
  * or why the simulator cannot run it (a client flag it does not take): a prediction beside the
  * real run, never in its place.
  */
@@ -54,7 +55,13 @@ export function predicted(run: PredictedRun, strategy: StrategyRun): { readonly 
     if (error instanceof UsageError) return { why: error.message };
     throw error;
   }
-  return { result: runSimulation(config, strategy.name).strategyResult };
+  const { result, strategyResult } = runSimulation(config, strategy.name);
+  // Judged as the real run is: its "server back" is a watcher's (src/model/verdict.ts readAsWatcher).
+  const metrics = computeMetrics(result.server, result.client, strategyResult.phases, strategyResult.concurrencyLimit, {
+    outOfMemory: result.outOfMemory,
+    readAsWatcher: true,
+  });
+  return { result: { ...strategyResult, metrics } };
 }
 
 /** A prediction in a line, for the terminal: its verdict and recovery times. */

@@ -54,6 +54,8 @@ export interface ServerEvents {
   /** A service of the user's (demo -target): its watcher's answers, and why it was not settled when the run began. */
   readonly watched?: WatchedService | undefined;
   readonly unsettled?: string | undefined;
+  /** A prediction beside a watched service: the reports read as its watcher reads it (VerdictInput.readAsWatcher). */
+  readonly readAsWatcher?: boolean | undefined;
 }
 
 export function computeMetrics(

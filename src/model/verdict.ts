@@ -98,12 +98,27 @@ export interface VerdictInput {
   readonly watched?: WatchedService | undefined;
   /** Why a watched service was not back at its baseline when the run began (undefined: it was): the run is not judged. */
   readonly unsettled?: string | undefined;
+  /**
+   * The simulator's prediction beside a watched service: "server back" read from the reports as
+   * the watcher reads the real service, each report one look at it (at baseline when its requests
+   * in service at that instant are at most the limit, so that a request arriving then waits at
+   * most about one service time), WATCHED_BACK_IN_A_ROW in a row; not the peak between reports,
+   * which the watcher does not see and which a bounded queue's bursts keep above the limit long
+   * after its requests are served at baseline again.
+   */
+  readonly readAsWatcher?: boolean | undefined;
 }
 
 /** A watcher's view of a service: one request at a time, each at baseline or not. */
 export interface WatchedService {
   /** Each request's send, ms from the run's start, in order, and whether it was served within `boundMs`. */
-  readonly answers: readonly { readonly atMs: number; readonly atBaseline: boolean }[];
+  readonly answers: readonly {
+    readonly atMs: number;
+    readonly atBaseline: boolean;
+    /** What the answer took, ms, and what became of the request (served, 503, timeout, …): the evidence, not the verdict's input. */
+    readonly latencyMs?: number;
+    readonly fate?: string;
+  }[];
   /** An answer at baseline comes within this, ms: the service's latency at rest, measured before the run. */
   readonly boundMs: number;
 }
@@ -236,6 +251,18 @@ function serverView(input: VerdictInput): ServerView {
     };
   }
   const afterResume = reportsAfterResume(input.server, phases);
+  if (input.readAsWatcher === true) {
+    const looks = { answers: input.server.map((sample) => ({ atMs: sample.atMs, atBaseline: sample.concurrency <= limit })), boundMs: 0 };
+    const bound = `${WATCHED_BACK_IN_A_ROW} reports in a row with at most ${limit} in service, as a watcher sees it`;
+    return {
+      seen: afterResume.length > 0,
+      backMs: watchedBackMs(looks, phases),
+      notBack: (since) =>
+        `server not back at baseline (${bound}) by its last report, ${seconds(afterResume.at(-1)!.atMs - phases.resumeAtMs)} ${since}: a metastable failure`,
+      backWords: `server back at baseline (${bound})`,
+      unseenWords: "server report",
+    };
+  }
   return {
     seen: afterResume.length > 0,
     backMs: serverBackMs(afterResume, phases.resumeAtMs, limit),

@@ -35,9 +35,9 @@ export interface ExperimentPlan {
   readonly tiers?: readonly TierPlan[] | undefined;
   readonly clientArgs: readonly string[];
   /**
-   * A service the user runs (demo -target) instead of ./server: the clients call its URL, a stop
-   * or a crash strikes its process group, and a watcher's answers stand for a server's reports.
-   * The demo starts it before the first strategy and stops it after the last.
+   * A service the user runs (demo -target, choose -validate -target) instead of ./server: the
+   * clients call its URL, a stop or a crash strikes its process group, and a watcher's answers
+   * stand for a server's reports. The program starts it before the first run and stops it after the last.
    */
   readonly target?: TargetPlan | undefined;
   /** The herd's load and seed, for a spike's extra clients (needed only with a spike). */
@@ -509,7 +509,7 @@ class ExperimentRun {
     await client.stop();
     // A chain's tiers finish the calls they hold for the users before they stop, so that each tier's counts are whole.
     if (this.isChain) await drained(this.servers as ServerProcess[], Date.now(), this.options.signal);
-    // A target runs on between strategies: the demo stops it after the last.
+    // A target runs on between runs: the program stops it after the last.
     const own = this.plan.target === undefined ? this.servers : [];
     for (const tier of own) await tier.stop();
     this.watched = await this.watching?.stop();

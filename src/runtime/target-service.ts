@@ -6,7 +6,7 @@ import { ChildProgram, processExists, signalGroup } from "./child-program.ts";
 import type { PlayedServer } from "./server-process.ts";
 
 /**
- * How the crash experiment may act on a service the user runs (demo -target):
+ * How the crash experiment may act on a service the user runs (demo -target, choose -validate -target):
  * - command: it starts the command in a process group of its own, stops and resumes that group
  *   (SIGSTOP, SIGCONT: what Ctrl-Z and fg do to a job), kills it for a crash and starts it again;
  * - pid: a process already running, whose process group it may stop and resume, nothing more;
@@ -67,7 +67,7 @@ export class TargetService implements PlayedServer {
   /**
    * A target given by its pid that has ended: the run fails in one line rather than judging a
    * service that is gone. (A command's process is watched as a program of the run.) A target has
-   * no fault control: the demo refuses capacity, slow and errors before the run.
+   * no fault control: the demo refuses capacity, slow and errors before the run (choose -validate plays only stops).
    */
   get failure(): Error | undefined {
     const control = this.control;
@@ -105,21 +105,40 @@ export class TargetService implements PlayedServer {
     if (this.current?.running === true) return;
     if (control.kind === "pid") this.group = processGroupToSignal(control.pid);
     if (control.kind !== "command") {
-      if (!this.checked && !(await accepts(this.url))) throw new FatalError(`cannot connect to ${this.url.host}: is the service running?`);
+      if (!this.checked) await this.refuseUnreachable();
       this.checked = true;
       return;
     }
-    // Something else answering on the port would pass for the command's service.
-    if (this.incarnations.length === 0 && (await accepts(this.url))) {
-      throw new FatalError(
-        `${this.url.host} accepts connections already: -target-cmd starts the service itself (stop the one running, or use -target-pid)`,
-      );
-    }
+    if (this.incarnations.length === 0) await this.refuseTakenPort();
     const program = new ChildProgram("target", "/bin/sh", ["-c", control.command]);
     this.incarnations.push(program);
     this.current = program;
     this.group = program.pid;
     await waitUntilReady(this.url, program, stop);
+  }
+
+  /**
+   * What the first start() refuses, checked without starting anything, before a long run (choose
+   * measures for minutes first): a pid the run may not stop, a service that does not accept
+   * connections, or a port something else holds before the command runs.
+   */
+  async preflight(): Promise<void> {
+    if (this.control.kind === "pid") processGroupToSignal(this.control.pid);
+    if (this.control.kind === "command") await this.refuseTakenPort();
+    else await this.refuseUnreachable();
+  }
+
+  private async refuseUnreachable(): Promise<void> {
+    if (!(await accepts(this.url))) throw new FatalError(`cannot connect to ${this.url.host}: is the service running?`);
+  }
+
+  /** Something else answering on the port would pass for the command's service. */
+  private async refuseTakenPort(): Promise<void> {
+    if (await accepts(this.url)) {
+      throw new FatalError(
+        `${this.url.host} accepts connections already: -target-cmd starts the service itself (stop the one running, or use -target-pid)`,
+      );
+    }
   }
 
   /** A crash: the command's whole group killed at once; connections are refused until start(). */
@@ -167,12 +186,12 @@ export class TargetService implements PlayedServer {
 }
 
 /**
- * The process group of `pid`, which the demo may stop: a process of this user's, not pid 1, and
- * not in the demo's own group (stopping that would stop the demo). Anything else is a usage
+ * The process group of `pid`, which the experiment may stop: a process of this user's, not pid 1, and
+ * not in this program's own group (stopping that would stop the demo or choose). Anything else is a usage
  * error of one line.
  */
 export function processGroupToSignal(pid: number): number {
-  if (!Number.isSafeInteger(pid) || pid <= 1) throw new UsageError(`-target-pid ${pid}: not a process the demo may stop`);
+  if (!Number.isSafeInteger(pid) || pid <= 1) throw new UsageError(`-target-pid ${pid}: not a process the experiment may stop`);
   const stat = procStat(pid);
   if (stat === undefined) throw new UsageError(`-target-pid ${pid}: no such process`);
   const uid = processUid(pid);
@@ -182,9 +201,11 @@ export function processGroupToSignal(pid: number): number {
   }
   const ownGroup = procStat(process.pid)?.group;
   if (stat.group === ownGroup) {
-    throw new UsageError(`-target-pid ${pid}: the process is in the demo's own process group ${ownGroup}; stopping it would stop the demo`);
+    throw new UsageError(
+      `-target-pid ${pid}: the process is in this program's own process group ${ownGroup}; stopping it would stop this program too`,
+    );
   }
-  if (stat.group <= 1) throw new UsageError(`-target-pid ${pid}: its process group ${stat.group} is not one the demo may stop`);
+  if (stat.group <= 1) throw new UsageError(`-target-pid ${pid}: its process group ${stat.group} is not one the experiment may stop`);
   return stat.group;
 }
 

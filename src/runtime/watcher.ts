@@ -19,7 +19,7 @@ const MAX_BODY_BYTES = 1024 * 1024;
  * of ./server in the verdict (src/model/verdict.ts, WatchedService).
  */
 export class Watcher {
-  private readonly answers: { atMs: number; atBaseline: boolean }[] = [];
+  private readonly answers: WatchedService["answers"][number][] = [];
   private readonly controller = new AbortController();
   private readonly done: Promise<void>;
   private readonly plan: WatchPlan;
@@ -44,7 +44,9 @@ export class Watcher {
       const exchange = await exchangeOnce(url, { timeoutMs: this.plan.timeoutMs, maxBodyBytes: MAX_BODY_BYTES }, now, stop);
       if (stop.aborted) return;
       const atBaseline = exchange.fate === "served" && exchange.endedAt - exchange.sentAt <= this.plan.boundMs;
-      this.answers.push({ atMs: exchange.sentAt - originEpochMs, atBaseline });
+      // How long it took and what became of it: the evidence behind each answer, kept in <strategy>.watcher.jsonl.
+      const latencyMs = Math.round(exchange.endedAt - exchange.sentAt);
+      this.answers.push({ atMs: exchange.sentAt - originEpochMs, atBaseline, latencyMs, fate: exchange.fate });
       await pause(this.plan.intervalMs, stop);
     }
   }

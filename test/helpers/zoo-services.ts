@@ -18,13 +18,37 @@ export interface ZooService {
   stop(): Promise<void>;
 }
 
+/** The same service as one shell command (demo -target-cmd): its programs in one process group, the front in the foreground. */
+export interface ZooCommand {
+  readonly url: string;
+  readonly command: string;
+  readonly versions: readonly string[];
+}
+
 export interface ZooEntry {
   readonly name: string;
   /** What it is, and what its documentation says it does with excess work. */
   readonly setup: string;
   /** The Debian packages it needs. */
   readonly packages: readonly string[];
+  /** Starts it, each program in a process group of its own, on free loopback ports. */
   start(): Promise<ZooService>;
+  /** Writes its files into `dir` (which the caller removes) and says the command that runs it on free loopback ports. */
+  command(dir: string): Promise<ZooCommand>;
+}
+
+/** One program of a service: what runs, and the loopback port where it is ready. */
+interface ProgramSpec {
+  readonly name: string;
+  readonly path: string;
+  readonly args: readonly string[];
+  readonly port: number;
+}
+
+/** A service's programs, the back first (each waits for the one before it), and what they are. */
+interface Layout {
+  readonly programs: readonly ProgramSpec[];
+  readonly versions: readonly string[];
 }
 
 const APP_DIR = resolve(import.meta.dirname, "../fixtures/sleeper");
@@ -32,97 +56,120 @@ const APP_DIR = resolve(import.meta.dirname, "../fixtures/sleeper");
 const SLEEP_MS = 50;
 
 export const ZOO: readonly ZooEntry[] = [
-  {
+  zooEntry({
     name: "gunicorn-sync",
     setup: "gunicorn, 4 sync workers of 50 ms, as it comes: a worker accepts only when free, so the queue is the listen backlog (2048)",
     packages: ["gunicorn", "python3-gunicorn"],
-    start: () => withDir((_dir, started) => gunicorn(["-w", "4", "-k", "sync"], started)),
-  },
-  {
+    layout: async () => gunicorn(["-w", "4", "-k", "sync"]),
+  }),
+  zooEntry({
     name: "gunicorn-sync-backlog-16",
     setup: "the same with --backlog 16: past 4 + 17 held, the kernel drops the SYN (tcp_abort_on_overflow 0)",
     packages: ["gunicorn", "python3-gunicorn"],
-    start: () => withDir((_dir, started) => gunicorn(["-w", "4", "-k", "sync", "--backlog", "16"], started)),
-  },
-  {
+    layout: async () => gunicorn(["-w", "4", "-k", "sync", "--backlog", "16"]),
+  }),
+  zooEntry({
     name: "gunicorn-gthread",
     setup: "gunicorn, 1 gthread worker of 4 threads: it accepts eagerly and queues in its own process (up to --worker-connections, 1000)",
     packages: ["gunicorn", "python3-gunicorn"],
-    start: () => withDir((_dir, started) => gunicorn(["-w", "1", "-k", "gthread", "--threads", "4"], started)),
-  },
-  {
+    layout: async () => gunicorn(["-w", "1", "-k", "gthread", "--threads", "4"]),
+  }),
+  zooEntry({
     name: "nginx-limit-conn",
     setup: "nginx in front of gunicorn-sync with limit_conn 8 per address: the ninth connection in service is answered 503 at once",
     packages: ["nginx-light", "gunicorn", "python3-gunicorn"],
-    start: () =>
-      withDir(async (dir, started) => {
-        const upstream = await gunicorn(["-w", "4", "-k", "sync"], started);
-        return nginx(dir, upstream, ["limit_conn_zone $binary_remote_addr zone=peraddress:1m;"], ["limit_conn peraddress 8;"], started);
-      }),
-  },
-  {
+    layout: async (dir) =>
+      behind(await gunicorn(["-w", "4", "-k", "sync"]), (upstream) =>
+        nginx(dir, upstream, ["limit_conn_zone $binary_remote_addr zone=peraddress:1m;"], ["limit_conn peraddress 8;"]),
+      ),
+  }),
+  zooEntry({
     name: "haproxy-maxconn-queue",
     setup:
       "haproxy in front of gunicorn-sync: maxconn 4 to the server, a request waits in haproxy's queue at most timeout queue 500 ms, then 503",
     packages: ["haproxy", "gunicorn", "python3-gunicorn"],
-    start: () =>
-      withDir(async (dir, started) => {
-        const upstream = await gunicorn(["-w", "4", "-k", "sync"], started);
-        return haproxy(dir, upstream, started);
-      }),
-  },
-  {
+    layout: async (dir) => behind(await gunicorn(["-w", "4", "-k", "sync"]), (upstream) => haproxy(dir, upstream)),
+  }),
+  zooEntry({
     name: "apache2-prefork",
     setup:
       "apache2 prefork as a reverse proxy to gunicorn (16 workers): MaxRequestWorkers 4, ListenBacklog 16, so past 4 + 17 the SYN is dropped",
     packages: ["apache2", "gunicorn", "python3-gunicorn"],
-    start: () =>
-      withDir(async (dir, started) => {
-        const upstream = await gunicorn(["-w", "16", "-k", "sync"], started);
-        return apache(dir, upstream, started);
-      }),
-  },
+    layout: async (dir) => behind(await gunicorn(["-w", "16", "-k", "sync"]), (upstream) => apache(dir, upstream)),
+  }),
 ];
 
-/** The programs a service started, each stopped at its end; the first is the one its users call. */
-type Started = ChildProgram[];
-
-/** Runs `start` with a fresh directory and a list of programs, both cleaned up by the service's `stop`, or at once if it fails. */
-async function withDir(start: (dir: string, started: Started) => Promise<{ url: string; versions: string[] }>): Promise<ZooService> {
-  const dir = mkdtempSync(join(tmpdir(), "thundering-herd-zoo-"));
-  const started: Started = [];
-  const stop = async () => {
-    // The front first: it stops sending to the back.
-    for (const program of [...started].reverse()) await program.stop();
-    rmSync(dir, { recursive: true, force: true });
+function zooEntry(entry: { name: string; setup: string; packages: string[]; layout: (dir: string) => Promise<Layout> }): ZooEntry {
+  const { layout, ...about } = entry;
+  return {
+    ...about,
+    start: async () => {
+      const dir = mkdtempSync(join(tmpdir(), "thundering-herd-zoo-"));
+      const started: ChildProgram[] = [];
+      const stop = async () => {
+        // The front first: it stops sending to the back.
+        for (const program of [...started].reverse()) await program.stop();
+        rmSync(dir, { recursive: true, force: true });
+      };
+      try {
+        const { programs, versions } = await layout(dir);
+        for (const spec of programs) {
+          const program = new ChildProgram(spec.name, spec.path, spec.args);
+          started.push(program);
+          await waitForPort(spec.port, program);
+        }
+        return { url: urlOf(programs), versions, stop };
+      } catch (error) {
+        await stop();
+        throw error;
+      }
+    },
+    command: async (dir) => {
+      const { programs, versions } = await layout(dir);
+      const script = join(dir, "run.sh");
+      // Bash for /dev/tcp: each program behind waits until the one before it accepts, so the first request at rest is served.
+      const lines = programs.map((spec, index) =>
+        index === programs.length - 1
+          ? `exec ${shellWords([spec.path, ...spec.args])}`
+          : `${shellWords([spec.path, ...spec.args])} &\nuntil (exec 3<>/dev/tcp/127.0.0.1/${spec.port}) 2>/dev/null; do sleep 0.05; done`,
+      );
+      writeFileSync(script, ["#!/bin/bash", ...lines, ""].join("\n"));
+      return { url: urlOf(programs), command: `exec /bin/bash ${script}`, versions };
+    },
   };
-  try {
-    return { ...(await start(dir, started)), stop };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
 }
 
-async function gunicorn(args: readonly string[], started: Started): Promise<{ url: string; versions: string[] }> {
-  const program = new ChildProgram("gunicorn", "/usr/bin/python3", [
-    ...["-m", "gunicorn", "-b", "127.0.0.1:0", "-e", `SLEEP_MS=${SLEEP_MS}`, "--chdir", APP_DIR],
-    ...args,
-    "app:application",
-  ]);
-  started.unshift(program);
-  const listening = await program.waitForLine(/Listening at: http:\/\/127\.0\.0\.1:\d+/, { stream: "stderr", timeoutMs: 30_000 });
-  const version = /Starting gunicorn (\S+)/.exec(program.stderr.map((line) => line.text).join("\n"))?.[1];
-  return { url: `http://127.0.0.1:${/:(\d+) \(/.exec(listening)![1]}/`, versions: [`gunicorn ${version ?? "(version not printed)"}`] };
+/** The front's URL: the last program's port. */
+function urlOf(programs: readonly ProgramSpec[]): string {
+  return `http://127.0.0.1:${programs.at(-1)!.port}/`;
 }
 
-async function nginx(
-  dir: string,
-  upstream: { url: string; versions: string[] },
-  httpLines: readonly string[],
-  locationLines: readonly string[],
-  started: Started,
-): Promise<{ url: string; versions: string[] }> {
+/** A front in front of `upstream`'s programs. */
+async function behind(upstream: Layout, front: (upstreamUrl: string) => Promise<Layout>): Promise<Layout> {
+  const served = await front(urlOf(upstream.programs));
+  return { programs: [...upstream.programs, ...served.programs], versions: [...served.versions, ...upstream.versions] };
+}
+
+function shellWords(words: readonly string[]): string {
+  return words.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`)).join(" ");
+}
+
+async function gunicorn(args: readonly string[]): Promise<Layout> {
+  const port = await freePort();
+  return {
+    programs: [
+      {
+        name: "gunicorn",
+        path: "/usr/bin/python3",
+        args: ["-m", "gunicorn", "-b", `127.0.0.1:${port}`, "-e", `SLEEP_MS=${SLEEP_MS}`, "--chdir", APP_DIR, ...args, "app:application"],
+        port,
+      },
+    ],
+    versions: [`gunicorn ${/version (\S+?)\)/.exec(spawnText("/usr/bin/python3", ["-m", "gunicorn", "--version"]))?.[1] ?? "(unknown)"}`],
+  };
+}
+
+async function nginx(dir: string, upstreamUrl: string, httpLines: readonly string[], locationLines: readonly string[]): Promise<Layout> {
   const port = await freePort();
   const conf = join(dir, "nginx.conf");
   writeFileSync(
@@ -137,24 +184,19 @@ async function nginx(
       "  access_log off;",
       ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((kind) => `  ${kind}_temp_path ${join(dir, kind)};`),
       ...httpLines.map((line) => `  ${line}`),
-      `  server { listen 127.0.0.1:${port}; location / { ${locationLines.join(" ")} proxy_pass ${upstream.url}; } }`,
+      `  server { listen 127.0.0.1:${port}; location / { ${locationLines.join(" ")} proxy_pass ${upstreamUrl}; } }`,
       "}",
     ].join("\n"),
   );
-  const program = new ChildProgram("nginx", "/usr/sbin/nginx", ["-p", dir, "-c", conf, "-e", "stderr"]);
-  started.push(program);
-  await program.waitForLine(/start worker process \d+/, { stream: "stderr", timeoutMs: 20_000 });
-  const version = /nginx\/(\S+)/.exec(spawnText("/usr/sbin/nginx", ["-v"]))?.[1];
-  return { url: `http://127.0.0.1:${port}/`, versions: [`nginx ${version ?? "(version not printed)"}`, ...upstream.versions] };
+  return {
+    programs: [{ name: "nginx", path: "/usr/sbin/nginx", args: ["-p", dir, "-c", conf, "-e", "stderr"], port }],
+    versions: [`nginx ${/nginx\/(\S+)/.exec(spawnText("/usr/sbin/nginx", ["-v"]))?.[1] ?? "(unknown)"}`],
+  };
 }
 
-/** A service's address and the programs behind it, as they said their versions. */
-type Served = { url: string; versions: string[] };
-
-async function haproxy(dir: string, upstream: Served, started: Started): Promise<Served> {
+async function haproxy(dir: string, upstreamUrl: string): Promise<Layout> {
   const port = await freePort();
   const conf = join(dir, "haproxy.cfg");
-  const backend = new URL(upstream.url);
   writeFileSync(
     conf,
     [
@@ -170,17 +212,17 @@ async function haproxy(dir: string, upstream: Served, started: Started): Promise
       `  bind 127.0.0.1:${port}`,
       "  default_backend service",
       "backend service",
-      `  server sleeper ${backend.host} maxconn 4`,
+      `  server sleeper ${new URL(upstreamUrl).host} maxconn 4`,
       "",
     ].join("\n"),
   );
-  const program = new ChildProgram("haproxy", "/usr/sbin/haproxy", ["-db", "-f", conf]);
-  started.push(program);
-  await waitForPort(port, program);
-  return { url: `http://127.0.0.1:${port}/`, versions: [haproxyVersion(), ...upstream.versions] };
+  return {
+    programs: [{ name: "haproxy", path: "/usr/sbin/haproxy", args: ["-db", "-f", conf], port }],
+    versions: [`haproxy ${/version (\S+)/i.exec(spawnText("/usr/sbin/haproxy", ["-v"]))?.[1] ?? "(unknown)"}`],
+  };
 }
 
-async function apache(dir: string, upstream: Served, started: Started): Promise<Served> {
+async function apache(dir: string, upstreamUrl: string): Promise<Layout> {
   const port = await freePort();
   const conf = join(dir, "apache2.conf");
   const modules = ["mpm_prefork", "proxy", "proxy_http", "authz_core"];
@@ -204,22 +246,14 @@ async function apache(dir: string, upstream: Served, started: Started): Promise<
       "ServerLimit 4",
       "MaxRequestWorkers 4",
       "KeepAlive Off",
-      `ProxyPass / ${upstream.url}`,
+      `ProxyPass / ${upstreamUrl}`,
       "",
     ].join("\n"),
   );
-  const program = new ChildProgram("apache2", "/usr/sbin/apache2", ["-f", conf, "-DFOREGROUND"]);
-  started.push(program);
-  await waitForPort(port, program);
-  return { url: `http://127.0.0.1:${port}/`, versions: [apacheVersion(), ...upstream.versions] };
-}
-
-function haproxyVersion(): string {
-  return `haproxy ${/version (\S+)/i.exec(spawnText("/usr/sbin/haproxy", ["-v"]))?.[1] ?? "(unknown)"}`;
-}
-
-function apacheVersion(): string {
-  return `apache2 ${/Apache\/(\S+)/.exec(spawnText("/usr/sbin/apache2", ["-v"]))?.[1] ?? "(unknown)"}`;
+  return {
+    programs: [{ name: "apache2", path: "/usr/sbin/apache2", args: ["-f", conf, "-DFOREGROUND"], port }],
+    versions: [`apache2 ${/Apache\/(\S+)/.exec(spawnText("/usr/sbin/apache2", ["-v"]))?.[1] ?? "(unknown)"}`],
+  };
 }
 
 function spawnText(command: string, args: readonly string[]): string {

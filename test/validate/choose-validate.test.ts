@@ -45,9 +45,9 @@ describe("choose -validate", () => {
       { command: process.execPath },
     );
     expect(await run.exited, run.stderrLines.join("\n")).toBe(0);
-    const result = JSON.parse(run.stdoutLines.join("\n")) as { ranking: { id: string }[]; validation: Validation[] };
+    const result = JSON.parse(run.stdoutLines.join("\n")) as { ranking: { id: string }[]; validation: { rows: Validation[] } };
     expect(result.ranking[0]!.id).toBe("no-retries");
-    const rows = new Map(result.validation.map((row) => [row.id, row]));
+    const rows = new Map(result.validation.rows.map((row) => [row.id, row]));
     expect([...rows.keys()]).toEqual(["no-retries", "fixed"]);
     expect(rows.get("fixed")).toMatchObject({ simulated: "collapsed", measured: "collapsed", agrees: true });
     expect(rows.get("no-retries")).toMatchObject({ simulated: "recovered", measured: "recovered", agrees: true });

@@ -196,9 +196,12 @@ describe("the exact usage error, in process", () => {
     [["-target-cmd", "gunicorn app:application"], "demo: -target-cmd and -target-pid go with -target URL, the service they run"],
     [
       ["-target", "http://192.0.2.1/"],
-      "demo: -target 192.0.2.1: the demo stops and loads the service it names: only on this machine's loopback",
+      "demo: -target 192.0.2.1: the crash experiment stops and loads the service it names: only on this machine's loopback",
     ],
-    [[...TARGET, "-target-cmd", "x", "-target-pid", "5"], "demo: -target-cmd or -target-pid: one says how the demo acts on the service"],
+    [
+      [...TARGET, "-target-cmd", "x", "-target-pid", "5"],
+      "demo: -target-cmd or -target-pid: one says how the crash experiment acts on the service",
+    ],
     [
       TARGET,
       "demo: the demo's stop (no -faults): a stop goes to the service's processes: it needs -target-cmd or -target-pid (-target alone takes spikes)",

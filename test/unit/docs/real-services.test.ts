@@ -1,7 +1,15 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type RealServicesFile, realServicesTable } from "../../helpers/real-services-table.ts";
+import {
+  type RealServicesFile,
+  realAgainstPredictedTable,
+  realServicesChooseTable,
+  realServicesReadmeTable,
+  realServicesTable,
+  type RepeatFile,
+  repeatTable,
+} from "../../helpers/real-services-table.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const read = (file: string) => readFileSync(resolve(ROOT, file), "utf8");
@@ -13,19 +21,30 @@ interface RecordedFile extends RealServicesFile {
 describe("docs/real-services.md and docs/probe.md quote docs/real-services.json", () => {
   const file = JSON.parse(read("docs/real-services.json")) as RecordedFile;
 
-  it("the page's table is the file's, row by row", () => {
-    // Cell by cell: the page's columns are padded to line up, the separator's dashes with them.
-    const cells = (text: string) =>
-      text
-        .split("\n")
-        .filter((line) => line.startsWith("|") && !/^\|[\s|-]+\|$/.test(line))
-        .map((line) =>
-          line
-            .slice(1, -1)
-            .split("|")
-            .map((cell) => cell.trim()),
-        );
-    expect(cells(read("docs/real-services.md"))).toEqual(cells(realServicesTable(file)));
+  // Cell by cell: the tables' columns are padded to line up, the separator's dashes with them.
+  const cells = (text: string) =>
+    text
+      .split("\n")
+      .filter((line) => line.startsWith("|") && !/^\|[\s|-]+\|$/.test(line))
+      .map((line) =>
+        line
+          .slice(1, -1)
+          .split("|")
+          .map((cell) => cell.trim()),
+      );
+
+  it("the page's tables are the file's, row by row: the probe's, each real run beside its prediction, the disagreements repeated, choose's order on the service", () => {
+    const repeats = JSON.parse(read("docs/real-services-repeat.json")) as RepeatFile;
+    const tables = [realServicesTable(file), realAgainstPredictedTable(file), repeatTable(repeats), realServicesChooseTable(file)];
+    expect(cells(read("docs/real-services.md"))).toEqual(cells(tables.join("\n")));
+  });
+
+  it("the README's table, after its marker, is the file's", () => {
+    const readme = read("README.md");
+    const after = readme.slice(readme.indexOf("<!-- real-services: docs/real-services.json -->"));
+    const table = /\n((?:\|.*\|\n)+)/.exec(after)?.[1] ?? "";
+    expect(readme).toContain("<!-- real-services: docs/real-services.json -->");
+    expect(cells(table)).toEqual(cells(realServicesReadmeTable(file)));
   });
 
   it("the probe's page shows gunicorn-sync's lines past saturation as the file has them", () => {

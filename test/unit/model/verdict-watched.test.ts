@@ -70,4 +70,52 @@ describe("the verdict on a watched service", () => {
       "the service was not back at its baseline when the run began (not back at its baseline after 1m0s): the run is not judged",
     );
   });
+
+  it("reads a simulated server as the watcher reads a real one when asked: a burst between reports does not hold it back", () => {
+    // Reports every second from the resume: in service now / most since the last report. The
+    // queue is back at baseline 2 s after the resume, but bursts of 9 between reports go on.
+    const reports = [
+      [20, 21],
+      [12, 21],
+      [3, 9],
+      [2, 9],
+      [4, 6],
+      [1, 9],
+      [3, 5],
+      [2, 9],
+      [3, 6],
+      [1, 5],
+    ].map(([concurrency, peak], index) => ({
+      atMs: 10_000 + 1_000 * index,
+      concurrency: concurrency!,
+      peakConcurrency: peak!,
+      lastDelayMs: 50,
+      peakDelayMs: 50,
+    }));
+    const input = {
+      server: reports,
+      client: windows([
+        [40, 0],
+        [40, 0],
+        [40, 0],
+        [40, 0],
+      ]),
+      phases: PHASES,
+      concurrencyLimit: 8,
+      baselineOkPerSec: 40,
+    };
+    // Read from the peaks, it is back only from the report that closes the last burst.
+    expect(judge(input)).toMatchObject({ verdict: "recovered", serverBackMs: 7_000 });
+    const asWatcher = judge({ ...input, readAsWatcher: true });
+    expect(asWatcher).toMatchObject({ verdict: "recovered", serverBackMs: 2_000 });
+    expect(asWatcher.why).toMatch(
+      /^server back at baseline \(3 reports in a row with at most 8 in service, as a watcher sees it\) 2\.0 s after resume; /,
+    );
+    // Still above the limit at its last looks: not back, read either way.
+    const stuck = judge({ ...input, server: reports.map((report) => ({ ...report, concurrency: 20 })), readAsWatcher: true });
+    expect(stuck.verdict).toBe("collapsed");
+    expect(stuck.why).toMatch(
+      /^server not back at baseline \(3 reports in a row with at most 8 in service, as a watcher sees it\) by its last report, 9\.0 s after resume/,
+    );
+  });
 });

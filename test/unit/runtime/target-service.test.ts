@@ -103,7 +103,7 @@ describe("a target given by its pid", () => {
   it("refuses pid 1, a pid that is gone, and the demo's own group, each in one line", async () => {
     expect(() => processGroupToSignal(1)).toThrow(UsageError);
     expect(() => processGroupToSignal(process.pid)).toThrow(
-      /^-target-pid \d+: the process is in the demo's own process group \d+; stopping it would stop the demo$/,
+      /^-target-pid \d+: the process is in this program's own process group \d+; stopping it would stop this program too$/,
     );
     const gone = spawn("true");
     await new Promise((done) => gone.once("exit", done));

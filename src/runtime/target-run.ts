@@ -4,13 +4,12 @@ import { FatalError, UsageError } from "../cli/usage-error.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
 import { faultKind } from "../model/faults/kinds.ts";
 import { percentile } from "../model/percentile.ts";
-import { type Baseline, baselineBoundMs, timeToBaseline } from "../runtime/back-to-baseline.ts";
-import type { TargetPlan } from "../runtime/experiment.ts";
-import { exchangeOnce } from "../runtime/one-request.ts";
-import type { OutputStream } from "../runtime/program-io.ts";
-import { type TargetControl, TargetService } from "../runtime/target-service.ts";
+import { type Baseline, baselineBoundMs, timeToBaseline } from "./back-to-baseline.ts";
+import type { TargetPlan } from "./experiment.ts";
+import { exchangeOnce } from "./one-request.ts";
+import { type TargetControl, TargetService } from "./target-service.ts";
 
-/** The demo's flags that say a target, as parsed. */
+/** The flags that say a target (the demo's, choose -validate's), as parsed. */
 export interface TargetFlags {
   readonly target: string;
   readonly "target-cmd": string;
@@ -33,8 +32,9 @@ export function targetOf(values: TargetFlags, faults: readonly Fault[], isChain:
   }
   const url = new URL(values.target);
   if (!isLoopback(url.hostname))
-    throw new UsageError(`-target ${url.host}: the demo stops and loads the service it names: only on this machine's loopback`);
-  if (command !== "" && pid !== 0) throw new UsageError("-target-cmd or -target-pid: one says how the demo acts on the service");
+    throw new UsageError(`-target ${url.host}: the crash experiment stops and loads the service it names: only on this machine's loopback`);
+  if (command !== "" && pid !== 0)
+    throw new UsageError("-target-cmd or -target-pid: one says how the crash experiment acts on the service");
   if (isChain) throw new UsageError("-target runs the experiment on one service, not on a chain of tiers");
   const control: TargetControl = command !== "" ? { kind: "command", command } : pid !== 0 ? { kind: "pid", pid } : { kind: "none" };
   for (const fault of faults) refuseFault(fault, control, faultsGiven);
@@ -73,12 +73,12 @@ export interface PreparedTarget {
 /**
  * Starts the target (or checks it), then measures its baseline: BASELINE_REQUESTS requests, one at
  * a time, each on a connection of its own and within the clients' timeout; one not served ends the
- * demo in one line.
+ * experiment (the demo, choose's validation) in one line.
  */
 export async function prepareTarget(
   service: TargetService,
   timeoutMs: number,
-  stderr: OutputStream,
+  say: (line: string) => void,
   stop: AbortSignal,
 ): Promise<PreparedTarget> {
   await service.start(stop);
@@ -89,7 +89,7 @@ export async function prepareTarget(
     if (exchange.fate !== "served" && !stop.aborted) {
       const status = exchange.status === undefined ? "" : ` ${exchange.status}`;
       throw new FatalError(
-        `-target ${service.url.href}: a request at rest was not served (${exchange.fate}${status}): the demo measures its baseline first`,
+        `-target ${service.url.href}: a request at rest was not served (${exchange.fate}${status}): the experiment measures its baseline first`,
       );
     }
     latencies.push(exchange.endedAt - exchange.sentAt);
@@ -99,9 +99,9 @@ export async function prepareTarget(
   latencies.sort((a, b) => a - b);
   const baseline = { p50Ms: percentile(latencies, 0.5) ?? 0, p99Ms: percentile(latencies, 0.99) ?? 0 };
   const boundMs = Math.round(baselineBoundMs(baseline));
-  stderr.write(
-    `demo: target ${service.url.href} ${service.signalledName}: at rest p50 ${formatDuration(Math.round(baseline.p50Ms))}, ` +
-      `p99 ${formatDuration(Math.round(baseline.p99Ms))}; back at baseline means answers within ${formatDuration(boundMs)}\n`,
+  say(
+    `target ${service.url.href} ${service.signalledName}: at rest p50 ${formatDuration(Math.round(baseline.p50Ms))}, ` +
+      `p99 ${formatDuration(Math.round(baseline.p99Ms))}; back at baseline means answers within ${formatDuration(boundMs)}`,
   );
   return { baseline, plan: { service, watch: { boundMs, timeoutMs, intervalMs: WATCH_INTERVAL_MS } } };
 }
@@ -114,7 +114,7 @@ export async function prepareTarget(
 export async function settleTarget(
   prepared: PreparedTarget,
   strategy: string,
-  stderr: OutputStream,
+  say: (line: string) => void,
   stop: AbortSignal,
 ): Promise<string | undefined> {
   const { service, watch } = prepared.plan;
@@ -126,11 +126,11 @@ export async function settleTarget(
   const first = await back();
   if (stop.aborted) throw new Error("interrupted");
   if (first !== undefined && first > 0)
-    stderr.write(`demo: ${strategy}: the target was back at its baseline ${formatDuration(Math.round(first))} after the last run\n`);
+    say(`${strategy}: the target was back at its baseline ${formatDuration(Math.round(first))} after the last run`);
   if (first !== undefined) return undefined;
   const notBack = `not back at its baseline after ${formatDuration(SETTLE_MS)}`;
   if (service.control.kind !== "command") return notBack;
-  stderr.write(`demo: ${strategy}: the target was ${notBack}: started again\n`);
+  say(`${strategy}: the target was ${notBack}: started again`);
   await service.stop();
   await service.start(stop);
   const again = await back();
