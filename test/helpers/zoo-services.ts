@@ -126,14 +126,13 @@ function zooEntry(entry: { name: string; setup: string; packages: string[]; layo
     },
     command: async (dir) => {
       const { programs, versions } = await layout(dir);
-      const script = join(dir, "run.sh");
       // Bash for /dev/tcp: each program behind waits until the one before it accepts, so the first request at rest is served.
       const lines = programs.map((spec, index) =>
         index === programs.length - 1
           ? `exec ${shellWords([spec.path, ...spec.args])}`
           : `${shellWords([spec.path, ...spec.args])} &\nuntil (exec 3<>/dev/tcp/127.0.0.1/${spec.port}) 2>/dev/null; do sleep 0.05; done`,
       );
-      writeFileSync(script, ["#!/bin/bash", ...lines, ""].join("\n"));
+      const script = writeConf(dir, "run.sh", ["#!/bin/bash", ...lines, ""]);
       return { url: urlOf(programs), command: `exec /bin/bash ${script}`, versions };
     },
   };
@@ -165,95 +164,95 @@ async function gunicorn(args: readonly string[]): Promise<Layout> {
         port,
       },
     ],
-    versions: [`gunicorn ${/version (\S+?)\)/.exec(spawnText("/usr/bin/python3", ["-m", "gunicorn", "--version"]))?.[1] ?? "(unknown)"}`],
+    versions: [versionOf("gunicorn", "/usr/bin/python3", ["-m", "gunicorn", "--version"], /version (\S+?)\)/)],
   };
 }
 
 async function nginx(dir: string, upstreamUrl: string, httpLines: readonly string[], locationLines: readonly string[]): Promise<Layout> {
   const port = await freePort();
-  const conf = join(dir, "nginx.conf");
-  writeFileSync(
-    conf,
-    [
-      "daemon off;",
-      "worker_processes 1;",
-      `pid ${join(dir, "nginx.pid")};`,
-      "error_log stderr notice;",
-      "events { worker_connections 4096; }",
-      "http {",
-      "  access_log off;",
-      ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((kind) => `  ${kind}_temp_path ${join(dir, kind)};`),
-      ...httpLines.map((line) => `  ${line}`),
-      `  server { listen 127.0.0.1:${port}; location / { ${locationLines.join(" ")} proxy_pass ${upstreamUrl}; } }`,
-      "}",
-    ].join("\n"),
-  );
+  const conf = writeConf(dir, "nginx.conf", [
+    "daemon off;",
+    "worker_processes 1;",
+    `pid ${join(dir, "nginx.pid")};`,
+    "error_log stderr notice;",
+    "events { worker_connections 4096; }",
+    "http {",
+    "  access_log off;",
+    ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((kind) => `  ${kind}_temp_path ${join(dir, kind)};`),
+    ...httpLines.map((line) => `  ${line}`),
+    `  server { listen 127.0.0.1:${port}; location / { ${locationLines.join(" ")} proxy_pass ${upstreamUrl}; } }`,
+    "}",
+  ]);
   return {
     programs: [{ name: "nginx", path: "/usr/sbin/nginx", args: ["-p", dir, "-c", conf, "-e", "stderr"], port }],
-    versions: [`nginx ${/nginx\/(\S+)/.exec(spawnText("/usr/sbin/nginx", ["-v"]))?.[1] ?? "(unknown)"}`],
+    versions: [versionOf("nginx", "/usr/sbin/nginx", ["-v"], /nginx\/(\S+)/)],
   };
 }
 
 async function haproxy(dir: string, upstreamUrl: string): Promise<Layout> {
   const port = await freePort();
-  const conf = join(dir, "haproxy.cfg");
-  writeFileSync(
-    conf,
-    [
-      "global",
-      "  maxconn 4000",
-      "defaults",
-      "  mode http",
-      "  timeout connect 1s",
-      "  timeout client 30s",
-      "  timeout server 30s",
-      "  timeout queue 500ms",
-      "frontend users",
-      `  bind 127.0.0.1:${port}`,
-      "  default_backend service",
-      "backend service",
-      `  server sleeper ${new URL(upstreamUrl).host} maxconn 4`,
-      "",
-    ].join("\n"),
-  );
+  const conf = writeConf(dir, "haproxy.cfg", [
+    "global",
+    "  maxconn 4000",
+    "defaults",
+    "  mode http",
+    "  timeout connect 1s",
+    "  timeout client 30s",
+    "  timeout server 30s",
+    "  timeout queue 500ms",
+    "frontend users",
+    `  bind 127.0.0.1:${port}`,
+    "  default_backend service",
+    "backend service",
+    `  server sleeper ${new URL(upstreamUrl).host} maxconn 4`,
+    "",
+  ]);
   return {
     programs: [{ name: "haproxy", path: "/usr/sbin/haproxy", args: ["-db", "-f", conf], port }],
-    versions: [`haproxy ${/version (\S+)/i.exec(spawnText("/usr/sbin/haproxy", ["-v"]))?.[1] ?? "(unknown)"}`],
+    versions: [versionOf("haproxy", "/usr/sbin/haproxy", ["-v"], /version (\S+)/i)],
   };
 }
 
 async function apache(dir: string, upstreamUrl: string): Promise<Layout> {
   const port = await freePort();
-  const conf = join(dir, "apache2.conf");
   const modules = ["mpm_prefork", "proxy", "proxy_http", "authz_core"];
-  writeFileSync(
-    conf,
-    [
-      `ServerRoot ${dir}`,
-      `DefaultRuntimeDir ${dir}`,
-      `PidFile ${join(dir, "apache2.pid")}`,
-      `ErrorLog ${join(dir, "error.log")}`,
-      "LogLevel warn",
-      "ServerName localhost",
-      ...modules.map((name) => `LoadModule ${name}_module /usr/lib/apache2/modules/mod_${name}.so`),
-      "User www-data",
-      "Group www-data",
-      `Listen 127.0.0.1:${port}`,
-      "ListenBacklog 16",
-      "StartServers 4",
-      "MinSpareServers 4",
-      "MaxSpareServers 4",
-      "ServerLimit 4",
-      "MaxRequestWorkers 4",
-      "KeepAlive Off",
-      `ProxyPass / ${upstreamUrl}`,
-      "",
-    ].join("\n"),
-  );
+  const conf = writeConf(dir, "apache2.conf", [
+    `ServerRoot ${dir}`,
+    `DefaultRuntimeDir ${dir}`,
+    `PidFile ${join(dir, "apache2.pid")}`,
+    `ErrorLog ${join(dir, "error.log")}`,
+    "LogLevel warn",
+    "ServerName localhost",
+    ...modules.map((name) => `LoadModule ${name}_module /usr/lib/apache2/modules/mod_${name}.so`),
+    "User www-data",
+    "Group www-data",
+    `Listen 127.0.0.1:${port}`,
+    "ListenBacklog 16",
+    "StartServers 4",
+    "MinSpareServers 4",
+    "MaxSpareServers 4",
+    "ServerLimit 4",
+    "MaxRequestWorkers 4",
+    "KeepAlive Off",
+    `ProxyPass / ${upstreamUrl}`,
+    "",
+  ]);
   return {
     programs: [{ name: "apache2", path: "/usr/sbin/apache2", args: ["-f", conf, "-DFOREGROUND"], port }],
-    versions: [`apache2 ${/Apache\/(\S+)/.exec(spawnText("/usr/sbin/apache2", ["-v"]))?.[1] ?? "(unknown)"}`],
+    versions: [versionOf("apache2", "/usr/sbin/apache2", ["-v"], /Apache\/(\S+)/)],
   };
+}
+
+/** A file of the service's in `dir` (a program's configuration, the command's script): writes its lines, returns its path. */
+function writeConf(dir: string, name: string, lines: readonly string[]): string {
+  const path = join(dir, name);
+  writeFileSync(path, lines.join("\n"));
+  return path;
+}
+
+/** "<program> <version>", the version read from what `command args` prints; "(unknown)" where it says none. */
+function versionOf(program: string, command: string, args: readonly string[], version: RegExp): string {
+  return `${program} ${version.exec(spawnText(command, args))?.[1] ?? "(unknown)"}`;
 }
 
 function spawnText(command: string, args: readonly string[]): string {
