@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ClientWindow, Phases } from "../../../src/model/timeline.ts";
+import { fiveSecondWindows } from "../../helpers/client-windows.ts";
+import type { Phases } from "../../../src/model/timeline.ts";
 import { judge, type WatchedService, watchedBackMs } from "../../../src/model/verdict.ts";
 
 /*
@@ -14,17 +15,6 @@ function watched(fromMs: number, pattern: string): WatchedService {
   return { boundMs: 104, answers: [...pattern].map((letter, index) => ({ atMs: fromMs + 250 * index, atBaseline: letter === "b" })) };
 }
 
-/** Five-second client windows, [ok, timed out] per second. */
-const windows = (values: readonly (readonly [number, number])[]): ClientWindow[] =>
-  values.map(([ok, failed], index) => ({
-    startMs: index * 5_000,
-    endMs: (index + 1) * 5_000,
-    okPerSec: ok,
-    errorsPerSec: 0,
-    timedoutPerSec: failed,
-    attemptsPerSec: ok + failed,
-  }));
-
 describe("the verdict on a watched service", () => {
   it("is back from the first answer of the last run at baseline, three or more of them, after the resume", () => {
     // From the resume: 2 s not at baseline, a lucky pair, 1 s not, then at baseline to the end.
@@ -38,7 +28,7 @@ describe("the verdict on a watched service", () => {
   });
 
   it("judges from the watcher: collapsed where it is not back, recovered where it and the clients are", () => {
-    const client = windows([
+    const client = fiveSecondWindows([
       [40, 0],
       [40, 0],
       [0, 40],
@@ -58,7 +48,7 @@ describe("the verdict on a watched service", () => {
   it("does not judge a run that began before the service was back at its baseline", () => {
     const run = judge({
       server: [],
-      client: windows([[40, 0]]),
+      client: fiveSecondWindows([[40, 0]]),
       phases: PHASES,
       concurrencyLimit: 30,
       baselineOkPerSec: 40,
@@ -94,7 +84,7 @@ describe("the verdict on a watched service", () => {
     }));
     const input = {
       server: reports,
-      client: windows([
+      client: fiveSecondWindows([
         [40, 0],
         [40, 0],
         [40, 0],

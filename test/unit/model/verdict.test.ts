@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { fiveSecondWindows } from "../../helpers/client-windows.ts";
 import type { ClientWindow, Phases, ServerSample } from "../../../src/model/timeline.ts";
 import { clientsBackMs, judge, serverBackMs, VERDICT_DEFINITIONS } from "../../../src/model/verdict.ts";
 
@@ -10,18 +11,6 @@ function reports(startMs: number, values: readonly (readonly [number, number])[]
     lastDelayMs: 100,
     peakConcurrency: peak,
     peakDelayMs: 100,
-  }));
-}
-
-/** Five-second client windows from 0, each [ok, failed (timed out)] per second. */
-function windows(values: readonly (readonly [number, number])[]): ClientWindow[] {
-  return values.map(([ok, failed], index) => ({
-    startMs: index * 5_000,
-    endMs: (index + 1) * 5_000,
-    okPerSec: ok,
-    errorsPerSec: 0,
-    timedoutPerSec: failed,
-    attemptsPerSec: ok + failed,
   }));
 }
 
@@ -41,7 +30,7 @@ describe("verdict", () => {
       ),
       ...reports(35_000, [[0, 0], [1049, 1049], [400, 1049], [9, 400], ...Array.from({ length: 57 }, () => [8, 14] as const)]),
     ];
-    const client = windows([...steady(3), ...down(4), ...Array.from({ length: 12 }, () => [56, 12] as const)]);
+    const client = fiveSecondWindows([...steady(3), ...down(4), ...Array.from({ length: 12 }, () => [56, 12] as const)]);
     const judgement = judge({ server, client, phases, concurrencyLimit: 30, baselineOkPerSec: 100 });
     expect(judgement).toEqual({
       verdict: "recovering",
@@ -58,7 +47,7 @@ describe("verdict", () => {
       1_000,
       Array.from({ length: 14 }, () => [1, 2] as const),
     );
-    const client = windows([...steady(3), ...down(3)]);
+    const client = fiveSecondWindows([...steady(3), ...down(3)]);
     const judgement = judge({ server, client, phases, concurrencyLimit: 30, baselineOkPerSec: 100 });
     expect(judgement.verdict).toBe("too-short");
     expect(judgement.serverBackMs).toBeUndefined();
@@ -82,7 +71,7 @@ describe("verdict", () => {
   it("recovered when both came back, with each time reported separately", () => {
     const phases: Phases = { stopAtMs: 15_000, resumeAtMs: 35_000, endMs: 70_000 };
     const server = reports(35_000, [[0, 0], [900, 900], [31, 900], [20, 31], ...Array.from({ length: 32 }, () => [10, 12] as const)]);
-    const client = windows([...steady(3), ...down(4), [40, 50], [95, 4], [91, 0], [100, 0], [100, 0], [100, 0], [100, 0]]);
+    const client = fiveSecondWindows([...steady(3), ...down(4), [40, 50], [95, 4], [91, 0], [100, 0], [100, 0], [100, 0], [100, 0]]);
     const judgement = judge({ server, client, phases, concurrencyLimit: 30, baselineOkPerSec: 100 });
     // Server: the report at +3 s ends at 20 with its interval's peak of 31 above the limit:
     // the drop happened in that interval. Clients: the windows ending at 45 s and 50 s.
@@ -100,7 +89,7 @@ describe("verdict", () => {
       [7500, 7500],
       [7551, 7600],
     ]);
-    const judgement = judge({ server, client: windows(quiet(8)), phases, concurrencyLimit: 30, baselineOkPerSec: 100 });
+    const judgement = judge({ server, client: fiveSecondWindows(quiet(8)), phases, concurrencyLimit: 30, baselineOkPerSec: 100 });
     expect(judgement).toMatchObject({ verdict: "collapsed", serverBackMs: undefined, clientsBackMs: undefined });
     expect(judgement.why).toBe(
       "server still above its limit of 30 at its last report, 5.0 s after resume, with 7551 requests in service: a metastable failure",
@@ -152,7 +141,7 @@ describe("verdict", () => {
         [0, 0],
         [5, 40],
       ]),
-      client: windows(quiet(12)),
+      client: fiveSecondWindows(quiet(12)),
       phases,
       concurrencyLimit: 30,
       baselineOkPerSec: 0,
@@ -178,9 +167,9 @@ describe("verdict", () => {
     expect(serverBackMs(reports(35_000, [[30, 30]]), 35_000, 30)).toBe(0); // at the limit counts as back
     const phases: Phases = { stopAtMs: 15_000, resumeAtMs: 35_000, endMs: 95_000 };
     // One good window is not enough; errors + timeouts above 5 % of the baseline spoil a window.
-    expect(clientsBackMs(windows([...steady(7), [95, 0], [95, 6], [95, 5], [90, 0]]), phases, 100)).toBe(15_000);
-    expect(clientsBackMs(windows([...steady(7), [95, 0], [89, 0], [95, 0]]), phases, 100)).toBeUndefined();
-    expect(clientsBackMs(windows([...steady(12)]), phases, 0)).toBeUndefined();
+    expect(clientsBackMs(fiveSecondWindows([...steady(7), [95, 0], [95, 6], [95, 5], [90, 0]]), phases, 100)).toBe(15_000);
+    expect(clientsBackMs(fiveSecondWindows([...steady(7), [95, 0], [89, 0], [95, 0]]), phases, 100)).toBeUndefined();
+    expect(clientsBackMs(fiveSecondWindows([...steady(12)]), phases, 0)).toBeUndefined();
     expect(Object.keys(VERDICT_DEFINITIONS).sort()).toEqual(["collapsed", "invalid", "recovered", "recovering", "too-short"]);
   });
 
@@ -196,7 +185,7 @@ describe("verdict", () => {
         [400, 500],
       ]),
     ];
-    const collapsedClient = windows([...steady(3), ...down(16)]);
+    const collapsedClient = fiveSecondWindows([...steady(3), ...down(16)]);
     const marking = (
       client: ClientWindow[],
       index: number,
@@ -224,7 +213,7 @@ describe("verdict", () => {
           [5, 5],
         ]),
       ];
-      const client = windows([...steady(3), ...down(4), ...steady(12)]);
+      const client = fiveSecondWindows([...steady(3), ...down(4), ...steady(12)]);
       expect(judge({ server: recoveredServer, client, phases, concurrencyLimit: 30, baselineOkPerSec: 100 }).verdict).toBe("recovered");
       // The window of the outage's start (15 s to 20 s) counts: the load offered during the outage is part of the result.
       expect(
@@ -236,7 +225,7 @@ describe("verdict", () => {
     });
 
     it("does not count a marked window before the outage, nor one after the end", () => {
-      const client = windows([...steady(3), ...down(16)]);
+      const client = fiveSecondWindows([...steady(3), ...down(16)]);
       expect(judge({ server, client: marking(client, 1), phases, concurrencyLimit: 30, baselineOkPerSec: 100 }).verdict).toBe("collapsed");
       const shortPhases: Phases = { ...phases, endMs: 60_000 };
       expect(judge({ server, client: marking(client, 14), phases: shortPhases, concurrencyLimit: 30, baselineOkPerSec: 100 }).verdict).toBe(
