@@ -80,34 +80,38 @@ function verdictRank(verdict: Verdict): number | undefined {
   return judged.includes(verdict) ? VERDICTS.indexOf(verdict) : undefined;
 }
 
-/** Two times of the same verdict that differ less than this, or by less than this factor, tie. */
-const TIE_WITHIN_MS = 10_000;
-const TIE_FACTOR = 1.5;
+/** Two recovery times closer than this, or within this factor of each other, are the same time on one run. */
+const SAME_WITHIN_MS = 10_000;
+const SAME_FACTOR = 1.5;
+
+/**
+ * Whether two recovery times, ms, are the same on one run: within 10 s or a factor 1.5 of each
+ * other, whichever allows more (both never, Infinity, are the same). choose's tie on a service, and
+ * the rule by which docs/real-services.md holds a real run against its prediction.
+ */
+export function sameRecoveryTime(a: number, b: number): boolean {
+  return a === b || Math.abs(a - b) <= SAME_WITHIN_MS || Math.max(a, b) <= SAME_FACTOR * Math.min(a, b);
+}
 
 /**
  * Whether choose's order holds on the service: the winner's real run judged better than the named
  * loser's (a better verdict; the same verdict with its clients back sooner), a tie (the same
- * verdict, clients back within 10 s or a factor 1.5 of each other), or worse; undefined when a run
- * is missing or was not judged, or both collapsed (which says nothing of their order).
+ * verdict, clients back at the same time by sameRecoveryTime), or worse; undefined when a run is
+ * missing or was not judged, or both collapsed (which says nothing of their order).
  */
 export function orderOnService(winner: ValidationRow | undefined, loser: ValidationRow | undefined): Order {
-  if (winner === undefined || loser === undefined)
-    return { holds: undefined, words: "choose's order on your service: cannot tell: a candidate could not run on it" };
+  const order = (holds: boolean | undefined, words: string): Order => ({ holds, words: `choose's order on your service: ${words}` });
+  if (winner === undefined || loser === undefined) return order(undefined, "cannot tell: a candidate could not run on it");
   const said = (row: ValidationRow) =>
     `${row.id} ${row.measured}${row.measuredClientRecoveryMs === null ? "" : ` (clients back ${formatDuration(Math.round(row.measuredClientRecoveryMs / 100) * 100)})`}`;
   const both = `the winner ${said(winner)}, ${said(loser)}`;
   const [a, b] = [verdictRank(winner.measured), verdictRank(loser.measured)];
-  if (a === undefined || b === undefined) return { holds: undefined, words: `choose's order on your service: cannot tell: ${both}` };
-  if (a === b && winner.measured === "collapsed")
-    return { holds: undefined, words: `choose's order on your service: cannot tell: both collapsed at this outage: ${both}` };
-  if (a !== b) return { holds: a < b, words: `choose's order on your service: ${a < b ? "holds" : "DOES NOT HOLD"}: ${both}` };
+  if (a === undefined || b === undefined) return order(undefined, `cannot tell: ${both}`);
+  if (a === b && winner.measured === "collapsed") return order(undefined, `cannot tell: both collapsed at this outage: ${both}`);
+  if (a !== b) return order(a < b, `${a < b ? "holds" : "DOES NOT HOLD"}: ${both}`);
   const [wait, loserWait] = [winner.measuredClientRecoveryMs ?? Infinity, loser.measuredClientRecoveryMs ?? Infinity];
-  const tie =
-    wait === loserWait ||
-    Math.abs(wait - loserWait) <= TIE_WITHIN_MS ||
-    Math.max(wait, loserWait) <= TIE_FACTOR * Math.min(wait, loserWait);
-  if (tie) return { holds: true, words: `choose's order on your service: holds, as a tie on this outage: ${both}` };
-  return { holds: wait < loserWait, words: `choose's order on your service: ${wait < loserWait ? "holds" : "DOES NOT HOLD"}: ${both}` };
+  if (sameRecoveryTime(wait, loserWait)) return order(true, `holds, as a tie on this outage: ${both}`);
+  return order(wait < loserWait, `${wait < loserWait ? "holds" : "DOES NOT HOLD"}: ${both}`);
 }
 
 /** Re-runs candidates on the real programs, or on -target's service, at one outage and compares verdicts with the simulator's. */

@@ -1,3 +1,5 @@
+import { sameRecoveryTime } from "../../src/choose/validate.ts";
+
 /**
  * The tables of docs/real-services.md, from docs/real-services.json (scripts/real-services.ts):
  * per service, what the probe measured past saturation and what the scenario file says of it;
@@ -43,10 +45,6 @@ export interface RealServicesFile {
   }[];
 }
 
-/** Two times agree within this factor, or within AGREE_WITHIN_MS, whichever allows more (the issue's rule). */
-const AGREE_FACTOR = 1.5;
-const AGREE_WITHIN_MS = 10_000;
-
 /** The verdicts that judge a run; any other (invalid: the run started unsettled or its client fell behind; too-short) does not. */
 const JUDGED = ["recovered", "recovering", "collapsed"];
 
@@ -68,7 +66,7 @@ export function agreement(
     ["clients back", real.clientsBackMs, predicted.clientsBackMs],
   ] as const) {
     if (a === null && b === null) continue;
-    const close = a !== null && b !== null && (Math.abs(a - b) <= AGREE_WITHIN_MS || Math.max(a, b) <= AGREE_FACTOR * Math.min(a, b));
+    const close = a !== null && b !== null && sameRecoveryTime(a, b);
     if (!close) return { agrees: false, why: `${what} ${seconds(a)}, predicted ${seconds(b)}` };
   }
   return { agrees: true, why: "" };
