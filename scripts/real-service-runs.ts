@@ -21,9 +21,13 @@ const RUNS_DIR = "results/real-services";
  * 10 s; a minute observed after each. One seed for every run: the same users' draws in both clocks.
  */
 export const DEMO_SEED = 1;
-export const demoFlags = (seed: number) => [
+/** The users of every run, the demo's and choose's: 200 thinking 5 s, with a 1 s timeout. */
+const USERS = ["-clients", "200", "-lambda", "5", "-timeout", "1s"];
+/** The demo's users: with reports every second, and the seed of their draws. */
+export const demoUsers = (seed: number | string) => [...USERS, "-interval", "1s", "-seed", String(seed)];
+export const demoFlags = (seed: number | string) => [
   ...["-strategies", "fixed,full-jitter", "-observe", "60s"],
-  ...["-client-args", `-clients 200 -lambda 5 -timeout 1s -interval 1s -seed ${seed}`],
+  ...["-client-args", demoUsers(seed).join(" ")],
 ];
 export const FAULTS = ["stop@15s+20s", "spike@15s+10s*3"];
 
@@ -32,7 +36,7 @@ export const FAULTS = ["stop@15s+20s", "spike@15s+10s*3"];
  * (-target), for the same users: the services whose scenarios differ most past saturation.
  */
 export const CHOOSE_ON = ["gunicorn-sync", "gunicorn-gthread", "nginx-limit-conn", "haproxy-maxconn-queue"];
-export const CHOOSE_SYSTEM = ["-clients", "200", "-lambda", "5", "-timeout", "1s"];
+export const CHOOSE_SYSTEM = USERS;
 
 /** The service running now, stopped by its process groups on Ctrl-C too: they are detached, so the terminal's SIGINT misses them. */
 export const interruptible: { running: ZooService | undefined } = { running: undefined };

@@ -11,7 +11,7 @@
  */
 import { readFileSync } from "node:fs";
 import { writeResultsFile } from "./probe-for-results.ts";
-import { demoFlags } from "./real-service-runs.ts";
+import { DEMO_SEED, demoUsers } from "./real-service-runs.ts";
 import { predicted } from "../src/demo/prediction.ts";
 import { parseDuration } from "../src/cli/duration.ts";
 import { parseFaults } from "../src/model/faults/fault-schedule.ts";
@@ -20,8 +20,12 @@ import { provenance } from "../src/runtime/provenance.ts";
 import { parseStrategies } from "../src/strategies/runs.ts";
 
 const FILE = "docs/real-services.json";
-/** The users' flags the demo ran with (scripts/real-service-runs.ts), which win over the scenario's. */
-const USERS = new Set(["clients", "lambda", "timeout"]);
+/** The users' flags the demo ran with (scripts/real-service-runs.ts), which win over the scenario's keys of the same names. */
+const USERS = new Set(
+  demoUsers(DEMO_SEED)
+    .filter((word) => word.startsWith("-"))
+    .map((flag) => flag.slice(1)),
+);
 const OBSERVE_MS = 60_000;
 
 interface Figures {
@@ -42,7 +46,7 @@ interface RecordedFile {
 }
 
 const file = JSON.parse(readFileSync(FILE, "utf8")) as RecordedFile;
-const clientArgs = (seed: number) => demoFlags(seed)[demoFlags(seed).indexOf("-client-args") + 1]!.split(" ");
+
 const mismatches: string[] = [];
 for (const service of file.services) {
   const serverArgs = Object.entries(service.system)
@@ -55,7 +59,7 @@ for (const service of file.services) {
       const [strategy] = parseStrategies(entry.strategy);
       const run = {
         serverArgs,
-        clientArgs: [...strategy!.clientArgs, ...clientArgs(experiment.seed)],
+        clientArgs: [...strategy!.clientArgs, ...demoUsers(experiment.seed)],
         steadyMs: faults[0]!.atMs,
         outageMs: 0,
         observeMs: OBSERVE_MS,

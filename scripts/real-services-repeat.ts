@@ -58,6 +58,6 @@ try {
 writeResultsFile(FILE, {
   provenance: { ...recordedAt, loadAverage: [Number(loadBefore.toFixed(2)), Number(loadavg()[0]!.toFixed(2))] },
   command: `node --import ./src/register-tsx.mjs scripts/real-services-repeat.ts ${seedList} ${caseTexts.map((text) => `"${text}"`).join(" ")}`,
-  demoFlags: demoFlags(0).map((flag) => flag.replace(/-seed 0$/, "-seed <seed>")),
+  demoFlags: demoFlags("<seed>"),
   cases: repeated,
 });
