@@ -1,7 +1,7 @@
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import type { SimulationConfig } from "../runner/simulate.ts";
-import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
+import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { StrategyResult } from "../report/report.ts";
 import { runSimulation } from "../runner/trial.ts";
 import { configFrom, parseSimArgs } from "../sim/options.ts";
@@ -55,13 +55,8 @@ export function predicted(run: PredictedRun, strategy: StrategyRun): { readonly 
     if (error instanceof UsageError) return { why: error.message };
     throw error;
   }
-  const { result, strategyResult } = runSimulation(config, strategy.name);
   // Judged as the real run is: its "server back" is a watcher's (src/model/verdict.ts readAsWatcher).
-  const metrics = computeMetrics(result.server, result.client, strategyResult.phases, strategyResult.concurrencyLimit, {
-    outOfMemory: result.outOfMemory,
-    readAsWatcher: true,
-  });
-  return { result: { ...strategyResult, metrics } };
+  return { result: runSimulation(config, strategy.name, undefined, { readAsWatcher: true }).strategyResult };
 }
 
 /** A prediction in a line, for the terminal: its verdict and recovery times. */

@@ -1,4 +1,4 @@
-import { computeMetrics } from "../model/scenario-metrics.ts";
+import { computeMetrics, type ServerEvents } from "../model/scenario-metrics.ts";
 import type { Phases } from "../model/timeline.ts";
 import type { StrategyResult } from "../report/report.ts";
 import { figuresOf, type SimulationConfig, type SimulationEvent, simulate } from "./simulate.ts";
@@ -27,14 +27,20 @@ export function phasesOf(config: SimulationConfig, endMs = config.durationMs): P
 }
 
 /** One simulation of the configuration, with its metrics, as `strategy`'s result; `wallMs` is the simulation's own time. */
-export function runSimulation(config: SimulationConfig, strategy: string, onEvent?: (event: SimulationEvent) => void) {
+export function runSimulation(
+  config: SimulationConfig,
+  strategy: string,
+  onEvent?: (event: SimulationEvent) => void,
+  /** How the run is judged besides: a prediction beside a watched service reads its reports as the watcher would (src/model/verdict.ts). */
+  judged: Pick<ServerEvents, "readAsWatcher"> = {},
+) {
   const started = performance.now();
   const result = simulate(config, onEvent);
   const wallMs = performance.now() - started;
   const phases = phasesOf(config, result.endMs);
   // The verdict's line: the exponential model's limit, or where another model is over its tipping point.
   const overloadAbove = figuresOf(config).overloadAbove;
-  const metrics = computeMetrics(result.server, result.client, phases, overloadAbove, { outOfMemory: result.outOfMemory });
+  const metrics = computeMetrics(result.server, result.client, phases, overloadAbove, { outOfMemory: result.outOfMemory, ...judged });
   const strategyResult: StrategyResult = {
     strategy,
     phases,
