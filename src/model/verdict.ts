@@ -127,16 +127,22 @@ export interface WatchedService {
 export const WATCHED_BACK_IN_A_ROW = 3;
 
 /**
- * "server back" for a watched service: from the resume to the first of the answers at baseline
- * that run, WATCHED_BACK_IN_A_ROW or more of them, through the last answer; undefined when the
- * last answers are not at baseline.
+ * "server back" for a watched service: from the resume to the first of WATCHED_BACK_IN_A_ROW
+ * answers in a row at baseline, unless as many in a row not at baseline came after them (a
+ * relapse), before the end; undefined when it is not back by then. One slow answer, or two, is a
+ * queue's gap, not a relapse: it does not move "back" to after it.
  */
 export function watchedBackMs(watched: WatchedService, phases: Phases): number | undefined {
   const after = watched.answers.filter((answer) => answer.atMs >= phases.resumeAtMs && answer.atMs <= phases.endMs);
-  let first = after.length;
-  while (first > 0 && after[first - 1]!.atBaseline) first--;
-  if (after.length - first < WATCHED_BACK_IN_A_ROW) return undefined;
-  return after[first]!.atMs - phases.resumeAtMs;
+  let backFrom: number | undefined;
+  let runStart = 0;
+  for (const [index, answer] of after.entries()) {
+    if (index > 0 && answer.atBaseline !== after[index - 1]!.atBaseline) runStart = index;
+    if (index - runStart + 1 !== WATCHED_BACK_IN_A_ROW) continue;
+    if (!answer.atBaseline) backFrom = undefined;
+    else backFrom ??= runStart;
+  }
+  return backFrom === undefined ? undefined : after[backFrom]!.atMs - phases.resumeAtMs;
 }
 
 export interface Judgement {

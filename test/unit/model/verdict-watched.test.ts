@@ -5,8 +5,8 @@ import { judge, type WatchedService, watchedBackMs } from "../../../src/model/ve
 
 /*
  * The verdict on a service the experiment does not run (demo -target): a watcher's answers, one
- * every 250 ms here, stand for the server's reports. "Server back" is the first of the last run of
- * at least three answers at baseline, after the resume and before the end.
+ * every 250 ms here, stand for the server's reports. "Server back" is the first of three answers
+ * in a row at baseline after the resume, unless three in a row not at baseline come after them.
  */
 const PHASES: Phases = { stopAtMs: 5_000, resumeAtMs: 10_000, endMs: 20_000 };
 
@@ -16,7 +16,7 @@ function watched(fromMs: number, pattern: string): WatchedService {
 }
 
 describe("the verdict on a watched service", () => {
-  it("is back from the first answer of the last run at baseline, three or more of them, after the resume", () => {
+  it("is back from the first of three answers in a row at baseline after the resume, until three in a row are not", () => {
     // From the resume: 2 s not at baseline, a lucky pair, 1 s not, then at baseline to the end.
     expect(watchedBackMs(watched(10_000, "xxxxxxxxbbxxxxbbbbbb"), PHASES)).toBe(3_500);
     // Two at the end are not enough.
@@ -25,6 +25,11 @@ describe("the verdict on a watched service", () => {
     expect(watchedBackMs(watched(9_000, "bbbbbx"), PHASES)).toBeUndefined();
     // Nor do answers after the end.
     expect(watchedBackMs(watched(19_500, "xxbbbb"), PHASES)).toBeUndefined();
+    // One or two slow answers after it are a gap in a queue, not a relapse: back stays where it was.
+    expect(watchedBackMs(watched(10_000, "xxxxbbbbbbbbxbbbbbxx"), PHASES)).toBe(1_000);
+    // Three in a row are a relapse: back is the first of the next three at baseline, or never.
+    expect(watchedBackMs(watched(10_000, "xxbbbbxxxbbbb"), PHASES)).toBe(2_250);
+    expect(watchedBackMs(watched(10_000, "bbbbbbxxxbb"), PHASES)).toBeUndefined();
   });
 
   it("judges from the watcher: collapsed where it is not back, recovered where it and the clients are", () => {
