@@ -8,6 +8,7 @@ import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { main as chooseMain } from "../src/choose/main.ts";
 import { main as demoMain } from "../src/demo/main.ts";
+import { percentile } from "../src/model/percentile.ts";
 import type { OutputStream, ProgramIo } from "../src/runtime/program-io.ts";
 import type { ZooEntry, ZooService } from "../test/helpers/zoo-services.ts";
 
@@ -144,21 +145,21 @@ function watcherBlocks(file: string, phases: { resumeAtMs: number }) {
   const answers = readFileSync(file, "utf8")
     .split("\n")
     .filter((line) => line !== "")
-    .map((line) => JSON.parse(line) as { atMs: number; atBaseline: boolean; latencyMs?: number })
+    .map((line) => JSON.parse(line) as { atMs: number; atBaseline: boolean; latencyMs: number })
     .filter((answer) => answer.atMs >= phases.resumeAtMs);
   const blocks = new Map<number, { atBaseline: number; latencies: number[] }>();
   for (const answer of answers) {
     const block = Math.floor((answer.atMs - phases.resumeAtMs) / WATCH_BLOCK_MS);
     const entry = blocks.get(block) ?? { atBaseline: 0, latencies: [] };
     entry.atBaseline += answer.atBaseline ? 1 : 0;
-    entry.latencies.push(answer.latencyMs ?? NaN);
+    entry.latencies.push(answer.latencyMs);
     blocks.set(block, entry);
   }
   return [...blocks.entries()].map(([block, { atBaseline, latencies }]) => ({
     fromS: (block * WATCH_BLOCK_MS) / 1000,
     answers: latencies.length,
     atBaseline,
-    latencyP50Ms: latencies.sort((a, b) => a - b)[Math.floor(latencies.length / 2)] ?? null,
+    latencyP50Ms: percentile(latencies.sort((a, b) => a - b), 0.5) ?? null,
   }));
 }
 
