@@ -159,9 +159,11 @@ function watcherBlocks(file: string, phases: { resumeAtMs: number }) {
     fromS: (block * WATCH_BLOCK_MS) / 1000,
     answers: latencies.length,
     atBaseline,
-    latencyP50Ms: percentile(latencies.sort((a, b) => a - b), 0.5) ?? null,
+    latencyP50Ms: percentile(ascending(latencies), 0.5) ?? null,
   }));
 }
+
+const ascending = (values: number[]) => values.sort((a, b) => a - b);
 
 /** The summary.json of a program's latest results folder under `out` (results/<time>/, choose-<time>/). */
 function latestSummary(out: string): unknown {
