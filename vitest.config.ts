@@ -24,16 +24,20 @@ export default defineConfig({
           testTimeout: 30_000,
           isolate: false,
           maxWorkers: 2,
+          setupFiles: ["test/helpers/each-file.ts"],
         },
       },
       {
-        // Real programs as processes, one file at a time, once every unit test is done. Time
+        // Real programs as processes, one file at a time, once every unit test is done, in one
+        // worker reused from file to file (isolate: false: the helpers are imported once). Time
         // limits are generous: they bound a hung test, never measure speed.
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
           sequence: { groupOrder: 1 },
           fileParallelism: false,
+          isolate: false,
+          setupFiles: ["test/helpers/each-file.ts"],
           testTimeout: 120_000,
           hookTimeout: 60_000,
         },
@@ -44,6 +48,7 @@ export default defineConfig({
           name: "validate",
           include: ["test/validate/**/*.test.ts"],
           sequence: { groupOrder: 2 },
+          setupFiles: ["test/helpers/each-file.ts"],
           fileParallelism: false,
           testTimeout: 300_000,
           hookTimeout: 60_000,

@@ -195,7 +195,13 @@ describe("npm run demo", () => {
   });
 });
 
-const TARGET_PHASES: Phases = { steadyS: 3, outageS: 4, observeS: 6 };
+/*
+ * 11 s observed: with --backlog 16 the service was back 2.7 s after the resume by hand, but 4.3 to 6.9 s
+ * after a 20 s stop under fixed retry in docs/real-services.md's runs, and a run observed 6 s was judged collapsed once
+ * at load 2 (not back by the watcher's last answer, 5.6 s after the resume). The article's experiment
+ * beside them (two strategies of 11 s) still ends last.
+ */
+const TARGET_PHASES: Phases = { steadyS: 3, outageS: 4, observeS: 11 };
 const TARGET_CLIENT = ["-clients", "200", "-lambda", "5", "-timeout", "1s", "-interval", "1s", "-seed", "3"];
 const APP_DIR = resolve(import.meta.dirname, "../fixtures/sleeper");
 

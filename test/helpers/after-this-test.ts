@@ -1,17 +1,16 @@
-import { afterEach, onTestFinished } from "vitest";
+import { onTestFinished } from "vitest";
 
 const pending: (() => unknown)[] = [];
 
-/*
- * Hooks registered when a helper module is imported run for the files of that one import: the
- * unit project reuses its workers from file to file (isolate: false), so a later file that
- * imports the helper again gets the cached module and none of its hooks. onTestFinished belongs
- * to the test that calls it, in whichever file; what is made outside a test (in a beforeAll)
- * waits for the next test's end, in a file that imported this module first.
+/**
+ * What was made outside a test (in a beforeAll) is cleaned up after the next test ends, in
+ * whichever file: test/helpers/each-file.ts, a setup file, registers this after each test of every
+ * file (both projects reuse their workers from file to file, so a hook registered when this module
+ * is imported would run for the first importing file only). onTestFinished belongs to the test that calls it.
  */
-afterEach(async () => {
+export async function runPendingCleanUps(): Promise<void> {
   for (const cleanUp of pending.splice(0)) await cleanUp();
-});
+}
 
 /** Runs `cleanUp` once the test that calls this ends, passed or failed (or after the next test, outside one). */
 export function afterThisTest(cleanUp: () => unknown): void {

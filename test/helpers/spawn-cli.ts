@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import { afterEach } from "vitest";
 import { ChildProgram } from "../../src/runtime/child-program.ts";
 
 export const REPO_ROOT = resolve(import.meta.dirname, "../..");
@@ -18,13 +17,18 @@ export interface SpawnedCli {
 
 const running = new Set<ChildProgram>();
 
-/** Every process a test starts is killed by its own process group, also when the test fails. */
-afterEach(async () => {
+/**
+ * Every process a test starts is killed by its own process group, also when the test fails: after
+ * each test of every file (test/helpers/each-file.ts, a setup file, registers it per file: a hook
+ * registered when this module is imported would run for the first importing file only, where
+ * workers are reused from file to file).
+ */
+export async function stopSpawnedPrograms(): Promise<void> {
   const programs = [...running];
   running.clear();
   for (const program of programs) program.kill();
   await Promise.all(programs.map((program) => program.exited));
-});
+}
 
 /**
  * Spawns a root executable (`server`, `client`) or any command, in its own process group.
