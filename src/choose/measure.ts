@@ -134,7 +134,7 @@ export function measure(job: MeasureJob): SeedResult {
   };
 
   const runOutage = (outageMs: number, keepTimeline: boolean, schedule?: readonly Fault[]): OutageResult => {
-    const outcome = outageRun(config, seed, plan, outageMs, keepTimeline, schedule);
+    const outcome = outageRun(config, seed, plan, outageMs, { keepTimeline, schedule });
     simulations++;
     events += outcome.events;
     return outcome.result;
@@ -185,6 +185,16 @@ export function longestSurvived(
 export const troubleStartMs = (schedule: readonly Fault[] | undefined, steadyMs: number): number =>
   schedule === undefined ? steadyMs : Math.min(...schedule.map((fault) => fault.atMs));
 
+/** How one outage run is played and judged besides its config, seed, plan and outage. */
+export interface OutageRunOptions {
+  /** Keep the server's and the client's timeline for the report. */
+  readonly keepTimeline?: boolean;
+  /** The scenario's faults in place of one stop of `outageMs` after the steady phase. */
+  readonly schedule?: readonly Fault[] | undefined;
+  /** Judged as a watched service's prediction is (-validate -target): src/model/verdict.ts readAsWatcher. */
+  readonly readAsWatcher?: boolean;
+}
+
 /**
  * One run with one outage after the steady state, observed for `plan.observeMs`; with a
  * `schedule`, its faults instead (times from the run's start; `outageMs` is when the last
@@ -195,11 +205,9 @@ export function outageRun(
   seed: number,
   plan: Pick<MeasurePlan, "steadyMs" | "observeMs">,
   outageMs: number,
-  keepTimeline: boolean,
-  schedule?: readonly Fault[],
-  /** Judged as a watched service's prediction is (-validate -target): src/model/verdict.ts readAsWatcher. */
-  readAsWatcher = false,
+  options: OutageRunOptions = {},
 ): { result: OutageResult; events: number } {
+  const { keepTimeline = false, schedule, readAsWatcher = false } = options;
   // A schedule's times are from the run's start, as in ./sim and the demo (one scenario file means the same run in all three).
   const faults = schedule ?? [{ kind: "stop" as const, atMs: plan.steadyMs, durationMs: outageMs, factor: 1 }];
   const resumeAtMs = schedule === undefined ? plan.steadyMs + outageMs : outageMs;

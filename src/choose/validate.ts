@@ -156,7 +156,7 @@ async function validate(
       const config = dropped.length === 0 ? configs.get(candidate.id)! : toConfig(comparable, candidate.client, candidate.server);
       const simulated = options.seeds.map(
         (seed) =>
-          outageRun(config, seed, { steadyMs: own.steady, observeMs: own.observe }, outageMs, false, undefined, target !== undefined)
+          outageRun(config, seed, { steadyMs: own.steady, observeMs: own.observe }, outageMs, { readAsWatcher: target !== undefined })
             .result,
       );
       const strategy = { name: candidate.id as StrategyRun["name"], clientArgs: settingsToArgs(settingsFor("client", candidate.client)) };

@@ -72,7 +72,7 @@ describe("choose -faults", () => {
       const config = configFrom(simValues(METASTABLE_CAPACITY_CUT));
       const [schedule] = parseSchedules("capacity@30s+10s*0.4");
       const plan = { steadyMs: 30_000, observeMs: 110_000 };
-      const { result } = outageRun(config, 1, plan, 40_000, false, schedule);
+      const { result } = outageRun(config, 1, plan, 40_000, { schedule });
       const sim = anchorRun([...METASTABLE_CAPACITY_CUT, ...capacityCut("10s")], 1);
       expect(result.verdict).toBe("collapsed");
       expect(result.metrics.why).toBe(sim.why);
