@@ -151,7 +151,23 @@ describe("thundering-herd probe", () => {
         const [directPort, proxiedPort] = await Promise.all([startGunicorn(), startGunicorn()]);
 
         // Steps of 100 answers: a loaded machine's hiccups in a Python server's accept loop average out.
-        const directRun = finished(probe(["-step-duration", "1s", "-step-requests", "100", `http://127.0.0.1:${directPort}/`]));
+        // Then the load tests a user already made of the same gunicorn, for probe -from to fit without loading
+        // it again: autocannon's runs (a dev dependency) at four concurrencies, made once the direct probe is
+        // done and while the proxied one runs on the other gunicorn: a light load beside it (at most the 80
+        // answers a second 4 workers of 50 ms give, for 4 s), and the debian runs end 4-6 s sooner.
+        const directThenLoadTests = (async () => {
+          const direct = await finished(probe(["-step-duration", "1s", "-step-requests", "100", `http://127.0.0.1:${directPort}/`]));
+          const autocannonFiles: string[] = [];
+          for (const users of ["1", "2", "4", "8"]) {
+            const run = await finished(
+              spawnCli("autocannon", ["-c", users, "-d", "1", "--json", `http://127.0.0.1:${directPort}/`], { command: AUTOCANNON }),
+            );
+            expect(run.code, run.stderrLines.join("\n")).toBe(0);
+            autocannonFiles.push(join(appDir, `autocannon-${users}.json`));
+            writeFileSync(autocannonFiles.at(-1)!, run.stdoutLines.join("\n"));
+          }
+          return { direct, autocannonFiles };
+        })();
 
         // nginx: its own prefix and configuration: one worker, in the foreground, logs to stderr, temporary files in the prefix.
         const prefix = temporaryDir("thundering-herd-nginx-");
@@ -177,22 +193,11 @@ describe("thundering-herd probe", () => {
         const nginx = spawnCli("nginx", ["-p", prefix, "-c", join(prefix, "nginx.conf"), "-e", "stderr"], { command: "/usr/sbin/nginx" });
         await nginx.waitForLine(/start worker process \d+/, { stream: "stderr", timeoutMs: 20_000 });
         const proxied = await finished(probe(["-step-duration", "1s", "-step-requests", "50", "-validate", `http://127.0.0.1:${port}/`]));
-        const direct = await directRun;
+        const { direct, autocannonFiles } = await directThenLoadTests;
 
-        // probe -from: the load tests a user already made of the direct gunicorn, fitted without loading it
-        // again: the live probe's own output kept in a file, and autocannon's (a dev dependency) runs at four
-        // concurrencies, made once both probes are done, so that they disturb neither's timings.
+        // probe -from on those runs, and on the live probe's own output kept in a file.
         const probeOutput = join(appDir, "probe.txt");
         writeFileSync(probeOutput, direct.stdoutLines.join("\n"));
-        const autocannonFiles: string[] = [];
-        for (const users of ["1", "2", "4", "8"]) {
-          const run = await finished(
-            spawnCli("autocannon", ["-c", users, "-d", "1", "--json", `http://127.0.0.1:${directPort}/`], { command: AUTOCANNON }),
-          );
-          expect(run.code, run.stderrLines.join("\n")).toBe(0);
-          autocannonFiles.push(join(appDir, `autocannon-${users}.json`));
-          writeFileSync(autocannonFiles.at(-1)!, run.stdoutLines.join("\n"));
-        }
         const [fromProbeOutput, fromAutocannon] = await Promise.all(
           [[probeOutput], autocannonFiles].map((files) => finished(probe(["-from", files.join(",")]))),
         );
