@@ -1,11 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { parseDuration } from "../../src/cli/duration.ts";
 import { AGREEMENT_TOLERANCE } from "../../src/probe/validate.ts";
-import { ChildProgram } from "../../src/runtime/child-program.ts";
 import { getJson } from "../helpers/raw-http.ts";
 import { runTogether } from "../helpers/run-together.ts";
 import { isRunning } from "../helpers/processes.ts";
@@ -24,6 +23,9 @@ const probe = (args: readonly string[]) => spawnCli("probe", ["-no-overload", ..
 
 /** Short steps: enough answers for a mean, and the whole file within a few seconds a probe. */
 const SHORT_STEPS = ["-step-duration", "500ms", "-step-requests", "50"];
+
+/** ./server far faster than the probe's limits: 64 threads × 5 ms. */
+const FAR_FASTER = ["-model", "queue", "-threads", "64", "-service-time", "5ms"];
 
 /** The picked model's line and the measured-vs-capacity line of a probe's output. */
 function picked(stdout: readonly string[]) {
@@ -228,6 +230,32 @@ describe("thundering-herd probe", () => {
       overloadSmallBacklog: () => overloadOfGunicorn(["--backlog", "16"]),
       overloadCancels: async () =>
         overloadProbe((await spawnServer(["-model", "queue", "-threads", "4", "-service-time", "50ms", "-cancel-on-disconnect"])).url),
+      // The probe's own limits and Ctrl-C, each on a ./server far faster than them (64 threads × 5 ms): a few
+      // hundred requests a second at most, for a second or two, beside the fits.
+      limits: async () => {
+        const { url } = await spawnServer(FAR_FASTER);
+        const served = async () => (await getJson<{ served: number }>(url.replace(/\/api$/, "/stats"))).served;
+        const servedBefore = await served();
+        const byRequests = await finished(probe([...SHORT_STEPS, "-max-requests", "120", url]));
+        const servedByRequests = (await served()) - servedBefore;
+        // 64 threads × 5 ms take 12 800 req/s; at 40 req/s the probe's ceiling is all a step can measure.
+        // The rate and the time limits, side by side (neither counts what the server served): each mostly waits.
+        const [byRate, byTime] = await Promise.all([
+          finished(probe([...SHORT_STEPS, "-max-rate", "40", url])),
+          finished(probe(["-step-duration", "5s", "-max-time", "1s", url])),
+        ]);
+        return { byRequests, servedByRequests, byRate, byTime };
+      },
+      interrupt: async () => {
+        const { url } = await spawnServer(FAR_FASTER);
+        const run = probe([
+          ...["-step-duration", "300ms", "-step-requests", "20", "-steps", "1,2,3,4,5,6,7,8,9,10,11,12", "-max-time", "10m"],
+          url,
+        ]);
+        await run.waitForLine(/^concurrency +2:/, { stream: "stdout", timeoutMs: 30_000 });
+        run.signal("SIGINT");
+        return finished(run);
+      },
     },
     { timeoutMs: 240_000 },
   );
@@ -422,28 +450,15 @@ describe("thundering-herd probe", () => {
   });
 
   describe("on a service far faster than its limits (./server, 64 threads × 5 ms)", () => {
-    const server = startedForTheseTests(
-      resolve(REPO_ROOT, "server"),
-      () => ["-listen", "127.0.0.1:0", "-model", "queue", "-threads", "64", "-service-time", "5ms"],
-      /listening on http:\/\/127\.0\.0\.1:(\d+)\/api/,
-    );
-    const served = async () => (await getJson<{ served: number }>(`http://127.0.0.1:${server.port}/stats`)).served;
-
-    it("keeps to -max-requests, -max-rate and -max-time, and says which limit ended it", { timeout: 60_000 }, async () => {
-      const url = `http://127.0.0.1:${server.port}/api`;
-      const servedBefore = await served();
-      const byRequests = probe([...SHORT_STEPS, "-max-requests", "120", url]);
-      expect(await byRequests.exited).toBe(1);
+    it("keeps to -max-requests, -max-rate and -max-time, and says which limit ended it", () => {
+      const { byRequests, servedByRequests, byRate, byTime } = runs("limits");
+      expect(byRequests.code).toBe(1);
       expect(byRequests.stderrLines.join("\n")).toMatch(
         /the -max-requests limit of 120 was reached before the service saturated \(120 requests sent\)/,
       );
-      expect((await served()) - servedBefore).toBeLessThanOrEqual(120);
+      expect(servedByRequests).toBeLessThanOrEqual(120);
 
-      // 64 threads × 5 ms take 12 800 req/s; at 40 req/s the probe's ceiling is all a step can measure.
-      // The rate and the time limits, side by side (neither counts what the server served): each mostly waits.
-      const byRate = probe([...SHORT_STEPS, "-max-rate", "40", url]);
-      const byTime = probe(["-step-duration", "5s", "-max-time", "1s", url]);
-      expect(await byRate.exited).toBe(1);
+      expect(byRate.code).toBe(1);
       expect(byRate.stderrLines.join("\n")).toMatch(
         /the -max-rate limit of 40 req\/s held the throughput back: the probe's limit, not the service's/,
       );
@@ -454,51 +469,18 @@ describe("thundering-herd probe", () => {
       // The ceiling is a pace, not a window count: the measured window may hold one request more than 40/s allows.
       for (const rate of rates) expect(rate).toBeLessThanOrEqual(40 * 1.1);
 
-      expect(await byTime.exited).toBe(1);
+      expect(byTime.code).toBe(1);
       expect(byTime.stderrLines.join("\n")).toMatch(/the -max-time limit of 1s was reached before the service saturated/);
     });
 
-    it("stops at once on Ctrl-C (SIGINT) and still prints the steps it measured", { timeout: 60_000 }, async () => {
-      const url = `http://127.0.0.1:${server.port}/api`;
-      const run = probe([
-        "-step-duration",
-        "300ms",
-        "-step-requests",
-        "20",
-        "-steps",
-        "1,2,3,4,5,6,7,8,9,10,11,12",
-        "-max-time",
-        "10m",
-        url,
-      ]);
-      await run.waitForLine(/^concurrency +2:/, { stream: "stdout", timeoutMs: 30_000 });
-      run.signal("SIGINT");
-      expect(await run.exited).toBe(130);
+    it("stops at once on Ctrl-C (SIGINT) and still prints the steps it measured", () => {
+      const run = runs("interrupt");
+      expect(run.code).toBe(130);
       expect(run.stdoutLines.filter((line) => line.startsWith("concurrency ")).length).toBeGreaterThanOrEqual(2);
       expect(run.stderrLines.join("\n")).toMatch(/probe: interrupted \(\d+ requests sent\)/);
     });
   });
 });
-
-/**
- * A program started once for the tests of the describe block that calls this (in its own process
- * group), stopped by that group after them, also when one fails; `port` is the one its `listening`
- * line names.
- */
-function startedForTheseTests(command: string, args: () => readonly string[], listening: RegExp): { readonly port: string } {
-  let program: ChildProgram | undefined;
-  const started = { port: "" };
-  beforeAll(async () => {
-    program = new ChildProgram(command, command, args(), { cwd: REPO_ROOT });
-    const line = await program.waitForLine(listening, { stream: "stderr", timeoutMs: 30_000 });
-    started.port = listening.exec(line)![1]!;
-  }, 40_000);
-  afterAll(async () => {
-    program?.kill();
-    await program?.exited;
-  });
-  return started;
-}
 
 function listen(onConnection: (socket: import("node:net").Socket) => void): Promise<Server> {
   return new Promise((resolve) => {
