@@ -1,11 +1,12 @@
 /**
  * The simulator's predictions of docs/real-services.json, made again by this commit's demo
  * (src/demo/prediction.ts) for the real runs the file recorded: the same scenario (each service's
- * probed system section), users, strategy, fault, phases and seed. The simulator is seeded, so the
- * file's own predictions are made again first, read as they were (the server's peaks), and the
- * script stops if any differs; then it writes each prediction read as the watcher reads the real
- * service (src/model/verdict.ts readAsWatcher), keeping the first reading beside it as
- * `predictedFromPeaks`, and when and where it did so as `predictedAgain`.
+ * probed system section), users, strategy, fault, phases and seed, read as the watcher reads the
+ * real service (src/model/verdict.ts readAsWatcher). After a change to the model or to how a run
+ * is judged, the real runs need not be made again: the file gets the new predictions, when and
+ * where they were made (`predictedAgain`), and the script prints each one that came out otherwise,
+ * the recorded one beside it (the simulator is seeded: at the commit the file records, none does).
+ * The first recording's predictions, read from the server's peaks, were so replaced at 2b4bc2f.
  *
  *   node --import ./src/register-tsx.mjs scripts/real-services-predict.ts
  */
@@ -15,7 +16,6 @@ import { DEMO_SEED, demoUsers } from "./real-service-runs.ts";
 import { predicted } from "../src/demo/prediction.ts";
 import { parseDuration } from "../src/cli/duration.ts";
 import { parseFaults } from "../src/model/faults/fault-schedule.ts";
-import { computeMetrics } from "../src/model/scenario-metrics.ts";
 import { provenance } from "../src/runtime/provenance.ts";
 import { parseStrategies } from "../src/strategies/runs.ts";
 
@@ -38,7 +38,6 @@ interface Strategy {
   strategy: string;
   real: Figures;
   predicted: Figures | { why: string };
-  predictedFromPeaks?: Figures | { why: string };
 }
 interface RecordedFile {
   services: { name: string; system: Record<string, unknown>; experiments: { fault: string; seed: number; strategies: Strategy[] }[] }[];
@@ -47,7 +46,7 @@ interface RecordedFile {
 
 const file = JSON.parse(readFileSync(FILE, "utf8")) as RecordedFile;
 
-const mismatches: string[] = [];
+const changed: string[] = [];
 for (const service of file.services) {
   const serverArgs = Object.entries(service.system)
     .filter(([name]) => !USERS.has(name))
@@ -69,36 +68,32 @@ for (const service of file.services) {
       };
       const prediction = predicted(run, strategy!);
       if ("why" in prediction) throw new Error(`${service.name} ${experiment.fault} ${entry.strategy}: ${prediction.why}`);
-      const { server, client, phases, concurrencyLimit } = prediction.result;
-      const figures = (readAsWatcher: boolean): Figures => {
-        const metrics = computeMetrics(server, client, phases, concurrencyLimit, { readAsWatcher });
-        return {
-          verdict: metrics.verdict,
-          serverBackMs: metrics.serverRecoveryMs ?? null,
-          clientsBackMs: metrics.clientRecoveryMs ?? null,
-          why: metrics.why,
-        };
+      // Judged as the demo judges it beside the real run (src/demo/prediction.ts): read as the watcher reads the service.
+      const { metrics } = prediction.result;
+      const again: Figures = {
+        verdict: metrics.verdict,
+        serverBackMs: metrics.serverRecoveryMs ?? null,
+        clientsBackMs: metrics.clientRecoveryMs ?? null,
+        why: metrics.why,
       };
-      const recorded = entry.predictedFromPeaks ?? entry.predicted;
-      const again = figures(false);
-      if (JSON.stringify(again) !== JSON.stringify(recorded))
-        mismatches.push(
-          `${service.name} ${experiment.fault} ${entry.strategy}: ${JSON.stringify(again)} against ${JSON.stringify(recorded)}`,
+      if (JSON.stringify(again) !== JSON.stringify(entry.predicted))
+        changed.push(
+          `${service.name} ${experiment.fault} ${entry.strategy}: ${JSON.stringify(entry.predicted)} -> ${JSON.stringify(again)}`,
         );
-      entry.predictedFromPeaks = recorded;
-      entry.predicted = figures(true);
+      entry.predicted = again;
     }
   }
 }
-if (mismatches.length > 0) {
-  process.stderr.write(`real-services-predict: the file's predictions do not come out again:\n${mismatches.join("\n")}\n`);
-  process.exit(1);
-}
+process.stderr.write(
+  changed.length === 0
+    ? "real-services-predict: every prediction came out as recorded\n"
+    : `real-services-predict: ${changed.length} predictions came out otherwise (recorded -> now):\n${changed.join("\n")}\n`,
+);
 writeResultsFile(FILE, {
   ...file,
   predictedAgain: {
     ...provenance(),
     command: "node --import ./src/register-tsx.mjs scripts/real-services-predict.ts",
-    why: "each prediction read as the watcher reads the real service; predictedFromPeaks: as first recorded",
+    changed: changed.length,
   },
 });
