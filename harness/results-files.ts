@@ -118,7 +118,7 @@ const CLIENTS_BACK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.13, ab
 const RETROGRADE_PEAK_TOLERANCE: Tolerance = { kind: "relative", relative: 0.55 };
 /** Its best step's throughput over the same runs: 2.6 %, pairs 15.5 %: ±16 %. */
 const RETROGRADE_THROUGHPUT_TOLERANCE: Tolerance = { kind: "relative", relative: 0.16 };
-/** The service, fault and seeds docs/real-services-repeat.json repeats (the page's disagreement). */
+/** The seeds and the cases docs/real-services-repeat.json repeats (the zoo's disagreements of its recording at c7596c3). */
 const REPEATED = [
   "1,2,3",
   "gunicorn-sync-backlog-16=spike@15s+10s*3",
@@ -446,7 +446,7 @@ export const RESULTS_FILES: readonly ResultsFile[] = [
     ],
     otherwise: EXACT,
   }),
-  // The zoo's disagreement on one service, repeated with several seeds (docs/real-services.md).
+  // The zoo's disagreements, each case repeated with several seeds (docs/real-services.md).
   scriptFile("real-services-repeat", "real", ["scripts/real-services-repeat.ts", ...REPEATED], {
     rules: [
       ...["real.*", "watcher**"].map((part) => ({
