@@ -12,22 +12,29 @@ export interface Progress {
 }
 
 /**
- * A progress bar rewritten in place on a terminal; elsewhere, plain lines at each tenth of
- * the work (never more often, so a log stays short).
+ * How long is left at the pace so far, for a line that says it: nothing before the first job is
+ * done (no pace yet) or once all are.
  */
-export function progress(stream: OutputStream, label: string, total: number): Progress {
+function timeLeftText(elapsedMs: number, done: number, total: number): string {
+  if (done <= 0 || done >= total) return "";
+  return `, about ${Math.ceil(((elapsedMs / done) * (total - done)) / 1000)} s left`;
+}
+
+/**
+ * A progress bar rewritten in place on a terminal; elsewhere, plain lines at each tenth of
+ * the work (never more often, so a log stays short). Both say how long is left at the pace so far.
+ */
+export function progress(stream: OutputStream, label: string, total: number, now: () => number = Date.now): Progress {
   const tty = stream.isTTY === true;
   let lastStep = -1;
   let shown = false;
-  const started = Date.now();
+  const started = now();
   return {
     update(done) {
+      const left = timeLeftText(now() - started, done, total);
       if (tty) {
         const filled = total === 0 ? BAR_WIDTH : Math.round((done / total) * BAR_WIDTH);
-        const elapsedS = (Date.now() - started) / 1000;
-        const etaS = done > 0 ? (elapsedS / done) * (total - done) : undefined;
-        const eta = etaS === undefined ? "" : `, ~${Math.ceil(etaS)} s left`;
-        const line = `${label} [${"#".repeat(filled)}${".".repeat(BAR_WIDTH - filled)}] ${done}/${total}${eta}`;
+        const line = `${label} [${"#".repeat(filled)}${".".repeat(BAR_WIDTH - filled)}] ${done}/${total}${left}`;
         stream.write(`\r\x1b[K${line.slice(0, (stream.columns ?? 120) - 1)}`);
         shown = true;
         return;
@@ -35,7 +42,7 @@ export function progress(stream: OutputStream, label: string, total: number): Pr
       const step = total === 0 ? PLAIN_STEPS : Math.floor((done / total) * PLAIN_STEPS);
       if (step === lastStep) return;
       lastStep = step;
-      stream.write(`${label}: ${done}/${total} (${Math.round((done / Math.max(1, total)) * 100)} %)\n`);
+      stream.write(`${label}: ${done}/${total} (${Math.round((done / Math.max(1, total)) * 100)} %)${left}\n`);
     },
     finish() {
       if (tty && shown) stream.write("\r\x1b[K");

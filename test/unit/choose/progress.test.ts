@@ -22,12 +22,34 @@ describe("progress", () => {
 
   it("prints plain lines elsewhere, one per tenth of the work", () => {
     const { writes, stream: plain } = stream(false);
-    const bar = progress(plain, "choose: simulating", 1000);
-    for (let done = 0; done <= 1000; done++) bar.update(done);
+    let nowMs = 0;
+    const bar = progress(plain, "choose: simulating", 1000, () => nowMs);
+    for (let done = 0; done <= 1000; done++, nowMs += 10) bar.update(done);
     bar.finish();
     expect(writes).toHaveLength(11);
     expect(writes[0]).toBe("choose: simulating: 0/1000 (0 %)\n");
-    expect(writes[5]).toBe("choose: simulating: 500/1000 (50 %)\n");
+    expect(writes[5]).toBe("choose: simulating: 500/1000 (50 %), about 5 s left\n");
     expect(writes.at(-1)).toBe("choose: simulating: 1000/1000 (100 %)\n");
+  });
+
+  it("says how long is left at the pace so far, on a line and on a bar", () => {
+    let nowMs = 0;
+    const now = () => nowMs;
+    const { writes, stream: plain } = stream(false);
+    const lines = progress(plain, "choose: simulating", 100, now);
+    const { writes: barWrites, stream: tty } = stream(true);
+    const bar = progress(tty, "choose: simulating", 100, now);
+    for (let done = 0; done <= 100; done++) {
+      lines.update(done);
+      bar.update(done);
+      // Each job takes 20 ms for the first half, then 60 ms: the estimate follows the pace so far.
+      nowMs += done < 50 ? 20 : 60;
+    }
+    expect(writes[0]).toBe("choose: simulating: 0/100 (0 %)\n");
+    expect(writes[5]).toBe("choose: simulating: 50/100 (50 %), about 1 s left\n");
+    expect(writes[9]).toBe("choose: simulating: 90/100 (90 %), about 1 s left\n");
+    expect(writes.at(-1)).toBe("choose: simulating: 100/100 (100 %)\n");
+    expect(barWrites[50]).toContain("] 50/100, about 1 s left");
+    expect(barWrites[100]).not.toContain("left");
   });
 });
