@@ -460,13 +460,21 @@ function windowPrinter(run: ClientRun): WindowPrinter {
  */
 function behindReasons(
   run: ClientRun,
-  { report, eventLoopDelay }: ReturnType<typeof mergeShares>,
+  { report, eventLoopDelay, inFlight }: ReturnType<typeof mergeShares>,
   threads: { readonly missing: number; readonly late: number; readonly carried: number },
 ): string | undefined {
   const { missing, late, carried } = threads;
   const shares = run.shares.length;
   const reasons = [
-    behindReason({ lateness: report.lateness, eventLoopDelay, notSent: report.counts.notSent }, run.options.behindThresholdMs),
+    behindReason(
+      {
+        lateness: report.lateness,
+        eventLoopDelay,
+        notSent: report.counts.notSent,
+        server: { inFlight, answers: report.latency, timedOut: report.counts.timedout },
+      },
+      run.options.behindThresholdMs,
+    ),
     missing > 0 ? `${missing} of ${shares} worker threads did not answer by the end of the run: their counts are missing` : undefined,
     late > 0
       ? `${late} of ${shares} worker threads did not answer within ${formatDuration(windowWait(run.grid))}: their counts come in a later window`

@@ -26,6 +26,17 @@ export interface ClientLag {
   readonly eventLoopDelay: LatencySummary | undefined;
   /** Attempts that could not be sent. */
   readonly notSent: number;
+  /**
+   * What the server did with the attempts that were sent, in the same window: a client whose
+   * descriptors ran out because the server holds its connections says both.
+   */
+  readonly server?: {
+    /** Attempts sent and not answered yet at the window's end: each holds a descriptor. */
+    readonly inFlight: number;
+    /** The latency of the window's answers; undefined for none. */
+    readonly answers: LatencySummary | undefined;
+    readonly timedOut: number;
+  };
 }
 
 const ms = (value: number) => `${Math.round(value)} ms`;
@@ -37,8 +48,17 @@ export function behindReason(lag: ClientLag, thresholdMs: number): string | unde
     reasons.push(`attempts sent late: lateness p99 ${ms(lag.lateness.p99Ms)} (max ${ms(lag.lateness.maxMs)}) above ${ms(thresholdMs)}`);
   if (lag.eventLoopDelay !== undefined && lag.eventLoopDelay.p50Ms > thresholdMs)
     reasons.push(`event-loop delay p50 ${ms(lag.eventLoopDelay.p50Ms)} above ${ms(thresholdMs)}`);
-  if (lag.notSent > 0) reasons.push(`${lag.notSent} attempts could not be sent (no file descriptor or local port)`);
+  if (lag.notSent > 0)
+    reasons.push(`${lag.notSent} attempts could not be sent (no file descriptor or local port)${serverSide(lag.server)}`);
   return reasons.length === 0 ? undefined : reasons.join("; ");
+}
+
+/** The server's side of a window whose attempts could not all be sent: what held the descriptors, and how it answered. */
+function serverSide(server: ClientLag["server"]): string {
+  if (server === undefined) return "";
+  const answers =
+    server.answers === undefined ? "no answer from it" : `its answers p50 ${ms(server.answers.p50Ms)}, p99 ${ms(server.answers.p99Ms)}`;
+  return ` while ${server.inFlight} sent were waiting on the server (${answers}, ${server.timedOut} timed out in the window)`;
 }
 
 /** Several threads' delays as one: the worst thread's, figure by figure (percentiles of separate loops do not add). */

@@ -266,6 +266,23 @@ describe("whether the client fell behind in a window", () => {
     );
   });
 
+  it("says the server's side too when attempts could not be sent: what it held, how it answered", () => {
+    const server = { inFlight: 60, answers: summary(950, 990, 999), timedOut: 41 };
+    expect(behindReason({ lateness: summary(0, 0, 0), eventLoopDelay: undefined, notSent: 7, server }, 200)).toBe(
+      "7 attempts could not be sent (no file descriptor or local port) while 60 sent were waiting on the server " +
+        "(its answers p50 950 ms, p99 990 ms, 41 timed out in the window)",
+    );
+    expect(
+      behindReason(
+        { lateness: undefined, eventLoopDelay: undefined, notSent: 2, server: { inFlight: 58, answers: undefined, timedOut: 0 } },
+        200,
+      ),
+    ).toBe(
+      "2 attempts could not be sent (no file descriptor or local port) while 58 sent were waiting on the server (no answer from it, 0 timed out in the window)",
+    );
+    expect(behindReason({ lateness: undefined, eventLoopDelay: undefined, notSent: 0, server }, 200)).toBeUndefined();
+  });
+
   it("combines threads' event-loop delays as the worst, figure by figure", () => {
     expect(worstDelay([undefined, summary(1, 50, 60), summary(3, 20, 90)])).toEqual(summary(3, 50, 90));
     expect(worstDelay([undefined])).toBeUndefined();
