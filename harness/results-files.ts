@@ -430,7 +430,7 @@ export const RESULTS_FILES: readonly ResultsFile[] = [
         tolerance: { kind: "ignored", why: "a real run's counts, times and fit on a shared machine, and words repeating them" } as const,
       })),
       // The crash experiment on the real service and the simulator's on the probed scenario: their verdicts are held.
-      ...["baselineMs.*", "atBaselineWithinMs", ...RUN_TIMES].map((part) => ({
+      ...["baselineMs.*", "atBaselineWithinMs", ...RUN_TIMES, "strategies[*].kernel**"].map((part) => ({
         pattern: `services[*].experiments[*].${part}`,
         tolerance: {
           kind: "ignored",
@@ -449,11 +449,11 @@ export const RESULTS_FILES: readonly ResultsFile[] = [
   // The zoo's disagreements, each case repeated with several seeds (docs/real-services.md).
   scriptFile("real-services-repeat", "real", ["scripts/real-services-repeat.ts", ...REPEATED], {
     rules: [
-      ...["real.*", "watcher**"].map((part) => ({
+      ...["real.*", "watcher**", "kernel**"].map((part) => ({
         pattern: `cases[*].runs[*].strategies[*].${part}`,
         tolerance: {
           kind: "ignored",
-          why: "each real run's outcome and its watcher's answers: how often it comes back is what the file shows, not a figure to hold",
+          why: "each real run's outcome, its watcher's answers and the kernel's counters: how often it comes back is what the file shows, not a figure to hold",
         } as const,
       })),
       ...["baselineMs.*", "atBaselineWithinMs"].map((part) => ({

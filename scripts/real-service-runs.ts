@@ -73,7 +73,8 @@ export async function onTheRealService(entry: ZooEntry, scenarioFile: string, fa
   const out = join(RUNS_DIR, entry.name, fault, `seed-${seed}`);
   const args = [scenarioFile, ...demoFlags(seed), "-faults", fault, "-target", target.url, "-target-cmd", target.command, "-out", out];
   process.stderr.write(`real-services: ${entry.name}: demo ${fault}\n`);
-  const code = await runProgram(demoMain, args, process.stderr);
+  const sampling = sampleKernelCounters();
+  const code = await runProgram(demoMain, args, process.stderr).finally(() => sampling.stop());
   if (code !== 0) throw new Error(`demo ${args.join(" ")} ended with ${code}`);
   const summary = latestSummary(out) as {
     settings: {
@@ -101,6 +102,7 @@ export async function onTheRealService(entry: ZooEntry, scenarioFile: string, fa
         strategy,
         real: figures(metrics),
         watcher: watcherBlocks(join(runDir, `${strategy}.watcher.jsonl`), phasesOf(strategy)),
+        kernel: kernelDuring(sampling.samples, join(runDir, `${strategy}.client.jsonl`), phasesOf(strategy)),
         predicted: prediction?.metrics === undefined ? { why: prediction?.why ?? "none" } : figures(prediction.metrics),
       };
     }),
@@ -135,6 +137,59 @@ export async function chooseOnTheRealService(entry: ZooEntry, scenarioFile: stri
     validation: object;
   };
   return { args: [...CHOOSE_SYSTEM, "-validate"], winner: summary.recommendation.id, validation: summary.validation };
+}
+
+/**
+ * The kernel's counters of what it did past a full listen queue (TcpExt of /proc/net/netstat,
+ * system-wide: the zoo runs on a quiet machine). A SYN cookie is how it answers a SYN while its
+ * queue of half-open connections is full, and completes the connection whenever an ACK carrying
+ * the cookie finds room, which may be long after the client gave up.
+ */
+export const KERNEL_COUNTERS = ["ListenOverflows", "TCPReqQFullDoCookies", "SyncookiesSent", "SyncookiesRecv", "SyncookiesFailed"] as const;
+
+export function kernelCounters(): Record<string, number> {
+  const lines = readFileSync("/proc/net/netstat", "utf8").split("\n");
+  const header = lines.findIndex((line) => line.startsWith("TcpExt:"));
+  const names = lines[header]!.split(/\s+/).slice(1);
+  const values = lines[header + 1]!.split(/\s+/).slice(1).map(Number);
+  return Object.fromEntries(KERNEL_COUNTERS.map((name) => [name, values[names.indexOf(name)] ?? 0]));
+}
+
+interface KernelSample {
+  readonly epochMs: number;
+  readonly counters: Record<string, number>;
+}
+
+/** The kernel's counters every second until stopped, and once more then. */
+function sampleKernelCounters(): { readonly samples: KernelSample[]; stop(): void } {
+  const samples: KernelSample[] = [];
+  const sample = () => samples.push({ epochMs: Date.now(), counters: kernelCounters() });
+  sample();
+  const timer = setInterval(sample, 1000);
+  return {
+    samples,
+    stop: () => {
+      clearInterval(timer);
+      sample();
+    },
+  };
+}
+
+/**
+ * What the kernel counted during one strategy's run (from its clients' first window to their last),
+ * and after the trouble (from the resume): the samples a second apart nearest those instants.
+ */
+function kernelDuring(samples: readonly KernelSample[], clientFile: string, phases: { resumeAtMs: number }) {
+  const windows = readFileSync(clientFile, "utf8")
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as { epochMs?: number; windowMs?: number })
+    .filter((window) => window.epochMs !== undefined && window.windowMs !== undefined);
+  const startEpochMs = windows[0]!.epochMs! - windows[0]!.windowMs!;
+  const endEpochMs = windows.at(-1)!.epochMs!;
+  const at = (epochMs: number) => [...samples].reverse().find((entry) => entry.epochMs <= epochMs)?.counters ?? samples[0]!.counters;
+  const delta = (fromMs: number) => Object.fromEntries(KERNEL_COUNTERS.map((name) => [name, at(endEpochMs)[name]! - at(fromMs)[name]!]));
+  return { run: delta(startEpochMs), afterTrouble: delta(startEpochMs + phases.resumeAtMs) };
 }
 
 /** The blocks the watcher's answers are summed up in. */
