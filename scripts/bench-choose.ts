@@ -1,14 +1,16 @@
 /**
- * `npm run bench -- choose`: the wall time of `thundering-herd choose` on its default grid
- * (the article's system, every candidate, 3 seeds, outages 5s, 20s, 60s) on every core, and
- * the arithmetic behind it: candidates x seeds x simulations per measurement, and what one
- * simulation costs. Prints figures; asserts nothing. The run is a child process stopped by
- * its own pid (and group) when it runs over its limit, on failure, or on Ctrl-C.
+ * `npm run bench -- choose`: what one simulation costs, then `thundering-herd choose`'s default run
+ * (the article's system: the client grid, the server's levers, the stability seeds) on every core,
+ * this checkout beside the commit issue 37 measured (a git worktree sharing node_modules), in
+ * alternating pairs: wall time and peak memory (GNU time), the ratio against its goal, the 16-core
+ * goals where there are 16 cores, and whether the progress lines say how long is left. Prints
+ * figures, met or missed; asserts nothing. Each run is a child process stopped by its own pid (and
+ * group) when it runs over its limit, on failure, or on Ctrl-C; the worktree is removed after.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { clientGrid } from "../src/choose/candidates.ts";
 import { outageRun } from "../src/choose/measure.ts";
 import { simValuesFor } from "../src/choose/settings.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
@@ -16,8 +18,6 @@ import { configFrom } from "../src/sim/options.ts";
 import { simulate } from "../src/runner/simulate.ts";
 
 const REPO_ROOT = resolve(import.meta.dirname, "..");
-/** The target: the default grid within two minutes on this project's 2-core machine. */
-const TARGET_S = 120;
 const RUN_LIMIT_MS = 10 * 60_000;
 
 let running: ChildProgram | undefined;
@@ -51,24 +51,30 @@ function oneSimulation(): void {
   for (const [label, run] of rows) process.stdout.write(`  ${label.padEnd(40)} ${timed(run).toFixed(1).padStart(7)} ms\n`);
 }
 
-async function defaultGrid(): Promise<void> {
-  const grid = clientGrid();
+/** The commit whose default run issue 37 measured (33.7 s on a quiet 2-core machine), run beside this one. */
+const BASELINE = "de36db7";
+/** choose's default run (levers and stability included) at most this share of the baseline's wall time, on the same machine. */
+const RATIO_GOAL = 0.25;
+/** On a 16-core machine: at most this wall time and this peak memory. */
+const MANY_CORES = { cores: 16, wallS: 5, rssMb: 1024 } as const;
+const PAIRS = 3;
+
+interface Timed {
+  readonly wallS: number;
+  /** Peak resident memory of the run (its worker threads are in the process), from GNU time; undefined without it. */
+  readonly rssMb: number | undefined;
+  readonly saysTimeLeft: boolean;
+}
+
+/** choose's default run in `dir` (a checkout), under GNU time when there is one; undefined when it failed. */
+async function defaultRun(dir: string, label: string): Promise<Timed | undefined> {
   const out = mkdtempSync(join(tmpdir(), "thundering-herd-bench-choose-"));
-  const workers = availableParallelism();
-  process.stdout.write(
-    `\ndefault grid: ${grid.length} candidates x 3 seeds on ${workers} worker threads (thundering-herd choose -client-only -stability-seeds 0 -json)\n`,
-  );
+  const command = [process.execPath, "--import", "./src/register-tsx.mjs", "src/bin/choose.ts", "-out", out];
+  const time = existsSync("/usr/bin/time");
   const started = performance.now();
-  const child = new ChildProgram(
-    "choose",
-    process.execPath,
-    // The client grid alone, as measured before choose ran the server's levers and the
-    // stability seeds by default: those follow it and are timed in docs/choose-article.json.
-    ["--import", "./src/register-tsx.mjs", "src/bin/choose.ts", "-client-only", "-stability-seeds", "0", "-json", "-out", out],
-    {
-      cwd: REPO_ROOT,
-    },
-  );
+  const child = time
+    ? new ChildProgram(label, "/usr/bin/time", ["-f", "bench-time %e %M", ...command], { cwd: dir })
+    : new ChildProgram(label, command[0]!, command.slice(1), { cwd: dir });
   running = child;
   const limit = setTimeout(() => child.kill(), RUN_LIMIT_MS);
   const exit = await child.exited;
@@ -77,20 +83,88 @@ async function defaultGrid(): Promise<void> {
   const wallS = (performance.now() - started) / 1000;
   rmSync(out, { recursive: true, force: true });
   if (exit !== 0) {
-    process.stdout.write(`  failed (${exit})${child.said()}\n`);
-    return;
+    process.stdout.write(`  ${label}: failed (${exit})${child.said()}\n`);
+    return undefined;
   }
-  const result = JSON.parse(child.stdout.map((line) => line.text).join("\n")) as { ranking: { simulations: number }[] };
-  const simulations = result.ranking.reduce((sum, entry) => sum + entry.simulations, 0);
-  const perCandidateSeed = simulations / (result.ranking.length * 3);
+  const measured = child.stderr.map((line) => /^bench-time ([\d.]+) (\d+)$/.exec(line.text)).find((match) => match !== null);
+  return {
+    wallS: measured === undefined ? wallS : Number(measured[1]),
+    rssMb: measured === undefined ? undefined : Number(measured[2]) / 1024,
+    saysTimeLeft: child.stderr.some((line) => / s left$/.test(line.text)),
+  };
+}
+
+/** A checkout of the baseline beside this one, sharing its node_modules (the baseline's are a subset); undefined if git cannot make one. */
+function baselineCheckout(): { dir: string; remove: () => void } | undefined {
+  const dir = join(mkdtempSync(join(tmpdir(), "thundering-herd-bench-baseline-")), "checkout");
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  try {
+    git("worktree", "add", "--detach", dir, BASELINE);
+  } catch (error) {
+    process.stdout.write(`  no checkout of ${BASELINE}: ${((error as { stderr?: Buffer }).stderr ?? "").toString().trim()}\n`);
+    return undefined;
+  }
+  symlinkSync(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"));
+  return {
+    dir,
+    remove: () => {
+      git("worktree", "remove", "--force", dir);
+      rmSync(resolve(dir, ".."), { recursive: true, force: true });
+    },
+  };
+}
+
+const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const medianRss = (runs: readonly Timed[]) =>
+  runs.every((run) => run.rssMb !== undefined) ? median(runs.map((run) => run.rssMb!)) : undefined;
+const megabytes = (value: number | undefined) => (value === undefined ? "-" : `${value.toFixed(0)} MB`);
+
+async function defaultRunAgainstBaseline(): Promise<void> {
+  const cores = availableParallelism();
   process.stdout.write(
-    `  ${result.ranking.length} candidates, ${simulations} simulations (${perCandidateSeed.toFixed(1)} per candidate and seed: ` +
-      `1 everyday, 3 outages, the rest bisection)\n` +
-      `  wall time ${wallS.toFixed(1)} s, start-up included; wall time x workers / simulations: ${((wallS * workers * 1000) / simulations).toFixed(0)} ms ` +
-      `per simulation (on a shared machine this includes the time other processes took)\n` +
-      `  target: at most ${TARGET_S} s: ${wallS <= TARGET_S ? "meets" : "misses"}\n`,
+    `\nchoose's default run (the article's system: the client grid, the server's levers, the stability seeds) on ${cores} cores, ` +
+      `this checkout beside ${BASELINE}, ${PAIRS} pairs in alternating order:\n`,
+  );
+  const baseline = baselineCheckout();
+  const ours: Timed[] = [];
+  const theirs: Timed[] = [];
+  try {
+    for (let pair = 0; pair < PAIRS; pair++) {
+      const order = pair % 2 === 0 ? (["ours", "baseline"] as const) : (["baseline", "ours"] as const);
+      for (const side of order) {
+        if (side === "baseline" && baseline === undefined) continue;
+        const run = await defaultRun(side === "ours" ? REPO_ROOT : baseline!.dir, side === "ours" ? "choose" : `choose at ${BASELINE}`);
+        if (run === undefined) return;
+        (side === "ours" ? ours : theirs).push(run);
+        process.stdout.write(
+          `  pair ${pair + 1}, ${side === "ours" ? "this checkout" : BASELINE}: ${run.wallS.toFixed(1)} s, ${megabytes(run.rssMb)}\n`,
+        );
+      }
+    }
+  } finally {
+    baseline?.remove();
+  }
+  const wall = median(ours.map((run) => run.wallS));
+  const rss = medianRss(ours);
+  process.stdout.write(`  this checkout: median ${wall.toFixed(1)} s, ${megabytes(rss)}\n`);
+  if (theirs.length > 0) {
+    const baselineWall = median(theirs.map((run) => run.wallS));
+    const ratio = wall / baselineWall;
+    process.stdout.write(
+      `  ${BASELINE}: median ${baselineWall.toFixed(1)} s, ${megabytes(medianRss(theirs))}\n` +
+        `  ratio ${ratio.toFixed(2)}x of ${BASELINE}, goal at most ${RATIO_GOAL}x: ${ratio <= RATIO_GOAL ? "met" : "missed"}\n`,
+    );
+  }
+  process.stdout.write(
+    cores >= MANY_CORES.cores
+      ? `  on ${cores} cores: ${wall.toFixed(1)} s (goal at most ${MANY_CORES.wallS} s: ${wall <= MANY_CORES.wallS ? "met" : "missed"}), ` +
+          `${megabytes(rss)} (goal at most ${MANY_CORES.rssMb} MB: ${rss !== undefined && rss <= MANY_CORES.rssMb ? "met" : "missed"})\n`
+      : `  the ${MANY_CORES.cores}-core goals (at most ${MANY_CORES.wallS} s and ${MANY_CORES.rssMb} MB): not measured, this machine has ${cores} cores\n`,
+  );
+  process.stdout.write(
+    `  a progress line that says how long is left: ${ours.every((run) => run.saysTimeLeft) ? "met" : "missed"} (choose's stderr, not a terminal)\n`,
   );
 }
 
 oneSimulation();
-await defaultGrid();
+await defaultRunAgainstBaseline();

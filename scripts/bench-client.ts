@@ -18,6 +18,9 @@
  * `npx tsx scripts/bench-client.ts capacity` measures only the table; `capacity:tiny` runs it
  * with a few hundred users and seconds-long runs, to check that it works.
  *
+ * `npx tsx scripts/bench-client.ts autocannon` runs only our client beside autocannon: requests
+ * per core of each, at the same rate against the same server.
+ *
  * Also: how late retries go out on the wire compared with the policy's waits (the e2e tests
  * only check that no retry is early), and a long storm's memory.
  */
@@ -337,14 +340,64 @@ async function capacityTable(settings: CapacitySettings): Promise<void> {
   }
 }
 
-const mode = process.argv.slice(2).find((argument) => argument.startsWith("capacity"));
-if (mode !== undefined) {
+/** The users of our client's run beside autocannon: 4 000 requests a second at lambda 10 s. */
+const BESIDE_AUTOCANNON_USERS = 40_000;
+const BESIDE_AUTOCANNON_S = 20;
+
+/**
+ * Our client's requests per core beside autocannon's (an npm load generator, keep-alive
+ * connections, each sending its next request on the answer), at about the same rate against
+ * the same server (100 ms, -limit 10000000): autocannon with as many connections as our
+ * users keep in flight (rate x 100 ms). Each side's CPU is its whole process's (utime + stime),
+ * ours over its measured windows, autocannon's over its run from GNU time, start-up included.
+ */
+async function besideAutocannon(): Promise<void> {
+  const server = start("server", ["-listen", "127.0.0.1:0", "-limit", "10000000", "-report-interval", "1h"]);
+  try {
+    const line = await server.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 });
+    const url = `http://127.0.0.1:${/:(\d+)\/api/.exec(line)![1]}/api`;
+    const ours = await measure(url, BESIDE_AUTOCANNON_USERS, 1, { warmUpS: 5, measureS: BESIDE_AUTOCANNON_S });
+    const connections = Math.max(1, Math.round(ours.achievedPerSec * SERVICE_S));
+    const autocannon = resolve(REPO_ROOT, "node_modules/autocannon/autocannon.js");
+    const cannon = new ChildProgram("autocannon", "/usr/bin/time", [
+      ...["-f", "bench-time %U %S", process.execPath, autocannon],
+      ...["-c", String(connections), "-d", String(BESIDE_AUTOCANNON_S), "-j", url],
+    ]);
+    running.add(cannon);
+    const exit = await cannon.exited;
+    running.delete(cannon);
+    const cpu = cannon.stderr.map((entry) => /^bench-time ([\d.]+) ([\d.]+)$/.exec(entry.text)).find((match) => match !== null);
+    if (exit !== 0 || cpu === undefined) {
+      process.stdout.write(`\nautocannon failed (${exit})${cannon.said()}\n`);
+      return;
+    }
+    const result = JSON.parse(cannon.stdout.map((entry) => entry.text).join("\n")) as { requests: { total: number; average: number } };
+    const cannonCores = (Number(cpu[1]) + Number(cpu[2])) / BESIDE_AUTOCANNON_S;
+    const oursPerCore = ours.achievedPerSec / ours.clientCores;
+    const cannonPerCore = result.requests.average / cannonCores;
+    process.stdout.write(
+      `\nbeside autocannon, against ./server -limit 10000000 (100 ms), ${BESIDE_AUTOCANNON_S} s each:\n` +
+        `  ours: ${BESIDE_AUTOCANNON_USERS} users, ${ours.achievedPerSec.toFixed(0)} OK/s on ${ours.clientCores.toFixed(3)} cores: ${oursPerCore.toFixed(0)} requests per core-second\n` +
+        `  autocannon -c ${connections}: ${result.requests.average.toFixed(0)} requests/s on ${cannonCores.toFixed(3)} cores (start-up included): ${cannonPerCore.toFixed(0)} requests per core-second\n` +
+        `  ours / autocannon: ${(oursPerCore / cannonPerCore).toFixed(2)}x per core\n`,
+    );
+  } finally {
+    await server.stop();
+    stopAll();
+  }
+}
+
+const mode = process.argv.slice(2).find((argument) => argument.startsWith("capacity") || argument === "autocannon");
+if (mode === "autocannon") {
+  await besideAutocannon();
+} else if (mode !== undefined) {
   await capacityTable(mode === "capacity:tiny" ? CAPACITY_TINY : CAPACITY);
 } else {
   const rows = requestedRows();
   await main(rows ?? DEFAULT_ROWS);
   if (rows === undefined) {
     await capacityTable(CAPACITY);
+    await besideAutocannon();
     await retryTiming();
     await storm();
   }
