@@ -11,7 +11,10 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { outageRun } from "../src/choose/measure.ts";
+import { buildGrid, measurePlan } from "../src/choose/grid-measure.ts";
+import { longestSurvived, outageRun } from "../src/choose/measure.ts";
+import { parseChooseArgs } from "../src/choose/options.ts";
+import { serverIsBack } from "../src/model/verdict.ts";
 import { simValuesFor } from "../src/choose/settings.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { configFrom } from "../src/sim/options.ts";
@@ -166,5 +169,44 @@ async function defaultRunAgainstBaseline(): Promise<void> {
   );
 }
 
+/**
+ * Where a measurement's time goes: one seed of choose's default client grid in this process, one
+ * thread, timed by part (the everyday run, the listed outages, the bisection for the longest
+ * outage survived), as measure() runs them.
+ */
+function whereTheTimeGoes(): void {
+  const parsed = parseChooseArgs([]);
+  if (parsed.kind !== "run") throw new Error("choose's defaults did not parse");
+  const options = parsed.options;
+  const grid = buildGrid(options, []);
+  const plan = measurePlan(options);
+  const spent = { everyday: 0, listed: 0, bisection: 0 };
+  let listedRuns = 0;
+  let bisectionRuns = 0;
+  for (const { config } of grid) {
+    let started = performance.now();
+    simulate({ ...config, seed: 1, outages: [], durationMs: plan.everydayMs }, undefined, { windowHistograms: false });
+    spent.everyday += performance.now() - started;
+    started = performance.now();
+    const listed = plan.outagesMs.map((outageMs) => outageRun(config, 1, plan, outageMs).result);
+    listedRuns += listed.length;
+    spent.listed += performance.now() - started;
+    started = performance.now();
+    longestSurvived(plan, listed, (outageMs) => {
+      bisectionRuns++;
+      return serverIsBack(outageRun(config, 1, plan, outageMs).result.verdict);
+    });
+    spent.bisection += performance.now() - started;
+  }
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  process.stdout.write(
+    `\nwhere the time goes: the default client grid's ${grid.length} candidates, one seed, one thread, in this process:\n` +
+      `  everyday runs ${seconds(spent.everyday)} (${grid.length} runs), listed outages ${seconds(spent.listed)} (${listedRuns} runs), ` +
+      `bisection ${seconds(spent.bisection)} (${bisectionRuns} runs, ${(bisectionRuns / grid.length).toFixed(1)} per candidate, ` +
+      `${(spent.bisection / Math.max(1, bisectionRuns)).toFixed(1)} ms each)\n`,
+  );
+}
+
 oneSimulation();
+whereTheTimeGoes();
 await defaultRunAgainstBaseline();
