@@ -340,7 +340,9 @@ describe("./client", () => {
       for (const window of printed.filter((window) => (window.notSent ?? 0) > 0)) {
         expect(window).toMatchObject({ behind: true, behindReason: expect.stringContaining("could not be sent") as string });
         // The server holds every connection: the window says so beside the client's own shortage.
-        expect(window.behindReason).toMatch(/could not be sent \(no file descriptor or local port\) while \d+ sent were waiting on the server \(/);
+        expect(window.behindReason).toMatch(
+          /could not be sent \(no file descriptor or local port\) while \d+ sent were waiting on the server \(/,
+        );
       }
       expect(cli.stderrLines.join("\n")).toMatch(
         /WARNING: the client fell behind .* Remedy: raise the descriptor limit with ulimit -n \(now 64\)/,
