@@ -7,20 +7,27 @@
  * (test/fixtures/sleeper/app.py, SLEEPER_AGES), so the run shows whether connections past the full
  * accept queue were kept and served late (after their client gave up), and when the users were back.
  *
- *   node --import ./src/register-tsx.mjs scripts/backlog-spike.ts [seed] [backlog]
+ *   node --import ./src/register-tsx.mjs scripts/backlog-spike.ts [seed] [backlog] [bare|client]
+ *
+ * With `client`, the same users and spike are two of our ./client processes instead (fixed retry,
+ * as the zoo's demo runs them; the spike's from 15 s, for 10 s): what they did and what the kernel
+ * counted, beside the bare sockets' (the service cannot tell those requests' ages: ./client sends
+ * no X-Sent-Ms).
  *
  * About 75 s; gunicorn runs in its own process group and is stopped by it, on failure too.
  */
 import { connect } from "node:net";
 import { resolve } from "node:path";
 import { seededRandom } from "../src/backoff/random.ts";
+import { parseClientLine } from "../src/contracts/client-line.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { KERNEL_COUNTERS, kernelCounters } from "./real-service-runs.ts";
 
 const seed = Number(process.argv[2] ?? 1);
 const backlog = Number(process.argv[3] ?? 16);
-if (!Number.isSafeInteger(seed) || !Number.isSafeInteger(backlog) || backlog < 1) {
-  process.stderr.write("usage: backlog-spike [seed] [backlog]\n");
+const driver = process.argv[4] ?? "bare";
+if (!Number.isSafeInteger(seed) || !Number.isSafeInteger(backlog) || backlog < 1 || (driver !== "bare" && driver !== "client")) {
+  process.stderr.write("usage: backlog-spike [seed] [backlog] [bare|client]\n");
   process.exit(2);
 }
 
@@ -80,11 +87,14 @@ try {
   };
   const think = (active: () => boolean) => setTimeout(() => attempt(active), random.exponential(THINK_MS));
 
-  for (let user = 0; user < USERS; user++) think(() => true);
-  setTimeout(() => {
-    for (let user = 0; user < SPIKE.users; user++) think(() => elapsed() < SPIKE.untilMs);
-  }, SPIKE.fromMs);
-  await new Promise((done) => setTimeout(done, END_MS + TIMEOUT_MS + 500));
+  if (driver === "client") await withOurClients(port, startedAt);
+  else {
+    for (let user = 0; user < USERS; user++) think(() => true);
+    setTimeout(() => {
+      for (let user = 0; user < SPIKE.users; user++) think(() => elapsed() < SPIKE.untilMs);
+    }, SPIKE.fromMs);
+    await new Promise((done) => setTimeout(done, END_MS + TIMEOUT_MS + 500));
+  }
 
   const handled = service.stderr
     .map((line) => /^handled ([\d.]+) age-ms ([\d.]+)/.exec(line.text))
@@ -94,6 +104,38 @@ try {
   report(handled, Object.fromEntries(KERNEL_COUNTERS.map((name) => [name, countersAfter[name]! - countersBefore[name]!])));
 } finally {
   await service.stopGroup();
+}
+
+/** The users and the spike as two ./client processes; their windows counted into `windows` by their end instants. */
+async function withOurClients(port: number, startedAt: number): Promise<void> {
+  const client = (users: number, clientSeed: number, durationMs: number) =>
+    new ChildProgram("client", resolve(import.meta.dirname, "../client"), [
+      ...["-url", `http://127.0.0.1:${port}/`, "-clients", String(users), "-lambda", String(THINK_MS / 1000)],
+      ...["-timeout", `${TIMEOUT_MS}ms`, "-simple-backoff-delay", `${RETRY_AFTER_MS}ms`, "-interval", "1s"],
+      ...["-seed", String(clientSeed), "-duration", `${durationMs}ms`, "-json"],
+    ]);
+  const users = client(USERS, seed, END_MS);
+  let spike: ChildProgram | undefined;
+  const spikeTimer = setTimeout(() => (spike = client(SPIKE.users, seed + 1000, SPIKE.untilMs - SPIKE.fromMs)), SPIKE.fromMs);
+  try {
+    await users.exited;
+    await spike?.exited;
+  } finally {
+    clearTimeout(spikeTimer);
+    await Promise.all([users.stop(), spike?.stop()]);
+  }
+  for (const program of [users, spike]) {
+    for (const [index, line] of (program?.stdout ?? []).entries()) {
+      if (!line.text.startsWith("{")) continue;
+      const parsed = parseClientLine(line.text, { file: "a client's stdout", line: index + 1 });
+      if (parsed.kind !== "window") continue;
+      const window = windows[Math.min(windows.length - 1, Math.max(0, Math.floor((parsed.epochMs - startedAt) / 1000) - 1))]!;
+      window.ok += parsed.ok;
+      window.timedOut += parsed.timedout;
+      window.errors += parsed.errors;
+      if (parsed.latencyMs !== null) window.latenciesMs.push(parsed.latencyMs.p50);
+    }
+  }
 }
 
 function report(handled: readonly { atMs: number; ageMs: number }[], counters: Record<string, number>): void {
@@ -112,22 +154,27 @@ function report(handled: readonly { atMs: number; ageMs: number }[], counters: R
   const answered = windows.reduce((sum, window) => sum + window.ok, 0);
   process.stdout.write(
     [
-      `backlog-spike: gunicorn, 4 sync workers of 50 ms, --backlog ${backlog}; ${USERS} users, +${SPIKE.users} from 15 s to 25 s; seed ${seed}`,
+      `backlog-spike: gunicorn, 4 sync workers of 50 ms, --backlog ${backlog}; ${USERS} users, +${SPIKE.users} from 15 s to 25 s; seed ${seed}; ` +
+        (driver === "client" ? "two ./client processes" : "bare sockets"),
       ...lines,
       `baseline: ${baseline.toFixed(1)} OK/s (5-15 s); users back (two windows in a row at 90 % of it, failures at most 5 %): ` +
         (back < 0 ? "not by the end" : `${back + 1} s after the spike's end`),
-      `the service took ${handled.length} requests; the users got ${answered} answers OK`,
-      `taken after their client had given up (older than ${TIMEOUT_MS} ms): ${stale.length}` +
-        (stale.length === 0
-          ? ""
-          : `, the oldest ${Math.max(...stale.map((request) => request.ageMs)).toFixed(0)} ms, the latest ${((latestStale - SPIKE.untilMs) / 1000).toFixed(1)} s after the spike's end`),
-      `taken after their client had given up, per 5 s from the spike's start: ${Array.from(
-        { length: (END_MS - SPIKE.fromMs) / 5000 },
-        (_, index) => {
-          const fromMs = SPIKE.fromMs + index * 5000;
-          return stale.filter((request) => request.atMs >= fromMs && request.atMs < fromMs + 5000).length;
-        },
-      ).join(" ")}`,
+      ...(driver === "client"
+        ? ["the requests' ages at the service: not known (./client sends no X-Sent-Ms)"]
+        : [
+            `the service took ${handled.length} requests; the users got ${answered} answers OK`,
+            `taken after their client had given up (older than ${TIMEOUT_MS} ms): ${stale.length}` +
+              (stale.length === 0
+                ? ""
+                : `, the oldest ${Math.max(...stale.map((request) => request.ageMs)).toFixed(0)} ms, the latest ${((latestStale - SPIKE.untilMs) / 1000).toFixed(1)} s after the spike's end`),
+            `taken after their client had given up, per 5 s from the spike's start: ${Array.from(
+              { length: (END_MS - SPIKE.fromMs) / 5000 },
+              (_, index) => {
+                const fromMs = SPIKE.fromMs + index * 5000;
+                return stale.filter((request) => request.atMs >= fromMs && request.atMs < fromMs + 5000).length;
+              },
+            ).join(" ")}`,
+          ]),
       `the kernel, over the run: ${Object.entries(counters)
         .map(([name, value]) => `${name} ${value}`)
         .join(", ")}`,
