@@ -7,7 +7,11 @@
  * (test/fixtures/sleeper/app.py, SLEEPER_AGES), so the run shows whether connections past the full
  * accept queue were kept and served late (after their client gave up), and when the users were back.
  *
- *   node --import ./src/register-tsx.mjs scripts/backlog-spike.ts [seed] [backlog] [bare|client]
+ *   node --import ./src/register-tsx.mjs scripts/backlog-spike.ts [seed] [backlog] [bare|client] [linger-ms]
+ *
+ * With a linger, a bare socket whose attempt timed out is closed that much later rather than at
+ * once, as a client does whose connect outlives its request's timeout: the kernel's first SYN
+ * retransmission (1 s after the SYN) then goes out.
  *
  * With `client`, the same users and spike are two of our ./client processes instead (fixed retry,
  * as the zoo's demo runs them; the spike's from 15 s, for 10 s): what they did and what the kernel
@@ -26,8 +30,16 @@ import { KERNEL_COUNTERS, kernelCounters } from "./real-service-runs.ts";
 const seed = Number(process.argv[2] ?? 1);
 const backlog = Number(process.argv[3] ?? 16);
 const driver = process.argv[4] ?? "bare";
-if (!Number.isSafeInteger(seed) || !Number.isSafeInteger(backlog) || backlog < 1 || (driver !== "bare" && driver !== "client")) {
-  process.stderr.write("usage: backlog-spike [seed] [backlog] [bare|client]\n");
+const lingerMs = Number(process.argv[5] ?? 0);
+if (
+  !Number.isSafeInteger(seed) ||
+  !Number.isSafeInteger(backlog) ||
+  backlog < 1 ||
+  (driver !== "bare" && driver !== "client") ||
+  !Number.isSafeInteger(lingerMs) ||
+  lingerMs < 0
+) {
+  process.stderr.write("usage: backlog-spike [seed] [backlog] [bare|client] [linger-ms]\n");
   process.exit(2);
 }
 
@@ -71,7 +83,8 @@ try {
       if (over) return;
       over = true;
       clearTimeout(timer);
-      socket.destroy();
+      if (outcome === "timedOut" && lingerMs > 0) setTimeout(() => socket.destroy(), lingerMs);
+      else socket.destroy();
       const window = windowNow();
       window[outcome]++;
       if (outcome === "ok") {
@@ -155,7 +168,7 @@ function report(handled: readonly { atMs: number; ageMs: number }[], counters: R
   process.stdout.write(
     [
       `backlog-spike: gunicorn, 4 sync workers of 50 ms, --backlog ${backlog}; ${USERS} users, +${SPIKE.users} from 15 s to 25 s; seed ${seed}; ` +
-        (driver === "client" ? "two ./client processes" : "bare sockets"),
+        (driver === "client" ? "two ./client processes" : `bare sockets${lingerMs > 0 ? `, closed ${lingerMs} ms after a timeout` : ""}`),
       ...lines,
       `baseline: ${baseline.toFixed(1)} OK/s (5-15 s); users back (two windows in a row at 90 % of it, failures at most 5 %): ` +
         (back < 0 ? "not by the end" : `${back + 1} s after the spike's end`),
