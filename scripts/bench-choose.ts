@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import { buildGrid, measurePlan } from "../src/choose/grid-measure.ts";
 import { longestSurvived, outageRun } from "../src/choose/measure.ts";
 import { parseChooseArgs } from "../src/choose/options.ts";
+import { percentile } from "../src/model/percentile.ts";
 import { serverIsBack } from "../src/model/verdict.ts";
 import { simValuesFor } from "../src/choose/settings.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
@@ -117,7 +118,11 @@ function baselineCheckout(): { dir: string; remove: () => void } | undefined {
   };
 }
 
-const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const median = (values: readonly number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  )!;
 const medianRss = (runs: readonly Timed[]) =>
   runs.every((run) => run.rssMb !== undefined) ? median(runs.map((run) => run.rssMb!)) : undefined;
 const megabytes = (value: number | undefined) => (value === undefined ? "-" : `${value.toFixed(0)} MB`);

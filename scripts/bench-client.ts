@@ -55,6 +55,12 @@ function start(name: string, args: readonly string[]): ChildProgram {
   return program;
 }
 
+/** The /api URL a server started with `-listen 127.0.0.1:0` says it listens on. */
+async function apiUrl(server: ChildProgram): Promise<string> {
+  const line = await server.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 });
+  return `http://127.0.0.1:${/:(\d+)\/api/.exec(line)![1]}/api`;
+}
+
 const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
 
 interface ClientRun {
@@ -146,8 +152,7 @@ async function measure(
 async function storm(): Promise<void> {
   const server = start("server", ["-listen", "127.0.0.1:0", "-report-interval", "1h", "-backlog", "64"]);
   try {
-    const line = await server.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 });
-    const url = `http://127.0.0.1:${/:(\d+)\/api/.exec(line)![1]}/api`;
+    const url = await apiUrl(server);
     server.signal("SIGSTOP");
     const client = start("client", [
       "-url",
@@ -245,8 +250,7 @@ function requestedRows(): (readonly [number, number])[] | undefined {
 async function main(rows: readonly (readonly [number, number])[]): Promise<void> {
   const server = start("server", ["-listen", "127.0.0.1:0", "-limit", "1000000", "-report-interval", "1h"]);
   try {
-    const line = await server.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 });
-    const url = `http://127.0.0.1:${/:(\d+)\/api/.exec(line)![1]}/api`;
+    const url = await apiUrl(server);
     process.stdout.write(
       `client benchmark: lambda ${LAMBDA_S}s, ${WARM_UP_S}s warm-up, ${MEASURE_S}s measured per run; expected rate N / (lambda + ${SERVICE_S}s)\n\n` +
         "clients  threads  expected/s  achieved/s  deviation  client cores  CPU ms/1000 req  RSS MB  peak MB  failures\n",
@@ -297,8 +301,7 @@ async function capacityTable(settings: CapacitySettings): Promise<void> {
   const cores = availableParallelism();
   const server = start("server", ["-listen", "127.0.0.1:0", "-limit", "10000000", "-report-interval", "1h"]);
   try {
-    const line = await server.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 });
-    const url = `http://127.0.0.1:${/:(\d+)\/api/.exec(line)![1]}/api`;
+    const url = await apiUrl(server);
     const boundS = cores * settings.maxRunsPerThreads * (settings.warmUpS + settings.measureS + 5);
     process.stdout.write(
       `\ncapacity table: server -limit 10000000, lambda ${LAMBDA_S}s, within ${CAPACITY_TOLERANCE * 100}% of N / (lambda + ${SERVICE_S}s); ` +
@@ -354,8 +357,7 @@ const BESIDE_AUTOCANNON_S = 20;
 async function besideAutocannon(): Promise<void> {
   const server = start("server", ["-listen", "127.0.0.1:0", "-limit", "10000000", "-report-interval", "1h"]);
   try {
-    const line = await server.waitForLine(/listening on http:\/\/127\.0\.0\.1:\d+\/api/, { stream: "stderr", timeoutMs: 30_000 });
-    const url = `http://127.0.0.1:${/:(\d+)\/api/.exec(line)![1]}/api`;
+    const url = await apiUrl(server);
     const ours = await measure(url, BESIDE_AUTOCANNON_USERS, 1, { warmUpS: 5, measureS: BESIDE_AUTOCANNON_S });
     const connections = Math.max(1, Math.round(ours.achievedPerSec * SERVICE_S));
     const autocannon = resolve(REPO_ROOT, "node_modules/autocannon/autocannon.js");

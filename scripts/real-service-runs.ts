@@ -7,6 +7,8 @@
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { main as chooseMain } from "../src/choose/main.ts";
+import { parseClientLine } from "../src/contracts/client-line.ts";
+import { jsonLines } from "../src/contracts/json-line.ts";
 import { main as demoMain } from "../src/demo/main.ts";
 import { percentile } from "../src/model/percentile.ts";
 import type { OutputStream, ProgramIo } from "../src/runtime/program-io.ts";
@@ -176,19 +178,21 @@ function sampleKernelCounters(): { readonly samples: KernelSample[]; stop(): voi
 }
 
 /**
- * What the kernel counted during one strategy's run (from its clients' first window to their last),
+ * What the kernel counted during one strategy's run (from its clients' first window to their summary, the run's end),
  * and after the trouble (from the resume): the samples a second apart nearest those instants.
  */
 function kernelDuring(samples: readonly KernelSample[], clientFile: string, phases: { resumeAtMs: number }) {
-  const windows = readFileSync(clientFile, "utf8")
-    .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as { epochMs?: number; windowMs?: number })
-    .filter((window) => window.epochMs !== undefined && window.windowMs !== undefined);
-  const startEpochMs = windows[0]!.epochMs! - windows[0]!.windowMs!;
-  const endEpochMs = windows.at(-1)!.epochMs!;
+  // Its windows, then its summary, which ends the run.
+  const lines = jsonLines(readFileSync(clientFile, "utf8").split("\n"))
+    .map(({ text, line }) => parseClientLine(text, { file: clientFile, line }))
+    .filter((line) => line.kind !== "not-started");
+  const startEpochMs = lines[0]!.epochMs - lines[0]!.windowMs;
   const at = (epochMs: number) => [...samples].reverse().find((entry) => entry.epochMs <= epochMs)?.counters ?? samples[0]!.counters;
-  const delta = (fromMs: number) => Object.fromEntries(KERNEL_COUNTERS.map((name) => [name, at(endEpochMs)[name]! - at(fromMs)[name]!]));
+  const end = at(lines.at(-1)!.epochMs);
+  const delta = (fromMs: number) => {
+    const from = at(fromMs);
+    return Object.fromEntries(KERNEL_COUNTERS.map((name) => [name, end[name]! - from[name]!]));
+  };
   return { run: delta(startEpochMs), afterTrouble: delta(startEpochMs + phases.resumeAtMs) };
 }
 
