@@ -21,7 +21,8 @@ const RUNS_DIR = "results/real-services";
  * The issue's experiment, run by demo -target on the real service with the simulator's prediction
  * on the probed scenario beside it: 200 users thinking 5 s with a 1 s timeout, fixed retry and one
  * backoff, after a 20 s stop of the service's process group and after a spike of 3 × the users for
- * 10 s; a minute observed after each. One seed for every run: the same users' draws in both clocks.
+ * 10 s; 90 s observed after each (under full jitter gunicorn's clients come back near the
+ * minute, on both sides). One seed for every run: the same users' draws in both clocks.
  */
 export const DEMO_SEED = 1;
 /** The users of every run, the demo's and choose's: 200 thinking 5 s, with a 1 s timeout. */
@@ -29,7 +30,7 @@ const USERS = ["-clients", "200", "-lambda", "5", "-timeout", "1s"];
 /** The demo's users: with reports every second, and the seed of their draws. */
 export const demoUsers = (seed: number | string) => [...USERS, "-interval", "1s", "-seed", String(seed)];
 export const demoFlags = (seed: number | string) => [
-  ...["-strategies", "fixed,full-jitter", "-observe", "60s"],
+  ...["-strategies", "fixed,full-jitter", "-observe", "90s"],
   ...["-client-args", demoUsers(seed).join(" ")],
 ];
 export const FAULTS = ["stop@15s+20s", "spike@15s+10s*3"];

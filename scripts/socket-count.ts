@@ -16,13 +16,16 @@ const TCP_STATES: Readonly<Record<string, string>> = {
   "0C": "NEW_SYN_RECV",
 };
 
-/**
- * The kernel's TCP sockets with `port` at either end (both sides of a loopback connection
- * count), by state, from Linux's /proc/net/tcp and tcp6.
- */
-export function socketsOnPort(port: number): Record<string, number> {
-  const counts: Record<string, number> = {};
-  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
+/** One of the kernel's TCP sockets, as Linux's /proc/net/tcp and tcp6 list it. */
+export interface KernelSocket {
+  localPort: number;
+  remotePort: number;
+  state: string;
+}
+
+/** Every TCP socket the kernel lists now (IPv4 and IPv6). */
+export function kernelSockets(): KernelSocket[] {
+  const sockets: KernelSocket[] = [];
   for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
     let text: string;
     try {
@@ -35,11 +38,21 @@ export function socketsOnPort(port: number): Record<string, number> {
       const fields = line.trim().split(/\s+/);
       if (fields.length < 4) continue;
       const [, local, remote, state] = fields;
-      if (local!.endsWith(`:${hexPort}`) || remote!.endsWith(`:${hexPort}`)) {
-        const name = TCP_STATES[state!] ?? state!;
-        counts[name] = (counts[name] ?? 0) + 1;
-      }
+      const port = (address: string) => parseInt(address.slice(address.lastIndexOf(":") + 1), 16);
+      sockets.push({ localPort: port(local!), remotePort: port(remote!), state: TCP_STATES[state!] ?? state! });
     }
+  }
+  return sockets;
+}
+
+/**
+ * The kernel's TCP sockets with `port` at either end (both sides of a loopback connection
+ * count), by state.
+ */
+export function socketsOnPort(port: number): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const { localPort, remotePort, state } of kernelSockets()) {
+    if (localPort === port || remotePort === port) counts[state] = (counts[state] ?? 0) + 1;
   }
   return counts;
 }

@@ -1,4 +1,5 @@
-import { Agent } from "undici";
+import { Socket } from "node:net";
+import { Agent, buildConnector } from "undici";
 import type { Transport } from "../model/attempt.ts";
 import { classifyError, isClientLimit } from "./classify-error.ts";
 import { type AttemptResult, classifyStatus } from "../model/outcome.ts";
@@ -20,8 +21,9 @@ export interface HttpTransport extends Transport<AbortController> {
  * Our own deadline (the herd's timeout) aborts the request, which makes undici destroy
  * its connection. undici's own timeouts are set past our deadline so they never decide,
  * except the connect timeout, which bounds a connect that the server's full accept queue
- * leaves hanging. An attempt succeeds only when its whole body arrived, at most `maxBodyBytes`
- * (counted, never kept): a broken or cut-short body is the transport's error, a longer one
+ * leaves hanging; an attempt aborted while connecting ends its connect at once
+ * (`connectsEndingWithTheirAttempt`). An attempt succeeds only when its whole body arrived,
+ * at most `maxBodyBytes` (counted, never kept): a broken or cut-short body is the transport's error, a longer one
  * "body-too-large", whatever the status said.
  */
 export function createHttpTransport(
@@ -31,11 +33,12 @@ export function createHttpTransport(
 ): HttpTransport {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const target = new URL(url);
+  const connects = connectsEndingWithTheirAttempt(Math.max(timeoutMs, 1));
   const agent = new Agent({
     connections: null,
     pipelining: 1,
     keepAliveTimeout: 4_000,
-    connect: { timeout: Math.max(timeoutMs, 1) },
+    connect: connects.connect,
     headersTimeout: 0,
     bodyTimeout: 0,
   });
@@ -43,6 +46,7 @@ export function createHttpTransport(
   return {
     send(sink) {
       const controller = new AbortController();
+      connects.startingFor = controller;
       // Once aborted, the attempt is over for the herd: the rejection that follows is not reported.
       const done = (result: AttemptResult) => {
         if (!controller.signal.aborted) sink.done(result);
@@ -54,7 +58,9 @@ export function createHttpTransport(
           : options.propagateDeadline === true
             ? { [DEADLINE_HEADER]: formatDeadline(Date.now() + timeoutMs) }
             : NO_HEADERS;
-      agent.request({ origin: target.origin, path, method: "GET", signal: controller.signal, headers }).then(
+      const answer = agent.request({ origin: target.origin, path, method: "GET", signal: controller.signal, headers });
+      connects.startingFor = undefined;
+      answer.then(
         async (response) => {
           const status = withRetryAfter(classifyStatus(response.statusCode), response.headers["retry-after"]);
           try {
@@ -79,10 +85,50 @@ export function createHttpTransport(
       return controller;
     },
     abort(controller) {
+      connects.end(controller);
       controller.abort();
     },
     close: () => agent.destroy(),
   };
+}
+
+/**
+ * undici lets the connect of a request it aborted run on until its own connect timeout, a
+ * coarse timer that fires up to half a second late. The kernel sends an unanswered SYN again
+ * 1 s after the first, so with a 1 s timeout that SYN could still open a connection for a user
+ * who had left: on a full listen queue, let in by SYN cookies, it brought the server work for
+ * nobody and kept it down for tens of seconds (docs/real-services.md). An attempt's timeout ends
+ * the attempt, its connect included. undici opens a connection inside `request()` when it needs
+ * one (its pool adds a client per request in flight, and a client connects as it is handed the
+ * request), so the attempt sending is the one the connect is for; a connect opened at another
+ * time has no attempt and keeps undici's own timeout.
+ */
+function connectsEndingWithTheirAttempt(connectTimeoutMs: number) {
+  // Its socket is the connector's return value, which its type does not declare: checked below.
+  const connector = buildConnector({ timeout: connectTimeoutMs }) as (...args: Parameters<buildConnector.connector>) => unknown;
+  const connecting = new WeakMap<AbortController, Socket>();
+  const state = {
+    /** The attempt in `request()` now, if any. */
+    startingFor: undefined as AbortController | undefined,
+    connect: ((options, callback) => {
+      const socket = connector(options, callback);
+      if (state.startingFor !== undefined && socket instanceof Socket) connecting.set(state.startingFor, socket);
+      return socket;
+    }) as buildConnector.connector,
+    /** Ends the attempt's connect if it is still under way; undici reports it to the aborted request, which is over. */
+    end(attempt: AbortController) {
+      const socket = connecting.get(attempt);
+      if (socket?.connecting === true) socket.destroy(new ConnectEndedWithAttempt());
+    },
+  };
+  return state;
+}
+
+class ConnectEndedWithAttempt extends Error {
+  readonly code = "THUNDERING_HERD_CONNECT_ENDED";
+  constructor() {
+    super("the attempt's timeout ended its connect");
+  }
 }
 
 /**

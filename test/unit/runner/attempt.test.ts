@@ -1,4 +1,9 @@
+import { spawn } from "node:child_process";
+import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { kernelSockets } from "../../../scripts/socket-count.ts";
+import { afterThisTest } from "../../helpers/after-this-test.ts";
+import { processState } from "../../helpers/process-state.ts";
 import { createHttpTransport, type HttpTransport } from "../../../src/runner/attempt.ts";
 import { localShare } from "../../../src/client/herd-share.ts";
 import { createOccHttpTransport } from "../../../src/client/occ-transport.ts";
@@ -58,6 +63,49 @@ describe("the client's HTTP transport", () => {
     const { service } = await againstHostile("endless-body");
     await eventually(() => service.openConnections() === 0, "the transport closing the endless body's connection");
     expect(service.bytesPerClosedConnection[0]).toBeLessThanOrEqual(bytesAReaderStoppedAtTheCapLetsThrough(MAX_BODY));
+  });
+});
+
+/** A listener whose process is stopped (SIGSTOP): its kernel completes handshakes into a queue of 1, then ignores SYNs. */
+async function stoppedListener(): Promise<number> {
+  const listening =
+    "require('node:net').createServer().listen({ port: 0, host: '127.0.0.1', backlog: 1 }, function () { console.log(this.address().port) })";
+  const child = spawn(process.execPath, ["-e", listening], { stdio: ["ignore", "pipe", "inherit"] });
+  afterThisTest(() => child.kill("SIGKILL"));
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.once("data", (data: Buffer) => resolve(Number(String(data).trim())));
+    child.once("error", reject);
+  });
+  child.kill("SIGSTOP");
+  await eventually(() => processState(child.pid!) === "T", "the listener stopped");
+  return port;
+}
+
+const localPortsConnecting = (port: number) =>
+  kernelSockets()
+    .filter(({ remotePort, state }) => remotePort === port && state === "SYN_SENT")
+    .map(({ localPort }) => localPort);
+
+describe("an attempt's timeout", () => {
+  it("ends the attempt's connect too: no SYN of a user who left is sent again to open a connection", async () => {
+    const port = await stoppedListener();
+    // The stopped listener's queue holds two; the SYNs after them go unanswered.
+    const fillers = Array.from({ length: 4 }, () => connect(port, "127.0.0.1").on("error", () => {}));
+    afterThisTest(() => fillers.forEach((socket) => socket.destroy()));
+    await eventually(() => localPortsConnecting(port).length > 0, "a SYN to the full queue unanswered");
+    const fillersConnecting = new Set(localPortsConnecting(port));
+    // undici's own connect timeout far off: only the attempt's end can end this connect.
+    const transport = createHttpTransport(`http://127.0.0.1:${port}/`, 60_000);
+    opened.push({ transport });
+    const attempt = transport.send({ done: () => {}, notSent: () => {} });
+    let attemptsOwn: number | undefined;
+    await eventually(() => {
+      attemptsOwn = localPortsConnecting(port).find((localPort) => !fillersConnecting.has(localPort));
+      return attemptsOwn !== undefined;
+    }, "the attempt's SYN unanswered");
+    transport.abort(attempt);
+    // Closing a socket closes it in the kernel at once: a connect left running would still be listed.
+    expect(localPortsConnecting(port)).not.toContain(attemptsOwn);
   });
 });
 
