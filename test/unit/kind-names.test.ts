@@ -159,15 +159,7 @@ const NOT_YET_ONE_DEFINITION: readonly string[] = [
   "choose/snippets/cockatiel.ts: equal-jitter × 1",
   "choose/snippets/cockatiel.ts: full-jitter × 2",
   "choose/snippets/grpc.ts: grpc × 1",
-  "choose/snippets/shared.ts: constant × 2",
-  "choose/snippets/shared.ts: decorrelated-jitter × 2",
-  "choose/snippets/shared.ts: equal-jitter × 2",
-  "choose/snippets/shared.ts: exponential × 3",
-  "choose/snippets/shared.ts: full-jitter × 2",
-  "choose/snippets/shared.ts: google × 2",
-  "choose/snippets/shared.ts: grpc × 3", // one of them intentOf's retry budget's kind (-budget grpc), not a policy's
-  "choose/snippets/shared.ts: reference × 3",
-  "choose/snippets/shared.ts: table × 2",
+  "choose/snippets/shared.ts: grpc × 1", // intentOf's retry budget's kind (-budget grpc), not a policy's
   "choose/snippets/thundering-herd.ts: reference × 1",
   // Not a policy: these compare a retry budget's kind (-budget grpc, gRPC's retryThrottling), whose name is the gRPC policy's too.
   "client/main.ts: grpc × 1",

@@ -1,4 +1,5 @@
 import { checkNumber, NON_NEGATIVE } from "../validate.ts";
+import { waitShape } from "./wait-shape.ts";
 import { definePolicy, filledPolicy, type FactoryOptions } from "./definition.ts";
 
 /**
@@ -29,4 +30,7 @@ export const constant = definePolicy<ConstantPolicy>({
   delay: (policy) => policy.delayMs,
   firstWaitFollowsThinkTime: false,
   fixedWaitMs: (policy) => policy.delayMs,
+  waitShape: (policy) => waitShape(policy.delayMs, 1, policy.delayMs, "none", policy.delayMs),
+  waitExpression: (policy) => String(policy.delayMs),
+  drawsNormal: false,
 });

@@ -1,5 +1,6 @@
 import { checkBaseAndCap, AWS_DEFAULTS } from "./aws-jitter.ts";
 import { definePolicy, filledPolicy, type FactoryOptions } from "./definition.ts";
+import { cappedExpression, fittedWaitShape, meanSequence } from "./wait-shape.ts";
 
 /**
  * "Decorrelated jitter", same AWS article:
@@ -43,4 +44,14 @@ export const decorrelatedJitter = definePolicy<DecorrelatedJitterPolicy>({
   },
   // It grows from its own previous retry wait, and starts from its base.
   firstWaitFollowsThinkTime: false,
+  waitShape: (policy, context) => {
+    // Each wait is U(base, 3 × the last), capped, the first after base: a mean of (base + 3 × the last mean) ÷ 2.
+    let last = policy.baseMs;
+    const means = meanSequence(context, Infinity, () => (last = Math.min(policy.capMs, (policy.baseMs + 3 * last) / 2)));
+    return fittedWaitShape(policy.baseMs, means, policy.capMs, "decorrelated", Infinity);
+  },
+  // Uniform between the base and the ceiling the simulated waits reach after `attempt` draws at their top, base x 3^attempt.
+  waitExpression: (policy, attempt) =>
+    `${cappedExpression(`${policy.baseMs} + Math.random() * (${policy.baseMs} * 3 ** ${attempt} - ${policy.baseMs})`, policy.capMs)}`,
+  drawsNormal: false,
 });

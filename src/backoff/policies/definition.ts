@@ -1,11 +1,12 @@
 import type { Random } from "../random.ts";
+import type { WaitContext, WaitShape } from "./wait-shape.ts";
 
 /**
  * What a backoff policy kind is: the one definition each kind has (src/backoff/policies/), read
  * by the factories, validatePolicy and nextDelay (policy.ts, delay.ts), the client loop and the
  * simulator. Code outside a kind's file asks these properties, never the kind's name
  * (test/unit/kind-names.test.ts), so a new kind is its file, its test and one line in policies.ts,
- * plus its cases in choose's snippets and the lists docs/design.md names.
+ * plus its cases in the writers of other systems' settings and the lists docs/design.md names.
  */
 
 /** A policy as data: its kind and its parameters. */
@@ -40,6 +41,15 @@ export interface PolicyDefinition<P extends PolicyData> {
   readonly firstWaitFollowsThinkTime: boolean;
   /** The one wait every retry waits, for a kind whose waits never vary (the simulator's FIFO timer lanes). */
   fixedWaitMs?(policy: P): number;
+  /** Its waits as first × multiplier^(n-1), capped, with a jitter's form: the shape most retry libraries speak. */
+  waitShape(policy: P, context: WaitContext): WaitShape;
+  /**
+   * Its wait before retry `attempt` (the name of a 1-based number in the code around it) as a
+   * JavaScript expression, for the systems whose settings are code; it calls `normal()` (a
+   * standard normal draw) where `drawsNormal` says so, and Math.random otherwise.
+   */
+  waitExpression(policy: P, attempt: string, context: WaitContext): string;
+  readonly drawsNormal: boolean;
 }
 
 /** A kind's definition, frozen. */

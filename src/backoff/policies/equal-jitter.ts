@@ -1,6 +1,7 @@
 import { NON_NEGATIVE } from "../validate.ts";
 import { AWS_DEFAULTS, awsCeiling, checkBaseAndCap } from "./aws-jitter.ts";
 import { definePolicy, filledPolicy, type FactoryOptions } from "./definition.ts";
+import { cappedExpression, waitShape } from "./wait-shape.ts";
 
 /**
  * "Equal jitter", same AWS article: with `temp = min(capMs, baseMs * 2^(n-1))`,
@@ -33,4 +34,8 @@ export const equalJitter = definePolicy<EqualJitterPolicy>({
     return half + random.uniform() * half;
   },
   firstWaitFollowsThinkTime: false,
+  waitShape: (policy) => waitShape(policy.baseMs, 2, policy.capMs, "equal", (policy.baseMs * 3) / 4),
+  waitExpression: (policy, attempt) =>
+    `((t) => t / 2 + (Math.random() * t) / 2)(${cappedExpression(`${policy.baseMs} * 2 ** (${attempt} - 1)`, policy.capMs)})`,
+  drawsNormal: false,
 });

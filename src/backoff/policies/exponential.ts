@@ -1,6 +1,7 @@
 import { checkNumber, FRACTION } from "../validate.ts";
 import { definePolicy, filledPolicy, type FactoryOptions } from "./definition.ts";
 import { ARTICLE_FACTOR, cappedGrowth, checkGrowth, nonNegative } from "./growth.ts";
+import { cappedExpression, waitShape } from "./wait-shape.ts";
 
 /**
  * The pseudo-code of "Exponential Backoff or how not to crash a server" (Andrey Smirnov), in
@@ -46,4 +47,11 @@ export const exponential = definePolicy<ExponentialPolicy>({
     return nonNegative(base + random.normal(0, policy.jitter * base));
   },
   firstWaitFollowsThinkTime: false,
+  waitShape: (policy) => {
+    const first = Math.min(policy.minDelayMs * policy.factor, policy.maxDelayMs);
+    return waitShape(first, policy.factor, policy.maxDelayMs, "proportional", first);
+  },
+  waitExpression: (policy, attempt) =>
+    `Math.max(0, ${cappedExpression(`${policy.minDelayMs} * ${policy.factor} ** ${attempt}`, policy.maxDelayMs)} * (1 + ${policy.jitter} * normal()))`,
+  drawsNormal: true,
 });

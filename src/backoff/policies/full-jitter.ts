@@ -1,6 +1,7 @@
 import { NON_NEGATIVE } from "../validate.ts";
 import { AWS_DEFAULTS, awsCeiling, checkBaseAndCap } from "./aws-jitter.ts";
 import { definePolicy, filledPolicy, type FactoryOptions } from "./definition.ts";
+import { cappedExpression, waitShape } from "./wait-shape.ts";
 
 /**
  * "Full jitter", AWS Architecture Blog, "Exponential Backoff And Jitter" (Marc Brooker, 2015):
@@ -30,4 +31,7 @@ export const fullJitter = definePolicy<FullJitterPolicy>({
   check,
   delay: (policy, attempt, _previousDelayMs, random) => random.uniform() * awsCeiling(policy, attempt),
   firstWaitFollowsThinkTime: false,
+  waitShape: (policy) => waitShape(policy.baseMs, 2, policy.capMs, "full", policy.baseMs / 2),
+  waitExpression: (policy, attempt) => `Math.random() * ${cappedExpression(`${policy.baseMs} * 2 ** (${attempt} - 1)`, policy.capMs)}`,
+  drawsNormal: false,
 });

@@ -1,5 +1,6 @@
 import { checkNumber, GOOGLE_MAX_RETRIES_LIMIT } from "../validate.ts";
 import { definePolicy, filledPolicy, type FactoryOptions } from "./definition.ts";
+import { fittedWaitShape, meanSequence } from "./wait-shape.ts";
 
 /**
  * Google's recipe (Google Cloud, "Exponential backoff",
@@ -38,4 +39,10 @@ export const google = definePolicy<GooglePolicy>({
     return GOOGLE_FIRST_WAIT_MS * 2 ** (attempt - 1) + random.uniformInt(GOOGLE_MAX_JITTER_MS + 1);
   },
   firstWaitFollowsThinkTime: false,
+  waitShape: (policy, context) => {
+    const means = meanSequence(context, policy.maxRetries + 1, (retry) => 1000 * 2 ** (retry - 1) + 500);
+    return fittedWaitShape(1000, means, 1000 * 2 ** (policy.maxRetries - 1), "additive", policy.maxRetries + 1);
+  },
+  waitExpression: (_policy, attempt) => `1000 * 2 ** (${attempt} - 1) + Math.floor(Math.random() * 1001)`,
+  drawsNormal: false,
 });

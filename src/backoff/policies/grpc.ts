@@ -1,6 +1,7 @@
 import { AT_LEAST_ONE, checkNumber, checkOrdered, FRACTION, NON_NEGATIVE } from "../validate.ts";
 import { definePolicy, filledPolicy, type FactoryOptions } from "./definition.ts";
 import { cappedGrowth } from "./growth.ts";
+import { cappedExpression, waitShape } from "./wait-shape.ts";
 
 /**
  * gRPC connection backoff (grpc/grpc doc/connection-backoff.md; grpc-go internal/backoff):
@@ -48,4 +49,8 @@ export const grpc = definePolicy<GrpcPolicy>({
     return base * (1 + policy.jitter * (2 * random.uniform() - 1));
   },
   firstWaitFollowsThinkTime: false,
+  waitShape: (policy) => waitShape(policy.initialMs, policy.multiplier, policy.maxMs, "spread", policy.initialMs),
+  waitExpression: (policy, attempt) =>
+    `${cappedExpression(`${policy.initialMs} * ${policy.multiplier} ** (${attempt} - 1)`, policy.maxMs)} * (1 + ${policy.jitter} * (2 * Math.random() - 1))`,
+  drawsNormal: false,
 });

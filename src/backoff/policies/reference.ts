@@ -1,6 +1,7 @@
 import { checkNumber, NON_NEGATIVE } from "../validate.ts";
 import { definePolicy, filledPolicy, type FactoryOptions } from "./definition.ts";
 import { ARTICLE_FACTOR, checkGrowth, nonNegative } from "./growth.ts";
+import { cappedExpression, goDuration, round3, waitShape, type WaitContext } from "./wait-shape.ts";
 
 /**
  * The reference Go client's `-exponential-backoff` (github.com/smira/exponential-backoff,
@@ -48,4 +49,17 @@ export const reference = definePolicy<ReferencePolicy>({
   },
   // The reference client's first wait is e times its think time (above).
   firstWaitFollowsThinkTime: true,
+  waitShape: (policy, context) => {
+    const first = firstWait(policy, context);
+    return waitShape(first, policy.factor, policy.maxDelayMs, "absolute", first, Infinity, [
+      `the reference backoff's first wait is ${policy.factor} x the user's own think time before the failed attempt ` +
+        `(${goDuration(context.thinkTimeMeanMs)} on average); a fixed first wait of ${goDuration(first)} is the closest`,
+    ]);
+  },
+  waitExpression: (policy, attempt, context) =>
+    `Math.max(0, ${cappedExpression(`${round3(firstWait(policy, context))} * ${policy.factor} ** (${attempt} - 1)`, policy.maxDelayMs)} + ${policy.jitterMs} * normal())`,
+  drawsNormal: true,
 });
+
+/** Its first wait for users of a mean think time: a fixed first wait is the closest a system without one can say. */
+const firstWait = (policy: ReferencePolicy, context: WaitContext) => Math.min(context.thinkTimeMeanMs * policy.factor, policy.maxDelayMs);

@@ -1,6 +1,7 @@
 import type { Random } from "../random.ts";
 import { checkNumber, describe, FieldRangeError, NON_NEGATIVE } from "../validate.ts";
 import { definePolicy, type FactoryOptions } from "./definition.ts";
+import { goDuration, waitShape } from "./wait-shape.ts";
 
 /**
  * A table of waits, saturating at its last entry (Peter Bourgon, "Simple backoff", Gopher Academy
@@ -51,4 +52,19 @@ export const table = definePolicy<TablePolicy>({
   delay: (policy, attempt, _previousDelayMs, random) => tableWait(policy, attempt, random),
   waitBeforeFirstAttempt: (policy, random) => tableWait(policy, 0, random),
   firstWaitFollowsThinkTime: false,
+  waitShape: (policy) => {
+    const entries = policy.delaysMs.slice(1).filter((entry) => entry > 0);
+    const first = entries[0] ?? 1;
+    const last = entries.at(-1) ?? first;
+    const steps = Math.max(1, policy.delaysMs.length - 2);
+    const multiplier = last > first ? Number(((last / first) ** (1 / steps)).toFixed(3)) : 1;
+    return waitShape(first, multiplier, last, "table", first, Infinity, [
+      `the table of waits (${policy.delaysMs.join(", ")} ms) is approximated by an exponential from ${goDuration(first)} growing ${multiplier}x to ${goDuration(last)}`,
+    ]);
+  },
+  waitExpression: (policy, attempt) => {
+    const table = `[${policy.delaysMs.join(", ")}]`;
+    return `((m) => (m === 0 ? 0 : Math.floor(m / 2) + Math.floor(Math.random() * m)))(${table}[Math.min(${attempt}, ${policy.delaysMs.length - 1})]!)`;
+  },
+  drawsNormal: false,
 });
