@@ -23,8 +23,8 @@ export interface HttpTransport extends Transport<AbortController> {
  * except the connect timeout, which bounds a connect that the server's full accept queue
  * leaves hanging; an attempt aborted while connecting ends its connect at once
  * (`connectsEndingWithTheirAttempt`). An attempt succeeds only when its whole body arrived,
- * at most `maxBodyBytes` (counted, never kept): a broken or cut-short body is the transport's error, a longer one
- * "body-too-large", whatever the status said.
+ * at most `maxBodyBytes` (counted, never kept): a broken or cut-short body is the transport's
+ * error, a longer one "body-too-large", whatever the status said.
  */
 export function createHttpTransport(
   url: string,
@@ -46,7 +46,6 @@ export function createHttpTransport(
   return {
     send(sink) {
       const controller = new AbortController();
-      connects.startingFor = controller;
       // Once aborted, the attempt is over for the herd: the rejection that follows is not reported.
       const done = (result: AttemptResult) => {
         if (!controller.signal.aborted) sink.done(result);
@@ -58,6 +57,7 @@ export function createHttpTransport(
           : options.propagateDeadline === true
             ? { [DEADLINE_HEADER]: formatDeadline(Date.now() + timeoutMs) }
             : NO_HEADERS;
+      connects.startingFor = controller;
       const answer = agent.request({ origin: target.origin, path, method: "GET", signal: controller.signal, headers });
       connects.startingFor = undefined;
       answer.then(
