@@ -57,31 +57,30 @@ export function createHttpTransport(
           : options.propagateDeadline === true
             ? { [DEADLINE_HEADER]: formatDeadline(Date.now() + timeoutMs) }
             : NO_HEADERS;
-      connects.startingFor = controller;
-      const answer = agent.request({ origin: target.origin, path, method: "GET", signal: controller.signal, headers });
-      connects.startingFor = undefined;
-      answer.then(
-        async (response) => {
-          const status = withRetryAfter(classifyStatus(response.statusCode), response.headers["retry-after"]);
-          try {
-            await readBodyToEnd(response.body, maxBodyBytes, response.headers["content-length"]);
-          } catch (error) {
-            // An error status stands (with its Retry-After); a success is one only with its whole body.
-            done(status.outcome === "ok" ? classifyError(error) : status);
-            return;
-          }
-          done(status);
-        },
-        (error: unknown) => {
-          const result = classifyError(error);
-          // No descriptor or local port: the request never left this machine. Not the server's failure.
-          if (isClientLimit(result)) {
-            if (!controller.signal.aborted) sink.notSent();
-          } else {
-            done(result);
-          }
-        },
-      );
+      connects
+        .openedFor(controller, () => agent.request({ origin: target.origin, path, method: "GET", signal: controller.signal, headers }))
+        .then(
+          async (response) => {
+            const status = withRetryAfter(classifyStatus(response.statusCode), response.headers["retry-after"]);
+            try {
+              await readBodyToEnd(response.body, maxBodyBytes, response.headers["content-length"]);
+            } catch (error) {
+              // An error status stands (with its Retry-After); a success is one only with its whole body.
+              done(status.outcome === "ok" ? classifyError(error) : status);
+              return;
+            }
+            done(status);
+          },
+          (error: unknown) => {
+            const result = classifyError(error);
+            // No descriptor or local port: the request never left this machine. Not the server's failure.
+            if (isClientLimit(result)) {
+              if (!controller.signal.aborted) sink.notSent();
+            } else {
+              done(result);
+            }
+          },
+        );
       return controller;
     },
     abort(controller) {
@@ -107,21 +106,28 @@ function connectsEndingWithTheirAttempt(connectTimeoutMs: number) {
   // Its socket is the connector's return value, which its type does not declare: checked below.
   const connector = buildConnector({ timeout: connectTimeoutMs }) as (...args: Parameters<buildConnector.connector>) => unknown;
   const connecting = new WeakMap<AbortController, Socket>();
-  const state = {
-    /** The attempt in `request()` now, if any. */
-    startingFor: undefined as AbortController | undefined,
+  let sending: AbortController | undefined;
+  return {
     connect: ((options, callback) => {
       const socket = connector(options, callback);
-      if (state.startingFor !== undefined && socket instanceof Socket) connecting.set(state.startingFor, socket);
+      if (sending !== undefined && socket instanceof Socket) connecting.set(sending, socket);
       return socket;
     }) as buildConnector.connector,
+    /** Sends the attempt (`send` calls undici's `request()`), owning any connect opened meanwhile. */
+    openedFor<T>(attempt: AbortController, send: () => T): T {
+      sending = attempt;
+      try {
+        return send();
+      } finally {
+        sending = undefined;
+      }
+    },
     /** Ends the attempt's connect if it is still under way; undici reports it to the aborted request, which is over. */
     end(attempt: AbortController) {
       const socket = connecting.get(attempt);
       if (socket?.connecting === true) socket.destroy(new ConnectEndedWithAttempt());
     },
   };
-  return state;
 }
 
 class ConnectEndedWithAttempt extends Error {

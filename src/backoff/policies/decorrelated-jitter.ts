@@ -47,11 +47,11 @@ export const decorrelatedJitter = definePolicy<DecorrelatedJitterPolicy>({
   waitShape: (policy, context) => {
     // Each wait is U(base, 3 × the last), capped, the first after base: a mean of (base + 3 × the last mean) ÷ 2.
     let last = policy.baseMs;
-    const means = meanSequence(context, Infinity, () => (last = Math.min(policy.capMs, (policy.baseMs + 3 * last) / 2)));
+    const means = meanSequence(context, Infinity, () => (last = Math.min(policy.capMs, (policy.baseMs + DECORRELATED_SPREAD * last) / 2)));
     return fittedWaitShape(policy.baseMs, means, policy.capMs, "decorrelated", Infinity);
   },
   // Uniform between the base and the ceiling the simulated waits reach after `attempt` draws at their top, base x 3^attempt.
   waitExpression: (policy, attempt) =>
-    `${cappedExpression(`${policy.baseMs} + Math.random() * (${policy.baseMs} * 3 ** ${attempt} - ${policy.baseMs})`, policy.capMs)}`,
+    `${cappedExpression(`${policy.baseMs} + Math.random() * (${policy.baseMs} * ${DECORRELATED_SPREAD} ** ${attempt} - ${policy.baseMs})`, policy.capMs)}`,
   drawsNormal: false,
 });

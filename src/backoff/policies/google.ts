@@ -40,9 +40,20 @@ export const google = definePolicy<GooglePolicy>({
   },
   firstWaitFollowsThinkTime: false,
   waitShape: (policy, context) => {
-    const means = meanSequence(context, policy.maxRetries + 1, (retry) => 1000 * 2 ** (retry - 1) + 500);
-    return fittedWaitShape(1000, means, 1000 * 2 ** (policy.maxRetries - 1), "additive", policy.maxRetries + 1);
+    const means = meanSequence(
+      context,
+      policy.maxRetries + 1,
+      (retry) => GOOGLE_FIRST_WAIT_MS * 2 ** (retry - 1) + GOOGLE_MAX_JITTER_MS / 2,
+    );
+    return fittedWaitShape(
+      GOOGLE_FIRST_WAIT_MS,
+      means,
+      GOOGLE_FIRST_WAIT_MS * 2 ** (policy.maxRetries - 1),
+      "additive",
+      policy.maxRetries + 1,
+    );
   },
-  waitExpression: (_policy, attempt) => `1000 * 2 ** (${attempt} - 1) + Math.floor(Math.random() * 1001)`,
+  waitExpression: (_policy, attempt) =>
+    `${GOOGLE_FIRST_WAIT_MS} * 2 ** (${attempt} - 1) + Math.floor(Math.random() * ${GOOGLE_MAX_JITTER_MS + 1})`,
   drawsNormal: false,
 });
