@@ -108,7 +108,7 @@ async function probe(options: ProbeOptions, interrupt: AbortSignal, io: ProgramI
   const fit = fitAndWrite(run.steps, { shown: shownUrl, url: shownUrl, overload }, options, io);
   let validation: readonly StepMeasure[] | undefined;
   if (values.validate && run.end.kind !== "interrupted" && !interrupt.aborted) {
-    validation = await validateFit(fit.chosen, run.steps, limits, interrupt, io);
+    validation = (await validateFit(fit.chosen, run.steps, url, limits, interrupt, io)).server;
   }
   await writeReport(options, { url: shownUrl, steps: run.steps, fit, validation }, io);
   return interrupt.aborted ? EXIT_INTERRUPTED : 0;

@@ -10,18 +10,27 @@ import { type ProbeLimits, probeSteps } from "./probe-run.ts";
 
 const LISTENING = /listening on http:\/\/127\.0\.0\.1:(\d+)(\/api)/;
 
+/** The steps -validate compares: the service's, with any measured again, and ./server's. */
+export interface Validation {
+  readonly measured: readonly StepMeasure[];
+  readonly server: readonly StepMeasure[];
+}
+
 /**
  * -validate: starts ./server with the fitted model on a free loopback port (in its own
  * process group, stopped by its pid), probes it at the measured steps' concurrencies with
- * the same limits, and prints measured, ./server and model side by side.
+ * the same limits, and prints measured, ./server and model side by side. A step beyond the
+ * tolerance is measured again, once, on the service and on ./server: a step the machine
+ * disturbed (a busy moment on either side) is not a disagreement, and one that is off again is.
  */
 export async function validateFit(
   fit: ModelFit,
   measured: readonly StepMeasure[],
+  target: URL,
   limits: ProbeLimits,
   interrupt: AbortSignal,
   io: ProgramIo,
-): Promise<StepMeasure[]> {
+): Promise<Validation> {
   const launch = defaultLauncher()("server");
   const args = [...launch.args, "-listen", "127.0.0.1:0", ...modelArgs(fit.spec)];
   io.stderr.write(`probe: -validate: ./server ${args.slice(launch.args.length).join(" ")}\n`);
@@ -32,23 +41,55 @@ export async function validateFit(
     const line = await server.waitForLine(LISTENING, { stream: "stderr", timeoutMs: 30_000 }).catch((error: unknown) => {
       throw new FatalError(`-validate: ./server did not start: ${(error as Error).message}`);
     });
-    const port = LISTENING.exec(line)![1]!;
-    const url = new URL(`http://127.0.0.1:${port}/api`);
-    const sink = { write: () => true };
-    const run = await probeSteps(
-      url,
-      measured.map((step) => step.concurrency),
-      limits,
-      undefined,
-      interrupt,
-      sink,
-    );
-    io.stdout.write(`${validationTable(fit, measured, run.steps)}\n${validationVerdict(fit, measured, run.steps)}\n`);
-    return [...run.steps];
+    const serverUrl = new URL(`http://127.0.0.1:${LISTENING.exec(line)![1]!}/api`);
+    const measure: Measure = async (side, concurrencies) =>
+      (await probeSteps(side === "service" ? target : serverUrl, concurrencies, limits, undefined, interrupt, { write: () => true })).steps;
+    return await compare(fit, measured, measure, interrupt, io);
   } finally {
     interrupt.removeEventListener("abort", stopOnInterrupt);
     await server.stop();
   }
+}
+
+/** Measures one side at the concurrencies given: the service under test or ./server with the model. */
+export type Measure = (side: "service" | "server", concurrencies: readonly number[]) => Promise<readonly StepMeasure[]>;
+
+/**
+ * ./server measured at every measured step, and each step beyond the tolerance measured again on
+ * both sides, once; prints the table and the verdict of the last measures.
+ */
+export async function compare(
+  fit: ModelFit,
+  measured: readonly StepMeasure[],
+  measure: Measure,
+  interrupt: AbortSignal,
+  io: ProgramIo,
+): Promise<Validation> {
+  let validation: Validation = {
+    measured,
+    server: await measure(
+      "server",
+      measured.map((step) => step.concurrency),
+    ),
+  };
+  const off = disagreements(fit, validation.measured, validation.server);
+  if (off.length > 0 && !interrupt.aborted) {
+    io.stderr.write(
+      `probe: -validate: ${off.map((row) => row.what).join("; ")}: measuring ` +
+        `${off.length === 1 ? "that step" : "those steps"} again on the service and on ./server\n`,
+    );
+    const again = off.map((row) => row.concurrency);
+    const [service, server] = [await measure("service", again), await measure("server", again)];
+    validation = { measured: withSteps(validation.measured, service), server: withSteps(validation.server, server) };
+  }
+  io.stdout.write(`${validationTable(fit, validation.measured, validation.server)}\n`);
+  io.stdout.write(`${validationVerdict(fit, validation.measured, validation.server)}\n`);
+  return validation;
+}
+
+/** `steps` with each of `again` in place of the step at its concurrency. */
+export function withSteps(steps: readonly StepMeasure[], again: readonly StepMeasure[]): StepMeasure[] {
+  return steps.map((step) => again.find((other) => other.concurrency === step.concurrency) ?? step);
 }
 
 /** One measured step beside ./server's step at its concurrency (if it has one) and the model's curve there. */
@@ -92,25 +133,55 @@ export function validationTable(fit: ModelFit, measured: readonly StepMeasure[],
  */
 export const AGREEMENT_TOLERANCE = 0.15;
 
-/** Whether the table's columns agree, with the largest difference from the measured ones, in one line. */
-export function validationVerdict(fit: ModelFit, measured: readonly StepMeasure[], server: readonly StepMeasure[]): string {
-  let worst = { off: 0, what: "" };
-  for (const row of validationRows(fit, measured, server)) {
-    if (row.server === undefined) return `validation: disagrees: ./server has no step at concurrency ${row.concurrency}`;
+/** A row's largest difference from the measured ones: which column, and how far off. */
+interface Difference {
+  readonly concurrency: number;
+  /** "./server's mean latency at concurrency 4", or why there is no figure. */
+  readonly what: string;
+  /** The fraction off the measured; Infinity where ./server has no step. */
+  readonly off: number;
+}
+
+const percentOff = (row: Difference) => `${(100 * row.off).toFixed(1)} % off the measured`;
+
+function differences(fit: ModelFit, measured: readonly StepMeasure[], server: readonly StepMeasure[]): Difference[] {
+  return validationRows(fit, measured, server).map((row) => {
+    if (row.server === undefined)
+      return { concurrency: row.concurrency, what: `./server has no step at concurrency ${row.concurrency}`, off: Infinity };
     const columns = [
       ["./server's throughput", row.server.throughputPerSec, row.measured.throughputPerSec],
       ["the model's throughput", row.model.throughputPerSec, row.measured.throughputPerSec],
       ["./server's mean latency", row.server.meanLatencyMs, row.measured.meanLatencyMs],
       ["the model's mean latency", row.model.meanLatencyMs, row.measured.meanLatencyMs],
     ] as const;
-    for (const [what, value, reference] of columns) {
+    let worst = { off: 0, column: "" };
+    for (const [column, value, reference] of columns) {
       const off = Math.abs(value / reference - 1);
-      if (!(off <= worst.off)) worst = { off, what: `${what} at concurrency ${row.concurrency}` };
+      if (!(off <= worst.off)) worst = { off, column };
     }
-  }
+    return { concurrency: row.concurrency, what: `${worst.column} at concurrency ${row.concurrency}`, off: worst.off };
+  });
+}
+
+/** The rows beyond the tolerance (a figure off by NaN among them), each with its largest difference, as a line's words. */
+export function disagreements(
+  fit: ModelFit,
+  measured: readonly StepMeasure[],
+  server: readonly StepMeasure[],
+): { readonly concurrency: number; readonly what: string }[] {
+  return differences(fit, measured, server)
+    .filter((row) => !(row.off <= AGREEMENT_TOLERANCE))
+    .map((row) => ({ concurrency: row.concurrency, what: row.off === Infinity ? row.what : `${row.what} ${percentOff(row)}` }));
+}
+
+/** Whether the table's columns agree, with the largest difference from the measured ones, in one line. */
+export function validationVerdict(fit: ModelFit, measured: readonly StepMeasure[], server: readonly StepMeasure[]): string {
+  const rows = differences(fit, measured, server);
+  const missing = rows.find((row) => row.off === Infinity);
+  if (missing !== undefined) return `validation: disagrees: ${missing.what}`;
+  const worst = rows.reduce((most, row) => (!(row.off <= most.off) ? row : most));
   const tolerance = `${(100 * AGREEMENT_TOLERANCE).toFixed(0)} %`;
-  const largest = `${(100 * worst.off).toFixed(1)} % off the measured`;
   return worst.off <= AGREEMENT_TOLERANCE
-    ? `validation: agrees: ./server and the model within ${tolerance} of the measured at every step (the most, ${worst.what}, ${largest})`
-    : `validation: disagrees: ${worst.what} is ${largest}, beyond ${tolerance}`;
+    ? `validation: agrees: ./server and the model within ${tolerance} of the measured at every step (the most, ${worst.what}, ${percentOff(worst)})`
+    : `validation: disagrees: ${worst.what} is ${percentOff(worst)}, beyond ${tolerance}`;
 }

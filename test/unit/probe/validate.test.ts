@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ModelFit } from "../../../src/probe/fit/fit-models.ts";
 import type { StepMeasure } from "../../../src/probe/fit/step-measure.ts";
-import { AGREEMENT_TOLERANCE, validationTable, validationVerdict } from "../../../src/probe/validate.ts";
+import { AGREEMENT_TOLERANCE, compare, type Measure, validationTable, validationVerdict } from "../../../src/probe/validate.ts";
+import type { ProgramIo } from "../../../src/runtime/program-io.ts";
 
 /** A queue of 4 threads × 50 ms with 2 ms outside it: 52 ms up to 4 users, then 12.5 ms a user; 80 req/s at most. */
 const FIT: ModelFit = {
@@ -56,5 +57,69 @@ describe("-validate's verdict", () => {
     expect(validationVerdict(FIT, MEASURED, server)).toBe("validation: disagrees: ./server has no step at concurrency 8");
     const lastRow = validationTable(FIT, MEASURED, server).split("\n").at(-1)!;
     expect(lastRow.trim().split(/ +/)).toEqual(["8", "80.0", "-", "80.0", "100.0", "-", "100.0"]);
+  });
+});
+
+describe("-validate's second measure", () => {
+  /** A side's scripted answers, one list of steps per call, and the concurrencies each call asked for. */
+  function scripted(answers: Record<"service" | "server", StepMeasure[][]>) {
+    const asked: string[] = [];
+    const measure: Measure = async (side, concurrencies) => {
+      asked.push(`${side} ${concurrencies.join(",")}`);
+      const steps = answers[side].shift()!;
+      return concurrencies.map((concurrency) => steps.find((one) => one.concurrency === concurrency)!);
+    };
+    return { measure, asked };
+  }
+
+  async function compared(answers: Record<"service" | "server", StepMeasure[][]>) {
+    const { measure, asked } = scripted(answers);
+    let stdout = "";
+    let stderr = "";
+    const io: ProgramIo = {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text) },
+      env: {},
+    };
+    const validation = await compare(FIT, MEASURED, measure, new AbortController().signal, io);
+    return { validation, asked, stdout: stdout.trimEnd().split("\n"), stderr };
+  }
+
+  it("measures a step beyond the tolerance again on both sides, once, and judges the second measures", async () => {
+    // ./server's step at 2 users was disturbed the first time (64 ms against 52 measured), not the second.
+    const { validation, asked, stdout, stderr } = await compared({
+      service: [[step(2, 53)]],
+      server: [[step(1, 55), step(2, 64), step(4, 57), step(8, 104)], [step(2, 54)]],
+    });
+    expect(asked).toEqual(["server 1,2,4,8", "service 2", "server 2"]);
+    expect(stderr).toBe(
+      "probe: -validate: ./server's mean latency at concurrency 2 23.1 % off the measured: measuring that step again on the service and on ./server\n",
+    );
+    expect(validation.measured.map((one) => one.meanLatencyMs)).toEqual([52, 53, 52, 100]);
+    expect(validation.server.map((one) => one.meanLatencyMs)).toEqual([55, 54, 57, 104]);
+    // The table shows the second measures: ./server's mean latency at 2 users is 54 ms.
+    expect(
+      stdout
+        .find((line) => line.trim().startsWith("2 "))!
+        .trim()
+        .split(/ +/)[5],
+    ).toBe("54.0");
+    expect(stdout.at(-1)).toMatch(/^validation: agrees: /);
+  });
+
+  it("disagrees where the step is off again, naming it", async () => {
+    const { asked, stdout } = await compared({
+      service: [[step(2, 52)]],
+      server: [[step(1, 55), step(2, 64), step(4, 57), step(8, 104)], [step(2, 66)]],
+    });
+    expect(asked).toEqual(["server 1,2,4,8", "service 2", "server 2"]);
+    expect(stdout.at(-1)).toBe("validation: disagrees: ./server's mean latency at concurrency 2 is 26.9 % off the measured, beyond 15 %");
+  });
+
+  it("measures nothing again where every step agrees the first time", async () => {
+    const { asked, stderr, stdout } = await compared({ service: [], server: [[step(1, 55), step(2, 56), step(4, 57), step(8, 104)]] });
+    expect(asked).toEqual(["server 1,2,4,8"]);
+    expect(stderr).toBe("");
+    expect(stdout.at(-1)).toMatch(/^validation: agrees: /);
   });
 });
