@@ -26,6 +26,7 @@ export function constantPolicy(options: FactoryOptions<ConstantPolicy> = {}): Co
 export const constant = definePolicy<ConstantPolicy>({
   defaults: DEFAULTS,
   create: constantPolicy,
+  libraryName: "constantPolicy",
   check,
   delay: (policy) => policy.delayMs,
   firstWaitFollowsThinkTime: false,

@@ -32,6 +32,7 @@ export function decorrelatedJitterPolicy(options: FactoryOptions<DecorrelatedJit
 export const decorrelatedJitter = definePolicy<DecorrelatedJitterPolicy>({
   defaults: DEFAULTS,
   create: decorrelatedJitterPolicy,
+  libraryName: "decorrelatedJitterPolicy",
   check,
   delay: (policy, _attempt, previousDelayMs, random) => {
     // Our own waits never exceed capMs; capping a foreign previous wait keeps 3 * previous

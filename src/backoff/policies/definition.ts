@@ -28,6 +28,8 @@ export interface PolicyDefinition<P extends PolicyData> {
   readonly defaults: P;
   /** Its factory: the defaults filled, validated once, frozen. */
   create(options?: FactoryOptions<P>): P;
+  /** The factory's name in thundering-herd/backoff, for code written with the library (a test holds it to the export). */
+  readonly libraryName: string;
   /** Throws a FieldRangeError naming the first bad field. */
   check(policy: P): void;
   /** The wait after failure number `attempt` (>= 1), as nextDelay documents; `undefined` gives up. */
@@ -39,6 +41,8 @@ export interface PolicyDefinition<P extends PolicyData> {
    * think time, so a caller with none (an open-loop arrival, an upstream call) draws one.
    */
   readonly firstWaitFollowsThinkTime: boolean;
+  /** Where its first wait follows think time: the parameter it grows from where no think time precedes it (retry() has none). */
+  readonly firstWaitWithoutThinkTime?: keyof P & string;
   /** The one wait every retry waits, for a kind whose waits never vary (the simulator's FIFO timer lanes). */
   fixedWaitMs?(policy: P): number;
   /** Its waits as first × multiplier^(n-1), capped, with a jitter's form: the shape most retry libraries speak. */

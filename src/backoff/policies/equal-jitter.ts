@@ -28,6 +28,7 @@ export function equalJitterPolicy(options: FactoryOptions<EqualJitterPolicy> = {
 export const equalJitter = definePolicy<EqualJitterPolicy>({
   defaults: DEFAULTS,
   create: equalJitterPolicy,
+  libraryName: "equalJitterPolicy",
   check,
   delay: (policy, attempt, _previousDelayMs, random) => {
     const half = awsCeiling(policy, attempt) / 2;

@@ -41,6 +41,7 @@ export function exponentialPolicy(options: FactoryOptions<ExponentialPolicy> = {
 export const exponential = definePolicy<ExponentialPolicy>({
   defaults: DEFAULTS,
   create: exponentialPolicy,
+  libraryName: "exponentialPolicy",
   check,
   delay: (policy, attempt, _previousDelayMs, random) => {
     const base = cappedGrowth(policy.minDelayMs, policy.factor, attempt, policy.maxDelayMs);

@@ -28,6 +28,7 @@ export function fullJitterPolicy(options: FactoryOptions<FullJitterPolicy> = {})
 export const fullJitter = definePolicy<FullJitterPolicy>({
   defaults: DEFAULTS,
   create: fullJitterPolicy,
+  libraryName: "fullJitterPolicy",
   check,
   delay: (policy, attempt, _previousDelayMs, random) => random.uniform() * awsCeiling(policy, attempt),
   firstWaitFollowsThinkTime: false,

@@ -32,6 +32,7 @@ export function googlePolicy(options: FactoryOptions<GooglePolicy> = {}): Google
 export const google = definePolicy<GooglePolicy>({
   defaults: DEFAULTS,
   create: googlePolicy,
+  libraryName: "googlePolicy",
   check,
   delay: (policy, attempt, _previousDelayMs, random) => {
     // The one kind that gives up by itself.

@@ -43,13 +43,17 @@ export function grpcPolicy(options: FactoryOptions<GrpcPolicy> = {}): GrpcPolicy
 export const grpc = definePolicy<GrpcPolicy>({
   defaults: DEFAULTS,
   create: grpcPolicy,
+  libraryName: "grpcPolicy",
   check,
   delay: (policy, attempt, _previousDelayMs, random) => {
     const base = cappedGrowth(policy.initialMs, policy.multiplier, attempt - 1, policy.maxMs);
     return base * (1 + policy.jitter * (2 * random.uniform() - 1));
   },
   firstWaitFollowsThinkTime: false,
-  waitShape: (policy) => waitShape(policy.initialMs, policy.multiplier, policy.maxMs, "spread", policy.initialMs),
+  waitShape: (policy) => ({
+    ...waitShape(policy.initialMs, policy.multiplier, policy.maxMs, "spread", policy.initialMs),
+    spread: policy.jitter,
+  }),
   waitExpression: (policy, attempt) =>
     `${cappedExpression(`${policy.initialMs} * ${policy.multiplier} ** (${attempt} - 1)`, policy.maxMs)} * (1 + ${policy.jitter} * (2 * Math.random() - 1))`,
   drawsNormal: false,

@@ -42,6 +42,7 @@ export function referencePolicy(options: FactoryOptions<ReferencePolicy> = {}): 
 export const reference = definePolicy<ReferencePolicy>({
   defaults: DEFAULTS,
   create: referencePolicy,
+  libraryName: "referencePolicy",
   check,
   delay: (policy, _attempt, previousDelayMs, random) => {
     const base = Math.min((previousDelayMs ?? policy.minDelayMs) * policy.factor, policy.maxDelayMs);
@@ -49,6 +50,7 @@ export const reference = definePolicy<ReferencePolicy>({
   },
   // The reference client's first wait is e times its think time (above).
   firstWaitFollowsThinkTime: true,
+  firstWaitWithoutThinkTime: "minDelayMs",
   waitShape: (policy, context) => {
     const first = firstWait(policy, context);
     return waitShape(first, policy.factor, policy.maxDelayMs, "absolute", first, Infinity, [

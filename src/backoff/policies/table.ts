@@ -48,6 +48,7 @@ function tableWait(policy: TablePolicy, attempt: number, random: Random): number
 export const table = definePolicy<TablePolicy>({
   defaults: DEFAULTS,
   create: tablePolicy,
+  libraryName: "tablePolicy",
   check,
   delay: (policy, attempt, _previousDelayMs, random) => tableWait(policy, attempt, random),
   waitBeforeFirstAttempt: (policy, random) => tableWait(policy, 0, random),

@@ -15,6 +15,8 @@ export interface WaitShape {
   readonly multiplier: number;
   readonly maxMs: number;
   readonly jitter: JitterForm;
+  /** The "spread" form's width: each wait is drawn within this fraction either side of its centre (gRPC's 0.2: x U(0.8, 1.2)). */
+  readonly spread?: number;
   /** Mean of the first wait. */
   readonly meanFirstMs: number;
   /** Attempts the policy itself allows (google gives up after 5 retries). */

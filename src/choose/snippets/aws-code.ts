@@ -26,7 +26,7 @@ function awsCode(intent: RetryIntent): Snippet {
     maxAttempts = UNLIMITED_STANDIN;
     notes.push(`the SDK needs a number of attempts and the winner had no limit; ${maxAttempts} is used`);
   }
-  if (intent.policy.kind === "decorrelated-jitter") {
+  if (form.jitter === "decorrelated") {
     notes.push("decorrelated jitter draws from the previous wait, which the SDK does not pass; its per-attempt ceiling is used");
   }
   notes.push(...unexpressed(intent, "ConfiguredRetryStrategy", []));

@@ -1,3 +1,4 @@
+import type { JitterForm } from "../../backoff/policies/wait-shape.ts";
 import {
   attemptsOf,
   comment,
@@ -20,24 +21,27 @@ import {
  * DelegateBackoff; circuitBreaker(handleAll, { halfOpenAfter, breaker }).
  */
 
+/** cockatiel's generator for each jitter it draws itself. */
+const GENERATORS: Partial<Record<JitterForm, string>> = { full: "fullJitterGenerator", equal: "halfJitterGenerator" };
+
 function cockatielCode(intent: RetryIntent): Snippet {
   const form = shapeOf(intent);
   const notes = [...form.notes];
   const attempts = attemptsOf(intent, form);
   const imports = new Set(["handleAll", "retry"]);
   let backoff: string;
-  const kind = intent.policy.kind;
-  if (kind === "constant") {
+  // cockatiel's own generators draw full and half ("equal") jitter; any other waits are a DelegateBackoff's expression.
+  const generator = GENERATORS[form.jitter];
+  if (form.jitter === "none" && form.multiplier === 1) {
     imports.add("ConstantBackoff");
     backoff = `new ConstantBackoff(${form.firstMs})`;
-  } else if (kind === "full-jitter" || kind === "equal-jitter") {
-    const generator = kind === "full-jitter" ? "fullJitterGenerator" : "halfJitterGenerator";
+  } else if (generator !== undefined) {
     imports.add("ExponentialBackoff").add(generator);
-    backoff = `new ExponentialBackoff({ initialDelay: ${form.firstMs}, maxDelay: ${form.maxMs}, exponent: 2, generator: ${generator} })`;
+    backoff = `new ExponentialBackoff({ initialDelay: ${form.firstMs}, maxDelay: ${form.maxMs}, exponent: ${form.multiplier}, generator: ${generator} })`;
   } else {
     imports.add("DelegateBackoff");
     backoff = `new DelegateBackoff((context: { attempt: number }) => ${waitExpression(intent, "context.attempt")})`;
-    if (kind === "decorrelated-jitter")
+    if (form.jitter === "decorrelated")
       notes.push("DelegateBackoff is given the per-attempt ceiling of decorrelated jitter, not its dependence on the previous wait");
   }
   const options = [Number.isFinite(attempts) ? `maxAttempts: ${Math.max(0, attempts - 1)}` : undefined, `backoff: ${backoff}`].filter(

@@ -104,7 +104,7 @@ function grpcServiceConfig(intent: RetryIntent): Snippet {
       maxAttempts = GRPC_MAX_ATTEMPTS;
     }
     const backoffs = meanWaits(form);
-    if (!(intent.policy.kind === "grpc" && intent.policy.jitter === GRPC_JITTER)) {
+    if (!(form.jitter === "spread" && form.spread === GRPC_JITTER)) {
       notes.push(
         `gRPC waits the current backoff times a random 0.8 to 1.2 (A6, grpc-js); initialBackoff and maxBackoff are the winner's mean waits, so the average wait matches (as the multiplier allows) but not its spread`,
       );

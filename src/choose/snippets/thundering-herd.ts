@@ -1,29 +1,22 @@
 import type { BackoffPolicy } from "../../backoff/policy.ts";
+import { policyDefinition } from "../../backoff/policies.ts";
+import type { PolicyDefinition } from "../../backoff/policies/definition.ts";
 import { comment, type RetryIntent, type Snippet, type SnippetRenderer, unexpressed } from "./shared.ts";
 
 /* This project's own library, thundering-herd/backoff (src/backoff/index.ts): the winner exactly as simulated. */
 
-const FACTORIES: Readonly<Record<BackoffPolicy["kind"], string>> = {
-  constant: "constantPolicy",
-  exponential: "exponentialPolicy",
-  reference: "referencePolicy",
-  table: "tablePolicy",
-  google: "googlePolicy",
-  "full-jitter": "fullJitterPolicy",
-  "equal-jitter": "equalJitterPolicy",
-  "decorrelated-jitter": "decorrelatedJitterPolicy",
-  grpc: "grpcPolicy",
-};
-
 function libraryCode(intent: RetryIntent): Snippet {
   const notes: string[] = [];
   const policy = intent.policy;
-  const factory = FACTORIES[policy.kind];
+  const definition = policyDefinition(policy.kind) as PolicyDefinition<BackoffPolicy>;
+  const factory = definition.libraryName;
   const fields = Object.entries(policy)
     .filter(([key]) => key !== "kind")
     .map(([key, value]) => `${key}: ${Array.isArray(value) ? `[${(value as number[]).join(", ")}]` : String(value)}`);
-  if (policy.kind === "reference") {
-    notes.push("retry() has no think time: the reference policy's first wait grows from minDelayMs, not from the user's think time");
+  if (definition.firstWaitWithoutThinkTime !== undefined) {
+    notes.push(
+      `retry() has no think time: the ${policy.kind} policy's first wait grows from ${definition.firstWaitWithoutThinkTime}, not from the user's think time`,
+    );
   }
   const imports = new Set([factory, "retry", "type AttemptContext"]);
   const budget = intent.budget;

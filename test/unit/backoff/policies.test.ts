@@ -4,6 +4,7 @@ import { type BackoffPolicy, POLICY_DEFINITIONS, policyDefinition } from "../../
 import type { PolicyDefinition } from "../../../src/backoff/policies/definition.ts";
 import { POLICY_DEFAULTS, POLICY_KINDS, validatePolicy } from "../../../src/backoff/policy.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
+import * as library from "../../../src/backoff/index.ts";
 
 /*
  * Every registered policy kind, whatever it is, through what every kind provides: a new kind's
@@ -24,6 +25,10 @@ describe.each(POLICY_DEFINITIONS.map((definition) => [definition.defaults.kind, 
       expect(POLICY_DEFAULTS[kind]).toBe(definition.defaults);
       expect(Object.isFrozen(definition)).toBe(true);
       expect(Object.isFrozen(definition.defaults)).toBe(true);
+    });
+
+    it("is the library's export by the name code written with the library calls it", () => {
+      expect((library as Record<string, unknown>)[definition.libraryName]).toBe(definition.create);
     });
 
     it("builds its defaults, frozen, and validates them", () => {
