@@ -16,13 +16,18 @@ export interface RetrogradeSettings {
   readonly workers: number;
   /** Rounds of SHA-256 of each update under the lock (the app's RETRO_WORK). */
   readonly work: number;
-  /** Rounds more for each request in flight (RETRO_WORK_PER_REQUEST). */
+  /**
+   * Rounds more for each request in flight (RETRO_WORK_PER_REQUEST). 2 000: at 1 000 the peak was
+   * flat within a half-second step's noise on a machine whose process switches cost more, and the
+   * probe put the USL's peak within 15 % of the measured one in three or four runs of seven;
+   * at 2 000 the fall past it is steeper (docs/probe.md, "A real one").
+   */
   readonly workPerRequest: number;
   /** Milliseconds each request waits outside the lock (RETRO_SLEEP_MS). */
   readonly sleepMs: number;
 }
 
-export const RETROGRADE_SETTINGS: RetrogradeSettings = { workers: 32, work: 6_400, workPerRequest: 1_000, sleepMs: 20 };
+export const RETROGRADE_SETTINGS: RetrogradeSettings = { workers: 32, work: 6_400, workPerRequest: 2_000, sleepMs: 20 };
 
 const APP_DIR = resolve(import.meta.dirname, "../fixtures/retrograde");
 
