@@ -1,5 +1,6 @@
 import { Socket } from "node:net";
-import { Agent, buildConnector } from "undici";
+import type { buildConnector } from "undici";
+import { onFirstUse } from "../runtime/on-first-use.ts";
 import type { Transport } from "../model/attempt.ts";
 import { classifyError, isClientLimit } from "./classify-error.ts";
 import { type AttemptResult, classifyStatus } from "../model/outcome.ts";
@@ -9,6 +10,8 @@ import type { DeadlineCarrier } from "../model/upstream-calls.ts";
 import { DEFAULT_MAX_BODY_BYTES, readBodyToEnd } from "../runtime/http-body.ts";
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+const undici = onFirstUse<typeof import("undici")>("undici");
 
 export interface HttpTransport extends Transport<AbortController> {
   /** Destroys every connection. */
@@ -34,7 +37,7 @@ export function createHttpTransport(
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const target = new URL(url);
   const connects = connectsEndingWithTheirAttempt(Math.max(timeoutMs, 1));
-  const agent = new Agent({
+  const agent = new (undici().Agent)({
     connections: null,
     pipelining: 1,
     keepAliveTimeout: 4_000,
@@ -104,7 +107,7 @@ export function createHttpTransport(
  */
 function connectsEndingWithTheirAttempt(connectTimeoutMs: number) {
   // Its socket is the connector's return value, which its type does not declare: checked below.
-  const connector = buildConnector({ timeout: connectTimeoutMs }) as (...args: Parameters<buildConnector.connector>) => unknown;
+  const connector = undici().buildConnector({ timeout: connectTimeoutMs }) as (...args: Parameters<buildConnector.connector>) => unknown;
   const connecting = new WeakMap<AbortController, Socket>();
   let sending: AbortController | undefined;
   return {

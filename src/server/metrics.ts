@@ -1,9 +1,12 @@
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Counter, Registry } from "prom-client";
+import { onFirstUse } from "../runtime/on-first-use.ts";
 import type { ServiceSnapshot } from "../model/service-queue.ts";
 import type { ServerModel, UpstreamSnapshot } from "../model/servers/server-model.ts";
 import { type ActiveFault, conditionsOfActive } from "../model/faults/control.ts";
 import { FAULT_KIND_DEFINITIONS } from "../model/faults/kinds.ts";
 import { LATENCY_BUCKETS_SECONDS, METRIC_PREFIX } from "../runtime/metrics-endpoint.ts";
+
+const promClient = onFirstUse<typeof import("prom-client")>("prom-client");
 
 const name = (suffix: string) => `${METRIC_PREFIX}server_${suffix}`;
 
@@ -39,7 +42,7 @@ export function serverMetrics(
   openConnections: () => number,
   activeFaults: () => readonly ActiveFault[] | undefined = () => undefined,
 ): ServerMetrics {
-  const registry = new Registry();
+  const registry = new (promClient().Registry)();
   const mirror = totalsMirror();
   requestCounters(registry, queue, mirror);
   serviceGauges(registry, queue, limit);
@@ -47,7 +50,7 @@ export function serverMetrics(
   if (queue.snapshot().upstream !== undefined) upstreamMetrics(registry, queue, mirror);
   if (activeFaults() !== undefined) faultGauge(registry, activeFaults);
   readGauge(registry, "open_connections", "Client connections open now", openConnections);
-  const latency = new Histogram({
+  const latency = new (promClient().Histogram)({
     name: name("request_duration_seconds"),
     help: "Time in service of the requests answered (served), seconds",
     buckets: LATENCY_BUCKETS_SECONDS,
@@ -68,7 +71,7 @@ function totalsMirror(): Mirror {
 
 /** A counter that mirrors the total `read` returns at each scrape, under `key`. */
 function mirroredCounter(registry: Registry, mirror: Mirror, suffix: string, help: string, key: string, read: () => number): void {
-  new Counter({
+  new (promClient().Counter)({
     name: name(suffix),
     help,
     registers: [registry],
@@ -80,7 +83,7 @@ function mirroredCounter(registry: Registry, mirror: Mirror, suffix: string, hel
 
 /** A gauge set to what `read` returns at each scrape. */
 function readGauge(registry: Registry, suffix: string, help: string, read: () => number): void {
-  new Gauge({
+  new (promClient().Gauge)({
     name: name(suffix),
     help,
     registers: [registry],
@@ -92,7 +95,7 @@ function readGauge(registry: Registry, suffix: string, help: string, read: () =>
 
 /** Requests by how they left the service queue, those admitted, and those answered 500 on purpose. */
 function requestCounters(registry: Registry, queue: ServerModel, mirror: Mirror): void {
-  const requests = new Counter({
+  const requests = new (promClient().Counter)({
     name: name("requests_total"),
     help:
       "Requests by how they ended: served (client still waiting), abandoned (completed after the client left), " +
@@ -132,7 +135,7 @@ function serviceGauges(registry: Registry, queue: ServerModel, limit: number): v
     "The delay the latency model gives the requests in service now (+Inf once it outgrows every number)",
     () => queue.lastDelayMs / 1000,
   );
-  new Gauge({
+  new (promClient().Gauge)({
     name: name("concurrency_limit"),
     help: "Requests in service before the delay starts to grow (-limit)",
     registers: [registry],
@@ -148,7 +151,7 @@ function threadPoolGauges(registry: Registry, queue: ServerModel): void {
 
 /** The fault control's (-admin-listen): the factor of each fault kind on now. */
 function faultGauge(registry: Registry, activeFaults: () => readonly ActiveFault[] | undefined): void {
-  new Gauge({
+  new (promClient().Gauge)({
     name: name("fault_factor"),
     help: "Fault control (-admin-listen): the factor of each kind on now (capacity, slow: 1 when off; errors: the share answered 500, 0 when off)",
     labelNames: ["kind"],
@@ -165,7 +168,7 @@ function faultGauge(registry: Registry, activeFaults: () => readonly ActiveFault
 /** A middle tier's (-upstream) series: its calls to the tier below, read from the model's snapshot as the line prints them. */
 function upstreamMetrics(registry: Registry, queue: ServerModel, mirror: Mirror): void {
   const upstream = () => queue.snapshot().upstream!;
-  const attempts = new Counter({
+  const attempts = new (promClient().Counter)({
     name: name("upstream_attempts_total"),
     help: "Middle tier: attempts sent upstream (first attempts and retries) that ended, by result: ok, error (an error answer), timedout",
     labelNames: ["result"],
