@@ -16,7 +16,11 @@ const PROGRAMS: Readonly<Record<string, { readonly summary: string; readonly loa
   },
   check: {
     summary: "grade the retry configuration you run (gRPC, Envoy, Istio, AWS, resilience4j, Polly, cockatiel, p-retry) on your system",
-    load: () => import("../check/main.ts"),
+    // Given probe's main for -from: one program never imports another (docs/design.md).
+    load: async () => {
+      const [check, probe] = await Promise.all([import("../check/main.ts"), import("../probe/main.ts")]);
+      return { main: (argv, io) => check.main(argv, io, { probe: probe.main }) };
+    },
   },
   merge: { summary: "combine the -json outputs of a sharded herd into one timeline", load: () => import("../merge/main.ts") },
 };

@@ -9,10 +9,9 @@ import { ranking } from "../choose/ranking.ts";
 import type { Timeline } from "../choose/report.ts";
 import type { FlagSettings } from "../choose/settings.ts";
 import type { CandidateSummary } from "../choose/summary.ts";
-import type { ProgramIo } from "../runtime/program-io.ts";
+import type { ProgramIo, ProgramMain } from "../runtime/program-io.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
 import { blamingScenarioFile, splitScenarioArgument, withScenarioFile } from "../scenario-file/arguments.ts";
-import { main as probeMain } from "../probe/main.ts";
 import type { ConfigFormat } from "./format.ts";
 import { gradeChain } from "./chain.ts";
 import { renderChainFiles, renderChainText } from "./chain-render.ts";
@@ -38,6 +37,11 @@ function formatsHelp(formats: readonly ConfigFormat[]): string {
 export interface CheckDependencies {
   /** The formats check reads (tests give one of their own). */
   readonly formats?: readonly ConfigFormat[];
+  /**
+   * -from: `probe -from FILES -out SCENARIO`, the program itself, which check's entries give it
+   * (src/bin): check fits load tests as probe does without importing another program.
+   */
+  readonly probe?: ProgramMain;
 }
 
 export async function main(argv: readonly string[], io: ProgramIo, dependencies: CheckDependencies = {}): Promise<number> {
@@ -49,7 +53,7 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
     if (help.kind === "help") io.stdout.write(help.text);
     return 0;
   }
-  const fromLoadTests = await scenarioFromLoadTests(rest, program, io);
+  const fromLoadTests = await scenarioFromLoadTests(rest, program, dependencies.probe, io);
   if (typeof fromLoadTests === "number") return fromLoadTests;
   return graded(config, fromLoadTests, program, formats, io);
 }
@@ -60,7 +64,12 @@ export async function main(argv: readonly string[], io: ProgramIo, dependencies:
  * take it after, which stands where a given one would; probe's exit code when it cannot fit them.
  * check's own flags are read first: a mistake in them is said before anything is fitted.
  */
-async function scenarioFromLoadTests(argv: readonly string[], program: ReturnType<typeof checkProgram>, io: ProgramIo) {
+async function scenarioFromLoadTests(
+  argv: readonly string[],
+  program: ReturnType<typeof checkProgram>,
+  probe: ProgramMain | undefined,
+  io: ProgramIo,
+) {
   const { from, rest } = takeFrom(argv);
   if (from === undefined) return rest;
   if (splitScenarioArgument(rest, CHECK_FLAGS).file !== undefined) {
@@ -71,7 +80,8 @@ async function scenarioFromLoadTests(argv: readonly string[], program: ReturnTyp
   const out = resolve(parsed.options.own.out);
   mkdirSync(out, { recursive: true });
   const scenario = join(out, `your-service-${new Date().toISOString().replace(/[:.]/g, "-")}.yaml`);
-  const code = await probeMain(["-from", from, "-out", scenario], { ...io, stdout: io.stderr });
+  if (probe === undefined) throw new Error("check -from needs the probe program, which its entry gives it");
+  const code = (await probe(["-from", from, "-out", scenario], { ...io, stdout: io.stderr })) ?? 0;
   return code !== 0 ? code : [scenario, ...rest];
 }
 

@@ -54,11 +54,6 @@ const EXCEPTIONS: readonly Exception[] = [
     to: /^choose\//,
     why: "check grades a user's configuration by choose's own measure and ranking, and writes it back as choose's snippets read it",
   },
-  {
-    from: /^check\/main\.ts$/,
-    to: /^probe\/main\.ts$/,
-    why: "check -from fits the user's load tests by probe -from itself, so that one command grades a config on them",
-  },
   { from: /^probe\//, to: /^server\/model-flags\.ts$/, why: "probe names a fitted model in the server's words" },
   {
     from: /^runtime\/worker-entry\.ts$/,

@@ -5,6 +5,7 @@ import { applyPatch } from "diff";
 import { afterEach, describe, expect, it } from "vitest";
 import { flagsFormat } from "../../helpers/flags-format.ts";
 import { main } from "../../../src/check/main.ts";
+import { main as probe } from "../../../src/probe/main.ts";
 import type { ProgramIo } from "../../../src/runtime/program-io.ts";
 
 /*
@@ -37,7 +38,7 @@ async function check(config: string, args: readonly string[]) {
     stderr: { write: (text: string) => (stderr += text) },
     env: {},
   };
-  const code = await main([file, ...args, "-out", dir], io, { formats: [flagsFormat] });
+  const code = await main([file, ...args, "-out", dir], io, { formats: [flagsFormat], probe });
   return { code, stdout, stderr, file };
 }
 
