@@ -18,7 +18,7 @@ import { fitModels } from "../src/probe/fit/fit-models.ts";
 import type { ServiceSpread } from "../src/probe/fit/service-spread.ts";
 import { FAMILY_FITTERS, type FittedFamily, heldOutError } from "../src/probe/fit/held-out.ts";
 import { provenance } from "../src/runtime/provenance.ts";
-import { describeModelSpec } from "../src/server/model-flags.ts";
+import { describeModelSpec } from "../src/model/servers/model-flags.ts";
 import {
   configuredSpec,
   joinThePoints,

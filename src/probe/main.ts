@@ -5,7 +5,7 @@ import { readInputFile } from "../runtime/input-files.ts";
 import { InputFileError } from "../cli/usage-error.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
-import { describeModel, describeModelSpec } from "../server/model-flags.ts";
+import { describeModel, describeModelSpec } from "../model/servers/model-flags.ts";
 import { FAMILY_NOISE_FLOOR, fitModels, type FitResult, MIN_STEPS_TO_FIT } from "./fit/fit-models.ts";
 import { fitUsl, uslLines } from "./fit/usl.ts";
 import { betterHeldOutLine, heldOutErrors, heldOutLine } from "./fit/held-out.ts";

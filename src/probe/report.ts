@@ -1,7 +1,7 @@
 import type { TopLevelSpec } from "vega-lite";
 import { escapeHtml } from "../report/html.ts";
 import { renderSvg } from "../report/report.ts";
-import { describeModelSpec } from "../server/model-flags.ts";
+import { describeModelSpec } from "../model/servers/model-flags.ts";
 import { closedLoopLatencyMs, closedLoopThroughputPerSec } from "./fit/closed-loop-curve.ts";
 import type { FitResult } from "./fit/fit-models.ts";
 import { heldOutErrors, MIN_STEPS_TO_HOLD_OUT } from "./fit/held-out.ts";

@@ -7,7 +7,7 @@ import { startHttpServer } from "./http-server.ts";
 import { startAdminServer } from "./admin-server.ts";
 import { selectWorkload } from "../cli/workload.ts";
 import { occServerMain } from "./occ-main.ts";
-import { describeModel, modelDrawsRandom } from "./model-flags.ts";
+import { describeModel, modelDrawsRandom } from "../model/servers/model-flags.ts";
 import { FIGURES_TIMEOUT_MS, parseServerArgs, resolveServerProgramOptions, type ServerOptions, serverModelOf } from "./options.ts";
 import { formatServerJson } from "../contracts/server-line-writer.ts";
 import { formatServerLine, formatServerTotals } from "./reporter.ts";

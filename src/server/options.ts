@@ -12,7 +12,7 @@ import { type ListenAddress, listenAddressProblem, parseListenAddress } from "..
 import type { LatencyModel } from "../model/latency.ts";
 import type { ServerModelFigures } from "../model/servers/figures.ts";
 import { modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
-import { MODEL_FLAGS, resolveServerModel } from "./model-flags.ts";
+import { MODEL_FLAGS, resolveServerModel } from "../model/servers/model-flags.ts";
 import { DEADLINE_HEADER, retryAfterSeconds } from "../model/protection-headers.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/servers/bookkeeping.ts";
 import { adminListenProblem } from "./admin-listen.ts";
@@ -20,7 +20,7 @@ import { UsageError } from "../cli/usage-error.ts";
 import { resolveUpstream, UPSTREAM_FLAGS, type UpstreamOptions } from "./upstream-flags.ts";
 
 // The server model's one-line description, for the programs that state it (./sim too).
-export { describeModel } from "./model-flags.ts";
+export { describeModel } from "../model/servers/model-flags.ts";
 
 /** The largest -max-in-service: the simulator stores each request in service in about 25 bytes. */
 export const MAX_IN_SERVICE_CEILING = 10_000_000;

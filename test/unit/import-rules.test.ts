@@ -54,7 +54,6 @@ const EXCEPTIONS: readonly Exception[] = [
     to: /^choose\//,
     why: "check grades a user's configuration by choose's own measure and ranking, and writes it back as choose's snippets read it",
   },
-  { from: /^probe\//, to: /^server\/model-flags\.ts$/, why: "probe names a fitted model in the server's words" },
   {
     from: /^runtime\/worker-entry\.ts$/,
     to: new RegExp(`^(${PROGRAMS.join("|")})/.*-worker\\.ts$`),

@@ -6,7 +6,7 @@ import { modelOf, SERVER_MODEL_DEFINITIONS } from "../../../../src/model/servers
 import { run } from "../../../../src/sim/main.ts";
 import { parseSimArgs, SIM_FLAGS } from "../../../../src/sim/options.ts";
 import { type RunningServer, startHttpServer } from "../../../../src/server/http-server.ts";
-import { describeModelSpec } from "../../../../src/server/model-flags.ts";
+import { describeModelSpec } from "../../../../src/model/servers/model-flags.ts";
 import {
   parseServerArgs,
   resolveServerOptions,

@@ -1,7 +1,7 @@
-import { formatDuration } from "../cli/duration.ts";
-import type { FlagSpec, FlagValues } from "../cli/flags.ts";
-import { UsageError } from "../cli/usage-error.ts";
-import type { ServerModelFigures } from "../model/servers/figures.ts";
+import { formatDuration } from "../../cli/duration.ts";
+import type { FlagSpec, FlagValues } from "../../cli/flags.ts";
+import { UsageError } from "../../cli/usage-error.ts";
+import type { ServerModelFigures } from "./figures.ts";
 import {
   modelOf,
   SERVER_MODEL_DEFINITIONS,
@@ -10,7 +10,7 @@ import {
   type ServerModelFlag,
   type ServerModelKind,
   type ServerModelSpec,
-} from "../model/servers/models.ts";
+} from "./models.ts";
 
 /** -model: which model, and each one's clause of the help. */
 const MODEL_FLAG = {
