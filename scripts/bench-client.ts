@@ -29,6 +29,7 @@ import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { parseClientLine } from "../src/contracts/client-line.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
+import { TrackedPrograms } from "./tracked-programs.ts";
 import { cpuSeconds, memoryMb } from "./proc-usage.ts";
 import { USERS_PER_THREAD } from "../src/client/workers.ts";
 
@@ -39,21 +40,11 @@ const WARM_UP_S = 10;
 const MEASURE_S = 60;
 const CAPACITY_TOLERANCE = 0.02;
 
-const running = new Set<ChildProgram>();
-const stopAll = () => {
-  for (const program of running) program.kill();
-};
-process.on("SIGINT", () => {
-  stopAll();
-  process.exit(130);
-});
+const programs = new TrackedPrograms();
+const stopAll = () => programs.killAll();
 
-function start(name: string, args: readonly string[]): ChildProgram {
-  const program = new ChildProgram(name, resolve(REPO_ROOT, name), args, { cwd: REPO_ROOT });
-  running.add(program);
-  void program.exited.then(() => running.delete(program));
-  return program;
-}
+const start = (name: string, args: readonly string[]): ChildProgram =>
+  programs.start(name, resolve(REPO_ROOT, name), args, { cwd: REPO_ROOT });
 
 /** The /api URL a server started with `-listen 127.0.0.1:0` says it listens on. */
 async function apiUrl(server: ChildProgram): Promise<string> {
@@ -365,9 +356,8 @@ async function besideAutocannon(): Promise<void> {
       ...["-f", "bench-time %U %S", process.execPath, autocannon],
       ...["-c", String(connections), "-d", String(BESIDE_AUTOCANNON_S), "-j", url],
     ]);
-    running.add(cannon);
+    programs.track(cannon);
     const exit = await cannon.exited;
-    running.delete(cannon);
     const cpu = cannon.stderr.map((entry) => /^bench-time ([\d.]+) ([\d.]+)$/.exec(entry.text)).find((match) => match !== null);
     if (exit !== 0 || cpu === undefined) {
       process.stdout.write(`\nautocannon failed (${exit})${cannon.said()}\n`);

@@ -29,6 +29,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { resolve } from "node:path";
 import { ChildProgram } from "../src/runtime/child-program.ts";
+import { TrackedPrograms } from "./tracked-programs.ts";
 import { cpuSeconds } from "./proc-usage.ts";
 
 const REPO_ROOT = resolve(import.meta.dirname, "..");
@@ -52,27 +53,14 @@ if (referenceDir === undefined || !existsSync(resolve(referenceDir, "server")) |
 }
 const REFERENCE_DIR = resolve(referenceDir);
 
-const running = new Set<ChildProgram>();
-const stopAll = () => {
-  for (const program of running) program.kill();
-};
-process.on("SIGINT", () => {
-  stopAll();
-  process.exit(130);
-});
-process.on("SIGTERM", () => {
-  stopAll();
-  process.exit(143);
-});
+const programs = new TrackedPrograms();
+const stopAll = () => programs.killAll();
 
 type Side = "ours" | "reference";
 
 function start(side: Side, name: "server" | "client", args: readonly string[]): ChildProgram {
   const command = side === "ours" ? resolve(REPO_ROOT, name) : resolve(REFERENCE_DIR, name);
-  const program = new ChildProgram(`${side} ${name}`, command, args, { cwd: REPO_ROOT });
-  running.add(program);
-  void program.exited.then(() => running.delete(program));
-  return program;
+  return programs.start(`${side} ${name}`, command, args, { cwd: REPO_ROOT });
 }
 
 const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));

@@ -14,8 +14,8 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ChildProgram } from "../src/runtime/child-program.ts";
 import { memoryMb } from "./proc-usage.ts";
+import { TrackedPrograms } from "./tracked-programs.ts";
 
 const REPO_ROOT = resolve(import.meta.dirname, "..");
 const TARGET_MB = 50;
@@ -35,21 +35,8 @@ interface Figures {
   readonly okPerSec: string;
 }
 
-const running = new Set<ChildProgram>();
-const stopAll = () => {
-  for (const program of running) program.kill();
-};
-process.on("SIGINT", () => {
-  stopAll();
-  process.exit(130);
-});
-
-function start(name: string, command: string, args: readonly string[]): ChildProgram {
-  const program = new ChildProgram(name, command, args, { cwd: REPO_ROOT });
-  running.add(program);
-  void program.exited.then(() => running.delete(program));
-  return program;
-}
+const programs = new TrackedPrograms();
+const start = (name: string, command: string, args: readonly string[]) => programs.start(name, command, args, { cwd: REPO_ROOT });
 
 async function measure(name: string, command: string, args: readonly string[]): Promise<Figures> {
   const server = start(name, command, args);
@@ -103,7 +90,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  stopAll();
+  programs.killAll();
   process.stderr.write(`bench server-memory: ${(error as Error).message}\n`);
   process.exit(1);
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ModelFit } from "../../../src/probe/fit/fit-models.ts";
 import type { StepMeasure } from "../../../src/probe/fit/step-measure.ts";
 import { AGREEMENT_TOLERANCE, compare, type Measure, validationTable, validationVerdict } from "../../../src/probe/validate.ts";
-import type { ProgramIo } from "../../../src/runtime/program-io.ts";
+import { capturedIo } from "../../helpers/captured-io.ts";
 
 /** A queue of 4 threads × 50 ms with 2 ms outside it: 52 ms up to 4 users, then 12.5 ms a user; 80 req/s at most. */
 const FIT: ModelFit = {
@@ -74,15 +74,9 @@ describe("-validate's second measure", () => {
 
   async function compared(answers: Record<"service" | "server", StepMeasure[][]>) {
     const { measure, asked } = scripted(answers);
-    let stdout = "";
-    let stderr = "";
-    const io: ProgramIo = {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text) },
-      env: {},
-    };
+    const { io, stdout, stderr } = capturedIo();
     const validation = await compare(FIT, MEASURED, measure, new AbortController().signal, io);
-    return { validation, asked, stdout: stdout.trimEnd().split("\n"), stderr };
+    return { validation, asked, stdout: stdout().trimEnd().split("\n"), stderr: stderr() };
   }
 
   it("measures a step beyond the tolerance again on both sides, once, and judges the second measures", async () => {
