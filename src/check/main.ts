@@ -77,10 +77,10 @@ async function scenarioFromLoadTests(
   }
   const parsed = parseChooseArgs(rest, program);
   if (parsed.kind === "help") return rest;
+  if (probe === undefined) throw new Error("check -from needs the probe program, which its entry gives it");
   const out = resolve(parsed.options.own.out);
   mkdirSync(out, { recursive: true });
   const scenario = join(out, `your-service-${new Date().toISOString().replace(/[:.]/g, "-")}.yaml`);
-  if (probe === undefined) throw new Error("check -from needs the probe program, which its entry gives it");
   const code = (await probe(["-from", from, "-out", scenario], { ...io, stdout: io.stderr })) ?? 0;
   return code !== 0 ? code : [scenario, ...rest];
 }

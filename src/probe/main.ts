@@ -17,7 +17,7 @@ import { LoadTestFileError } from "./from/load-test.ts";
 import { probeReportHtml } from "./report.ts";
 import { everydayErrorRate, saturation } from "./saturation.ts";
 import { scenarioYaml } from "./scenario-out.ts";
-import { validateFit } from "./validate.ts";
+import { type Validation, validateFit } from "./validate.ts";
 import { type OverloadFindings, type OverloadLimits, probeOverload } from "./overload/overload.ts";
 import { overloadScenario, overloadScenarioLines } from "./overload/settings.ts";
 
@@ -54,6 +54,13 @@ function limitsOf(options: ProbeOptions): ProbeLimits {
   };
 }
 
+/** What the probe's own -max-requests and -max-time leave for measuring the service again (-validate); undefined when nothing. */
+function limitsLeft(options: ProbeOptions, limits: ProbeLimits, spent: { requests: number; sinceMs: number }): ProbeLimits | undefined {
+  const requests = options.values["max-requests"] - spent.requests;
+  const timeMs = options.values["max-time"] - spent.sinceMs;
+  return requests > 0 && timeMs > 0 ? { ...limits, maxRequests: requests, maxTimeMs: timeMs } : undefined;
+}
+
 /** The phase past saturation's bounds: its own flags, and what the steps left of -max-requests. */
 function overloadLimitsOf(options: ProbeOptions, requestsLeft: number): OverloadLimits {
   const values = options.values;
@@ -82,6 +89,7 @@ async function probe(options: ProbeOptions, interrupt: AbortSignal, io: ProgramI
     `${shownUrl}: closed-loop steps of ${options.steps.join(", ")} users, each at least ${values["step-duration"] / 1000} s and ` +
       `${values["step-requests"]} answers; limits ${values["max-requests"]} requests, ${values["max-rate"]} req/s, ${values["max-time"] / 1000} s`,
   );
+  const startedAt = performance.now();
   const run = await probeSteps(
     url,
     options.steps,
@@ -100,17 +108,21 @@ async function probe(options: ProbeOptions, interrupt: AbortSignal, io: ProgramI
     return run.end.kind === "interrupted" ? EXIT_INTERRUPTED : 1;
   }
   const requestsLeft = values["max-requests"] - run.sent;
+  const overloadLimits = values["no-overload"] || requestsLeft <= 0 ? undefined : overloadLimitsOf(options, requestsLeft);
   const overload =
-    values["no-overload"] || run.end.kind === "interrupted" || requestsLeft <= 0
+    overloadLimits === undefined || run.end.kind === "interrupted"
       ? undefined
-      : await probeOverload(url, run.steps, overloadLimitsOf(options, requestsLeft), io.stdout, interrupt);
+      : await probeOverload(url, run.steps, overloadLimits, io.stdout, interrupt);
   if (!values["no-overload"] && requestsLeft <= 0) say(io, "no phase past saturation: the steps spent -max-requests");
   const fit = fitAndWrite(run.steps, { shown: shownUrl, url: shownUrl, overload }, options, io);
-  let validation: readonly StepMeasure[] | undefined;
+  let validation: Validation | undefined;
   if (values.validate && run.end.kind !== "interrupted" && !interrupt.aborted) {
-    validation = (await validateFit(fit.chosen, run.steps, url, limits, interrupt, io)).server;
+    // At most what the overload phase was allowed, so that -max-requests holds whatever it sent.
+    const spent = { requests: run.sent + (overloadLimits?.maxRequests ?? 0), sinceMs: performance.now() - startedAt };
+    validation = await validateFit(fit.chosen, run.steps, { url, limits: limitsLeft(options, limits, spent) }, limits, interrupt, io);
   }
-  await writeReport(options, { url: shownUrl, steps: run.steps, fit, validation }, io);
+  const measuredAgain = validation?.measured.filter((step) => !run.steps.includes(step));
+  await writeReport(options, { url: shownUrl, steps: run.steps, fit, validation: validation?.server, measuredAgain }, io);
   return interrupt.aborted ? EXIT_INTERRUPTED : 0;
 }
 

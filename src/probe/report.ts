@@ -13,11 +13,13 @@ export interface ProbeReport {
   readonly steps: readonly StepMeasure[];
   readonly fit: FitResult;
   readonly validation: readonly StepMeasure[] | undefined;
+  /** The service's steps -validate measured again (a first measure beyond its tolerance). */
+  readonly measuredAgain?: readonly StepMeasure[] | undefined;
 }
 
 /**
- * Throughput and latency against concurrency: the measured steps (and -validate's ./server)
- * as points, the fitted model's curve as a line, drawn by the report's chart renderer.
+ * Throughput and latency against concurrency: the measured steps (and -validate's ./server, and
+ * the service's steps it measured again) as points, the fitted model's curve as a line, drawn by the report's chart renderer.
  */
 export function probeChartSpec(report: ProbeReport): TopLevelSpec {
   const highest = Math.max(...report.steps.map((step) => step.concurrency));
@@ -29,6 +31,7 @@ export function probeChartSpec(report: ProbeReport): TopLevelSpec {
   }));
   const points = [
     ...report.steps.map((step) => ({ ...pointOf(step), series: "measured" })),
+    ...(report.measuredAgain ?? []).map((step) => ({ ...pointOf(step), series: "measured again (-validate)" })),
     ...(report.validation ?? []).map((step) => ({ ...pointOf(step), series: "./server with the model" })),
   ];
   const x = { field: "concurrency", type: "quantitative", title: "concurrency (users, each waiting for its answer)" } as const;

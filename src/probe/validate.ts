@@ -22,11 +22,13 @@ export interface Validation {
  * the same limits, and prints measured, ./server and model side by side. A step beyond the
  * tolerance is measured again, once, on the service and on ./server: a step the machine
  * disturbed (a busy moment on either side) is not a disagreement, and one that is off again is.
+ * The service is measured again within `target.limits`, what is left of the probe's own
+ * (-max-requests, -max-time); with none left, it is not.
  */
 export async function validateFit(
   fit: ModelFit,
   measured: readonly StepMeasure[],
-  target: URL,
+  target: { readonly url: URL; readonly limits: ProbeLimits | undefined },
   limits: ProbeLimits,
   interrupt: AbortSignal,
   io: ProgramIo,
@@ -42,9 +44,12 @@ export async function validateFit(
       throw new FatalError(`-validate: ./server did not start: ${(error as Error).message}`);
     });
     const serverUrl = new URL(`http://127.0.0.1:${LISTENING.exec(line)![1]!}/api`);
+    const sink = { write: () => true };
     const measure: Measure = async (side, concurrencies) =>
-      (await probeSteps(side === "service" ? target : serverUrl, concurrencies, limits, undefined, interrupt, { write: () => true })).steps;
-    return await compare(fit, measured, measure, interrupt, io);
+      side === "service"
+        ? (await probeSteps(target.url, concurrencies, target.limits!, undefined, interrupt, sink)).steps
+        : (await probeSteps(serverUrl, concurrencies, limits, undefined, interrupt, sink)).steps;
+    return await compare(fit, measured, measure, { serviceAgain: target.limits !== undefined, interrupt }, io);
   } finally {
     interrupt.removeEventListener("abort", stopOnInterrupt);
     await server.stop();
@@ -62,7 +67,7 @@ export async function compare(
   fit: ModelFit,
   measured: readonly StepMeasure[],
   measure: Measure,
-  interrupt: AbortSignal,
+  options: { readonly serviceAgain: boolean; readonly interrupt: AbortSignal },
   io: ProgramIo,
 ): Promise<Validation> {
   let validation: Validation = {
@@ -73,23 +78,29 @@ export async function compare(
     ),
   };
   const off = disagreements(fit, validation.measured, validation.server);
-  if (off.length > 0 && !interrupt.aborted) {
-    io.stderr.write(
-      `probe: -validate: ${off.map((row) => row.what).join("; ")}: measuring ` +
-        `${off.length === 1 ? "that step" : "those steps"} again on the service and on ./server\n`,
-    );
-    const again = off.map((row) => row.concurrency);
-    const [service, server] = [await measure("service", again), await measure("server", again)];
-    validation = { measured: withSteps(validation.measured, service), server: withSteps(validation.server, server) };
+  if (off.length > 0 && !options.interrupt.aborted) {
+    const what = off.map((row) => row.what).join("; ");
+    if (!options.serviceAgain) {
+      io.stderr.write(`probe: -validate: ${what}: not measured again, the probe's -max-requests or -max-time is spent\n`);
+    } else {
+      io.stderr.write(
+        `probe: -validate: ${what}: measuring ${off.length === 1 ? "that step" : "those steps"} again on the service and on ./server\n`,
+      );
+      const again = off.map((row) => row.concurrency);
+      const [service, server] = [await measure("service", again), await measure("server", again)];
+      validation = { measured: withSteps(validation.measured, service), server: withSteps(validation.server, server) };
+    }
   }
   io.stdout.write(`${validationTable(fit, validation.measured, validation.server)}\n`);
   io.stdout.write(`${validationVerdict(fit, validation.measured, validation.server)}\n`);
   return validation;
 }
 
-/** `steps` with each of `again` in place of the step at its concurrency. */
+/** `steps` with each of `again` in place of the step at its concurrency, or added where there was none, in order of concurrency. */
 export function withSteps(steps: readonly StepMeasure[], again: readonly StepMeasure[]): StepMeasure[] {
-  return steps.map((step) => again.find((other) => other.concurrency === step.concurrency) ?? step);
+  const byConcurrency = new Map(steps.map((step) => [step.concurrency, step]));
+  for (const step of again) byConcurrency.set(step.concurrency, step);
+  return [...byConcurrency.values()].sort((a, b) => a.concurrency - b.concurrency);
 }
 
 /** One measured step beside ./server's step at its concurrency (if it has one) and the model's curve there. */
@@ -142,6 +153,9 @@ interface Difference {
   readonly off: number;
 }
 
+/** Whether a difference is worse than another: a figure that is no number (NaN) is worse than any, and stays so. */
+const worse = (off: number, than: number) => !Number.isNaN(than) && !(off <= than);
+
 const percentOff = (row: Difference) => `${(100 * row.off).toFixed(1)} % off the measured`;
 
 function differences(fit: ModelFit, measured: readonly StepMeasure[], server: readonly StepMeasure[]): Difference[] {
@@ -157,7 +171,7 @@ function differences(fit: ModelFit, measured: readonly StepMeasure[], server: re
     let worst = { off: 0, column: "" };
     for (const [column, value, reference] of columns) {
       const off = Math.abs(value / reference - 1);
-      if (!(off <= worst.off)) worst = { off, column };
+      if (worse(off, worst.off)) worst = { off, column };
     }
     return { concurrency: row.concurrency, what: `${worst.column} at concurrency ${row.concurrency}`, off: worst.off };
   });
@@ -179,7 +193,7 @@ export function validationVerdict(fit: ModelFit, measured: readonly StepMeasure[
   const rows = differences(fit, measured, server);
   const missing = rows.find((row) => row.off === Infinity);
   if (missing !== undefined) return `validation: disagrees: ${missing.what}`;
-  const worst = rows.reduce((most, row) => (!(row.off <= most.off) ? row : most));
+  const worst = rows.reduce((most, row) => (worse(row.off, most.off) ? row : most));
   const tolerance = `${(100 * AGREEMENT_TOLERANCE).toFixed(0)} %`;
   return worst.off <= AGREEMENT_TOLERANCE
     ? `validation: agrees: ./server and the model within ${tolerance} of the measured at every step (the most, ${worst.what}, ${percentOff(worst)})`

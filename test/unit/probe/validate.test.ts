@@ -67,15 +67,16 @@ describe("-validate's second measure", () => {
     const measure: Measure = async (side, concurrencies) => {
       asked.push(`${side} ${concurrencies.join(",")}`);
       const steps = answers[side].shift()!;
-      return concurrencies.map((concurrency) => steps.find((one) => one.concurrency === concurrency)!);
+      // As a probe's run: a step it did not get to measure is not in it.
+      return steps.filter((one) => concurrencies.includes(one.concurrency));
     };
     return { measure, asked };
   }
 
-  async function compared(answers: Record<"service" | "server", StepMeasure[][]>) {
+  async function compared(answers: Record<"service" | "server", StepMeasure[][]>, serviceAgain = true) {
     const { measure, asked } = scripted(answers);
     const { io, stdout, stderr } = capturedIo();
-    const validation = await compare(FIT, MEASURED, measure, new AbortController().signal, io);
+    const validation = await compare(FIT, MEASURED, measure, { serviceAgain, interrupt: new AbortController().signal }, io);
     return { validation, asked, stdout: stdout().trimEnd().split("\n"), stderr: stderr() };
   }
 
@@ -108,6 +109,33 @@ describe("-validate's second measure", () => {
     });
     expect(asked).toEqual(["server 1,2,4,8", "service 2", "server 2"]);
     expect(stdout.at(-1)).toBe("validation: disagrees: ./server's mean latency at concurrency 2 is 26.9 % off the measured, beyond 15 %");
+  });
+
+  it("adds a step ./server did not have the first time, measured again, and judges it", async () => {
+    const { asked, validation, stdout } = await compared({
+      service: [[step(8, 101)]],
+      server: [[step(1, 55), step(2, 56), step(4, 57)], [step(8, 104)]],
+    });
+    expect(asked).toEqual(["server 1,2,4,8", "service 8", "server 8"]);
+    expect(validation.server.map((one) => one.concurrency)).toEqual([1, 2, 4, 8]);
+    expect(stdout.at(-1)).toMatch(/^validation: agrees: /);
+  });
+
+  it("measures the service no more where the probe's own limits are spent, and judges the first measures", async () => {
+    const { asked, stderr, stdout } = await compared(
+      { service: [], server: [[step(1, 55), step(2, 64), step(4, 57), step(8, 104)]] },
+      false,
+    );
+    expect(asked).toEqual(["server 1,2,4,8"]);
+    expect(stderr).toBe(
+      "probe: -validate: ./server's mean latency at concurrency 2 23.1 % off the measured: not measured again, the probe's -max-requests or -max-time is spent\n",
+    );
+    expect(stdout.at(-1)).toBe("validation: disagrees: ./server's mean latency at concurrency 2 is 23.1 % off the measured, beyond 15 %");
+  });
+
+  it("disagrees on a figure that is no number, which no later column or step hides", async () => {
+    const { stdout } = await compared({ service: [], server: [[step(1, 55), step(2, Number.NaN), step(4, 57), step(8, 104)]] }, false);
+    expect(stdout.at(-1)).toBe("validation: disagrees: ./server's throughput at concurrency 2 is NaN % off the measured, beyond 15 %");
   });
 
   it("measures nothing again where every step agrees the first time", async () => {
