@@ -151,6 +151,7 @@ interface Difference {
   readonly what: string;
   /** The fraction off the measured; Infinity where ./server has no step. */
   readonly off: number;
+  readonly missing: boolean;
 }
 
 /** Whether a difference is worse than another: a figure that is no number (NaN) is worse than any, and stays so. */
@@ -161,7 +162,7 @@ const percentOff = (row: Difference) => `${(100 * row.off).toFixed(1)} % off the
 function differences(fit: ModelFit, measured: readonly StepMeasure[], server: readonly StepMeasure[]): Difference[] {
   return validationRows(fit, measured, server).map((row) => {
     if (row.server === undefined)
-      return { concurrency: row.concurrency, what: `./server has no step at concurrency ${row.concurrency}`, off: Infinity };
+      return { concurrency: row.concurrency, what: `./server has no step at concurrency ${row.concurrency}`, off: Infinity, missing: true };
     const columns = [
       ["./server's throughput", row.server.throughputPerSec, row.measured.throughputPerSec],
       ["the model's throughput", row.model.throughputPerSec, row.measured.throughputPerSec],
@@ -173,7 +174,7 @@ function differences(fit: ModelFit, measured: readonly StepMeasure[], server: re
       const off = Math.abs(value / reference - 1);
       if (worse(off, worst.off)) worst = { off, column };
     }
-    return { concurrency: row.concurrency, what: `${worst.column} at concurrency ${row.concurrency}`, off: worst.off };
+    return { concurrency: row.concurrency, what: `${worst.column} at concurrency ${row.concurrency}`, off: worst.off, missing: false };
   });
 }
 
@@ -185,13 +186,13 @@ export function disagreements(
 ): { readonly concurrency: number; readonly what: string }[] {
   return differences(fit, measured, server)
     .filter((row) => !(row.off <= AGREEMENT_TOLERANCE))
-    .map((row) => ({ concurrency: row.concurrency, what: row.off === Infinity ? row.what : `${row.what} ${percentOff(row)}` }));
+    .map((row) => ({ concurrency: row.concurrency, what: row.missing ? row.what : `${row.what} ${percentOff(row)}` }));
 }
 
 /** Whether the table's columns agree, with the largest difference from the measured ones, in one line. */
 export function validationVerdict(fit: ModelFit, measured: readonly StepMeasure[], server: readonly StepMeasure[]): string {
   const rows = differences(fit, measured, server);
-  const missing = rows.find((row) => row.off === Infinity);
+  const missing = rows.find((row) => row.missing);
   if (missing !== undefined) return `validation: disagrees: ${missing.what}`;
   const worst = rows.reduce((most, row) => (worse(row.off, most.off) ? row : most));
   const tolerance = `${(100 * AGREEMENT_TOLERANCE).toFixed(0)} %`;
