@@ -3,7 +3,7 @@ import { UsageError } from "../cli/usage-error.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
 import { playedAs } from "../model/faults/kinds.ts";
 import type { ChainConfig } from "../runner/chain.ts";
-import { chainConfigFrom } from "../sim/chain-options.ts";
+import { chainConfigFrom } from "../scenario-file/chain-config.ts";
 import type { SimFlagValues } from "../sim/options.ts";
 import { type ScenarioTier, UPSTREAM_FLAGS } from "../scenario-file/tiers.ts";
 import { clientGrid } from "./candidates.ts";

@@ -5,7 +5,7 @@ import { firstCollapsedText, tierText, tierWindowText } from "../report/tier-tab
 import { type ScenarioTier, TIER_SYSTEM_FLAGS } from "../scenario-file/tiers.ts";
 import type { ChainConfig } from "../runner/chain.ts";
 import { type ChainReport, chainReport } from "../runner/chain-report.ts";
-import { chainConfigFrom } from "./chain-options.ts";
+import { chainConfigFrom } from "../scenario-file/chain-config.ts";
 import type { SimFlagValues } from "./options.ts";
 
 /** The flags of ./sim that a chain does not read: a server's (each tier has its own) and the single-server analyses. */

@@ -29,7 +29,7 @@ import { playSimulation } from "./playback.ts";
 import { selectWorkload } from "../cli/workload.ts";
 import { occSimMain } from "./occ-main.ts";
 import { chainMain } from "./chain-main.ts";
-import { chainConfigFrom } from "./chain-options.ts";
+import { chainConfigFrom } from "../scenario-file/chain-config.ts";
 import { OCC_SIM_TARGET } from "./occ-options.ts";
 import { figuresOf } from "../runner/simulate.ts";
 import { runStrategy, type SimRun, simRuns, trialMetrics, withStrategy } from "./trial.ts";

@@ -291,7 +291,7 @@ export function resolveSimOptions(values: SimFlagValues): SimOptions {
     }
     const faults = readFaults(values.faults);
     checkSpikeClients(faults, client);
-    // A fault on a named tier needs a chain (a scenario file's tiers:, read apart: src/sim/chain-options.ts).
+    // A fault on a named tier needs a chain (a scenario file's tiers:, read apart: src/scenario-file/chain-config.ts).
     checkFaultTiers(faults, []);
     if (values["find-critical-outage"] && faults.length !== 1) {
       throw new UsageError(`-find-critical-outage varies the length of one fault: -faults lists ${faults.length}`);

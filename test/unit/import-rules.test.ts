@@ -45,11 +45,6 @@ interface Exception {
 
 const EXCEPTIONS: readonly Exception[] = [
   {
-    from: /^choose\//,
-    to: /^sim\/chain-options\.ts$/,
-    why: "choose measures a chain as ./sim reads one from its flags and a scenario file's tiers",
-  },
-  {
     from: /^check\//,
     to: /^choose\//,
     why: "check grades a user's configuration by choose's own measure and ranking, and writes it back as choose's snippets read it",

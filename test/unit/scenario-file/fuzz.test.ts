@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { InputFileError, UsageError } from "../../../src/cli/usage-error.ts";
 import { parseScenario } from "../../../src/scenario-file/read.ts";
-import { chainConfigFrom } from "../../../src/sim/chain-options.ts";
+import { chainConfigFrom } from "../../../src/scenario-file/chain-config.ts";
 import type { Fault } from "../../../src/model/faults/fault-schedule.ts";
 import { MAX_ARRIVAL_RATE } from "../../../src/model/load.ts";
 import { configFrom, MAX_CLIENTS, MAX_DURATION_MS, parseSimArgs, SIM_TARGET } from "../../../src/sim/options.ts";

@@ -5,7 +5,7 @@ import { type Fault, faultsOfTier, formatFault } from "../model/faults/fault-sch
 import { playedAs } from "../model/faults/kinds.ts";
 import { MIDDLE_TIER_MODELS, middleTierOf } from "../model/servers/models.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/servers/bookkeeping.ts";
-import type { ScenarioTier } from "../scenario-file/tiers.ts";
+import type { ScenarioTier } from "./tiers.ts";
 import type { ChainConfig, ChainTierConfig } from "../runner/chain.ts";
 import {
   checkFaultTiers,
@@ -16,7 +16,7 @@ import {
   readFaults,
   resolveSimOptions,
   type SimFlagValues,
-} from "./options.ts";
+} from "../sim/options.ts";
 
 /** A tier's flags (its system or its upstream) read by the simulator's flag table; a mistake names the tier. */
 function tierValues(tier: ScenarioTier, tokens: readonly string[], where: string): SimFlagValues {
