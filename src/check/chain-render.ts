@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
-import { chainTable } from "../choose/chain-main.ts";
-import { chainRankingRule, type ChainSummary } from "../choose/chain-ranking.ts";
+import { chainTable } from "../recommend/chain-main.ts";
+import { chainRankingRule, type ChainSummary } from "../recommend/chain-ranking.ts";
 import { scheduleText } from "../choose/options.ts";
-import { percent } from "../choose/ranking.ts";
-import { jsonNumbers } from "../choose/report.ts";
+import { percent } from "../recommend/ranking.ts";
+import { jsonNumbers } from "../recommend/report.ts";
 import { escapeHtml, PAGE_STYLE, type ScenarioSource, scenarioSection } from "../report/html.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";

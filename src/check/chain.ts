@@ -5,12 +5,12 @@ import {
   type ChainPolicy,
   chainPolicies,
   chainSelectedBy,
-} from "../choose/chain-candidates.ts";
-import { chainPlan, measureGrid } from "../choose/chain-main.ts";
-import { bottomAmplification, chainQualifies, type ChainSummary, rankChain } from "../choose/chain-ranking.ts";
+} from "../recommend/chain-candidates.ts";
+import { chainPlan, measureGrid } from "../recommend/chain-main.ts";
+import { bottomAmplification, chainQualifies, type ChainSummary, rankChain } from "../recommend/chain-ranking.ts";
 import { InputFileError } from "../cli/usage-error.ts";
 import type { ChooseOptions } from "../choose/options.ts";
-import type { FlagSettings } from "../choose/settings.ts";
+import type { FlagSettings } from "../recommend/settings.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import type { LoadedScenario } from "../scenario-file/format.ts";

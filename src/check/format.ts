@@ -1,4 +1,4 @@
-import type { FlagSettings } from "../choose/settings.ts";
+import type { FlagSettings } from "../recommend/settings.ts";
 
 /*
  * What `check CONFIG` asks of each configuration format it reads (one file per format in

@@ -1,6 +1,6 @@
 import { formatDuration } from "../cli/duration.ts";
-import { latencyText, longestText, percent, ranking } from "../choose/ranking.ts";
-import type { CandidateSummary } from "../choose/summary.ts";
+import { latencyText, longestText, percent, ranking } from "../recommend/ranking.ts";
+import type { CandidateSummary } from "../recommend/summary.ts";
 import type { Variant } from "./variants.ts";
 
 /*

@@ -1,6 +1,6 @@
 import { formatDuration, parseDuration } from "../cli/duration.ts";
 import type { FlagSpec } from "../cli/flags.ts";
-import { type FlagSettings, formatFlagValue } from "../choose/settings.ts";
+import { type FlagSettings, formatFlagValue } from "../recommend/settings.ts";
 import { BREAKER_KINDS, BUDGET_KINDS, MECHANISMS, PROTECTION_FLAGS } from "../strategies/protection.ts";
 import { STRATEGIES } from "../strategies/registry.ts";
 import type { CheckFlag } from "./format.ts";

@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { formatDuration } from "../cli/duration.ts";
 import type { ChooseOptions } from "../choose/options.ts";
-import { longestText, rankingRule } from "../choose/ranking.ts";
+import { longestText, rankingRule } from "../recommend/ranking.ts";
 import {
   EVERYDAY_HEADER,
   everydayCells,
@@ -13,9 +13,9 @@ import {
   TABLE_LEGEND,
   type Timeline,
   timelineSpec,
-} from "../choose/report.ts";
-import { type FlagSettings, settingsToArgs, systemSettings } from "../choose/settings.ts";
-import type { CandidateSummary } from "../choose/summary.ts";
+} from "../recommend/report.ts";
+import { type FlagSettings, settingsToArgs, systemSettings } from "../recommend/settings.ts";
+import type { CandidateSummary } from "../recommend/summary.ts";
 import { escapeHtml, PAGE_STYLE, type ScenarioSource, scenarioSection } from "../report/html.ts";
 import { renderSvg } from "../report/report.ts";
 import { scenarioSettings } from "../report/summary-file.ts";

@@ -1,5 +1,5 @@
 import { diffLines } from "diff";
-import type { FlagSettings } from "../choose/settings.ts";
+import type { FlagSettings } from "../recommend/settings.ts";
 import { STRATEGIES } from "../strategies/registry.ts";
 import type { ConfigFormat } from "./format.ts";
 import { type Neighbour, settingsKey } from "./neighbours.ts";

@@ -1,14 +1,14 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
-import { buildGrid, type Measured, measureAll, measurePlan, MIN_OUTAGE_MS, toConfig } from "./grid-measure.ts";
+import { buildGrid, type Measured, measureAll, measurePlan, MIN_OUTAGE_MS, toConfig } from "../recommend/grid-measure.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { renderSvg } from "../report/report.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
 import type { SimulationConfig } from "../runner/simulate.ts";
-import { type Candidate, FIXED, NO_RETRIES, pair, type ServerLever, serverLevers } from "./candidates.ts";
-import type { MeasurePlan } from "./measure.ts";
+import { type Candidate, FIXED, NO_RETRIES, pair, type ServerLever, serverLevers } from "../recommend/candidates.ts";
+import type { MeasurePlan } from "../recommend/measure.ts";
 import { checkFaultTiers } from "../sim/options.ts";
 import { CHOOSE_FLAGS, CHOOSE_TARGET, type ChooseOptions, parseChooseArgs, scheduleText, STABILITY_TOP } from "./options.ts";
 import { blamingScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
@@ -27,7 +27,7 @@ import {
   runnerUp,
   tieBreak,
   userFigures,
-} from "./ranking.ts";
+} from "../recommend/ranking.ts";
 import { deployability, headline, type RecommendationInput, serverAddition } from "./recommendation.ts";
 import { type Stability, stability } from "./stability.ts";
 import {
@@ -40,16 +40,16 @@ import {
   type Timeline,
   timelineSpec,
   type Validation,
-} from "./report.ts";
-import { settingsToArgs, systemSettings } from "./settings.ts";
-import { firstWait, intentOf, type Snippet, snippetsFor, snippetText } from "./snippets.ts";
-import type { CandidateSummary } from "./summary.ts";
-import { chooseChain } from "./chain-main.ts";
+} from "../recommend/report.ts";
+import { settingsToArgs, systemSettings } from "../recommend/settings.ts";
+import { firstWait, intentOf, type Snippet, snippetsFor, snippetText } from "../recommend/snippets.ts";
+import type { CandidateSummary } from "../recommend/summary.ts";
+import { chooseChain } from "../recommend/chain-main.ts";
 import { checkValidateAgainst, validateTop } from "./validate.ts";
 
 /*
  * `thundering-herd choose`: ranks retry policies for the user's own system. Every candidate
- * (src/choose/candidates.ts) is measured in the simulator with several seeds on every core:
+ * (src/recommend/candidates.ts) is measured in the simulator with several seeds on every core:
  * success within the SLO, the retried requests' wait and amplification, each listed outage,
  * and the longest outage survived. The ranking rule, the Pareto front, a recommendation with its runner-up, and the
  * winner's settings for gRPC, Envoy, the AWS SDKs, cockatiel, p-retry and our own library.

@@ -1,6 +1,6 @@
 import { serveTasks } from "../runtime/worker-pool.ts";
-import { type ChainJob, measureChain } from "./chain-measure.ts";
-import { type MeasureJob, measure, type SeedResult } from "./measure.ts";
+import { type ChainJob, measureChain } from "../recommend/chain-measure.ts";
+import { type MeasureJob, measure, type SeedResult } from "../recommend/measure.ts";
 
 /**
  * choose's worker thread: measures one candidate with one seed per task (a chain's: one fault schedule too). The everyday

@@ -1,7 +1,7 @@
 import { markdownTable } from "../report/text-table.ts";
-import { longestText } from "./ranking.ts";
-import { EVERYDAY_HEADER, everydayCells } from "./report.ts";
-import type { CandidateSummary } from "./summary.ts";
+import { longestText } from "../recommend/ranking.ts";
+import { EVERYDAY_HEADER, everydayCells } from "../recommend/report.ts";
+import type { CandidateSummary } from "../recommend/summary.ts";
 
 /*
  * The README's choose tables and first lines, from a results file that

@@ -1,9 +1,9 @@
 import { formatDuration } from "../cli/duration.ts";
-import { levelOnEveryFigure, longestText, type Ranking, userFigures } from "./ranking.ts";
-import { settingsToArgs } from "./settings.ts";
-import { protoDuration } from "./snippets.ts";
+import { levelOnEveryFigure, longestText, type Ranking, userFigures } from "../recommend/ranking.ts";
+import { settingsToArgs } from "../recommend/settings.ts";
+import { protoDuration } from "../recommend/snippets.ts";
 import { type Stability, stabilityText } from "./stability.ts";
-import type { CandidateSummary } from "./summary.ts";
+import type { CandidateSummary } from "../recommend/summary.ts";
 
 /*
  * The words of the recommendation, from the ranking: the first line names what to configure,

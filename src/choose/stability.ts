@@ -1,5 +1,5 @@
-import { levelAtTop, ranking } from "./ranking.ts";
-import type { CandidateSummary } from "./summary.ts";
+import { levelAtTop, ranking } from "../recommend/ranking.ts";
+import type { CandidateSummary } from "../recommend/summary.ts";
 
 /*
  * How sure the answer is: the top candidates ranked again with each seed alone (the seeds of

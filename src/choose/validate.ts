@@ -9,13 +9,13 @@ import { type PreparedTarget, prepareTarget, settleTarget } from "../runtime/tar
 import type { TargetService } from "../runtime/target-service.ts";
 import { figuresOf, type SimulationConfig } from "../runner/simulate.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
-import type { Candidate } from "./candidates.ts";
-import { toConfig } from "./grid-measure.ts";
-import { outageRun } from "./measure.ts";
+import type { Candidate } from "../recommend/candidates.ts";
+import { toConfig } from "../recommend/grid-measure.ts";
+import { outageRun } from "../recommend/measure.ts";
 import type { ChooseOptions } from "./options.ts";
-import { type Order, type Validation, validationTable, type ValidationRow } from "./report.ts";
-import { settingsFor, settingsToArgs, simulatorOnly, systemSettings } from "./settings.ts";
-import type { CandidateSummary } from "./summary.ts";
+import { type Order, type Validation, validationTable, type ValidationRow } from "../recommend/report.ts";
+import { settingsFor, settingsToArgs, simulatorOnly, systemSettings } from "../recommend/settings.ts";
+import type { CandidateSummary } from "../recommend/summary.ts";
 
 /*
  * choose -validate: candidates re-run with the real programs at one outage, beside the

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { expect } from "vitest";
 import { formatDuration, parseDuration } from "../../src/cli/duration.ts";
-import type { FlagSettings } from "../../src/choose/settings.ts";
+import type { FlagSettings } from "../../src/recommend/settings.ts";
 import { meaningDifference } from "../../src/check/formats/json-options.ts";
 import { ConfigFileError, type CheckFlag, type ConfigFormat, type Written } from "../../src/check/format.ts";
 

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { expect } from "vitest";
 import { ConfigFileError, type ConfigFormat, type PolicyReading } from "../../src/check/format.ts";
-import { simValuesFor } from "../../src/choose/settings.ts";
+import { simValuesFor } from "../../src/recommend/settings.ts";
 import { configFrom } from "../../src/sim/options.ts";
 
 /*

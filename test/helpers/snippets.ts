@@ -2,8 +2,8 @@ import ts from "typescript";
 import { vi } from "vitest";
 import { nextDelay } from "../../src/backoff/delay.ts";
 import { type Random, seededRandom } from "../../src/backoff/random.ts";
-import { simValuesFor } from "../../src/choose/settings.ts";
-import { type RetryIntent, type Snippet, snippetsFor } from "../../src/choose/snippets.ts";
+import { simValuesFor } from "../../src/recommend/settings.ts";
+import { type RetryIntent, type Snippet, snippetsFor } from "../../src/recommend/snippets.ts";
 import { configFrom } from "../../src/sim/options.ts";
 
 /** The winner's intent as choose builds it: the simulator's own reading of the candidate's flags. */

@@ -28,8 +28,10 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   dashboard: [...SHARED, "runtime"],
   // The runner runs scenarios and shows none: starting the live view is a program's part.
   runner: [...SHARED, "runtime"],
-  ...Object.fromEntries(PROGRAMS.map((program) => [program, [...BELOW_PROGRAMS, "scenario-file"]])),
+  ...Object.fromEntries(PROGRAMS.map((program) => [program, [...BELOW_PROGRAMS, "scenario-file", "recommend"]])),
   "scenario-file": BELOW_PROGRAMS,
+  // What choose and check share: candidates measured, ranked and written in other systems' words.
+  recommend: [...BELOW_PROGRAMS, "scenario-file"],
   bin: [...BELOW_PROGRAMS, ...PROGRAMS],
 };
 
@@ -44,11 +46,6 @@ interface Exception {
 }
 
 const EXCEPTIONS: readonly Exception[] = [
-  {
-    from: /^check\//,
-    to: /^choose\//,
-    why: "check grades a user's configuration by choose's own measure and ranking, and writes it back as choose's snippets read it",
-  },
   {
     from: /^runtime\/worker-entry\.ts$/,
     to: new RegExp(`^(${PROGRAMS.join("|")})/.*-worker\\.ts$`),
@@ -67,7 +64,7 @@ function violation(from: string, to: string, exceptions: readonly Exception[] = 
   if (allowed.includes(toFolder)) return undefined;
   // A program's public faces: other programs read them, and the scenario reader knows every program's keys from them.
   const publicFace = PROGRAMS.includes(toFolder) && toRest.length === 1 && PUBLIC_FILES.has(toRest[0]!);
-  if (publicFace && (fromFolder === "scenario-file" || PROGRAMS.includes(fromFolder))) return undefined;
+  if (publicFace && (fromFolder === "scenario-file" || fromFolder === "recommend" || PROGRAMS.includes(fromFolder))) return undefined;
   if (exceptions.some((exception) => exception.from.test(from) && exception.to.test(to))) return undefined;
   return `src/${fromFolder} may not import src/${toFolder}`;
 }

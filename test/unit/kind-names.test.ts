@@ -154,9 +154,9 @@ const NOT_YET_ONE_DEFINITION: readonly string[] = [
   "check/formats/polly.ts: decorrelated-jitter × 1",
   "check/formats/polly.ts: grpc × 1",
   "check/formats/polly.ts: table × 1",
-  "choose/snippets/shared.ts: grpc × 1", // intentOf's retry budget's kind (-budget grpc), not a policy's
   // Not a policy: these compare a retry budget's kind (-budget grpc, gRPC's retryThrottling), whose name is the gRPC policy's too.
   "client/main.ts: grpc × 1",
   "model/client-instances.ts: grpc × 2",
+  "recommend/snippets/shared.ts: grpc × 1", // intentOf's retry budget's kind (-budget grpc), not a policy's
   "strategies/protection.ts: grpc × 1", // -budget grpc too
 ];

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { chooseCells, chooseHeadline } from "../../src/choose/readme-table.ts";
 import { DEFAULT_OUTAGES_MS } from "../../src/choose/options.ts";
-import { rankingRule } from "../../src/choose/ranking.ts";
+import { rankingRule } from "../../src/recommend/ranking.ts";
 import { faultsCells } from "../../src/report/faults-table.ts";
 import { comparisonCells } from "../../src/report/readme-table.ts";
 import { chainComparisonCells, type ChainComparisonFile } from "../../src/report/tier-table.ts";

@@ -1,4 +1,4 @@
-import { type FlagSettings, SIM_FLAG_SPECS, simValuesFor } from "../../choose/settings.ts";
+import { type FlagSettings, SIM_FLAG_SPECS, simValuesFor } from "../../recommend/settings.ts";
 import { findPreset, presetSettings } from "../../strategies/presets.ts";
 import {
   CHECK_FLAGS,

@@ -1,6 +1,6 @@
 import type { JSONPath } from "jsonc-parser";
 import type { BackoffPolicy } from "../../backoff/policy.ts";
-import type { FlagSettings } from "../../choose/settings.ts";
+import type { FlagSettings } from "../../recommend/settings.ts";
 import { ConfigFileError, type ConfigFormat, type PolicyReading } from "../format.ts";
 import {
   constantForm,

@@ -2,8 +2,8 @@ import { diffArrays } from "diff";
 import { type Document, isAlias, isScalar, isSeq, parseAllDocuments, parseDocument } from "yaml";
 import { parseValue } from "../../cli/flags.ts";
 import { DurationSyntaxError, formatDuration, parseDuration } from "../../cli/duration.ts";
-import { type FlagSettings, SIM_FLAG_SPECS, simDefaults } from "../../choose/settings.ts";
-import { protoDuration } from "../../choose/snippets.ts";
+import { type FlagSettings, SIM_FLAG_SPECS, simDefaults } from "../../recommend/settings.ts";
+import { protoDuration } from "../../recommend/snippets.ts";
 import { findStrategy } from "../../strategies/registry.ts";
 import { type CheckFlag, ConfigFileError, type FieldReading, type PolicyReading, type UnmodeledField, type Written } from "../format.ts";
 

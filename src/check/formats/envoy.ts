@@ -1,6 +1,6 @@
 import type { Document } from "yaml";
 import { parseDuration } from "../../cli/duration.ts";
-import type { FlagSettings } from "../../choose/settings.ts";
+import type { FlagSettings } from "../../recommend/settings.ts";
 import { type ConfigFormat, ConfigFileError, type ConfigReading, type PolicyReading, type Written } from "../format.ts";
 import {
   appendYaml,

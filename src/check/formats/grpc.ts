@@ -1,6 +1,6 @@
 import { applyEdits, type FormattingOptions, getLocation, modify, parse, type ParseError, printParseErrorCode } from "jsonc-parser";
-import type { FlagSettings } from "../../choose/settings.ts";
-import { GRPC_MAX_ATTEMPTS } from "../../choose/snippets.ts";
+import type { FlagSettings } from "../../recommend/settings.ts";
+import { GRPC_MAX_ATTEMPTS } from "../../recommend/snippets.ts";
 import { type CheckFlag, type ConfigFormat, ConfigFileError, type ConfigReading, type PolicyReading, type Written } from "../format.ts";
 import {
   defaulted,

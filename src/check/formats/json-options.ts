@@ -4,7 +4,7 @@ import type { BackoffPolicy } from "../../backoff/policy.ts";
 import type { Random } from "../../backoff/random.ts";
 import { formatDuration } from "../../cli/duration.ts";
 import { UsageError } from "../../cli/usage-error.ts";
-import { type FlagSettings, simValuesFor } from "../../choose/settings.ts";
+import { type FlagSettings, simValuesFor } from "../../recommend/settings.ts";
 import { MECHANISMS, type ProtectionValues, resolveProtection } from "../../strategies/protection.ts";
 import { buildStrategyPolicy, findStrategy, type StrategyName, type StrategyParameterValues } from "../../strategies/registry.ts";
 import {

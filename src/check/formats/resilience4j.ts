@@ -1,6 +1,6 @@
 import { type Document, isAlias, isMap, isScalar, isSeq, type Pair, parseAllDocuments, type YAMLMap } from "yaml";
 import { formatDuration, parseDuration } from "../../cli/duration.ts";
-import { type FlagSettings, simDefaults, simValuesFor } from "../../choose/settings.ts";
+import { type FlagSettings, simDefaults, simValuesFor } from "../../recommend/settings.ts";
 import { findStrategy } from "../../strategies/registry.ts";
 import {
   CHECK_FLAGS,

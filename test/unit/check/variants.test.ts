@@ -3,7 +3,7 @@ import type { ConfigFormat } from "../../../src/check/format.ts";
 import { smallestQualifying } from "../../../src/check/grade.ts";
 import { settingsKey } from "../../../src/check/neighbours.ts";
 import { changedLines, explicitTarget, writtenVariants } from "../../../src/check/variants.ts";
-import type { CandidateSummary } from "../../../src/choose/summary.ts";
+import type { CandidateSummary } from "../../../src/recommend/summary.ts";
 import { flagsFormat } from "../../helpers/flags-format.ts";
 
 const FILE = `{\n  "policies": {\n    "api": {\n      "strategy": "full-jitter",\n      "min-delay": "100ms",\n      "max-delay": "1s"\n    }\n  }\n}\n`;

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type ChainBase, type ChainCandidate, chainConfigFor, chainGrid } from "../../../src/choose/chain-candidates.ts";
-import { measureChain } from "../../../src/choose/chain-measure.ts";
+import { type ChainBase, type ChainCandidate, chainConfigFor, chainGrid } from "../../../src/recommend/chain-candidates.ts";
+import { measureChain } from "../../../src/recommend/chain-measure.ts";
 import {
   chainHeadline,
   chainQualification,
@@ -11,10 +11,10 @@ import {
   type ChainSummary,
   rankChain,
   summarizeChain,
-} from "../../../src/choose/chain-ranking.ts";
-import { rankingRule } from "../../../src/choose/ranking.ts";
+} from "../../../src/recommend/chain-ranking.ts";
+import { rankingRule } from "../../../src/recommend/ranking.ts";
 import type { TierVerdict } from "../../../src/model/tiers/tier-figures.ts";
-import { chainTable } from "../../../src/choose/chain-main.ts";
+import { chainTable } from "../../../src/recommend/chain-main.ts";
 import { main } from "../../../src/choose/main.ts";
 import { UsageError } from "../../../src/cli/usage-error.ts";
 import { parseDuration } from "../../../src/cli/duration.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { outageRun } from "../../../src/choose/measure.ts";
+import { outageRun } from "../../../src/recommend/measure.ts";
 import { parseChooseArgs, parseSchedules, scheduleText } from "../../../src/choose/options.ts";
-import { timelineSpec } from "../../../src/choose/report.ts";
+import { timelineSpec } from "../../../src/recommend/report.ts";
 import { renderSvg } from "../../../src/report/report.ts";
 import { main } from "../../../src/choose/main.ts";
 import { UsageError } from "../../../src/cli/usage-error.ts";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../../src/choose/main.ts";
 import { SYSTEM_FLAGS } from "../../../src/choose/options.ts";
-import { rankingRule } from "../../../src/choose/ranking.ts";
+import { rankingRule } from "../../../src/recommend/ranking.ts";
 import { flagsInGroups } from "../../../src/cli/flags.ts";
 import { SIM_FLAGS } from "../../../src/sim/options.ts";
 import { UsageError } from "../../../src/cli/usage-error.ts";

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { configFrom, parseSimArgs } from "../../../src/sim/options.ts";
 import { trialMetrics } from "../../../src/sim/trial.ts";
 import { WorkerPool, type WorkerRole, workerScript } from "../../../src/runtime/worker-pool.ts";
-import { type MeasureJob, measure, type SeedResult } from "../../../src/choose/measure.ts";
-import { simValuesFor } from "../../../src/choose/settings.ts";
+import { type MeasureJob, measure, type SeedResult } from "../../../src/recommend/measure.ts";
+import { simValuesFor } from "../../../src/recommend/settings.ts";
 
 /** Small simulations: the simulator's own task, run in worker threads started from the TypeScript sources. */
 const trial = (clients: number) => {

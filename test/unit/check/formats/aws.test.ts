@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { awsFormat } from "../../../../src/check/formats/aws.ts";
 import { ConfigFileError, type PolicyReading } from "../../../../src/check/format.ts";
-import { type FlagSettings, simValuesFor } from "../../../../src/choose/settings.ts";
+import { type FlagSettings, simValuesFor } from "../../../../src/recommend/settings.ts";
 import { expectSimulatorTakes, fieldsOf, unmodeledOf } from "../../../helpers/config-formats.ts";
 import { observeRetries, policyWaits, winnerIntent } from "../../../helpers/snippets.ts";
 

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { resilience4jFormat, springDurationMs } from "../../../../src/check/formats/resilience4j.ts";
 import { ConfigFileError, type PolicyReading } from "../../../../src/check/format.ts";
-import type { FlagSettings } from "../../../../src/choose/settings.ts";
+import type { FlagSettings } from "../../../../src/recommend/settings.ts";
 import { expectSimulatorTakes, fieldsOf, unmodeledOf } from "../../../helpers/config-formats.ts";
 import { policyWaits, winnerIntent } from "../../../helpers/snippets.ts";
 

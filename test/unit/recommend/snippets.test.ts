@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { GRPC_MAX_ATTEMPTS, type RetryIntent, type Snippet, SNIPPET_RENDERERS, snippetsFor } from "../../../src/choose/snippets.ts";
+import { GRPC_MAX_ATTEMPTS, type RetryIntent, type Snippet, SNIPPET_RENDERERS, snippetsFor } from "../../../src/recommend/snippets.ts";
 import { STRATEGY_NAMES } from "../../../src/strategies/registry.ts";
 import { envoySchemaErrors, envoyType } from "../../helpers/envoy-schema.ts";
 import { snippetById, winnerIntent } from "../../helpers/snippets.ts";

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { Candidate } from "../../../src/choose/candidates.ts";
+import type { Candidate } from "../../../src/recommend/candidates.ts";
 import type { Verdict } from "../../../src/model/verdict.ts";
-import { explanation, paretoFront, rank, ranking, rankingRule, runnerUp, tieBreak } from "../../../src/choose/ranking.ts";
+import { explanation, paretoFront, rank, ranking, rankingRule, runnerUp, tieBreak } from "../../../src/recommend/ranking.ts";
 import { deployability, headline, type RecommendationInput, serverAddition } from "../../../src/choose/recommendation.ts";
 import { stability, stabilityText } from "../../../src/choose/stability.ts";
-import type { CandidateSummary } from "../../../src/choose/summary.ts";
+import type { CandidateSummary } from "../../../src/recommend/summary.ts";
 
 const OUTAGES = [5_000, 20_000, 60_000];
 const SLO = 10_000;

@@ -2,7 +2,7 @@ import * as smithyRetry from "@smithy/util-retry";
 import * as cockatiel from "cockatiel";
 import pRetry from "p-retry";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { RetryIntent, Snippet } from "../../../src/choose/snippets.ts";
+import type { RetryIntent, Snippet } from "../../../src/recommend/snippets.ts";
 import { meanWait, observeRetries, policyWaits, runSnippet, snippetOf, winnerIntent } from "../../helpers/snippets.ts";
 
 /*

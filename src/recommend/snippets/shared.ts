@@ -10,7 +10,7 @@ import type { FlagSettings } from "../settings.ts";
  * first wait x multiplier^(n-1), capped, that most systems speak (shapeOf), their means,
  * durations as the targets write them, the notes for what a system cannot say, and the
  * winner's waits as a JavaScript expression for the targets that are code. Each target's own
- * mapping is its file beside this one, listed in SNIPPET_RENDERERS (src/choose/snippets.ts).
+ * mapping is its file beside this one, listed in SNIPPET_RENDERERS (src/recommend/snippets.ts).
  */
 
 /** What the winner does, as simulated. */
@@ -60,7 +60,7 @@ export interface Snippet {
   readonly notes: readonly string[];
 }
 
-/** One system the winner's settings are written for: a file of src/choose/snippets/, listed in SNIPPET_RENDERERS. */
+/** One system the winner's settings are written for: a file of src/recommend/snippets/, listed in SNIPPET_RENDERERS. */
 export interface SnippetRenderer {
   /** The id of the snippet it writes. */
   readonly id: Snippet["id"];

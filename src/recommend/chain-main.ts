@@ -31,7 +31,7 @@ import {
   rankChain,
   summarizeChain,
 } from "./chain-ranking.ts";
-import { type ChooseOptions, scheduleEndMs, scheduleText, SLO_TIMEOUTS } from "./options.ts";
+import { type ChooseOptions, scheduleEndMs, scheduleText, SLO_TIMEOUTS } from "../choose/options.ts";
 import { runWithProgress } from "./progress.ts";
 import type { Ranking } from "./ranking.ts";
 import { jsonNumbers } from "./report.ts";

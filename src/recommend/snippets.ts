@@ -9,9 +9,9 @@ import { thunderingHerdRenderer } from "./snippets/thundering-herd.ts";
 
 /*
  * The winner's settings as configuration for the systems people run. Each renderer
- * (src/choose/snippets/<target>.ts) maps what was simulated onto what its system can say, and
+ * (src/recommend/snippets/<target>.ts) maps what was simulated onto what its system can say, and
  * says so in notes where it cannot express it exactly (and what the closest setting is); what
- * they share is src/choose/snippets/shared.ts.
+ * they share is src/recommend/snippets/shared.ts.
  */
 
 export { GRPC_MAX_ATTEMPTS } from "./snippets/grpc.ts";
@@ -19,7 +19,7 @@ export { firstWait, intentOf, protoDuration, type RetryIntent, type Snippet, typ
 
 /**
  * Every system the winner's settings are written for, one renderer each, in the order choose
- * prints them. A new one: its file in src/choose/snippets/, its id in Snippet's id
+ * prints them. A new one: its file in src/recommend/snippets/, its id in Snippet's id
  * (snippets/shared.ts) and its line here (docs/design.md).
  */
 export const SNIPPET_RENDERERS: readonly SnippetRenderer[] = [

@@ -1,7 +1,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { budgetAfterFailure, budgetAllowsRetry, initialBudgetState } from "../../../src/backoff/budget.ts";
-import type { RetryIntent } from "../../../src/choose/snippets.ts";
+import type { RetryIntent } from "../../../src/recommend/snippets.ts";
 import { meanWaitSequence, policyWaits, snippetOf, winnerIntent } from "../../helpers/snippets.ts";
 import { type Answer, startUnaryServer, unaryDefinition, unavailable } from "../../helpers/grpc-server.ts";
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { Candidate } from "../../../src/choose/candidates.ts";
-import { longestSurvived, type MeasurePlan, measure } from "../../../src/choose/measure.ts";
-import { outageCell } from "../../../src/choose/report.ts";
-import { simValuesFor } from "../../../src/choose/settings.ts";
-import { summarize } from "../../../src/choose/summary.ts";
+import type { Candidate } from "../../../src/recommend/candidates.ts";
+import { longestSurvived, type MeasurePlan, measure } from "../../../src/recommend/measure.ts";
+import { outageCell } from "../../../src/recommend/report.ts";
+import { simValuesFor } from "../../../src/recommend/settings.ts";
+import { summarize } from "../../../src/recommend/summary.ts";
 import { serverIsBack, worstVerdict } from "../../../src/model/verdict.ts";
 import { percentile } from "../../../src/model/percentile.ts";
 import { configFrom } from "../../../src/sim/options.ts";

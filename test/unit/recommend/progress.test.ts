@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { progress } from "../../../src/choose/progress.ts";
+import { progress } from "../../../src/recommend/progress.ts";
 
 function stream(isTTY: boolean) {
   const writes: string[] = [];

@@ -5,7 +5,7 @@ import { configFrom } from "../sim/options.ts";
 import type { SimulationConfig } from "../runner/simulate.ts";
 import { type Candidate, clientGrid, selectedBy } from "./candidates.ts";
 import { type MeasureJob, type MeasurePlan, type SeedResult, troubleStartMs } from "./measure.ts";
-import type { ChooseOptions } from "./options.ts";
+import type { ChooseOptions } from "../choose/options.ts";
 import { runWithProgress } from "./progress.ts";
 import type { Timeline } from "./report.ts";
 import { simValuesFor } from "./settings.ts";

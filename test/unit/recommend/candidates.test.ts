@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_THREAD_POOL } from "../../../src/model/servers/queue.ts";
-import { type Candidate, clientGrid, pair, parameterVariants, selectedBy, serverLevers } from "../../../src/choose/candidates.ts";
-import { simValuesFor } from "../../../src/choose/settings.ts";
+import { type Candidate, clientGrid, pair, parameterVariants, selectedBy, serverLevers } from "../../../src/recommend/candidates.ts";
+import { simValuesFor } from "../../../src/recommend/settings.ts";
 import { DEFAULT_LATENCY_MODEL } from "../../../src/model/latency.ts";
 import { exponentialCurve } from "../../../src/model/servers/kinds/exponential.ts";
 import { configFrom, SIM_FLAGS } from "../../../src/sim/options.ts";
