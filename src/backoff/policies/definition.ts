@@ -38,11 +38,11 @@ export interface PolicyDefinition<P extends PolicyData> {
   waitBeforeFirstAttempt?(policy: P, random: Random): number;
   /**
    * Its first retry grows from the wait that preceded the failed attempt: for a closed user its
-   * think time, so a caller with none (an open-loop arrival, an upstream call) draws one.
+   * think time, so a caller with none (an open-loop arrival, an upstream call) draws one. Where it
+   * does, the parameter it grows from where no think time precedes it (retry() has none); false
+   * where it does not.
    */
-  readonly firstWaitFollowsThinkTime: boolean;
-  /** Where its first wait follows think time: the parameter it grows from where no think time precedes it (retry() has none). */
-  readonly firstWaitWithoutThinkTime?: keyof P & string;
+  readonly firstWaitFollowsThinkTime: false | { readonly withoutThinkTime: keyof P & string };
   /** The one wait every retry waits, for a kind whose waits never vary (the simulator's FIFO timer lanes). */
   fixedWaitMs?(policy: P): number;
   /** Its waits as first × multiplier^(n-1), capped, with a jitter's form: the shape most retry libraries speak. */

@@ -49,8 +49,7 @@ export const reference = definePolicy<ReferencePolicy>({
     return nonNegative(base + random.normal(0, policy.jitterMs));
   },
   // The reference client's first wait is e times its think time (above).
-  firstWaitFollowsThinkTime: true,
-  firstWaitWithoutThinkTime: "minDelayMs",
+  firstWaitFollowsThinkTime: { withoutThinkTime: "minDelayMs" },
   waitShape: (policy, context) => {
     const first = firstWait(policy, context);
     return waitShape(first, policy.factor, policy.maxDelayMs, "absolute", first, Infinity, [

@@ -13,9 +13,10 @@ function libraryCode(intent: RetryIntent): Snippet {
   const fields = Object.entries(policy)
     .filter(([key]) => key !== "kind")
     .map(([key, value]) => `${key}: ${Array.isArray(value) ? `[${(value as number[]).join(", ")}]` : String(value)}`);
-  if (definition.firstWaitWithoutThinkTime !== undefined) {
+  const followsThinkTime = definition.firstWaitFollowsThinkTime;
+  if (followsThinkTime !== false) {
     notes.push(
-      `retry() has no think time: the ${policy.kind} policy's first wait grows from ${definition.firstWaitWithoutThinkTime}, not from the user's think time`,
+      `retry() has no think time: the ${policy.kind} policy's first wait grows from ${followsThinkTime.withoutThinkTime}, not from the user's think time`,
     );
   }
   const imports = new Set([factory, "retry", "type AttemptContext"]);
