@@ -145,6 +145,7 @@ export const RESERVED_CLIENT_FLAGS = {
   strategy: "choose strategies with -strategies",
   "exponential-backoff": "choose strategies with -strategies",
   duration: "the demo stops the client itself",
+  "start-at": "the demo anchors the client's windows on the run's start",
 };
 
 /** A scenario file's server and client flags reach the programs through -server-args and -client-args. */

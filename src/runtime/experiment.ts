@@ -212,10 +212,9 @@ class ExperimentRun {
 
   /** Starts the programs, plays the schedule, observes, stops them all, and returns what they printed. */
   async play(): Promise<ExperimentRecord> {
-    const client = await this.startPrograms();
+    const { client, runStartMs } = await this.startPrograms();
     const target = this.plan.target;
     if (target !== undefined) this.watching = new Watcher(target.service.url, target.watch, this.startEpochMs);
-    const runStartMs = Date.now() - this.startEpochMs;
     const faults = this.schedule.map((fault) => ({ ...fault, atMs: runStartMs + fault.atMs }));
     this.startSpikes(faults);
     const firstStartMs = Math.min(...faults.map((fault) => fault.atMs));
@@ -253,11 +252,19 @@ class ExperimentRun {
     for (const stop of this.unfollow) stop();
   }
 
-  /** The servers, the bottom first (each middle tier is started with the address of the one below it), then the users' client. */
-  private async startPrograms(): Promise<ChildProgram> {
+  /**
+   * The servers, the bottom first (each middle tier is started with the address of the one below it), then the users' client,
+   * and when the run starts (ms from startEpochMs): the instant the client's window grid is anchored on.
+   */
+  private async startPrograms(): Promise<{ client: ChildProgram; runStartMs: number }> {
     for (const tier of [...this.servers].reverse()) await tier.start();
     this.clientLaunch = this.options.launcher("client");
-    const client = this.startClient([]);
+    // The client's windows start once its threads are up, after its first line: anchored on an instant the demo names,
+    // the steady phase holds whole windows (a stop a fraction of a second before the grid's third boundary left the
+    // baseline one 5 s window, ±4.5 % of noise at 1000 users, and judged exponential backoff "recovering").
+    // The grid leads the run by a little, so that a window the client closes a few ms late still ends before the stop.
+    const runStartEpochMs = Date.now() + CLIENT_START_MARGIN_MS;
+    const client = this.startClient(["-start-at", String(runStartEpochMs - WINDOW_LEAD_MS)]);
     this.client = client;
     const onRecord = this.options.onRecord;
     if (onRecord !== undefined) {
@@ -276,7 +283,7 @@ class ExperimentRun {
       client: client.pid,
       ...(this.isChain ? { tiers: this.servers.map((tier, index) => ({ name: this.chain[index]!.name, pid: tier.program!.pid })) } : {}),
     });
-    return client;
+    return { client, runStartMs: runStartEpochMs - this.startEpochMs };
   }
 
   private startClient(extraArgs: readonly string[]): ChildProgram {
@@ -618,6 +625,17 @@ function diedEarly(program: ChildProgram): FatalError {
 
 /** How long a chain's tiers may take to finish their calls after the users stop: bounds a hang, never a result. */
 const DRAIN_TIMEOUT_MS = 15_000;
+/**
+ * How far ahead of its start the client's windows are anchored: time for Node and its worker threads to come up
+ * (about a second here). A client slower than that still reports on the same grid, its first window short.
+ */
+const CLIENT_START_MARGIN_MS = 2_000;
+/**
+ * How far the client's window grid leads the run: its windows close 3–8 ms after their grid points here. The run's end
+ * then falls this far into a window, which the client prints when it is at least 100 ms long (MIN_FINAL_WINDOW_MS):
+ * at 100 ms, the last window's counts were lost to the tiers' figures now and then.
+ */
+const WINDOW_LEAD_MS = 250;
 
 /**
  * Waits until every running tier has printed a line after `sinceEpochMs` with nothing in

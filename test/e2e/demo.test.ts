@@ -95,6 +95,20 @@ describe("npm run demo", () => {
       expect(backoff?.strategy).toBe("exponential-backoff");
       expect(backoff?.metrics.verdict, allMeasured).toBe("recovered");
       expect(backoff?.metrics.clientRecoveryMs).toBeGreaterThan(0);
+      // The steady phase holds whole windows: the demo anchors the client's window grid on the run's start, so the
+      // baseline is the 2nd and 3rd of the three 1 s windows before the stop (the first left out as a warm-up).
+      // Anchored on the client's own start, after its threads came up, the 3rd ended just after the stop and the
+      // baseline was one window.
+      for (const result of summary.results) {
+        const windows = readFileSync(join(dir, `${result.strategy}.client.jsonl`), "utf8")
+          .split("\n")
+          .filter((line) => line.includes('"okPerSec"'))
+          .map((line) => (JSON.parse(line) as { okPerSec: number }).okPerSec);
+        expect(result.metrics.baselineOkPerSec, `${result.strategy}: windows ${windows.slice(0, 4).join(", ")}`).toBeCloseTo(
+          (windows[1]! + windows[2]!) / 2,
+          6,
+        );
+      }
 
       // The simulator, run on the same scenario, agrees with what the real programs did.
       // (The simulator checks a parameter flag against its -strategy, fixed unless named, before

@@ -37,6 +37,7 @@ export interface Metrics {
   serverRecoveryMs: number | null;
   clientRecoveryMs: number | null;
   outageAmplification: number;
+  baselineOkPerSec: number;
 }
 
 export interface Summary {
