@@ -31,7 +31,11 @@ import { checkHedging, HEDGE_DELAY_FLAG } from "./hedge-flag.ts";
 import { LOAD_FLAGS } from "./load-flags.ts";
 import { parseShard, type Shard, shardProblem } from "./shard.ts";
 import { autoWorkers, USERS_PER_THREAD } from "./workers.ts";
+import { workersFlag } from "../cli/workers-flag.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "../runtime/http-body.ts";
+
+/** The most worker threads -workers starts. */
+const MAX_WORKERS = 1024;
 
 /**
  * The cap on an answer's body, one spec for every program that reads real answers: ./client
@@ -162,17 +166,11 @@ export const CLIENT_FLAGS = [
       "start at this instant (RFC 3339 or epoch ms), waiting until then; reporting windows fall on a grid anchored there, so shards on many machines share window boundaries",
     check: instantProblem,
   },
-  {
-    name: "workers",
-    group: "run",
-    kind: "string",
-    default: "1",
-    placeholder: "n|auto",
-    description:
-      "worker threads to spread this process's users over; their windows are merged exactly. " +
+  workersFlag(
+    MAX_WORKERS,
+    "worker threads to spread this process's users over; their windows are merged exactly. " +
       `auto: one per ${USERS_PER_THREAD.toLocaleString("en")} users (measured by npm run bench -- client), at most one per core`,
-    check: workersProblem,
-  },
+  ),
   {
     name: "behind-threshold",
     group: "run",
@@ -327,14 +325,6 @@ function checkShareCombinations(options: ClientOptions): void {
       `-instances ${fleet.instances} spreads each instance's users over every share; with ${how} use -instances 0 (one per client)`,
     );
   }
-}
-
-const MAX_WORKERS = 1024;
-
-function workersProblem(text: string): string | undefined {
-  if (text === "auto") return undefined;
-  const value = Number(text);
-  return /^\d+$/.test(text) && value >= 1 && value <= MAX_WORKERS ? undefined : `must be auto or an integer from 1 to ${MAX_WORKERS}`;
 }
 
 /**

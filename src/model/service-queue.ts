@@ -76,6 +76,8 @@ export class ServiceQueue extends TicketRingServer implements ServerModel {
   private beyondHorizon = false;
   /** The first ticket counted rather than stored (see passHorizon). */
   private countedFromTicket = Infinity;
+  /** Requests in service in the server's other processes (shareConcurrency); undefined: this model is the whole server. */
+  private others: number | undefined = undefined;
 
   private readonly options: ServiceQueueOptions;
   private readonly horizonMs: number;
@@ -108,7 +110,8 @@ export class ServiceQueue extends TicketRingServer implements ServerModel {
   admit<C>(onComplete: (context: C, completion: Completion) => void, context: C, deadlineAt?: number): ServiceTicket | undefined;
   admit(onComplete?: (context: never, completion: Completion) => void, context?: unknown, deadlineAt?: number): ServiceTicket | undefined {
     // No check of a stop here, unlike the pools: stop() only halts the timers, as it always has.
-    if (this.refuses(this.inService >= this.options.maxConcurrency, this.inService)) return undefined;
+    // Shedding counts the whole server's requests, the other processes' included (shareConcurrency).
+    if (this.refuses(this.inService + (this.others ?? 0) >= this.options.maxConcurrency, this.inService)) return undefined;
     if (this.beyondHorizon) return this.count();
     const ticket = this.store(onComplete as CompletionCallback | undefined, context);
     this.inService++;
@@ -138,8 +141,8 @@ export class ServiceQueue extends TicketRingServer implements ServerModel {
    * The tolerance errs on the side of storing.
    */
   private headStuckPastHorizon(delayMs: number): boolean {
-    // Cancellations and expired deadlines lower c without a completion: then nothing is certain.
-    if (this.options.cancelOnDisconnect || this.deadlines !== undefined) return false;
+    // Cancellations, expired deadlines and the other processes' requests lower c without a completion: then nothing is certain.
+    if (this.options.cancelOnDisconnect || this.deadlines !== undefined || this.others !== undefined) return false;
     const dueAt = this.arrivedAt[this.head & (this.arrivedAt.length - 1)]! + delayMs - DUE_TOLERANCE_MS;
     return dueAt === Infinity || dueAt > this.horizonMs;
   }
@@ -220,13 +223,24 @@ export class ServiceQueue extends TicketRingServer implements ServerModel {
     return lost;
   }
 
-  /** delay(c) for the current concurrency c. */
+  /** delay(c) for the current concurrency c: this model's requests in service and the other processes'. */
   private currentDelay(): number {
-    if (this.inService !== this.delayConcurrency) {
-      this.delayConcurrency = this.inService;
-      this.delayForConcurrency = this.curve.delayMs(this.inService);
+    const concurrency = this.inService + (this.others ?? 0);
+    if (concurrency !== this.delayConcurrency) {
+      this.delayConcurrency = concurrency;
+      this.delayForConcurrency = this.curve.delayMs(concurrency);
     }
     return this.delayForConcurrency;
+  }
+
+  /**
+   * The other processes of the server hold `othersInService`: fewer bring the head's completion
+   * forward (done now if due); more only postpone it, which the armed timer re-checks when it fires.
+   */
+  shareConcurrency(othersInService: number): void {
+    const fewer = othersInService < (this.others ?? 0);
+    this.others = othersInService;
+    if (fewer) this.rearm();
   }
 
   /** Skips cancelled requests at the head; false when none is in service. */

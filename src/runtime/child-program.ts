@@ -66,6 +66,12 @@ export class ChildProgram {
       throw error;
     }
   }
+  /** Sends a signal to the program's process group (it and the processes it started); false when it is already gone. */
+  signalGroup(signal: NodeJS.Signals): boolean {
+    if (this.hasExited) return false;
+    signalGroup(this.pid, signal);
+    return true;
+  }
 
   /**
    * Resolves with the first line matching `pattern` (in one stream or either, from line

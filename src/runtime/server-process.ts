@@ -108,9 +108,12 @@ export class ServerProcess {
     for (const program of this.incarnations) program.kill();
   }
 
-  /** SIGSTOP or SIGCONT to the incarnation running now; false when it has ended (true while crashed: nothing to signal). */
+  /**
+   * SIGSTOP or SIGCONT to the incarnation running now, its process group (-workers: every process of
+   * the server); false when it has ended (true while crashed: nothing to signal).
+   */
   signal(signal: "SIGSTOP" | "SIGCONT"): boolean {
-    return this.current?.signal(signal) ?? true;
+    return this.current?.signalGroup(signal) ?? true;
   }
 
   /** The end of a run: the incarnation running now asked to end, then killed. */

@@ -1,6 +1,6 @@
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { formatListenAddress } from "../cli/listen-address.ts";
-import { readFdLimit, readFdUsage } from "../runtime/fd-usage.ts";
+import cluster from "node:cluster";
 import { realClock } from "../clock/real-clock.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { startHttpServer } from "./http-server.ts";
@@ -12,9 +12,8 @@ import { FIGURES_TIMEOUT_MS, parseServerArgs, resolveServerProgramOptions, type 
 import { formatServerJson } from "../contracts/server-line-writer.ts";
 import { formatServerLine, formatServerTotals } from "./reporter.ts";
 import { describeUpstream } from "./upstream.ts";
-
-/** Server-level problems (EMFILE storms) are reported at most this often. */
-const PROBLEM_REPORT_INTERVAL_MS = 1_000;
+import { processHooks, watchFileDescriptors } from "./process-hooks.ts";
+import { servePrimary, serveWorker } from "./workers.ts";
 
 export async function main(argv: readonly string[], io: ProgramIo): Promise<void> {
   const selected = selectWorkload(argv);
@@ -56,28 +55,8 @@ async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<voi
   // A middle tier's retry policy may draw (jitter) too.
   const seeded = resolved.errorRate > 0 || draws || resolved.upstream !== undefined;
   const options = seeded ? { ...resolved, seed: resolved.seed ?? randomSeed() } : resolved;
-  let lastProblemAt = -Infinity;
-  let suppressed = 0;
-  const server = await startHttpServer(options, realClock, {
-    onProblem: (message) => {
-      const now = Date.now();
-      if (now - lastProblemAt < PROBLEM_REPORT_INTERVAL_MS) {
-        suppressed++;
-        return;
-      }
-      const more = suppressed > 0 ? ` (and ${suppressed} more since the last report)` : "";
-      io.stderr.write(`server: ${message}${more}\n`);
-      lastProblemAt = now;
-      suppressed = 0;
-    },
-    onOutOfMemory: (event) => {
-      io.stderr.write(
-        `server: out of memory: ${event.inService} requests in service, the -max-in-service limit; ` +
-          "stopping, as a Node server whose heap is full does\n",
-      );
-      process.exit(1);
-    },
-  });
+  if ((options.workers ?? 1) > 1) return cluster.isPrimary ? servePrimary(options, spec, draws, io) : serveWorker(options, io);
+  const server = await startHttpServer(options, realClock, processHooks(io));
   announce(io, server, options, spec, draws);
 
   const admin = options.adminListen === undefined ? undefined : await startAdminServer(options.adminListen, server);
@@ -116,30 +95,4 @@ async function requestsMain(argv: readonly string[], io: ProgramIo): Promise<voi
   };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
-}
-
-/** Descriptors the process holds besides client connections (stdio, epoll, the listener, …), with room to spare. */
-const NON_CONNECTION_DESCRIPTORS = 64;
-
-/**
- * Says when the process runs out of descriptors (new connections are being dropped) and
- * when it has recovered: at most one line a second, only on a change. Listing
- * /proc/self/fd costs milliseconds with 10 000 sockets open, so it is only read when the
- * open connections come near the limit.
- */
-function watchFileDescriptors(openConnections: () => number, say: (message: string) => void): NodeJS.Timeout | undefined {
-  const limit = readFdLimit();
-  if (limit === undefined) return undefined;
-  let exhausted = false;
-  return setInterval(() => {
-    if (!exhausted && openConnections() + NON_CONNECTION_DESCRIPTORS < limit) return;
-    const usage = readFdUsage(limit);
-    if (usage === undefined || usage.exhausted === exhausted) return;
-    exhausted = usage.exhausted;
-    say(
-      exhausted
-        ? `out of file descriptors (${usage.open} of ${usage.limit} open): new connections are dropped until some close`
-        : `file descriptors available again (${usage.open} of ${usage.limit} open)`,
-    );
-  }, PROBLEM_REPORT_INTERVAL_MS).unref();
 }

@@ -1,4 +1,6 @@
+import { availableParallelism } from "node:os";
 import { WORKLOAD_HELP } from "../cli/workload.ts";
+import { workersFlag } from "../cli/workers-flag.ts";
 import {
   DEBUG_FLAG,
   type FlagSpec,
@@ -11,7 +13,7 @@ import {
 import { type ListenAddress, listenAddressProblem, parseListenAddress } from "../cli/listen-address.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import type { ServerModelFigures } from "../model/servers/figures.ts";
-import { modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
+import { modelFigures, modelOf, type ServerModelSpec } from "../model/servers/models.ts";
 import { MODEL_FLAGS, resolveServerModel } from "../model/servers/model-flags.ts";
 import { DEADLINE_HEADER, retryAfterSeconds } from "../model/protection-headers.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/servers/bookkeeping.ts";
@@ -177,11 +179,18 @@ export const SERVER_FLAGS = [
   DEBUG_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
+/** One server over several processes (src/server/workers.ts): a real program's flag, which the simulator has no use for. */
+const WORKERS_FLAG = workersFlag(
+  256,
+  "serve with this many processes sharing the port and one model state: every request's delay follows the whole " +
+    "server's concurrency, and the lines report the whole server (auto: one per core; not the queue model, whose threads are one pool)",
+);
+
 /**
  * ./server's own table: the server's flags (the simulator and the demo take those), and a
  * middle tier's (-upstream, src/server/upstream-flags.ts), which only a real server runs.
  */
-export const SERVER_PROGRAM_FLAGS = [...withoutFlags(SERVER_FLAGS, ["debug"]), ...UPSTREAM_FLAGS, DEBUG_FLAG];
+export const SERVER_PROGRAM_FLAGS = [...withoutFlags(SERVER_FLAGS, ["debug"]), ...UPSTREAM_FLAGS, WORKERS_FLAG, DEBUG_FLAG];
 
 export const SERVER_PROGRAM: ProgramDescription<typeof SERVER_PROGRAM_FLAGS> = {
   name: "server",
@@ -225,6 +234,8 @@ export interface ServerOptions {
   readonly adminListen?: ListenAddress | undefined;
   /** A middle tier's upstream and its calls' policy (-upstream); undefined for a server that calls nobody. */
   readonly upstream?: UpstreamOptions | undefined;
+  /** Processes serving (-workers); 1 (or absent) for one process. */
+  readonly workers?: number;
 }
 
 export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): ServerOptions {
@@ -268,7 +279,23 @@ export function parseServerArgs(args: readonly string[]): ParseOutcome<typeof SE
 /** ./server's options: the server's, and a middle tier's upstream. */
 export function resolveServerProgramOptions(values: FlagValues<typeof SERVER_PROGRAM_FLAGS>): ServerOptions {
   const options = resolveServerOptions(values);
-  return { ...options, upstream: resolveUpstream(values, serverModelOf(options), options.listen) };
+  const resolved = { ...options, upstream: resolveUpstream(values, serverModelOf(options), options.listen) };
+  const workers = values.workers === "auto" ? availableParallelism() : Number(values.workers);
+  if (workers > 1) checkWorkersFit(resolved, workers);
+  return { ...resolved, workers };
+}
+
+/** What one model state over several processes does not do yet: each a usage error, not a server that quietly means something else. */
+function checkWorkersFit(options: ServerOptions, workers: number): void {
+  const refuse = (what: string) => {
+    throw new UsageError(`-workers ${workers}: ${what}; run it with one process (-workers 1)`);
+  };
+  const spec = serverModelOf(options);
+  if (modelOf(spec).sharedDelay === undefined)
+    refuse(`the ${spec.kind} model's threads and queue are one pool, which processes do not share`);
+  if (options.upstream !== undefined) refuse("a middle tier's calls and their retry budget would be per process");
+  if (options.adminListen !== undefined) refuse("the fault control (-admin-listen) would reach one process");
+  if (options.metrics) refuse("GET /metrics would answer for the one process it reaches");
 }
 
 /** The server model the options describe. */

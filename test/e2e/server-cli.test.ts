@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { getJson, rawGet, type RawRequest } from "../helpers/raw-http.ts";
 import { eventually } from "../helpers/eventually.ts";
 import { processState } from "../helpers/process-state.ts";
+import { isRunning } from "../helpers/processes.ts";
 import { serverLines } from "../helpers/output-lines.ts";
 import { runTogether } from "../helpers/run-together.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
@@ -111,6 +112,45 @@ describe("./server", () => {
       expect(server.stderrLines.join("\n")).toMatch(/SIGTERM: stopped; .*still in service 2000/);
       await Promise.all(held.map((request) => request.response)); // every client connection was closed
     },
+    workers: async () => {
+      // Two processes, one model state: limit 5, factor 2, K 5, 500 ms base. 20 requests in the whole server give
+      // 500 ms x 2^((20 - 5) / 5) = 4 s; either process alone, with its 10, would give 1 s.
+      const flags = [
+        "-workers",
+        "2",
+        "-limit",
+        "5",
+        "-factor",
+        "2",
+        "-k",
+        "5",
+        "-baseDelay",
+        "500ms",
+        "-report-interval",
+        "100ms",
+        "-json",
+      ];
+      const { server, port, url } = await spawnServer(flags);
+      const announced = server.stderrLines.join("\n");
+      const pids = /2 processes: (\d+), (\d+)\)/.exec(announced);
+      expect(pids, announced).not.toBeNull();
+      const started = performance.now();
+      const held = Array.from({ length: 20 }, () => rawGet(port));
+      const latencies = held.map((request) => request.response.then(() => performance.now() - started));
+      const whole = await server.waitForLine(/"concurrency":20,/, { stream: "stdout" });
+      expect(serverLines([whole])[0]).toMatchObject({ concurrency: 20, lastDelayMs: 4000 });
+      // GET /stats answers for the process it reaches: its own share of the 20.
+      const own = await getJson<Stats>(url.replace("/api", "/stats"));
+      expect(own.concurrency).toBeGreaterThan(0);
+      expect(own.concurrency).toBeLessThan(20);
+      // Each request waited the whole server's delay (a lower bound: a slow machine only adds).
+      for (const latency of await Promise.all(latencies)) expect(latency).toBeGreaterThanOrEqual(2_000);
+      for (const response of await Promise.all(held.map((request) => request.response))) expect(response).toMatch(/^HTTP\/1\.1 200 OK/);
+      server.signal("SIGTERM");
+      expect(await server.exited).toBe(0);
+      expect(server.stderrLines.join("\n")).toMatch(/SIGTERM: stopped; served 20 /);
+      for (const pid of pids!.slice(1).map(Number)) await eventually(() => !isRunning(pid), `server process ${pid} ended`);
+    },
     noDescriptor: async () => {
       // With 64 descriptors, a few dozen held connections exhaust the process.
       const { server, port, url } = await spawnServer(["-baseDelay", "30s"], { shell: "ulimit -n 64" });
@@ -138,6 +178,8 @@ describe("./server", () => {
   });
 
   it("prints -h with every flag and exits 0", () => runs("help"));
+
+  it("-workers 2: two processes share the port and one model state, and the lines report the whole server", () => runs("workers"));
 
   it("rejects a bad flag with one line, a hint and exit 2", () => runs("badFlag"));
 

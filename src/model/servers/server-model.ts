@@ -112,4 +112,10 @@ export interface ServerModel {
    * those whose clients still wait, for the caller to reset their connections.
    */
   crash(): unknown[];
+  /**
+   * Other processes of one server (./server -workers) hold this many requests in service:
+   * the delay is the curve's at this model's own count plus theirs. Only the models whose
+   * requests share one delay have it (the shared-delay models, ServiceQueue).
+   */
+  shareConcurrency?(othersInService: number): void;
 }

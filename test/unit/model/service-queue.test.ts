@@ -46,6 +46,41 @@ describe("ServiceQueue", () => {
     expect(queue.concurrency).toBe(0);
   });
 
+  describe("one server over several processes (shareConcurrency)", () => {
+    it("delays its requests by the whole server's concurrency, the other processes' included", () => {
+      const { clock, completions, arrive, queue } = setUp();
+      queue.shareConcurrency(2);
+      arrive("a"); // c = 1 + 2 others: delay 400
+      expect(queue.lastDelayMs).toBe(400);
+      expect(queue.concurrency).toBe(1);
+      clock.advanceBy(399);
+      expect(completions).toEqual([]);
+      clock.runAll();
+      expect(completions).toEqual(["a@400"]);
+    });
+
+    it("lets a request go at once when the other processes' requests leave after it was due", () => {
+      const { clock, completions, arrive, queue } = setUp();
+      queue.shareConcurrency(3);
+      arrive("a"); // c = 4: delay 800
+      clock.advanceBy(150);
+      queue.shareConcurrency(0); // c = 1: delay 100, and a is 150 old
+      expect(completions).toEqual(["a@150"]);
+      expect(queue.lastDelayMs).toBe(100);
+    });
+
+    it("postpones the head when the other processes take more", () => {
+      const { clock, completions, arrive, queue } = setUp();
+      arrive("a"); // alone: due at 100
+      clock.advanceBy(50);
+      queue.shareConcurrency(1); // c = 2: delay 200
+      clock.runUntil(199);
+      expect(completions).toEqual([]);
+      clock.runAll();
+      expect(completions).toEqual(["a@200"]);
+    });
+  });
+
   it("releases several requests at once when a completion lowers the delay", () => {
     const { clock, completions, arrive } = setUp();
     arrive("a");

@@ -1,0 +1,247 @@
+import cluster, { type Worker } from "node:cluster";
+import { formatListenAddress } from "../cli/listen-address.ts";
+import { realClock } from "../clock/real-clock.ts";
+import { formatServerJson } from "../contracts/server-line-writer.ts";
+import { describeModel } from "../model/servers/model-flags.ts";
+import { modelOf, type ServerModelSpec } from "../model/servers/models.ts";
+import type { ServiceSnapshot } from "../model/servers/server-model.ts";
+import type { ProgramIo } from "../runtime/program-io.ts";
+import { startHttpServer } from "./http-server.ts";
+import { FIGURES_TIMEOUT_MS, type ServerOptions, serverFigures } from "./options.ts";
+import { processHooks, watchFileDescriptors } from "./process-hooks.ts";
+import { formatServerLine, formatServerTotals } from "./reporter.ts";
+
+/*
+ * ./server -workers N: one server over N processes (node:cluster shares the listening socket
+ * between them), with one model state. Each process serves its own connections and keeps its
+ * own requests in service; the primary adds up how many each holds and tells every process how
+ * many the others hold, so that every request's delay is the curve's at the whole server's
+ * concurrency (ServiceQueue.shareConcurrency). The counts travel every SYNC_INTERVAL_MS: a
+ * process sees the others' requests at most about two intervals late. The primary prints the
+ * report lines, for the whole server.
+ */
+
+/** How often a process sends its count when it changed, and the primary the others' counts when they changed. */
+export const SYNC_INTERVAL_MS = 2;
+/** How long the primary waits for the processes' snapshots before it prints a line with the ones it has. */
+const SNAPSHOT_WAIT_MS = 250;
+
+type ToPrimary =
+  | { readonly kind: "listening"; readonly port: number }
+  | { readonly kind: "in-service"; readonly count: number }
+  | { readonly kind: "snapshot"; readonly id: number; readonly snapshot: ServiceSnapshot };
+
+type ToWorker = { readonly kind: "others"; readonly count: number } | { readonly kind: "snapshot"; readonly id: number };
+
+/** A server process of the primary's: what it last said. */
+interface Process {
+  readonly worker: Worker;
+  inService: number;
+  othersSent: number;
+  snapshot: ServiceSnapshot | undefined;
+}
+
+/** The whole server's snapshot from the processes' own: counters added up, the delays the curve's at the whole concurrency. */
+export function wholeServer(
+  snapshots: readonly ServiceSnapshot[],
+  peakConcurrency: number,
+  delayMs: (concurrency: number) => number,
+): ServiceSnapshot {
+  const sum = (figure: (snapshot: ServiceSnapshot) => number) => snapshots.reduce((total, snapshot) => total + figure(snapshot), 0);
+  const concurrency = sum((snapshot) => snapshot.concurrency);
+  const peak = Math.max(peakConcurrency, concurrency);
+  return {
+    concurrency,
+    lastDelayMs: delayMs(concurrency),
+    peakConcurrency: peak,
+    peakDelayMs: delayMs(peak),
+    admitted: sum((snapshot) => snapshot.admitted),
+    served: sum((snapshot) => snapshot.served),
+    abandoned: sum((snapshot) => snapshot.abandoned),
+    abandonedInService: sum((snapshot) => snapshot.abandonedInService),
+    cancelled: sum((snapshot) => snapshot.cancelled),
+    shed: sum((snapshot) => snapshot.shed),
+    expired: sum((snapshot) => snapshot.expired),
+    errorsInjected: sum((snapshot) => snapshot.errorsInjected),
+  };
+}
+
+/** The primary's side: the processes it started, their counts kept in step, and the whole server's snapshots. */
+class ServerProcesses {
+  readonly processes: Process[];
+  private readonly delayMs: (concurrency: number) => number;
+  private peakSinceReport = 0;
+  private changed = false;
+  private snapshotId = 0;
+  private answered: (() => void) | undefined;
+  private readonly sync: NodeJS.Timeout;
+  /** Resolves with the port once every process listens. */
+  readonly listening: Promise<number>;
+  stopping = false;
+
+  constructor(count: number, spec: ServerModelSpec) {
+    this.delayMs = modelOf(spec).sharedDelay!(spec).delayMs;
+    this.processes = Array.from({ length: count }, () => ({ worker: cluster.fork(), inService: 0, othersSent: 0, snapshot: undefined }));
+    this.listening = Promise.all(
+      this.processes.map(
+        (served) =>
+          new Promise<number>((resolve) => served.worker.on("message", (message: ToPrimary) => this.take(served, message, resolve))),
+      ),
+    ).then((ports) => ports[0]!);
+    this.sync = setInterval(() => this.sendCounts(), SYNC_INTERVAL_MS);
+  }
+
+  private take(served: Process, message: ToPrimary, listening: (port: number) => void): void {
+    if (message.kind === "listening") listening(message.port);
+    else if (message.kind === "in-service") {
+      served.inService = message.count;
+      this.changed = true;
+    } else if (message.id === this.snapshotId) {
+      served.snapshot = message.snapshot;
+      if (this.processes.every((each) => each.snapshot !== undefined)) this.answered?.();
+    }
+  }
+
+  /** Tells each process the others' requests in service, when they changed. */
+  private sendCounts(): void {
+    if (!this.changed) return;
+    this.changed = false;
+    const total = this.processes.reduce((sum, each) => sum + each.inService, 0);
+    if (total > this.peakSinceReport) this.peakSinceReport = total;
+    for (const each of this.processes) {
+      const others = total - each.inService;
+      if (others === each.othersSent) continue;
+      each.othersSent = others;
+      send(each.worker, { kind: "others", count: others });
+    }
+  }
+
+  /** Asks every process for its snapshot, and waits for them all or SNAPSHOT_WAIT_MS (a process that does not answer keeps its last). */
+  async gather(): Promise<ServiceSnapshot> {
+    this.snapshotId++;
+    const last = this.processes.map((each) => each.snapshot);
+    for (const each of this.processes) each.snapshot = undefined;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      this.answered = resolve;
+      timer = setTimeout(resolve, SNAPSHOT_WAIT_MS);
+      for (const each of this.processes) send(each.worker, { kind: "snapshot", id: this.snapshotId });
+    });
+    clearTimeout(timer);
+    this.answered = undefined;
+    this.processes.forEach((each, index) => (each.snapshot ??= last[index]));
+    const snapshots = this.processes.flatMap((each) => (each.snapshot === undefined ? [] : [each.snapshot]));
+    const whole = wholeServer(snapshots, this.peakSinceReport, this.delayMs);
+    this.peakSinceReport = whole.concurrency;
+    return whole;
+  }
+
+  /** Ends every process (the kernel closes their connections). */
+  kill(): void {
+    this.stopping = true;
+    clearInterval(this.sync);
+    for (const { worker } of this.processes) worker.process.kill("SIGKILL");
+  }
+}
+
+const send = (worker: Worker, message: ToWorker) => {
+  if (worker.isConnected()) worker.send(message);
+};
+
+/** The primary: starts the processes, keeps their counts in step, and prints the whole server's lines. */
+export async function servePrimary(options: ServerOptions, spec: ServerModelSpec, draws: boolean, io: ProgramIo): Promise<void> {
+  const count = options.workers!;
+  const server = new ServerProcesses(count, spec);
+  for (const [index, { worker }] of server.processes.entries()) {
+    worker.on("exit", (code, signal) => {
+      if (server.stopping) return;
+      io.stderr.write(
+        `server: process ${index + 1} of ${count} (pid ${worker.process.pid}) ended (${signal ?? `exit code ${code}`}); stopping the others\n`,
+      );
+      server.kill();
+      process.exit(1);
+    });
+  }
+  const print = (snapshot: ServiceSnapshot) =>
+    io.stdout.write(
+      `${options.json ? formatServerJson(Date.now(), snapshot, undefined) : formatServerLine(Date.now(), snapshot, "local", undefined)}\n`,
+    );
+  announceProcesses(io, options, spec, draws, await server.listening, server.processes);
+
+  let reporting = false;
+  // A repeating timer that fires late (after SIGSTOP) fires once and re-arms from now, as in one process.
+  const reportTimer = setInterval(() => {
+    if (reporting || server.stopping) return;
+    reporting = true;
+    void server
+      .gather()
+      .then(print)
+      .finally(() => (reporting = false));
+  }, options.reportIntervalMs);
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    clearInterval(reportTimer);
+    void server.gather().then((totals) => {
+      print(totals);
+      io.stderr.write(`server: ${signal}: stopped; ${formatServerTotals(totals)}\n`);
+      server.kill();
+      process.exit(0);
+    });
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
+
+/** The primary's first lines: where the server listens and with which processes, its model, and how the processes share it. */
+function announceProcesses(
+  io: ProgramIo,
+  options: ServerOptions,
+  spec: ServerModelSpec,
+  draws: boolean,
+  port: number,
+  processes: readonly Process[],
+): void {
+  const everywhere = options.listen.host === undefined;
+  const shown = formatListenAddress({ host: everywhere ? "localhost" : options.listen.host, port });
+  const pids = processes.map((each) => each.worker.process.pid).join(", ");
+  io.stderr.write(
+    `server: listening on http://${shown}/api (${everywhere ? "all interfaces, " : ""}pid ${process.pid}, ${processes.length} processes: ${pids})\n`,
+  );
+  if (options.errorRate > 0)
+    io.stderr.write(`server: answering ${options.errorRate} of requests 500 (-error-rate), seed ${options.seed}\n`);
+  const seedNote = draws ? `; service times seed ${options.seed}` : "";
+  io.stderr.write(`server: ${describeModel(spec, serverFigures(options), FIGURES_TIMEOUT_MS)}${seedNote}\n`);
+  io.stderr.write(
+    `server: one model state over ${processes.length} processes: each sees the others' requests in service within about ` +
+      `${2 * SYNC_INTERVAL_MS} ms\n`,
+  );
+}
+
+/** One of the processes: serves, sends its count when it changes, takes the others', and answers the primary's requests for a snapshot. */
+export async function serveWorker(options: ServerOptions, io: ProgramIo): Promise<void> {
+  const server = await startHttpServer(options, realClock, processHooks(io));
+  const queue = server.queue;
+  const send = (message: ToPrimary) => {
+    if (process.connected) process.send!(message);
+  };
+  process.on("message", (message: ToWorker) => {
+    if (message.kind === "others") queue.shareConcurrency!(message.count);
+    else {
+      send({ kind: "snapshot", id: message.id, snapshot: queue.snapshot() });
+      queue.resetPeak();
+    }
+  });
+  let sent = 0;
+  setInterval(() => {
+    if (queue.concurrency === sent) return;
+    sent = queue.concurrency;
+    send({ kind: "in-service", count: sent });
+  }, SYNC_INTERVAL_MS);
+  watchFileDescriptors(server.openConnections, (message) => io.stderr.write(`server: ${message}\n`));
+  // The primary ends the processes; a Ctrl-C in a terminal reaches the whole group, and the primary answers it.
+  process.on("SIGINT", () => {});
+  process.on("disconnect", () => process.exit(0));
+  send({ kind: "listening", port: server.address.port });
+}
