@@ -95,6 +95,11 @@ export class ServiceQueue extends TicketRingServer implements ServerModel {
     return this.inService;
   }
 
+  /** Past the horizon (passHorizon): nothing completes or leaves before it, so concurrency only rises. */
+  get onlyRises(): boolean {
+    return this.beyondHorizon;
+  }
+
   /**
    * Takes a request into service, or sheds it when load shedding is on and the server is
    * full, or runs out of memory (see `outOfMemory`); undefined for both. `onComplete` runs

@@ -133,15 +133,16 @@ export function measure(job: MeasureJob): SeedResult {
     withinSlo,
   };
 
-  const runOutage = (outageMs: number, keepTimeline: boolean, schedule?: readonly Fault[]): OutageResult => {
-    const outcome = outageRun(config, seed, plan, outageMs, { keepTimeline, schedule });
+  const runOutage = (outageMs: number, keepTimeline: boolean, schedule?: readonly Fault[], untilVerdictKnown = false): OutageResult => {
+    const outcome = outageRun(config, seed, plan, outageMs, { keepTimeline, schedule, untilVerdictKnown });
     simulations++;
     events += outcome.events;
     return outcome.result;
   };
 
   const outages = plan.outagesMs.map((outageMs, index) => runOutage(outageMs, job.keepTimelines, plan.schedules?.[index]));
-  const recovers = (outageMs: number) => serverIsBack(runOutage(outageMs, false).verdict);
+  // The bisection asks only whether the server came back: a run is cut short once it cannot.
+  const recovers = (outageMs: number) => serverIsBack(runOutage(outageMs, false, undefined, true).verdict);
   // The bisection is over stops: fault schedules tell it nothing about them.
   const longest = longestSurvived(plan, plan.schedules === undefined ? outages : [], recovers);
   return { candidateIndex: job.candidateIndex, seed, everyday, outages, longest, simulations, events };
@@ -193,6 +194,11 @@ export interface OutageRunOptions {
   readonly schedule?: readonly Fault[] | undefined;
   /** Judged as a watched service's prediction is (-validate -target): src/model/verdict.ts readAsWatcher. */
   readonly readAsWatcher?: boolean;
+  /**
+   * Only the verdict is wanted: the run ends once the server cannot come back under its line by the
+   * end (SimulationHooks.haltOnceAbove), judged collapsed; the other figures are then of a shorter run.
+   */
+  readonly untilVerdictKnown?: boolean;
 }
 
 /**
@@ -207,7 +213,8 @@ export function outageRun(
   outageMs: number,
   options: OutageRunOptions = {},
 ): { result: OutageResult; events: number } {
-  const { keepTimeline = false, schedule, readAsWatcher = false } = options;
+  const { keepTimeline = false, schedule, readAsWatcher = false, untilVerdictKnown = false } = options;
+  const overloadAbove = figuresOf(config).overloadAbove;
   // A schedule's times are from the run's start, as in ./sim and the demo (one scenario file means the same run in all three).
   const faults = schedule ?? [{ kind: "stop" as const, atMs: plan.steadyMs, durationMs: outageMs, factor: 1 }];
   const resumeAtMs = schedule === undefined ? plan.steadyMs + outageMs : outageMs;
@@ -228,9 +235,9 @@ export function outageRun(
       if (event.atMs <= phases.stopAtMs) abandonedBeforeStop = event.snapshot.abandoned;
       abandonedAtEnd = event.snapshot.abandoned;
     },
-    { windowHistograms: false },
+    { windowHistograms: false, haltOnceAbove: untilVerdictKnown && !readAsWatcher ? overloadAbove : undefined },
   );
-  const metrics = computeMetrics(run.server, run.client, phases, figuresOf(config).overloadAbove, {
+  const metrics = computeMetrics(run.server, run.client, phases, overloadAbove, {
     outOfMemory: run.outOfMemory,
     readAsWatcher,
   });
@@ -238,7 +245,8 @@ export function outageRun(
     result: {
       outageMs,
       metrics,
-      verdict: metrics.verdict,
+      // Cut short above the line, which it stays above to the end: the server does not come back.
+      verdict: run.haltedAbove ? "collapsed" : metrics.verdict,
       servedForNobody: abandonedAtEnd - abandonedBeforeStop,
       outageWindows: run.client.filter((window) => window.startMs >= phases.stopAtMs && window.endMs <= phases.resumeAtMs).length,
       timeline: keepTimeline ? { server: run.server, client: run.client } : undefined,

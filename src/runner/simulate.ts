@@ -98,6 +98,8 @@ export interface SimulationResult {
   readonly countedRequests: number;
   /** The most requests in service the simulator stored one by one at any one time. */
   readonly mostStoredRequests: number;
+  /** The run ended early at SimulationHooks.haltOnceAbove: the server stays above it to the end. */
+  readonly haltedAbove: boolean;
 }
 
 /**
@@ -175,6 +177,13 @@ export interface SimulationHooks {
   readonly onRequestStarted?: (atMs: number) => void;
   /** false: the client windows' reports carry no histograms (their summaries stay), for a caller that keeps none (choose). */
   readonly windowHistograms?: boolean;
+  /**
+   * End the run at the first server report that shows more than this many in service while its
+   * concurrency can only rise (ServerModel.onlyRises): the server then stays above it to the end,
+   * and a caller that only asks whether it came back under it knows the answer (choose's bisection).
+   * Only in a run whose faults are its stops: another fault could empty the server.
+   */
+  readonly haltOnceAbove?: number | undefined;
 }
 
 /**
@@ -251,6 +260,8 @@ interface RunParts {
   readonly observer: HerdObserver;
   readonly herd: Herd | OpenLoop;
   readonly onEvent: (event: SimulationEvent) => void;
+  /** SimulationHooks.haltOnceAbove, where the run's faults allow it. */
+  readonly haltOnceAbove: number | undefined;
 }
 
 /**
@@ -261,6 +272,8 @@ class ServerReports {
   readonly samples: ServerSample[] = [];
   private readonly parts: RunParts;
   private missed = false;
+  /** The run was ended at haltOnceAbove. */
+  halted = false;
 
   constructor(parts: RunParts) {
     this.parts = parts;
@@ -300,6 +313,12 @@ class ServerReports {
     });
     this.parts.onEvent({ kind: "server", atMs: clock.now(), snapshot });
     server.resetPeak();
+    const above = this.parts.haltOnceAbove;
+    if (above !== undefined && server.onlyRises === true && snapshot.concurrency > above) {
+      this.halted = true;
+      clock.halt();
+      return;
+    }
     clock.schedule(this.parts.config.reportIntervalMs, this.report);
   };
 }
@@ -354,7 +373,7 @@ function openLoopTotalsOf(herd: Herd | OpenLoop): OpenLoopTotals | undefined {
 }
 
 /** Stops the clients and the server, and gathers what the run measured. */
-function finish(parts: RunParts, server: ServerSample[], client: ClientWindow[]): SimulationResult {
+function finish(parts: RunParts, server: ServerSample[], client: ClientWindow[], haltedAbove: boolean): SimulationResult {
   const { clock, herd, network } = parts;
   const { countedRequests, mostStoredRequests } = parts.server;
   herd.stop();
@@ -371,6 +390,7 @@ function finish(parts: RunParts, server: ServerSample[], client: ClientWindow[])
     endMs: clock.now(),
     countedRequests,
     mostStoredRequests,
+    haltedAbove,
   };
 }
 
@@ -397,12 +417,13 @@ export function simulate(
   const stats = new WindowStats(0, hooks.windowHistograms !== false);
   const observer = observerOf(stats, hooks, clock);
   const herd = createLoad(config, clock, seededRandom(config.seed), network.transport, observer);
-  const parts: RunParts = { config, clock, server, network, stats, observer, herd, onEvent };
+  const haltOnceAbove = (config.faults ?? []).length === 0 ? hooks.haltOnceAbove : undefined;
+  const parts: RunParts = { config, clock, server, network, stats, observer, herd, onEvent, haltOnceAbove };
   const reports = new ServerReports(parts);
   reports.start();
   armFaults(parts, reports);
   const client = armClientWindows(parts);
   herd.start();
   clock.runUntil(config.durationMs);
-  return finish(parts, reports.samples, client);
+  return finish(parts, reports.samples, client, reports.halted);
 }

@@ -90,6 +90,12 @@ export interface ServerModel {
   readonly mostStoredRequests: number;
   readonly countedRequests: number;
   /**
+   * True once no request in service can leave before the run's horizon and none can be taken out
+   * (no cancellation, deadline or fault that lowers it): its concurrency can only rise from now on.
+   * Absent or false: not known.
+   */
+  readonly onlyRises?: boolean;
+  /**
    * Takes a request in, or sheds it (503) or runs out of memory: undefined for both.
    * `onComplete` runs with `context` when it is answered (not for a request whose client went
    * away); with a `deadlineAt` the request may leave "expired" instead.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Candidate } from "../../../src/recommend/candidates.ts";
-import { longestSurvived, type MeasurePlan, measure } from "../../../src/recommend/measure.ts";
+import { longestSurvived, type MeasurePlan, measure, outageRun } from "../../../src/recommend/measure.ts";
 import { outageCell } from "../../../src/recommend/report.ts";
 import { simValuesFor } from "../../../src/recommend/settings.ts";
 import { summarize } from "../../../src/recommend/summary.ts";
@@ -198,4 +198,33 @@ describe("measuring a candidate", () => {
       expect(slow.withinSlo / slow.sloRequests).toBeGreaterThan(0.9);
     },
   );
+});
+
+describe("an outage run that only asks for the verdict (the bisection's)", () => {
+  const plan = { steadyMs: 15_000, observeMs: 90_000 };
+  const config = (strategy: string) => configFrom(simValuesFor({}, { strategy }));
+
+  it("ends once the server cannot come back under its line, with the verdict the whole run gives", () => {
+    // The article's system: fixed retry after a 20 s stop collapses for good; the run can stop early.
+    for (const seed of [1, 2, 3]) {
+      const whole = outageRun(config("fixed"), seed, plan, 20_000);
+      const cut = outageRun(config("fixed"), seed, plan, 20_000, { untilVerdictKnown: true });
+      expect(whole.result.verdict).toBe("collapsed");
+      expect(cut.result.verdict).toBe("collapsed");
+      expect(cut.events).toBeLessThan(whole.events / 2);
+    }
+  });
+
+  it("runs to the end where the server comes back, or where it is down but could still come back", () => {
+    for (const [strategy, outageMs] of [
+      ["exponential-backoff", 20_000],
+      ["fixed", 1_000],
+      ["full-jitter", 60_000],
+    ] as const) {
+      const whole = outageRun(config(strategy), 1, plan, outageMs);
+      const cut = outageRun(config(strategy), 1, plan, outageMs, { untilVerdictKnown: true });
+      expect(cut.result.verdict, strategy).toBe(whole.result.verdict);
+      if (serverIsBack(whole.result.verdict)) expect(cut.events, strategy).toBe(whole.events);
+    }
+  });
 });
