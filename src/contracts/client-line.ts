@@ -167,3 +167,23 @@ export function readClientWindows(lines: readonly string[], startEpochMs: number
     return parsed.kind === "window" ? [clientWindow(parsed, startEpochMs)] : [];
   });
 }
+
+/**
+ * The same windows placed on their slots of the client's window grid (`gridEpochMs`), as the
+ * simulator's windows are: each ends at its grid point and starts where the one before it ended
+ * (the first where it began). A window closes a few ms after its grid point; read as it closed,
+ * the window before a stop anchored on the grid would end just after the stop and leave the
+ * baseline. A line without a grid point is read as it closed.
+ */
+export function readClientWindowsOnGrid(lines: readonly string[], startEpochMs: number, file: string): ClientWindow[] {
+  const windows: ClientWindow[] = [];
+  for (const { text, line } of jsonLines(lines)) {
+    const parsed = parseClientLine(text, { file, line });
+    if (parsed.kind !== "window") continue;
+    const closed = clientWindow(parsed, startEpochMs);
+    const previous = windows.at(-1);
+    const endMs = parsed.gridEpochMs === undefined ? closed.endMs : parsed.gridEpochMs - startEpochMs;
+    windows.push({ ...closed, startMs: previous?.endMs ?? closed.startMs, endMs });
+  }
+  return windows;
+}

@@ -2,7 +2,8 @@ import { createServer } from "node:net";
 import { FatalError } from "../cli/usage-error.ts";
 import { ChildProgram } from "./child-program.ts";
 import type { Launcher } from "./launcher.ts";
-import { clientWindow, parseClientLine, readClientWindows } from "../contracts/client-line.ts";
+import { setTimeout as sleep } from "node:timers/promises";
+import { clientWindow, parseClientLine, readClientWindows, readClientWindowsOnGrid } from "../contracts/client-line.ts";
 import { parseServerLine, readServerSamples, type ServerLine, serverSample } from "../contracts/server-line.ts";
 import type { ClientWindow, Phases, ServerSample } from "../model/timeline.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
@@ -226,6 +227,7 @@ class ExperimentRun {
       ...(this.onlyOneStop ? {} : { faults, runStartMs }),
     };
     await this.playSchedule(this.timedActions(faults), phases, runStartMs);
+    await sleep(Math.max(0, this.startEpochMs + phases.endMs + CLIENT_TAIL_MS - Date.now()));
     await this.stopAll(client);
     return this.record(client, phases, runStartMs);
   }
@@ -262,9 +264,8 @@ class ExperimentRun {
     // The client's windows start once its threads are up, after its first line: anchored on an instant the demo names,
     // the steady phase holds whole windows (a stop a fraction of a second before the grid's third boundary left the
     // baseline one 5 s window, ±4.5 % of noise at 1000 users, and judged exponential backoff "recovering").
-    // The grid leads the run by a little, so that a window the client closes a few ms late still ends before the stop.
     const runStartEpochMs = Date.now() + CLIENT_START_MARGIN_MS;
-    const client = this.startClient(["-start-at", String(runStartEpochMs - WINDOW_LEAD_MS)]);
+    const client = this.startClient(["-start-at", String(runStartEpochMs)]);
     this.client = client;
     const onRecord = this.options.onRecord;
     if (onRecord !== undefined) {
@@ -534,13 +535,13 @@ class ExperimentRun {
     const serverOutput = server.stdoutLines();
     const clientOutput = client.stdout.map((line) => line.text);
     const spikeOutputs = this.spikes().map((spike) => spike.stdout.map((line) => line.text));
-    const extraWindows = spikeOutputs.flatMap((output) => readClientWindows(output, startEpochMs, SPIKE_OUTPUT));
+    const extraWindows = spikeOutputs.flatMap((output) => readClientWindowsOnGrid(output, startEpochMs, SPIKE_OUTPUT));
     return {
       strategy: this.plan.strategy.name,
       startEpochMs,
       phases,
       server: readServerSamples(serverOutput, startEpochMs, SERVER_OUTPUT),
-      client: addExtraLoad(readClientWindows(clientOutput, startEpochMs, CLIENT_OUTPUT), extraWindows),
+      client: addExtraLoad(readClientWindowsOnGrid(clientOutput, startEpochMs, CLIENT_OUTPUT), extraWindows),
       serverLines: jsonLines(serverOutput),
       clientLines: jsonLines(clientOutput),
       spikeClientLines: spikeOutputs.map(jsonLines),
@@ -631,11 +632,11 @@ const DRAIN_TIMEOUT_MS = 15_000;
  */
 const CLIENT_START_MARGIN_MS = 2_000;
 /**
- * How far the client's window grid leads the run: its windows close 3–8 ms after their grid points here. The run's end
- * then falls this far into a window, which the client prints when it is at least 100 ms long (MIN_FINAL_WINDOW_MS):
- * at 100 ms, the last window's counts were lost to the tiers' figures now and then.
+ * How long after the run's end the client is stopped. The end falls on a grid point: stopped there, its last window
+ * would be a few ms long, which the client does not print (under 100 ms, MIN_FINAL_WINDOW_MS), and its counts would be
+ * lost to the tiers' figures. That window ends after the run and is not judged.
  */
-const WINDOW_LEAD_MS = 250;
+const CLIENT_TAIL_MS = 250;
 
 /**
  * Waits until every running tier has printed a line after `sinceEpochMs` with nothing in

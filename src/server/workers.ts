@@ -38,8 +38,14 @@ interface Process {
   readonly worker: Worker;
   inService: number;
   othersSent: number;
+  /** Its last snapshot, and the request it answered. */
   snapshot: ServiceSnapshot | undefined;
+  answeredId: number;
 }
+
+/** The environment a process is started with: its number and the server's seed, so that each draws from a stream of its own. */
+const PROCESS_ENV = "THUNDERING_HERD_SERVER_PROCESS";
+const SEED_ENV = "THUNDERING_HERD_SERVER_SEED";
 
 /** The whole server's snapshot from the processes' own: counters added up, the delays the curve's at the whole concurrency. */
 export function wholeServer(
@@ -49,7 +55,8 @@ export function wholeServer(
 ): ServiceSnapshot {
   const sum = (figure: (snapshot: ServiceSnapshot) => number) => snapshots.reduce((total, snapshot) => total + figure(snapshot), 0);
   const concurrency = sum((snapshot) => snapshot.concurrency);
-  const peak = Math.max(peakConcurrency, concurrency);
+  // The totals the counts carried miss a peak between two exchanges; no process's own peak can exceed the whole's.
+  const peak = Math.max(peakConcurrency, concurrency, ...snapshots.map((snapshot) => snapshot.peakConcurrency));
   return {
     concurrency,
     lastDelayMs: delayMs(concurrency),
@@ -68,38 +75,39 @@ export function wholeServer(
 
 /** The primary's side: the processes it started, their counts kept in step, and the whole server's snapshots. */
 class ServerProcesses {
-  readonly processes: Process[];
+  readonly processes: Process[] = [];
   private readonly delayMs: (concurrency: number) => number;
   private peakSinceReport = 0;
   private changed = false;
   private snapshotId = 0;
-  private answered: (() => void) | undefined;
+  private readonly answered = new Set<() => void>();
   private readonly sync: NodeJS.Timeout;
-  /** Resolves with the port once every process listens. */
-  readonly listening: Promise<number>;
   stopping = false;
 
-  constructor(count: number, spec: ServerModelSpec) {
+  constructor(spec: ServerModelSpec) {
     this.delayMs = modelOf(spec).sharedDelay!(spec).delayMs;
-    this.processes = Array.from({ length: count }, () => ({ worker: cluster.fork(), inService: 0, othersSent: 0, snapshot: undefined }));
-    this.listening = Promise.all(
-      this.processes.map(
-        (served) =>
-          new Promise<number>((resolve) => served.worker.on("message", (message: ToPrimary) => this.take(served, message, resolve))),
-      ),
-    ).then((ports) => ports[0]!);
     this.sync = setInterval(() => this.sendCounts(), SYNC_INTERVAL_MS);
   }
 
-  private take(served: Process, message: ToPrimary, listening: (port: number) => void): void {
-    if (message.kind === "listening") listening(message.port);
-    else if (message.kind === "in-service") {
-      served.inService = message.count;
-      this.changed = true;
-    } else if (message.id === this.snapshotId) {
-      served.snapshot = message.snapshot;
-      if (this.processes.every((each) => each.snapshot !== undefined)) this.answered?.();
-    }
+  /** Starts process `index` with the server's seed; resolves with its port once it listens, or undefined if it ends first. */
+  start(index: number, seed: number | undefined): Promise<number | undefined> {
+    const worker = cluster.fork({ [PROCESS_ENV]: String(index), ...(seed === undefined ? {} : { [SEED_ENV]: String(seed) }) });
+    const served: Process = { worker, inService: 0, othersSent: 0, snapshot: undefined, answeredId: 0 };
+    this.processes.push(served);
+    return new Promise((resolve) => {
+      worker.on("message", (message: ToPrimary) => {
+        if (message.kind === "listening") resolve(message.port);
+        else if (message.kind === "in-service") {
+          served.inService = message.count;
+          this.changed = true;
+        } else {
+          served.snapshot = message.snapshot;
+          served.answeredId = message.id;
+          for (const check of this.answered) check();
+        }
+      });
+      worker.once("exit", () => resolve(undefined));
+    });
   }
 
   /** Tells each process the others' requests in service, when they changed. */
@@ -116,20 +124,23 @@ class ServerProcesses {
     }
   }
 
-  /** Asks every process for its snapshot, and waits for them all or SNAPSHOT_WAIT_MS (a process that does not answer keeps its last). */
+  /**
+   * Asks every process for its snapshot and waits for their answers or SNAPSHOT_WAIT_MS: a process
+   * that does not answer (stopped, busy) counts with its last snapshot.
+   */
   async gather(): Promise<ServiceSnapshot> {
-    this.snapshotId++;
-    const last = this.processes.map((each) => each.snapshot);
-    for (const each of this.processes) each.snapshot = undefined;
+    const id = ++this.snapshotId;
+    const all = () => this.processes.every((each) => each.answeredId >= id);
     let timer: NodeJS.Timeout | undefined;
+    let check: () => void = () => {};
     await new Promise<void>((resolve) => {
-      this.answered = resolve;
+      check = () => all() && resolve();
+      this.answered.add(check);
       timer = setTimeout(resolve, SNAPSHOT_WAIT_MS);
-      for (const each of this.processes) send(each.worker, { kind: "snapshot", id: this.snapshotId });
+      for (const each of this.processes) send(each.worker, { kind: "snapshot", id });
     });
     clearTimeout(timer);
-    this.answered = undefined;
-    this.processes.forEach((each, index) => (each.snapshot ??= last[index]));
+    this.answered.delete(check);
     const snapshots = this.processes.flatMap((each) => (each.snapshot === undefined ? [] : [each.snapshot]));
     const whole = wholeServer(snapshots, this.peakSinceReport, this.delayMs);
     this.peakSinceReport = whole.concurrency;
@@ -151,7 +162,17 @@ const send = (worker: Worker, message: ToWorker) => {
 /** The primary: starts the processes, keeps their counts in step, and prints the whole server's lines. */
 export async function servePrimary(options: ServerOptions, spec: ServerModelSpec, draws: boolean, io: ProgramIo): Promise<void> {
   const count = options.workers!;
-  const server = new ServerProcesses(count, spec);
+  const server = new ServerProcesses(spec);
+  // The first alone, then the others: a port that cannot be had is said once, by the first.
+  // (A process that could not serve said why; the server ends with it.)
+  const started = async (ports: Promise<number | undefined>[]): Promise<number> => {
+    const all = await Promise.all(ports);
+    if (all.every((each) => each !== undefined)) return all[0]!;
+    server.kill();
+    return process.exit(1);
+  };
+  const port = await started([server.start(0, options.seed)]);
+  await started(Array.from({ length: count - 1 }, (_, index) => server.start(index + 1, options.seed)));
   for (const [index, { worker }] of server.processes.entries()) {
     worker.on("exit", (code, signal) => {
       if (server.stopping) return;
@@ -166,7 +187,7 @@ export async function servePrimary(options: ServerOptions, spec: ServerModelSpec
     io.stdout.write(
       `${options.json ? formatServerJson(Date.now(), snapshot, undefined) : formatServerLine(Date.now(), snapshot, "local", undefined)}\n`,
     );
-  announceProcesses(io, options, spec, draws, await server.listening, server.processes);
+  announceProcesses(io, options, spec, draws, port, server.processes);
 
   let reporting = false;
   // A repeating timer that fires late (after SIGSTOP) fires once and re-arms from now, as in one process.
@@ -175,13 +196,13 @@ export async function servePrimary(options: ServerOptions, spec: ServerModelSpec
     reporting = true;
     void server
       .gather()
-      .then(print)
+      .then((snapshot) => !server.stopping && print(snapshot))
       .finally(() => (reporting = false));
   }, options.reportIntervalMs);
-  let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
+    if (server.stopping) return;
+    // From here a process that ends (a signal to the whole group) is part of the stop, not news.
+    server.stopping = true;
     clearInterval(reportTimer);
     void server.gather().then((totals) => {
       print(totals);
@@ -209,9 +230,9 @@ function announceProcesses(
   io.stderr.write(
     `server: listening on http://${shown}/api (${everywhere ? "all interfaces, " : ""}pid ${process.pid}, ${processes.length} processes: ${pids})\n`,
   );
-  if (options.errorRate > 0)
-    io.stderr.write(`server: answering ${options.errorRate} of requests 500 (-error-rate), seed ${options.seed}\n`);
-  const seedNote = draws ? `; service times seed ${options.seed}` : "";
+  const seeds = `seed ${options.seed} (the processes listed draw with ${options.seed}, ${options.seed} + 1, …)`;
+  if (options.errorRate > 0) io.stderr.write(`server: answering ${options.errorRate} of requests 500 (-error-rate), ${seeds}\n`);
+  const seedNote = draws ? `; service times ${seeds}` : "";
   io.stderr.write(`server: ${describeModel(spec, serverFigures(options), FIGURES_TIMEOUT_MS)}${seedNote}\n`);
   io.stderr.write(
     `server: one model state over ${processes.length} processes: each sees the others' requests in service within about ` +
@@ -221,7 +242,11 @@ function announceProcesses(
 
 /** One of the processes: serves, sends its count when it changes, takes the others', and answers the primary's requests for a snapshot. */
 export async function serveWorker(options: ServerOptions, io: ProgramIo): Promise<void> {
-  const server = await startHttpServer(options, realClock, processHooks(io));
+  const index = Number(process.env[PROCESS_ENV] ?? 0);
+  const seed = process.env[SEED_ENV];
+  // Process k draws with the server's seed + k: every process a stream of its own, the run reproducible from the one seed.
+  const own = seed === undefined ? options : { ...options, seed: Number(seed) + index };
+  const server = await startHttpServer(own, realClock, processHooks(io));
   const queue = server.queue;
   const send = (message: ToPrimary) => {
     if (process.connected) process.send!(message);
@@ -240,8 +265,9 @@ export async function serveWorker(options: ServerOptions, io: ProgramIo): Promis
     send({ kind: "in-service", count: sent });
   }, SYNC_INTERVAL_MS);
   watchFileDescriptors(server.openConnections, (message) => io.stderr.write(`server: ${message}\n`));
-  // The primary ends the processes; a Ctrl-C in a terminal reaches the whole group, and the primary answers it.
+  // The primary ends the processes: a Ctrl-C in a terminal, or a SIGTERM to the group, reaches them too, and the primary answers it.
   process.on("SIGINT", () => {});
+  process.on("SIGTERM", () => {});
   process.on("disconnect", () => process.exit(0));
   send({ kind: "listening", port: server.address.port });
 }

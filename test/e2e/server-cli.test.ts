@@ -146,9 +146,11 @@ describe("./server", () => {
       // Each request waited the whole server's delay (a lower bound: a slow machine only adds).
       for (const latency of await Promise.all(latencies)) expect(latency).toBeGreaterThanOrEqual(2_000);
       for (const response of await Promise.all(held.map((request) => request.response))) expect(response).toMatch(/^HTTP\/1\.1 200 OK/);
-      server.signal("SIGTERM");
+      // To the whole group, as a terminal's Ctrl-C or the demo's stop reaches it: the first process answers for all.
+      process.kill(-server.pid, "SIGTERM");
       expect(await server.exited).toBe(0);
       expect(server.stderrLines.join("\n")).toMatch(/SIGTERM: stopped; served 20 /);
+      expect(server.stderrLines.join("\n")).not.toMatch(/ended/);
       for (const pid of pids!.slice(1).map(Number)) await eventually(() => !isRunning(pid), `server process ${pid} ended`);
     },
     noDescriptor: async () => {

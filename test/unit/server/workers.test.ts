@@ -50,7 +50,9 @@ describe("./server -workers: one server over several processes", () => {
     const whole = wholeServer([snapshot(3, 10), snapshot(2, 5)], 7, delay);
     expect(whole).toMatchObject({ concurrency: 5, lastDelayMs: 1600, peakConcurrency: 7, peakDelayMs: 6400, served: 15, admitted: 20 });
     expect(whole).toMatchObject({ abandoned: 2, shed: 4 });
-    // A peak the counts never carried (the processes report between two exchanges): the whole concurrency now is the least.
+    // A peak the counts never carried (between two exchanges): the whole concurrency now is the least, and so is
+    // each process's own peak.
     expect(wholeServer([snapshot(3, 0), snapshot(2, 0)], 0, delay).peakConcurrency).toBe(5);
+    expect(wholeServer([snapshot(3, 0, 9), snapshot(2, 0)], 4, delay).peakConcurrency).toBe(9);
   });
 });
