@@ -133,16 +133,16 @@ export function measure(job: MeasureJob): SeedResult {
     withinSlo,
   };
 
-  const runOutage = (outageMs: number, keepTimeline: boolean, schedule?: readonly Fault[], untilVerdictKnown = false): OutageResult => {
-    const outcome = outageRun(config, seed, plan, outageMs, { keepTimeline, schedule, untilVerdictKnown });
+  const runOutage = (outageMs: number, keepTimeline: boolean, schedule?: readonly Fault[]): OutageResult => {
+    // What the ranking reads of a run is whole when it ends once the server cannot come back; a run whose timeline is kept goes on.
+    const outcome = outageRun(config, seed, plan, outageMs, { keepTimeline, schedule, haltWhenCollapsed: !keepTimeline });
     simulations++;
     events += outcome.events;
     return outcome.result;
   };
 
   const outages = plan.outagesMs.map((outageMs, index) => runOutage(outageMs, job.keepTimelines, plan.schedules?.[index]));
-  // The bisection asks only whether the server came back: a run is cut short once it cannot.
-  const recovers = (outageMs: number) => serverIsBack(runOutage(outageMs, false, undefined, true).verdict);
+  const recovers = (outageMs: number) => serverIsBack(runOutage(outageMs, false).verdict);
   // The bisection is over stops: fault schedules tell it nothing about them.
   const longest = longestSurvived(plan, plan.schedules === undefined ? outages : [], recovers);
   return { candidateIndex: job.candidateIndex, seed, everyday, outages, longest, simulations, events };
@@ -195,10 +195,13 @@ export interface OutageRunOptions {
   /** Judged as a watched service's prediction is (-validate -target): src/model/verdict.ts readAsWatcher. */
   readonly readAsWatcher?: boolean;
   /**
-   * Only the verdict is wanted: the run ends once the server cannot come back under its line by the
-   * end (SimulationHooks.haltOnceAbove), judged collapsed; the other figures are then of a shorter run.
+   * End the run once the server cannot come back under its line by the end (SimulationHooks.haltOnceDown,
+   * one client window after the resume at the earliest), judged collapsed. What the ranking reads of it
+   * is then the whole run's: the verdict, the recovery times (none), the load during the outage, the
+   * work served for nobody (nothing completes any more); the metrics after the resume (peak, goodput)
+   * are of a shorter run. Only for a stop, not a fault schedule.
    */
-  readonly untilVerdictKnown?: boolean;
+  readonly haltWhenCollapsed?: boolean;
 }
 
 /**
@@ -213,7 +216,7 @@ export function outageRun(
   outageMs: number,
   options: OutageRunOptions = {},
 ): { result: OutageResult; events: number } {
-  const { keepTimeline = false, schedule, readAsWatcher = false, untilVerdictKnown = false } = options;
+  const { keepTimeline = false, schedule, readAsWatcher = false, haltWhenCollapsed = false } = options;
   const overloadAbove = figuresOf(config).overloadAbove;
   // A schedule's times are from the run's start, as in ./sim and the demo (one scenario file means the same run in all three).
   const faults = schedule ?? [{ kind: "stop" as const, atMs: plan.steadyMs, durationMs: outageMs, factor: 1 }];
@@ -235,7 +238,13 @@ export function outageRun(
       if (event.atMs <= phases.stopAtMs) abandonedBeforeStop = event.snapshot.abandoned;
       abandonedAtEnd = event.snapshot.abandoned;
     },
-    { windowHistograms: false, haltOnceAbove: untilVerdictKnown && !readAsWatcher ? overloadAbove : undefined },
+    {
+      windowHistograms: false,
+      haltOnceDown:
+        haltWhenCollapsed && schedule === undefined && !readAsWatcher
+          ? { above: overloadAbove, notBeforeMs: resumeAtMs + config.intervalMs }
+          : undefined,
+    },
   );
   const metrics = computeMetrics(run.server, run.client, phases, overloadAbove, {
     outOfMemory: run.outOfMemory,
@@ -246,7 +255,7 @@ export function outageRun(
       outageMs,
       metrics,
       // Cut short above the line, which it stays above to the end: the server does not come back.
-      verdict: run.haltedAbove ? "collapsed" : metrics.verdict,
+      verdict: run.haltedDown ? "collapsed" : metrics.verdict,
       servedForNobody: abandonedAtEnd - abandonedBeforeStop,
       outageWindows: run.client.filter((window) => window.startMs >= phases.stopAtMs && window.endMs <= phases.resumeAtMs).length,
       timeline: keepTimeline ? { server: run.server, client: run.client } : undefined,

@@ -98,8 +98,8 @@ export interface SimulationResult {
   readonly countedRequests: number;
   /** The most requests in service the simulator stored one by one at any one time. */
   readonly mostStoredRequests: number;
-  /** The run ended early at SimulationHooks.haltOnceAbove: the server stays above it to the end. */
-  readonly haltedAbove: boolean;
+  /** The run ended early at SimulationHooks.haltOnceDown: the server stays above its line to the end. */
+  readonly haltedDown: boolean;
 }
 
 /**
@@ -166,6 +166,12 @@ export function serverSeed(seed: number): number {
   return (seed ^ 0x5f3759df) & 0x7fffffff;
 }
 
+/** SimulationHooks.haltOnceDown. */
+export interface HaltOnceDown {
+  readonly above: number;
+  readonly notBeforeMs: number;
+}
+
 export interface SimulationHooks {
   /**
    * Called when a request ends (it succeeded, or its user gave it up), with the time from its
@@ -178,12 +184,13 @@ export interface SimulationHooks {
   /** false: the client windows' reports carry no histograms (their summaries stay), for a caller that keeps none (choose). */
   readonly windowHistograms?: boolean;
   /**
-   * End the run at the first server report that shows more than this many in service while its
-   * concurrency can only rise (ServerModel.onlyRises): the server then stays above it to the end,
-   * and a caller that only asks whether it came back under it knows the answer (choose's bisection).
-   * Only in a run whose faults are its stops: another fault could empty the server.
+   * End the run at the first server report, from `notBeforeMs` on, that shows more than `above` in
+   * service while its concurrency can only rise (ServerModel.onlyRises): the server then stays above
+   * it to the end, and nothing in service completes any more. For a caller that only asks whether
+   * the server came back under `above`, and what came before (choose's measures). Only in a run
+   * whose faults are its stops: another fault could empty the server.
    */
-  readonly haltOnceAbove?: number | undefined;
+  readonly haltOnceDown?: HaltOnceDown | undefined;
 }
 
 /**
@@ -260,8 +267,8 @@ interface RunParts {
   readonly observer: HerdObserver;
   readonly herd: Herd | OpenLoop;
   readonly onEvent: (event: SimulationEvent) => void;
-  /** SimulationHooks.haltOnceAbove, where the run's faults allow it. */
-  readonly haltOnceAbove: number | undefined;
+  /** SimulationHooks.haltOnceDown, where the run's faults allow it. */
+  readonly haltOnceDown: HaltOnceDown | undefined;
 }
 
 /**
@@ -272,7 +279,7 @@ class ServerReports {
   readonly samples: ServerSample[] = [];
   private readonly parts: RunParts;
   private missed = false;
-  /** The run was ended at haltOnceAbove. */
+  /** The run was ended at haltOnceDown. */
   halted = false;
 
   constructor(parts: RunParts) {
@@ -313,8 +320,8 @@ class ServerReports {
     });
     this.parts.onEvent({ kind: "server", atMs: clock.now(), snapshot });
     server.resetPeak();
-    const above = this.parts.haltOnceAbove;
-    if (above !== undefined && server.onlyRises === true && snapshot.concurrency > above) {
+    const halt = this.parts.haltOnceDown;
+    if (halt !== undefined && clock.now() >= halt.notBeforeMs && server.onlyRises === true && snapshot.concurrency > halt.above) {
       this.halted = true;
       clock.halt();
       return;
@@ -373,7 +380,7 @@ function openLoopTotalsOf(herd: Herd | OpenLoop): OpenLoopTotals | undefined {
 }
 
 /** Stops the clients and the server, and gathers what the run measured. */
-function finish(parts: RunParts, server: ServerSample[], client: ClientWindow[], haltedAbove: boolean): SimulationResult {
+function finish(parts: RunParts, server: ServerSample[], client: ClientWindow[], haltedDown: boolean): SimulationResult {
   const { clock, herd, network } = parts;
   const { countedRequests, mostStoredRequests } = parts.server;
   herd.stop();
@@ -390,7 +397,7 @@ function finish(parts: RunParts, server: ServerSample[], client: ClientWindow[],
     endMs: clock.now(),
     countedRequests,
     mostStoredRequests,
-    haltedAbove,
+    haltedDown,
   };
 }
 
@@ -417,8 +424,8 @@ export function simulate(
   const stats = new WindowStats(0, hooks.windowHistograms !== false);
   const observer = observerOf(stats, hooks, clock);
   const herd = createLoad(config, clock, seededRandom(config.seed), network.transport, observer);
-  const haltOnceAbove = (config.faults ?? []).length === 0 ? hooks.haltOnceAbove : undefined;
-  const parts: RunParts = { config, clock, server, network, stats, observer, herd, onEvent, haltOnceAbove };
+  const haltOnceDown = (config.faults ?? []).length === 0 ? hooks.haltOnceDown : undefined;
+  const parts: RunParts = { config, clock, server, network, stats, observer, herd, onEvent, haltOnceDown };
   const reports = new ServerReports(parts);
   reports.start();
   armFaults(parts, reports);

@@ -200,7 +200,7 @@ describe("measuring a candidate", () => {
   );
 });
 
-describe("an outage run that only asks for the verdict (the bisection's)", () => {
+describe("an outage run ended once the server cannot come back (haltWhenCollapsed)", () => {
   const plan = { steadyMs: 15_000, observeMs: 90_000 };
   const config = (strategy: string) => configFrom(simValuesFor({}, { strategy }));
 
@@ -208,10 +208,20 @@ describe("an outage run that only asks for the verdict (the bisection's)", () =>
     // The article's system: fixed retry after a 20 s stop collapses for good; the run can stop early.
     for (const seed of [1, 2, 3]) {
       const whole = outageRun(config("fixed"), seed, plan, 20_000);
-      const cut = outageRun(config("fixed"), seed, plan, 20_000, { untilVerdictKnown: true });
+      const cut = outageRun(config("fixed"), seed, plan, 20_000, { haltWhenCollapsed: true });
       expect(whole.result.verdict).toBe("collapsed");
       expect(cut.result.verdict).toBe("collapsed");
       expect(cut.events).toBeLessThan(whole.events / 2);
+      // What the ranking reads of a listed outage is the whole run's.
+      const read = ({ result }: typeof whole) => ({
+        servedForNobody: result.servedForNobody,
+        outageWindows: result.outageWindows,
+        baseline: result.metrics.baselineOkPerSec,
+        peakLoad: result.metrics.peakAmplification,
+        serverBack: result.metrics.serverRecoveryMs,
+        clientsBack: result.metrics.clientRecoveryMs,
+      });
+      expect(read(cut)).toEqual(read(whole));
     }
   });
 
@@ -222,7 +232,7 @@ describe("an outage run that only asks for the verdict (the bisection's)", () =>
       ["full-jitter", 60_000],
     ] as const) {
       const whole = outageRun(config(strategy), 1, plan, outageMs);
-      const cut = outageRun(config(strategy), 1, plan, outageMs, { untilVerdictKnown: true });
+      const cut = outageRun(config(strategy), 1, plan, outageMs, { haltWhenCollapsed: true });
       expect(cut.result.verdict, strategy).toBe(whole.result.verdict);
       if (serverIsBack(whole.result.verdict)) expect(cut.events, strategy).toBe(whole.events);
     }
