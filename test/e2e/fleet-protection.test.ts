@@ -49,10 +49,11 @@ async function protectedRun(
   expect(await cli.exited).toBe(0);
   const summary = clientReportLines(cli.stdoutLines).find((line) => line.summary)!;
   // Whatever the client refused itself never reached the server: every attempt did, but
-  // those the exit cut short on their way (at most one per client).
+  // those the exit cut short on their way (at most one per client) and those that timed out
+  // before the server read them (a 100 ms timeout on a loaded machine: seen, 3 of 1 client's).
   const clients = Number(args[args.indexOf("-clients") + 1]);
   expect(summary.attempts - server.arrivals.length).toBeGreaterThanOrEqual(0);
-  expect(summary.attempts - server.arrivals.length).toBeLessThanOrEqual(clients);
+  expect(summary.attempts - server.arrivals.length).toBeLessThanOrEqual(clients + summary.timedout);
   return { summary, arrivals: server.arrivals.length, stderr: cli.stderrLines.join("\n") };
 }
 
