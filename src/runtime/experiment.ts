@@ -462,6 +462,8 @@ class ExperimentRun {
   /** Waits for each action's time and runs it, telling the live view the phases and the faults, then observes. */
   private async playSchedule(actions: readonly TimedAction[], phases: Phases, runStartMs: number): Promise<void> {
     const onRecord = this.options.onRecord;
+    // The client's threads come up while it waits for the run's start (-start-at).
+    await this.phase("starting", runStartMs);
     onRecord?.({ kind: "phase", phase: "steady", atMs: runStartMs });
     let phaseName: Phase = "steady";
     for (const [step, action] of actions.entries()) {
