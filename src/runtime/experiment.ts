@@ -229,7 +229,14 @@ class ExperimentRun {
     await this.playSchedule(this.timedActions(faults), phases, runStartMs);
     await sleep(Math.max(0, this.startEpochMs + phases.endMs + CLIENT_TAIL_MS - Date.now()));
     await this.stopAll(client);
-    return this.record(client, phases, runStartMs);
+    const record = this.record(client, phases, runStartMs);
+    const lateMs = (record.client[0]?.startMs ?? runStartMs) - runStartMs;
+    if (lateMs > LATE_CLIENT_MS)
+      this.tell(
+        `the client began ${formatDuration(Math.round(lateMs))} after the run's start (its threads came up late): ` +
+          "its first window is short, and so is the steady phase its users had",
+      );
+    return record;
   }
 
   /** Kills every program at once: the run was interrupted, or failed. */
@@ -633,6 +640,8 @@ const DRAIN_TIMEOUT_MS = 15_000;
  * (about a second here). A client slower than that still reports on the same grid, its first window short.
  */
 const CLIENT_START_MARGIN_MS = 2_000;
+/** A client whose first window began later than this after the run's start is said to have come up late. */
+const LATE_CLIENT_MS = 100;
 /**
  * How long after the run's end the client is stopped. The end falls on a grid point: stopped there, its last window
  * would be a few ms long, which the client does not print (under 100 ms, MIN_FINAL_WINDOW_MS), and its counts would be
