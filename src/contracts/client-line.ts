@@ -173,7 +173,8 @@ export function readClientWindows(lines: readonly string[], startEpochMs: number
  * simulator's windows are: each ends at its grid point and starts where the one before it ended
  * (the first where it began). A window closes a few ms after its grid point; read as it closed,
  * the window before a stop anchored on the grid would end just after the stop and leave the
- * baseline. A line without a grid point is read as it closed.
+ * baseline. A line without a grid point, and a last window cut short by the client's stop (which
+ * names the slot it stopped in), are read as they closed.
  */
 export function readClientWindowsOnGrid(lines: readonly string[], startEpochMs: number, file: string): ClientWindow[] {
   const windows: ClientWindow[] = [];
@@ -182,7 +183,8 @@ export function readClientWindowsOnGrid(lines: readonly string[], startEpochMs: 
     if (parsed.kind !== "window") continue;
     const closed = clientWindow(parsed, startEpochMs);
     const previous = windows.at(-1);
-    const endMs = parsed.gridEpochMs === undefined ? closed.endMs : parsed.gridEpochMs - startEpochMs;
+    // A last window cut short by the client's stop names the slot it stopped in: it ends where it closed.
+    const endMs = parsed.gridEpochMs === undefined || parsed.partial === true ? closed.endMs : parsed.gridEpochMs - startEpochMs;
     windows.push({ ...closed, startMs: previous?.endMs ?? closed.startMs, endMs });
   }
   return windows;

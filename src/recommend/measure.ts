@@ -216,6 +216,22 @@ export function outageRun(
   outageMs: number,
   options: OutageRunOptions = {},
 ): { result: OutageResult; events: number } {
+  const { keepTimeline = false, schedule, readAsWatcher = false } = options;
+  const ended = playOutage(config, seed, plan, outageMs, options);
+  // Clients back before a collapse for good: the whole run could still run out of memory later, which
+  // takes their recovery back (src/model/verdict.ts); so rare that the whole run is simply played.
+  return ended.halted && ended.result.metrics.clientRecoveryMs !== undefined
+    ? playOutage(config, seed, plan, outageMs, { keepTimeline, schedule, readAsWatcher })
+    : ended;
+}
+
+function playOutage(
+  config: SimulationConfig,
+  seed: number,
+  plan: Pick<MeasurePlan, "steadyMs" | "observeMs">,
+  outageMs: number,
+  options: OutageRunOptions,
+): { result: OutageResult; events: number; halted: boolean } {
   const { keepTimeline = false, schedule, readAsWatcher = false, haltWhenCollapsed = false } = options;
   const overloadAbove = figuresOf(config).overloadAbove;
   // A schedule's times are from the run's start, as in ./sim and the demo (one scenario file means the same run in all three).
@@ -261,5 +277,6 @@ export function outageRun(
       timeline: keepTimeline ? { server: run.server, client: run.client } : undefined,
     },
     events: run.events,
+    halted: run.haltedDown,
   };
 }

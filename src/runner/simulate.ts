@@ -184,9 +184,10 @@ export interface SimulationHooks {
   /** false: the client windows' reports carry no histograms (their summaries stay), for a caller that keeps none (choose). */
   readonly windowHistograms?: boolean;
   /**
-   * End the run at the first server report, from `notBeforeMs` on, that shows more than `above` in
-   * service while its concurrency can only rise (ServerModel.onlyRises): the server then stays above
-   * it to the end, and nothing in service completes any more. For a caller that only asks whether
+   * End the run once the server is down for good: after a server report, from `notBeforeMs` on,
+   * that shows more than `above` in service while its concurrency can only rise
+   * (ServerModel.onlyRises), the run ends as the client window open then closes. The server stays
+   * above `above` to the end, and nothing in service completes any more. For a caller that only asks whether
    * the server came back under `above`, and what came before (choose's measures). Only in a run
    * whose faults are its stops: another fault could empty the server.
    */
@@ -321,9 +322,10 @@ class ServerReports {
     this.parts.onEvent({ kind: "server", atMs: clock.now(), snapshot });
     server.resetPeak();
     const halt = this.parts.haltOnceDown;
+    // Down for good: the run ends as the client window open now closes (armClientWindows), so that no
+    // window with answers from before the horizon is lost; every later one would hold none.
     if (halt !== undefined && clock.now() >= halt.notBeforeMs && server.onlyRises === true && snapshot.concurrency > halt.above) {
       this.halted = true;
-      clock.halt();
       return;
     }
     clock.schedule(this.parts.config.reportIntervalMs, this.report);
@@ -353,7 +355,7 @@ function armFaults(parts: RunParts, reports: ServerReports): void {
 }
 
 /** Arms the client's windows: each closes, is reported, and arms the next while it fits in the run. */
-function armClientWindows(parts: RunParts): ClientWindow[] {
+function armClientWindows(parts: RunParts, reports: ServerReports): ClientWindow[] {
   const { config, clock, stats, herd } = parts;
   const windows: ClientWindow[] = [];
   const closeWindow = () => {
@@ -368,7 +370,8 @@ function armClientWindows(parts: RunParts): ClientWindow[] {
       retriesPerSec: perSecond(window.counts.retries, window),
     });
     parts.onEvent({ kind: "client", atMs: clock.now(), report: window, inFlight: herd.inFlight, openLoop: openLoopTotalsOf(herd) });
-    if (clock.now() + config.intervalMs <= config.durationMs) clock.schedule(config.intervalMs, closeWindow);
+    if (reports.halted) clock.halt();
+    else if (clock.now() + config.intervalMs <= config.durationMs) clock.schedule(config.intervalMs, closeWindow);
   };
   clock.schedule(config.intervalMs, closeWindow);
   return windows;
@@ -429,7 +432,7 @@ export function simulate(
   const reports = new ServerReports(parts);
   reports.start();
   armFaults(parts, reports);
-  const client = armClientWindows(parts);
+  const client = armClientWindows(parts, reports);
   herd.start();
   clock.runUntil(config.durationMs);
   return finish(parts, reports.samples, client, reports.halted);

@@ -54,8 +54,7 @@ export function chainFigures(input: {
     });
   };
   const userRequests = running((window) => window.attempts - window.retries);
-  // The users' last window ends the judged run; their window is the one a tier's collapse is placed within.
-  const usersEndMs = windows.length === 0 ? Infinity : windows.at(-1)!.epochMs - originMs;
+  const usersEndMs = judgedEndMs(windows, originMs);
   const windowMs = Math.max(0, ...windows.map((window) => window.windowMs));
   const users: ChainUsers = {
     requests: last(userRequests),
@@ -115,6 +114,15 @@ function clientWindows(lines: readonly string[], file: string): ClientWindow[] {
     const parsed = parseClientLine(text, { file, line });
     return parsed.kind === "window" ? [parsed] : [];
   });
+}
+
+/**
+ * The users' last whole window ends the judged run (the short one after the run's end, printed as
+ * the client stopped, counts but is not judged); their window is the one a tier's collapse is placed within.
+ */
+function judgedEndMs(windows: readonly ClientWindow[], originMs: number): number {
+  const last = windows.filter((window) => window.partial !== true).at(-1) ?? windows.at(-1);
+  return last === undefined ? Infinity : last.epochMs - originMs;
 }
 
 /** A client's count as a cumulative series from the start of its first window (0 there), in ms from `originMs`. */

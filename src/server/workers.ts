@@ -84,7 +84,11 @@ class ServerProcesses {
   private readonly sync: NodeJS.Timeout;
   stopping = false;
 
-  constructor(spec: ServerModelSpec) {
+  /** Told when a process that was serving ends while the server is not stopping. */
+  private readonly onEnded: (index: number, worker: Worker, code: number | null, signal: string | null) => void;
+
+  constructor(spec: ServerModelSpec, onEnded: ServerProcesses["onEnded"]) {
+    this.onEnded = onEnded;
     this.delayMs = modelOf(spec).sharedDelay!(spec).delayMs;
     this.sync = setInterval(() => this.sendCounts(), SYNC_INTERVAL_MS);
   }
@@ -94,10 +98,13 @@ class ServerProcesses {
     const worker = cluster.fork({ [PROCESS_ENV]: String(index), ...(seed === undefined ? {} : { [SEED_ENV]: String(seed) }) });
     const served: Process = { worker, inService: 0, othersSent: 0, snapshot: undefined, answeredId: 0 };
     this.processes.push(served);
+    let listened = false;
     return new Promise((resolve) => {
       worker.on("message", (message: ToPrimary) => {
-        if (message.kind === "listening") resolve(message.port);
-        else if (message.kind === "in-service") {
+        if (message.kind === "listening") {
+          listened = true;
+          resolve(message.port);
+        } else if (message.kind === "in-service") {
           served.inService = message.count;
           this.changed = true;
         } else {
@@ -106,7 +113,11 @@ class ServerProcesses {
           for (const check of this.answered) check();
         }
       });
-      worker.once("exit", () => resolve(undefined));
+      // Before it listens the start fails (the process said why); after, the server ends with it, even while others start.
+      worker.once("exit", (code, signal) => {
+        resolve(undefined);
+        if (listened && !this.stopping) this.onEnded(index, worker, code, signal);
+      });
     });
   }
 
@@ -162,7 +173,13 @@ const send = (worker: Worker, message: ToWorker) => {
 /** The primary: starts the processes, keeps their counts in step, and prints the whole server's lines. */
 export async function servePrimary(options: ServerOptions, spec: ServerModelSpec, draws: boolean, io: ProgramIo): Promise<void> {
   const count = options.workers!;
-  const server = new ServerProcesses(spec);
+  const server = new ServerProcesses(spec, (index, worker, code, signal) => {
+    io.stderr.write(
+      `server: process ${index + 1} of ${count} (pid ${worker.process.pid}) ended (${signal ?? `exit code ${code}`}); stopping the others\n`,
+    );
+    server.kill();
+    process.exit(1);
+  });
   // The first alone, then the others: a port that cannot be had is said once, by the first.
   // (A process that could not serve said why; the server ends with it.)
   const started = async (ports: Promise<number | undefined>[]): Promise<number> => {
@@ -173,16 +190,6 @@ export async function servePrimary(options: ServerOptions, spec: ServerModelSpec
   };
   const port = await started([server.start(0, options.seed)]);
   await started(Array.from({ length: count - 1 }, (_, index) => server.start(index + 1, options.seed)));
-  for (const [index, { worker }] of server.processes.entries()) {
-    worker.on("exit", (code, signal) => {
-      if (server.stopping) return;
-      io.stderr.write(
-        `server: process ${index + 1} of ${count} (pid ${worker.process.pid}) ended (${signal ?? `exit code ${code}`}); stopping the others\n`,
-      );
-      server.kill();
-      process.exit(1);
-    });
-  }
   const print = (snapshot: ServiceSnapshot) =>
     io.stdout.write(
       `${options.json ? formatServerJson(Date.now(), snapshot, undefined) : formatServerLine(Date.now(), snapshot, "local", undefined)}\n`,

@@ -36,6 +36,20 @@ describe("a real client's windows read on their grid slots", () => {
     expect(windows[1]!.okPerSec).toBeCloseTo(520 / 5, 6);
   });
 
+  it("reads a last window cut short by the client's stop as it closed, not to the end of its slot", () => {
+    const text = lines([450, 520], 6);
+    const stats = new WindowStats(10_006);
+    for (let answer = 0; answer < 30; answer++) {
+      stats.attemptStarted(false, 1);
+      stats.attemptEnded({ outcome: "ok" }, 100);
+    }
+    const report = stats.closeWindow(10_256);
+    const self = { eventLoopDelay: undefined, behind: undefined };
+    text.push(JSON.stringify(clientWindowLine(report, 0, START + 10_256, { gridEpochMs: START + 15_000, partial: true }, self)));
+    const last = readClientWindowsOnGrid(text, START, "client.jsonl").at(-1)!;
+    expect([last.startMs, last.endMs]).toEqual([10_000, 10_256]);
+  });
+
   it("gives a stop on a grid point the two windows before it as its baseline, where reading them as they closed gives one", () => {
     const phases = { stopAtMs: 15_000, resumeAtMs: 35_000, endMs: 50_000 };
     const text = lines(okPerWindow, 6);

@@ -7,6 +7,7 @@ import { summarize } from "../../../src/recommend/summary.ts";
 import { serverIsBack, worstVerdict } from "../../../src/model/verdict.ts";
 import { percentile } from "../../../src/model/percentile.ts";
 import { configFrom } from "../../../src/sim/options.ts";
+import { simulate } from "../../../src/runner/simulate.ts";
 
 const BISECTION = { minOutageMs: 250, maxOutageMs: 600_000, bisectionRatio: 1.05, bisectionMs: 250 };
 
@@ -223,6 +224,15 @@ describe("an outage run ended once the server cannot come back (haltWhenCollapse
       });
       expect(read(cut)).toEqual(read(whole));
     }
+  });
+
+  it("ends as the client window open when the server went down for good closes, so that no answered window is lost", () => {
+    const base = { ...config("fixed"), seed: 1, outages: [{ atMs: 15_000, durationMs: 20_000 }], durationMs: 125_000 };
+    const run = simulate(base, undefined, { windowHistograms: false, haltOnceDown: { above: 30, notBeforeMs: 40_000 } });
+    expect(run.haltedDown).toBe(true);
+    expect(run.endMs).toBeLessThan(125_000);
+    expect(run.client.at(-1)!.endMs).toBe(run.endMs);
+    expect(run.endMs % base.intervalMs).toBe(0);
   });
 
   it("runs to the end where the server comes back, or where it is down but could still come back", () => {
