@@ -21,8 +21,13 @@ import { temporaryDir } from "../helpers/temporary-dirs.ts";
  * own: its load would disturb the other probes' timings.
  */
 
-/** Probes of the service at most, where one misses the USL's peak (below). */
-const MOST_PROBES = 3;
+/**
+ * Probes of the service at most, where one misses the USL's peak (below). On 2026-11-29 this machine's
+ * probes missed it about two times in five (the measured top, the middle of the steps within 10 % of the
+ * best, fell half a step below the fitted peak: 4.5 users against 5.26), at the session's first commit
+ * as at its last; one CI run missed three in a row. Five keep that to about 1 %.
+ */
+const MOST_PROBES = 5;
 
 /** The issue's tolerance on the USL's peak against the measured one. */
 const PEAK_TOLERANCE = 0.15;
@@ -56,8 +61,8 @@ describe("probe on a service whose throughput falls past a peak", () => {
     expect(hasDebianGunicorn(), "needs Debian's gunicorn: apt-get install python3-gunicorn").toBe(true);
     service = await startRetrogradeService();
     // A probe's steps of half a second on a busy machine can miss the fall or place the top a step
-    // off (docs/probe.md: one time in two at load average 5 to 9 here): a run that does is repeated, at most twice, and the last
-    // must hold.
+    // off (docs/probe.md: one time in two at load average 5 to 9 here): a run that does is repeated, at most four times, and the
+    // last must hold.
     for (let attempt = 0; attempt < MOST_PROBES && !runs.some(uslWithin); attempt++) runs.push(await probe());
   }, 120_000);
 
