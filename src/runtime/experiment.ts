@@ -637,7 +637,8 @@ function diedEarly(program: ChildProgram): FatalError {
 const DRAIN_TIMEOUT_MS = 15_000;
 /**
  * How far ahead of its start the client's windows are anchored: time for Node and its worker threads to come up
- * (about a second here). A client slower than that still reports on the same grid, its first window short.
+ * (0.4–0.6 s here, more on a loaded machine). A client slower than that still reports on the same grid, its first
+ * window short, and the demo says so.
  */
 const CLIENT_START_MARGIN_MS = 2_000;
 /** A client whose first window began later than this after the run's start is said to have come up late. */
