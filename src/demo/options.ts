@@ -78,7 +78,8 @@ export const DEMO_FLAGS = [
     default: DEFAULT_PHASES.observeMs,
     minMs: 0,
     minExclusive: true,
-    description: "observation after resuming it (SIGCONT); clients using the reference backoff need 45-70 s to come back",
+    description:
+      "observation after resuming it (SIGCONT); clients using the reference backoff need 45-85 s to come back (./sim, seeds 1-20)",
   },
   {
     name: "faults",
