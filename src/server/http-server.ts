@@ -5,7 +5,7 @@ import { formatListenAddress, type ListenAddress } from "../cli/listen-address.t
 import type { Clock } from "../clock/clock.ts";
 import { seededRandom, streamRandom } from "../backoff/random.ts";
 import { DEADLINE_HEADER, parseDeadline, retryAfterSeconds } from "../model/protection-headers.ts";
-import type { Completion, OutOfMemoryEvent } from "../model/service-queue.ts";
+import type { Completion, OutOfMemoryEvent, ServiceSnapshot } from "../model/service-queue.ts";
 import type { ServerModelFigures } from "../model/servers/figures.ts";
 import { type CommonServerOptions, createServerModel } from "../model/servers/models.ts";
 import { createUpstreamTier } from "./upstream.ts";
@@ -42,6 +42,8 @@ export interface ServerHooks {
    */
   onOutOfMemory?: (event: OutOfMemoryEvent) => void;
   now?: () => number;
+  /** GET /stats's snapshot when this process is one of a server's (-workers): the whole server's. */
+  stats?: () => Promise<ServiceSnapshot>;
 }
 
 /** Connection-level errors that only mean a peer went away; never worth a report. */
@@ -159,6 +161,7 @@ function requestContext(
     onOutOfMemory: outOfMemory,
     admittedAtMs,
     complete,
+    stats: hooks.stats,
   };
 }
 
@@ -190,6 +193,8 @@ function httpServer(options: ServerOptions, context: RequestContext, connections
 /** What every request's handling shares. */
 interface RequestContext {
   readonly queue: ServerModel;
+  /** GET /stats's snapshot when not the queue's own (ServerHooks.stats). */
+  readonly stats: (() => Promise<ServiceSnapshot>) | undefined;
   /** Epoch ms, for the reports and for deadlines. */
   readonly now: () => number;
   /** The queue's clock. */
@@ -238,8 +243,12 @@ function handleRequest(request: IncomingMessage, response: ServerResponse, conte
       return;
     }
     if (path === "/stats") {
-      const body = JSON.stringify(serverLine(now(), queue.snapshot(), context.activeFaults()));
-      response.writeHead(200, { "content-type": "application/json" }).end(body);
+      const answerStats = (snapshot: ServiceSnapshot) =>
+        response
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify(serverLine(now(), snapshot, context.activeFaults())));
+      if (context.stats === undefined) answerStats(queue.snapshot());
+      else void context.stats().then(answerStats);
       return;
     }
     if (path === "/metrics") {

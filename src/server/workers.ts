@@ -29,9 +29,15 @@ const SNAPSHOT_WAIT_MS = 250;
 type ToPrimary =
   | { readonly kind: "listening"; readonly port: number }
   | { readonly kind: "in-service"; readonly count: number }
-  | { readonly kind: "snapshot"; readonly id: number; readonly snapshot: ServiceSnapshot };
+  | { readonly kind: "snapshot"; readonly id: number; readonly snapshot: ServiceSnapshot }
+  /** GET /stats reached this process: it asks for the whole server's snapshot (`request`: its own number for the answer). */
+  | { readonly kind: "whole"; readonly request: number };
 
-type ToWorker = { readonly kind: "others"; readonly count: number } | { readonly kind: "snapshot"; readonly id: number };
+type ToWorker =
+  | { readonly kind: "others"; readonly count: number }
+  /** The report's snapshots reset each process's peak; GET /stats's do not. */
+  | { readonly kind: "snapshot"; readonly id: number; readonly resetPeak: boolean }
+  | { readonly kind: "whole"; readonly request: number; readonly snapshot: ServiceSnapshot };
 
 /** A server process of the primary's: what it last said. */
 interface Process {
@@ -107,6 +113,8 @@ class ServerProcesses {
         } else if (message.kind === "in-service") {
           served.inService = message.count;
           this.changed = true;
+        } else if (message.kind === "whole") {
+          void this.gather(false).then((snapshot) => send(worker, { kind: "whole", request: message.request, snapshot }));
         } else {
           served.snapshot = message.snapshot;
           served.answeredId = message.id;
@@ -139,7 +147,7 @@ class ServerProcesses {
    * Asks every process for its snapshot and waits for their answers or SNAPSHOT_WAIT_MS: a process
    * that does not answer (stopped, busy) counts with its last snapshot.
    */
-  async gather(): Promise<ServiceSnapshot> {
+  async gather(resetPeak = true): Promise<ServiceSnapshot> {
     const id = ++this.snapshotId;
     const all = () => this.processes.every((each) => each.answeredId >= id);
     let timer: NodeJS.Timeout | undefined;
@@ -148,13 +156,13 @@ class ServerProcesses {
       check = () => all() && resolve();
       this.answered.add(check);
       timer = setTimeout(resolve, SNAPSHOT_WAIT_MS);
-      for (const each of this.processes) send(each.worker, { kind: "snapshot", id });
+      for (const each of this.processes) send(each.worker, { kind: "snapshot", id, resetPeak });
     });
     clearTimeout(timer);
     this.answered.delete(check);
     const snapshots = this.processes.flatMap((each) => (each.snapshot === undefined ? [] : [each.snapshot]));
     const whole = wholeServer(snapshots, this.peakSinceReport, this.delayMs);
-    this.peakSinceReport = whole.concurrency;
+    if (resetPeak) this.peakSinceReport = whole.concurrency;
     return whole;
   }
 
@@ -253,16 +261,28 @@ export async function serveWorker(options: ServerOptions, io: ProgramIo): Promis
   const seed = process.env[SEED_ENV];
   // Process k draws with the server's seed + k: every process a stream of its own, the run reproducible from the one seed.
   const own = seed === undefined ? options : { ...options, seed: Number(seed) + index };
-  const server = await startHttpServer(own, realClock, processHooks(io));
-  const queue = server.queue;
   const send = (message: ToPrimary) => {
     if (process.connected) process.send!(message);
   };
+  // GET /stats answers for the whole server, as the first process's lines do: its snapshot, asked for over the channel.
+  const asked = new Map<number, (snapshot: ServiceSnapshot) => void>();
+  let requests = 0;
+  const wholeServerStats = () =>
+    new Promise<ServiceSnapshot>((resolve) => {
+      const request = ++requests;
+      asked.set(request, resolve);
+      send({ kind: "whole", request });
+    });
+  const server = await startHttpServer(own, realClock, { ...processHooks(io), stats: wholeServerStats });
+  const queue = server.queue;
   process.on("message", (message: ToWorker) => {
     if (message.kind === "others") queue.shareConcurrency!(message.count);
-    else {
+    else if (message.kind === "whole") {
+      asked.get(message.request)?.(message.snapshot);
+      asked.delete(message.request);
+    } else {
       send({ kind: "snapshot", id: message.id, snapshot: queue.snapshot() });
-      queue.resetPeak();
+      if (message.resetPeak) queue.resetPeak();
     }
   });
   let sent = 0;
