@@ -12,7 +12,7 @@ import { createUpstreamTier } from "./upstream.ts";
 import type { ServerModel } from "../model/servers/server-model.ts";
 import { respondWithMetrics } from "../runtime/metrics-endpoint.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
-import { type ServerMetrics, serverMetrics } from "./metrics.ts";
+import { metricsContentType, type ServerMetrics, serverMetrics } from "./metrics.ts";
 import { type ServerOptions, serverFigures, serverModelOf } from "./options.ts";
 import { serverLine } from "../contracts/server-line-writer.ts";
 import { type ActiveFault, conditionsOfActive } from "../model/faults/control.ts";
@@ -30,6 +30,8 @@ export interface RunningServer {
   setFaults(active: readonly ActiveFault[]): void;
   /** Stops accepting, drops every connection and the model's timer. */
   close(): Promise<void>;
+  /** Its series, with -metrics. */
+  readonly metrics: ServerMetrics | undefined;
 }
 
 export interface ServerHooks {
@@ -44,6 +46,8 @@ export interface ServerHooks {
   now?: () => number;
   /** GET /stats's snapshot when this process is one of a server's (-workers): the whole server's. */
   stats?: () => Promise<ServiceSnapshot>;
+  /** With -metrics, GET /metrics's text when this process is one of a server's (-workers): the whole server's series. */
+  metricsText?: () => Promise<string>;
 }
 
 /** Connection-level errors that only mean a peer went away; never worth a report. */
@@ -97,6 +101,7 @@ export async function startHttpServer(options: ServerOptions, clock: Clock, hook
     queue,
     figures,
     openConnections: () => connections.open,
+    metrics,
     activeFaults: () => activeFaults,
     setFaults: (active) => {
       activeFaults = [...active];
@@ -162,6 +167,7 @@ function requestContext(
     admittedAtMs,
     complete,
     stats: hooks.stats,
+    metricsText: hooks.metricsText,
   };
 }
 
@@ -195,6 +201,8 @@ interface RequestContext {
   readonly queue: ServerModel;
   /** GET /stats's snapshot when not the queue's own (ServerHooks.stats). */
   readonly stats: (() => Promise<ServiceSnapshot>) | undefined;
+  /** GET /metrics's text when not the registry's own (ServerHooks.metricsText). */
+  readonly metricsText: (() => Promise<string>) | undefined;
   /** Epoch ms, for the reports and for deadlines. */
   readonly now: () => number;
   /** The queue's clock. */
@@ -252,7 +260,8 @@ function handleRequest(request: IncomingMessage, response: ServerResponse, conte
       return;
     }
     if (path === "/metrics") {
-      respondWithMetrics(metrics!.registry, response);
+      if (context.metricsText === undefined) respondWithMetrics(metrics!.registry, response);
+      else void context.metricsText().then((text) => response.writeHead(200, { "content-type": metricsContentType() }).end(text));
       return;
     }
     if (context.broughtDeadline !== undefined) {

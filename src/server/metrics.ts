@@ -82,11 +82,15 @@ function mirroredCounter(registry: Registry, mirror: Mirror, suffix: string, hel
 }
 
 /** A gauge set to what `read` returns at each scrape. */
-function readGauge(registry: Registry, suffix: string, help: string, read: () => number): void {
+/** How a gauge adds up over a server's processes (-workers): counts add (sum), a figure every process shares does not. */
+type Aggregator = "sum" | "max" | "first";
+
+function readGauge(registry: Registry, suffix: string, help: string, read: () => number, aggregator: Aggregator = "sum"): void {
   new (promClient().Gauge)({
     name: name(suffix),
     help,
     registers: [registry],
+    aggregator,
     collect() {
       this.set(read());
     },
@@ -134,11 +138,14 @@ function serviceGauges(registry: Registry, queue: ServerModel, limit: number): v
     "modelled_delay_seconds",
     "The delay the latency model gives the requests in service now (+Inf once it outgrows every number)",
     () => queue.lastDelayMs / 1000,
+    // Each process's is the curve's at the whole server's concurrency (-workers), as last it saw it.
+    "max",
   );
   new (promClient().Gauge)({
     name: name("concurrency_limit"),
     help: "Requests in service before the delay starts to grow (-limit)",
     registers: [registry],
+    aggregator: "first",
   }).set(limit);
 }
 
@@ -191,3 +198,16 @@ function upstreamMetrics(registry: Registry, queue: ServerModel, mirror: Mirror)
   for (const [suffix, help, key] of counters) mirroredCounter(registry, mirror, suffix, help, `upstream-${key}`, () => upstream()[key]);
   readGauge(registry, "upstream_in_flight", "Middle tier: calls upstream in flight now, each holding a thread", () => upstream().inFlight);
 }
+
+/**
+ * The Prometheus text of several processes' series (./server -workers), each read with
+ * getMetricsAsJSON, added up by each series' aggregator.
+ */
+export async function aggregateMetrics(
+  perProcess: Parameters<typeof import("prom-client").AggregatorRegistry.aggregate>[0],
+): Promise<string> {
+  return promClient().AggregatorRegistry.aggregate(perProcess).metrics();
+}
+
+/** The content type of the Prometheus text format, as prom-client serves it. */
+export const metricsContentType = (): string => new (promClient().Registry)().contentType;

@@ -295,7 +295,6 @@ function checkWorkersFit(options: ServerOptions, workers: number): void {
     refuse(`the ${spec.kind} model's threads and queue are one pool, which processes do not share`);
   if (options.upstream !== undefined) refuse("a middle tier's calls and their retry budget would be per process");
   if (options.adminListen !== undefined) refuse("the fault control (-admin-listen) would reach one process");
-  if (options.metrics) refuse("GET /metrics would answer for the one process it reaches");
 }
 
 /** The server model the options describe. */

@@ -9,6 +9,7 @@ import type { ProgramIo } from "../runtime/program-io.ts";
 import { startHttpServer } from "./http-server.ts";
 import { FIGURES_TIMEOUT_MS, type ServerOptions, serverFigures } from "./options.ts";
 import { processHooks, watchFileDescriptors } from "./process-hooks.ts";
+import { aggregateMetrics } from "./metrics.ts";
 import { formatServerLine, formatServerTotals } from "./reporter.ts";
 
 /*
@@ -31,13 +32,21 @@ type ToPrimary =
   | { readonly kind: "in-service"; readonly count: number }
   | { readonly kind: "snapshot"; readonly id: number; readonly snapshot: ServiceSnapshot }
   /** GET /stats reached this process: it asks for the whole server's snapshot (`request`: its own number for the answer). */
-  | { readonly kind: "whole"; readonly request: number };
+  | { readonly kind: "whole"; readonly request: number }
+  /** GET /metrics reached this process: it asks for the whole server's series. */
+  | { readonly kind: "metrics"; readonly request: number }
+  /** A process's series (prom-client's getMetricsAsJSON), for the primary to add up. */
+  | { readonly kind: "series"; readonly id: number; readonly series: SeriesJson };
 
 type ToWorker =
   | { readonly kind: "others"; readonly count: number }
   /** The report's snapshots reset each process's peak; GET /stats's do not. */
   | { readonly kind: "snapshot"; readonly id: number; readonly resetPeak: boolean }
-  | { readonly kind: "whole"; readonly request: number; readonly snapshot: ServiceSnapshot };
+  | { readonly kind: "whole"; readonly request: number; readonly snapshot: ServiceSnapshot }
+  | { readonly kind: "series"; readonly id: number }
+  | { readonly kind: "metrics"; readonly request: number; readonly text: string };
+
+type SeriesJson = Parameters<typeof aggregateMetrics>[0][number];
 
 /** A server process of the primary's: what it last said. */
 interface Process {
@@ -47,6 +56,9 @@ interface Process {
   /** Its last snapshot, and the request it answered. */
   snapshot: ServiceSnapshot | undefined;
   answeredId: number;
+  /** Its series for the request `seriesId` (GET /metrics). */
+  series: SeriesJson | undefined;
+  seriesId: number;
 }
 
 /** The environment a process is started with: its number and the server's seed, so that each draws from a stream of its own. */
@@ -102,7 +114,7 @@ class ServerProcesses {
   /** Starts process `index` with the server's seed; resolves with its port once it listens, or undefined if it ends first. */
   start(index: number, seed: number | undefined): Promise<number | undefined> {
     const worker = cluster.fork({ [PROCESS_ENV]: String(index), ...(seed === undefined ? {} : { [SEED_ENV]: String(seed) }) });
-    const served: Process = { worker, inService: 0, othersSent: 0, snapshot: undefined, answeredId: 0 };
+    const served: Process = { worker, inService: 0, othersSent: 0, snapshot: undefined, answeredId: 0, series: undefined, seriesId: 0 };
     this.processes.push(served);
     let listened = false;
     return new Promise((resolve) => {
@@ -115,6 +127,12 @@ class ServerProcesses {
           this.changed = true;
         } else if (message.kind === "whole") {
           void this.gather(false).then((snapshot) => send(worker, { kind: "whole", request: message.request, snapshot }));
+        } else if (message.kind === "metrics") {
+          void this.gatherSeries().then((text) => send(worker, { kind: "metrics", request: message.request, text }));
+        } else if (message.kind === "series") {
+          served.series = message.series;
+          served.seriesId = message.id;
+          for (const check of this.answered) check();
         } else {
           served.snapshot = message.snapshot;
           served.answeredId = message.id;
@@ -164,6 +182,22 @@ class ServerProcesses {
     const whole = wholeServer(snapshots, this.peakSinceReport, this.delayMs);
     if (resetPeak) this.peakSinceReport = whole.concurrency;
     return whole;
+  }
+
+  /** Every process's series added up (GET /metrics), waiting for their answers as gather() does: one that does not answer is left out. */
+  async gatherSeries(): Promise<string> {
+    const id = ++this.snapshotId;
+    let timer: NodeJS.Timeout | undefined;
+    let check: () => void = () => {};
+    await new Promise<void>((resolve) => {
+      check = () => this.processes.every((each) => each.seriesId >= id) && resolve();
+      this.answered.add(check);
+      timer = setTimeout(resolve, SNAPSHOT_WAIT_MS);
+      for (const each of this.processes) send(each.worker, { kind: "series", id });
+    });
+    clearTimeout(timer);
+    this.answered.delete(check);
+    return aggregateMetrics(this.processes.flatMap((each) => (each.seriesId === id && each.series !== undefined ? [each.series] : [])));
   }
 
   /** Ends every process (the kernel closes their connections). */
@@ -245,6 +279,7 @@ function announceProcesses(
   io.stderr.write(
     `server: listening on http://${shown}/api (${everywhere ? "all interfaces, " : ""}pid ${process.pid}, ${processes.length} processes: ${pids})\n`,
   );
+  if (options.metrics) io.stderr.write(`server: metrics on http://${shown}/metrics (the whole server's, whichever process answers)\n`);
   const seeds = `seed ${options.seed} (the processes listed draw with ${options.seed}, ${options.seed} + 1, …)`;
   if (options.errorRate > 0) io.stderr.write(`server: answering ${options.errorRate} of requests 500 (-error-rate), ${seeds}\n`);
   const seedNote = draws ? `; service times ${seeds}` : "";
@@ -273,13 +308,25 @@ export async function serveWorker(options: ServerOptions, io: ProgramIo): Promis
       asked.set(request, resolve);
       send({ kind: "whole", request });
     });
-  const server = await startHttpServer(own, realClock, { ...processHooks(io), stats: wholeServerStats });
+  const askedText = new Map<number, (text: string) => void>();
+  const wholeServerMetrics = () =>
+    new Promise<string>((resolve) => {
+      const request = ++requests;
+      askedText.set(request, resolve);
+      send({ kind: "metrics", request });
+    });
+  const server = await startHttpServer(own, realClock, { ...processHooks(io), stats: wholeServerStats, metricsText: wholeServerMetrics });
   const queue = server.queue;
   process.on("message", (message: ToWorker) => {
     if (message.kind === "others") queue.shareConcurrency!(message.count);
     else if (message.kind === "whole") {
       asked.get(message.request)?.(message.snapshot);
       asked.delete(message.request);
+    } else if (message.kind === "metrics") {
+      askedText.get(message.request)?.(message.text);
+      askedText.delete(message.request);
+    } else if (message.kind === "series") {
+      void server.metrics?.registry.getMetricsAsJSON().then((series) => send({ kind: "series", id: message.id, series }));
     } else {
       send({ kind: "snapshot", id: message.id, snapshot: queue.snapshot() });
       if (message.resetPeak) queue.resetPeak();

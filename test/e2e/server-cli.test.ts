@@ -3,6 +3,7 @@ import { getJson, rawGet, type RawRequest } from "../helpers/raw-http.ts";
 import { eventually } from "../helpers/eventually.ts";
 import { processState } from "../helpers/process-state.ts";
 import { isRunning } from "../helpers/processes.ts";
+import { scrape } from "../helpers/prometheus.ts";
 import { serverLines } from "../helpers/output-lines.ts";
 import { runTogether } from "../helpers/run-together.ts";
 import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
@@ -129,6 +130,7 @@ describe("./server", () => {
         "-report-interval",
         "100ms",
         "-json",
+        "-metrics",
       ];
       const { server, port, url } = await spawnServer(flags);
       const announced = server.stderrLines.join("\n");
@@ -141,6 +143,14 @@ describe("./server", () => {
       expect(serverLines([whole])[0]).toMatchObject({ concurrency: 20, lastDelayMs: 4000 });
       // GET /stats answers for the whole server too, whichever process it reaches.
       for (let ask = 0; ask < 2; ask++) expect((await getJson<Stats>(url.replace("/api", "/stats"))).concurrency).toBe(20);
+      // And so does GET /metrics, read by a Prometheus parser: counts added up, the limit and the delay not.
+      for (let ask = 0; ask < 2; ask++) {
+        const series = (await scrape(url.replace("/api", "/metrics"))).scrape;
+        expect(series.value("thundering_herd_server_requests_in_service")).toBe(20);
+        expect(series.value("thundering_herd_server_admitted_total")).toBe(20);
+        expect(series.value("thundering_herd_server_concurrency_limit")).toBe(5);
+        expect(series.value("thundering_herd_server_modelled_delay_seconds")).toBe(4);
+      }
       // Each request waited the whole server's delay (a lower bound: a slow machine only adds).
       for (const latency of await Promise.all(latencies)) expect(latency).toBeGreaterThanOrEqual(2_000);
       for (const response of await Promise.all(held.map((request) => request.response))) expect(response).toMatch(/^HTTP\/1\.1 200 OK/);
