@@ -246,6 +246,8 @@ export class ServiceQueue extends TicketRingServer implements ServerModel {
     const fewer = othersInService < (this.others ?? 0);
     this.others = othersInService;
     if (fewer) this.rearm();
+    // The delay its requests in service have now, as the report line and the metrics read it.
+    else this.lastDelay = this.currentDelay();
   }
 
   /** Skips cancelled requests at the head; false when none is in service. */

@@ -74,6 +74,7 @@ describe("ServiceQueue", () => {
       arrive("a"); // alone: due at 100
       clock.advanceBy(50);
       queue.shareConcurrency(1); // c = 2: delay 200
+      expect(queue.lastDelayMs).toBe(200); // what the line and the metrics read, at once
       clock.runUntil(199);
       expect(completions).toEqual([]);
       clock.runAll();
