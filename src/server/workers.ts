@@ -162,41 +162,35 @@ class ServerProcesses {
   }
 
   /**
-   * Asks every process for its snapshot and waits for their answers or SNAPSHOT_WAIT_MS: a process
-   * that does not answer (stopped, busy) counts with its last snapshot.
+   * Sends `message` to every process and waits until each has answered it (`answeredId` reaches the
+   * message's id) or SNAPSHOT_WAIT_MS has passed: a process that does not answer (stopped, busy) is not waited for.
    */
-  async gather(resetPeak = true): Promise<ServiceSnapshot> {
-    const id = ++this.snapshotId;
-    const all = () => this.processes.every((each) => each.answeredId >= id);
+  private async askEveryProcess(message: Extract<ToWorker, { id: number }>, answeredId: (each: Process) => number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     let check: () => void = () => {};
     await new Promise<void>((resolve) => {
-      check = () => all() && resolve();
+      check = () => this.processes.every((each) => answeredId(each) >= message.id) && resolve();
       this.answered.add(check);
       timer = setTimeout(resolve, SNAPSHOT_WAIT_MS);
-      for (const each of this.processes) send(each.worker, { kind: "snapshot", id, resetPeak });
+      for (const each of this.processes) send(each.worker, message);
     });
     clearTimeout(timer);
     this.answered.delete(check);
+  }
+
+  /** Every process's snapshot added up: one that does not answer counts with its last. */
+  async gather(resetPeak = true): Promise<ServiceSnapshot> {
+    await this.askEveryProcess({ kind: "snapshot", id: ++this.snapshotId, resetPeak }, (each) => each.answeredId);
     const snapshots = this.processes.flatMap((each) => (each.snapshot === undefined ? [] : [each.snapshot]));
     const whole = wholeServer(snapshots, this.peakSinceReport, this.delayMs);
     if (resetPeak) this.peakSinceReport = whole.concurrency;
     return whole;
   }
 
-  /** Every process's series added up (GET /metrics), waiting for their answers as gather() does: one that does not answer is left out. */
+  /** Every process's series added up (GET /metrics): one that does not answer is left out. */
   async gatherSeries(): Promise<string> {
     const id = ++this.snapshotId;
-    let timer: NodeJS.Timeout | undefined;
-    let check: () => void = () => {};
-    await new Promise<void>((resolve) => {
-      check = () => this.processes.every((each) => each.seriesId >= id) && resolve();
-      this.answered.add(check);
-      timer = setTimeout(resolve, SNAPSHOT_WAIT_MS);
-      for (const each of this.processes) send(each.worker, { kind: "series", id });
-    });
-    clearTimeout(timer);
-    this.answered.delete(check);
+    await this.askEveryProcess({ kind: "series", id }, (each) => each.seriesId);
     return aggregateMetrics(this.processes.flatMap((each) => (each.seriesId === id && each.series !== undefined ? [each.series] : [])));
   }
 
@@ -299,32 +293,24 @@ export async function serveWorker(options: ServerOptions, io: ProgramIo): Promis
   const send = (message: ToPrimary) => {
     if (process.connected) process.send!(message);
   };
-  // GET /stats answers for the whole server, as the first process's lines do: its snapshot, asked for over the channel.
-  const asked = new Map<number, (snapshot: ServiceSnapshot) => void>();
+  // GET /stats and GET /metrics answer for the whole server, as the first process's lines do: asked for over the channel.
+  const pending = new Map<number, (answer: unknown) => void>();
   let requests = 0;
-  const wholeServerStats = () =>
-    new Promise<ServiceSnapshot>((resolve) => {
+  const askPrimary = <Answer>(kind: "whole" | "metrics") =>
+    new Promise<Answer>((resolve) => {
       const request = ++requests;
-      asked.set(request, resolve);
-      send({ kind: "whole", request });
+      pending.set(request, resolve as (answer: unknown) => void);
+      send({ kind, request });
     });
-  const askedText = new Map<number, (text: string) => void>();
-  const wholeServerMetrics = () =>
-    new Promise<string>((resolve) => {
-      const request = ++requests;
-      askedText.set(request, resolve);
-      send({ kind: "metrics", request });
-    });
+  const wholeServerStats = () => askPrimary<ServiceSnapshot>("whole");
+  const wholeServerMetrics = () => askPrimary<string>("metrics");
   const server = await startHttpServer(own, realClock, { ...processHooks(io), stats: wholeServerStats, metricsText: wholeServerMetrics });
   const queue = server.queue;
   process.on("message", (message: ToWorker) => {
     if (message.kind === "others") queue.shareConcurrency!(message.count);
-    else if (message.kind === "whole") {
-      asked.get(message.request)?.(message.snapshot);
-      asked.delete(message.request);
-    } else if (message.kind === "metrics") {
-      askedText.get(message.request)?.(message.text);
-      askedText.delete(message.request);
+    else if (message.kind === "whole" || message.kind === "metrics") {
+      pending.get(message.request)?.(message.kind === "whole" ? message.snapshot : message.text);
+      pending.delete(message.request);
     } else if (message.kind === "series") {
       void server.metrics?.registry.getMetricsAsJSON().then((series) => send({ kind: "series", id: message.id, series }));
     } else {
