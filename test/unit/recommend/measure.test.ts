@@ -228,7 +228,8 @@ describe("an outage run ended once the server cannot come back (haltWhenCollapse
 
   it("ends as the client window open when the server went down for good closes, so that no answered window is lost", () => {
     const base = { ...config("fixed"), seed: 1, outages: [{ atMs: 15_000, durationMs: 20_000 }], durationMs: 125_000 };
-    const run = simulate(base, undefined, { windowHistograms: false, haltOnceDown: { above: 30, notBeforeMs: 40_000 } });
+    // From 41 s: the halting report falls between two window closes (every 5 s), not on one.
+    const run = simulate(base, undefined, { windowHistograms: false, haltOnceDown: { above: 30, notBeforeMs: 41_000 } });
     expect(run.haltedDown).toBe(true);
     expect(run.endMs).toBeLessThan(125_000);
     expect(run.client.at(-1)!.endMs).toBe(run.endMs);
