@@ -1,7 +1,16 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
-import { buildGrid, type Measured, measureAll, measurePlan, MIN_OUTAGE_MS, toConfig } from "../recommend/grid-measure.ts";
+import {
+  buildGrid,
+  type Measured,
+  measureAll,
+  firstSeedTimelines,
+  measurePlan,
+  MIN_OUTAGE_MS,
+  ScreenedMeasure,
+  toConfig,
+} from "../recommend/grid-measure.ts";
 import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { renderSvg } from "../report/report.ts";
@@ -59,6 +68,11 @@ import { checkValidateAgainst, validateTop } from "./validate.ts";
 const SERVER_SIDE_TOP = 5;
 /** Candidates whose timelines the report overlays (with fixed retry). */
 const TIMELINE_TOP = 3;
+/** The candidates whose first seed's timelines the report overlays: the top ones and fixed retry. */
+const timelineIds = (ranked: readonly CandidateSummary[]): string[] => {
+  const shown = ranked.slice(0, TIMELINE_TOP).map((summary) => summary.candidate.id);
+  return shown.includes(FIXED) ? shown : [...shown, FIXED];
+};
 
 export interface ChooseDependencies {
   /** Starts ./server and ./client for -validate. */
@@ -194,22 +208,33 @@ async function measure(
 ): Promise<Measurement> {
   // Each result comes back to its own job: the order the threads finish in does not matter.
   const pool = new WorkerPool("choose", options.parallel);
-  const timelines = new Map<string, Timeline[]>();
   const perSeed = new Map<string, CandidateSummary[]>();
   let pairs: Measured[] = [];
   let stabilityRuns: Stability | undefined;
   try {
-    let summaries = await measureAll(grid, options.seeds, plan, pool, io, "choose: simulating", perSeed, timelines);
+    // -screen-top 0: nothing screened out, every candidate runs every seed.
+    const top = options.own["screen-top"] === 0 ? Infinity : options.own["screen-top"];
+    const screened = new ScreenedMeasure({ seeds: options.seeds, plan, pool, io, top, rank });
+    let summaries = await screened.add(grid, "choose: simulating");
     if (levers.length > 0) {
       pairs = leverPairs(options, rank(summaries), grid, levers, skipped);
-      summaries = [...summaries, ...(await measureAll(pairs, options.seeds, plan, pool, io, "choose: server levers", perSeed, timelines))];
+      await screened.add(pairs, "choose: server levers");
     }
-    const top = rank(summaries).slice(0, STABILITY_TOP);
-    if (options.stabilitySeeds.length > 0 && top.length > 1) {
-      const entries = [...grid, ...pairs].filter((entry) => top.some((summary) => summary.candidate === entry.candidate));
+    summaries = screened.finish(perSeed);
+    // Only the candidates the report draws need their outages played whole (the others' runs end once the server cannot come back).
+    const drawn = timelineIds(rank(summaries));
+    const timelines = await firstSeedTimelines(
+      [...grid, ...pairs].filter((entry) => drawn.includes(entry.candidate.id)),
+      options.seeds[0]!,
+      plan,
+      pool,
+    );
+    const leaders = rank(summaries).slice(0, STABILITY_TOP);
+    if (options.stabilitySeeds.length > 0 && leaders.length > 1) {
+      const entries = [...grid, ...pairs].filter((entry) => leaders.some((summary) => summary.candidate === entry.candidate));
       await measureAll(entries, options.stabilitySeeds, plan, pool, io, "choose: stability seeds", perSeed);
       stabilityRuns = stability(
-        top.map((summary) => perSeed.get(summary.candidate.id)!),
+        leaders.map((summary) => perSeed.get(summary.candidate.id)!),
         [...options.seeds, ...options.stabilitySeeds],
       );
     }
@@ -315,7 +340,7 @@ function renderText(options: ChooseOptions, { ranked, winner, second, front, rul
   io.stdout.write(`${recommendation[0]}\n\n`);
   io.stdout.write(`${rankedTable(ranked, options.own["max-outage"])}\n\n`);
   io.stdout.write(`Ranking rule: ${rule}\n`);
-  io.stdout.write(`${TABLE_LEGEND}\n${faultsListing(options)}\n`);
+  io.stdout.write(`${TABLE_LEGEND}${screenedText(ranked, options)}\n${faultsListing(options)}\n`);
   io.stdout.write(
     `Pareto front (success within the SLO vs longest outage survived): ${front.map((summary) => summary.candidate.id).join(", ")}\n\n`,
   );
@@ -326,6 +351,15 @@ function renderText(options: ChooseOptions, { ranked, winner, second, front, rul
   io.stdout.write(`${outageDetails(detailed)}\n\n`);
   io.stdout.write(`The winner's settings for other systems:\n\n`);
   for (const snippet of advice.snippets) io.stdout.write(snippetText(snippet));
+}
+
+/** Which candidates ran the first seed alone (-screen-top), after the table's legend; nothing when every one ran every seed. */
+function screenedText(ranked: readonly CandidateSummary[], options: ChooseOptions): string {
+  const screened = ranked.filter((summary) => summary.seeds < options.seeds.length).length;
+  return screened === 0
+    ? ""
+    : ` ${screened} candidates below the top ${options.own["screen-top"]} of the first seed's ranking ran that seed alone (-screen-top): ` +
+        "no spread beside their figures, and their order is that seed's.";
 }
 
 /** The render stage, as files: summary.json, the report and the snippets in a folder of their own; the answer as JSON with -json. */
@@ -372,6 +406,7 @@ function summaryOutput(
     settings: {
       system: systemSettings(options.system),
       seeds: options.seeds,
+      screenTop: own["screen-top"],
       stabilitySeeds: options.stabilitySeeds,
       outagesMs: options.outagesMs,
       sloMs: options.sloMs,
@@ -512,8 +547,7 @@ async function writeReport(outDir: string, result: object, input: ReportInput): 
   ]);
   if (input.second !== undefined) named.set(input.second.candidate.id, `runner-up: ${input.second.candidate.id}`);
   const paretoSvg = await renderSvg(paretoSpec(input.ranked, input.front, named, input.options.own["max-outage"]));
-  const shown = [...input.ranked.slice(0, TIMELINE_TOP).map((summary) => summary.candidate.id)];
-  if (!shown.includes(FIXED)) shown.push(FIXED);
+  const shown = timelineIds(input.ranked);
   const timelineSvgs: string[] = [];
   for (const [index] of input.options.outagesMs.entries()) {
     const series = shown.map((id) => input.timelines.get(id)?.[index]).filter((timeline): timeline is Timeline => timeline !== undefined);
@@ -527,6 +561,7 @@ async function writeReport(outDir: string, result: object, input: ReportInput): 
     `seeds ${input.options.seeds.join(", ")}; steady ${formatDuration(input.options.own.steady)}, observe ${formatDuration(input.options.own.observe)}, ` +
       `everyday run ${formatDuration(input.options.own.everyday)}, bisection from ${formatDuration(MIN_OUTAGE_MS)} to ${formatDuration(input.options.own["max-outage"])}`,
     ...(input.options.schedules === undefined ? [] : [faultsListing(input.options).trim().replace(/\n\s*/g, "; ")]),
+    ...[screenedText(input.ranked, input.options).trim()].filter((line) => line !== ""),
   ];
   writeFileSync(
     join(outDir, "report.html"),

@@ -24,6 +24,8 @@ import { checkSpikeClients, PARALLEL_FLAG, SIM_FLAGS } from "../sim/options.ts";
  * of seconds does not.
  */
 export const SLO_TIMEOUTS = 5;
+/** How far down the first seed's ranking candidates run every seed (-screen-top). */
+export const SCREEN_TOP = 10;
 /** How many of the top candidates -stability-seeds runs again. */
 export const STABILITY_TOP = 3;
 
@@ -161,6 +163,17 @@ const CHOOSE_ONLY_FLAGS = [
     description: "simulations per measurement, seeds seed…seed+n-1",
   },
   {
+    name: "screen-top",
+    group: "run",
+    kind: "integer",
+    default: SCREEN_TOP,
+    min: 0,
+    max: 10000,
+    placeholder: "n",
+    description:
+      "every candidate runs the first seed; the top n of the ranking and the baselines run the others, the rest keep the first seed's figures (0: every candidate runs every seed)",
+  },
+  {
     name: "seed",
     group: "run",
     kind: "integer",
@@ -269,7 +282,7 @@ export const CHOOSE_FLAGS: readonly FlagSpec[] = [...SYSTEM_FLAGS, ...CHOOSE_ONL
 export const CHOOSE_MEASURE_FLAGS: readonly FlagSpec[] = CHOOSE_FLAGS.filter(
   (flag) =>
     ![
-      ...["server-side", "client-only", "stability-seeds", "list", "print-scenario"],
+      ...["server-side", "client-only", "stability-seeds", "screen-top", "list", "print-scenario"],
       ...["validate", "validate-top", "validate-outage", "validate-against", "target", "target-cmd", "target-pid"],
     ].includes(flag.name),
 );

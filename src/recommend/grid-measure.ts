@@ -4,7 +4,7 @@ import type { WorkerPool } from "../runtime/worker-pool.ts";
 import { configFrom } from "../sim/options.ts";
 import type { SimulationConfig } from "../runner/simulate.ts";
 import { type Candidate, clientGrid, selectedBy } from "./candidates.ts";
-import { type MeasureJob, type MeasurePlan, type SeedResult, troubleStartMs } from "./measure.ts";
+import { type MeasureJob, type MeasurePlan, type OutageResult, type SeedResult, type TimelinesJob, troubleStartMs } from "./measure.ts";
 import type { ChooseOptions } from "../choose/options.ts";
 import { runWithProgress } from "./progress.ts";
 import type { Timeline } from "./report.ts";
@@ -79,6 +79,81 @@ export function buildGrid(options: ChooseOptions, skipped: string[]): Measured[]
     });
 }
 
+/** What the measure stage keeps besides the summaries: each seed's summary alone, and the first seed's timelines. */
+interface Keep {
+  /** Each entry's summary with each seed alone (for the stability count), in the seeds' order. */
+  readonly perSeed: Map<string, CandidateSummary[]>;
+  /** The first seed's outage timelines, for the report. */
+  readonly timelines?: Map<string, Timeline[]> | undefined;
+}
+
+/** Runs `jobs` (entry, seed) on the pool, the bar counting them; adds each result to its entry's list, in the seeds' order. */
+async function runJobs(
+  entries: readonly Measured[],
+  jobs: readonly { readonly entryIndex: number; readonly seed: number; readonly keepTimelines: boolean }[],
+  plan: MeasurePlan,
+  pool: WorkerPool,
+  io: ProgramIo,
+  label: string,
+  results: SeedResult[][],
+): Promise<void> {
+  const measureJobs: MeasureJob[] = jobs.map((job) => ({
+    candidateIndex: job.entryIndex,
+    seed: job.seed,
+    config: entries[job.entryIndex]!.config,
+    plan,
+    keepTimelines: job.keepTimelines,
+  }));
+  const done = await runWithProgress<SeedResult>(pool, "measure", measureJobs, io.stderr, label);
+  for (const result of done) results[result.candidateIndex]!.push(result);
+}
+
+/** The summaries of measured entries, each seed's alone added to `keep.perSeed`, and the first seed's timelines to `keep.timelines`. */
+function summariesOf(entries: readonly Measured[], results: readonly SeedResult[][], plan: MeasurePlan, keep: Keep): CandidateSummary[] {
+  return entries.map((entry, index) => {
+    const own = results[index]!;
+    const first = own[0]!;
+    const single = keep.perSeed.get(entry.candidate.id) ?? [];
+    keep.perSeed.set(entry.candidate.id, [...single, ...own.map((result) => summarize(entry.candidate, [result]))]);
+    keep.timelines?.set(
+      entry.candidate.id,
+      timelinesOf(
+        entry.candidate.id,
+        first.outages.map((outage) => outage.timeline),
+        plan,
+      ),
+    );
+    return summarize(entry.candidate, own);
+  });
+}
+
+/** A candidate's listed outages' timelines, as the report draws them. */
+function timelinesOf(id: string, played: readonly OutageResult["timeline"][], plan: MeasurePlan): Timeline[] {
+  return played.map((timeline, index) => ({
+    id,
+    outageMs: plan.outagesMs[index]!,
+    faults: plan.schedules?.[index],
+    stopAtMs: troubleStartMs(plan.schedules?.[index], plan.steadyMs),
+    server: timeline?.server ?? [],
+    client: timeline?.client ?? [],
+  }));
+}
+
+/** The first seed's timelines of `entries`, each listed outage played whole on the pool, for the report. */
+export async function firstSeedTimelines(
+  entries: readonly Measured[],
+  seed: number,
+  plan: MeasurePlan,
+  pool: WorkerPool,
+): Promise<Map<string, Timeline[]>> {
+  const played = await Promise.all(
+    entries.map((entry) =>
+      pool.run<NonNullable<OutageResult["timeline"]>[]>("timelines", { config: entry.config, seed, plan } satisfies TimelinesJob),
+    ),
+  );
+  return new Map(entries.map((entry, index) => [entry.candidate.id, timelinesOf(entry.candidate.id, played[index]!, plan)]));
+}
+
 /**
  * Measures each entry with each seed; returns the summaries over the seeds, and adds each
  * seed's summary alone to `perSeed` (for the stability count) and, when given, the first
@@ -94,32 +169,80 @@ export async function measureAll(
   perSeed: Map<string, CandidateSummary[]>,
   timelines?: Map<string, Timeline[]>,
 ): Promise<CandidateSummary[]> {
-  const jobs: MeasureJob[] = entries.flatMap((entry, candidateIndex) =>
-    seeds.map((seed, seedIndex) => ({
-      candidateIndex,
-      seed,
-      config: entry.config,
-      plan,
-      keepTimelines: timelines !== undefined && seedIndex === 0,
-    })),
+  const results: SeedResult[][] = entries.map(() => []);
+  const jobs = entries.flatMap((_, entryIndex) =>
+    seeds.map((seed, seedIndex) => ({ entryIndex, seed, keepTimelines: timelines !== undefined && seedIndex === 0 })),
   );
-  const results = await runWithProgress<SeedResult>(pool, "measure", jobs, io.stderr, label);
-  return entries.map((entry, candidateIndex) => {
-    const own = results.filter((result) => result.candidateIndex === candidateIndex);
-    const first = own[0]!;
-    const single = perSeed.get(entry.candidate.id) ?? [];
-    perSeed.set(entry.candidate.id, [...single, ...own.map((result) => summarize(entry.candidate, [result]))]);
-    timelines?.set(
-      entry.candidate.id,
-      first.outages.map((outage, index) => ({
-        id: entry.candidate.id,
-        outageMs: outage.outageMs,
-        faults: plan.schedules?.[index],
-        stopAtMs: troubleStartMs(plan.schedules?.[index], plan.steadyMs),
-        server: outage.timeline?.server ?? [],
-        client: outage.timeline?.client ?? [],
-      })),
-    );
-    return summarize(entry.candidate, own);
-  });
+  await runJobs(entries, jobs, plan, pool, io, label, results);
+  return summariesOf(entries, results, plan, { perSeed, timelines });
+}
+
+/**
+ * Screening, then the other seeds for the top. Each set of entries added runs the first seed;
+ * then, until the top `top` of the ranking of every entry added so far, and the baselines, have
+ * run every seed, those that have not run the others. A candidate below keeps its first seed's
+ * figures alone (its summary says how many seeds it ran). A candidate that failed a listed
+ * outage with one seed cannot qualify with more, nor survive a longer outage, so which
+ * candidates qualify is what every seed would say; the order below the top is the first seed's.
+ */
+export interface ScreenedRun {
+  readonly seeds: readonly number[];
+  readonly plan: MeasurePlan;
+  readonly pool: WorkerPool;
+  readonly io: ProgramIo;
+  /** How far down the ranking every seed is run. */
+  readonly top: number;
+  readonly rank: (summaries: readonly CandidateSummary[]) => readonly CandidateSummary[];
+}
+
+export class ScreenedMeasure {
+  private readonly entries: Measured[] = [];
+  private readonly results: SeedResult[][] = [];
+
+  private readonly run: ScreenedRun;
+
+  constructor(run: ScreenedRun) {
+    this.run = run;
+  }
+
+  /** Measures `added` as above, with every entry added before; returns the summaries of every entry so far. */
+  async add(added: readonly Measured[], label: string): Promise<CandidateSummary[]> {
+    const { seeds, top } = this.run;
+    const from = this.entries.length;
+    this.entries.push(...added);
+    this.results.push(...added.map(() => []));
+    const indices = added.map((_, offset) => from + offset);
+    // Where the top holds every entry, nothing is screened out: every seed at once.
+    if (this.entries.length <= top || seeds.length === 1) {
+      await this.runSeeds(indices, seeds, label);
+      return this.current();
+    }
+    await this.runSeeds(indices, seeds.slice(0, 1), `${label}, first seed`);
+    for (;;) {
+      const current = this.current();
+      const indexOf = new Map(current.map((summary, index) => [summary, index]));
+      const baselines = current.filter((summary) => summary.candidate.origin === "baseline");
+      const wanted = [...this.run.rank(current).slice(0, top), ...baselines]
+        .map((summary) => indexOf.get(summary)!)
+        .filter((index) => this.results[index]!.length < seeds.length);
+      const unique = [...new Set(wanted)];
+      if (unique.length === 0) return current;
+      const more = seeds.length - 1;
+      await this.runSeeds(unique, seeds.slice(1), `${label}, ${unique.length} of the top on ${more} more seed${more === 1 ? "" : "s"}`);
+    }
+  }
+
+  private runSeeds(indices: readonly number[], seeds: readonly number[], label: string): Promise<void> {
+    const jobs = indices.flatMap((entryIndex) => seeds.map((seed) => ({ entryIndex, seed, keepTimelines: false })));
+    return runJobs(this.entries, jobs, this.run.plan, this.run.pool, this.run.io, label, this.results);
+  }
+
+  /** Every entry's summary, each seed's alone added to `perSeed`. */
+  finish(perSeed: Map<string, CandidateSummary[]>): CandidateSummary[] {
+    return summariesOf(this.entries, this.results, this.run.plan, { perSeed });
+  }
+
+  private current(): CandidateSummary[] {
+    return this.entries.map((entry, index) => summarize(entry.candidate, this.results[index]!));
+  }
 }

@@ -148,6 +148,21 @@ export function measure(job: MeasureJob): SeedResult {
   return { candidateIndex: job.candidateIndex, seed, everyday, outages, longest, simulations, events };
 }
 
+/** One candidate's listed outages with one seed, played whole for their timelines (the report's charts). */
+export interface TimelinesJob {
+  readonly config: SimulationConfig;
+  readonly seed: number;
+  readonly plan: MeasurePlan;
+}
+
+/** The timelines of a candidate's listed outages (or schedules) with one seed, as measure() keeps them with keepTimelines. */
+export function outageTimelines(job: TimelinesJob): NonNullable<OutageResult["timeline"]>[] {
+  return job.plan.outagesMs.map(
+    (outageMs, index) =>
+      outageRun(job.config, job.seed, job.plan, outageMs, { keepTimeline: true, schedule: job.plan.schedules?.[index] }).result.timeline!,
+  );
+}
+
 /**
  * Bisection, on a logarithmic scale, for the longest outage after which the server still
  * recovers, as `./sim -find-critical-outage` does, started from what the listed outages

@@ -100,7 +100,7 @@ describe("choose", () => {
       );
       expect(run.stdout).toMatch(/^Runner-up, favouring /m);
       expect(run.stdout).toContain("--- gRPC service config (retryPolicy, retryThrottling) (grpc-service-config.json)");
-      expect(run.stderr).toMatch(/choose: simulating: 8\/8 \(100 %\)/);
+      expect(run.stderr).toMatch(/choose: simulating: 8\/8 \(100 %\)/); // four candidates, two seeds: all within -screen-top
       expect(run.stderr).toMatch(/choose: stability seeds: 3\/3 \(100 %\)/);
       const dir = /^report: (.+)\/report\.html$/m.exec(run.stdout)![1]!;
       const html = readFileSync(join(dir, "report.html"), "utf8");
@@ -118,6 +118,40 @@ describe("choose", () => {
       ]) {
         expect(existsSync(join(dir, file)), file).toBe(true);
       }
+    },
+  );
+
+  it(
+    "runs the other seeds only for the top of the first seed's ranking and the baselines (-screen-top); the rest keep the first seed's figures",
+    { timeout: 180_000 },
+    async () => {
+      const grid = ["-candidates", "exponential-backoff,full-jitter:max-attempts=3,full-jitter,decorrelated-jitter"];
+      const run = (...extra: string[]) => choose([...SMALL, ...grid, "-json", "-parallel", "2", ...extra]);
+      interface Entry {
+        id: string;
+        rank: number;
+        seeds: number;
+        simulations: number;
+      }
+      const entries = (stdout: string) => (result(stdout) as { ranking: Entry[] }).ranking;
+      const withoutRank = ({ rank: _rank, ...entry }: Entry) => entry;
+      const screened = await run("-screen-top", "1");
+      expect(screened.code).toBe(0);
+      expect(screened.stderr).toMatch(/choose: simulating, first seed: 6\/6 \(100 %\)/);
+      expect(screened.stderr).toMatch(/choose: simulating, 3 of the top on 1 more seed: 3\/3 \(100 %\)/);
+      const every = entries((await run("-screen-top", "0")).stdout);
+      const firstSeed = entries((await run("-seeds", "1")).stdout);
+      const ranked = entries(screened.stdout);
+      // The first ranked and the baselines ran both seeds: their figures are every seed's.
+      const full = ranked.filter((entry) => entry.seeds === 2).map((entry) => entry.id);
+      expect(full.sort()).toEqual([ranked[0]!.id, "fixed", "no-retries"].sort());
+      expect(every[0]!.id).toBe(ranked[0]!.id);
+      for (const entry of ranked) {
+        const same = (entry.seeds === 2 ? every : firstSeed).find((other) => other.id === entry.id)!;
+        expect(withoutRank(entry), entry.id).toEqual(withoutRank(same));
+      }
+      const text = await choose([...SMALL, ...grid, "-parallel", "2", "-screen-top", "1"]);
+      expect(text.stdout).toContain("3 candidates below the top 1 of the first seed's ranking ran that seed alone (-screen-top)");
     },
   );
 
