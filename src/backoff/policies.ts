@@ -1,6 +1,7 @@
 import { constant } from "./policies/constant.ts";
 import { decorrelatedJitter } from "./policies/decorrelated-jitter.ts";
 import type { PolicyDefinition } from "./policies/definition.ts";
+import type { ExactWaits } from "./policies/exact-waits.ts";
 import { equalJitter } from "./policies/equal-jitter.ts";
 import { exponential } from "./policies/exponential.ts";
 import { fullJitter } from "./policies/full-jitter.ts";
@@ -45,4 +46,9 @@ export function policyDefinition<K extends PolicyKind>(kind: K): PolicyDefinitio
 /** The definition of a kind that may be anything (a policy from JavaScript or JSON); undefined for no known kind. */
 export function knownPolicyDefinition(kind: unknown): PolicyDefinition<BackoffPolicy> | undefined {
   return typeof kind === "string" ? BY_KIND.get(kind) : undefined;
+}
+
+/** A policy's waits in a form other systems' settings speak (its definition's exactWaits); undefined where they are in none. */
+export function exactWaitsOf(policy: BackoffPolicy): ExactWaits | undefined {
+  return (policyDefinition(policy.kind) as PolicyDefinition<BackoffPolicy>).exactWaits?.(policy);
 }

@@ -13,11 +13,10 @@ import { SERVER_MODEL_KINDS } from "../../src/model/servers/models.ts";
  *
  * - Fault kinds (src/model/faults/kinds/<kind>.ts) and server models
  *   (src/model/servers/kinds/<name>.ts): none anywhere else.
- * - Backoff policies (src/backoff/policies/<kind>.ts) are one definition each, but not yet asked
- *   everywhere (issue 35): every place that still compares a `.kind` with their names is listed
- *   below, exactly, so that no new one can appear unnoticed and the list shrinks as they ask their
- *   definitions. A name that is both a policy's and a server model's ("exponential") is held by
- *   that exact list.
+ * - Backoff policies (src/backoff/policies/<kind>.ts): none anywhere else either. A policy's name
+ *   that is also another kind's (a retry budget's `grpc`, a server model's `exponential`) is held
+ *   by an exact list of the places that compare a `.kind` with it, so that no new one appears
+ *   unnoticed.
  */
 
 interface Comparison {
@@ -129,31 +128,17 @@ describe("kinds are asked, not named", () => {
     expect(placesComparingKind(POLICY_KINDS, planted)).toEqual(["sim/main.ts: exponential × 1"]);
   });
 
-  it("lists every place still comparing a backoff policy's kind by name, and no more", () => {
-    expect(placesComparingKind(POLICY_KINDS)).toEqual(NOT_YET_ONE_DEFINITION);
+  it("compares a backoff policy's name with a `.kind` only where that kind is another thing of the same name", () => {
+    expect(placesComparingKind(POLICY_KINDS)).toEqual(OTHER_KINDS_OF_THE_SAME_NAME);
   });
 });
 
 /**
- * Today's comparisons on policies' names (issue 35): each moves into its policy's definition.
- * choose's snippets ask the definition (its wait shape's jitter form, its library name); check's
- * formats, which write a policy's exact parameters into another system's file, still switch on
- * its kind to read them.
+ * Today's comparisons with policies' names (issue 35): none is a policy's any more. choose's
+ * snippets ask the definition (its wait shape's jitter form, its library name), and check's
+ * formats its exact waits (exactWaits: fixed, geometric, AWS's jitters, a table), never its name.
  */
-const NOT_YET_ONE_DEFINITION: readonly string[] = [
-  "check/formats/cockatiel.ts: constant × 1",
-  "check/formats/cockatiel.ts: decorrelated-jitter × 1",
-  "check/formats/cockatiel.ts: equal-jitter × 1",
-  "check/formats/cockatiel.ts: full-jitter × 1",
-  "check/formats/cockatiel.ts: grpc × 1",
-  "check/formats/json-options.ts: exponential × 1",
-  "check/formats/json-options.ts: grpc × 1",
-  "check/formats/p-retry.ts: constant × 1",
-  "check/formats/p-retry.ts: grpc × 1",
-  "check/formats/polly.ts: constant × 1",
-  "check/formats/polly.ts: decorrelated-jitter × 1",
-  "check/formats/polly.ts: grpc × 1",
-  "check/formats/polly.ts: table × 1",
+const OTHER_KINDS_OF_THE_SAME_NAME: readonly string[] = [
   // Not a policy: these compare a retry budget's kind (-budget grpc, gRPC's retryThrottling), whose name is the gRPC policy's too.
   "client/main.ts: grpc × 1",
   "model/client-instances.ts: grpc × 2",

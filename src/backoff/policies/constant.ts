@@ -29,6 +29,7 @@ export const constant = definePolicy<ConstantPolicy>({
   libraryName: "constantPolicy",
   check,
   delay: (policy) => policy.delayMs,
+  exactWaits: (policy) => ({ form: "fixed", delayMs: policy.delayMs }),
   firstWaitFollowsThinkTime: false,
   fixedWaitMs: (policy) => policy.delayMs,
   waitShape: (policy) => waitShape(policy.delayMs, 1, policy.delayMs, "none", policy.delayMs),

@@ -43,6 +43,7 @@ export const decorrelatedJitter = definePolicy<DecorrelatedJitterPolicy>({
     const high = Math.max(policy.baseMs, DECORRELATED_SPREAD * previous);
     return Math.min(policy.capMs, policy.baseMs + random.uniform() * (high - policy.baseMs));
   },
+  exactWaits: (policy) => ({ form: "aws", jitter: "decorrelated", baseMs: policy.baseMs, capMs: policy.capMs }),
   // It grows from its own previous retry wait, and starts from its base.
   firstWaitFollowsThinkTime: false,
   waitShape: (policy, context) => {

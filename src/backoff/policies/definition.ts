@@ -1,4 +1,5 @@
 import type { Random } from "../random.ts";
+import type { ExactWaits } from "./exact-waits.ts";
 import type { WaitContext, WaitShape } from "./wait-shape.ts";
 
 /**
@@ -6,7 +7,7 @@ import type { WaitContext, WaitShape } from "./wait-shape.ts";
  * by the factories, validatePolicy and nextDelay (policy.ts, delay.ts), the client loop and the
  * simulator. Code outside a kind's file asks these properties, never the kind's name
  * (test/unit/kind-names.test.ts), so a new kind is its file, its test and one line in policies.ts,
- * plus its cases in the writers of other systems' settings and the lists docs/design.md names.
+ * plus the lists docs/design.md names.
  */
 
 /** A policy as data: its kind and its parameters. */
@@ -45,6 +46,8 @@ export interface PolicyDefinition<P extends PolicyData> {
   readonly firstWaitFollowsThinkTime: false | { readonly withoutThinkTime: keyof P & string };
   /** The one wait every retry waits, for a kind whose waits never vary (the simulator's FIFO timer lanes). */
   fixedWaitMs?(policy: P): number;
+  /** Its waits exactly, in a form other systems' settings speak (check's writers read it); none where they are in no such form. */
+  exactWaits?(policy: P): ExactWaits | undefined;
   /** Its waits as first × multiplier^(n-1), capped, with a jitter's form: the shape most retry libraries speak. */
   waitShape(policy: P, context: WaitContext): WaitShape;
   /**

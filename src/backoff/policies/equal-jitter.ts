@@ -34,6 +34,7 @@ export const equalJitter = definePolicy<EqualJitterPolicy>({
     const half = awsCeiling(policy, attempt) / 2;
     return half + random.uniform() * half;
   },
+  exactWaits: (policy) => ({ form: "aws", jitter: "equal", baseMs: policy.baseMs, capMs: policy.capMs }),
   firstWaitFollowsThinkTime: false,
   waitShape: (policy) => waitShape(policy.baseMs, 2, policy.capMs, "equal", (policy.baseMs * 3) / 4),
   waitExpression: (policy, attempt) =>

@@ -2,6 +2,7 @@ import { checkNumber, FRACTION } from "../validate.ts";
 import { definePolicy, filledPolicy, type FactoryOptions } from "./definition.ts";
 import { ARTICLE_FACTOR, cappedGrowth, checkGrowth, nonNegative } from "./growth.ts";
 import { cappedExpression, waitShape } from "./wait-shape.ts";
+import { growingWaits } from "./exact-waits.ts";
 
 /**
  * The pseudo-code of "Exponential Backoff or how not to crash a server" (Andrey Smirnov), in
@@ -47,6 +48,11 @@ export const exponential = definePolicy<ExponentialPolicy>({
     const base = cappedGrowth(policy.minDelayMs, policy.factor, attempt, policy.maxDelayMs);
     return nonNegative(base + random.normal(0, policy.jitter * base));
   },
+  // min(min × f^n, max) is min((min × f) × f^(n-1), max); a normal jitter is in no other system's form.
+  exactWaits: (policy) =>
+    policy.jitter === 0
+      ? growingWaits(Math.min(policy.minDelayMs * policy.factor, policy.maxDelayMs), policy.factor, policy.maxDelayMs, 0)
+      : undefined,
   firstWaitFollowsThinkTime: false,
   waitShape: (policy) => {
     const first = Math.min(policy.minDelayMs * policy.factor, policy.maxDelayMs);

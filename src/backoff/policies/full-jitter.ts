@@ -31,6 +31,7 @@ export const fullJitter = definePolicy<FullJitterPolicy>({
   libraryName: "fullJitterPolicy",
   check,
   delay: (policy, attempt, _previousDelayMs, random) => random.uniform() * awsCeiling(policy, attempt),
+  exactWaits: (policy) => ({ form: "aws", jitter: "full", baseMs: policy.baseMs, capMs: policy.capMs }),
   firstWaitFollowsThinkTime: false,
   waitShape: (policy) => waitShape(policy.baseMs, 2, policy.capMs, "full", policy.baseMs / 2),
   waitExpression: (policy, attempt) => `Math.random() * ${cappedExpression(`${policy.baseMs} * 2 ** (${attempt} - 1)`, policy.capMs)}`,

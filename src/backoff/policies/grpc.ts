@@ -2,6 +2,7 @@ import { AT_LEAST_ONE, checkNumber, checkOrdered, FRACTION, NON_NEGATIVE } from 
 import { definePolicy, filledPolicy, type FactoryOptions } from "./definition.ts";
 import { cappedGrowth } from "./growth.ts";
 import { cappedExpression, waitShape } from "./wait-shape.ts";
+import { growingWaits } from "./exact-waits.ts";
 
 /**
  * gRPC connection backoff (grpc/grpc doc/connection-backoff.md; grpc-go internal/backoff):
@@ -49,6 +50,7 @@ export const grpc = definePolicy<GrpcPolicy>({
     const base = cappedGrowth(policy.initialMs, policy.multiplier, attempt - 1, policy.maxMs);
     return base * (1 + policy.jitter * (2 * random.uniform() - 1));
   },
+  exactWaits: (policy) => growingWaits(policy.initialMs, policy.multiplier, policy.maxMs, policy.jitter),
   firstWaitFollowsThinkTime: false,
   waitShape: (policy) => ({
     ...waitShape(policy.initialMs, policy.multiplier, policy.maxMs, "spread", policy.initialMs),

@@ -52,6 +52,7 @@ export const table = definePolicy<TablePolicy>({
   check,
   delay: (policy, attempt, _previousDelayMs, random) => tableWait(policy, attempt, random),
   waitBeforeFirstAttempt: (policy, random) => tableWait(policy, 0, random),
+  exactWaits: (policy) => ({ form: "listed", delaysMs: policy.delaysMs }),
   firstWaitFollowsThinkTime: false,
   waitShape: (policy) => {
     const entries = policy.delaysMs.slice(1).filter((entry) => entry > 0);

@@ -1,9 +1,10 @@
 import type { JSONPath } from "jsonc-parser";
 import type { BackoffPolicy } from "../../backoff/policy.ts";
+import { exactWaitsOf } from "../../backoff/policies.ts";
+import type { AwsJitter } from "../../backoff/policies/exact-waits.ts";
 import type { FlagSettings } from "../../recommend/settings.ts";
 import { ConfigFileError, type ConfigFormat, type PolicyReading } from "../format.ts";
 import {
-  constantForm,
   decorrelatedNote,
   defaultText,
   type Edit,
@@ -60,6 +61,12 @@ const GENERATORS_SOURCE =
 
 const EXPONENTIAL_DEFAULTS = { initialDelay: 128, maxDelay: 30_000, exponent: 2, generator: "decorrelatedJitter" } as const;
 const GENERATORS = ["noJitter", "fullJitter", "halfJitter", "decorrelatedJitter"] as const;
+/** cockatiel's generator for each of AWS's jitters. */
+const AWS_GENERATORS: Readonly<Record<AwsJitter, Generator>> = {
+  full: "fullJitter",
+  equal: "halfJitter",
+  decorrelated: "decorrelatedJitter",
+};
 type Generator = (typeof GENERATORS)[number];
 /** SamplingBreaker's default minimumRps: "you need 5 failures per second for the breaker to kick in". */
 const FAILURES_PER_SECOND = 5;
@@ -355,28 +362,24 @@ function generatorName(current: Json | undefined, generator: Generator): string 
 
 /** The backoff object that says a policy, or why cockatiel cannot. */
 function backoffFor(policy: BackoffPolicy): JsonObject | string {
-  const form = constantForm(policy);
+  const form = exactWaitsOf(policy);
   const exponential = (generator: Generator, initialMs: number, capMs: number): JsonObject => ({
     type: "exponential",
     initialDelay: shortestNumber(initialMs),
     maxDelay: shortestNumber(capMs),
     generator,
   });
-  switch (form.kind) {
-    case "constant":
+  switch (form?.form) {
+    case "fixed":
       return { type: "constant", interval: shortestNumber(form.delayMs) };
-    case "grpc":
-      if (form.jitter === 0 && form.multiplier === 2) return exponential("noJitter", form.initialMs, form.maxMs);
+    case "geometric":
+      if (form.spread === 0 && form.multiplier === 2) return exponential("noJitter", form.initialMs, form.maxMs);
       return (
         "cockatiel's exponential backoffs double each wait, with no jitter, full, half or decorrelated jitter; " +
-        `a factor of ${form.multiplier} with a ±${form.jitter} spread cannot be said`
+        `a factor of ${form.multiplier} with a ±${form.spread} spread cannot be said`
       );
-    case "full-jitter":
-      return exponential("fullJitter", form.baseMs, form.capMs);
-    case "equal-jitter":
-      return exponential("halfJitter", form.baseMs, form.capMs);
-    case "decorrelated-jitter":
-      return exponential("decorrelatedJitter", form.baseMs, form.capMs);
+    case "aws":
+      return exponential(AWS_GENERATORS[form.jitter], form.baseMs, form.capMs);
     default:
       return `cockatiel has no ${policy.kind} backoff in this form (a DelegateBackoff in code could compute it)`;
   }

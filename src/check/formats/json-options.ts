@@ -305,22 +305,6 @@ export function meaningDifference(a: FlagSettings, b: FlagSettings): string | un
 
 const sameMeaning = (a: FlagSettings, b: FlagSettings): boolean => meaningDifference(a, b) === undefined;
 
-/**
- * A policy that waits the same fixed time on every retry it makes, as the constant policy it is
- * (a gRPC-style backoff growing by 1 without jitter, or one capped at its first wait); others as they are.
- */
-export function constantForm(policy: BackoffPolicy): BackoffPolicy {
-  if (policy.kind === "grpc" && policy.jitter === 0 && (policy.multiplier === 1 || policy.initialMs >= policy.maxMs))
-    return { kind: "constant", delayMs: Math.min(policy.initialMs, policy.maxMs) };
-  if (policy.kind === "exponential" && policy.jitter === 0) {
-    const first = Math.min(policy.minDelayMs * policy.factor, policy.maxDelayMs);
-    if (policy.factor === 1 || first >= policy.maxDelayMs) return { kind: "constant", delayMs: first };
-    // min(min x f^n, max) is min((min x f) x f^(n-1), max): gRPC's form without jitter.
-    return { kind: "grpc", initialMs: first, multiplier: policy.factor, maxMs: policy.maxDelayMs, jitter: 0 };
-  }
-  return policy;
-}
-
 /** The protections and hedging a format cannot say, as the reason a target is inexpressible; undefined when it has none of them. */
 export function unsupportedMechanisms(target: ResolvedTarget, system: string, hasTimeout = false): string | undefined {
   if (target.hedgeDelayMs !== undefined) return `${system} does not hedge requests (-hedge-delay)`;

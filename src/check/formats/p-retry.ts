@@ -1,10 +1,10 @@
 import type { JSONPath } from "jsonc-parser";
 import type { BackoffPolicy } from "../../backoff/policy.ts";
+import { exactWaitsOf } from "../../backoff/policies.ts";
 import type { FlagSettings } from "../../recommend/settings.ts";
 import { ConfigFileError, type ConfigFormat, type PolicyReading } from "../format.ts";
 import {
   booleanAt,
-  constantForm,
   defaultText,
   type Edit,
   type Json,
@@ -180,14 +180,14 @@ const policyNames = (root: Json): string[] =>
 
 /** The p-retry options that say a policy, or why it has none. */
 function optionsFor(policy: BackoffPolicy): Omit<Options, "retries"> | string {
-  const form = constantForm(policy);
-  if (form.kind === "constant") return { factor: 1, minTimeout: form.delayMs, randomize: false, maxTimeout: Infinity };
-  if (form.kind === "grpc") {
+  const form = exactWaitsOf(policy);
+  if (form?.form === "fixed") return { factor: 1, minTimeout: form.delayMs, randomize: false, maxTimeout: Infinity };
+  if (form?.form === "geometric") {
     const capped = form.maxMs >= NODE_TIMER_MAX_MS ? Infinity : form.maxMs;
-    if (form.jitter === 0) return { factor: form.multiplier, minTimeout: form.initialMs, randomize: false, maxTimeout: capped };
-    if (Math.abs(form.jitter - RANDOMIZE_JITTER) < 1e-9)
+    if (form.spread === 0) return { factor: form.multiplier, minTimeout: form.initialMs, randomize: false, maxTimeout: capped };
+    if (Math.abs(form.spread - RANDOMIZE_JITTER) < 1e-9)
       return { factor: form.multiplier, minTimeout: form.initialMs / RANDOMIZE_CENTRE, randomize: true, maxTimeout: capped };
-    return `p-retry's only jitter is randomize, x U(1, 2) (±1/3 about the middle); a ±${form.jitter} spread cannot be said`;
+    return `p-retry's only jitter is randomize, x U(1, 2) (±1/3 about the middle); a ±${form.spread} spread cannot be said`;
   }
   return `p-retry waits minTimeout x factor^(n-1), optionally x U(1, 2); it has no ${policy.kind} backoff`;
 }

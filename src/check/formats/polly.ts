@@ -1,9 +1,9 @@
 import type { JSONPath } from "jsonc-parser";
 import type { BackoffPolicy } from "../../backoff/policy.ts";
+import { exactWaitsOf } from "../../backoff/policies.ts";
 import type { FlagSettings } from "../../recommend/settings.ts";
 import { ConfigFileError, type ConfigFormat, type PolicyReading } from "../format.ts";
 import {
-  constantForm,
   decorrelatedNote,
   defaultText,
   type Edit,
@@ -473,21 +473,22 @@ function interpret(root: Json, policyIndex: number): PolicyReading {
 function retryWaitsFor(
   policy: BackoffPolicy,
 ): Partial<Record<"BackoffType" | "UseJitter" | "Delay" | "MaxDelay", Json | undefined>> | string {
-  const form = constantForm(policy);
+  const form = exactWaitsOf(policy);
   const cap = (capMs: number) => (capMs >= TIMESPAN_MAX_MS ? undefined : formatTimeSpan(Math.min(capMs, DAY_MS)));
   const delay = (delayMs: number) => formatTimeSpan(Math.min(delayMs, DAY_MS));
-  switch (form.kind) {
-    case "constant":
+  switch (form?.form) {
+    case "fixed":
       return { BackoffType: "Constant", UseJitter: false, Delay: delay(form.delayMs), MaxDelay: undefined };
-    case "grpc":
-      if (form.multiplier === 2 && form.jitter === 0)
+    case "geometric":
+      if (form.multiplier === 2 && form.spread === 0)
         return { BackoffType: "Exponential", UseJitter: false, Delay: delay(form.initialMs), MaxDelay: cap(form.maxMs) };
-      if (form.multiplier === 1 && Math.abs(form.jitter - 0.25) < 1e-9)
+      if (form.multiplier === 1 && Math.abs(form.spread - 0.25) < 1e-9)
         return { BackoffType: "Constant", UseJitter: true, Delay: delay(Math.min(form.initialMs, form.maxMs)), MaxDelay: undefined };
-      return `Polly's waits are constant (±25 % with jitter), linear or doubling; a growth of ${form.multiplier} with a ±${form.jitter} spread cannot be said`;
-    case "decorrelated-jitter":
+      return `Polly's waits are constant (±25 % with jitter), linear or doubling; a growth of ${form.multiplier} with a ±${form.spread} spread cannot be said`;
+    case "aws":
+      if (form.jitter !== "decorrelated") break;
       return { BackoffType: "Exponential", UseJitter: true, Delay: delay(form.baseMs), MaxDelay: cap(form.capMs) };
-    case "table": {
+    case "listed": {
       const step = form.delaysMs[1] ?? 0;
       const last = form.delaysMs.at(-1)!;
       const linear = form.delaysMs[0] === 0 && form.delaysMs.every((wait, index) => Math.abs(wait - Math.min(index * step, last)) < 1e-6);
@@ -495,9 +496,8 @@ function retryWaitsFor(
         return { BackoffType: "Linear", Delay: delay(step), MaxDelay: last < (form.delaysMs.length - 1) * step ? cap(last) : undefined };
       return "Polly has no table of waits; a Linear backoff says 0, d, 2d, ... only";
     }
-    default:
-      return `Polly has no ${policy.kind} backoff: its waits are constant, linear or doubling`;
   }
+  return `Polly has no ${policy.kind} backoff: its waits are constant, linear or doubling`;
 }
 
 /** A value for a field, in the JSON type the file already uses for it (the binder reads both). */
