@@ -9,6 +9,7 @@ import {
   parseFlags,
   type ParseOutcome,
   type ProgramDescription,
+  withoutFlags,
 } from "../cli/flags.ts";
 import { instantProblem, parseInstant } from "../cli/instant.ts";
 import { UsageError } from "../cli/usage-error.ts";
@@ -204,16 +205,15 @@ export const CLIENT_PROGRAM: ProgramDescription<typeof CLIENT_FLAGS> = {
   epilog: `Strategies:\n${strategiesHelp()}\nFleet-level protection (state kept per client instance, see -instances):\n${protectionHelp()}`,
 };
 
-export interface ClientOptions {
+/** The load the users make: how many, how they arrive, their retry policy, and the reporting window. The simulator takes these too. */
+export interface LoadOptions extends RetryPolicyOptions {
   readonly clients: number;
   readonly arrivals: Arrivals;
-  /** Send each attempt's deadline to the server. */
-  readonly propagateDeadline: boolean;
-  readonly url: string;
-  readonly timeoutMs: number;
-  readonly strategy: StrategyName;
-  readonly retry: RetryConfig;
   readonly intervalMs: number;
+}
+
+export interface ClientOptions extends LoadOptions {
+  readonly url: string;
   readonly json: boolean;
   /** 0 runs until interrupted. */
   readonly durationMs: number;
@@ -231,6 +231,33 @@ export interface ClientOptions {
 }
 
 export type ClientFlagValues = FlagValues<typeof CLIENT_FLAGS>;
+
+/**
+ * ./client's flags that say how the program runs (where it sends, what it prints, how it splits its
+ * users), not the load: the simulator has none of them.
+ */
+const CLIENT_RUN_FLAG_NAMES = [
+  "url",
+  "json",
+  "duration",
+  "seed",
+  "metrics-listen",
+  "shard",
+  "start-at",
+  "workers",
+  "behind-threshold",
+  "max-body",
+] as const;
+
+/** ./client's flags that describe the load (LoadOptions), which the simulator takes too. */
+export const LOAD_OPTION_FLAGS = withoutFlags(CLIENT_FLAGS, CLIENT_RUN_FLAG_NAMES);
+
+export type LoadFlagValues = FlagValues<typeof LOAD_OPTION_FLAGS>;
+
+/** The load the flags describe; a UsageError for a combination that means nothing. */
+export function resolveLoadOptions(values: LoadFlagValues): LoadOptions {
+  return { clients: values.clients, arrivals: resolveArrivals(values), ...resolveRetryPolicy(values), intervalMs: values.interval };
+}
 
 /**
  * The client's flags that make up one caller's retry policy: the strategy and its attempts,
@@ -281,11 +308,8 @@ export function parseClientArgs(args: readonly string[]): ParseOutcome<typeof CL
 
 export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
   const options: ClientOptions = {
-    clients: values.clients,
-    arrivals: resolveArrivals(values),
+    ...resolveLoadOptions(values),
     url: values.url,
-    ...resolveRetryPolicy(values),
-    intervalMs: values.interval,
     json: values.json,
     durationMs: values.duration,
     seed: values.seed,
@@ -348,7 +372,7 @@ function metricsAddress(text: string): ListenAddress | undefined {
   return address;
 }
 
-function resolveArrivals(values: ClientFlagValues): Arrivals {
+function resolveArrivals(values: LoadFlagValues): Arrivals {
   if (values.arrivals === "closed") {
     if (values.rate !== undefined) throw new UsageError("-rate applies to -arrivals open; closed users send at -clients / -lambda");
     return { kind: "closed" };

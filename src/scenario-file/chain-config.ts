@@ -1,3 +1,4 @@
+import { serverModelOf } from "../server/options.ts";
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { resolveRetryPolicy } from "../client/options.ts";
@@ -50,7 +51,7 @@ export function chainConfigFrom(values: SimFlagValues, tiers: readonly ScenarioT
   const chain = tiers.map((tier, index): ChainTierConfig => {
     const server = resolveSimOptions(tierValues(tier, tier.system, "system")).server;
     const bottom = index === tiers.length - 1;
-    const model = server.model ?? { kind: "exponential" as const, latency: server.latency };
+    const model = serverModelOf(server);
     if (!bottom && middleTierOf(model) === undefined) {
       const models = MIDDLE_TIER_MODELS.join(" or ");
       throw new UsageError(

@@ -203,12 +203,16 @@ export const SERVER_PROGRAM: ProgramDescription<typeof SERVER_PROGRAM_FLAGS> = {
   flags: SERVER_PROGRAM_FLAGS,
 };
 
-export interface ServerOptions {
+/**
+ * The server itself, as its flags describe it: its model and limits, what it sheds and how, the
+ * errors it injects, how often it reports. The simulator takes these too; how ./server runs
+ * (where it listens, what it prints, its processes) is ServerOptions' own.
+ */
+export interface ServerSystem {
   /** The exponential model's curve (its flags always have values). */
   readonly latency: LatencyModel;
   /** The server model (-model); the exponential one with `latency` when absent. */
   readonly model?: ServerModelSpec;
-  readonly listen: ListenAddress;
   readonly backlog: number;
   readonly cancelOnDisconnect: boolean;
   /** Infinity when load shedding is off. */
@@ -220,11 +224,15 @@ export interface ServerOptions {
   readonly deadlineAware: boolean;
   /** Fraction of requests answered 500 after the modelled delay. */
   readonly errorRate: number;
-  /** Seed of the error injection; undefined for a random one. */
-  readonly seed: number | undefined;
   /** Requests in service the server's memory holds (-max-in-service); Infinity if omitted. */
   readonly maxInService?: number;
   readonly reportIntervalMs: number;
+}
+
+export interface ServerOptions extends ServerSystem {
+  readonly listen: ListenAddress;
+  /** Seed of the error injection; undefined for a random one. */
+  readonly seed: number | undefined;
   /** 0 turns it off. */
   readonly headersTimeoutMs: number;
   readonly json: boolean;
@@ -238,9 +246,14 @@ export interface ServerOptions {
   readonly workers?: number;
 }
 
-export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): ServerOptions {
-  const listen = parseListenAddress(values.listen);
-  if (typeof listen === "string") throw new Error(`unreachable: -listen was checked (${listen})`);
+/** ./server's flags that say how the program runs, not what the server is: the simulator has none of them (nor a fault control). */
+const SERVER_RUN_FLAG_NAMES = ["listen", "json", "debug", "seed", "metrics", "headers-timeout", "admin-listen"] as const;
+
+/** ./server's flags that describe the server itself (ServerSystem), which the simulator takes too. */
+export const SERVER_SYSTEM_FLAGS = withoutFlags(SERVER_FLAGS, SERVER_RUN_FLAG_NAMES);
+
+/** The server the flags describe; a UsageError for a combination that means nothing. */
+export function resolveServerSystem(values: FlagValues<typeof SERVER_SYSTEM_FLAGS>): ServerSystem {
   const model = resolveServerModel(values);
   // A model with a queue of its own sheds past its -queue-limit (the queue model: its pool says so).
   const sheds = values["max-concurrency"] !== 0 || (model !== undefined && "pool" in model && Number.isFinite(model.pool.queueLimit));
@@ -254,7 +267,6 @@ export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): S
       factor: values.factor,
       exponentDivisor: values.k,
     },
-    listen,
     backlog: values.backlog,
     cancelOnDisconnect: values["cancel-on-disconnect"],
     maxConcurrency: values["max-concurrency"] === 0 ? Infinity : values["max-concurrency"],
@@ -262,9 +274,18 @@ export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): S
     shedWith: values["shed-with"] as ShedWith, // one of the flag's choices
     deadlineAware: values["deadline-aware"],
     errorRate: values["error-rate"],
-    seed: values.seed,
     maxInService: values["max-in-service"],
     reportIntervalMs: values["report-interval"],
+  };
+}
+
+export function resolveServerOptions(values: FlagValues<typeof SERVER_FLAGS>): ServerOptions {
+  const listen = parseListenAddress(values.listen);
+  if (typeof listen === "string") throw new Error(`unreachable: -listen was checked (${listen})`);
+  return {
+    ...resolveServerSystem(values),
+    listen,
+    seed: values.seed,
     headersTimeoutMs: values["headers-timeout"],
     json: values.json,
     metrics: values.metrics,

@@ -5,9 +5,9 @@ import { DEFAULT_EXPERIMENT_MS, DEFAULT_PHASES } from "../model/experiment-phase
 import { MAX_ARRIVAL_RATE } from "../model/load.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/servers/bookkeeping.ts";
 import { IMMEDIATE_ANSWER_MS } from "../runner/network.ts";
-import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
-import { CLIENT_FLAGS, type ClientFlagValues, MAX_BODY_FLAG, type ClientOptions, resolveClientOptions } from "../client/options.ts";
-import { resolveServerOptions, SERVER_FLAGS, type ServerOptions } from "../server/options.ts";
+import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription } from "../cli/flags.ts";
+import { LOAD_OPTION_FLAGS, type LoadOptions, resolveLoadOptions } from "../client/options.ts";
+import { resolveServerSystem, SERVER_SYSTEM_FLAGS, type ServerSystem } from "../server/options.ts";
 import { onlyParametersOf, presetsHelp, RUN_CHOICES_HELP, type StrategyName, strategyListProblem } from "../strategies/registry.ts";
 import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage, SimulationConfig } from "../runner/simulate.ts";
@@ -213,22 +213,7 @@ const SIM_ONLY_FLAGS = [
   PRINT_SCENARIO_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
-export const SIM_FLAGS = [
-  ...withoutFlags(CLIENT_FLAGS, [
-    "url",
-    "json",
-    "duration",
-    "seed",
-    "metrics-listen",
-    "shard",
-    "start-at",
-    "workers",
-    "behind-threshold",
-    "max-body",
-  ]),
-  ...withoutFlags(SERVER_FLAGS, ["listen", "json", "debug", "seed", "metrics", "headers-timeout"]),
-  ...SIM_ONLY_FLAGS,
-];
+export const SIM_FLAGS = [...LOAD_OPTION_FLAGS, ...SERVER_SYSTEM_FLAGS, ...SIM_ONLY_FLAGS];
 
 export const SIM_TARGET: ScenarioTarget = { program: "sim", flags: SIM_FLAGS };
 
@@ -251,8 +236,8 @@ export const SIM_PROGRAM: ProgramDescription<typeof SIM_FLAGS> = {
 };
 
 export interface SimOptions {
-  readonly client: ClientOptions;
-  readonly server: ServerOptions;
+  readonly client: LoadOptions;
+  readonly server: ServerSystem;
   /** The stops: -outage-at and -outage, or the stops of -faults. */
   readonly outages: Outage[];
   /** The other faults of -faults. */
@@ -264,23 +249,8 @@ export function parseSimArgs(args: readonly string[]) {
 }
 
 export function resolveSimOptions(values: SimFlagValues): SimOptions {
-  const clientValues: ClientFlagValues = {
-    ...values,
-    url: "http://127.0.0.1/api",
-    json: false,
-    duration: 0,
-    seed: values.seed,
-    "metrics-listen": "",
-    shard: "0/1",
-    "start-at": undefined,
-    workers: "1",
-    // A virtual clock is never late.
-    "behind-threshold": 0,
-    // The simulator's answers have no body.
-    "max-body": MAX_BODY_FLAG.default,
-  };
-  const client = resolveClientOptions(clientValues);
-  const server = resolveServerOptions({ ...values, listen: "127.0.0.1:0", json: false, metrics: false, "headers-timeout": 0 });
+  const client = resolveLoadOptions(values);
+  const server = resolveServerSystem(values);
   if (values.faults !== undefined) {
     if (values.sweep !== undefined && parseSweep(values.sweep).param === "outage") {
       throw new UsageError("-faults does not combine with -sweep outage=…, which varies -outage");
