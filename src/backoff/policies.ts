@@ -50,5 +50,6 @@ export function knownPolicyDefinition(kind: unknown): PolicyDefinition<BackoffPo
 
 /** A policy's waits in a form other systems' settings speak (its definition's exactWaits); undefined where they are in none. */
 export function exactWaitsOf(policy: BackoffPolicy): ExactWaits | undefined {
-  return (policyDefinition(policy.kind) as PolicyDefinition<BackoffPolicy>).exactWaits?.(policy);
+  // A policy of no known kind (from JavaScript or JSON) has none, as a kind that gives none.
+  return knownPolicyDefinition(policy.kind)?.exactWaits?.(policy);
 }

@@ -25,6 +25,7 @@ import type { ScenarioSource } from "../report/html.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
 import {
   explanation,
+  explanationCandidates,
   longestText,
   paretoFront,
   percent,
@@ -37,7 +38,7 @@ import {
   tieBreak,
   userFigures,
 } from "../recommend/ranking.ts";
-import { deployability, headline, type RecommendationInput, serverAddition } from "./recommendation.ts";
+import { deployability, deployable, type FirstWait, headline, type RecommendationInput, serverAddition } from "./recommendation.ts";
 import { type Stability, stability } from "./stability.ts";
 import {
   outageDetails,
@@ -64,6 +65,8 @@ import { checkValidateAgainst, validateTop } from "./validate.ts";
  * winner's settings for gRPC, Envoy, the AWS SDKs, cockatiel, p-retry and our own library.
  */
 
+/** The best this many on each figure the answer's paragraph compares the winner on run every seed (-screen-top). */
+const EXPLANATION_RIVALS = 3;
 /** How many client policies, besides the baselines, are paired with each server lever. */
 const SERVER_SIDE_TOP = 5;
 /** Candidates whose timelines the report overlays (with fixed retry). */
@@ -86,6 +89,49 @@ interface Measurement {
   /** The server levers paired with client policies (none without levers). */
   readonly pairs: Measured[];
   readonly stability: Stability | undefined;
+}
+
+/** A candidate's retry intent (its policy and timeout on the user's system), from its simulator configuration. */
+const intentFor = (configs: ReadonlyMap<string, SimulationConfig>) => (summary: CandidateSummary) => {
+  const config = configs.get(summary.candidate.id)!;
+  return intentOf(summary.candidate.id, config.retry, config.timeoutMs, summary.candidate.client, summary.candidate.server);
+};
+
+const firstWaitOf = (configs: ReadonlyMap<string, SimulationConfig>) => (summary: CandidateSummary) =>
+  firstWait(intentFor(configs)(summary));
+
+/** How far down the ranking every candidate runs every seed: -screen-top, and at least the stability count's and -validate's top. */
+function screenTop(options: ChooseOptions): number {
+  const own = options.own;
+  if (own["screen-top"] === 0) return Infinity;
+  return Math.max(own["screen-top"], STABILITY_TOP, own.validate ? own["validate-top"] : 0);
+}
+
+/**
+ * The candidates the answer names or draws, which run every seed: the top of the ranking, the
+ * baselines and -validate-against, the Pareto front (the runner-up is on it, or second), the best
+ * few on each figure the paragraph on why the winner wins compares it on, the best pair (what a
+ * server lever would add), the halves of a winning pair, and the best candidate without a long
+ * first wait (deployability's alternative).
+ */
+function namedByAnswer(options: ChooseOptions, firstWaitOfSummary: (summary: CandidateSummary) => FirstWait) {
+  return (summaries: readonly CandidateSummary[]): CandidateSummary[] => {
+    const ranked = rank(summaries);
+    const winner = ranked[0];
+    const find = (clientId: string, lever: string) =>
+      summaries.find((summary) => summary.candidate.clientId === clientId && summary.candidate.lever === lever);
+    const halves =
+      winner === undefined ? [] : [find(winner.candidate.clientId, "default"), find(FIXED, winner.candidate.lever), find(FIXED, "default")];
+    return [
+      ...ranked.slice(0, screenTop(options)),
+      ...summaries.filter((summary) => summary.candidate.origin === "baseline" || summary.candidate.id === options.own["validate-against"]),
+      ...paretoFront(ranked),
+      ...explanationCandidates(ranked, EXPLANATION_RIVALS),
+      ranked.find((summary) => summary.candidate.lever !== "default"),
+      ...halves,
+      ranked.slice(1).find((summary) => deployable(firstWaitOfSummary(summary), options.sloMs)),
+    ].filter((summary): summary is CandidateSummary => summary !== undefined);
+  };
 }
 
 /** The rank stage: the ranking and what the tables say of it. */
@@ -212,12 +258,13 @@ async function measure(
   let pairs: Measured[] = [];
   let stabilityRuns: Stability | undefined;
   try {
-    // -screen-top 0: nothing screened out, every candidate runs every seed.
-    const top = options.own["screen-top"] === 0 ? Infinity : options.own["screen-top"];
-    const screened = new ScreenedMeasure({ seeds: options.seeds, plan, pool, io, top, rank });
+    const configs = new Map(grid.map((entry) => [entry.candidate.id, entry.config]));
+    const named = namedByAnswer(options, firstWaitOf(configs));
+    const screened = new ScreenedMeasure({ seeds: options.seeds, plan, pool, io, top: screenTop(options), named });
     let summaries = await screened.add(grid, "choose: simulating");
     if (levers.length > 0) {
       pairs = leverPairs(options, rank(summaries), grid, levers, skipped);
+      for (const entry of pairs) configs.set(entry.candidate.id, entry.config);
       await screened.add(pairs, "choose: server levers");
     }
     summaries = screened.finish(perSeed);
@@ -301,17 +348,14 @@ function recommend(
   configs: ReadonlyMap<string, SimulationConfig>,
 ): Advice {
   const own = options.own;
-  const intent = (summary: CandidateSummary) => {
-    const config = configs.get(summary.candidate.id)!;
-    return intentOf(summary.candidate.id, config.retry, config.timeoutMs, summary.candidate.client, summary.candidate.server);
-  };
+  const intent = intentFor(configs);
   const words: RecommendationInput = {
     ranking: result,
     outagesMs: options.outagesMs,
     maxOutageMs: own["max-outage"],
     sloMs: options.sloMs,
     stability: measured.stability,
-    firstWaitOf: (summary) => firstWait(intent(summary)),
+    firstWaitOf: firstWaitOf(configs),
   };
   const contributions =
     winner.candidate.lever === "default" ? serverAddition(words) : halves(winner, measured.summaries, own["max-outage"]);
@@ -358,8 +402,8 @@ function screenedText(ranked: readonly CandidateSummary[], options: ChooseOption
   const screened = ranked.filter((summary) => summary.seeds < options.seeds.length).length;
   return screened === 0
     ? ""
-    : ` ${screened} candidates below the top ${options.own["screen-top"]} of the first seed's ranking ran that seed alone (-screen-top): ` +
-        "no spread beside their figures, and their order is that seed's.";
+    : ` ${screened} candidates ran the first seed alone (-screen-top): below the top ${screenTop(options)} and named nowhere in the answer, ` +
+        "they show that seed's figures, with no spread, and rank by them (a longest outage survived, the shortest over seeds, can only be longer with one).";
 }
 
 /** The render stage, as files: summary.json, the report and the snippets in a folder of their own; the answer as JSON with -json. */

@@ -57,7 +57,8 @@ export function headline(input: RecommendationInput): string {
   return `${lead} ${figures}${sure}`;
 }
 
-const deployable = (wait: FirstWait, sloMs: number) => wait.meanMs <= sloMs && wait.settingMs < SURPRISING_WAIT_MS;
+/** A first wait users can live with: within the SLO on average, and no setting of tens of seconds. */
+export const deployable = (wait: FirstWait, sloMs: number) => wait.meanMs <= sloMs && wait.settingMs < SURPRISING_WAIT_MS;
 
 /**
  * When the winner's first retry waits longer than the SLO, or its configuration would carry a

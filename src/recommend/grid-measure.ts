@@ -178,21 +178,20 @@ export async function measureAll(
 }
 
 /**
- * Screening, then the other seeds for the top. Each set of entries added runs the first seed;
- * then, until the top `top` of the ranking of every entry added so far, and the baselines, have
- * run every seed, those that have not run the others. A candidate below keeps its first seed's
- * figures alone (its summary says how many seeds it ran). A candidate that failed a listed
- * outage with one seed cannot qualify with more, nor survive a longer outage, so which
- * candidates qualify is what every seed would say; the order below the top is the first seed's.
+ * Screening, then the other seeds for the candidates that matter. Each set of entries added runs
+ * the first seed; then, until every candidate `named` names (over every entry added so far) has run
+ * every seed, those that have not run the others. A candidate never named keeps its first seed's
+ * figures alone (its summary says how many seeds it ran).
  */
 export interface ScreenedRun {
   readonly seeds: readonly number[];
   readonly plan: MeasurePlan;
   readonly pool: WorkerPool;
   readonly io: ProgramIo;
-  /** How far down the ranking every seed is run. */
+  /** While there are at most this many entries, every one runs every seed at once (none could be left out). */
   readonly top: number;
-  readonly rank: (summaries: readonly CandidateSummary[]) => readonly CandidateSummary[];
+  /** The candidates that must run every seed, among these summaries (some of them one seed's). */
+  readonly named: (summaries: readonly CandidateSummary[]) => readonly CandidateSummary[];
 }
 
 export class ScreenedMeasure {
@@ -221,14 +220,12 @@ export class ScreenedMeasure {
     for (;;) {
       const current = this.current();
       const indexOf = new Map(current.map((summary, index) => [summary, index]));
-      const baselines = current.filter((summary) => summary.candidate.origin === "baseline");
-      const wanted = [...this.run.rank(current).slice(0, top), ...baselines]
+      const wanted = [...new Set(this.run.named(current))]
         .map((summary) => indexOf.get(summary)!)
         .filter((index) => this.results[index]!.length < seeds.length);
-      const unique = [...new Set(wanted)];
-      if (unique.length === 0) return current;
+      if (wanted.length === 0) return current;
       const more = seeds.length - 1;
-      await this.runSeeds(unique, seeds.slice(1), `${label}, ${unique.length} of the top on ${more} more seed${more === 1 ? "" : "s"}`);
+      await this.runSeeds(wanted, seeds.slice(1), `${label}, ${wanted.length} candidates on ${more} more seed${more === 1 ? "" : "s"}`);
     }
   }
 

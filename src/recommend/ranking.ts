@@ -353,6 +353,64 @@ function bestBeating(criterion: Criterion, ranked: readonly CandidateSummary[], 
   return beating.length === 0 ? undefined : beating.reduce((a, b) => (sign * (criterion.value(b) - criterion.value(a)) > 0 ? b : a));
 }
 
+/** What explanation() says the winner gives up: each figure, the candidates it is compared among, and the sentence. */
+const GIVES_UP: readonly {
+  readonly criterion: Criterion;
+  readonly among: (summary: CandidateSummary, winner: CandidateSummary) => boolean;
+  readonly says: (better: CandidateSummary, maxOutageMs: number) => string;
+}[] = [
+  {
+    criterion: SLO_SUCCESS,
+    among: () => true,
+    says: (better) => {
+      const failing = better.outages.find((outage) => !outage.survived);
+      return (
+        `success within the SLO: ${better.candidate.id} reaches ${percent(better.everyday.sloSuccess)}` +
+        (failing === undefined ? "" : `, but its server collapses after the ${formatDuration(failing.outageMs)} outage`)
+      );
+    },
+  },
+  {
+    criterion: LONGEST,
+    among: () => true,
+    says: (better, maxOutageMs) =>
+      `outage margin: ${better.candidate.id} survives outages up to ${longestText(better, maxOutageMs)}, with ${percent(better.everyday.sloSuccess)} success within the SLO`,
+  },
+  {
+    criterion: RETRIED_P99,
+    among: (summary, winner) => summary.survivesAll === winner.survivesAll,
+    says: (better) => `the retried requests' wait: ${better.candidate.id} has a p99 of ${latencyText(better.everyday.retriedP99Ms)}`,
+  },
+  {
+    criterion: AMPLIFICATION,
+    among: () => true,
+    says: (better) => `load: ${better.candidate.id} sends ${better.everyday.amplification.toFixed(3)}x the attempts`,
+  },
+];
+
+/**
+ * The candidates explanation() could name against the winner (ranked first): fixed retry, and the
+ * best `count` by value on each figure it compares, beyond noise or not. A measure that runs only
+ * some candidates on every seed runs these, so that what the paragraph says rests on every seed
+ * wherever the order of those figures does not change with more seeds.
+ */
+export function explanationCandidates(ranked: readonly CandidateSummary[], count: number): CandidateSummary[] {
+  const winner = ranked[0];
+  if (winner === undefined) return [];
+  const fixed = ranked.filter((summary) => summary.candidate.id === "fixed");
+  return [
+    ...fixed,
+    ...GIVES_UP.flatMap(({ criterion, among }) => {
+      // Best first; compared, not subtracted: figures may be ±Infinity.
+      const order = (a: number, b: number) => (a === b ? 0 : a > b === (criterion.better === "higher") ? -1 : 1);
+      return ranked
+        .filter((summary) => summary !== winner && among(summary, winner))
+        .sort((a, b) => order(criterion.value(a), criterion.value(b)))
+        .slice(0, count);
+    }),
+  ];
+}
+
 /**
  * One paragraph: why the winner wins, and what it gives up against the others (only where
  * another candidate does better by more than noise). Written from the figures, so it says
@@ -380,31 +438,14 @@ export function explanation(ranked: readonly CandidateSummary[], outagesMs: read
   if (fixed !== undefined && fixed !== winner) {
     parts.push(`Fixed retry, for comparison, survives outages up to ${longestText(fixed, maxOutageMs)}.`);
   }
-  const givesUp: string[] = [];
-  const moreSuccess = bestBeating(SLO_SUCCESS, ranked, winner);
-  if (moreSuccess !== undefined) {
-    const failing = moreSuccess.outages.find((outage) => !outage.survived);
-    givesUp.push(
-      `success within the SLO: ${moreSuccess.candidate.id} reaches ${percent(moreSuccess.everyday.sloSuccess)}` +
-        (failing === undefined ? "" : `, but its server collapses after the ${formatDuration(failing.outageMs)} outage`),
+  const givesUp = GIVES_UP.flatMap(({ criterion, among, says }) => {
+    const better = bestBeating(
+      criterion,
+      ranked.filter((summary) => among(summary, winner)),
+      winner,
     );
-  }
-  const longer = bestBeating(LONGEST, ranked, winner);
-  if (longer !== undefined) {
-    givesUp.push(
-      `outage margin: ${longer.candidate.id} survives outages up to ${longestText(longer, maxOutageMs)}, with ${percent(longer.everyday.sloSuccess)} success within the SLO`,
-    );
-  }
-  const faster = bestBeating(
-    RETRIED_P99,
-    ranked.filter((summary) => summary.survivesAll === winner.survivesAll),
-    winner,
-  );
-  if (faster !== undefined) {
-    givesUp.push(`the retried requests' wait: ${faster.candidate.id} has a p99 of ${latencyText(faster.everyday.retriedP99Ms)}`);
-  }
-  const lighter = bestBeating(AMPLIFICATION, ranked, winner);
-  if (lighter !== undefined) givesUp.push(`load: ${lighter.candidate.id} sends ${lighter.everyday.amplification.toFixed(3)}x the attempts`);
+    return better === undefined ? [] : [says(better, maxOutageMs)];
+  });
   parts.push(
     givesUp.length > 0 ? `It gives up ${givesUp.join("; ")}.` : "Nothing in this grid beats it by more than noise on any of these figures.",
   );
