@@ -225,7 +225,11 @@ export class ScreenedMeasure {
         .filter((index) => this.results[index]!.length < seeds.length);
       if (wanted.length === 0) return current;
       const more = seeds.length - 1;
-      await this.runSeeds(wanted, seeds.slice(1), `${label}, ${wanted.length} candidates on ${more} more seed${more === 1 ? "" : "s"}`);
+      await this.runSeeds(
+        wanted,
+        seeds.slice(1),
+        `${label}, ${wanted.length} candidate${wanted.length === 1 ? "" : "s"} on ${more} more seed${more === 1 ? "" : "s"}`,
+      );
     }
   }
 
