@@ -1,35 +1,15 @@
 import { WORKLOAD_HELP } from "../cli/workload.ts";
 import { formatDuration } from "../cli/duration.ts";
-import {
-  DEBUG_FLAG,
-  flagsInGroups,
-  flagsNamed,
-  type FlagSpec,
-  type FlagValues,
-  parseFlags,
-  type ParseOutcome,
-  type ProgramDescription,
-  withoutFlags,
-} from "../cli/flags.ts";
+import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ParseOutcome, type ProgramDescription } from "../cli/flags.ts";
 import { instantProblem, parseInstant } from "../cli/instant.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { type ListenAddress, listenAddressProblem, parseListenAddress } from "../cli/listen-address.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
 import { hasProtection } from "../model/client-instances.ts";
 import { defaultBehindThresholdMs } from "../model/client-behind.ts";
-import type { Arrivals } from "../model/load.ts";
-import { describeProtection, PROTECTION_FLAGS, protectionHelp, resolveProtection } from "../strategies/protection.ts";
-import {
-  buildStrategyPolicy,
-  findStrategy,
-  STRATEGY_CHOICES,
-  STRATEGY_NAMES,
-  STRATEGY_PARAMETER_FLAGS,
-  strategiesHelp,
-  type StrategyName,
-} from "../strategies/registry.ts";
-import { checkHedging, HEDGE_DELAY_FLAG } from "./hedge-flag.ts";
-import { LOAD_FLAGS } from "./load-flags.ts";
+import { describeProtection, protectionHelp } from "../strategies/protection.ts";
+import { strategiesHelp } from "../strategies/registry.ts";
+import { type LoadConfig, POLICY_AND_LOAD_FLAGS, resolveLoadConfig, USERS_FLAGS } from "../config/load.ts";
 import { parseShard, type Shard, shardProblem } from "./shard.ts";
 import { autoWorkers, USERS_PER_THREAD } from "./workers.ts";
 import { workersFlag } from "../cli/workers-flag.ts";
@@ -54,41 +34,7 @@ export const MAX_BODY_FLAG = {
 
 /** Flags, defaults and help of ./client, in one table; the first five are the reference's. */
 export const CLIENT_FLAGS = [
-  {
-    name: "clients",
-    group: "system",
-    kind: "integer",
-    default: 1000,
-    min: 1,
-    placeholder: "n",
-    description: "number of simulated clients",
-  },
-  {
-    name: "lambda",
-    group: "system",
-    kind: "number",
-    default: 10,
-    min: 0,
-    minExclusive: true,
-    placeholder: "seconds",
-    description: "mean seconds between one client's requests (exponentially distributed)",
-  },
-  {
-    name: "timeout",
-    group: "system",
-    kind: "duration",
-    default: 2000,
-    minMs: 0,
-    minExclusive: true,
-    description: "timeout on an HTTP request: abort it and its connection",
-  },
-  {
-    name: "exponential-backoff",
-    group: "strategy",
-    kind: "boolean",
-    default: false,
-    description: "retry with the reference program's exponential backoff (same as -strategy exponential-backoff)",
-  },
+  ...USERS_FLAGS,
   {
     name: "url",
     group: "run",
@@ -98,37 +44,7 @@ export const CLIENT_FLAGS = [
     description: "where to send requests",
     check: checkUrl,
   },
-  {
-    name: "strategy",
-    group: "strategy",
-    kind: "string",
-    default: "fixed",
-    choices: STRATEGY_CHOICES,
-    placeholder: "name",
-    description: `retry strategy: ${STRATEGY_NAMES.join(", ")} (-h lists each with its parameters)`,
-  },
-  ...STRATEGY_PARAMETER_FLAGS,
-  {
-    name: "max-attempts",
-    group: "strategy",
-    kind: "integer",
-    default: 0,
-    min: 0,
-    placeholder: "n",
-    description: "attempts per request including the first, then give up (0 = no limit)",
-  },
-  HEDGE_DELAY_FLAG,
-  ...PROTECTION_FLAGS,
-  ...LOAD_FLAGS,
-  {
-    name: "interval",
-    group: "observation",
-    kind: "duration",
-    default: 5000,
-    minMs: 0,
-    minExclusive: true,
-    description: "reporting window",
-  },
+  ...POLICY_AND_LOAD_FLAGS,
   {
     name: "json",
     group: "output",
@@ -205,14 +121,7 @@ export const CLIENT_PROGRAM: ProgramDescription<typeof CLIENT_FLAGS> = {
   epilog: `Strategies:\n${strategiesHelp()}\nFleet-level protection (state kept per client instance, see -instances):\n${protectionHelp()}`,
 };
 
-/** The load the users make: how many, how they arrive, their retry policy, and the reporting window. The simulator takes these too. */
-export interface LoadOptions extends RetryPolicyOptions {
-  readonly clients: number;
-  readonly arrivals: Arrivals;
-  readonly intervalMs: number;
-}
-
-export interface ClientOptions extends LoadOptions {
+export interface ClientOptions extends LoadConfig {
   readonly url: string;
   readonly json: boolean;
   /** 0 runs until interrupted. */
@@ -232,83 +141,13 @@ export interface ClientOptions extends LoadOptions {
 
 export type ClientFlagValues = FlagValues<typeof CLIENT_FLAGS>;
 
-/**
- * ./client's flags that say how the program runs (where it sends, what it prints, how it splits its
- * users), not the load: the simulator has none of them.
- */
-const CLIENT_RUN_FLAG_NAMES = [
-  "url",
-  "json",
-  "duration",
-  "seed",
-  "metrics-listen",
-  "shard",
-  "start-at",
-  "workers",
-  "behind-threshold",
-  "max-body",
-] as const;
-
-/** ./client's flags that describe the load (LoadOptions), which the simulator takes too. */
-export const LOAD_OPTION_FLAGS = withoutFlags(CLIENT_FLAGS, CLIENT_RUN_FLAG_NAMES);
-
-export type LoadFlagValues = FlagValues<typeof LOAD_OPTION_FLAGS>;
-
-/** The load the flags describe; a UsageError for a combination that means nothing. */
-export function resolveLoadOptions(values: LoadFlagValues): LoadOptions {
-  return { clients: values.clients, arrivals: resolveArrivals(values), ...resolveRetryPolicy(values), intervalMs: values.interval };
-}
-
-/**
- * The client's flags that make up one caller's retry policy: the strategy and its attempts,
- * the per-attempt timeout, the protections (budget, throttle, breaker), the deadline it
- * sends and the Retry-After it honours. A middle tier (./server -upstream) takes them under
- * the prefix upstream-; the client instances are the calling process, so -instances is not among them.
- */
-export const RETRY_POLICY_FLAGS = [
-  ...flagsInGroups(CLIENT_FLAGS, ["strategy", "protection"]),
-  ...flagsNamed(CLIENT_FLAGS, ["timeout", "honor-retry-after"]),
-];
-
-export type RetryPolicyValues = FlagValues<typeof RETRY_POLICY_FLAGS> & Pick<ClientFlagValues, "lambda" | "instances">;
-
-/** One caller's retry policy, as its flags set it. */
-export interface RetryPolicyOptions {
-  readonly strategy: StrategyName;
-  readonly timeoutMs: number;
-  /** Send each attempt's deadline to the server. */
-  readonly propagateDeadline: boolean;
-  readonly retry: RetryConfig;
-}
-
-/** The retry policy the flags describe; a UsageError for a combination that means nothing. */
-export function resolveRetryPolicy(values: RetryPolicyValues): RetryPolicyOptions {
-  let strategy = findStrategy(values.strategy)!.name as StrategyName;
-  if (values["exponential-backoff"]) {
-    if (strategy !== "fixed" && strategy !== "exponential-backoff") {
-      throw new UsageError(`-exponential-backoff selects -strategy exponential-backoff; it cannot be combined with -strategy ${strategy}`);
-    }
-    strategy = "exponential-backoff";
-  }
-  const retry: RetryConfig = {
-    backoff: buildStrategyPolicy(strategy, values),
-    thinkTimeMeanMs: values.lambda * 1000,
-    maxAttempts: values["max-attempts"] === 0 ? Infinity : values["max-attempts"],
-    fleet: resolveProtection(values),
-    honorRetryAfter: values["honor-retry-after"],
-    hedgeDelayMs: values["hedge-delay"],
-  };
-  checkHedging(values, strategy, retry);
-  return { strategy, timeoutMs: values.timeout, propagateDeadline: values["propagate-deadline"], retry };
-}
-
 export function parseClientArgs(args: readonly string[]): ParseOutcome<typeof CLIENT_FLAGS> {
   return parseFlags(CLIENT_PROGRAM, args);
 }
 
 export function resolveClientOptions(values: ClientFlagValues): ClientOptions {
   const options: ClientOptions = {
-    ...resolveLoadOptions(values),
+    ...resolveLoadConfig(values),
     url: values.url,
     json: values.json,
     durationMs: values.duration,
@@ -370,15 +209,6 @@ function metricsAddress(text: string): ListenAddress | undefined {
   const address = parseListenAddress(text);
   if (typeof address === "string") throw new UsageError(`invalid value "${text}" for flag -metrics-listen: ${address}`);
   return address;
-}
-
-function resolveArrivals(values: LoadFlagValues): Arrivals {
-  if (values.arrivals === "closed") {
-    if (values.rate !== undefined) throw new UsageError("-rate applies to -arrivals open; closed users send at -clients / -lambda");
-    return { kind: "closed" };
-  }
-  if (values.rate === undefined) throw new UsageError("-arrivals open needs -rate, the arrivals per second");
-  return { kind: "open", ratePerSec: values.rate, maxChains: values["max-chains"] };
 }
 
 /** Who sends, for the start-up line: the users, or the arrival process; `split` says how they are split (shards, threads). */

@@ -1,6 +1,7 @@
 import { parseDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { parseClientArgs, resolveRetryPolicy } from "../client/options.ts";
+import { parseClientArgs } from "../client/options.ts";
+import { resolveRetryPolicy } from "../config/load.ts";
 import { policyAmplification } from "../model/tiers/amplification.ts";
 import type { TierPlan } from "../runtime/experiment.ts";
 import type { ScenarioTier } from "../scenario-file/tiers.ts";

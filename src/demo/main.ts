@@ -9,14 +9,8 @@ import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import { makeOutputDir, removeIfEmpty, writeOutputFile } from "../runtime/output-files.ts";
 import { scenarioSettings, summaryJson } from "../report/summary-file.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import {
-  CLIENT_FLAGS,
-  type ClientFlagValues,
-  type ClientOptions,
-  parseClientArgs,
-  resolveClientOptions,
-  resolveRetryPolicy,
-} from "../client/options.ts";
+import { CLIENT_FLAGS, type ClientFlagValues, type ClientOptions, parseClientArgs, resolveClientOptions } from "../client/options.ts";
+import { resolveRetryPolicy } from "../config/load.ts";
 import { parseServerArgs, resolveServerOptions, serverFigures } from "../server/options.ts";
 import { computeMetrics } from "../model/scenario-metrics.ts";
 import { type DashboardEvent, clientEvent, faultEvent, serverEvent } from "../dashboard/events.ts";

@@ -16,7 +16,7 @@ import { type WindowReport, WindowStats } from "../model/window-stats.ts";
 import { SimulatedNetwork } from "./network.ts";
 import { scheduleFaults, serverSeed, type SimulationHooks, spikeStarter } from "./simulate.ts";
 
-/** A caller's policy toward the tier below it: the tier's `upstream` (src/client/options.ts resolveRetryPolicy). */
+/** A caller's policy toward the tier below it: the tier's `upstream` (src/config/load.ts resolveRetryPolicy). */
 export interface UpstreamPolicy {
   readonly timeoutMs: number;
   readonly propagateDeadline: boolean;

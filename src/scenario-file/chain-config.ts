@@ -1,7 +1,7 @@
-import { serverModelOf } from "../server/options.ts";
+import { serverModelOf } from "../config/server-system.ts";
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { resolveRetryPolicy } from "../client/options.ts";
+import { resolveRetryPolicy } from "../config/load.ts";
 import { type Fault, faultsOfTier, formatFault } from "../model/faults/fault-schedule.ts";
 import { playedAs } from "../model/faults/kinds.ts";
 import { MIDDLE_TIER_MODELS, middleTierOf } from "../model/servers/models.ts";

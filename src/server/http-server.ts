@@ -13,7 +13,8 @@ import type { ServerModel } from "../model/servers/server-model.ts";
 import { respondWithMetrics } from "../runtime/metrics-endpoint.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { metricsContentType, type ServerMetrics, serverMetrics } from "./metrics.ts";
-import { type ServerOptions, serverFigures, serverModelOf } from "./options.ts";
+import { serverModelOf } from "../config/server-system.ts";
+import { type ServerOptions, serverFigures } from "./options.ts";
 import { serverLine } from "../contracts/server-line-writer.ts";
 import { type ActiveFault, conditionsOfActive } from "../model/faults/control.ts";
 

@@ -2,14 +2,8 @@ import { type FlagSpec, type FlagValues, flagsNamed, prefixFlags, unprefixedValu
 import { formatListenAddress, type ListenAddress } from "../cli/listen-address.ts";
 import { redactUrl } from "../cli/redact-url.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import {
-  CLIENT_FLAGS,
-  checkUrl,
-  MAX_BODY_FLAG,
-  RETRY_POLICY_FLAGS,
-  resolveRetryPolicy,
-  type RetryPolicyOptions,
-} from "../client/options.ts";
+import { CLIENT_FLAGS, checkUrl, MAX_BODY_FLAG } from "../client/options.ts";
+import { RETRY_POLICY_FLAGS, resolveRetryPolicy, type RetryPolicyOptions } from "../config/load.ts";
 import { MIDDLE_TIER_MODELS, middleTierOf, type ServerModelSpec } from "../model/servers/models.ts";
 
 /*

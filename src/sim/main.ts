@@ -10,7 +10,8 @@ import { type Fault, faultName, formatFault } from "../model/faults/fault-schedu
 import { serverIsBack } from "../model/verdict.ts";
 import { modelOf } from "../model/servers/models.ts";
 import { bandsText, troubleBands } from "../model/faults/bands.ts";
-import { describeModel, serverModelOf } from "../server/options.ts";
+import { serverModelOf } from "../config/server-system.ts";
+import { describeModel } from "../server/options.ts";
 import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { seconds } from "../model/seconds.ts";
 import { defaultParallelism, WorkerPool } from "../runtime/worker-pool.ts";

@@ -6,8 +6,9 @@ import { MAX_ARRIVAL_RATE } from "../model/load.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/servers/bookkeeping.ts";
 import { IMMEDIATE_ANSWER_MS } from "../runner/network.ts";
 import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription } from "../cli/flags.ts";
-import { LOAD_OPTION_FLAGS, type LoadOptions, resolveLoadOptions } from "../client/options.ts";
-import { resolveServerSystem, SERVER_SYSTEM_FLAGS, type ServerSystem } from "../server/options.ts";
+import { DEBUG_FLAG } from "../cli/flags.ts";
+import { LOAD_CONFIG_FLAGS, type LoadConfig, resolveLoadConfig } from "../config/load.ts";
+import { resolveServerSystem, SERVER_SYSTEM_FLAGS, type ServerSystem } from "../config/server-system.ts";
 import { onlyParametersOf, presetsHelp, RUN_CHOICES_HELP, type StrategyName, strategyListProblem } from "../strategies/registry.ts";
 import { DASHBOARD_FLAGS, SPEED_FLAG } from "../dashboard/options.ts";
 import type { Outage, SimulationConfig } from "../runner/simulate.ts";
@@ -213,7 +214,7 @@ const SIM_ONLY_FLAGS = [
   PRINT_SCENARIO_FLAG,
 ] as const satisfies readonly FlagSpec[];
 
-export const SIM_FLAGS = [...LOAD_OPTION_FLAGS, ...SERVER_SYSTEM_FLAGS, ...SIM_ONLY_FLAGS];
+export const SIM_FLAGS = [...LOAD_CONFIG_FLAGS, DEBUG_FLAG, ...SERVER_SYSTEM_FLAGS, ...SIM_ONLY_FLAGS];
 
 export const SIM_TARGET: ScenarioTarget = { program: "sim", flags: SIM_FLAGS };
 
@@ -236,7 +237,7 @@ export const SIM_PROGRAM: ProgramDescription<typeof SIM_FLAGS> = {
 };
 
 export interface SimOptions {
-  readonly client: LoadOptions;
+  readonly client: LoadConfig;
   readonly server: ServerSystem;
   /** The stops: -outage-at and -outage, or the stops of -faults. */
   readonly outages: Outage[];
@@ -249,7 +250,7 @@ export function parseSimArgs(args: readonly string[]) {
 }
 
 export function resolveSimOptions(values: SimFlagValues): SimOptions {
-  const client = resolveLoadOptions(values);
+  const client = resolveLoadConfig(values);
   const server = resolveServerSystem(values);
   if (values.faults !== undefined) {
     if (values.sweep !== undefined && parseSweep(values.sweep).param === "outage") {

@@ -14,7 +14,7 @@ import { sourceFiles, SRC } from "../helpers/source-files.ts";
 const FOUNDATION = ["backoff", "clock", "cli"];
 const PURE = [...FOUNDATION, "model"];
 const SHARED = [...PURE, "strategies", "contracts", "report"];
-const BELOW_PROGRAMS = [...SHARED, "runtime", "dashboard", "runner"];
+const BELOW_PROGRAMS = [...SHARED, "config", "runtime", "dashboard", "runner"];
 const PROGRAMS = ["server", "client", "sim", "demo", "choose", "merge", "probe", "check"];
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   backoff: [],
@@ -24,6 +24,8 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   strategies: [...PURE],
   contracts: [...PURE],
   report: [...PURE],
+  // The configuration: what the flags describe (the load, the server itself), as typed values every program reads.
+  config: [...SHARED],
   runtime: [...SHARED],
   dashboard: [...SHARED, "runtime"],
   // The runner runs scenarios and shows none: starting the live view is a program's part.

@@ -9,7 +9,7 @@ import { retryBudget } from "../../../src/backoff/budget.ts";
 import { consecutiveBreaker } from "../../../src/backoff/circuit-breaker.ts";
 import { WindowStats } from "../../../src/model/window-stats.ts";
 import { retryConfig } from "../../helpers/retry-config.ts";
-import { resolveRetryPolicy } from "../../../src/client/options.ts";
+import { resolveRetryPolicy } from "../../../src/config/load.ts";
 import { parseSimArgs } from "../../../src/sim/options.ts";
 
 const SHED: AttemptResult = { outcome: "error", errorKind: "http-5xx" };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { streamRandom } from "../../../src/backoff/random.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
-import { resolveRetryPolicy } from "../../../src/client/options.ts";
+import { resolveRetryPolicy } from "../../../src/config/load.ts";
 import { DEFAULT_THREAD_POOL } from "../../../src/model/servers/queue.ts";
 import { policyAmplification } from "../../../src/model/tiers/amplification.ts";
 import { UpstreamCalls } from "../../../src/model/upstream-calls.ts";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { UsageError } from "../../../src/cli/usage-error.ts";
-import { parseServerArgs, resolveServerOptions, serverModelOf } from "../../../src/server/options.ts";
+import { serverModelOf } from "../../../src/config/server-system.ts";
+import { parseServerArgs, resolveServerOptions } from "../../../src/server/options.ts";
 import { parseSimArgs, resolveSimOptions } from "../../../src/sim/options.ts";
 
 function serverModel(args: string[]) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { UsageError } from "../../../src/cli/usage-error.ts";
-import { RETRY_POLICY_FLAGS } from "../../../src/client/options.ts";
+import { RETRY_POLICY_FLAGS } from "../../../src/config/load.ts";
 import { parseServerArgs, resolveServerProgramOptions, SERVER_PROGRAM_FLAGS } from "../../../src/server/options.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";

@@ -4,7 +4,8 @@ import type { StepMeasure } from "../../../../src/probe/fit/step-measure.ts";
 import { probeOverload } from "../../../../src/probe/overload/overload.ts";
 import { overloadScenario } from "../../../../src/probe/overload/settings.ts";
 import { type RunningServer, startHttpServer } from "../../../../src/server/http-server.ts";
-import { parseServerArgs, resolveServerOptions, serverModelOf } from "../../../../src/server/options.ts";
+import { serverModelOf } from "../../../../src/config/server-system.ts";
+import { parseServerArgs, resolveServerOptions } from "../../../../src/server/options.ts";
 
 /*
  * The phase past saturation against the real HTTP server with the queue model on a virtual clock
