@@ -25,9 +25,6 @@ import { adminListenProblem } from "./admin-listen.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { resolveUpstream, UPSTREAM_FLAGS, type UpstreamOptions } from "./upstream-flags.ts";
 
-// The server model's one-line description, for the programs that state it (./sim too).
-export { describeModel } from "../model/servers/model-flags.ts";
-
 /**
  * Node's own headers timeout is off when the request timeout is (requests here may stay in
  * service for hours), so the server sets one itself: without it, connections that never

@@ -11,7 +11,7 @@ import { serverIsBack } from "../model/verdict.ts";
 import { modelOf } from "../model/servers/models.ts";
 import { bandsText, troubleBands } from "../model/faults/bands.ts";
 import { serverModelOf } from "../config/server-system.ts";
-import { describeModel } from "../server/options.ts";
+import { describeModel } from "../model/servers/model-flags.ts";
 import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { seconds } from "../model/seconds.ts";
 import { defaultParallelism, WorkerPool } from "../runtime/worker-pool.ts";

@@ -57,10 +57,11 @@ async function protectedRun(
   return { summary, arrivals: server.arrivals.length, stderr: cli.stderrLines.join("\n") };
 }
 
+const SHORT_RUN = ["-duration", "1s"];
 const unavailable = (_request: unknown, response: { writeHead(status: number): { end(): void } }) => response.writeHead(503).end();
 // Instant 503s, and a retry that holds its place through a 10 s wait, past the end of the run.
 const envoy = ["-clients", "20", "-lambda", "0.05", "-simple-backoff-delay", "10s", "-budget", "envoy", "-duration", "1s"];
-const breaker = (clients: number, breakFor: string, duration: readonly string[] = ["-duration", "1s"]) => [
+const breaker = (clients: number, breakFor: string, duration: readonly string[] = SHORT_RUN) => [
   ...["-clients", String(clients), "-lambda", "0.02", "-simple-backoff-delay", "10ms"],
   ...["-breaker", "consecutive", "-breaker-failures", "3", "-breaker-break", breakFor, ...duration],
 ];
@@ -248,15 +249,6 @@ const runs = runTogether({
     expect(errors.injected / errors.served).toBeLessThan(0.25);
     expect(open).toMatch(/^summary: 24\.0s, .*, alive: \d+, dropped arrivals: 0$/m);
   },
-  envoyShared: () => protectedRun(unavailable, [...envoy, "-instances", "1"]),
-  envoyPerClient: () => protectedRun(unavailable, envoy),
-  awsErrors: () =>
-    protectedRun(unavailable, ["-clients", "1", "-lambda", "0.02", "-budget", "aws", "-budget-quota", "14", "-duration", "1s"]),
-  awsTimeouts: () =>
-    protectedRun(() => {}, [
-      ...["-clients", "1", "-lambda", "0.02", "-timeout", "100ms"],
-      ...["-budget", "aws", "-budget-quota", "25", "-duration", "1s"],
-    ]),
   finagle: () =>
     protectedRun(
       unavailable,
@@ -275,19 +267,35 @@ const runs = runTogether({
         reached: (_arrivals, windows) => windows.reduce((sum, window) => sum + (window.throttled ?? 0), 0) >= 1_000,
       },
     ),
-  breakerOpen: () => protectedRun(unavailable, breaker(1, "1h")),
   // The probe's success is waited for (6 OK answers), not hoped for within a second.
   breakerRecovering: () =>
     protectedRun((_request, response) => response.writeHead(++answered <= 3 ? 503 : 200).end(), breaker(1, "200ms", []), {
       what: "6 OK answers",
       reached: (_arrivals, windows) => windows.reduce((sum, window) => sum + window.ok, 0) >= 6,
     }),
+});
+
+/*
+ * The runs that count a few events in a fixed second start once the others have ended: side by side
+ * with this file's twenty start-ups and the simulator, a client got too little of the two cores to
+ * send the handful of requests a count needs (2 runs of this file in 3 failed so, at 6bb63ed too).
+ */
+const counted = runTogether({
+  envoyShared: () => protectedRun(unavailable, [...envoy, "-instances", "1"]),
+  envoyPerClient: () => protectedRun(unavailable, envoy),
+  awsErrors: () => protectedRun(unavailable, ["-clients", "1", "-lambda", "0.02", "-budget", "aws", "-budget-quota", "14", ...SHORT_RUN]),
+  awsTimeouts: () =>
+    protectedRun(() => {}, [
+      ...["-clients", "1", "-lambda", "0.02", "-timeout", "100ms"],
+      ...["-budget", "aws", "-budget-quota", "25", ...SHORT_RUN],
+    ]),
+  breakerOpen: () => protectedRun(unavailable, breaker(1, "1h")),
   breakerThreads: () => protectedRun(unavailable, [...breaker(4, "1h"), "-workers", "2"]),
   printed: async () => {
     const server = await startScriptedServer(unavailable);
     const cli = spawnCli("client", [
       ...["-url", server.url, "-clients", "2", "-lambda", "0.02"],
-      ...["-throttle", "sre", "-interval", "400ms", "-duration", "1s"],
+      ...["-throttle", "sre", "-interval", "400ms", ...SHORT_RUN],
     ]);
     expect(await cli.exited).toBe(0);
     return cli.stdoutLines;
@@ -315,18 +323,18 @@ describe("fleet protection on the wire", () => {
 
 describe("./client: fleet-level protection on the wire", () => {
   it("Envoy budget, one instance: 3 retries in progress at most; one instance per client: each its own 3", () => {
-    const shared = runs("envoyShared");
+    const shared = counted("envoyShared");
     expect(shared.summary.gaveUp).toBe(shared.summary.errors - 3);
     expect(shared.arrivals).toBeGreaterThan(20); // the other clients came back with new requests
     expect(shared.stderr).toContain("budget envoy (budgetPercent 20, minRetryConcurrency 3), 1 instance");
-    const perClient = runs("envoyPerClient");
+    const perClient = counted("envoyPerClient");
     expect(perClient.arrivals).toBe(20); // every client's first failure was retried, 10 s later
     expect(perClient.summary.gaveUp).toBe(0);
   });
 
   it("AWS quota: a retry after an error takes 5 tokens, after a timeout 10; an empty quota refuses", () => {
-    expect(runs("awsErrors").summary.retries).toBe(2); // 14 -> 9 -> 4, and 4 < 5
-    const timeouts = runs("awsTimeouts");
+    expect(counted("awsErrors").summary.retries).toBe(2); // 14 -> 9 -> 4, and 4 < 5
+    const timeouts = counted("awsTimeouts");
     expect(timeouts.summary.timedout).toBeGreaterThan(3);
     expect(timeouts.summary.retries).toBe(2); // 25 -> 15 -> 5, and 5 < 10
   });
@@ -347,7 +355,7 @@ describe("./client: fleet-level protection on the wire", () => {
   });
 
   it("breaker: 3 failures in a row open it; while open nothing reaches the server; a probe closes it", () => {
-    const open = runs("breakerOpen");
+    const open = counted("breakerOpen");
     expect(open.arrivals).toBe(3);
     expect(open.summary.rejected).toBeGreaterThan(0);
     const recovering = runs("breakerRecovering");
@@ -357,7 +365,7 @@ describe("./client: fleet-level protection on the wire", () => {
   });
 
   it("breaker, one instance per client, on worker threads: each client's breaker opens after its own 3 failures", () => {
-    const threads = runs("breakerThreads");
+    const threads = counted("breakerThreads");
     expect(threads.arrivals).toBe(4 * 3);
     expect(threads.summary.errors).toBe(4 * 3);
     // The refusals of both threads reach the summary.
@@ -366,7 +374,7 @@ describe("./client: fleet-level protection on the wire", () => {
   });
 
   it("prints throttled and rejected rates and the retry share after the reference fields", () => {
-    const windows = runs("printed").filter((line) => line.startsWith("OK: "));
+    const windows = counted("printed").filter((line) => line.startsWith("OK: "));
     expect(windows.length).toBeGreaterThanOrEqual(2);
     for (const line of windows) {
       expect(line).toMatch(REFERENCE_PREFIX);
