@@ -1,11 +1,11 @@
 import type { FlagSpec, IntegerFlag } from "../cli/flags.ts";
-import { CLIENT_FLAGS } from "../client/options.ts";
+import { LOAD_CONFIG_FLAGS } from "../config/load.ts";
 import { SERVER_FLAGS, SERVER_PROGRAM_FLAGS } from "../server/options.ts";
 
 /*
  * A scenario file's chain of tiers (`tiers:`, docs/tiers.md): each tier's server flags (its
  * `system`) and its policy toward the next tier (its `upstream`), by the programs' own flag
- * names, read from their flag tables.
+ * names, read from ./server's flag table and the load's (src/config/load.ts).
  */
 
 /** The keys of a tier's `system`: the server's model and its protections, as ./server takes them. */
@@ -13,11 +13,11 @@ export const TIER_SYSTEM_FLAGS: readonly FlagSpec[] = (SERVER_FLAGS as readonly 
 
 /** The client's flags that say who sends (the users): with tiers, the top-level system holds only these. */
 export const USER_FLAG_NAMES: ReadonlySet<string> = new Set(
-  (CLIENT_FLAGS as readonly FlagSpec[]).filter((flag) => flag.group === "system").map((flag) => flag.name),
+  (LOAD_CONFIG_FLAGS as readonly FlagSpec[]).filter((flag) => flag.group === "system").map((flag) => flag.name),
 );
 
 /** The keys of a tier's `upstream`: the client's retry, hedging and protection flags, and its per-attempt timeout. */
-export const UPSTREAM_FLAGS: readonly FlagSpec[] = (CLIENT_FLAGS as readonly FlagSpec[]).filter(
+export const UPSTREAM_FLAGS: readonly FlagSpec[] = (LOAD_CONFIG_FLAGS as readonly FlagSpec[]).filter(
   (flag) => flag.group === "strategy" || flag.group === "protection" || flag.name === "timeout" || flag.name === "honor-retry-after",
 );
 
