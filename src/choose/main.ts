@@ -402,8 +402,9 @@ function screenedText(ranked: readonly CandidateSummary[], options: ChooseOption
   const screened = ranked.filter((summary) => summary.seeds < options.seeds.length).length;
   return screened === 0
     ? ""
-    : ` ${screened} candidates ran the first seed alone (-screen-top): below the top ${screenTop(options)} and named nowhere in the answer, ` +
-        "they show that seed's figures, with no spread, and rank by them (a longest outage survived, the shortest over seeds, can only be longer with one).";
+    : ` ${screened} ${screened === 1 ? "candidate" : "candidates"} ran the first seed alone (-screen-top): below the top ${screenTop(options)} ` +
+        "and named nowhere in the answer, they show that seed's figures, with no spread, and rank by them (a longest outage survived, " +
+        "the shortest over seeds, can only be longer with one).";
 }
 
 /** The render stage, as files: summary.json, the report and the snippets in a folder of their own; the answer as JSON with -json. */
