@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { seededRandom } from "../../src/backoff/random.ts";
 import { eventually } from "../helpers/eventually.ts";
 import { getJson, rawGet } from "../helpers/raw-http.ts";
@@ -6,7 +6,7 @@ import { runTogether } from "../helpers/run-together.ts";
 import { startScriptedServer } from "../helpers/scripted-server.ts";
 import { SMALL_SIM_SCENARIO } from "../helpers/small-scenario.ts";
 import { type ClientReportLine, clientReportLines, REFERENCE_PREFIX, serverLines } from "../helpers/output-lines.ts";
-import { spawnCli, spawnServer } from "../helpers/spawn-cli.ts";
+import { spawnCli, spawnServer, stopSpawnedPrograms } from "../helpers/spawn-cli.ts";
 
 interface Stats {
   concurrency: number;
@@ -68,8 +68,9 @@ const breaker = (clients: number, breakFor: string, duration: readonly string[] 
 let answered = 0;
 
 /*
- * Every run of this file mostly waits (for a client's attempts, a server's answers): all of them run
- * side by side, the simulator's runs beside them, and each test then judges its own.
+ * Every run of this file mostly waits (for a client's attempts, a server's answers): all of them but
+ * the counted ones below run side by side, the simulator's runs beside them, and each test then
+ * judges its own.
  */
 const runs = runTogether({
   helpFlags: async () => {
@@ -280,6 +281,8 @@ const runs = runTogether({
  * with this file's twenty start-ups and the simulator, a client got too little of the two cores to
  * send the handful of requests a count needs (2 runs of this file in 3 failed so, at 6bb63ed too).
  */
+// What the runs above left running (a server or a client they no longer wait for) is stopped first.
+beforeAll(() => stopSpawnedPrograms());
 const counted = runTogether({
   envoyShared: () => protectedRun(unavailable, [...envoy, "-instances", "1"]),
   envoyPerClient: () => protectedRun(unavailable, envoy),

@@ -26,10 +26,10 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   report: [...PURE],
   // The configuration: what the flags describe (the load, the server itself), as typed values every program reads.
   config: [...SHARED],
-  runtime: [...SHARED],
-  dashboard: [...SHARED, "runtime"],
+  runtime: [...SHARED, "config"],
+  dashboard: [...SHARED, "config", "runtime"],
   // The runner runs scenarios and shows none: starting the live view is a program's part.
-  runner: [...SHARED, "runtime"],
+  runner: [...SHARED, "config", "runtime"],
   ...Object.fromEntries(PROGRAMS.map((program) => [program, [...BELOW_PROGRAMS, "scenario-file", "recommend"]])),
   "scenario-file": BELOW_PROGRAMS,
   // What choose and check share: candidates measured, ranked and written in other systems' words.
