@@ -352,7 +352,9 @@ function readRetry(retry: Section, standard: boolean, recorder: PolicyRecorder):
     RETRY_DOCS,
     options.retries === INT_MAX ? "int.MaxValue retries: Polly's way of retrying indefinitely, our -max-attempts 0" : undefined,
   );
-  const jitterNote = options.jitter || options.type === "Linear" ? waits.approximation : undefined;
+  // A Linear backoff is read as our table whatever its jitter: the note goes with its Delay, which a write of a table changes.
+  const jitterNote = options.jitter && options.type !== "Linear" ? waits.approximation : undefined;
+  const delayNote = options.type === "Linear" ? waits.approximation : undefined;
   // A bare section's defaults are those of the options class it is bound to, which the file does not say.
   const bareDefault =
     !standard && (retry.get("BackoffType") === undefined || retry.get("UseJitter") === undefined)
@@ -366,7 +368,7 @@ function readRetry(retry: Section, standard: boolean, recorder: PolicyRecorder):
     bareDefault,
   );
   recorder.field(retry.at("UseJitter"), retry.shown("UseJitter", standard ? "true" : "false"), {}, RETRY_HELPER, jitterNote);
-  recorder.field(retry.at("Delay"), retry.shown("Delay", "00:00:02"), waits.delay, RETRY_API);
+  recorder.field(retry.at("Delay"), retry.shown("Delay", "00:00:02"), waits.delay, RETRY_API, delayNote);
   recorder.field(
     retry.at("MaxDelay"),
     retry.shown("MaxDelay", "none"),
