@@ -16,14 +16,8 @@ import { randomSeed } from "../runtime/random-seed.ts";
 import { type HerdShare, localShare, type ShareFinal, type ShareWindow } from "./herd-share.ts";
 import { workerShare } from "./herd-worker.ts";
 import { type ClientMetrics, clientMetrics } from "./metrics.ts";
-import {
-  type ClientFlagValues,
-  type ClientOptions,
-  describeLoad,
-  describeStrategy,
-  parseClientArgs,
-  resolveClientOptions,
-} from "./options.ts";
+import { type ClientFlagValues, type ClientOptions, describeLoad, parseClientArgs, resolveClientOptions } from "./options.ts";
+import { describeStrategy } from "../config/load.ts";
 import { formatClientLine, formatClientSummary, openLoopSuffix } from "./reporter.ts";
 import { clientNotStartedLine, clientSummaryLine, clientWindowLine } from "../contracts/client-line-writer.ts";
 import type { OpenLoopTotals } from "../model/open-loop.ts";

@@ -7,30 +7,17 @@ import { type ListenAddress, listenAddressProblem, parseListenAddress } from "..
 import type { RetryConfig } from "../model/client-loop.ts";
 import { hasProtection } from "../model/client-instances.ts";
 import { defaultBehindThresholdMs } from "../model/client-behind.ts";
-import { describeProtection, protectionHelp } from "../strategies/protection.ts";
+import { protectionHelp } from "../strategies/protection.ts";
 import { strategiesHelp } from "../strategies/registry.ts";
 import { type LoadConfig, POLICY_AND_LOAD_FLAGS, resolveLoadConfig, USERS_FLAGS } from "../config/load.ts";
 import { parseShard, type Shard, shardProblem } from "./shard.ts";
 import { autoWorkers, USERS_PER_THREAD } from "./workers.ts";
 import { workersFlag } from "../cli/workers-flag.ts";
-import { DEFAULT_MAX_BODY_BYTES } from "../runtime/http-body.ts";
+import { MAX_BODY_FLAG } from "../runtime/http-body.ts";
+import { checkUrl } from "../cli/url.ts";
 
 /** The most worker threads -workers starts. */
 const MAX_WORKERS = 1024;
-
-/**
- * The cap on an answer's body, one spec for every program that reads real answers: ./client
- * -max-body, probe -max-body, ./server -upstream-max-body (a middle tier's calls).
- */
-export const MAX_BODY_FLAG = {
-  name: "max-body",
-  group: "run",
-  kind: "integer",
-  default: DEFAULT_MAX_BODY_BYTES,
-  min: 1,
-  placeholder: "bytes",
-  description: "an answer with a longer body is an error (body-too-large), read no further",
-} as const satisfies FlagSpec;
 
 /** Flags, defaults and help of ./client, in one table; the first five are the reference's. */
 export const CLIENT_FLAGS = [
@@ -216,34 +203,4 @@ export function describeLoad(options: ClientOptions, split = ""): string {
   return options.arrivals.kind === "open"
     ? `open-loop arrivals at ${options.arrivals.ratePerSec}/s (at most ${options.arrivals.maxChains} alive)${split}`
     : `${options.clients} clients${split}, lambda ${formatDuration(options.retry.thinkTimeMeanMs)}`;
-}
-
-/** A short description of the strategy and its parameters, for the start-up line. */
-export function describeStrategy(options: Pick<ClientOptions, "strategy" | "retry" | "clients">): string {
-  const { backoff } = options.retry;
-  const parameters = Object.entries(backoff)
-    .filter(([key]) => key !== "kind")
-    .map(([key, value]) => `${key} ${Array.isArray(value) ? value.join(",") : String(value)}`)
-    .join(", ");
-  const attempts = Number.isFinite(options.retry.maxAttempts) ? `, max attempts ${options.retry.maxAttempts}` : "";
-  const hedgeDelayMs = options.retry.hedgeDelayMs;
-  if (hedgeDelayMs !== undefined) return `hedging (a copy every ${formatDuration(hedgeDelayMs)} unless answered)${attempts}`;
-  const fleet = options.retry.fleet === undefined ? "" : describeProtection(options.retry.fleet, options.clients);
-  return `${options.strategy} (${parameters})${attempts}${fleet}`;
-}
-
-/** The port an http(s) URL's text spells out, if any; the URL parser refuses one over 65535 without saying it is the port. */
-const SPELLED_PORT = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(?:\[[^\]]*\]|[^:/?#[\]]*):(\d+)(?:[/?#]|$)/i;
-
-/** Why `text` is no URL the programs can send to: not http(s), or a port out of range (named as the port). */
-export function checkUrl(text: string): string | undefined {
-  const port = SPELLED_PORT.exec(text)?.[1];
-  if (port !== undefined && !(Number(port) >= 1 && Number(port) <= 65_535)) return `port ${port} is out of range (1 to 65535)`;
-  try {
-    const url = new URL(text);
-    return url.protocol === "http:" || url.protocol === "https:" ? undefined : "must be an http:// or https:// URL";
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ERR_INVALID_URL") throw error;
-    return "must be an http:// or https:// URL";
-  }
 }

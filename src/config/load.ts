@@ -1,8 +1,9 @@
 import { flagsInGroups, flagsNamed, type FlagSpec, type FlagValues } from "../cli/flags.ts";
+import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import type { RetryConfig } from "../model/client-loop.ts";
 import type { Arrivals } from "../model/load.ts";
-import { PROTECTION_FLAGS, resolveProtection } from "../strategies/protection.ts";
+import { describeProtection, PROTECTION_FLAGS, resolveProtection } from "../strategies/protection.ts";
 import {
   buildStrategyPolicy,
   findStrategy,
@@ -161,4 +162,18 @@ function resolveArrivals(values: LoadFlagValues): Arrivals {
   }
   if (values.rate === undefined) throw new UsageError("-arrivals open needs -rate, the arrivals per second");
   return { kind: "open", ratePerSec: values.rate, maxChains: values["max-chains"] };
+}
+
+/** A short description of the strategy and its parameters, for the start-up line. */
+export function describeStrategy(options: Pick<LoadConfig, "strategy" | "retry" | "clients">): string {
+  const { backoff } = options.retry;
+  const parameters = Object.entries(backoff)
+    .filter(([key]) => key !== "kind")
+    .map(([key, value]) => `${key} ${Array.isArray(value) ? value.join(",") : String(value)}`)
+    .join(", ");
+  const attempts = Number.isFinite(options.retry.maxAttempts) ? `, max attempts ${options.retry.maxAttempts}` : "";
+  const hedgeDelayMs = options.retry.hedgeDelayMs;
+  if (hedgeDelayMs !== undefined) return `hedging (a copy every ${formatDuration(hedgeDelayMs)} unless answered)${attempts}`;
+  const fleet = options.retry.fleet === undefined ? "" : describeProtection(options.retry.fleet, options.clients);
+  return `${options.strategy} (${parameters})${attempts}${fleet}`;
 }

@@ -1,5 +1,6 @@
 import { DEBUG_FLAG, type FlagSpec, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
-import { CLIENT_FLAGS, checkUrl } from "../client/options.ts";
+import { CLIENT_FLAGS } from "../client/options.ts";
+import { checkUrl } from "../cli/url.ts";
 import { SERVER_FLAGS } from "../server/options.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";

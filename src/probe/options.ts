@@ -2,14 +2,16 @@ import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ProgramDes
 import { redactCredentials } from "../cli/redact-url.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { isLoopback } from "../cli/loopback.ts";
-import { CLIENT_FLAGS, checkUrl, MAX_BODY_FLAG } from "../client/options.ts";
+import { checkUrl } from "../cli/url.ts";
+import { LOAD_CONFIG_FLAGS } from "../config/load.ts";
+import { MAX_BODY_FLAG } from "../runtime/http-body.ts";
 import type { ProbeLoad } from "./scenario-out.ts";
 
 /** The client's flag of that name, as it is (the probe writes the user's load into the scenario). */
 function clientFlag<N extends "clients" | "lambda" | "timeout" | "arrivals" | "rate">(
   name: N,
-): Extract<(typeof CLIENT_FLAGS)[number], { name: N }> {
-  return CLIENT_FLAGS.find((flag) => flag.name === name) as Extract<(typeof CLIENT_FLAGS)[number], { name: N }>;
+): Extract<(typeof LOAD_CONFIG_FLAGS)[number], { name: N }> {
+  return LOAD_CONFIG_FLAGS.find((flag) => flag.name === name) as Extract<(typeof LOAD_CONFIG_FLAGS)[number], { name: N }>;
 }
 
 const stepsProblem = (text: string) =>

@@ -1,4 +1,5 @@
 import type { Readable } from "node:stream";
+import type { FlagSpec } from "../cli/flags.ts";
 
 /** An answer's body past the reader's cap: an error of its own kind (classifyError: "body-too-large"). */
 export class BodyTooLargeError extends Error {
@@ -53,3 +54,17 @@ export function readBodyToEnd(body: Readable, maxBytes: number, contentLength?: 
 
 /** The cap on an answer's body: -max-body's default, and the OCC workload's, which has no flag for it. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The cap on an answer's body, one spec for every program that reads real answers: ./client
+ * -max-body, probe -max-body, ./server -upstream-max-body (a middle tier's calls).
+ */
+export const MAX_BODY_FLAG = {
+  name: "max-body",
+  group: "run",
+  kind: "integer",
+  default: DEFAULT_MAX_BODY_BYTES,
+  min: 1,
+  placeholder: "bytes",
+  description: "an answer with a longer body is an error (body-too-large), read no further",
+} as const satisfies FlagSpec;

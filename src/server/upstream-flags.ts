@@ -2,7 +2,9 @@ import { type FlagSpec, type FlagValues, flagsNamed, prefixFlags, unprefixedValu
 import { formatListenAddress, type ListenAddress } from "../cli/listen-address.ts";
 import { redactUrl } from "../cli/redact-url.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { CLIENT_FLAGS, checkUrl, MAX_BODY_FLAG } from "../client/options.ts";
+import { checkUrl } from "../cli/url.ts";
+import { MAX_BODY_FLAG } from "../runtime/http-body.ts";
+import { LOAD_CONFIG_FLAGS } from "../config/load.ts";
 import { RETRY_POLICY_FLAGS, resolveRetryPolicy, type RetryPolicyOptions } from "../config/load.ts";
 import { MIDDLE_TIER_MODELS, middleTierOf, type ServerModelSpec } from "../model/servers/models.ts";
 
@@ -104,7 +106,7 @@ export interface UpstreamOptions {
 }
 
 /** The client's default -lambda: the think time the reference policy grows its first wait from, as an open-loop arrival draws it. */
-const DEFAULT_LAMBDA = flagsNamed(CLIENT_FLAGS, ["lambda"])[0]!.default;
+const DEFAULT_LAMBDA = flagsNamed(LOAD_CONFIG_FLAGS, ["lambda"])[0]!.default;
 
 /**
  * The upstream the flags describe, undefined without -upstream; a UsageError, naming the

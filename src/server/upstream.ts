@@ -1,7 +1,7 @@
 import type { Random } from "../backoff/random.ts";
 import type { Clock } from "../clock/clock.ts";
 import { createHttpTransport, type HttpTransport } from "../runner/attempt.ts";
-import { describeStrategy } from "../client/options.ts";
+import { describeStrategy } from "../config/load.ts";
 import { type CommonServerOptions, middleTierOf, type ServerModelSpec } from "../model/servers/models.ts";
 import type { UpstreamPool } from "../model/servers/upstream-pool.ts";
 import { UpstreamCalls } from "../model/upstream-calls.ts";
