@@ -171,7 +171,8 @@ const CHOOSE_ONLY_FLAGS = [
     max: 10000,
     placeholder: "n",
     description:
-      "every candidate runs the first seed; the top n of the ranking and the baselines run the others, the rest keep the first seed's figures (0: every candidate runs every seed)",
+      "every candidate runs the first seed; the top n of the ranking (at least 3) and every candidate the answer names (baselines, " +
+      "Pareto front, rivals on each figure) run the others, the rest keep the first seed's figures (0: every candidate runs every seed)",
   },
   {
     name: "seed",
