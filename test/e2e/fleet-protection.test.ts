@@ -327,7 +327,9 @@ describe("fleet protection on the wire", () => {
 describe("./client: fleet-level protection on the wire", () => {
   it("Envoy budget, one instance: 3 retries in progress at most; one instance per client: each its own 3", () => {
     const shared = counted("envoyShared");
-    expect(shared.summary.gaveUp).toBe(shared.summary.errors - 3);
+    // Every failed request gives up but the 3 whose retries hold the budget (their 10 s waits outlast the run); an attempt
+    // that timed out on a loaded machine fails as an error does.
+    expect(shared.summary.gaveUp).toBe(shared.summary.errors + shared.summary.timedout - 3);
     expect(shared.arrivals).toBeGreaterThan(20); // the other clients came back with new requests
     expect(shared.stderr).toContain("budget envoy (budgetPercent 20, minRetryConcurrency 3), 1 instance");
     const perClient = counted("envoyPerClient");
