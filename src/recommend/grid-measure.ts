@@ -113,8 +113,7 @@ function summariesOf(entries: readonly Measured[], results: readonly SeedResult[
   return entries.map((entry, index) => {
     const own = results[index]!;
     const first = own[0]!;
-    const single = keep.perSeed.get(entry.candidate.id) ?? [];
-    keep.perSeed.set(entry.candidate.id, [...single, ...own.map((result) => summarize(entry.candidate, [result]))]);
+    addPerSeed(keep.perSeed, entry, own);
     keep.timelines?.set(
       entry.candidate.id,
       timelinesOf(
@@ -125,6 +124,12 @@ function summariesOf(entries: readonly Measured[], results: readonly SeedResult[
     );
     return summarize(entry.candidate, own);
   });
+}
+
+/** Each seed's summary alone of an entry, after those `perSeed` already holds for it (the stability count ranks them). */
+function addPerSeed(perSeed: Map<string, CandidateSummary[]>, entry: Measured, own: readonly SeedResult[]): void {
+  const single = perSeed.get(entry.candidate.id) ?? [];
+  perSeed.set(entry.candidate.id, [...single, ...own.map((result) => summarize(entry.candidate, [result]))]);
 }
 
 /** A candidate's listed outages' timelines, as the report draws them. */
@@ -177,12 +182,7 @@ export async function measureAll(
   return summariesOf(entries, results, plan, { perSeed, timelines });
 }
 
-/**
- * Screening, then the other seeds for the candidates that matter. Each set of entries added runs
- * the first seed; then, until every candidate `named` names (over every entry added so far) has run
- * every seed, those that have not run the others. A candidate never named keeps its first seed's
- * figures alone (its summary says how many seeds it ran).
- */
+/** What a screened measure runs on, and which candidates it runs every seed for. */
 export interface ScreenedRun {
   readonly seeds: readonly number[];
   readonly plan: MeasurePlan;
@@ -194,9 +194,17 @@ export interface ScreenedRun {
   readonly named: (summaries: readonly CandidateSummary[]) => readonly CandidateSummary[];
 }
 
+/**
+ * Screening, then the other seeds for the candidates that matter. Each set of entries added runs
+ * the first seed; then, until every candidate `named` names (over every entry added so far) has run
+ * every seed, those that have not run the others. A candidate never named keeps its first seed's
+ * figures alone (its summary says how many seeds it ran).
+ */
 export class ScreenedMeasure {
   private readonly entries: Measured[] = [];
   private readonly results: SeedResult[][] = [];
+  /** Each entry's summary over the seeds it has run, kept until it runs more: every round ranks every entry. */
+  private readonly summaries: (CandidateSummary | undefined)[] = [];
 
   private readonly run: ScreenedRun;
 
@@ -210,6 +218,7 @@ export class ScreenedMeasure {
     const from = this.entries.length;
     this.entries.push(...added);
     this.results.push(...added.map(() => []));
+    this.summaries.push(...added.map(() => undefined));
     const indices = added.map((_, offset) => from + offset);
     // Where the top holds every entry, nothing is screened out: every seed at once.
     if (this.entries.length <= top || seeds.length === 1) {
@@ -233,17 +242,19 @@ export class ScreenedMeasure {
     }
   }
 
-  private runSeeds(indices: readonly number[], seeds: readonly number[], label: string): Promise<void> {
+  private async runSeeds(indices: readonly number[], seeds: readonly number[], label: string): Promise<void> {
     const jobs = indices.flatMap((entryIndex) => seeds.map((seed) => ({ entryIndex, seed, keepTimelines: false })));
-    return runJobs(this.entries, jobs, this.run.plan, this.run.pool, this.run.io, label, this.results);
+    await runJobs(this.entries, jobs, this.run.plan, this.run.pool, this.run.io, label, this.results);
+    for (const index of indices) this.summaries[index] = undefined;
   }
 
   /** Every entry's summary, each seed's alone added to `perSeed`. */
   finish(perSeed: Map<string, CandidateSummary[]>): CandidateSummary[] {
-    return summariesOf(this.entries, this.results, this.run.plan, { perSeed });
+    this.entries.forEach((entry, index) => addPerSeed(perSeed, entry, this.results[index]!));
+    return this.current();
   }
 
   private current(): CandidateSummary[] {
-    return this.entries.map((entry, index) => summarize(entry.candidate, this.results[index]!));
+    return this.entries.map((entry, index) => (this.summaries[index] ??= summarize(entry.candidate, this.results[index]!)));
   }
 }
