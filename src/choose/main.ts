@@ -38,7 +38,15 @@ import {
   tieBreak,
   userFigures,
 } from "../recommend/ranking.ts";
-import { deployability, deployable, type FirstWait, headline, type RecommendationInput, serverAddition } from "./recommendation.ts";
+import {
+  bestPair,
+  deployability,
+  deployableAlternative,
+  type FirstWait,
+  headline,
+  type RecommendationInput,
+  serverAddition,
+} from "./recommendation.ts";
 import { type Stability, stability } from "./stability.ts";
 import {
   outageDetails,
@@ -97,8 +105,10 @@ const intentFor = (configs: ReadonlyMap<string, SimulationConfig>) => (summary: 
   return intentOf(summary.candidate.id, config.retry, config.timeoutMs, summary.candidate.client, summary.candidate.server);
 };
 
-const firstWaitOf = (configs: ReadonlyMap<string, SimulationConfig>) => (summary: CandidateSummary) =>
-  firstWait(intentFor(configs)(summary));
+const firstWaitOf = (configs: ReadonlyMap<string, SimulationConfig>) => {
+  const intent = intentFor(configs);
+  return (summary: CandidateSummary) => firstWait(intent(summary));
+};
 
 /** How far down the ranking every candidate runs every seed: -screen-top, and at least the stability count's and -validate's top. */
 function screenTop(options: ChooseOptions): number {
@@ -118,18 +128,15 @@ function namedByAnswer(options: ChooseOptions, firstWaitOfSummary: (summary: Can
   return (summaries: readonly CandidateSummary[]): CandidateSummary[] => {
     const ranked = rank(summaries);
     const winner = ranked[0];
-    const find = (clientId: string, lever: string) =>
-      summaries.find((summary) => summary.candidate.clientId === clientId && summary.candidate.lever === lever);
-    const halves =
-      winner === undefined ? [] : [find(winner.candidate.clientId, "default"), find(FIXED, winner.candidate.lever), find(FIXED, "default")];
+    const halves = winner === undefined ? [] : Object.values(halvesOf(winner, summaries));
     return [
       ...ranked.slice(0, screenTop(options)),
       ...summaries.filter((summary) => summary.candidate.origin === "baseline" || summary.candidate.id === options.own["validate-against"]),
       ...paretoFront(ranked),
       ...explanationCandidates(ranked, EXPLANATION_RIVALS),
-      ranked.find((summary) => summary.candidate.lever !== "default"),
+      bestPair(ranked),
       ...halves,
-      ranked.slice(1).find((summary) => deployable(firstWaitOfSummary(summary), options.sloMs)),
+      deployableAlternative(ranked, firstWaitOfSummary, options.sloMs),
     ].filter((summary): summary is CandidateSummary => summary !== undefined);
   };
 }
@@ -269,14 +276,15 @@ async function measure(
     }
     summaries = screened.finish(perSeed);
     // Only the candidates the report draws need their outages played whole (the others' runs end once the server cannot come back).
-    const drawn = timelineIds(rank(summaries));
+    const ranked = rank(summaries);
+    const drawn = timelineIds(ranked);
     const timelines = await firstSeedTimelines(
       [...grid, ...pairs].filter((entry) => drawn.includes(entry.candidate.id)),
       options.seeds[0]!,
       plan,
       pool,
     );
-    const leaders = rank(summaries).slice(0, STABILITY_TOP);
+    const leaders = ranked.slice(0, STABILITY_TOP);
     if (options.stabilitySeeds.length > 0 && leaders.length > 1) {
       const entries = [...grid, ...pairs].filter((entry) => leaders.some((summary) => summary.candidate === entry.candidate));
       await measureAll(entries, options.stabilitySeeds, plan, pool, io, "choose: stability seeds", perSeed);
@@ -487,19 +495,29 @@ function summaryOutput(
   };
 }
 
-/** What each half of a recommended pair contributes: its client policy alone, its server lever alone, and both (a pair only). */
-function halves(winner: CandidateSummary, summaries: readonly CandidateSummary[], maxOutageMs: number): string {
+/** The halves of a pair, as measured among `summaries`: its client policy alone, its server lever with fixed retry, and neither. */
+function halvesOf(pair: CandidateSummary, summaries: readonly CandidateSummary[]) {
   const find = (clientId: string, lever: string) =>
     summaries.find((summary) => summary.candidate.clientId === clientId && summary.candidate.lever === lever);
+  return {
+    clientAlone: find(pair.candidate.clientId, "default"),
+    leverAlone: find(FIXED, pair.candidate.lever),
+    neither: find(FIXED, "default"),
+  };
+}
+
+/** What each half of a recommended pair contributes: its client policy alone, its server lever alone, and both (a pair only). */
+function halves(winner: CandidateSummary, summaries: readonly CandidateSummary[], maxOutageMs: number): string {
+  const { clientAlone, leverAlone, neither } = halvesOf(winner, summaries);
   const describe = (label: string, summary: CandidateSummary | undefined) =>
     summary === undefined
       ? `${label}: not measured`
       : `${label} (${summary.candidate.id}): survives ${summary.listedSurvived} of ${summary.outages.length} listed outages and outages up to ` +
         `${longestText(summary, maxOutageMs)}, ${percent(summary.everyday.sloSuccess)} success within the SLO`;
   return (
-    `What each half contributes: ${describe("the client policy alone, on your server as it is", find(winner.candidate.clientId, "default"))}; ` +
-    `${describe("the server lever alone, with fixed retry", find(FIXED, winner.candidate.lever))}; ` +
-    `${describe("both", winner)}; ${describe("neither (fixed retry on your server)", find(FIXED, "default"))}.`
+    `What each half contributes: ${describe("the client policy alone, on your server as it is", clientAlone)}; ` +
+    `${describe("the server lever alone, with fixed retry", leverAlone)}; ` +
+    `${describe("both", winner)}; ${describe("neither (fixed retry on your server)", neither)}.`
   );
 }
 

@@ -58,7 +58,20 @@ export function headline(input: RecommendationInput): string {
 }
 
 /** A first wait users can live with: within the SLO on average, and no setting of tens of seconds. */
-export const deployable = (wait: FirstWait, sloMs: number) => wait.meanMs <= sloMs && wait.settingMs < SURPRISING_WAIT_MS;
+const deployable = (wait: FirstWait, sloMs: number) => wait.meanMs <= sloMs && wait.settingMs < SURPRISING_WAIT_MS;
+
+/** The best candidate after the winner whose first wait users can live with, named when the winner's cannot; undefined for none. */
+export function deployableAlternative(
+  ranked: readonly CandidateSummary[],
+  firstWaitOf: (summary: CandidateSummary) => FirstWait,
+  sloMs: number,
+): CandidateSummary | undefined {
+  return ranked.slice(1).find((summary) => deployable(firstWaitOf(summary), sloMs));
+}
+
+/** The best pair with a server lever: what serverAddition says a lever would add to a client-only winner. */
+export const bestPair = (ranked: readonly CandidateSummary[]): CandidateSummary | undefined =>
+  ranked.find((summary) => summary.candidate.lever !== "default");
 
 /**
  * When the winner's first retry waits longer than the SLO, or its configuration would carry a
@@ -66,7 +79,7 @@ export const deployable = (wait: FirstWait, sloMs: number) => wait.meanMs <= slo
  * without that property beside it.
  */
 export function deployability(input: RecommendationInput): string | undefined {
-  const [winner, ...others] = input.ranking.ranked;
+  const [winner] = input.ranking.ranked;
   if (winner === undefined) return undefined;
   const wait = input.firstWaitOf(winner);
   if (deployable(wait, input.sloMs)) return undefined;
@@ -86,12 +99,11 @@ export function deployability(input: RecommendationInput): string | undefined {
   const reason =
     `Before deploying ${winner.candidate.id}: ${facts.join("; and ")}. That wait is the point of it: retries stay away while the ` +
     `server recovers, and the users whose first try fails pay for it.`;
-  const alternativeIndex = others.findIndex((summary) => deployable(input.firstWaitOf(summary), input.sloMs));
-  if (alternativeIndex < 0) return `${reason} No candidate measured here avoids it.`;
-  const alternative = others[alternativeIndex]!;
+  const alternative = deployableAlternative(input.ranking.ranked, input.firstWaitOf, input.sloMs);
+  if (alternative === undefined) return `${reason} No candidate measured here avoids it.`;
   const failing = alternative.outages.find((outage) => !outage.survived);
   return (
-    `${reason} The best candidate without it is ${alternative.candidate.id} (rank ${alternativeIndex + 2}): everyday ${userFigures(alternative, input.sloMs)}, ` +
+    `${reason} The best candidate without it is ${alternative.candidate.id} (rank ${input.ranking.ranked.indexOf(alternative) + 1}): everyday ${userFigures(alternative, input.sloMs)}, ` +
     `outages survived up to ${longestText(alternative, input.maxOutageMs)}` +
     (failing === undefined ? "." : `, but its server does not come back after the ${formatDuration(failing.outageMs)} outage.`)
   );
@@ -100,7 +112,7 @@ export function deployability(input: RecommendationInput): string | undefined {
 /** For a client-only recommendation, what the best pair with a server lever would add. */
 export function serverAddition(input: RecommendationInput): string | undefined {
   const winner = input.ranking.ranked[0];
-  const pair = input.ranking.ranked.find((summary) => summary.candidate.lever !== "default");
+  const pair = bestPair(input.ranking.ranked);
   if (winner === undefined || pair === undefined || winner.candidate.lever !== "default") return undefined;
   if (levelOnEveryFigure(winner, pair)) {
     return (
