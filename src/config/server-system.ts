@@ -113,11 +113,7 @@ export const SERVER_SYSTEM_FLAGS_AFTER_SEED = [
 /** Every flag of the server itself, in ./server's order: its model's first (model-flags.ts). */
 export const SERVER_SYSTEM_FLAGS = [...MODEL_FLAGS, ...SERVER_SYSTEM_FLAGS_BEFORE_SEED, ...SERVER_SYSTEM_FLAGS_AFTER_SEED];
 
-/**
- * The server itself, as its flags describe it: its model and limits, what it sheds and how, the
- * errors it injects, how often it reports. The simulator takes these too; how ./server runs
- * (where it listens, what it prints, its processes) is ServerOptions' own.
- */
+/** The server itself, as its flags describe it (this file's first comment); ServerOptions adds how ./server runs. */
 export interface ServerSystem {
   /** The exponential model's curve (its flags always have values). */
   readonly latency: LatencyModel;
