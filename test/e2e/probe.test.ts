@@ -39,6 +39,23 @@ function picked(stdout: readonly string[]) {
   };
 }
 
+/** Half the last digit of the table's cells (toFixed(1)). */
+const PRINTED_HALF_UNIT = 0.05;
+
+/**
+ * How far a printed figure is off a printed measure, at least: the probe judges the figures before
+ * they are rounded to the table's 0.1, so two cells can read just past the tolerance that the
+ * figures behind them meet (64.1 against 75.5 reads 15.1 % off; the probe said 15.0 %).
+ */
+function printedOff(value: number, measured: number): number {
+  const [low, high] =
+    value < measured
+      ? [value + PRINTED_HALF_UNIT, measured - PRINTED_HALF_UNIT]
+      : [measured + PRINTED_HALF_UNIT, value - PRINTED_HALF_UNIT];
+  if (low >= high) return 0;
+  return value < measured ? 1 - low / high : high / low - 1;
+}
+
 /**
  * -validate agrees (docs/probe.md): its table, read row by row here, has ./server's and the model's
  * throughput and mean latency within AGREEMENT_TOLERANCE of the measured ones at every step, and
@@ -62,9 +79,7 @@ function expectValidationAgrees(stdout: readonly string[]): void {
     ];
     for (const [column, value, measured] of columns) {
       // A "-" (no step) reads as NaN, which fails as a disagreement should.
-      expect(Math.abs(value! / measured! - 1), `${column} at concurrency ${concurrency}:\n${text}`).toBeLessThanOrEqual(
-        AGREEMENT_TOLERANCE,
-      );
+      expect(printedOff(value!, measured!), `${column} at concurrency ${concurrency}:\n${text}`).toBeLessThanOrEqual(AGREEMENT_TOLERANCE);
     }
   }
   expect(
