@@ -6,10 +6,10 @@ import {
   chainPolicies,
   chainSelectedBy,
 } from "../recommend/chain-candidates.ts";
-import { chainPlan, measureGrid } from "../recommend/chain-main.ts";
+import { chainPlan, measureGrid } from "../recommend/chain-plan.ts";
 import { bottomAmplification, chainQualifies, type ChainSummary, rankChain } from "../recommend/chain-ranking.ts";
 import { InputFileError } from "../cli/usage-error.ts";
-import type { ChooseOptions } from "../choose/options.ts";
+import type { CheckOptions } from "./options.ts";
 import type { FlagSettings } from "../recommend/settings.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
@@ -87,7 +87,7 @@ interface Staged {
 }
 
 export async function gradeChain(
-  options: ChooseOptions,
+  options: CheckOptions,
   own: CheckOwnValues,
   scenario: LoadedScenario,
   input: CheckInput,

@@ -4,7 +4,6 @@ import { parseFlags } from "../cli/flags.ts";
 import { InputFileError, UsageError } from "../cli/usage-error.ts";
 import type { Candidate } from "../recommend/candidates.ts";
 import { buildGrid, type Measured as Entry, measureAll, measurePlan, toConfig } from "../recommend/grid-measure.ts";
-import { type ChooseOptions, parseChooseArgs } from "../choose/options.ts";
 import { ranking } from "../recommend/ranking.ts";
 import type { Timeline } from "../recommend/report.ts";
 import type { FlagSettings } from "../recommend/settings.ts";
@@ -19,7 +18,16 @@ import { CONFIG_FORMATS } from "./formats.ts";
 import { type CheckInput, readInput, yoursId } from "./input.ts";
 import { gradeOf, type Measured, smallestQualifying } from "./grade.ts";
 import { neighbourTargets, settingsKey } from "./neighbours.ts";
-import { CHECK_FLAGS, CHECK_TARGET, checkProgram, type CheckOwnValues, splitConfigArgument, takeFrom } from "./options.ts";
+import {
+  CHECK_FLAGS,
+  CHECK_TARGET,
+  type CheckOptions,
+  type CheckOwnValues,
+  checkProgram,
+  parseCheckArgs,
+  splitConfigArgument,
+  takeFrom,
+} from "./options.ts";
 import { type CheckOutcome, type PolicyOutcome, renderFiles, renderText } from "./render.ts";
 import { explicitTarget, type Unwritable, type Variant, writtenUntil, writtenVariants } from "./variants.ts";
 
@@ -75,7 +83,7 @@ async function scenarioFromLoadTests(
   if (splitScenarioArgument(rest, CHECK_FLAGS).file !== undefined) {
     throw new UsageError("-from gives your system from your load tests: give it or a scenario file, not both");
   }
-  const parsed = parseChooseArgs(rest, program);
+  const parsed = parseCheckArgs(rest, program);
   if (parsed.kind === "help") return rest;
   if (probe === undefined) throw new Error("check -from needs the probe program, which its entry gives it");
   const out = resolve(parsed.options.own.out);
@@ -95,13 +103,13 @@ async function graded(
 ): Promise<number> {
   const { argv: args, scenario } = await withScenarioFile(rest, CHECK_TARGET, io.stderr);
   const commandLine = args.slice(scenario?.tokens.length ?? 0);
-  const parsed = await blamingScenarioFile(scenario, commandLine, CHECK_FLAGS, async () => parseChooseArgs(args, program));
+  const parsed = await blamingScenarioFile(scenario, commandLine, CHECK_FLAGS, async () => parseCheckArgs(args, program));
   if (parsed.kind === "help") {
     io.stdout.write(parsed.text);
     return 0;
   }
   const options = parsed.options;
-  const own = options.own as unknown as CheckOwnValues;
+  const own = options.own;
   const input = await readInput(config, own, formats);
   if (scenario?.tiers !== undefined) {
     const outcome = await gradeChain(options, own, scenario, input, io);
@@ -120,7 +128,7 @@ function candidateOf(id: string, family: string, summary: string, client: FlagSe
 }
 
 /** The user's policy as a candidate; a setting the simulator refuses is the file's, said with the policy's name. */
-function policyEntry(options: ChooseOptions, input: CheckInput, policy: CheckInput["policies"][number]): Entry {
+function policyEntry(options: CheckOptions, input: CheckInput, policy: CheckInput["policies"][number]): Entry {
   const id = yoursId(input, policy.index);
   const candidate = candidateOf(id, policy.reading.settings.strategy ?? "fixed", `your ${policy.reading.name}`, policy.reading.settings);
   try {
@@ -132,7 +140,7 @@ function policyEntry(options: ChooseOptions, input: CheckInput, policy: CheckInp
 
 /** Variants as candidates; one the simulator refuses is set aside with why. */
 function variantEntries(
-  options: ChooseOptions,
+  options: CheckOptions,
   variants: readonly Variant[],
   prefix: string,
   unwritable: Unwritable[],
@@ -176,7 +184,7 @@ function rewrites(input: CheckInput, policy: CheckInput["policies"][number], ran
 }
 
 /** Measures choose's grid, the user's policies and their one-field changes, then choose's best as the user's file can say them. */
-async function grade(options: ChooseOptions, own: CheckOwnValues, input: CheckInput, io: ProgramIo): Promise<CheckOutcome> {
+async function grade(options: CheckOptions, own: CheckOwnValues, input: CheckInput, io: ProgramIo): Promise<CheckOutcome> {
   const plan = measurePlan(options);
   const skipped: string[] = [];
   const grid = buildGrid(options, skipped);

@@ -1,6 +1,18 @@
-import type { FlagSpec, FlagValues, ProgramDescription } from "../cli/flags.ts";
+import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { CHOOSE_MEASURE_FLAGS } from "../choose/options.ts";
+import {
+  CANDIDATES_FLAG,
+  JSON_FLAG,
+  MEASURE_RUN_FLAGS,
+  MEASURE_SEED_FLAGS,
+  type MeasureOptions,
+  measureOptionsFrom,
+  measureSchedules,
+  type MeasureOwnValues,
+  outFlag,
+  SYSTEM_FLAGS,
+  systemValues,
+} from "../recommend/measure-options.ts";
 import type { ScenarioTarget } from "../scenario-file/format.ts";
 
 const CHECK_ONLY_FLAGS = [
@@ -42,9 +54,32 @@ const CHECK_ONLY_FLAGS = [
   },
 ] as const satisfies readonly FlagSpec[];
 
-export const CHECK_FLAGS: readonly FlagSpec[] = [...CHOOSE_MEASURE_FLAGS, ...CHECK_ONLY_FLAGS];
+/** choose's system and measure (src/recommend/measure-options.ts): a policy is graded as choose grades its candidates. */
+export const CHECK_FLAGS: readonly FlagSpec[] = [
+  ...SYSTEM_FLAGS,
+  ...MEASURE_RUN_FLAGS,
+  ...MEASURE_SEED_FLAGS,
+  CANDIDATES_FLAG,
+  JSON_FLAG,
+  outFlag("check"),
+  DEBUG_FLAG,
+  ...CHECK_ONLY_FLAGS,
+];
 
 export type CheckOwnValues = FlagValues<typeof CHECK_ONLY_FLAGS>;
+
+/** The system, the measure and check's own values. */
+export type CheckOptions = MeasureOptions<MeasureOwnValues & CheckOwnValues>;
+
+export type CheckParse = { readonly kind: "help"; readonly text: string } | { readonly kind: "run"; readonly options: CheckOptions };
+
+export function parseCheckArgs(argv: readonly string[], program: ProgramDescription<readonly FlagSpec[]>): CheckParse {
+  const parsed = parseFlags(program, argv);
+  if (parsed.kind === "help") return parsed;
+  const own = parsed.values as unknown as MeasureOwnValues & CheckOwnValues;
+  const system = systemValues(own);
+  return { kind: "run", options: measureOptionsFrom(own, system, measureSchedules(own, system)) };
+}
 
 /** The scenario file's keys are choose's: a system and how to grade on it. */
 export const CHECK_TARGET: ScenarioTarget = { program: "choose", flags: CHECK_FLAGS };

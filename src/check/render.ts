@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { formatDuration } from "../cli/duration.ts";
-import type { ChooseOptions } from "../choose/options.ts";
+import type { CheckOptions } from "./options.ts";
 import { longestText, rankingRule } from "../recommend/ranking.ts";
 import {
   EVERYDAY_HEADER,
@@ -38,7 +38,7 @@ export interface PolicyOutcome {
 }
 
 export interface CheckOutcome {
-  readonly options: ChooseOptions;
+  readonly options: CheckOptions;
   readonly input: CheckInput;
   /** choose's candidates and the user's policies, by choose's ranking rule. */
   readonly ranked: readonly CandidateSummary[];

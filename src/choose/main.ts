@@ -19,7 +19,8 @@ import type { SimulationConfig } from "../runner/simulate.ts";
 import { type Candidate, FIXED, NO_RETRIES, pair, type ServerLever, serverLevers } from "../recommend/candidates.ts";
 import type { MeasurePlan } from "../recommend/measure.ts";
 import { checkFaultTiers } from "../sim/options.ts";
-import { CHOOSE_FLAGS, CHOOSE_TARGET, type ChooseOptions, parseChooseArgs, scheduleText, STABILITY_TOP } from "./options.ts";
+import { CHOOSE_FLAGS, CHOOSE_TARGET, type ChooseOptions, parseChooseArgs, STABILITY_TOP } from "./options.ts";
+import { scheduleText } from "../recommend/measure-options.ts";
 import { blamingScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
 import type { ScenarioSource } from "../report/html.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
@@ -62,7 +63,7 @@ import {
 import { settingsToArgs, systemSettings } from "../recommend/settings.ts";
 import { firstWait, intentOf, type Snippet, snippetsFor, snippetText } from "../recommend/snippets.ts";
 import type { CandidateSummary } from "../recommend/summary.ts";
-import { chooseChain } from "../recommend/chain-main.ts";
+import { chooseChain } from "./chain.ts";
 import { checkValidateAgainst, validateTop } from "./validate.ts";
 
 /*

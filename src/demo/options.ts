@@ -1,48 +1,14 @@
 import { DEBUG_FLAG, type FlagSpec, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
 import { CLIENT_FLAGS } from "../client/options.ts";
-import { checkUrl } from "../cli/url.ts";
 import { SERVER_FLAGS } from "../server/options.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { DASHBOARD_FLAGS } from "../dashboard/options.ts";
 import { FAULTS_HELP, faultsProblem } from "../sim/options.ts";
+import { TARGET_FLAGS } from "../runtime/target-run.ts";
 import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
 
 const DEFAULT_STRATEGIES = "fixed,exponential-backoff";
-
-/** A service of the user's that the crash experiment runs on instead of ./server (the demo's, and choose -validate's). */
-export const TARGET_FLAGS = [
-  {
-    name: "target",
-    group: "run",
-    kind: "string",
-    default: "",
-    placeholder: "url",
-    description:
-      "run the crash experiment on a service of yours at this URL (this machine's loopback) instead of ./server: the clients call it, " +
-      "a watcher asks it once every 250 ms for the verdict, and each run starts once it is back at its baseline (docs/demo.md)",
-    check: (text) => (text === "" ? undefined : checkUrl(text)),
-  },
-  {
-    name: "target-cmd",
-    group: "run",
-    kind: "string",
-    default: "",
-    placeholder: "command",
-    description:
-      "with -target: start the service with this shell command, in a process group of its own; a stop is SIGSTOP and SIGCONT " +
-      "of that group, a crash kills it and runs the command again",
-  },
-  {
-    name: "target-pid",
-    group: "run",
-    kind: "integer",
-    default: 0,
-    min: 0,
-    placeholder: "pid",
-    description: "with -target: the service's running process; a stop is SIGSTOP and SIGCONT of its process group (no crash)",
-  },
-] as const satisfies readonly FlagSpec[];
 
 export const DEMO_FLAGS = [
   {

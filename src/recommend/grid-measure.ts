@@ -5,7 +5,7 @@ import { configFrom } from "../sim/options.ts";
 import type { SimulationConfig } from "../runner/simulate.ts";
 import { type Candidate, clientGrid, selectedBy } from "./candidates.ts";
 import { type MeasureJob, type MeasurePlan, type OutageResult, type SeedResult, type TimelinesJob, troubleStartMs } from "./measure.ts";
-import type { ChooseOptions } from "../choose/options.ts";
+import type { MeasureOptions } from "./measure-options.ts";
 import { runWithProgress } from "./progress.ts";
 import type { Timeline } from "./report.ts";
 import { simValuesFor } from "./settings.ts";
@@ -29,7 +29,7 @@ export interface Measured {
 }
 
 /** The outages, SLO and bisection every candidate is measured by. */
-export function measurePlan(options: ChooseOptions): MeasurePlan {
+export function measurePlan(options: MeasureOptions): MeasurePlan {
   const own = options.own;
   return {
     steadyMs: own.steady,
@@ -60,7 +60,7 @@ export function toConfig(
 }
 
 /** The client grid, filtered by -candidates, each checked by the simulator's rules (rejected ones are listed, not run). */
-export function buildGrid(options: ChooseOptions, skipped: string[]): Measured[] {
+export function buildGrid(options: MeasureOptions, skipped: string[]): Measured[] {
   const all = clientGrid();
   const filter = options.candidateFilter;
   for (const pattern of filter ?? []) {

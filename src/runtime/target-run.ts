@@ -1,4 +1,6 @@
 import { formatDuration } from "../cli/duration.ts";
+import type { FlagSpec } from "../cli/flags.ts";
+import { checkUrl } from "../cli/url.ts";
 import { isLoopback } from "../cli/loopback.ts";
 import { FatalError, UsageError } from "../cli/usage-error.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
@@ -8,6 +10,40 @@ import { type Baseline, baselineBoundMs, timeToBaseline } from "./back-to-baseli
 import type { TargetPlan } from "./experiment.ts";
 import { exchangeOnce } from "./one-request.ts";
 import { type TargetControl, TargetService } from "./target-service.ts";
+
+/** A service of the user's that the crash experiment runs on instead of ./server (the demo's, and choose -validate's). */
+export const TARGET_FLAGS = [
+  {
+    name: "target",
+    group: "run",
+    kind: "string",
+    default: "",
+    placeholder: "url",
+    description:
+      "run the crash experiment on a service of yours at this URL (this machine's loopback) instead of ./server: the clients call it, " +
+      "a watcher asks it once every 250 ms for the verdict, and each run starts once it is back at its baseline (docs/demo.md)",
+    check: (text) => (text === "" ? undefined : checkUrl(text)),
+  },
+  {
+    name: "target-cmd",
+    group: "run",
+    kind: "string",
+    default: "",
+    placeholder: "command",
+    description:
+      "with -target: start the service with this shell command, in a process group of its own; a stop is SIGSTOP and SIGCONT " +
+      "of that group, a crash kills it and runs the command again",
+  },
+  {
+    name: "target-pid",
+    group: "run",
+    kind: "integer",
+    default: 0,
+    min: 0,
+    placeholder: "pid",
+    description: "with -target: the service's running process; a stop is SIGSTOP and SIGCONT of its process group (no crash)",
+  },
+] as const satisfies readonly FlagSpec[];
 
 /** The flags that say a target (the demo's, choose -validate's), as parsed. */
 export interface TargetFlags {

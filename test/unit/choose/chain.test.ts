@@ -14,7 +14,7 @@ import {
 } from "../../../src/recommend/chain-ranking.ts";
 import { rankingRule } from "../../../src/recommend/ranking.ts";
 import type { TierVerdict } from "../../../src/model/tiers/tier-figures.ts";
-import { chainTable } from "../../../src/recommend/chain-main.ts";
+import { chainTable } from "../../../src/recommend/chain-plan.ts";
 import { main } from "../../../src/choose/main.ts";
 import { UsageError } from "../../../src/cli/usage-error.ts";
 import { parseDuration } from "../../../src/cli/duration.ts";

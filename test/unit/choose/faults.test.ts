@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { outageRun } from "../../../src/recommend/measure.ts";
-import { parseChooseArgs, parseSchedules, scheduleText } from "../../../src/choose/options.ts";
+import { parseChooseArgs } from "../../../src/choose/options.ts";
+import { parseSchedules, scheduleText } from "../../../src/recommend/measure-options.ts";
 import { timelineSpec } from "../../../src/recommend/report.ts";
 import { renderSvg } from "../../../src/report/report.ts";
 import { main } from "../../../src/choose/main.ts";

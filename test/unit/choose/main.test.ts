@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../../src/choose/main.ts";
-import { SYSTEM_FLAGS } from "../../../src/choose/options.ts";
+import { SYSTEM_FLAGS } from "../../../src/recommend/measure-options.ts";
 import { rankingRule } from "../../../src/recommend/ranking.ts";
 import { flagsInGroups } from "../../../src/cli/flags.ts";
 import { SIM_FLAGS } from "../../../src/sim/options.ts";
