@@ -18,7 +18,7 @@ import { percentile } from "../src/model/percentile.ts";
 import { serverIsBack } from "../src/model/verdict.ts";
 import { simValuesFor } from "../src/recommend/settings.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
-import { configFrom } from "../src/sim/options.ts";
+import { simulationConfigFrom } from "../src/config/simulation.ts";
 import { simulate } from "../src/runner/simulate.ts";
 
 const REPO_ROOT = resolve(import.meta.dirname, "..");
@@ -45,7 +45,7 @@ function oneSimulation(): void {
   const plan = { steadyMs: 15_000, observeMs: 90_000 };
   const rows: [string, () => unknown][] = [];
   for (const strategy of ["fixed", "exponential-backoff", "full-jitter"]) {
-    const config = configFrom(simValuesFor({}, { strategy }));
+    const config = simulationConfigFrom(simValuesFor({}, { strategy }));
     rows.push([`${strategy}: everyday run, 2 min`, () => simulate({ ...config, outages: [], durationMs: 120_000 })]);
     for (const outageMs of [5_000, 20_000, 60_000]) {
       rows.push([`${strategy}: ${outageMs / 1000} s outage + 105 s`, () => outageRun(config, 1, plan, outageMs)]);

@@ -1,7 +1,7 @@
 import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { type FlagValues, givenFlagNames, parseFlags } from "../cli/flags.ts";
-import { checkFaultTiers, checkSpikeClients, checkSpikesAtEdge, readFaults } from "../sim/options.ts";
+import { checkFaultTiers, checkSpikeClients, checkSpikesAtEdge, readFaults } from "../config/simulation.ts";
 import { type Fault, formatFault } from "../model/faults/fault-schedule.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { UsageError } from "../cli/usage-error.ts";

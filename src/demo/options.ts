@@ -4,7 +4,7 @@ import { SERVER_FLAGS } from "../server/options.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { DASHBOARD_FLAGS } from "../dashboard/options.ts";
-import { FAULTS_HELP, faultsProblem } from "../sim/options.ts";
+import { FAULTS_HELP, faultsProblem } from "../config/simulation.ts";
 import { TARGET_FLAGS } from "../runtime/target-run.ts";
 import { presetsHelp, RUN_CHOICES_HELP, strategyListProblem } from "../strategies/registry.ts";
 

@@ -1,10 +1,10 @@
 import { formatDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import type { SimulationConfig } from "../runner/simulate.ts";
+import type { SimulationConfig } from "../config/simulation-config.ts";
 import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { StrategyResult } from "../report/report.ts";
 import { runSimulation } from "../runner/trial.ts";
-import { configFrom, parseSimArgs } from "../sim/options.ts";
+import { parseSimulationArgs, simulationConfigFrom } from "../config/simulation.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
 
 /** What a demo run is, as the simulator reads it. */
@@ -47,9 +47,9 @@ export function predicted(run: PredictedRun, strategy: StrategyRun): { readonly 
   ];
   let config: SimulationConfig;
   try {
-    const parsed = parseSimArgs(args);
+    const parsed = parseSimulationArgs(args);
     if (parsed.kind !== "run") return { why: "no simulation asked for" };
-    config = configFrom(parsed.values);
+    config = simulationConfigFrom(parsed.values);
   } catch (error) {
     // Flags the simulator does not take are said; anything else is a failure of the demo's own.
     if (error instanceof UsageError) return { why: error.message };

@@ -3,7 +3,7 @@ import type { FlagSpec } from "../cli/flags.ts";
 import type { LatencyModel } from "../model/latency.ts";
 import type { LoadShedding } from "../model/servers/kind.ts";
 import { modelOf, type ServerModelSpec } from "../model/servers/models.ts";
-import { SIM_FLAGS } from "../sim/options.ts";
+import { SIMULATION_FLAGS } from "../config/simulation.ts";
 import { PRESETS, presetSettings } from "../strategies/presets.ts";
 import { MECHANISMS, PROTECTION_FLAGS } from "../strategies/protection.ts";
 import { STRATEGIES } from "../strategies/registry.ts";
@@ -128,7 +128,7 @@ export function clientGrid(): Candidate[] {
     }
   }
   for (const preset of PRESETS) {
-    grid.push(candidate(preset.name, preset.name, "preset", preset.summary, presetSettings(preset, SIM_FLAGS)));
+    grid.push(candidate(preset.name, preset.name, "preset", preset.summary, presetSettings(preset, SIMULATION_FLAGS)));
   }
   for (const mechanism of MECHANISM_TRIALS) {
     const label = mechanism.choice === "true" ? mechanism.flag : `${mechanism.flag}=${mechanism.choice}`;

@@ -4,7 +4,7 @@ import type { Fault } from "../model/faults/fault-schedule.ts";
 import { playedAs } from "../model/faults/kinds.ts";
 import type { ChainConfig } from "../runner/chain.ts";
 import { chainConfigFrom } from "../scenario-file/chain-config.ts";
-import type { SimFlagValues } from "../sim/options.ts";
+import type { SimulationFlagValues } from "../config/simulation.ts";
 import { type ScenarioTier, UPSTREAM_FLAGS } from "../scenario-file/tiers.ts";
 import { clientGrid } from "./candidates.ts";
 import { scheduleText } from "../recommend/measure-options.ts";
@@ -101,7 +101,7 @@ export interface ChainCandidate {
 
 /** What a chain's candidates start from: the users' and the run's values as ./sim reads the file, and its tiers. */
 export interface ChainBase {
-  readonly values: SimFlagValues;
+  readonly values: SimulationFlagValues;
   readonly tiers: readonly ScenarioTier[];
 }
 
@@ -111,7 +111,7 @@ const POLICY_FLAGS: readonly FlagSpec[] = UPSTREAM_FLAGS.filter((flag) => SIM_FL
 const kept = (settings: FlagSettings) => Object.fromEntries(Object.entries(settings).filter(([name]) => KEPT.has(name)));
 
 /** The users' policy flags as the file and command line set them (those that differ from the simulator's defaults). */
-function usersGiven(values: SimFlagValues): FlagSettings {
+function usersGiven(values: SimulationFlagValues): FlagSettings {
   const defaults = simDefaults() as unknown as Record<string, unknown>;
   const own = values as unknown as Record<string, unknown>;
   const settings: Record<string, string> = {};
@@ -208,7 +208,7 @@ export function chainSelectedBy(filter: readonly string[] | undefined, candidate
 }
 
 /** The users' values with their policy flags back at the simulator's defaults (their timeout kept), then `settings` over them. */
-function usersValues(values: SimFlagValues, settings: FlagSettings): SimFlagValues {
+function usersValues(values: SimulationFlagValues, settings: FlagSettings): SimulationFlagValues {
   const defaults = simDefaults() as unknown as Record<string, unknown>;
   const reset: Record<string, unknown> = { ...values };
   for (const flag of POLICY_FLAGS) if (!KEPT.has(flag.name)) reset[flag.name] = defaults[flag.name];
@@ -227,7 +227,7 @@ export function chainConfigFor(base: ChainBase, candidate: ChainCandidate, sched
       written: { ...tier.written, upstream: layer.settings },
     };
   });
-  let values: SimFlagValues;
+  let values: SimulationFlagValues;
   try {
     values = usersValues(base.values, users!.settings);
   } catch (error) {

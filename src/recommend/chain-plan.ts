@@ -3,11 +3,11 @@ import { UsageError } from "../cli/usage-error.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
-import type { LoadedScenario } from "../scenario-file/format.ts";
+import type { LoadedScenario, ScenarioTarget } from "../scenario-file/format.ts";
 import { USER_FLAG_NAMES } from "../scenario-file/tiers.ts";
 import { textTable } from "../report/text-table.ts";
 import type { ChainConfig } from "../runner/chain.ts";
-import { checkFaultTiers, parseSimArgs, SIM_TARGET, type SimFlagValues } from "../sim/options.ts";
+import { checkFaultTiers, parseSimulationArgs, SIMULATION_FLAGS, type SimulationFlagValues } from "../config/simulation.ts";
 import type { ChainBase, ChainCandidate } from "./chain-candidates.ts";
 import type { ChainJob, ChainRunResult } from "./chain-measure.ts";
 import { type ChainSummary, summarizeChain } from "./chain-ranking.ts";
@@ -92,7 +92,7 @@ function checkRunHoldsFaults(schedules: readonly (readonly Fault[])[], durationM
  * The users' deadline for a chain: -slo, or SLO_TIMEOUTS x the users' timeout as for a single
  * server, at most half the run, so that most of the run's requests have the whole SLO in it.
  */
-function chainSloMs(options: MeasureOptions, values: SimFlagValues): number {
+function chainSloMs(options: MeasureOptions, values: SimulationFlagValues): number {
   const sloMs = options.own.slo ?? Math.min(SLO_TIMEOUTS * values.timeout, values.duration / 2);
   if (sloMs >= values.duration) {
     throw new UsageError(
@@ -102,6 +102,9 @@ function chainSloMs(options: MeasureOptions, values: SimFlagValues): number {
   return sloMs;
 }
 
+/** A scenario file's keys as a simulated run reads them: ./sim's, less what ./sim runs and prints. */
+const AS_SIMULATED: ScenarioTarget = { program: "sim", flags: SIMULATION_FLAGS };
+
 /**
  * The chain as ./sim reads the file (the users' policy in strategy:, the run's duration, which
  * choose has no flags for), with the users' flags that choose's command line gave laid over it;
@@ -109,15 +112,15 @@ function chainSloMs(options: MeasureOptions, values: SimFlagValues): number {
  */
 async function chainBase(options: MeasureOptions, scenario: LoadedScenario, io: ProgramIo): Promise<ChainBase> {
   const { parseScenario } = await import("../scenario-file/read.ts");
-  const asSim = await parseScenario(scenario.text, scenario.file, SIM_TARGET);
+  const asSim = await parseScenario(scenario.text, scenario.file, AS_SIMULATED);
   const neither = scenario.ignored.filter((key) => asSim.ignored.includes(key));
   if (neither.length > 0) io.stderr.write(`choose: ${scenario.file}: ignoring ${neither.join(", ")}: not for a chain\n`);
-  const parsed = parseSimArgs(asSim.tokens.filter((token) => !token.startsWith("-faults=")));
+  const parsed = parseSimulationArgs(asSim.tokens.filter((token) => !token.startsWith("-faults=")));
   if (parsed.kind !== "run") throw new Error("unreachable: a scenario file asks for no help");
   const values: Record<string, unknown> = { ...parsed.values };
   for (const name of USER_FLAG_NAMES)
     if (SIM_FLAG_SPECS.has(name) && options.system[name] !== undefined) values[name] = options.system[name];
-  return { values: values as unknown as SimFlagValues, tiers: scenario.tiers! };
+  return { values: values as unknown as SimulationFlagValues, tiers: scenario.tiers! };
 }
 
 const spreadText = (value: string, spread: string, runs: number) => (runs > 1 ? `${value} (${spread})` : value);

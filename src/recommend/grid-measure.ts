@@ -1,8 +1,8 @@
 import { UsageError } from "../cli/usage-error.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import type { WorkerPool } from "../runtime/worker-pool.ts";
-import { configFrom } from "../sim/options.ts";
-import type { SimulationConfig } from "../runner/simulate.ts";
+import { simulationConfigFrom } from "../config/simulation.ts";
+import type { SimulationConfig } from "../config/simulation-config.ts";
 import { type Candidate, clientGrid, selectedBy } from "./candidates.ts";
 import { type MeasureJob, type MeasurePlan, type OutageResult, type SeedResult, type TimelinesJob, troubleStartMs } from "./measure.ts";
 import type { MeasureOptions } from "./measure-options.ts";
@@ -52,7 +52,7 @@ export function toConfig(
   server: Candidate["server"],
 ): SimulationConfig {
   try {
-    return configFrom(simValuesFor(system, client, server));
+    return simulationConfigFrom(simValuesFor(system, client, server));
   } catch (error) {
     if (error instanceof UsageError) throw error;
     throw new UsageError((error as Error).message);

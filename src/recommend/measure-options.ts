@@ -4,7 +4,8 @@ import { UsageError } from "../cli/usage-error.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { type Fault, FaultSyntaxError, formatFault, parseFaults } from "../model/faults/fault-schedule.ts";
 import { defaultParallelism } from "../runtime/worker-pool.ts";
-import { checkSpikeClients, PARALLEL_FLAG, SIM_FLAGS } from "../sim/options.ts";
+import { SIMULATION_FLAGS } from "../config/simulation.ts";
+import { checkSpikeClients, PARALLEL_FLAG } from "../config/simulation.ts";
 
 /*
  * How choose and check measure candidates on the user's system: the system itself (./sim's
@@ -25,12 +26,12 @@ export const SLO_TIMEOUTS = 5;
 /** The everyday error rate choose assumes when none is given: 1 % of attempts fail. */
 export const DEFAULT_ERROR_RATE = 0.01;
 
-type SimFlag = (typeof SIM_FLAGS)[number];
-const simErrorRate = SIM_FLAGS.find((flag): flag is Extract<SimFlag, { name: "error-rate" }> => flag.name === "error-rate")!;
+type SimFlag = (typeof SIMULATION_FLAGS)[number];
+const simErrorRate = SIMULATION_FLAGS.find((flag): flag is Extract<SimFlag, { name: "error-rate" }> => flag.name === "error-rate")!;
 
 /** The user's system: ./sim's system and observation flags, the everyday error rate last with choose's default. */
 export const SYSTEM_FLAGS: readonly FlagSpec[] = [
-  ...flagsInGroups(SIM_FLAGS, ["system", "observation"]).filter((flag) => flag.name !== "error-rate"),
+  ...flagsInGroups(SIMULATION_FLAGS, ["system", "observation"]).filter((flag) => flag.name !== "error-rate"),
   { ...simErrorRate, default: DEFAULT_ERROR_RATE },
 ];
 

@@ -3,7 +3,8 @@ import { playedAs } from "../model/faults/kinds.ts";
 import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { serverIsBack, type Verdict } from "../model/verdict.ts";
-import { figuresOf, type SimulationConfig, simulate } from "../runner/simulate.ts";
+import { figuresOf, simulate } from "../runner/simulate.ts";
+import type { SimulationConfig } from "../config/simulation-config.ts";
 
 /*
  * What one candidate does with one seed: an everyday run (no outage), one run per listed

@@ -2,7 +2,7 @@ import { formatDuration } from "../cli/duration.ts";
 import { type FlagSpec, parseValue } from "../cli/flags.ts";
 import { CLIENT_FLAGS } from "../client/options.ts";
 import { SERVER_FLAGS } from "../server/options.ts";
-import { parseSimArgs, SIM_FLAGS, type SimFlagValues } from "../sim/options.ts";
+import { parseSimulationArgs, SIMULATION_FLAGS, type SimulationFlagValues } from "../config/simulation.ts";
 
 /*
  * A candidate is data: the flag values it sets, as a user would type them. The same
@@ -14,14 +14,16 @@ import { parseSimArgs, SIM_FLAGS, type SimFlagValues } from "../sim/options.ts";
 export type FlagSettings = Readonly<Record<string, string>>;
 
 /** The simulator's flags by name: what a candidate may set. */
-export const SIM_FLAG_SPECS: ReadonlyMap<string, FlagSpec> = new Map((SIM_FLAGS as readonly FlagSpec[]).map((flag) => [flag.name, flag]));
+export const SIM_FLAG_SPECS: ReadonlyMap<string, FlagSpec> = new Map(
+  (SIMULATION_FLAGS as readonly FlagSpec[]).map((flag) => [flag.name, flag]),
+);
 
 const CLIENT_FLAG_NAMES = new Set((CLIENT_FLAGS as readonly FlagSpec[]).map((flag) => flag.name));
 const SERVER_FLAG_NAMES = new Set((SERVER_FLAGS as readonly FlagSpec[]).map((flag) => flag.name));
 
 /** The simulator's defaults, as parsed values. */
-export function simDefaults(): SimFlagValues {
-  const parsed = parseSimArgs([]);
+export function simDefaults(): SimulationFlagValues {
+  const parsed = parseSimulationArgs([]);
   if (parsed.kind !== "run") throw new Error("unreachable: no arguments asked for help");
   return parsed.values;
 }
@@ -31,7 +33,7 @@ export function simDefaults(): SimFlagValues {
  * winning. Each setting is parsed by its flag's own rule; a flag this simulator does not
  * have is an Error naming it.
  */
-export function simValuesFor(system: Readonly<Record<string, unknown>>, ...layers: readonly FlagSettings[]): SimFlagValues {
+export function simValuesFor(system: Readonly<Record<string, unknown>>, ...layers: readonly FlagSettings[]): SimulationFlagValues {
   const values: Record<string, unknown> = { ...simDefaults(), ...system };
   for (const layer of layers) {
     for (const [name, raw] of Object.entries(layer)) {
@@ -40,7 +42,7 @@ export function simValuesFor(system: Readonly<Record<string, unknown>>, ...layer
       values[name] = parseValue(spec, raw);
     }
   }
-  return values as SimFlagValues;
+  return values as SimulationFlagValues;
 }
 
 /** A parsed value back in command-line form. */

@@ -3,7 +3,8 @@ import { ManualClock } from "../clock/manual-clock.ts";
 import { seededRandom } from "../backoff/random.ts";
 import { WindowStats } from "../model/window-stats.ts";
 import { createLoad } from "../model/load.ts";
-import { fifoDelays, type SimulationConfig } from "./simulate.ts";
+import { fifoDelays } from "./simulate.ts";
+import type { SimulationConfig } from "../config/simulation-config.ts";
 
 /** Users simulated to estimate a herd's load; larger herds are scaled from this many. */
 const SAMPLE_USERS = 20_000;

@@ -1,9 +1,7 @@
-import type { RetryConfig } from "../model/client-loop.ts";
-import { type Arrivals, createLoad, type LoadOptions } from "../model/load.ts";
+import { createLoad, type LoadOptions } from "../model/load.ts";
 import { OpenLoop, type OpenLoopTotals, openLoopTotals } from "../model/open-loop.ts";
 import type { HerdObserver, Transport } from "../model/attempt.ts";
 import type { Herd } from "../model/herd.ts";
-import type { LatencyModel } from "../model/latency.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
 import { policyDefinition } from "../backoff/policies.ts";
 import { seededRandom, streamRandom } from "../backoff/random.ts";
@@ -14,59 +12,11 @@ import { faultKind } from "../model/faults/kinds.ts";
 import { spikeSeed } from "../model/faults/spike-seed.ts";
 import type { ServerModelFigures } from "../model/servers/figures.ts";
 import type { ServerModel } from "../model/servers/server-model.ts";
-import { createServerModel, modelFigures, type ServerModelSpec } from "../model/servers/models.ts";
+import { createServerModel, modelFigures } from "../model/servers/models.ts";
 import { perSecond, type WindowReport, WindowStats } from "../model/window-stats.ts";
 import type { ClientWindow, ServerSample } from "../model/timeline.ts";
 import { SimulatedNetwork } from "./network.ts";
-
-export interface Outage {
-  readonly atMs: number;
-  readonly durationMs: number;
-}
-
-/** Server-side protections and client-side signalling of the fleet, all off by default. */
-export interface ProtectionConfig {
-  /** Retry-After on a shed request, ms (whole seconds); 0 for none. */
-  readonly retryAfterMs: number;
-  /** Clients send their deadlines and the server takes requests out of service when they pass. */
-  readonly deadlines: boolean;
-  /** Fraction of requests the server answers 500 after the modelled delay. */
-  readonly errorRate: number;
-  /** A shed request is dropped unanswered (-shed-with drop) rather than answered 503. */
-  readonly dropShed?: boolean;
-}
-
-export const NO_PROTECTION: ProtectionConfig = Object.freeze({ retryAfterMs: 0, deadlines: false, errorRate: 0 });
-
-export interface SimulationConfig {
-  readonly users: number;
-  /** Closed users (the default) or open-loop arrivals. */
-  readonly arrivals?: Arrivals | undefined;
-  readonly protection?: ProtectionConfig | undefined;
-  readonly timeoutMs: number;
-  readonly retry: RetryConfig;
-  /** The client's reporting window. */
-  readonly intervalMs: number;
-  /** The exponential model's curve: the server model when `model` is absent. */
-  readonly latency: LatencyModel;
-  /** The server model (src/model/servers); the exponential one with `latency` when absent. */
-  readonly model?: ServerModelSpec | undefined;
-  readonly cancelOnDisconnect: boolean;
-  readonly maxConcurrency: number;
-  /** Requests in service the server's memory holds; at one more it runs out of memory and the run ends. */
-  readonly maxInService: number;
-  readonly backlog: number;
-  /** The server's report interval. */
-  readonly reportIntervalMs: number;
-  readonly outages: readonly Outage[];
-  /**
-   * Faults of the other kinds (src/model/faults: crash, capacity, slow, errors, spike); the
-   * stops of a schedule are `outages`.
-   */
-  readonly faults?: readonly Fault[] | undefined;
-  readonly durationMs: number;
-  readonly seed: number;
-}
+import { NO_PROTECTION, type ProtectionConfig, type SimulationConfig } from "../config/simulation-config.ts";
 
 export type SimulationEvent =
   | { readonly kind: "server"; readonly atMs: number; readonly snapshot: ServiceSnapshot }

@@ -1,7 +1,8 @@
 import { computeMetrics, type ServerEvents } from "../model/scenario-metrics.ts";
 import type { Phases } from "../model/timeline.ts";
 import type { StrategyResult } from "../report/report.ts";
-import { figuresOf, type SimulationConfig, type SimulationEvent, simulate } from "./simulate.ts";
+import { figuresOf, type SimulationEvent, simulate } from "./simulate.ts";
+import type { SimulationConfig } from "../config/simulation-config.ts";
 
 /*
  * One simulation of a configuration on the virtual clock, judged: its result, its metrics and

@@ -8,21 +8,13 @@ import { MIDDLE_TIER_MODELS, middleTierOf } from "../model/servers/models.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/servers/bookkeeping.ts";
 import type { ScenarioTier } from "./tiers.ts";
 import type { ChainConfig, ChainTierConfig } from "../runner/chain.ts";
-import {
-  checkFaultTiers,
-  checkSimulatorBounds,
-  checkSpikeClients,
-  checkSpikesAtEdge,
-  parseSimArgs,
-  readFaults,
-  resolveSimOptions,
-  type SimFlagValues,
-} from "../sim/options.ts";
+import { parseSimulationArgs, resolveSimulation, type SimulationFlagValues } from "../config/simulation.ts";
+import { checkFaultTiers, checkSimulatorBounds, checkSpikeClients, checkSpikesAtEdge, readFaults } from "../config/simulation.ts";
 
 /** A tier's flags (its system or its upstream) read by the simulator's flag table; a mistake names the tier. */
-function tierValues(tier: ScenarioTier, tokens: readonly string[], where: string): SimFlagValues {
+function tierValues(tier: ScenarioTier, tokens: readonly string[], where: string): SimulationFlagValues {
   try {
-    const parsed = parseSimArgs(tokens);
+    const parsed = parseSimulationArgs(tokens);
     if (parsed.kind !== "run") throw new UsageError(`tier ${tier.name}: -h is not a flag of a tier`);
     return parsed.values;
   } catch (error) {
@@ -37,8 +29,8 @@ function tierValues(tier: ScenarioTier, tokens: readonly string[], where: string
  * ./server's flags, its upstream as the client's retry-policy flags. A UsageError for what
  * the simulator cannot run.
  */
-export function chainConfigFrom(values: SimFlagValues, tiers: readonly ScenarioTier[]): ChainConfig {
-  const users = resolveSimOptions({ ...values, faults: undefined }).client;
+export function chainConfigFrom(values: SimulationFlagValues, tiers: readonly ScenarioTier[]): ChainConfig {
+  const users = resolveSimulation({ ...values, faults: undefined }).client;
   // The users and the run are the simulator's, within its limits (a chain ran 20 000 000 users, or windows of 1µs, as given).
   checkSimulatorBounds(values, values["report-interval"]);
   const faults = values.faults === undefined ? [] : readFaults(values.faults);
@@ -49,7 +41,7 @@ export function chainConfigFrom(values: SimFlagValues, tiers: readonly ScenarioT
   checkSpikesAtEdge(faults, names);
   const spikes = faults.filter((fault) => playedAs(fault, "load"));
   const chain = tiers.map((tier, index): ChainTierConfig => {
-    const server = resolveSimOptions(tierValues(tier, tier.system, "system")).server;
+    const server = resolveSimulation(tierValues(tier, tier.system, "system")).server;
     const bottom = index === tiers.length - 1;
     const model = serverModelOf(server);
     if (!bottom && middleTierOf(model) === undefined) {
@@ -101,7 +93,7 @@ function refuseFaultsAfterTheRun(faults: readonly Fault[], durationMs: number): 
   throw new UsageError(`-faults: the run ends at ${formatDuration(durationMs)}, before ${text} ends: nothing to judge`);
 }
 
-function upstreamPolicy(tier: ScenarioTier, values: SimFlagValues) {
+function upstreamPolicy(tier: ScenarioTier, values: SimulationFlagValues) {
   try {
     const { timeoutMs, propagateDeadline, retry } = resolveRetryPolicy(values);
     return { timeoutMs, propagateDeadline, retry };

@@ -4,7 +4,7 @@ import { OCC_WORKLOAD_FLAG } from "../cli/workload.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
 import { blogRunsHelp } from "../strategies/blog-backoff.ts";
 import { BLOG_BACKOFF_FLAGS, blogStrategiesFlag, NETWORK_DELAY_FLAGS } from "../strategies/occ-flags.ts";
-import { SIM_SEED_FLAG } from "./options.ts";
+import { SIM_SEED_FLAG } from "../config/simulation.ts";
 
 /* The flag table of `./sim -workload occ`, its public face: a scenario file with `workload: occ` is read against it. */
 

@@ -8,7 +8,7 @@ import type { ProgramIo } from "../runtime/program-io.ts";
 import type { StrategyResult } from "../report/report.ts";
 import { explainVerdict } from "../report/verdict-why.ts";
 import type { SimFlagValues } from "./options.ts";
-import type { Outage } from "../runner/simulate.ts";
+import type { Outage } from "../config/simulation-config.ts";
 
 /**
  * `./sim -dashboard`: each simulated run is played back on the live dashboard at `-speed`

@@ -9,7 +9,8 @@ import { formatServerLine, formatServerTotals, serverTotalsReport } from "../ser
 import { presetValues } from "../strategies/presets.ts";
 import { onlyParametersOf, presetOf, strategyOfRun } from "../strategies/registry.ts";
 import { configFrom, SIM_FLAGS, type SimFlagValues } from "./options.ts";
-import type { Outage, SimulationEvent } from "../runner/simulate.ts";
+import type { SimulationEvent } from "../runner/simulate.ts";
+import type { Outage } from "../config/simulation-config.ts";
 import { runSimulation } from "../runner/trial.ts";
 
 /*

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { expect } from "vitest";
 import { ConfigFileError, type ConfigFormat, type PolicyReading } from "../../src/check/format.ts";
 import { simValuesFor } from "../../src/recommend/settings.ts";
-import { configFrom } from "../../src/sim/options.ts";
+import { simulationConfigFrom } from "../../src/config/simulation.ts";
 
 /*
  * What every format's test checks the same way: its fixtures, the one-line error for a bad
@@ -39,7 +39,7 @@ export const unmodeledOf = (policy: PolicyReading): Record<string, string> =>
 
 /** The settings the simulator takes: a reading that it refused would be of no use to check. */
 export function expectSimulatorTakes(settings: Readonly<Record<string, string>>): void {
-  expect(() => configFrom(simValuesFor({}, settings)), JSON.stringify(settings)).not.toThrow();
+  expect(() => simulationConfigFrom(simValuesFor({}, settings)), JSON.stringify(settings)).not.toThrow();
 }
 
 /** A target: the policy's own settings with some flags changed (undefined removes one). */

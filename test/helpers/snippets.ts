@@ -4,11 +4,11 @@ import { nextDelay } from "../../src/backoff/delay.ts";
 import { type Random, seededRandom } from "../../src/backoff/random.ts";
 import { simValuesFor } from "../../src/recommend/settings.ts";
 import { type RetryIntent, type Snippet, snippetsFor } from "../../src/recommend/snippets.ts";
-import { configFrom } from "../../src/sim/options.ts";
+import { simulationConfigFrom } from "../../src/config/simulation.ts";
 
 /** The winner's intent as choose builds it: the simulator's own reading of the candidate's flags. */
 export function winnerIntent(client: Record<string, string>, extra: Partial<RetryIntent> = {}): RetryIntent {
-  const config = configFrom(simValuesFor({}, client));
+  const config = simulationConfigFrom(simValuesFor({}, client));
   return {
     id: "winner",
     policy: config.retry.backoff,

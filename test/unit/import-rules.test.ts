@@ -50,8 +50,6 @@ interface PublicFaceReader {
 const PUBLIC_FACE_READERS: readonly PublicFaceReader[] = [
   { from: "demo", to: "client", why: "the demo checks the flags it passes on to the ./client it starts" },
   { from: "demo", to: "server", why: "the demo checks the flags it passes on to the ./server it starts" },
-  { from: "demo", to: "sim", why: "the demo reads -faults as ./sim does, and predicts its runs with ./sim's flags" },
-  { from: "choose", to: "sim", why: "choose checks a chain's faults against its tiers as ./sim does" },
   { from: "sim", to: "client", why: "./sim prints the client's lines as ./client does" },
   { from: "sim", to: "server", why: "./sim prints the server's lines as ./server does" },
   { from: "merge", to: "client", why: "merge prints the merged windows as ./client does" },
@@ -60,7 +58,6 @@ const PUBLIC_FACE_READERS: readonly PublicFaceReader[] = [
     to,
     why: "a scenario file's keys are its programs' flags",
   })),
-  { from: "recommend", to: "sim", why: "a candidate is the simulator's flags, read by ./sim's table" },
   { from: "recommend", to: "client", why: "-validate passes a candidate's client flags to ./client" },
   { from: "recommend", to: "server", why: "-validate passes a candidate's server flags to ./server" },
 ];

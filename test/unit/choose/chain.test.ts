@@ -274,11 +274,11 @@ describe("choose FILE with tiers:", () => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function choose(args: readonly string[]) {
+  async function choose(args: readonly string[], text = TINY) {
     const dir = mkdtempSync(join(tmpdir(), "thundering-herd-choose-chain-"));
     dirs.push(dir);
     const file = join(dir, "tiny.yaml");
-    writeFileSync(file, TINY);
+    writeFileSync(file, text);
     const captured = capturedIo();
     const code = await main([file, ...args, "-out", dir], captured.io);
     return { code, stdout: captured.stdout(), stderr: captured.stderr() };
@@ -292,6 +292,12 @@ describe("choose FILE with tiers:", () => {
     );
     expect(stdout).toMatch(/^ {2}every-layer\/grpc:max-attempts=3 /m);
     expect(stdout).toContain("faults: db:slow@5s+5s*10");
+  });
+
+  it("says which of the file's keys a chain does not read: ./sim's -strategies, which is not a simulated run's", async () => {
+    const { code, stderr } = await choose(["-list"], TINY.replace("run: {duration: 40s}", "run: {duration: 40s, strategies: fixed}"));
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/: ignoring run\.strategies: not for a chain$/m);
   });
 
   it("refuses what it cannot run for a chain with one line: a tier the chain lacks, -validate, no faults, an SLO as long as the run", async () => {

@@ -4,7 +4,7 @@ import { type Candidate, clientGrid, pair, parameterVariants, selectedBy, server
 import { simValuesFor } from "../../../src/recommend/settings.ts";
 import { DEFAULT_LATENCY_MODEL } from "../../../src/model/latency.ts";
 import { exponentialCurve } from "../../../src/model/servers/kinds/exponential.ts";
-import { configFrom, SIM_FLAGS } from "../../../src/sim/options.ts";
+import { SIMULATION_FLAGS, simulationConfigFrom } from "../../../src/config/simulation.ts";
 import { PRESETS, presetSettings } from "../../../src/strategies/presets.ts";
 import { MECHANISMS } from "../../../src/strategies/protection.ts";
 import { STRATEGY_NAMES } from "../../../src/strategies/registry.ts";
@@ -43,7 +43,11 @@ describe("the grid of client candidates", () => {
     const grid = clientGrid();
     const ids = byId(grid);
     for (const preset of PRESETS) {
-      expect(ids.get(preset.name)).toMatchObject({ origin: "preset", summary: preset.summary, client: presetSettings(preset, SIM_FLAGS) });
+      expect(ids.get(preset.name)).toMatchObject({
+        origin: "preset",
+        summary: preset.summary,
+        client: presetSettings(preset, SIMULATION_FLAGS),
+      });
     }
     expect(ids.get("aws-standard-pre-2026")?.client).toEqual({
       strategy: "full-jitter",
@@ -75,7 +79,7 @@ describe("the grid of client candidates", () => {
     expect(ids.has("full-jitter:retry-budget:budget-ratio=0.2")).toBe(true);
     expect(ids.has("full-jitter:budget=grpc:budget-ratio=0.2")).toBe(false);
     // Every candidate is one the simulator accepts on its default system.
-    for (const entry of grid) expect(() => configFrom(simValuesFor({}, entry.client)), entry.id).not.toThrow();
+    for (const entry of grid) expect(() => simulationConfigFrom(simValuesFor({}, entry.client)), entry.id).not.toThrow();
   });
 });
 

@@ -6,7 +6,7 @@ import { simValuesFor } from "../../../src/recommend/settings.ts";
 import { summarize } from "../../../src/recommend/summary.ts";
 import { serverIsBack, worstVerdict } from "../../../src/model/verdict.ts";
 import { percentile } from "../../../src/model/percentile.ts";
-import { configFrom } from "../../../src/sim/options.ts";
+import { simulationConfigFrom } from "../../../src/config/simulation.ts";
 import { simulate } from "../../../src/runner/simulate.ts";
 
 const BISECTION = { minOutageMs: 250, maxOutageMs: 600_000, bisectionRatio: 1.05, bisectionMs: 250 };
@@ -129,7 +129,7 @@ describe("measuring a candidate", () => {
   const job = (client: Record<string, string>, seed: number) => ({
     candidateIndex: 0,
     seed,
-    config: configFrom(simValuesFor(system, client)),
+    config: simulationConfigFrom(simValuesFor(system, client)),
     plan,
     keepTimelines: true,
   });
@@ -203,7 +203,7 @@ describe("measuring a candidate", () => {
 
 describe("an outage run ended once the server cannot come back (haltWhenCollapsed)", () => {
   const plan = { steadyMs: 15_000, observeMs: 90_000 };
-  const config = (strategy: string) => configFrom(simValuesFor({}, { strategy }));
+  const config = (strategy: string) => simulationConfigFrom(simValuesFor({}, { strategy }));
 
   it("ends once the server cannot come back under its line, with the verdict the whole run gives", () => {
     // The article's system: fixed retry after a 20 s stop collapses for good; the run can stop early.

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { configFrom, parseSimArgs } from "../../../src/sim/options.ts";
+import { parseSimArgs } from "../../../src/sim/options.ts";
+import { simulationConfigFrom } from "../../../src/config/simulation.ts";
 import { trialMetrics } from "../../../src/sim/trial.ts";
 import { WorkerPool, type WorkerRole, workerScript } from "../../../src/runtime/worker-pool.ts";
 import { type MeasureJob, measure, type SeedResult } from "../../../src/recommend/measure.ts";
@@ -63,7 +64,7 @@ describe("WorkerPool", () => {
     const job: MeasureJob = {
       candidateIndex: 0,
       seed: 5,
-      config: configFrom(simValuesFor({ clients: 100, lambda: 2, timeout: 400, interval: 1_000 }, { strategy: "full-jitter" })),
+      config: simulationConfigFrom(simValuesFor({ clients: 100, lambda: 2, timeout: 400, interval: 1_000 }, { strategy: "full-jitter" })),
       plan: {
         steadyMs: 3_000,
         observeMs: 8_000,

@@ -5,8 +5,9 @@ import { parseScenario } from "../../../src/scenario-file/read.ts";
 import { chainConfigFrom } from "../../../src/scenario-file/chain-config.ts";
 import type { Fault } from "../../../src/model/faults/fault-schedule.ts";
 import { MAX_ARRIVAL_RATE } from "../../../src/model/load.ts";
-import { configFrom, MAX_CLIENTS, MAX_DURATION_MS, parseSimArgs, SIM_TARGET } from "../../../src/sim/options.ts";
-import type { SimulationConfig } from "../../../src/runner/simulate.ts";
+import { configFrom, parseSimArgs, SIM_TARGET } from "../../../src/sim/options.ts";
+import { MAX_CLIENTS, MAX_DURATION_MS } from "../../../src/config/simulation.ts";
+import type { SimulationConfig } from "../../../src/config/simulation-config.ts";
 import { FUZZ, oneLinePrintable } from "../../helpers/fuzz.ts";
 
 /*
