@@ -18,7 +18,7 @@ import { workerShare } from "./herd-worker.ts";
 import { type ClientMetrics, clientMetrics } from "./metrics.ts";
 import { type ClientFlagValues, type ClientOptions, describeLoad, parseClientArgs, resolveClientOptions } from "./options.ts";
 import { describeStrategy } from "../config/load.ts";
-import { formatClientLine, formatClientSummary, openLoopSuffix } from "./reporter.ts";
+import { formatClientLine, formatClientSummary, openLoopSuffix } from "../contracts/client-text.ts";
 import { clientNotStartedLine, clientSummaryLine, clientWindowLine } from "../contracts/client-line-writer.ts";
 import type { OpenLoopTotals } from "../model/open-loop.ts";
 import { partOf, type UserRange } from "./shard.ts";

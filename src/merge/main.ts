@@ -1,7 +1,7 @@
 import { DEBUG_FLAG, type FlagSpec, parseFlags, type ProgramDescription } from "../cli/flags.ts";
 import { instantProblem, parseInstant } from "../cli/instant.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { formatClientLine, formatClientSummary } from "../client/reporter.ts";
+import { formatClientLine, formatClientSummary } from "../contracts/client-text.ts";
 import { clientSummaryLine, clientWindowLine } from "../contracts/client-line-writer.ts";
 import { ContractError } from "../contracts/json-line.ts";
 import { fileLines, type LineLimits } from "../contracts/line-file.ts";

@@ -11,7 +11,7 @@ import { describeModel, modelDrawsRandom } from "../model/servers/model-flags.ts
 import { serverModelOf } from "../config/server-system.ts";
 import { FIGURES_TIMEOUT_MS, parseServerArgs, resolveServerProgramOptions, type ServerOptions } from "./options.ts";
 import { formatServerJson } from "../contracts/server-line-writer.ts";
-import { formatServerLine, formatServerTotals } from "./reporter.ts";
+import { formatServerLine, formatServerTotals } from "../contracts/server-text.ts";
 import { describeUpstream } from "./upstream.ts";
 import { processHooks, watchFileDescriptors } from "./process-hooks.ts";
 import { servePrimary, serveWorker } from "./workers.ts";

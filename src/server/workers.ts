@@ -10,7 +10,7 @@ import { startHttpServer } from "./http-server.ts";
 import { FIGURES_TIMEOUT_MS, type ServerOptions, serverFigures } from "./options.ts";
 import { processHooks, watchFileDescriptors } from "./process-hooks.ts";
 import { aggregateMetrics } from "./metrics.ts";
-import { formatServerLine, formatServerTotals } from "./reporter.ts";
+import { formatServerLine, formatServerTotals } from "../contracts/server-text.ts";
 
 /*
  * ./server -workers N: one server over N processes (node:cluster shares the listening socket

@@ -1,11 +1,11 @@
 import { formatDuration } from "../cli/duration.ts";
-import { formatClientLine, formatClientSummary, openLoopSuffix } from "../client/reporter.ts";
+import { formatClientLine, formatClientSummary, openLoopSuffix } from "../contracts/client-text.ts";
 import { clientReport } from "../contracts/client-line-writer.ts";
 import { serverLine } from "../contracts/server-line-writer.ts";
 import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
 import type { StrategyResult } from "../report/report.ts";
 import type { StrategyRun } from "../strategies/runs.ts";
-import { formatServerLine, formatServerTotals, serverTotalsReport } from "../server/reporter.ts";
+import { formatServerLine, formatServerTotals, serverTotalsReport } from "../contracts/server-text.ts";
 import { presetValues } from "../strategies/presets.ts";
 import { onlyParametersOf, presetOf, strategyOfRun } from "../strategies/registry.ts";
 import { configFrom, SIM_FLAGS, type SimFlagValues } from "./options.ts";

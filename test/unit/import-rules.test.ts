@@ -37,8 +37,8 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   bin: [...BELOW_PROGRAMS, ...PROGRAMS],
 };
 
-/** Another program's public faces: its flag table and its text lines. */
-const PUBLIC_FILES = new Set(["options.ts", "occ-options.ts", "reporter.ts"]);
+/** Another program's public face: its flag table. */
+const PUBLIC_FILES = new Set(["options.ts", "occ-options.ts"]);
 
 /** Who reads another program's public faces, and why: no other folder does, and each must be in use. */
 interface PublicFaceReader {
@@ -50,9 +50,6 @@ interface PublicFaceReader {
 const PUBLIC_FACE_READERS: readonly PublicFaceReader[] = [
   { from: "demo", to: "client", why: "the demo checks the flags it passes on to the ./client it starts" },
   { from: "demo", to: "server", why: "the demo checks the flags it passes on to the ./server it starts" },
-  { from: "sim", to: "client", why: "./sim prints the client's lines as ./client does" },
-  { from: "sim", to: "server", why: "./sim prints the server's lines as ./server does" },
-  { from: "merge", to: "client", why: "merge prints the merged windows as ./client does" },
   ...["choose", "demo", "server", "sim"].map((to) => ({
     from: "scenario-file",
     to,

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { formatClientLine, formatClientSummary } from "../../../src/client/reporter.ts";
+import { formatClientLine, formatClientSummary } from "../../../src/contracts/client-text.ts";
 import { clientSummaryLine, clientWindowLine } from "../../../src/contracts/client-line-writer.ts";
 import { serverLine } from "../../../src/contracts/server-line-writer.ts";
 import { parseClientLog } from "../../../src/merge/client-log.ts";

@@ -12,7 +12,7 @@ import {
   parseFaultControl,
 } from "../../../src/model/faults/control.ts";
 import { type RunningServer, startHttpServer } from "../../../src/server/http-server.ts";
-import { formatServerLine } from "../../../src/server/reporter.ts";
+import { formatServerLine } from "../../../src/contracts/server-text.ts";
 import { serverLine } from "../../../src/contracts/server-line-writer.ts";
 import { eventually } from "../../helpers/eventually.ts";
 import { scrape } from "../../helpers/prometheus.ts";

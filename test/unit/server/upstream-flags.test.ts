@@ -8,7 +8,7 @@ import { parseServerLine } from "../../../src/contracts/server-line.ts";
 import { serverLine } from "../../../src/contracts/server-line-writer.ts";
 import { DEFAULT_THREAD_POOL } from "../../../src/model/servers/queue.ts";
 import { UpstreamPool } from "../../../src/model/servers/upstream-pool.ts";
-import { formatServerLine, formatServerTotals } from "../../../src/server/reporter.ts";
+import { formatServerLine, formatServerTotals } from "../../../src/contracts/server-text.ts";
 
 function resolve(args: string[]) {
   const parsed = parseServerArgs(args);

@@ -1,7 +1,7 @@
 import { formatDuration } from "../cli/duration.ts";
 import type { OpenLoopTotals } from "../model/open-loop.ts";
 import { perSecond, retryShare, type WindowReport } from "../model/window-stats.ts";
-import type { ClientSelf } from "../contracts/client-line-writer.ts";
+import type { ClientSelf } from "./client-line-writer.ts";
 
 const rate = (count: number, report: WindowReport) => perSecond(count, report).toFixed(2);
 

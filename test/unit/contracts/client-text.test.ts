@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatClientLine, formatClientSummary } from "../../../src/client/reporter.ts";
+import { formatClientLine, formatClientSummary } from "../../../src/contracts/client-text.ts";
 import { clientReport } from "../../../src/contracts/client-line-writer.ts";
 import { WindowStats } from "../../../src/model/window-stats.ts";
 
