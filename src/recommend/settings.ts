@@ -1,7 +1,7 @@
 import { formatDuration } from "../cli/duration.ts";
 import { type FlagSpec, parseValue } from "../cli/flags.ts";
-import { CLIENT_FLAGS } from "../client/options.ts";
-import { SERVER_FLAGS } from "../server/options.ts";
+import { LOAD_CONFIG_FLAGS } from "../config/load.ts";
+import { SERVER_SYSTEM_FLAGS } from "../config/server-system.ts";
 import { parseSimulationArgs, SIMULATION_FLAGS, type SimulationFlagValues } from "../config/simulation.ts";
 
 /*
@@ -18,8 +18,9 @@ export const SIM_FLAG_SPECS: ReadonlyMap<string, FlagSpec> = new Map(
   (SIMULATION_FLAGS as readonly FlagSpec[]).map((flag) => [flag.name, flag]),
 );
 
-const CLIENT_FLAG_NAMES = new Set((CLIENT_FLAGS as readonly FlagSpec[]).map((flag) => flag.name));
-const SERVER_FLAG_NAMES = new Set((SERVER_FLAGS as readonly FlagSpec[]).map((flag) => flag.name));
+/** What ./client reads of a candidate (its load: the users and their policy) and what ./server reads (the server itself). */
+const CLIENT_FLAG_NAMES = new Set((LOAD_CONFIG_FLAGS as readonly FlagSpec[]).map((flag) => flag.name));
+const SERVER_FLAG_NAMES = new Set((SERVER_SYSTEM_FLAGS as readonly FlagSpec[]).map((flag) => flag.name));
 
 /** The simulator's defaults, as parsed values. */
 export function simDefaults(): SimulationFlagValues {

@@ -55,8 +55,6 @@ const PUBLIC_FACE_READERS: readonly PublicFaceReader[] = [
     to,
     why: "a scenario file's keys are its programs' flags",
   })),
-  { from: "recommend", to: "client", why: "-validate passes a candidate's client flags to ./client" },
-  { from: "recommend", to: "server", why: "-validate passes a candidate's server flags to ./server" },
 ];
 
 /** An import the layers forbid that docs/design.md allows, and why; each must be in use. */
