@@ -1,5 +1,6 @@
+import { FIXED } from "../recommend/candidates.ts";
 import { formatDuration } from "../cli/duration.ts";
-import { levelOnEveryFigure, longestText, type Ranking, userFigures } from "../recommend/ranking.ts";
+import { levelOnEveryFigure, longestText, percent, type Ranking, userFigures } from "../recommend/ranking.ts";
 import { settingsToArgs } from "../recommend/settings.ts";
 import { protoDuration } from "../recommend/snippets.ts";
 import { type Stability, stabilityText } from "./stability.ts";
@@ -123,5 +124,31 @@ export function serverAddition(input: RecommendationInput): string | undefined {
   return (
     `What the best server lever would add: ${pair.candidate.id} (server: ${args(pair.candidate.server)}) survives outages up to ` +
     `${longestText(pair, input.maxOutageMs)} (the clients alone: ${longestText(winner, input.maxOutageMs)}); everyday ${userFigures(pair, input.sloMs)}.`
+  );
+}
+
+/** The halves of a pair, as measured among `summaries`: its client policy alone, its server lever with fixed retry, and neither. */
+export function halvesOf(pair: CandidateSummary, summaries: readonly CandidateSummary[]) {
+  const find = (clientId: string, lever: string) =>
+    summaries.find((summary) => summary.candidate.clientId === clientId && summary.candidate.lever === lever);
+  return {
+    clientAlone: find(pair.candidate.clientId, "default"),
+    leverAlone: find(FIXED, pair.candidate.lever),
+    neither: find(FIXED, "default"),
+  };
+}
+
+/** What each half of a recommended pair contributes: its client policy alone, its server lever alone, and both (a pair only). */
+export function halves(winner: CandidateSummary, summaries: readonly CandidateSummary[], maxOutageMs: number): string {
+  const { clientAlone, leverAlone, neither } = halvesOf(winner, summaries);
+  const describe = (label: string, summary: CandidateSummary | undefined) =>
+    summary === undefined
+      ? `${label}: not measured`
+      : `${label} (${summary.candidate.id}): survives ${summary.listedSurvived} of ${summary.outages.length} listed outages and outages up to ` +
+        `${longestText(summary, maxOutageMs)}, ${percent(summary.everyday.sloSuccess)} success within the SLO`;
+  return (
+    `What each half contributes: ${describe("the client policy alone, on your server as it is", clientAlone)}; ` +
+    `${describe("the server lever alone, with fixed retry", leverAlone)}; ` +
+    `${describe("both", winner)}; ${describe("neither (fixed retry on your server)", neither)}.`
   );
 }
