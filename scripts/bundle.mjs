@@ -2,7 +2,7 @@
 // node_modules/.cache/thundering-herd/, so the shims can run plain Node: no TypeScript
 // loader thread (about 35 MB less per process) and a faster start. Dependencies stay
 // external and resolve from the project's node_modules. The worker threads' entry
-// (src/runtime/worker-entry.ts) is built beside it as worker-entry.mjs, where the bundled
+// (src/bin/worker-entry.ts) is built beside it as worker-entry.mjs, where the bundled
 // worker pool looks for it. The dashboard's page files go beside the bundle too, where the
 // dashboard looks for them (next to its own module), and the charts' scripts of src/report.
 import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
@@ -19,7 +19,7 @@ if (!["server", "client", "sim", "merge", "probe"].includes(name ?? "")) {
 const outdir = resolve(root, "node_modules/.cache/thundering-herd");
 // Several shims may build at once (tests start many): each builds into its own directory, then renames.
 const temporary = join(outdir, `.build-${process.pid}`);
-const outputs = { [name]: resolve(root, "src/bin", `${name}.ts`), "worker-entry": resolve(root, "src/runtime/worker-entry.ts") };
+const outputs = { [name]: resolve(root, "src/bin", `${name}.ts`), "worker-entry": resolve(root, "src/bin/worker-entry.ts") };
 try {
   mkdirSync(temporary, { recursive: true });
   await build({

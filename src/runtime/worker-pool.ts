@@ -4,14 +4,15 @@ import { parentPort, Worker } from "node:worker_threads";
 /*
  * Worker threads for the programs: a tiny pool for independent jobs (the simulator's runs,
  * choose's measurements) and the plumbing to start a long-lived worker (a share of the
- * client's herd). Every worker starts from one entry file, worker-entry, which loads the
- * module of the worker's role.
+ * client's herd). Every worker starts from one entry file, worker-entry (an entry beside the
+ * programs', in src/bin: it names their worker modules, which this layer may not), which loads
+ * the module of the worker's role.
  *
  * Where that entry file is depends on how the program runs, and import.meta.url tells:
- * - from the TypeScript sources (tsx, vitest): src/runtime/worker-entry.ts. Node 20 does
+ * - from the TypeScript sources (tsx, vitest): src/bin/worker-entry.ts. Node 20 does
  *   not apply the main thread's module hooks to workers, so the worker first boots through
  *   ts-worker-boot.mjs, which registers tsx in the worker and then imports the entry;
- * - from the package build (scripts/build.mjs to dist/): dist/runtime/worker-entry.js, beside this file;
+ * - from the package build (scripts/build.mjs to dist/): dist/bin/worker-entry.js;
  * - from a root shim's bundle (node_modules/.cache/thundering-herd/<program>.mjs, into which
  *   this file is bundled): worker-entry.mjs, which scripts/bundle.mjs builds beside it.
  */
@@ -30,10 +31,11 @@ export type WorkerRole = "sim" | "client-herd" | "choose";
 /** The script a worker thread runs, and the entry module it must import when the script is a boot file. */
 export function workerScript(moduleUrl: string = import.meta.url): { script: URL; entry: string | undefined } {
   if (moduleUrl.endsWith(".ts")) {
-    return { script: new URL("./ts-worker-boot.mjs", moduleUrl), entry: new URL("./worker-entry.ts", moduleUrl).href };
+    return { script: new URL("./ts-worker-boot.mjs", moduleUrl), entry: new URL("../bin/worker-entry.ts", moduleUrl).href };
   }
-  const extension = moduleUrl.endsWith(".mjs") ? ".mjs" : ".js";
-  return { script: new URL(`./worker-entry${extension}`, moduleUrl), entry: undefined };
+  // The bundle is one folder; the build keeps src/'s folders.
+  if (moduleUrl.endsWith(".mjs")) return { script: new URL("./worker-entry.mjs", moduleUrl), entry: undefined };
+  return { script: new URL("../bin/worker-entry.js", moduleUrl), entry: undefined };
 }
 
 /** Starts one worker thread in `role`. */

@@ -40,10 +40,10 @@ describe("WorkerPool", () => {
   it("finds the worker entry beside itself however the program runs", () => {
     expect(workerScript("file:///p/src/runtime/worker-pool.ts")).toEqual({
       script: new URL("file:///p/src/runtime/ts-worker-boot.mjs"),
-      entry: "file:///p/src/runtime/worker-entry.ts",
+      entry: "file:///p/src/bin/worker-entry.ts",
     });
     expect(workerScript("file:///p/dist/runtime/worker-pool.js")).toEqual({
-      script: new URL("file:///p/dist/runtime/worker-entry.js"),
+      script: new URL("file:///p/dist/bin/worker-entry.js"),
       entry: undefined,
     });
     expect(workerScript("file:///p/node_modules/.cache/thundering-herd/sim.mjs")).toEqual({

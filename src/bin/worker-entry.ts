@@ -1,7 +1,7 @@
-// Every worker thread starts here (see worker-pool.ts for how it is found) and runs the
-// module of its role. Each role's module is loaded only in the workers that need it.
+// Every worker thread starts here (see src/runtime/worker-pool.ts for how it is found) and runs the
+// module of its role: an entry, as the programs' are. Each role's module is loaded only in the workers that need it.
 import { workerData } from "node:worker_threads";
-import type { WorkerRole, WorkerStart } from "./worker-pool.ts";
+import type { WorkerRole, WorkerStart } from "../runtime/worker-pool.ts";
 
 const ROLES: Readonly<Record<WorkerRole, () => Promise<{ runWorker: (data: never) => unknown }>>> = {
   sim: () => import("../sim/sim-worker.ts"),
