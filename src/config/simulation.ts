@@ -185,10 +185,21 @@ export interface SimulatedRun {
   readonly faults: Fault[];
 }
 
-export function resolveSimulation(values: SimulationFlagValues): SimulatedRun {
+/**
+ * A program's own checks of -faults, each where it falls among the run's (./sim's -sweep and
+ * -find-critical-outage): `given` once the users and the server are read, before -faults is;
+ * `read` on its faults, once the run's own checks of them passed.
+ */
+export interface FaultChecks {
+  readonly given?: () => void;
+  readonly read?: (faults: readonly Fault[]) => void;
+}
+
+export function resolveSimulation(values: SimulationFlagValues, checks: FaultChecks = {}): SimulatedRun {
   const client = resolveLoadConfig(values);
   const server = resolveServerSystem(values);
   if (values.faults !== undefined) {
+    checks.given?.();
     const defaults = SIMULATION_FLAGS.filter((flag) => flag.name === "outage-at" || flag.name === "outage");
     if (defaults.some((flag) => values[flag.name as "outage-at" | "outage"] !== flag.default)) {
       throw new UsageError("-faults replaces -outage-at and -outage: list the stops in it, e.g. stop@15s+20s");
@@ -197,6 +208,7 @@ export function resolveSimulation(values: SimulationFlagValues): SimulatedRun {
     checkSpikeClients(faults, client);
     // A fault on a named tier needs a chain (a scenario file's tiers:, read apart: src/scenario-file/chain-config.ts).
     checkFaultTiers(faults, []);
+    checks.read?.(faults);
     const outages = faults.filter((fault) => playedAs(fault, "pause")).map(({ atMs, durationMs }) => ({ atMs, durationMs }));
     return { client, server, outages, faults: faults.filter((fault) => !playedAs(fault, "pause")) };
   }
@@ -210,11 +222,14 @@ export function resolveSimulation(values: SimulationFlagValues): SimulatedRun {
 }
 
 /** The simulation the flag values describe; a UsageError for values the simulator cannot run. */
-export function simulationConfigFrom(values: SimulationFlagValues & { readonly strategies?: string | undefined }): SimulationConfig {
+export function simulationConfigFrom(
+  values: SimulationFlagValues & { readonly strategies?: string | undefined },
+  checks: FaultChecks = {},
+): SimulationConfig {
   // With -strategies a parameter flag is for the strategies that read it (withStrategy); the base
   // strategy's configuration, read for the system and its faults, must not refuse it.
   const base = (values["exponential-backoff"] ? "exponential-backoff" : values.strategy) as StrategyName; // a choice of the flag table
-  const options = resolveSimulation(values.strategies === undefined ? values : { ...values, ...onlyParametersOf(base, values) });
+  const options = resolveSimulation(values.strategies === undefined ? values : { ...values, ...onlyParametersOf(base, values) }, checks);
   checkProtection(values);
   checkSimulatorBounds(values, options.server.reportIntervalMs);
   return {

@@ -4,8 +4,7 @@ import { UsageError } from "../cli/usage-error.ts";
 import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { type Fault, FaultSyntaxError, formatFault, parseFaults } from "../model/faults/fault-schedule.ts";
 import { defaultParallelism } from "../runtime/worker-pool.ts";
-import { SIMULATION_FLAGS } from "../config/simulation.ts";
-import { checkSpikeClients, PARALLEL_FLAG } from "../config/simulation.ts";
+import { checkSpikeClients, PARALLEL_FLAG, SIMULATION_FLAGS } from "../config/simulation.ts";
 
 /*
  * How choose and check measure candidates on the user's system: the system itself (./sim's

@@ -3,11 +3,11 @@ import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription } f
 import { UsageError } from "../cli/usage-error.ts";
 import { WORKLOAD_HELP } from "../cli/workload.ts";
 import {
+  type FaultChecks,
   MAX_CLIENTS,
   MAX_REPORTS,
   MIN_CYCLE_MS,
   PARALLEL_FLAG,
-  readFaults,
   resolveSimulation,
   SIMULATION_FLAGS,
   type SimulatedRun,
@@ -128,28 +128,30 @@ function sweepProblem(text: string): string | undefined {
 }
 
 /**
- * A simulated run's flags checked against what ./sim runs with them: -sweep outage=… varies
+ * A simulated run's faults checked against what ./sim runs with them: -sweep outage=… varies
  * -outage, which -faults replaces, and -find-critical-outage varies one fault's length.
  */
-function checkRunChoices(values: SimFlagValues): void {
-  if (values.faults === undefined) return;
-  if (values.sweep !== undefined && parseSweep(values.sweep).param === "outage") {
-    throw new UsageError("-faults does not combine with -sweep outage=…, which varies -outage");
-  }
-  const faults = readFaults(values.faults);
-  if (values["find-critical-outage"] && faults.length !== 1) {
-    throw new UsageError(`-find-critical-outage varies the length of one fault: -faults lists ${faults.length}`);
-  }
+function runChoiceChecks(values: SimFlagValues): FaultChecks {
+  return {
+    given: () => {
+      if (values.sweep !== undefined && parseSweep(values.sweep).param === "outage") {
+        throw new UsageError("-faults does not combine with -sweep outage=…, which varies -outage");
+      }
+    },
+    read: (faults) => {
+      if (values["find-critical-outage"] && faults.length !== 1) {
+        throw new UsageError(`-find-critical-outage varies the length of one fault: -faults lists ${faults.length}`);
+      }
+    },
+  };
 }
 
 /** The run the flags describe, as ./sim runs it. */
 export function resolveSimOptions(values: SimFlagValues): SimulatedRun {
-  checkRunChoices(values);
-  return resolveSimulation(values);
+  return resolveSimulation(values, runChoiceChecks(values));
 }
 
 /** The simulation the flag values describe; a UsageError for values ./sim cannot run. */
 export function configFrom(values: SimFlagValues): SimulationConfig {
-  checkRunChoices(values);
-  return simulationConfigFrom(values);
+  return simulationConfigFrom(values, runChoiceChecks(values));
 }

@@ -294,10 +294,11 @@ describe("choose FILE with tiers:", () => {
     expect(stdout).toContain("faults: db:slow@5s+5s*10");
   });
 
-  it("says which of the file's keys a chain does not read: ./sim's -strategies, which is not a simulated run's", async () => {
-    const { code, stderr } = await choose(["-list"], TINY.replace("run: {duration: 40s}", "run: {duration: 40s, strategies: fixed}"));
+  it("says which of the file's keys a chain does not read: what ./sim runs (-strategies, -sweep, …), which is not a simulated run's", async () => {
+    const run = 'run: {duration: 40s, strategies: fixed, sweep: "clients=1,2", find-critical-outage: true}';
+    const { code, stderr } = await choose(["-list"], TINY.replace("run: {duration: 40s}", run));
     expect(code).toBe(0);
-    expect(stderr).toMatch(/: ignoring run\.strategies: not for a chain$/m);
+    expect(stderr).toMatch(/: ignoring run\.strategies, run\.find-critical-outage, run\.sweep: not for a chain$/m);
   });
 
   it("refuses what it cannot run for a chain with one line: a tier the chain lacks, -validate, no faults, an SLO as long as the run", async () => {

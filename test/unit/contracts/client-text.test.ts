@@ -3,7 +3,7 @@ import { formatClientLine, formatClientSummary } from "../../../src/contracts/cl
 import { clientReport } from "../../../src/contracts/client-line-writer.ts";
 import { WindowStats } from "../../../src/model/window-stats.ts";
 
-describe("client reporter", () => {
+describe("the client's text lines", () => {
   it("never prints a percentile above the maximum", () => {
     const stats = new WindowStats(0);
     for (let index = 0; index < 100; index++) {

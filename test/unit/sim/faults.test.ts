@@ -132,6 +132,13 @@ describe("fault schedules in the simulator", () => {
     expect(() => simulateWith(["-faults", "capacity@6s+4s*0.5, spike@12s+2s*2", "-find-critical-outage"])).toThrow(
       "-find-critical-outage varies the length of one fault: -faults lists 2",
     );
+    // ./sim's own checks come after the run's: a schedule that cannot run at all is said first.
+    expect(() => simulateWith(["-faults", "stop@1s+1s, stop@5s+1s", "-find-critical-outage", "-outage", "5s"])).toThrow(
+      "-faults replaces -outage-at and -outage",
+    );
+    expect(() => simulateWith(["-faults", "db:stop@1s+1s, stop@5s+1s", "-find-critical-outage"])).toThrow(
+      /names a tier, but there is no chain of tiers/,
+    );
   });
 
   it("-find-critical-outage bisects the length of a capacity cut", { timeout: 120_000 }, async () => {
