@@ -1,21 +1,118 @@
 import { Socket } from "node:net";
 import type { buildConnector } from "undici";
 import { onFirstUse } from "../runtime/on-first-use.ts";
-import type { Transport } from "../model/attempt.ts";
+import type { AttemptSink, Transport } from "../model/attempt.ts";
 import { classifyError, isClientLimit } from "./classify-error.ts";
 import { type AttemptResult, classifyStatus } from "../model/outcome.ts";
 import { parseRetryAfter } from "../backoff/retry-after.ts";
 import { DEADLINE_HEADER, formatDeadline } from "../model/protection-headers.ts";
 import type { DeadlineCarrier } from "../model/upstream-calls.ts";
-import { DEFAULT_MAX_BODY_BYTES, readBodyToEnd } from "../runtime/http-body.ts";
+import { BodyTooLargeError, DEFAULT_MAX_BODY_BYTES } from "../runtime/http-body.ts";
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 const undici = onFirstUse<typeof import("undici")>("undici");
 
-export interface HttpTransport extends Transport<AbortController> {
+export interface HttpTransport extends Transport<HttpAttempt> {
   /** Destroys every connection. */
   close(): Promise<void>;
+}
+
+/** What every attempt of one transport reads: its cap on a body, and how it ends a connect under way. */
+interface AttemptSettings {
+  readonly maxBodyBytes: number;
+  readonly connects: ReturnType<typeof connectsEndingWithTheirAttempt>;
+}
+
+/**
+ * One attempt on the wire, and undici's handler for it (its dispatch API: callbacks, no
+ * promise, no stream, no AbortController: a request costs one object of ours). Aborted by
+ * the herd (its timeout), it reports nothing more; undici learns of the abort as soon as it
+ * has the request in hand (onConnect), as its own request() does.
+ */
+export class HttpAttempt {
+  private abortRequest: ((reason: Error) => void) | undefined = undefined;
+  private aborted = false;
+  /** The answer's status, once its headers arrived; its body is still to come whole. */
+  private status: AttemptResult | undefined = undefined;
+  private bytes = 0;
+  private readonly sink: AttemptSink;
+  private readonly settings: AttemptSettings;
+
+  constructor(sink: AttemptSink, settings: AttemptSettings) {
+    this.sink = sink;
+    this.settings = settings;
+  }
+
+  /** The herd's abort: the attempt is over, its connect ended and its request aborted. */
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.settings.connects.end(this);
+    this.abortRequest?.(new RequestAborted());
+  }
+
+  onConnect(abort: (reason: Error) => void): void {
+    if (this.aborted) abort(new RequestAborted());
+    else this.abortRequest = abort;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    // An informational answer (1xx) comes before the real one.
+    if (statusCode < 200) return true;
+    const status = classifyStatus(statusCode);
+    this.status = status.outcome === "ok" ? status : withRetryAfter(status, headerOf(rawHeaders, "retry-after"));
+    if (Number(headerOf(rawHeaders, "content-length")) > this.settings.maxBodyBytes) {
+      this.abortRequest?.(new BodyTooLargeError(this.settings.maxBodyBytes));
+    }
+    return true;
+  }
+
+  /** The body is counted, never kept; past the cap the request is aborted, which destroys its connection. */
+  onData(chunk: Buffer): boolean {
+    this.bytes += chunk.length;
+    if (this.bytes > this.settings.maxBodyBytes) this.abortRequest?.(new BodyTooLargeError(this.settings.maxBodyBytes));
+    return true;
+  }
+
+  onComplete(): void {
+    if (!this.aborted) this.sink.done(this.status!);
+  }
+
+  onError(error: Error): void {
+    if (this.aborted) return;
+    // An error status stands (with its Retry-After); a success is one only with its whole body.
+    const status = this.status;
+    if (status !== undefined) {
+      this.sink.done(status.outcome === "ok" ? classifyError(error) : status);
+      return;
+    }
+    const result = classifyError(error);
+    // No descriptor or local port: the request never left this machine. Not the server's failure.
+    if (isClientLimit(result)) this.sink.notSent();
+    else this.sink.done(result);
+  }
+
+  onUpgrade(): void {
+    throw new Error("an attempt is a GET: it never upgrades its connection");
+  }
+}
+
+/** The herd's abort of an attempt, as undici's request() names it. */
+class RequestAborted extends Error {
+  readonly code = "UND_ERR_ABORTED";
+  constructor() {
+    super("Request aborted");
+  }
+}
+
+/** The first value of a header among undici's raw headers (name, value, …), its name in lower case. */
+function headerOf(rawHeaders: readonly Buffer[], name: string): string | undefined {
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    const key = rawHeaders[index]!;
+    if (key.length === name.length && key.toString("latin1").toLowerCase() === name) return rawHeaders[index + 1]!.toString("latin1");
+  }
+  return undefined;
 }
 
 /**
@@ -34,9 +131,9 @@ export function createHttpTransport(
   timeoutMs: number,
   options: { propagateDeadline?: boolean; carryDeadlines?: boolean; maxBodyBytes?: number } = {},
 ): HttpTransport {
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const target = new URL(url);
   const connects = connectsEndingWithTheirAttempt(Math.max(timeoutMs, 1));
+  const settings: AttemptSettings = { maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, connects };
   const agent = new (undici().Agent)({
     connections: null,
     pipelining: 1,
@@ -45,14 +142,11 @@ export function createHttpTransport(
     headersTimeout: 0,
     bodyTimeout: 0,
   });
+  const origin = target.origin;
   const path = `${target.pathname}${target.search}`;
   return {
     send(sink) {
-      const controller = new AbortController();
-      // Once aborted, the attempt is over for the herd: the rejection that follows is not reported.
-      const done = (result: AttemptResult) => {
-        if (!controller.signal.aborted) sink.done(result);
-      };
+      const attempt = new HttpAttempt(sink, settings);
       // The deadline is the herd's: it armed this attempt's timeout just before sending.
       const headers =
         options.carryDeadlines === true
@@ -60,35 +154,11 @@ export function createHttpTransport(
           : options.propagateDeadline === true
             ? { [DEADLINE_HEADER]: formatDeadline(Date.now() + timeoutMs) }
             : NO_HEADERS;
-      connects
-        .openedFor(controller, () => agent.request({ origin: target.origin, path, method: "GET", signal: controller.signal, headers }))
-        .then(
-          async (response) => {
-            const status = withRetryAfter(classifyStatus(response.statusCode), response.headers["retry-after"]);
-            try {
-              await readBodyToEnd(response.body, maxBodyBytes, response.headers["content-length"]);
-            } catch (error) {
-              // An error status stands (with its Retry-After); a success is one only with its whole body.
-              done(status.outcome === "ok" ? classifyError(error) : status);
-              return;
-            }
-            done(status);
-          },
-          (error: unknown) => {
-            const result = classifyError(error);
-            // No descriptor or local port: the request never left this machine. Not the server's failure.
-            if (isClientLimit(result)) {
-              if (!controller.signal.aborted) sink.notSent();
-            } else {
-              done(result);
-            }
-          },
-        );
-      return controller;
+      connects.openedFor(attempt, () => agent.dispatch({ origin, path, method: "GET", headers }, attempt));
+      return attempt;
     },
-    abort(controller) {
-      connects.end(controller);
-      controller.abort();
+    abort(attempt) {
+      attempt.abort();
     },
     close: () => agent.destroy(),
   };
@@ -108,8 +178,8 @@ export function createHttpTransport(
 function connectsEndingWithTheirAttempt(connectTimeoutMs: number) {
   // Its socket is the connector's return value, which its type does not declare: checked below.
   const connector = undici().buildConnector({ timeout: connectTimeoutMs }) as (...args: Parameters<buildConnector.connector>) => unknown;
-  const connecting = new WeakMap<AbortController, Socket>();
-  let sending: AbortController | undefined;
+  const connecting = new WeakMap<HttpAttempt, Socket>();
+  let sending: HttpAttempt | undefined;
   return {
     connect: ((options, callback) => {
       const socket = connector(options, callback);
@@ -117,7 +187,7 @@ function connectsEndingWithTheirAttempt(connectTimeoutMs: number) {
       return socket;
     }) as buildConnector.connector,
     /** Sends the attempt (`send` calls undici's `request()`), owning any connect opened meanwhile. */
-    openedFor<T>(attempt: AbortController, send: () => T): T {
+    openedFor<T>(attempt: HttpAttempt, send: () => T): T {
       sending = attempt;
       try {
         return send();
@@ -126,7 +196,7 @@ function connectsEndingWithTheirAttempt(connectTimeoutMs: number) {
       }
     },
     /** Ends the attempt's connect if it is still under way; undici reports it to the aborted request, which is over. */
-    end(attempt: AbortController) {
+    end(attempt: HttpAttempt) {
       const socket = connecting.get(attempt);
       if (socket?.connecting === true) socket.destroy(new ConnectEndedWithAttempt());
     },
