@@ -1,5 +1,5 @@
 import { Socket } from "node:net";
-import type { buildConnector } from "undici";
+import type { buildConnector, Client } from "undici";
 import { onFirstUse } from "../runtime/on-first-use.ts";
 import type { AttemptSink, Transport } from "../model/attempt.ts";
 import { classifyError, isClientLimit } from "./classify-error.ts";
@@ -18,10 +18,47 @@ export interface HttpTransport extends Transport<HttpAttempt> {
   close(): Promise<void>;
 }
 
-/** What every attempt of one transport reads: its cap on a body, and how it ends a connect under way. */
+/** What every attempt of one transport reads: its cap on a body, its connections, and how it ends a connect under way. */
 interface AttemptSettings {
   readonly maxBodyBytes: number;
+  readonly connections: Connections;
   readonly connects: ReturnType<typeof connectsEndingWithTheirAttempt>;
+}
+
+/**
+ * The transport's connections, an undici Client each (one request at a time): an attempt takes
+ * the one freed last, or a new one when every one is busy (no cap, as before), and gives it back
+ * once its request ended. undici's own pool looks for a free client by walking all of them for
+ * each request; with a thousand in flight that walk took a third of a thread's time as the
+ * client started 100 000 users, and the lag it caused put more in flight (BENCHMARKS.md).
+ */
+class Connections {
+  private readonly free: Client[] = [];
+  private readonly every = new Set<Client>();
+  private readonly origin: string;
+  private readonly options: Client.Options;
+
+  constructor(origin: string, options: Client.Options) {
+    this.origin = origin;
+    this.options = options;
+  }
+
+  take(): Client {
+    const free = this.free.pop();
+    if (free !== undefined) return free;
+    const client = new (undici().Client)(this.origin, this.options);
+    this.every.add(client);
+    return client;
+  }
+
+  /** A client whose request ended; it connects again by itself if its connection closed. */
+  give(client: Client): void {
+    if (!client.destroyed && !client.closed) this.free.push(client);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.every].map((client) => client.destroy()));
+  }
 }
 
 /**
@@ -33,6 +70,10 @@ interface AttemptSettings {
 export class HttpAttempt {
   private abortRequest: ((reason: Error) => void) | undefined = undefined;
   private aborted = false;
+  /** Whether the sink has its result: undici calls onError after an onComplete that threw, which must not report twice. */
+  private reported = false;
+  /** The connection the request went out on, given back when it ends. */
+  client: Client | undefined = undefined;
   /** The answer's status, once its headers arrived; its body is still to come whole. */
   private status: AttemptResult | undefined = undefined;
   private bytes = 0;
@@ -76,21 +117,35 @@ export class HttpAttempt {
   }
 
   onComplete(): void {
-    if (!this.aborted) this.sink.done(this.status!);
+    this.report(this.status!);
   }
 
   onError(error: Error): void {
-    if (this.aborted) return;
     // An error status stands (with its Retry-After); a success is one only with its whole body.
     const status = this.status;
-    if (status !== undefined) {
-      this.sink.done(status.outcome === "ok" ? classifyError(error) : status);
-      return;
+    this.report(status === undefined ? classifyError(error) : status.outcome === "ok" ? classifyError(error) : status);
+  }
+
+  /**
+   * The result to the sink, once, unless the herd aborted the attempt; then the connection to the free
+   * ones (after the sink, whose next attempt, sent from within, takes another). A throw of the sink's
+   * is thrown again outside undici, which would take it for the request's error.
+   */
+  private report(result: AttemptResult): void {
+    if (this.reported) return;
+    this.reported = true;
+    try {
+      if (this.aborted) return;
+      // No descriptor or local port: the request never left this machine. Not the server's failure.
+      if (this.status === undefined && isClientLimit(result)) this.sink.notSent();
+      else this.sink.done(result);
+    } catch (error) {
+      queueMicrotask(() => {
+        throw error;
+      });
+    } finally {
+      if (this.client !== undefined) this.settings.connections.give(this.client);
     }
-    const result = classifyError(error);
-    // No descriptor or local port: the request never left this machine. Not the server's failure.
-    if (isClientLimit(result)) this.sink.notSent();
-    else this.sink.done(result);
   }
 
   onUpgrade(): void {
@@ -133,16 +188,14 @@ export function createHttpTransport(
 ): HttpTransport {
   const target = new URL(url);
   const connects = connectsEndingWithTheirAttempt(Math.max(timeoutMs, 1));
-  const settings: AttemptSettings = { maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, connects };
-  const agent = new (undici().Agent)({
-    connections: null,
+  const connections = new Connections(target.origin, {
     pipelining: 1,
     keepAliveTimeout: 4_000,
     connect: connects.connect,
     headersTimeout: 0,
     bodyTimeout: 0,
   });
-  const origin = target.origin;
+  const settings: AttemptSettings = { maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, connections, connects };
   const path = `${target.pathname}${target.search}`;
   return {
     send(sink) {
@@ -154,13 +207,15 @@ export function createHttpTransport(
           : options.propagateDeadline === true
             ? { [DEADLINE_HEADER]: formatDeadline(Date.now() + timeoutMs) }
             : NO_HEADERS;
-      connects.openedFor(attempt, () => agent.dispatch({ origin, path, method: "GET", headers }, attempt));
+      const client = connections.take();
+      attempt.client = client;
+      connects.openedFor(attempt, () => client.dispatch({ path, method: "GET", headers }, attempt));
       return attempt;
     },
     abort(attempt) {
       attempt.abort();
     },
-    close: () => agent.destroy(),
+    close: () => connections.close(),
   };
 }
 

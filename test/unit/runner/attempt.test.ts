@@ -50,6 +50,29 @@ describe("the client's HTTP transport", () => {
     expect(await oneAttempt(server.url)).toEqual({ outcome: "ok" });
   });
 
+  it("sends on the connection freed last, and opens one more for each attempt in flight at once", async () => {
+    const held: (() => void)[] = [];
+    let holding = false;
+    const server = await startScriptedServer((_request, response) => {
+      if (holding) held.push(() => response.end("OK"));
+      else response.end("OK");
+    });
+    const transport = createHttpTransport(server.url, 5_000);
+    opened.push({ transport });
+    const attempt = () =>
+      new Promise<AttemptResult>((resolve, reject) => transport.send({ done: resolve, notSent: () => reject(new Error("not sent")) }));
+    expect(await attempt()).toEqual({ outcome: "ok" });
+    expect(await attempt()).toEqual({ outcome: "ok" });
+    expect(server.openConnections()).toBe(1);
+    // Three at once: the free connection and two new ones, each answered only once all three arrived.
+    holding = true;
+    const three = Promise.all([attempt(), attempt(), attempt()]);
+    await eventually(() => held.length === 3, "the three attempts at the server");
+    expect(server.openConnections()).toBe(3);
+    for (const answer of held) answer();
+    expect(await three).toEqual([{ outcome: "ok" }, { outcome: "ok" }, { outcome: "ok" }]);
+  });
+
   it.each([
     ["broken-chunks", "other"],
     ["huge-content-length", "body-too-large"],
