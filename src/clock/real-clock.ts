@@ -1,4 +1,5 @@
 import { CallbackTimer, type Clock, type Timer, type TimerOwner, timerOwner } from "./clock.ts";
+import { EventQueue } from "./event-queue.ts";
 
 /**
  * Node's setTimeout fires after 1 ms for any delay above 2^31-1 ms, and libuv's cached
@@ -7,31 +8,30 @@ import { CallbackTimer, type Clock, type Timer, type TimerOwner, timerOwner } fr
  */
 export const MAX_TIMER_CHUNK_MS = 2 ** 31 - 1;
 
-/** The real clock's state for one timer owner, made at its first arming and kept in its clockSlot. */
-class RealTimer {
-  dueAt = Number.NaN;
-  handle: NodeJS.Timeout | undefined = undefined;
-  private readonly clock: RealClock;
-  private readonly owner: TimerOwner;
+/** An owner's clockSlot when it is not armed; armed, it holds its arming's sequence number. */
+const DISARMED = -1;
 
-  constructor(clock: RealClock, owner: TimerOwner) {
-    this.clock = clock;
-    this.owner = owner;
-  }
+/** Whether an owner has an arming pending (a new owner's slot is undefined). */
+const isArmed = (owner: TimerOwner): boolean => typeof owner.clockSlot === "number" && owner.clockSlot !== DISARMED;
 
-  /** A setTimeout callback made once per owner, not once per wake. */
-  readonly wake = (): void => {
-    const remaining = this.dueAt - this.clock.now();
-    if (remaining <= 0) {
-      this.handle = undefined;
-      this.owner.onTimer();
-      return;
-    }
-    this.handle = setTimeout(this.wake, Math.min(Math.ceil(remaining), MAX_TIMER_CHUNK_MS));
-  };
-}
-
+/**
+ * The clock of the real programs: the monotonic time, and every timer in one queue of our own
+ * (the simulator's, src/clock/event-queue.ts) under one Node timer set for the earliest. A Node
+ * timer per owner cost a Timeout, and for waits of many lengths a TimersList each: about 700
+ * bytes of each of a client's idle users, and a Timeout of garbage at every arming (BENCHMARKS.md).
+ * Cancelling or re-arming leaves the queue's entry, whose sequence number is then not its
+ * owner's, to be skipped when it comes up; so that a program with nothing armed can end, the
+ * Node timer is cleared once no owner is armed.
+ */
 export class RealClock implements Clock {
+  private sequence = 0;
+  private readonly queue = new EventQueue<TimerOwner>(this.now());
+  /** Owners armed, not yet fired nor cancelled. */
+  private armed = 0;
+  private handle: NodeJS.Timeout | undefined = undefined;
+  /** When the Node timer wakes, if set. */
+  private wakeAt = Infinity;
+
   now(): number {
     return globalThis.performance.now();
   }
@@ -43,19 +43,68 @@ export class RealClock implements Clock {
   }
 
   arm(owner: TimerOwner, delayMs: number): void {
-    this.cancel(owner);
-    const timer = (owner.clockSlot as RealTimer | undefined) ?? new RealTimer(this, owner);
-    owner.clockSlot = timer;
-    const safeDelay = delayMs > 0 ? delayMs : 0;
-    timer.dueAt = this.now() + safeDelay;
-    if (timer.dueAt === Infinity) return;
-    timer.handle = setTimeout(timer.wake, Math.min(Math.ceil(safeDelay), MAX_TIMER_CHUNK_MS));
+    const safeDelay = delayMs > 0 ? delayMs : 0; // also maps NaN to 0
+    const dueAt = this.now() + safeDelay;
+    if (dueAt === Infinity) {
+      this.cancel(owner);
+      return;
+    }
+    // Armed again, it stays counted: its earlier entry is stale from here.
+    if (!isArmed(owner)) this.armed++;
+    const sequence = this.sequence++;
+    owner.clockSlot = sequence;
+    this.queue.push(dueAt, sequence, owner);
+    if (dueAt < this.wakeAt) this.setWake(dueAt);
   }
 
   cancel(timer: Timer | TimerOwner): void {
-    const realTimer = timerOwner(timer).clockSlot as RealTimer | undefined;
-    if (realTimer?.handle !== undefined) clearTimeout(realTimer.handle);
-    if (realTimer !== undefined) realTimer.handle = undefined;
+    const owner = timerOwner(timer);
+    if (!isArmed(owner)) return;
+    owner.clockSlot = DISARMED;
+    if (--this.armed === 0) this.clearWake();
+  }
+
+  /** Fires every live entry due by now that was armed before this wake, in order; then sets the Node timer for the next. */
+  private readonly wake = (): void => {
+    this.handle = undefined;
+    this.wakeAt = Infinity;
+    const now = this.now();
+    // What the timers fired here arm, even at once, waits for the next wake, as with Node's own timers.
+    const armedBefore = this.sequence;
+    const queue = this.queue;
+    while (this.liveTop() && queue.topDueAt() <= now && queue.topSequence() < armedBefore) {
+      const owner = queue.topItem()!;
+      queue.pop();
+      // Disarmed before it runs, which may arm it again.
+      owner.clockSlot = DISARMED;
+      this.armed--;
+      owner.onTimer();
+    }
+    if (this.armed > 0 && this.liveTop()) this.setWake(queue.topDueAt());
+  };
+
+  /** Drops the stale entries at the queue's top; whether a live one is left. */
+  private liveTop(): boolean {
+    const queue = this.queue;
+    let live = queue.ready();
+    while (live && queue.topItem()!.clockSlot !== queue.topSequence()) {
+      queue.pop();
+      live = queue.ready();
+    }
+    return live;
+  }
+
+  private setWake(dueAt: number): void {
+    if (this.handle !== undefined) clearTimeout(this.handle);
+    this.wakeAt = dueAt;
+    const delay = Math.max(Math.ceil(dueAt - this.now()), 0);
+    this.handle = setTimeout(this.wake, Math.min(delay, MAX_TIMER_CHUNK_MS));
+  }
+
+  private clearWake(): void {
+    if (this.handle !== undefined) clearTimeout(this.handle);
+    this.handle = undefined;
+    this.wakeAt = Infinity;
   }
 }
 
