@@ -11,6 +11,9 @@ export const MAX_TIMER_CHUNK_MS = 2 ** 31 - 1;
 /** An owner's clockSlot when it is not armed; armed, it holds its arming's sequence number. */
 const DISARMED = -1;
 
+/** How late a wake may be before an arming takes it for lost and sets it again (a stopped process's wake is late too: harmless). */
+const LOST_WAKE_MS = 1_000;
+
 /** Whether an owner has an arming pending (a new owner's slot is undefined). */
 const isArmed = (owner: TimerOwner): boolean => typeof owner.clockSlot === "number" && owner.clockSlot !== DISARMED;
 
@@ -21,7 +24,10 @@ const isArmed = (owner: TimerOwner): boolean => typeof owner.clockSlot === "numb
  * bytes of each of a client's idle users, and a Timeout of garbage at every arming (BENCHMARKS.md).
  * Cancelling or re-arming leaves the queue's entry, whose sequence number is then not its
  * owner's, to be skipped when it comes up; so that a program with nothing armed can end, the
- * Node timer is cleared once no owner is armed.
+ * Node timer is cleared once no owner is armed. Unlike Node's own timers, the timers due at one
+ * wake run one after the other with no microtask between them. The queue's cursor moves to its
+ * earliest entry when the clock looks for the next wake: with only a far timer pending (a wait of
+ * days), the entries armed meanwhile go to its small heap, correct but slower, until time reaches it.
  */
 export class RealClock implements Clock {
   private sequence = 0;
@@ -54,7 +60,8 @@ export class RealClock implements Clock {
     const sequence = this.sequence++;
     owner.clockSlot = sequence;
     this.queue.push(dueAt, sequence, owner);
-    if (dueAt < this.wakeAt) this.setWake(dueAt);
+    // A wake long overdue never came (its Node timer was lost, as a test's fake timers lose it): set it again.
+    if (dueAt < this.wakeAt || this.wakeAt + LOST_WAKE_MS < dueAt - safeDelay) this.setWake(Math.min(dueAt, this.wakeAt));
   }
 
   cancel(timer: Timer | TimerOwner): void {
@@ -72,15 +79,20 @@ export class RealClock implements Clock {
     // What the timers fired here arm, even at once, waits for the next wake, as with Node's own timers.
     const armedBefore = this.sequence;
     const queue = this.queue;
-    while (this.liveTop() && queue.topDueAt() <= now && queue.topSequence() < armedBefore) {
-      const owner = queue.topItem()!;
-      queue.pop();
-      // Disarmed before it runs, which may arm it again.
-      owner.clockSlot = DISARMED;
-      this.armed--;
-      owner.onTimer();
+    try {
+      while (this.liveTop() && queue.topDueAt() <= now && queue.topSequence() < armedBefore) {
+        const owner = queue.topItem()!;
+        queue.pop();
+        // Disarmed before it runs, which may arm it again.
+        owner.clockSlot = DISARMED;
+        this.armed--;
+        owner.onTimer();
+      }
+    } finally {
+      // Also after a timer that threw: the others still fire.
+      // The timers fired may have set it for their own arming; an entry due sooner, or left by a throw, comes first.
+      if (this.armed > 0 && this.liveTop() && queue.topDueAt() < this.wakeAt) this.setWake(queue.topDueAt());
     }
-    if (this.armed > 0 && this.liveTop()) this.setWake(queue.topDueAt());
   };
 
   /** Drops the stale entries at the queue's top; whether a live one is left. */

@@ -50,6 +50,51 @@ describe("RealClock", () => {
     expect(fired).toBe(false);
   });
 
+  it("keeps one Node timer for all its timers, set for the earliest: one armed while others fire does not delay them", () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+    const clock = new RealClock();
+    const fired: string[] = [];
+    clock.schedule(10, () => fired.push("a"));
+    clock.schedule(1, () => {
+      fired.push("x");
+      clock.schedule(1_000, () => fired.push("y"));
+    });
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(1);
+    vi.advanceTimersByTime(9);
+    expect(fired).toEqual(["x", "a"]);
+    vi.advanceTimersByTime(991);
+    expect(fired).toEqual(["x", "a", "y"]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("fires the others after a timer that threw", () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+    const clock = new RealClock();
+    const fired: string[] = [];
+    clock.schedule(5, () => {
+      throw new Error("boom");
+    });
+    clock.schedule(5, () => fired.push("b"));
+    clock.schedule(20, () => fired.push("c"));
+    expect(() => vi.advanceTimersByTime(5)).toThrow("boom");
+    vi.advanceTimersByTime(15);
+    expect(fired).toEqual(["b", "c"]);
+  });
+
+  it("sets its Node timer again when the one it set was lost (a test's fake timers cleared) and its time long past", () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+    const clock = new RealClock();
+    const fired: string[] = [];
+    clock.schedule(100, () => fired.push("lost"));
+    vi.clearAllTimers();
+    vi.advanceTimersByTime(2_000);
+    expect(fired).toEqual([]);
+    clock.schedule(10, () => fired.push("next"));
+    vi.advanceTimersByTime(10);
+    expect(fired).toEqual(["lost", "next"]);
+  });
+
   it("never fires an Infinity delay", () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
     const clock = new RealClock();
