@@ -155,6 +155,19 @@ export class EventQueue<T extends TimerOwner> {
     return true;
   }
 
+  /**
+   * `ready`, past the entries at the top whose owner was armed again or cancelled since: an
+   * owner's clockSlot holds the sequence number of its live arming (the clocks' convention).
+   */
+  readyLive(): boolean {
+    let live = this.ready();
+    while (live && this.topItem()!.clockSlot !== this.topSequence()) {
+      this.pop();
+      live = this.ready();
+    }
+    return live;
+  }
+
   topDueAt(): number {
     return this.topInRun ? this.runKeys[2 * this.runStart]! : this.current.topDueAt();
   }

@@ -308,11 +308,7 @@ export class ManualClock implements Clock {
    */
   private findNext(): number {
     const queue = this.queue;
-    let live = queue.ready();
-    while (live && queue.topItem()!.clockSlot !== queue.topSequence()) {
-      queue.pop();
-      live = queue.ready();
-    }
+    const live = queue.readyLive();
     if (this.laneNextStale) this.findLaneNext();
     const lane = this.laneNext;
     if (!live) return lane;

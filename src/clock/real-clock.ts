@@ -80,7 +80,7 @@ export class RealClock implements Clock {
     const armedBefore = this.sequence;
     const queue = this.queue;
     try {
-      while (this.liveTop() && queue.topDueAt() <= now && queue.topSequence() < armedBefore) {
+      while (queue.readyLive() && queue.topDueAt() <= now && queue.topSequence() < armedBefore) {
         const owner = queue.topItem()!;
         queue.pop();
         // Disarmed before it runs, which may arm it again.
@@ -91,20 +91,9 @@ export class RealClock implements Clock {
     } finally {
       // Also after a timer that threw: the others still fire.
       // The timers fired may have set it for their own arming; an entry due sooner, or left by a throw, comes first.
-      if (this.armed > 0 && this.liveTop() && queue.topDueAt() < this.wakeAt) this.setWake(queue.topDueAt());
+      if (this.armed > 0 && queue.readyLive() && queue.topDueAt() < this.wakeAt) this.setWake(queue.topDueAt());
     }
   };
-
-  /** Drops the stale entries at the queue's top; whether a live one is left. */
-  private liveTop(): boolean {
-    const queue = this.queue;
-    let live = queue.ready();
-    while (live && queue.topItem()!.clockSlot !== queue.topSequence()) {
-      queue.pop();
-      live = queue.ready();
-    }
-    return live;
-  }
 
   private setWake(dueAt: number): void {
     if (this.handle !== undefined) clearTimeout(this.handle);
