@@ -6,10 +6,10 @@ import { availableParallelism } from "node:os";
  * (`./server -limit 10000000`). Measured by `npm run bench -- client` (scripts/bench-client.ts,
  * its capacity table: the largest herd per thread count within 2 % of the expected rate, with
  * no window the client marked as behind). On this project's 2-core machine (BENCHMARKS.md):
- * 32 500 users on one thread, 38 750 on two (the server shares the two cores). About three
+ * 80 000 users on one thread, 120 000 on two (the server shares the two cores). About three
  * quarters of the one-thread row, as a margin for a busier or slower machine.
  */
-export const USERS_PER_THREAD = 25_000;
+export const USERS_PER_THREAD = 60_000;
 
 /** The cores Node may use. */
 export function cores(): number {
