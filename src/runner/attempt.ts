@@ -56,6 +56,17 @@ class Connections {
     if (!client.destroyed && !client.closed) this.free.push(client);
   }
 
+  /**
+   * A client whose request was aborted on the wire: undici still holds the request as its
+   * connection closes, puts it back in the client's queue and connects again for it, a connect no
+   * attempt owns (connectsEndingWithTheirAttempt) whose timer runs from the abort. An attempt given
+   * that client would go out on that connect: so it is not given to one, but ended.
+   */
+  discard(client: Client): void {
+    this.every.delete(client);
+    void client.destroy();
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.every].map((client) => client.destroy()));
   }
@@ -70,6 +81,8 @@ class Connections {
 export class HttpAttempt {
   private abortRequest: ((reason: Error) => void) | undefined = undefined;
   private aborted = false;
+  /** Whether this side aborted the request (the herd's timeout, a body past the cap): its client is not reused. */
+  private abortedHere = false;
   /** Whether the sink has its result: undici calls onError after an onComplete that threw, which must not report twice. */
   private reported = false;
   /** The connection the request went out on, given back when it ends. */
@@ -90,12 +103,12 @@ export class HttpAttempt {
     if (this.aborted) return;
     this.aborted = true;
     this.settings.connects.end(this);
-    this.abortRequest?.(new RequestAborted());
+    this.abortHere(new RequestAborted());
   }
 
   onConnect(abort: (reason: Error) => void): void {
-    if (this.aborted) abort(new RequestAborted());
-    else this.abortRequest = abort;
+    this.abortRequest = abort;
+    if (this.aborted) this.abortHere(new RequestAborted());
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
@@ -104,7 +117,7 @@ export class HttpAttempt {
     const status = classifyStatus(statusCode);
     this.status = status.outcome === "ok" ? status : withRetryAfter(status, headerOf(rawHeaders, "retry-after"));
     if (Number(headerOf(rawHeaders, "content-length")) > this.settings.maxBodyBytes) {
-      this.abortRequest?.(new BodyTooLargeError(this.settings.maxBodyBytes));
+      this.abortHere(new BodyTooLargeError(this.settings.maxBodyBytes));
     }
     return true;
   }
@@ -112,7 +125,7 @@ export class HttpAttempt {
   /** The body is counted, never kept; past the cap the request is aborted, which destroys its connection. */
   onData(chunk: Buffer): boolean {
     this.bytes += chunk.length;
-    if (this.bytes > this.settings.maxBodyBytes) this.abortRequest?.(new BodyTooLargeError(this.settings.maxBodyBytes));
+    if (this.bytes > this.settings.maxBodyBytes) this.abortHere(new BodyTooLargeError(this.settings.maxBodyBytes));
     return true;
   }
 
@@ -144,8 +157,18 @@ export class HttpAttempt {
         throw error;
       });
     } finally {
-      if (this.client !== undefined) this.settings.connections.give(this.client);
+      if (this.client !== undefined) {
+        if (this.abortedHere) this.settings.connections.discard(this.client);
+        else this.settings.connections.give(this.client);
+      }
     }
+  }
+
+  /** Aborts the request where undici holds it; before undici has it (onConnect), the herd's abort waits there. */
+  private abortHere(reason: Error): void {
+    if (this.abortRequest === undefined) return;
+    this.abortedHere = true;
+    this.abortRequest(reason);
   }
 
   onUpgrade(): void {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { connect } from "node:net";
+import { type AddressInfo, connect, createServer as createNetServer, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { kernelSockets } from "../../../scripts/socket-count.ts";
 import { afterThisTest } from "../../helpers/after-this-test.ts";
@@ -71,6 +71,32 @@ describe("the client's HTTP transport", () => {
     expect(server.openConnections()).toBe(3);
     for (const answer of held) answer();
     expect(await three).toEqual([{ outcome: "ok" }, { outcome: "ok" }, { outcome: "ok" }]);
+  });
+
+  it("never sends on the connection of an attempt aborted on the wire, which undici reopens for the aborted request", async () => {
+    // A listener that accepts and never answers.
+    const sockets: Socket[] = [];
+    const server = createNetServer((socket) => {
+      sockets.push(socket);
+      socket.on("error", () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    afterThisTest(
+      () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          for (const socket of sockets) socket.destroy();
+        }),
+    );
+    const transport = createHttpTransport(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, 5_000);
+    opened.push({ transport });
+    const silent = { done: () => {}, notSent: () => {} };
+    const first = transport.send(silent);
+    await eventually(() => sockets.length === 1, "the first attempt's connection");
+    transport.abort(first);
+    const second = transport.send(silent);
+    expect(second.client).not.toBe(first.client);
+    transport.abort(second);
   });
 
   it.each([
