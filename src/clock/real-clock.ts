@@ -49,8 +49,8 @@ export class RealClock implements Clock {
   }
 
   arm(owner: TimerOwner, delayMs: number): void {
-    const safeDelay = delayMs > 0 ? delayMs : 0; // also maps NaN to 0
-    const dueAt = this.now() + safeDelay;
+    const now = this.now();
+    const dueAt = now + (delayMs > 0 ? delayMs : 0); // also maps NaN to 0
     if (dueAt === Infinity) {
       this.cancel(owner);
       return;
@@ -61,7 +61,7 @@ export class RealClock implements Clock {
     owner.clockSlot = sequence;
     this.queue.push(dueAt, sequence, owner);
     // A wake long overdue never came (its Node timer was lost, as a test's fake timers lose it): set it again.
-    if (dueAt < this.wakeAt || this.wakeAt + LOST_WAKE_MS < dueAt - safeDelay) this.setWake(Math.min(dueAt, this.wakeAt));
+    if (dueAt < this.wakeAt || this.wakeAt + LOST_WAKE_MS < now) this.setWake(Math.min(dueAt, this.wakeAt));
   }
 
   cancel(timer: Timer | TimerOwner): void {

@@ -103,12 +103,12 @@ export class HttpAttempt {
     if (this.aborted) return;
     this.aborted = true;
     this.settings.connects.end(this);
-    this.abortHere(new RequestAborted());
+    this.abortHere(new (undici().errors.RequestAbortedError)());
   }
 
   onConnect(abort: (reason: Error) => void): void {
     this.abortRequest = abort;
-    if (this.aborted) this.abortHere(new RequestAborted());
+    if (this.aborted) this.abortHere(new (undici().errors.RequestAbortedError)());
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
@@ -136,7 +136,7 @@ export class HttpAttempt {
   onError(error: Error): void {
     // An error status stands (with its Retry-After); a success is one only with its whole body.
     const status = this.status;
-    this.report(status === undefined ? classifyError(error) : status.outcome === "ok" ? classifyError(error) : status);
+    this.report(status !== undefined && status.outcome !== "ok" ? status : classifyError(error));
   }
 
   /**
@@ -173,14 +173,6 @@ export class HttpAttempt {
 
   onUpgrade(): void {
     throw new Error("an attempt is a GET: it never upgrades its connection");
-  }
-}
-
-/** The herd's abort of an attempt, as undici's request() names it. */
-class RequestAborted extends Error {
-  readonly code = "UND_ERR_ABORTED";
-  constructor() {
-    super("Request aborted");
   }
 }
 
