@@ -13,7 +13,7 @@ export interface ProbeReport {
   readonly steps: readonly StepMeasure[];
   readonly fit: FitResult;
   readonly validation: readonly StepMeasure[] | undefined;
-  /** The service's steps -validate measured again (a first measure beyond its tolerance). */
+  /** The service's steps -validate measured again (a first measure beyond its tolerance), each the median of its measures. */
   readonly measuredAgain?: readonly StepMeasure[] | undefined;
 }
 
@@ -31,7 +31,7 @@ export function probeChartSpec(report: ProbeReport): TopLevelSpec {
   }));
   const points = [
     ...report.steps.map((step) => ({ ...pointOf(step), series: "measured" })),
-    ...(report.measuredAgain ?? []).map((step) => ({ ...pointOf(step), series: "measured again (-validate)" })),
+    ...(report.measuredAgain ?? []).map((step) => ({ ...pointOf(step), series: "measured again, median (-validate)" })),
     ...(report.validation ?? []).map((step) => ({ ...pointOf(step), series: "./server with the model" })),
   ];
   const x = { field: "concurrency", type: "quantitative", title: "concurrency (users, each waiting for its answer)" } as const;

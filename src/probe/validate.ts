@@ -20,10 +20,11 @@ export interface Validation {
  * -validate: starts ./server with the fitted model on a free loopback port (in its own
  * process group, stopped by its pid), probes it at the measured steps' concurrencies with
  * the same limits, and prints measured, ./server and model side by side. A step beyond the
- * tolerance is measured again, once, on the service and on ./server: a step the machine
- * disturbed (a busy moment on either side) is not a disagreement, and one that is off again is.
- * The service is measured again within `target.limits`, what is left of the probe's own
- * (-max-requests, -max-time); with none left, it is not.
+ * tolerance is measured twice more on the service and on ./server, and judged by the median of
+ * its three measures on each side: a step the machine disturbed (a busy moment on either side,
+ * which can last through a second measure) is not a disagreement, and one off in most of its
+ * measures is. The service is measured again within `target.limits`, what is left of the
+ * probe's own (-max-requests, -max-time), less what each measure again spent; with none left, it is not.
  */
 export async function validateFit(
   fit: ModelFit,
@@ -45,10 +46,15 @@ export async function validateFit(
     });
     const serverUrl = new URL(`http://127.0.0.1:${LISTENING.exec(line)![1]!}/api`);
     const sink = { write: () => true };
-    const measure: Measure = async (side, concurrencies) =>
-      side === "service"
-        ? (await probeSteps(target.url, concurrencies, target.limits!, undefined, interrupt, sink)).steps
-        : (await probeSteps(serverUrl, concurrencies, limits, undefined, interrupt, sink)).steps;
+    let serviceLimits = target.limits;
+    const measure: Measure = async (side, concurrencies) => {
+      if (side === "server") return (await probeSteps(serverUrl, concurrencies, limits, undefined, interrupt, sink)).steps;
+      if (serviceLimits === undefined) return [];
+      const started = performance.now();
+      const run = await probeSteps(target.url, concurrencies, serviceLimits, undefined, interrupt, sink);
+      serviceLimits = spentFrom(serviceLimits, run.sent, performance.now() - started);
+      return run.steps;
+    };
     return await compare(fit, measured, measure, { serviceAgain: target.limits !== undefined, interrupt }, io);
   } finally {
     interrupt.removeEventListener("abort", stopOnInterrupt);
@@ -56,12 +62,22 @@ export async function validateFit(
   }
 }
 
+/** What is left of the service's limits after a measure sent `requests` in `elapsedMs`; undefined when nothing is. */
+function spentFrom(limits: ProbeLimits, requests: number, elapsedMs: number): ProbeLimits | undefined {
+  const left = { ...limits, maxRequests: limits.maxRequests - requests, maxTimeMs: limits.maxTimeMs - elapsedMs };
+  return left.maxRequests > 0 && left.maxTimeMs > 0 ? left : undefined;
+}
+
 /** Measures one side at the concurrencies given: the service under test or ./server with the model. */
 export type Measure = (side: "service" | "server", concurrencies: readonly number[]) => Promise<readonly StepMeasure[]>;
 
+/** A step beyond the tolerance is judged by the median of this many measures on each side, the first among them. */
+export const MEASURES_OF_A_STEP_OFF = 3;
+
 /**
- * ./server measured at every measured step, and each step beyond the tolerance measured again on
- * both sides, once; prints the table and the verdict of the last measures.
+ * ./server measured at every measured step; each step beyond the tolerance measured
+ * MEASURES_OF_A_STEP_OFF - 1 more times on both sides and judged by the median of its measures;
+ * prints the table and the verdict.
  */
 export async function compare(
   fit: ModelFit,
@@ -83,12 +99,17 @@ export async function compare(
     if (!options.serviceAgain) {
       io.stderr.write(`probe: -validate: ${what}: not measured again, the probe's -max-requests or -max-time is spent\n`);
     } else {
-      io.stderr.write(
-        `probe: -validate: ${what}: measuring ${off.length === 1 ? "that step" : "those steps"} again on the service and on ./server\n`,
-      );
       const again = off.map((row) => row.concurrency);
-      const [service, server] = [await measure("service", again), await measure("server", again)];
-      validation = { measured: withSteps(validation.measured, service), server: withSteps(validation.server, server) };
+      io.stderr.write(
+        `probe: -validate: ${what}: measuring ${again.length === 1 ? "that step" : "those steps"} ` +
+          `${MEASURES_OF_A_STEP_OFF - 1} more times on the service and on ./server, and judging the median of each figure\n`,
+      );
+      const measures = { service: [validation.measured], server: [validation.server] };
+      for (let round = 1; round < MEASURES_OF_A_STEP_OFF && !options.interrupt.aborted; round++) {
+        measures.service.push(await measure("service", again));
+        measures.server.push(await measure("server", again));
+      }
+      validation = { measured: medianSteps(measures.service), server: medianSteps(measures.server) };
     }
   }
   io.stdout.write(`${validationTable(fit, validation.measured, validation.server)}\n`);
@@ -96,11 +117,40 @@ export async function compare(
   return validation;
 }
 
-/** `steps` with each of `again` in place of the step at its concurrency, or added where there was none, in order of concurrency. */
-export function withSteps(steps: readonly StepMeasure[], again: readonly StepMeasure[]): StepMeasure[] {
-  const byConcurrency = new Map(steps.map((step) => [step.concurrency, step]));
-  for (const step of again) byConcurrency.set(step.concurrency, step);
-  return [...byConcurrency.values()].sort((a, b) => a.concurrency - b.concurrency);
+/**
+ * The steps of several measures, one per concurrency, each figure the median of that
+ * concurrency's measures (a step no measure had is not there); a figure that is no number
+ * in any measure is no number in the median, so that it still disagrees. A step measured once is
+ * that measure itself.
+ */
+export function medianSteps(measures: readonly (readonly StepMeasure[])[]): StepMeasure[] {
+  const byConcurrency = new Map<number, StepMeasure[]>();
+  for (const steps of measures)
+    for (const step of steps) byConcurrency.set(step.concurrency, [...(byConcurrency.get(step.concurrency) ?? []), step]);
+  const figure = (steps: readonly StepMeasure[], key: Exclude<keyof StepMeasure, "concurrency">) => median(steps.map((step) => step[key]));
+  return [...byConcurrency.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([concurrency, steps]) =>
+      steps.length === 1
+        ? steps[0]!
+        : {
+            concurrency,
+            throughputPerSec: figure(steps, "throughputPerSec"),
+            meanLatencyMs: figure(steps, "meanLatencyMs"),
+            p50Ms: figure(steps, "p50Ms"),
+            p90Ms: figure(steps, "p90Ms"),
+            p99Ms: figure(steps, "p99Ms"),
+            requests: Math.round(figure(steps, "requests")),
+            errors: Math.round(figure(steps, "errors")),
+          },
+    );
+}
+
+function median(values: readonly number[]): number {
+  if (values.some(Number.isNaN)) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /** One measured step beside ./server's step at its concurrency (if it has one) and the model's curve there. */

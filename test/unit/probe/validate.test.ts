@@ -80,44 +80,60 @@ describe("-validate's second measure", () => {
     return { validation, asked, stdout: stdout().trimEnd().split("\n"), stderr: stderr() };
   }
 
-  it("measures a step beyond the tolerance again on both sides, once, and judges the second measures", async () => {
-    // ./server's step at 2 users was disturbed the first time (64 ms against 52 measured), not the second.
+  it("measures a step beyond the tolerance twice more on both sides, and judges the median of its three measures", async () => {
+    // ./server's step at 2 users was disturbed the first time (64 ms against 52 measured), and the service's the third.
     const { validation, asked, stdout, stderr } = await compared({
-      service: [[step(2, 53)]],
-      server: [[step(1, 55), step(2, 64), step(4, 57), step(8, 104)], [step(2, 54)]],
+      service: [[step(2, 53)], [step(2, 70)]],
+      server: [[step(1, 55), step(2, 64), step(4, 57), step(8, 104)], [step(2, 54)], [step(2, 55)]],
     });
-    expect(asked).toEqual(["server 1,2,4,8", "service 2", "server 2"]);
+    expect(asked).toEqual(["server 1,2,4,8", "service 2", "server 2", "service 2", "server 2"]);
     expect(stderr).toBe(
-      "probe: -validate: ./server's mean latency at concurrency 2 23.1 % off the measured: measuring that step again on the service and on ./server\n",
+      "probe: -validate: ./server's mean latency at concurrency 2 23.1 % off the measured: measuring that step 2 more times on the service and on ./server, and judging the median of each figure\n",
     );
+    // The medians: the service's 52, 53 and 70 ms at 2 users; ./server's 64, 54 and 55.
     expect(validation.measured.map((one) => one.meanLatencyMs)).toEqual([52, 53, 52, 100]);
-    expect(validation.server.map((one) => one.meanLatencyMs)).toEqual([55, 54, 57, 104]);
-    // The table shows the second measures: ./server's mean latency at 2 users is 54 ms.
+    expect(validation.server.map((one) => one.meanLatencyMs)).toEqual([55, 55, 57, 104]);
+    // Steps measured once are those measures themselves.
+    expect(validation.measured[0]).toBe(MEASURED[0]);
     expect(
       stdout
         .find((line) => line.trim().startsWith("2 "))!
         .trim()
         .split(/ +/)[5],
-    ).toBe("54.0");
+    ).toBe("55.0");
     expect(stdout.at(-1)).toMatch(/^validation: agrees: /);
   });
 
-  it("disagrees where the step is off again, naming it", async () => {
+  it("disagrees where the step is off in most of its measures, naming it", async () => {
     const { asked, stdout } = await compared({
-      service: [[step(2, 52)]],
-      server: [[step(1, 55), step(2, 64), step(4, 57), step(8, 104)], [step(2, 66)]],
+      service: [[step(2, 52)], [step(2, 52)]],
+      server: [[step(1, 55), step(2, 64), step(4, 57), step(8, 104)], [step(2, 53)], [step(2, 66)]],
     });
-    expect(asked).toEqual(["server 1,2,4,8", "service 2", "server 2"]);
-    expect(stdout.at(-1)).toBe("validation: disagrees: ./server's mean latency at concurrency 2 is 26.9 % off the measured, beyond 15 %");
+    expect(asked).toEqual(["server 1,2,4,8", "service 2", "server 2", "service 2", "server 2"]);
+    expect(stdout.at(-1)).toBe("validation: disagrees: ./server's mean latency at concurrency 2 is 23.1 % off the measured, beyond 15 %");
   });
 
   it("adds a step ./server did not have the first time, measured again, and judges it", async () => {
     const { asked, validation, stdout } = await compared({
-      service: [[step(8, 101)]],
-      server: [[step(1, 55), step(2, 56), step(4, 57)], [step(8, 104)]],
+      service: [[step(8, 101)], [step(8, 99)]],
+      server: [[step(1, 55), step(2, 56), step(4, 57)], [step(8, 104)], [step(8, 106)]],
     });
-    expect(asked).toEqual(["server 1,2,4,8", "service 8", "server 8"]);
+    expect(asked).toEqual(["server 1,2,4,8", "service 8", "server 8", "service 8", "server 8"]);
     expect(validation.server.map((one) => one.concurrency)).toEqual([1, 2, 4, 8]);
+    // ./server's two measures at 8 users: their median is their mean.
+    expect(validation.server.at(-1)!.meanLatencyMs).toBe(105);
+    expect(stdout.at(-1)).toMatch(/^validation: agrees: /);
+  });
+
+  it("judges what the service's limits left: a service measured no more is judged on the measures it has", async () => {
+    // The service's limits ran out after its first measure again (a probe's run then has no steps).
+    const { validation, stdout } = await compared({
+      service: [[step(2, 60)], []],
+      server: [[step(1, 55), step(2, 70), step(4, 57), step(8, 104)], [step(2, 62)], [step(2, 61)]],
+    });
+    // The service at 2 users: 52 and 60 ms, median 56; ./server 70, 62 and 61, median 62.
+    expect(validation.measured[1]!.meanLatencyMs).toBe(56);
+    expect(validation.server[1]!.meanLatencyMs).toBe(62);
     expect(stdout.at(-1)).toMatch(/^validation: agrees: /);
   });
 
