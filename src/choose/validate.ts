@@ -1,11 +1,10 @@
 import { formatDuration } from "../cli/duration.ts";
 import { FatalError, UsageError } from "../cli/usage-error.ts";
-import { computeMetrics, type ScenarioMetrics } from "../model/scenario-metrics.ts";
+import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { VERDICTS, type Verdict, worstVerdict } from "../model/verdict.ts";
-import { runExperiment, type TargetPlan } from "../runtime/experiment.ts";
 import type { Launcher } from "../runtime/launcher.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { type PreparedTarget, prepareTarget, settleTarget } from "../runtime/target-run.ts";
+import { RealDriver } from "../runtime/real-driver.ts";
 import type { TargetService } from "../runtime/target-service.ts";
 import { figuresOf } from "../runner/simulate.ts";
 import type { SimulationConfig } from "../config/simulation-config.ts";
@@ -143,11 +142,9 @@ async function validate(
   process.on("SIGINT", onInterrupt);
   process.on("SIGTERM", onInterrupt);
   const rows: ValidationRow[] = [];
+  const driver = new RealDriver(target, (line) => io.stderr.write(`choose: ${line}\n`), controller.signal);
   try {
-    const prepared =
-      target === undefined
-        ? undefined
-        : await prepareTarget(target, options.system.timeout as number, (line) => io.stderr.write(`choose: ${line}\n`), controller.signal);
+    await driver.prepare(options.system.timeout as number);
     for (const candidate of candidates) {
       const why = cannotRun(candidate, target !== undefined);
       if (why !== undefined) {
@@ -161,7 +158,7 @@ async function validate(
             .result,
       );
       const strategy = { name: candidate.id as StrategyRun["name"], clientArgs: settingsToArgs(settingsFor("client", candidate.client)) };
-      const measured = await realRun(candidate, strategy, prepared, {
+      const measured = await realRun(candidate, strategy, driver, {
         options,
         system,
         config,
@@ -185,7 +182,7 @@ async function validate(
   } finally {
     // Stopped (a -target-pid's group only resumed) before the handlers go: a second Ctrl-C
     // meanwhile must not end choose with the service still stopped.
-    await target?.stop();
+    await driver.close();
     process.off("SIGINT", onInterrupt);
     process.off("SIGTERM", onInterrupt);
   }
@@ -224,18 +221,17 @@ interface RealRunContext {
 async function realRun(
   candidate: Candidate,
   strategy: StrategyRun,
-  prepared: PreparedTarget | undefined,
+  driver: RealDriver,
   { options, system, config, io, launcher, signal }: RealRunContext,
 ): Promise<ScenarioMetrics> {
   const { own } = options;
-  const unsettled =
-    prepared === undefined ? undefined : await settleTarget(prepared, candidate.id, (line) => io.stderr.write(`choose: ${line}\n`), signal);
-  const plan: TargetPlan | undefined = prepared?.plan;
+  const plan = driver.prepared?.plan;
   io.stderr.write(
     `choose: validating ${candidate.id} ${plan === undefined ? "with the real programs" : `on ${plan.service.url.href}`}: ` +
       `${formatDuration(own.steady)} steady, ${formatDuration(options.validateOutageMs)} outage, ${formatDuration(own.observe)} observed\n`,
   );
-  const record = await runExperiment(
+  const run = await driver.run(
+    candidate.id,
     {
       strategy,
       steadyMs: own.steady,
@@ -243,7 +239,6 @@ async function realRun(
       observeMs: own.observe,
       serverArgs: settingsToArgs(settingsFor("server", { ...system, ...candidate.server })),
       clientArgs: [...settingsToArgs(settingsFor("client", system)), "-seed", String(options.seeds[0])],
-      target: plan,
     },
     {
       signal,
@@ -254,11 +249,9 @@ async function realRun(
           `choose: ${candidate.id}: ${plan === undefined ? `server pid ${pids.server}` : `your service ${plan.service.signalledName}`}, client pid ${pids.client}\n`,
         ),
     },
+    figuresOf(config).overloadAbove,
   );
-  return computeMetrics(record.server, record.client, record.phases, figuresOf(config).overloadAbove, {
-    watched: record.watched,
-    unsettled,
-  });
+  return run.metrics;
 }
 
 /** One candidate's simulated runs (one per seed) beside its real run: the majority verdict against the measured one. */

@@ -12,7 +12,7 @@ import type { ProgramIo } from "../runtime/program-io.ts";
 import { CLIENT_FLAGS, type ClientFlagValues, type ClientOptions, parseClientArgs, resolveClientOptions } from "../client/options.ts";
 import { resolveRetryPolicy } from "../config/load.ts";
 import { parseServerArgs, resolveServerOptions, serverFigures } from "../server/options.ts";
-import { computeMetrics } from "../model/scenario-metrics.ts";
+import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
 import { type DashboardEvent, clientEvent, faultEvent, serverEvent } from "../dashboard/events.ts";
 import type { Dashboard } from "../dashboard/server.ts";
 import { startAnnouncedDashboard } from "../dashboard/start.ts";
@@ -24,9 +24,7 @@ import {
   type ExperimentRecord,
   type LiveRecord,
   type Progress,
-  runExperiment,
   scheduleOf,
-  type TargetPlan,
   type TierPlan,
   type TierRecord,
 } from "../runtime/experiment.ts";
@@ -41,7 +39,9 @@ import { clientArgsOfRun, parseStrategies, type StrategyRun } from "../strategie
 import { DEMO_FLAGS, DEMO_PROGRAM, DEMO_TARGET, RESERVED_CLIENT_FLAGS, RESERVED_SERVER_FLAGS } from "./options.ts";
 import { blameScenarioFile, type ScenarioArguments, withScenarioFile } from "../scenario-file/arguments.ts";
 import type { TargetService } from "../runtime/target-service.ts";
-import { type PreparedTarget, prepareTarget, settleTarget, targetOf } from "../runtime/target-run.ts";
+import type { PreparedTarget } from "../runtime/target-run.ts";
+import { targetOf } from "../runtime/target-run.ts";
+import { RealDriver } from "../runtime/real-driver.ts";
 import { predicted, predictionLine } from "./prediction.ts";
 import type { WatchedService } from "../model/verdict.ts";
 
@@ -251,18 +251,13 @@ async function runStrategies(run: DemoRun, around: Surroundings): Promise<Strate
   const { io, dashboard } = around;
   const progress = progressPrinter(io);
   const records: StrategyRecord[] = [];
+  const driver = new RealDriver(run.target, (line) => io.stderr.write(`demo: ${line}\n`), around.signal);
   try {
-    const target =
-      run.target === undefined
-        ? undefined
-        : await prepareTarget(run.target, run.herd.timeoutMs, (line) => io.stderr.write(`demo: ${line}\n`), around.signal);
+    await driver.prepare(run.herd.timeoutMs);
     for (const [index, strategy] of run.strategies.entries()) {
-      const unsettled =
-        target === undefined
-          ? undefined
-          : await settleTarget(target, strategy.name, (line) => io.stderr.write(`demo: ${line}\n`), around.signal);
-      const record = await runStrategy(run, index, strategy, around, progress, { plan: target?.plan, unsettled });
-      records.push(target === undefined ? record : { ...record, prepared: target, predicted: predict(run, strategy, io) });
+      const record = await runStrategy(run, index, strategy, around, progress, driver);
+      const prepared = driver.prepared;
+      records.push(prepared === undefined ? record : { ...record, prepared, predicted: predict(run, strategy, io) });
     }
     return records;
   } catch (error) {
@@ -276,7 +271,7 @@ async function runStrategies(run: DemoRun, around: Surroundings): Promise<Strate
     }
     throw error;
   } finally {
-    await run.target?.stop();
+    await driver.close();
   }
 }
 
@@ -287,11 +282,13 @@ async function runStrategy(
   strategy: StrategyRun,
   { io, launcher, dashboard, signal }: Surroundings,
   progress: ProgressPrinter,
-  target: { readonly plan: TargetPlan | undefined; readonly unsettled: string | undefined },
+  driver: RealDriver,
 ): Promise<StrategyRecord> {
   const { values, concurrencyLimit } = run;
+  const plan = driver.prepared?.plan;
   dashboard?.publish({ kind: "run", run: index, strategy: strategy.name, limit: concurrencyLimit });
-  const record = await runExperiment(
+  const { record, metrics } = await driver.run(
+    strategy.name,
     {
       strategy,
       steadyMs: values.steady,
@@ -302,7 +299,6 @@ async function runStrategy(
       serverArgs: run.seededServerArgs,
       tiers: run.tiers,
       clientArgs: [...run.argsOfRun(strategy), ...run.seedArgs],
-      target: target.plan,
     },
     {
       signal,
@@ -316,17 +312,18 @@ async function runStrategy(
       onStarted: (pids) => {
         progress.done();
         const servers =
-          target.plan !== undefined
-            ? `target ${target.plan.service.url.href} ${target.plan.service.signalledName}`
+          plan !== undefined
+            ? `target ${plan.service.url.href} ${plan.service.signalledName}`
             : (pids.tiers?.map((tier) => `${tier.name} server pid ${tier.pid}`).join(", ") ?? `server pid ${pids.server}`);
         io.stderr.write(`demo: ${strategy.name}: ${servers}, client pid ${pids.client}\n`);
       },
     },
+    concurrencyLimit,
   );
   progress.done();
-  const result = strategyResult(run, index, record, target.unsettled);
+  const result = strategyResult(run, index, record, metrics);
   dashboard?.publish({ kind: "verdict", run: index, verdict: result.metrics.verdict, why: explainVerdict(result.metrics) });
-  const stopped = target.plan === undefined ? "server and client stopped" : "client stopped; the target runs on";
+  const stopped = plan === undefined ? "server and client stopped" : "client stopped; the target runs on";
   io.stderr.write(`demo: ${strategy.name}: ${result.metrics.verdict} (${result.metrics.why}); ${stopped}\n`);
   const lines = {
     server: record.serverLines,
@@ -347,10 +344,9 @@ function herdLoad({ herd, seeds }: DemoRun): NonNullable<ExperimentPlan["load"]>
   };
 }
 
-/** One strategy's figures and verdict: the edge's, or with a chain its tiers'. */
-function strategyResult(run: DemoRun, index: number, record: ExperimentRecord, unsettled?: string): StrategyResult {
+/** One strategy's figures and verdict: the edge's (the driver's metrics), or with a chain its tiers'. */
+function strategyResult(run: DemoRun, index: number, record: ExperimentRecord, edge: ScenarioMetrics): StrategyResult {
   const { chain, values, concurrencyLimit } = run;
-  const edge = computeMetrics(record.server, record.client, record.phases, concurrencyLimit, { watched: record.watched, unsettled });
   const userMaxAttempts = () => resolveRetryPolicy(run.clientFlags[index]!).retry.maxAttempts;
   const tiersMeasured =
     chain === undefined
