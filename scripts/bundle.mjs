@@ -44,7 +44,8 @@ try {
   process.stderr.write(
     `${name}: could not build ${join(outdir, `${name}.mjs`)}: ${error instanceof Error ? error.message : String(error)}\n`,
   );
-  process.exit(1);
+  // Not process.exit: the temporary directory goes first, in finally.
+  process.exitCode = 1;
 } finally {
   rmSync(temporary, { recursive: true, force: true });
 }
