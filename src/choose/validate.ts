@@ -226,10 +226,11 @@ async function realRun(
 ): Promise<ScenarioMetrics> {
   const { own } = options;
   const plan = driver.prepared?.plan;
-  io.stderr.write(
-    `choose: validating ${candidate.id} ${plan === undefined ? "with the real programs" : `on ${plan.service.url.href}`}: ` +
-      `${formatDuration(own.steady)} steady, ${formatDuration(options.validateOutageMs)} outage, ${formatDuration(own.observe)} observed\n`,
-  );
+  const announce = () =>
+    io.stderr.write(
+      `choose: validating ${candidate.id} ${plan === undefined ? "with the real programs" : `on ${plan.service.url.href}`}: ` +
+        `${formatDuration(own.steady)} steady, ${formatDuration(options.validateOutageMs)} outage, ${formatDuration(own.observe)} observed\n`,
+    );
   const run = await driver.run(
     candidate.id,
     {
@@ -250,6 +251,7 @@ async function realRun(
         ),
     },
     figuresOf(config).overloadAbove,
+    announce,
   );
   return run.metrics;
 }

@@ -286,7 +286,6 @@ async function runStrategy(
 ): Promise<StrategyRecord> {
   const { values, concurrencyLimit } = run;
   const plan = driver.prepared?.plan;
-  dashboard?.publish({ kind: "run", run: index, strategy: strategy.name, limit: concurrencyLimit });
   const { record, metrics } = await driver.run(
     strategy.name,
     {
@@ -319,6 +318,7 @@ async function runStrategy(
       },
     },
     concurrencyLimit,
+    () => dashboard?.publish({ kind: "run", run: index, strategy: strategy.name, limit: concurrencyLimit }),
   );
   progress.done();
   const result = strategyResult(run, index, record, metrics);

@@ -101,7 +101,7 @@ export const PROBE_FLAGS = [
     minMs: 0,
     minExclusive: true,
     description:
-      "hard limit: how long the probe's steps send (a -validate run has as long again; the phase past saturation has its -overload- limits)",
+      "hard limit: how long the probe's steps send (each of -validate's measures of ./server has as long again; the phase past saturation has its -overload- limits)",
   },
   MAX_BODY_FLAG,
   {

@@ -21,7 +21,7 @@ export interface Validation {
  * process group, stopped by its pid), probes it at the measured steps' concurrencies with
  * the same limits, and prints measured, ./server and model side by side. A step beyond the
  * tolerance is measured twice more on the service and on ./server, and judged by the median of
- * its three measures on each side: a step the machine disturbed (a busy moment on either side,
+ * its three measures on each side (compare): a step the machine disturbed (a busy moment on either side,
  * which can last through a second measure) is not a disagreement, and one off in most of its
  * measures is. The service is measured again within `target.limits`, what is left of the
  * probe's own (-max-requests, -max-time), less what each measure again spent; with none left, it is not.
@@ -76,8 +76,9 @@ export const MEASURES_OF_A_STEP_OFF = 3;
 
 /**
  * ./server measured at every measured step; each step beyond the tolerance measured
- * MEASURES_OF_A_STEP_OFF - 1 more times on both sides and judged by the median of its measures;
- * prints the table and the verdict.
+ * MEASURES_OF_A_STEP_OFF - 1 more times on both sides and judged by the median of its measures
+ * (by its latest where a side has fewer: the service's limits spent, or an interrupt); prints the
+ * table and the verdict.
  */
 export async function compare(
   fit: ModelFit,
@@ -109,7 +110,14 @@ export async function compare(
         measures.service.push(await measure("service", again));
         measures.server.push(await measure("server", again));
       }
-      validation = { measured: medianSteps(measures.service), server: medianSteps(measures.server) };
+      const short = again.filter((concurrency) => measuresAt(measures.service, concurrency) < MEASURES_OF_A_STEP_OFF);
+      if (short.length > 0 && !options.interrupt.aborted) {
+        io.stderr.write(
+          `probe: -validate: the service at concurrency ${short.join(", ")} measured fewer than ${MEASURES_OF_A_STEP_OFF} times ` +
+            `(the probe's -max-requests or -max-time spent): judged by its latest measure\n`,
+        );
+      }
+      validation = { measured: judgedSteps(measures.service), server: judgedSteps(measures.server) };
     }
   }
   io.stdout.write(`${validationTable(fit, validation.measured, validation.server)}\n`);
@@ -117,13 +125,18 @@ export async function compare(
   return validation;
 }
 
+/** How many of `measures` have a step at `concurrency`. */
+const measuresAt = (measures: readonly (readonly StepMeasure[])[], concurrency: number) =>
+  measures.filter((steps) => steps.some((step) => step.concurrency === concurrency)).length;
+
 /**
- * The steps of several measures, one per concurrency, each figure the median of that
- * concurrency's measures (a step no measure had is not there); a figure that is no number
- * in any measure is no number in the median, so that it still disagrees. A step measured once is
- * that measure itself.
+ * The steps of several measures, one per concurrency (a step no measure had is not there): with
+ * MEASURES_OF_A_STEP_OFF measures or more, each figure the median of that concurrency's; with
+ * fewer, the latest measure itself (a first measure beyond the tolerance, the likeliest disturbed,
+ * must not weigh half of a median of two). A figure that is no number in any measure is no
+ * number in the median, so that it still disagrees.
  */
-export function medianSteps(measures: readonly (readonly StepMeasure[])[]): StepMeasure[] {
+export function judgedSteps(measures: readonly (readonly StepMeasure[])[]): StepMeasure[] {
   const byConcurrency = new Map<number, StepMeasure[]>();
   for (const steps of measures)
     for (const step of steps) byConcurrency.set(step.concurrency, [...(byConcurrency.get(step.concurrency) ?? []), step]);
@@ -131,8 +144,8 @@ export function medianSteps(measures: readonly (readonly StepMeasure[])[]): Step
   return [...byConcurrency.entries()]
     .sort(([a], [b]) => a - b)
     .map(([concurrency, steps]) =>
-      steps.length === 1
-        ? steps[0]!
+      steps.length < MEASURES_OF_A_STEP_OFF
+        ? steps.at(-1)!
         : {
             concurrency,
             throughputPerSec: figure(steps, "throughputPerSec"),

@@ -45,10 +45,15 @@ export class RealDriver {
     return this.preparedTarget;
   }
 
-  /** One strategy's experiment (named `label` in the driver's lines), its metrics judged against the verdict's line `overloadAbove`. */
-  async run(label: string, plan: RealRunPlan, options: ExperimentOptions, overloadAbove: number): Promise<RealRun> {
+  /**
+   * One strategy's experiment (named `label` in the driver's lines), its metrics judged against the
+   * verdict's line `overloadAbove`; `onSettled` once a target is back at its baseline (at once on our
+   * programs), as the run begins.
+   */
+  async run(label: string, plan: RealRunPlan, options: ExperimentOptions, overloadAbove: number, onSettled = () => {}): Promise<RealRun> {
     const prepared = this.preparedTarget;
     const unsettled = prepared === undefined ? undefined : await settleTarget(prepared, label, this.say, this.signal);
+    onSettled();
     const record = await runExperiment({ ...plan, target: prepared?.plan }, options);
     const metrics = computeMetrics(record.server, record.client, record.phases, overloadAbove, { watched: record.watched, unsettled });
     return { record, metrics };

@@ -60,7 +60,7 @@ describe("-validate's verdict", () => {
   });
 });
 
-describe("-validate's second measure", () => {
+describe("-validate's measures again", () => {
   /** A side's scripted answers, one list of steps per call, and the concurrencies each call asked for. */
   function scripted(answers: Record<"service" | "server", StepMeasure[][]>) {
     const asked: string[] = [];
@@ -120,20 +120,23 @@ describe("-validate's second measure", () => {
     });
     expect(asked).toEqual(["server 1,2,4,8", "service 8", "server 8", "service 8", "server 8"]);
     expect(validation.server.map((one) => one.concurrency)).toEqual([1, 2, 4, 8]);
-    // ./server's two measures at 8 users: their median is their mean.
-    expect(validation.server.at(-1)!.meanLatencyMs).toBe(105);
+    // ./server's two measures at 8 users, fewer than three: the latest is judged.
+    expect(validation.server.at(-1)!.meanLatencyMs).toBe(106);
     expect(stdout.at(-1)).toMatch(/^validation: agrees: /);
   });
 
-  it("judges what the service's limits left: a service measured no more is judged on the measures it has", async () => {
+  it("judges the service's latest measure where its limits left it fewer than three, and says so", async () => {
     // The service's limits ran out after its first measure again (a probe's run then has no steps).
-    const { validation, stdout } = await compared({
-      service: [[step(2, 60)], []],
+    const { validation, stdout, stderr } = await compared({
+      service: [[step(2, 57)], []],
       server: [[step(1, 55), step(2, 70), step(4, 57), step(8, 104)], [step(2, 62)], [step(2, 61)]],
     });
-    // The service at 2 users: 52 and 60 ms, median 56; ./server 70, 62 and 61, median 62.
-    expect(validation.measured[1]!.meanLatencyMs).toBe(56);
+    // The service at 2 users: 52 (the first) then 57 ms, the latest judged (a mean, 54.5, would differ); ./server 70, 62 and 61, median 62.
+    expect(validation.measured[1]!.meanLatencyMs).toBe(57);
     expect(validation.server[1]!.meanLatencyMs).toBe(62);
+    expect(stderr.split("\n")[1]).toBe(
+      "probe: -validate: the service at concurrency 2 measured fewer than 3 times (the probe's -max-requests or -max-time spent): judged by its latest measure",
+    );
     expect(stdout.at(-1)).toMatch(/^validation: agrees: /);
   });
 
