@@ -6,7 +6,14 @@ import { runProgram } from "../runtime/run-program.ts";
 
 const PROGRAMS: Readonly<Record<string, { readonly summary: string; readonly load: () => Promise<{ main: ProgramMain }> }>> = {
   server: { summary: "the HTTP server whose latency explodes past a concurrency limit", load: () => import("../server/main.ts") },
-  client: { summary: "a herd of simulated users that retry with a strategy", load: () => import("../client/main.ts") },
+  client: {
+    summary: "a herd of simulated users that retry with a strategy",
+    load: async () => {
+      const [client, heap] = await Promise.all([import("../client/main.ts"), import("../client/heap-growth.ts")]);
+      heap.keepHeapNearLive();
+      return client;
+    },
+  },
   sim: { summary: "the same server and clients in virtual time", load: () => import("../sim/main.ts") },
   demo: { summary: "the crash experiment by itself, with a report", load: () => import("../demo/main.ts") },
   choose: { summary: "rank retry policies for your own system, in the simulator", load: () => import("../choose/main.ts") },
