@@ -227,6 +227,8 @@ const DEFAULT_ROWS: readonly (readonly [number, number])[] = [
   [80_000, 2],
 ];
 const CAPACITY_TARGET = 60_000;
+/** Issue 37's goal for the client's memory, peak RSS per user. */
+const MEMORY_PER_USER_GOAL_KB = 3;
 
 function requestedRows(): (readonly [number, number])[] | undefined {
   const args = process.argv.slice(2).filter((argument) => argument !== "--");
@@ -247,6 +249,7 @@ async function main(rows: readonly (readonly [number, number])[]): Promise<void>
         "clients  threads  expected/s  achieved/s  deviation  client cores  CPU ms/1000 req  RSS MB  peak MB  failures\n",
     );
     let capacity = 0;
+    let largestHeld: { clients: number; peakMb: number } | undefined;
     // Past a failure, more users on as many threads would fail too.
     const failedAt = new Map<number, number>();
     for (const [clients, workers] of rows) {
@@ -259,11 +262,22 @@ async function main(rows: readonly (readonly [number, number])[]): Promise<void>
           `${result.rssMb.toFixed(0).padStart(6)}  ${result.peakMb.toFixed(0).padStart(7)}  ${String(result.failures).padStart(8)}\n`,
       );
       if (Math.abs(deviation) > CAPACITY_TOLERANCE || result.failures > 0) failedAt.set(workers, clients);
-      else capacity = Math.max(capacity, clients);
+      else {
+        capacity = Math.max(capacity, clients);
+        if (clients >= (largestHeld?.clients ?? 0)) largestHeld = { clients, peakMb: result.peakMb };
+      }
     }
     process.stdout.write(
       `\ncapacity: ${capacity} clients keep the achieved rate within ${CAPACITY_TOLERANCE * 100}% of expected (target >= ${CAPACITY_TARGET})\n`,
     );
+    if (largestHeld !== undefined) {
+      // Peak RSS (VmHWM, kB) over users; the largest herd that held spreads the process's own share thinnest.
+      const perUserKb = (largestHeld.peakMb * 1024) / largestHeld.clients;
+      process.stdout.write(
+        `memory per user at ${largestHeld.clients} clients (the largest that held): ${perUserKb.toFixed(2)} KB of peak RSS, ` +
+          `goal <= ${MEMORY_PER_USER_GOAL_KB} KB: ${perUserKb <= MEMORY_PER_USER_GOAL_KB ? "met" : "missed"}\n`,
+      );
+    }
   } finally {
     await server.stop();
     stopAll();
