@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { FatalError, UsageError } from "../cli/usage-error.ts";
 import type { ActiveFault } from "../model/faults/control.ts";
+import { CONTROLLED_KINDS } from "../model/faults/kinds.ts";
 import { ChildProgram, processExists, signalGroup } from "./child-program.ts";
 import type { PlayedServer } from "./server-process.ts";
 
@@ -76,7 +77,7 @@ export class TargetService implements PlayedServer {
   }
 
   setFaults(faults: readonly ActiveFault[]): void {
-    if (faults.length > 0) throw new FatalError("a target has no fault control: capacity, slow and errors need ./server");
+    if (faults.length > 0) throw new FatalError(`a target has no fault control: ${CONTROLLED_KINDS.join(", ")} need ./server`);
   }
 
   settled(): Promise<void> {

@@ -4,6 +4,7 @@ import type { ServiceSnapshot } from "../model/service-queue.ts";
 import type { ServerModel, UpstreamSnapshot } from "../model/servers/server-model.ts";
 import { type ActiveFault, conditionsOfActive } from "../model/faults/control.ts";
 import { FAULT_KIND_DEFINITIONS } from "../model/faults/kinds.ts";
+import { NORMAL_CONDITIONS } from "../model/faults/kind.ts";
 import { LATENCY_BUCKETS_SECONDS, METRIC_PREFIX } from "../runtime/metrics-endpoint.ts";
 
 const promClient = onFirstUse<typeof import("prom-client")>("prom-client");
@@ -156,11 +157,18 @@ function threadPoolGauges(registry: Registry, queue: ServerModel): void {
   readGauge(registry, "threads", "Queue model: threads in the pool (-threads)", () => queue.snapshot().threads ?? 0);
 }
 
+/** The gauge's help, from the kinds the control plays: each kind's clause of -faults' help, and its value when off. */
+const FAULT_GAUGE_HELP =
+  "Fault control (-admin-listen): the factor of each kind on now, its value when off in brackets: " +
+  FAULT_KIND_DEFINITIONS.flatMap((definition) =>
+    definition.condition === undefined ? [] : [`${definition.help} (${definition.condition.read(NORMAL_CONDITIONS)})`],
+  ).join("; ");
+
 /** The fault control's (-admin-listen): the factor of each fault kind on now. */
 function faultGauge(registry: Registry, activeFaults: () => readonly ActiveFault[] | undefined): void {
   new (promClient().Gauge)({
     name: name("fault_factor"),
-    help: "Fault control (-admin-listen): the factor of each kind on now (capacity, slow: 1 when off; errors: the share answered 500, 0 when off)",
+    help: FAULT_GAUGE_HELP,
     labelNames: ["kind"],
     registers: [registry],
     collect() {

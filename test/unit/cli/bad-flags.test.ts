@@ -8,6 +8,7 @@ import { main as demoMain } from "../../../src/demo/main.ts";
 import { main as serverMain } from "../../../src/server/main.ts";
 import { main as simMain } from "../../../src/sim/main.ts";
 import { SERVER_MODEL_KINDS } from "../../../src/model/servers/models.ts";
+import { STRATEGY_CHOICES } from "../../../src/strategies/registry.ts";
 import { BAD_FLAGS } from "../../helpers/bad-flags.ts";
 import { capturedIo } from "../../helpers/captured-io.ts";
 import { temporaryDir } from "../../helpers/temporary-dirs.ts";
@@ -67,7 +68,8 @@ const CLIENT_ROWS: readonly (readonly [readonly string[], string])[] = [
   [["-clients", "many"], 'client: invalid value "many" for flag -clients: must be an integer'],
   [
     ["-strategy", "hope"],
-    'client: invalid value "hope" for flag -strategy: must be one of fixed, constant, exponential-backoff, reference, exponential, full-jitter, equal-jitter, decorrelated-jitter, table, google, grpc',
+    // The registry's names and aliases, in its order: a new strategy joins the list without a change here.
+    `client: invalid value "hope" for flag -strategy: must be one of ${STRATEGY_CHOICES.join(", ")}`,
   ],
   [
     ["-exponential-backoff", "-strategy", "grpc"],

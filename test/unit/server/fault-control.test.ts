@@ -14,6 +14,7 @@ import {
 import { type RunningServer, startHttpServer } from "../../../src/server/http-server.ts";
 import { formatServerLine } from "../../../src/contracts/server-text.ts";
 import { serverLine } from "../../../src/contracts/server-line-writer.ts";
+import { CONTROLLED_KINDS } from "../../../src/model/faults/kinds.ts";
 import { eventually } from "../../helpers/eventually.ts";
 import { scrape } from "../../helpers/prometheus.ts";
 import { rawGet } from "../../helpers/raw-http.ts";
@@ -39,8 +40,9 @@ describe("the fault control's body", () => {
     ["capacity*0", '"capacity*0": capacity needs a factor above 0, e.g. capacity@10s+30s*0.5'],
     ["slow*-1", '"slow*-1": slow needs a factor above 0, e.g. slow@10s+30s*3'],
     ["errors*1.5", '"errors*1.5": errors needs a share from 0 to 1, e.g. errors@10s+30s*0.2'],
-    ["stop*1", '"stop*1": the control takes capacity, slow, errors, not stop'],
-    ["spike*2", '"spike*2": the control takes capacity, slow, errors, not spike'],
+    // The kinds a control turns on, from the registry: a new one joins the list without a change here.
+    ["stop*1", `"stop*1": the control takes ${CONTROLLED_KINDS.join(", ")}, not stop`],
+    ["spike*2", `"spike*2": the control takes ${CONTROLLED_KINDS.join(", ")}, not spike`],
     ["capacity*0.5,,", '"" is not kind*factor, e.g. capacity*0.5 (or an empty body to lift every fault)'],
     ["\u0000\u00ff", `"\u0000\u00ff" is not kind*factor, e.g. capacity*0.5 (or an empty body to lift every fault)`],
   ])("refuses %j with one line", (body, message) => {
