@@ -1,9 +1,9 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { RealDriver } from "../../../src/runtime/real-driver.ts";
 import { TargetService } from "../../../src/runtime/target-service.ts";
 import { eventually } from "../../helpers/eventually.ts";
 import { freePort } from "../../helpers/ports.ts";
+import { groupStates } from "../../helpers/processes.ts";
 
 /*
  * The real-clock driver's part of a crash experiment before and after the runs, on real
@@ -26,19 +26,7 @@ const serverCommand = (port: number, status: number) =>
   `${process.execPath} -e "require('http').createServer((q, s) => { s.statusCode = ${status}; s.end('x'); }).listen(${port}, '127.0.0.1')" & wait`;
 
 /** How many living processes a group has (a zombie has ended). */
-function groupSize(group: number): number {
-  return readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        return Number(fields[2]) === group && fields[0] !== "Z";
-      } catch {
-        return false;
-      }
-    }).length;
-}
+const groupSize = (group: number) => groupStates(group).length;
 
 async function targetDriver(status: number) {
   const port = await freePort();

@@ -1,5 +1,4 @@
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { UsageError } from "../../../src/cli/usage-error.ts";
@@ -8,6 +7,7 @@ import { processGroupToSignal, TargetService } from "../../../src/runtime/target
 import { afterThisTest } from "../../helpers/after-this-test.ts";
 import { freePort } from "../../helpers/ports.ts";
 import { eventually } from "../../helpers/eventually.ts";
+import { groupStates } from "../../helpers/processes.ts";
 
 /*
  * A service the user runs, as demo -target plays it, on real processes: a command started in its
@@ -23,21 +23,6 @@ afterEach(async () => {
 /** A shell that starts an HTTP server as its child: a group of two, as a master and its worker. */
 const serverCommand = (port: number) =>
   `${process.execPath} -e "require('http').createServer((q, s) => s.end('ok')).listen(${port}, '127.0.0.1')" & wait`;
-
-/** The state letter (T: stopped) of every living process of a group: a zombie has ended, its parent not told yet. */
-function groupStates(group: number): string[] {
-  return readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .flatMap((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        return Number(fields[2]) === group && fields[0] !== "Z" ? [fields[0]!] : [];
-      } catch {
-        return [];
-      }
-    });
-}
 
 const refusesConnections = (port: number) =>
   new Promise<boolean>((resolve) => {
