@@ -12,8 +12,8 @@ import { table } from "./policies/table.ts";
 
 /**
  * Every backoff policy kind, one definition each (src/backoff/policies/), in the order help
- * and POLICY_KINDS list them. A new kind: its file, its test, its line here, and what else
- * docs/design.md's recipe lists (choose's snippets, the tests that list every kind).
+ * and POLICY_KINDS list them. A new kind: its file, its test, its line here; to publish it or make
+ * it a -strategy, the steps of docs/design.md's "Adding a kind".
  */
 export const POLICY_DEFINITIONS = [
   constant,
