@@ -126,7 +126,7 @@ describe("choose", () => {
     { timeout: 180_000 },
     async () => {
       const ids = "exponential-backoff,full-jitter:max-attempts=3,full-jitter,decorrelated-jitter,equal-jitter,grpc,table,google";
-      const run = (...extra: string[]) => choose([...SMALL, "-candidates", ids, "-json", "-parallel", "2", ...extra]);
+      const run = (...extra: string[]) => choose([...SMALL, "-candidates", ids, "-json", "-parallel", "1", ...extra]);
       interface Entry {
         id: string;
         rank: number;
@@ -154,7 +154,7 @@ describe("choose", () => {
         const same = (entry.seeds === 2 ? every : firstSeed).find((other) => other.id === entry.id)!;
         expect(withoutRank(entry), entry.id).toEqual(withoutRank(same));
       }
-      const text = await choose([...SMALL, "-candidates", ids, "-parallel", "2", "-screen-top", "1"]);
+      const text = await choose([...SMALL, "-candidates", ids, "-parallel", "1", "-screen-top", "1"]);
       expect(text.stdout).toContain(
         `${answer.ranking.length - full.size} candidates ran the first seed alone (-screen-top): below the top 3 and named nowhere in the answer`,
       );
