@@ -54,7 +54,7 @@ describe("choose", () => {
       const two = await choose([...SMALL, "-json", "-parallel", "2"]);
       expect(one.code).toBe(0);
       expect(result(two.stdout)).toEqual(result(one.stdout));
-      const other = await choose([...SMALL, "-json", "-parallel", "2", "-seed", "7"]);
+      const other = await choose([...SMALL, "-json", "-parallel", "1", "-seed", "7"]);
       expect(result(other.stdout)).not.toEqual(result(one.stdout));
 
       const parsed = result(one.stdout) as {
@@ -89,7 +89,7 @@ describe("choose", () => {
     "prints the table, the rule, the recommendation and the runner-up, and writes a self-contained report",
     { timeout: 120_000 },
     async () => {
-      const run = await choose([...SMALL, "-parallel", "2", "-stability-seeds", "1"]);
+      const run = await choose([...SMALL, "-parallel", "1", "-stability-seeds", "1"]);
       expect(run.code).toBe(0);
       expect(run.stdout).toMatch(/^rank +candidate +within SLO +retried p50 +retried p99 +amplification +survives +2s outage +6s outage$/m);
       expect(run.stdout).toMatch(/^\d +fixed +[\d.]+ % \([\d.]+\) +\S+ +\S+ \(\S+\) +[\d.]+x \([\d.]+\) +\S+ .*collapsed$/m);
