@@ -249,7 +249,7 @@ async function main(rows: readonly (readonly [number, number])[]): Promise<void>
         "clients  threads  expected/s  achieved/s  deviation  client cores  CPU ms/1000 req  RSS MB  peak MB  failures\n",
     );
     let capacity = 0;
-    let largestHeld: { clients: number; peakMb: number } | undefined;
+    let largestHeld: { clients: number; workers: number; peakMb: number } | undefined;
     // Past a failure, more users on as many threads would fail too.
     const failedAt = new Map<number, number>();
     for (const [clients, workers] of rows) {
@@ -264,7 +264,8 @@ async function main(rows: readonly (readonly [number, number])[]): Promise<void>
       if (Math.abs(deviation) > CAPACITY_TOLERANCE || result.failures > 0) failedAt.set(workers, clients);
       else {
         capacity = Math.max(capacity, clients);
-        if (clients >= (largestHeld?.clients ?? 0)) largestHeld = { clients, peakMb: result.peakMb };
+        // The first of equal herds, on the fewest threads: a thread's own memory spread over the most users.
+        if (clients > (largestHeld?.clients ?? 0)) largestHeld = { clients, workers, peakMb: result.peakMb };
       }
     }
     process.stdout.write(
@@ -274,7 +275,7 @@ async function main(rows: readonly (readonly [number, number])[]): Promise<void>
       // Peak RSS (VmHWM, kB) over users; the largest herd that held spreads the process's own share thinnest.
       const perUserKb = (largestHeld.peakMb * 1024) / largestHeld.clients;
       process.stdout.write(
-        `memory per user at ${largestHeld.clients} clients (the largest that held): ${perUserKb.toFixed(2)} KB of peak RSS, ` +
+        `memory per user at ${largestHeld.clients} clients on ${largestHeld.workers} thread(s) (the largest herd that held): ${perUserKb.toFixed(2)} KB of peak RSS, ` +
           `goal <= ${MEMORY_PER_USER_GOAL_KB} KB: ${perUserKb <= MEMORY_PER_USER_GOAL_KB ? "met" : "missed"}\n`,
       );
     }

@@ -3,10 +3,11 @@ import { setFlagsFromString } from "node:v8";
 /**
  * How far V8 lets the heap grow past what the last full collection left, in percent. A herd
  * promotes most of each attempt's garbage (at 100 000 users on one thread, about 13 MB a second
- * moved to the old generation), and with V8's own factor the worker's heap grew to four or five
- * times what was live (274 MB before a collection that left 57) and the client's peak RSS to
- * 400-490 MB; growing by half, it peaked at 295-312 MB, its full collections (about 10 ms each)
- * every 2 s instead of every 10 (BENCHMARKS.md, "An attempt on the wire").
+ * moved to the old generation), and with V8's own factor the worker's heap grew to 3.5 to 5 times
+ * what was live (195 and 274 MB before collections that left 56 and 57) and the client's peak RSS
+ * to 400-493 MB; growing by half, it peaked at 283-292 MB, its full collections (about 10 ms each)
+ * every 2 s or so instead of every 10 (BENCHMARKS.md, "The heap's growth, and how often 100 000
+ * users on one thread hold").
  */
 export const HEAP_GROWING_PERCENT = 50;
 

@@ -4,7 +4,7 @@ import { checkUrl } from "../cli/url.ts";
 import { isLoopback } from "../cli/loopback.ts";
 import { FatalError, UsageError } from "../cli/usage-error.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
-import { faultKind } from "../model/faults/kinds.ts";
+import { FAULT_KIND_DEFINITIONS, faultKind } from "../model/faults/kinds.ts";
 import { percentile } from "../model/percentile.ts";
 import { type Baseline, baselineBoundMs, timeToBaseline } from "./back-to-baseline.ts";
 import type { TargetPlan } from "./experiment.ts";
@@ -77,11 +77,16 @@ export function targetOf(values: TargetFlags, faults: readonly Fault[], isChain:
   return new TargetService(url, control);
 }
 
+/** The kinds a target can be played (none through a fault control), in words: "stop, crash and spike". */
+const TARGET_KINDS = ((names: readonly string[]) => `${names.slice(0, -1).join(", ")} and ${names.at(-1)!}`)(
+  FAULT_KIND_DEFINITIONS.filter((definition) => definition.mechanism !== "condition").map((definition) => definition.name),
+);
+
 function refuseFault(fault: Fault, control: TargetControl, faultsGiven: boolean): void {
   const mechanism = faultKind(fault.kind).mechanism;
   if (mechanism === "condition")
     throw new UsageError(
-      `-faults ${fault.kind}: a target has no fault control; ${fault.kind} needs ./server (a target takes stop, crash and spike)`,
+      `-faults ${fault.kind}: a target has no fault control; ${fault.kind} needs ./server (a target takes ${TARGET_KINDS})`,
     );
   if (mechanism === "restart" && control.kind !== "command")
     throw new UsageError(`-faults ${fault.kind}: a crash starts the service again: it needs -target-cmd`);

@@ -14,7 +14,7 @@ import {
   tablePolicy,
 } from "../../../src/backoff/policy.ts";
 import * as policyModule from "../../../src/backoff/policy.ts";
-import type { BackoffPolicy } from "../../../src/backoff/policies.ts";
+import { type BackoffPolicy, policyDefinition } from "../../../src/backoff/policies.ts";
 
 describe("policy factories", () => {
   it("fill every default", () => {
@@ -54,11 +54,11 @@ describe("policy factories", () => {
     });
   });
 
-  it("agree with POLICY_DEFAULTS, which lists every kind: each kind's factory by its name (full-jitter: fullJitterPolicy)", () => {
-    const factoryName = (kind: string) => `${kind.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase())}Policy`;
+  it("agree with POLICY_DEFAULTS, which lists every kind: each kind's factory by its definition's library name", () => {
     for (const kind of POLICY_KINDS) {
-      const factory = (policyModule as Record<string, unknown>)[factoryName(kind)];
-      expect(typeof factory, factoryName(kind)).toBe("function");
+      const name = policyDefinition(kind).libraryName;
+      const factory = (policyModule as Record<string, unknown>)[name];
+      expect(typeof factory, name).toBe("function");
       const policy = (factory as () => BackoffPolicy)();
       expect(policy.kind).toBe(kind);
       expect(policy).toEqual(POLICY_DEFAULTS[kind]);

@@ -17,7 +17,7 @@ import type { ProgramIo } from "../../../src/runtime/program-io.ts";
 const SYSTEM = ["-clients", "200", "-lambda", "2", "-timeout", "400ms", "-interval", "1s"];
 const MEASURE = [
   ...["-steady", "5s", "-observe", "10s", "-everyday", "12s", "-outages", "2s,6s", "-max-outage", "12s", "-seeds", "1"],
-  // In this thread: worker threads would only add their start-up to these small grids (the output does not depend on -parallel).
+  // One worker thread: a second would only add its start-up to these small grids (the output does not depend on -parallel).
   ...["-parallel", "1"],
 ];
 

@@ -38,7 +38,7 @@ async function check(config: string, args: readonly string[]) {
     stderr: { write: (text: string) => (stderr += text) },
     env: {},
   };
-  // In this thread: worker threads would only add their start-up to a unit test's small grid (the output does not depend on -parallel).
+  // One worker thread: a second would only add its start-up to a unit test's small grid (the output does not depend on -parallel).
   const code = await main([file, ...args, "-parallel", "1", "-out", dir], io, { formats: [flagsFormat], probe });
   return { code, stdout, stderr, file };
 }
