@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { buildStrategyPolicy, STRATEGY_PARAMETER_FLAGS, type StrategyParameterValues } from "../../../src/strategies/registry.ts";
+import {
+  buildStrategyPolicy,
+  findStrategy,
+  STRATEGY_CHOICES,
+  STRATEGY_PARAMETER_FLAGS,
+  type StrategyParameterValues,
+} from "../../../src/strategies/registry.ts";
 
 describe("building a strategy's policy from its flags", () => {
   it("names the flags of a field out of range, from the error's fields rather than its message", () => {
@@ -14,5 +20,14 @@ describe("building a strategy's policy from its flags", () => {
     expect(() => buildStrategyPolicy("grpc", values({ "backoff-factor": 1, jitter: 1, "min-delay": 5000, "max-delay": 10 }))).toThrow(
       "invalid settings for -strategy grpc: -min-delay (ms) must be <= -max-delay (ms) (got 5000 > 10)",
     );
+  });
+});
+
+describe("the strategies' names", () => {
+  it("takes the article's names as aliases: constant for fixed, reference for exponential-backoff", () => {
+    expect(findStrategy("constant")?.name).toBe("fixed");
+    expect(findStrategy("reference")?.name).toBe("exponential-backoff");
+    expect(STRATEGY_CHOICES).toEqual(expect.arrayContaining(["fixed", "constant", "exponential-backoff", "reference"]));
+    expect(findStrategy("hope")).toBeUndefined();
   });
 });
