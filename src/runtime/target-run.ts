@@ -78,7 +78,8 @@ export function targetOf(values: TargetFlags, faults: readonly Fault[], isChain:
 }
 
 /** The kinds a target can be played (none through a fault control), in words: "stop, crash and spike". */
-const TARGET_KINDS = ((names: readonly string[]) => `${names.slice(0, -1).join(", ")} and ${names.at(-1)!}`)(
+const TARGET_KINDS = ((names: readonly string[]) =>
+  names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)!}`)(
   FAULT_KIND_DEFINITIONS.filter((definition) => definition.mechanism !== "condition").map((definition) => definition.name),
 );
 
