@@ -31,6 +31,20 @@ export class UsageError extends Error {
   readonly exitCode = 2;
 }
 
+/**
+ * For a flag table's `check`: the message of the error of class `refused` that `parse` threw, or
+ * undefined when it took the text; an error of any other class is not the text's fault, and is thrown on.
+ */
+export function refusalOf(parse: () => unknown, refused: abstract new (...args: never[]) => Error): string | undefined {
+  try {
+    parse();
+    return undefined;
+  } catch (error) {
+    if (error instanceof refused) return error.message;
+    throw error;
+  }
+}
+
 /** An error that ends a program with one line and exit 1 (port in use, bad file, …). */
 export class FatalError extends Error {
   override readonly name = "FatalError";

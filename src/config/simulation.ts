@@ -1,6 +1,6 @@
 import { DurationSyntaxError, formatDuration, parseDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, parseFlags, type ProgramDescription } from "../cli/flags.ts";
-import { UsageError } from "../cli/usage-error.ts";
+import { refusalOf, UsageError } from "../cli/usage-error.ts";
 import { DEFAULT_EXPERIMENT_MS, DEFAULT_PHASES } from "../model/experiment-phases.ts";
 import { type Fault, FAULT_KINDS, FaultSyntaxError, parseFaults, spikeLoadProblem, tierProblem } from "../model/faults/fault-schedule.ts";
 import { FAULT_KIND_DEFINITIONS, playedAs } from "../model/faults/kinds.ts";
@@ -45,15 +45,7 @@ const durationListProblem = (text: string) => {
 /** The -faults flag of ./sim and the demo (which reads this file, ./sim's public face): one reader and one check, with Go durations. */
 export const readFaults = (text: string): Fault[] => parseFaults(text, parseDuration);
 
-export const faultsProblem = (text: string): string | undefined => {
-  try {
-    readFaults(text);
-    return undefined;
-  } catch (error) {
-    if (error instanceof FaultSyntaxError) return error.message;
-    throw error;
-  }
-};
+export const faultsProblem = (text: string): string | undefined => refusalOf(() => readFaults(text), FaultSyntaxError);
 
 /**
  * A UsageError for a spike that would offer more than the programs run, checked before anything

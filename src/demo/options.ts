@@ -2,7 +2,7 @@ import { DEBUG_FLAG, type FlagSpec, type ProgramDescription, withoutFlags } from
 import { CLIENT_FLAGS } from "../client/options.ts";
 import { SERVER_FLAGS } from "../server/options.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
-import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
+import { phaseFlag } from "../config/phase-flags.ts";
 import { DASHBOARD_FLAGS } from "../dashboard/options.ts";
 import { FAULTS_HELP, faultsProblem } from "../config/simulation.ts";
 import { TARGET_FLAGS } from "../runtime/target-run.ts";
@@ -20,34 +20,12 @@ export const DEMO_FLAGS = [
     description: `comma-separated strategies and presets to compare: ${RUN_CHOICES_HELP}`,
     check: strategyListProblem,
   },
-  {
-    name: "steady",
-    group: "run",
-    kind: "duration",
-    default: DEFAULT_PHASES.steadyMs,
-    minMs: 0,
-    minExclusive: true,
-    description: "steady state before the outage",
-  },
-  {
-    name: "outage",
-    group: "run",
-    kind: "duration",
-    default: DEFAULT_PHASES.outageMs,
-    minMs: 0,
-    minExclusive: true,
-    description: "how long the server stays stopped (SIGSTOP)",
-  },
-  {
-    name: "observe",
-    group: "run",
-    kind: "duration",
-    default: DEFAULT_PHASES.observeMs,
-    minMs: 0,
-    minExclusive: true,
-    description:
-      "observation after resuming it (SIGCONT); clients using the reference backoff need 45-85 s to come back (./sim, seeds 1-20)",
-  },
+  phaseFlag("steady", "steady state before the outage"),
+  phaseFlag("outage", "how long the server stays stopped (SIGSTOP)"),
+  phaseFlag(
+    "observe",
+    "observation after resuming it (SIGCONT); clients using the reference backoff need 45-85 s to come back (./sim, seeds 1-20)",
+  ),
   {
     name: "faults",
     group: "run",

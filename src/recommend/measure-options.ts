@@ -1,7 +1,7 @@
 import { formatDuration, parseDuration } from "../cli/duration.ts";
 import { DEBUG_FLAG, type FlagSpec, type FlagValues, flagsInGroups } from "../cli/flags.ts";
-import { UsageError } from "../cli/usage-error.ts";
-import { DEFAULT_PHASES } from "../model/experiment-phases.ts";
+import { refusalOf, UsageError } from "../cli/usage-error.ts";
+import { phaseFlag } from "../config/phase-flags.ts";
 import { type Fault, FaultSyntaxError, formatFault, parseFaults } from "../model/faults/fault-schedule.ts";
 import { defaultParallelism } from "../runtime/worker-pool.ts";
 import { checkSpikeClients, PARALLEL_FLAG, SIMULATION_FLAGS } from "../config/simulation.ts";
@@ -91,34 +91,10 @@ export const MEASURE_RUN_FLAGS = [
     description:
       'fault schedules instead of -outages, separated by ";", each as ./sim -faults takes one, times from the run\'s start (not -steady), e.g. ' +
       '"capacity@15s+30s*0.4; spike@15s+5s*2, errors@17s+10s*0.2"; each replaces one listed outage and is shown as when its last fault ends',
-    check: (text) => {
-      try {
-        parseSchedules(text);
-        return undefined;
-      } catch (error) {
-        if (error instanceof FaultSyntaxError) return error.message;
-        throw error;
-      }
-    },
+    check: (text) => refusalOf(() => parseSchedules(text), FaultSyntaxError),
   },
-  {
-    name: "steady",
-    group: "run",
-    kind: "duration",
-    default: DEFAULT_PHASES.steadyMs,
-    minMs: 0,
-    minExclusive: true,
-    description: "steady state before each outage",
-  },
-  {
-    name: "observe",
-    group: "run",
-    kind: "duration",
-    default: DEFAULT_PHASES.observeMs,
-    minMs: 0,
-    minExclusive: true,
-    description: "observation after each outage: recovery must happen within it",
-  },
+  phaseFlag("steady", "steady state before each outage"),
+  phaseFlag("observe", "observation after each outage: recovery must happen within it"),
   {
     name: "everyday",
     group: "run",

@@ -1,6 +1,6 @@
 import { formatDuration } from "../cli/duration.ts";
 import { type FlagSpec, type FlagValues, parseFlags, type ProgramDescription } from "../cli/flags.ts";
-import { UsageError } from "../cli/usage-error.ts";
+import { refusalOf, UsageError } from "../cli/usage-error.ts";
 import { WORKLOAD_HELP } from "../cli/workload.ts";
 import {
   type FaultChecks,
@@ -118,13 +118,7 @@ export function parseSweep(text: string): { param: (typeof SWEEPABLE)[number]; v
 }
 
 function sweepProblem(text: string): string | undefined {
-  try {
-    parseSweep(text);
-    return undefined;
-  } catch (error) {
-    if (error instanceof UsageError) return error.message;
-    throw error;
-  }
+  return refusalOf(() => parseSweep(text), UsageError);
 }
 
 /**

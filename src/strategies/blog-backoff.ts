@@ -1,6 +1,6 @@
 import { formatDuration } from "../cli/duration.ts";
 import type { BackoffPolicy } from "../backoff/policy.ts";
-import { UsageError } from "../cli/usage-error.ts";
+import { refusalOf, UsageError } from "../cli/usage-error.ts";
 import { buildStrategyPolicy, STRATEGY_PARAMETER_FLAGS, type StrategyName, type StrategyParameterValues } from "./registry.ts";
 
 /*
@@ -73,13 +73,7 @@ export function parseBlogRuns(text: string): BlogRun[] {
 
 /** For a flag table's `check`. */
 export function blogRunsProblem(text: string): string | undefined {
-  try {
-    parseBlogRuns(text);
-    return undefined;
-  } catch (error) {
-    if (error instanceof UsageError) return error.message;
-    throw error;
-  }
+  return refusalOf(() => parseBlogRuns(text), UsageError);
 }
 
 /** The policy of a blog run, built by the registry. */

@@ -15,7 +15,7 @@ import {
 import { FieldRangeError } from "../backoff/validate.ts";
 import { DurationSyntaxError, formatDuration, parseDuration } from "../cli/duration.ts";
 import type { FlagSpec, FlagValues } from "../cli/flags.ts";
-import { UsageError } from "../cli/usage-error.ts";
+import { refusalOf, UsageError } from "../cli/usage-error.ts";
 import { findPreset, PRESET_NAMES, PRESETS, type PresetDefinition, type PresetName, presetStrategy, presetsHelp } from "./presets.ts";
 
 /*
@@ -262,13 +262,7 @@ export function strategyOfRun(name: RunName): StrategyName {
 
 /** For a flag table's `check`: what is wrong with a strategy list, or undefined. */
 export function strategyListProblem(text: string): string | undefined {
-  try {
-    parseStrategyList(text);
-    return undefined;
-  } catch (error) {
-    if (error instanceof UsageError) return error.message;
-    throw error;
-  }
+  return refusalOf(() => parseStrategyList(text), UsageError);
 }
 
 /**
