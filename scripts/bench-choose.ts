@@ -13,7 +13,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { buildGrid, measurePlan } from "../src/recommend/grid-measure.ts";
 import { longestSurvived, outageRun } from "../src/recommend/measure.ts";
-import { parseChooseArgs } from "../src/choose/options.ts";
+import { parseChooseArgs } from "../src/options/choose.ts";
 import { percentile } from "../src/model/percentile.ts";
 import { serverIsBack } from "../src/model/verdict.ts";
 import { simValuesFor } from "../src/recommend/settings.ts";

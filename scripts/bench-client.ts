@@ -14,7 +14,7 @@
  * The capacity table: for each thread count from 1 to the cores, the largest herd whose
  * achieved OK rate stays within 2 % of the expected, against `./server -limit 10000000`, with
  * the lateness p99 of its sends. The per-thread figure is what `-workers auto` relies on
- * (USERS_PER_THREAD in src/client/workers.ts, set below the 1-thread row with a margin).
+ * (USERS_PER_THREAD in src/options/client-workers.ts, set below the 1-thread row with a margin).
  * `npx tsx scripts/bench-client.ts capacity` measures only the table; `capacity:tiny` runs it
  * with a few hundred users and seconds-long runs, to check that it works.
  *
@@ -31,7 +31,7 @@ import { parseClientLine } from "../src/contracts/client-line.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { TrackedPrograms } from "./tracked-programs.ts";
 import { cpuSeconds, memoryMb } from "./proc-usage.ts";
-import { USERS_PER_THREAD } from "../src/client/workers.ts";
+import { USERS_PER_THREAD } from "../src/options/client-workers.ts";
 
 const REPO_ROOT = resolve(import.meta.dirname, "..");
 const LAMBDA_S = 10;
@@ -341,7 +341,7 @@ async function capacityTable(settings: CapacitySettings): Promise<void> {
       );
     }
     process.stdout.write(
-      `\n-workers auto counts USERS_PER_THREAD = ${USERS_PER_THREAD} users per thread (src/client/workers.ts): keep it below the 1-thread row, with a margin.\n`,
+      `\n-workers auto counts USERS_PER_THREAD = ${USERS_PER_THREAD} users per thread (src/options/client-workers.ts): keep it below the 1-thread row, with a margin.\n`,
     );
   } finally {
     await server.stop();

@@ -21,7 +21,7 @@ import { resolve } from "node:path";
 import { formatDuration } from "../src/cli/duration.ts";
 import { type FlagSpec, parseFlags, type ProgramDescription } from "../src/cli/flags.ts";
 import { describeFailure, UsageError } from "../src/cli/usage-error.ts";
-import { DEFAULT_HEADERS_TIMEOUT_MS } from "../src/server/options.ts";
+import { DEFAULT_HEADERS_TIMEOUT_MS } from "../src/options/server.ts";
 import { SIM_SEED_FLAG } from "../src/config/simulation.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { parseClientLine } from "../src/contracts/client-line.ts";

@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { formatDuration } from "../cli/duration.ts";
 import { chainTable } from "../recommend/chain-plan.ts";
 import { chainRankingRule, type ChainSummary } from "../recommend/chain-ranking.ts";
-import { scheduleText } from "../recommend/measure-options.ts";
+import { scheduleText } from "../options/measure.ts";
 import { percent } from "../recommend/ranking.ts";
 import { jsonNumbers } from "../recommend/report.ts";
 import { escapeHtml, PAGE_STYLE, type ScenarioSource, scenarioSection } from "../report/html.ts";

@@ -9,7 +9,7 @@ import {
 import { chainPlan, measureGrid } from "../recommend/chain-plan.ts";
 import { bottomAmplification, chainQualifies, type ChainSummary, rankChain } from "../recommend/chain-ranking.ts";
 import { InputFileError } from "../cli/usage-error.ts";
-import type { CheckOptions } from "./options.ts";
+import type { CheckOptions } from "../options/check.ts";
 import type { FlagSettings } from "../recommend/settings.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
@@ -18,7 +18,7 @@ import type { PolicyReading } from "./format.ts";
 import { type Measured, smallestQualifying } from "./grade.ts";
 import { type CheckInput, yoursId } from "./input.ts";
 import { neighbourTargets, settingsKey } from "./neighbours.ts";
-import type { CheckOwnValues } from "./options.ts";
+import type { CheckOwnValues } from "../options/check.ts";
 import { explicitTarget, type Unwritable, type Variant, writtenUntil, writtenVariants } from "./variants.ts";
 
 /*

@@ -3,7 +3,7 @@ import { readInputFile } from "../runtime/input-files.ts";
 import { checkFileShape } from "./file-shape.ts";
 import type { ConfigFormat, PolicyReading } from "./format.ts";
 import { formatOf, MAX_CONFIG_BYTES, readConfig } from "./formats.ts";
-import type { CheckOwnValues } from "./options.ts";
+import type { CheckOwnValues } from "../options/check.ts";
 
 /** What check read: the file, its format and the policies graded. */
 export interface CheckInput {

@@ -27,7 +27,7 @@ import {
   parseCheckArgs,
   splitConfigArgument,
   takeFrom,
-} from "./options.ts";
+} from "../options/check.ts";
 import { type CheckOutcome, type PolicyOutcome, renderFiles, renderText } from "./render.ts";
 import { explicitTarget, type Unwritable, type Variant, writtenUntil, writtenVariants } from "./variants.ts";
 

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { formatDuration } from "../cli/duration.ts";
-import type { CheckOptions } from "./options.ts";
+import type { CheckOptions } from "../options/check.ts";
 import { longestText, rankingRule } from "../recommend/ranking.ts";
 import {
   EVERYDAY_HEADER,

@@ -25,11 +25,11 @@ import {
   type ChainSummary,
   rankChain,
 } from "../recommend/chain-ranking.ts";
-import { scheduleText } from "../recommend/measure-options.ts";
+import { scheduleText } from "../options/measure.ts";
 import type { Ranking } from "../recommend/ranking.ts";
 import { jsonNumbers } from "../recommend/report.ts";
 import { intentOf, type Snippet, snippetsFor, snippetText } from "../recommend/snippets.ts";
-import type { ChooseOptions } from "./options.ts";
+import type { ChooseOptions } from "../options/choose.ts";
 
 /*
  * choose with a scenario file that has tiers: which layers of the chain should retry, and how.

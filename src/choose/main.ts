@@ -4,7 +4,7 @@ import { defaultLauncher, type Launcher } from "../runtime/launcher.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { serverLevers } from "../recommend/candidates.ts";
 import { checkFaultTiers } from "../config/simulation.ts";
-import { CHOOSE_FLAGS, CHOOSE_TARGET, type ChooseOptions, parseChooseArgs } from "./options.ts";
+import { CHOOSE_FLAGS, CHOOSE_TARGET, type ChooseOptions, parseChooseArgs } from "../options/choose.ts";
 import { blamingScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
 import { chooseChain } from "./chain.ts";
 import { checkValidateAgainst, validateTop } from "./validate.ts";

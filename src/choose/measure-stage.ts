@@ -4,7 +4,7 @@ import { WorkerPool } from "../runtime/worker-pool.ts";
 import type { SimulationConfig } from "../config/simulation-config.ts";
 import { FIXED, pair, type ServerLever } from "../recommend/candidates.ts";
 import type { MeasurePlan } from "../recommend/measure.ts";
-import { type ChooseOptions, STABILITY_TOP } from "./options.ts";
+import { type ChooseOptions, STABILITY_TOP } from "../options/choose.ts";
 import { explanationCandidates, paretoFront, rank } from "../recommend/ranking.ts";
 import { bestPair, deployableAlternative, type FirstWait } from "./recommendation.ts";
 import { type Stability, stability } from "./stability.ts";

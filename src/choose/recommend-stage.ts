@@ -1,6 +1,6 @@
 import type { SimulationConfig } from "../config/simulation-config.ts";
 import { type Candidate } from "../recommend/candidates.ts";
-import { type ChooseOptions } from "./options.ts";
+import { type ChooseOptions } from "../options/choose.ts";
 import {
   explanation,
   longestText,

@@ -12,7 +12,7 @@ import type { StrategyRun } from "../strategies/runs.ts";
 import type { Candidate } from "../recommend/candidates.ts";
 import { toConfig } from "../recommend/grid-measure.ts";
 import { outageRun } from "../recommend/measure.ts";
-import type { ChooseOptions } from "./options.ts";
+import type { ChooseOptions } from "../options/choose.ts";
 import { type Order, type Validation, validationTable, type ValidationRow } from "../recommend/report.ts";
 import { settingsFor, settingsToArgs, simulatorOnly, systemSettings } from "../recommend/settings.ts";
 import type { CandidateSummary } from "../recommend/summary.ts";

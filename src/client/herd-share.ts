@@ -8,7 +8,7 @@ import { OpenLoop, type OpenLoopTotals, openLoopTotals } from "../model/open-loo
 import { type Counts, type WindowReport, WindowStats } from "../model/window-stats.ts";
 import { createHttpTransport } from "../runner/attempt.ts";
 import { EventLoopDelay } from "./event-loop-delay.ts";
-import type { ClientOptions } from "./options.ts";
+import type { ClientOptions } from "../options/client.ts";
 import type { UserRange } from "./shard.ts";
 
 /** What one share of the herd counted in a window (or over the whole run). */

@@ -2,7 +2,7 @@ import { parentPort, type Worker } from "node:worker_threads";
 import { decodeLatencyHistogram, encodeLatencyHistogram } from "../model/latency-histogram.ts";
 import { startWorker } from "../runtime/worker-pool.ts";
 import { type HerdShare, localShare, type ShareFinal, type ShareWindow } from "./herd-share.ts";
-import { type ClientFlagValues, resolveClientOptions } from "./options.ts";
+import { type ClientFlagValues, resolveClientOptions } from "../options/client.ts";
 import type { UserRange } from "./shard.ts";
 
 /*

@@ -12,7 +12,7 @@ import { randomSeed } from "../runtime/random-seed.ts";
 import { blogPolicy, blogRunsHelp, parseBlogRuns } from "../strategies/blog-backoff.ts";
 import { BLOG_BACKOFF_FLAGS, blogStrategiesFlag } from "../strategies/occ-flags.ts";
 import { createOccHttpTransport } from "./occ-transport.ts";
-import { CLIENT_FLAGS } from "./options.ts";
+import { CLIENT_FLAGS } from "../options/client.ts";
 
 const clientFlag = <Name extends (typeof CLIENT_FLAGS)[number]["name"]>(name: Name) =>
   CLIENT_FLAGS.find((flag) => flag.name === name) as Extract<(typeof CLIENT_FLAGS)[number], { name: Name }>;

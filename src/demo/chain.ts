@@ -1,11 +1,11 @@
 import { parseDuration } from "../cli/duration.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { parseClientArgs } from "../client/options.ts";
+import { parseClientArgs } from "../options/client.ts";
 import { resolveRetryPolicy } from "../config/load.ts";
 import { policyAmplification } from "../model/tiers/amplification.ts";
 import type { TierPlan } from "../runtime/experiment.ts";
 import type { ScenarioTier } from "../scenario-file/tiers.ts";
-import { parseServerArgs, resolveServerOptions } from "../server/options.ts";
+import { parseServerArgs, resolveServerOptions } from "../options/server.ts";
 
 /*
  * The demo's chain of real servers (docs/tiers.md): one ./server per tier of a scenario file's

@@ -10,7 +10,7 @@ import { FAMILY_NOISE_FLOOR, fitModels, type FitResult, MIN_STEPS_TO_FIT } from 
 import { fitUsl, uslLines } from "./fit/usl.ts";
 import { betterHeldOutLine, heldOutErrors, heldOutLine } from "./fit/held-out.ts";
 import type { StepMeasure } from "./fit/step-measure.ts";
-import { parseProbeArgs, type ProbeOptions } from "./options.ts";
+import { parseProbeArgs, type ProbeOptions } from "../options/probe.ts";
 import { describeEnd, formatStep, type ProbeLimits, probeSteps } from "./probe-run.ts";
 import { readLoadTest } from "./from/formats.ts";
 import { LoadTestFileError } from "./from/load-test.ts";

@@ -3,10 +3,7 @@ import { formatDuration } from "../cli/duration.ts";
 import type { ServerModelSpec } from "../model/servers/models.ts";
 import { modelSettings } from "./model-settings.ts";
 import type { OverloadScenario } from "./overload/settings.ts";
-
-/** The user's load, as the client's flags state it. */
-export type ProbeLoad =
-  { readonly arrivals: "closed"; readonly clients: number; readonly lambda: number } | { readonly arrivals: "open"; readonly rate: number };
+import type { ProbeLoad } from "../options/probe.ts";
 
 export interface ProbedSystem {
   /** What was measured, as the file names it: the URL probed, or the load tests fitted (-from). */

@@ -7,7 +7,7 @@ import { chainConfigFrom } from "../scenario-file/chain-config.ts";
 import type { SimulationFlagValues } from "../config/simulation.ts";
 import { type ScenarioTier, UPSTREAM_FLAGS } from "../scenario-file/tiers.ts";
 import { clientGrid } from "./candidates.ts";
-import { scheduleText } from "../recommend/measure-options.ts";
+import { scheduleText } from "../options/measure.ts";
 import { type FlagSettings, formatFlagValue, SIM_FLAG_SPECS, simDefaults, simValuesFor } from "./settings.ts";
 
 /*

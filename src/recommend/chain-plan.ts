@@ -3,7 +3,8 @@ import { UsageError } from "../cli/usage-error.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
-import type { LoadedScenario, ScenarioTarget } from "../scenario-file/format.ts";
+import type { LoadedScenario } from "../scenario-file/format.ts";
+import type { ScenarioTarget } from "../options/scenario-target.ts";
 import { USER_FLAG_NAMES } from "../scenario-file/tiers.ts";
 import { textTable } from "../report/text-table.ts";
 import type { ChainConfig } from "../runner/chain.ts";
@@ -11,7 +12,7 @@ import { checkFaultTiers, parseSimulationArgs, SIMULATION_FLAGS, type Simulation
 import type { ChainBase, ChainCandidate } from "./chain-candidates.ts";
 import type { ChainJob, ChainRunResult } from "./chain-measure.ts";
 import { type ChainSummary, summarizeChain } from "./chain-ranking.ts";
-import { type MeasureOptions, scheduleEndMs, scheduleText, SLO_TIMEOUTS } from "./measure-options.ts";
+import { type MeasureOptions, scheduleEndMs, scheduleText, SLO_TIMEOUTS } from "../options/measure.ts";
 import { runWithProgress } from "./progress.ts";
 import { SIM_FLAG_SPECS } from "./settings.ts";
 

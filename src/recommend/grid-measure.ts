@@ -5,7 +5,7 @@ import { simulationConfigFrom } from "../config/simulation.ts";
 import type { SimulationConfig } from "../config/simulation-config.ts";
 import { type Candidate, clientGrid, selectedBy } from "./candidates.ts";
 import { type MeasureJob, type MeasurePlan, type OutageResult, type SeedResult, type TimelinesJob, troubleStartMs } from "./measure.ts";
-import type { MeasureOptions } from "./measure-options.ts";
+import type { MeasureOptions } from "../options/measure.ts";
 import { runWithProgress } from "./progress.ts";
 import type { Timeline } from "./report.ts";
 import { simValuesFor } from "./settings.ts";

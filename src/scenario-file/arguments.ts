@@ -1,7 +1,8 @@
 import { type FlagSpec, givenFlagNames } from "../cli/flags.ts";
 import { InputFileError, UsageError } from "../cli/usage-error.ts";
 import { DEMO_CHAIN_KEYS } from "./tiers.ts";
-import { type LoadedScenario, type ScenarioTarget, workloadOf } from "./format.ts";
+import type { LoadedScenario } from "./format.ts";
+import { type ScenarioTarget, workloadOf } from "../options/scenario-target.ts";
 
 /**
  * The scenario file among a program's arguments: the one argument that is neither a flag nor

@@ -1,4 +1,4 @@
-import type { BooleanFlag, FlagSpec } from "../cli/flags.ts";
+import type { FlagSpec } from "../cli/flags.ts";
 import type { Workload } from "../cli/workload.ts";
 import type { ScenarioSource } from "../report/html.ts";
 import type { ScenarioTier } from "./tiers.ts";
@@ -29,38 +29,6 @@ export const FAULTS_KEY = "faults";
 export function sectionOf(flag: FlagSpec): ScenarioSection | undefined {
   if (flag.name === FAULTS_KEY) return "faults";
   return flag.group === "output" ? undefined : flag.group;
-}
-
-/** Every program that takes a file has it. */
-export const PRINT_SCENARIO_FLAG = {
-  name: "print-scenario",
-  group: "output",
-  kind: "boolean",
-  default: false,
-  description: "print the scenario file that the other flags (and any file given) mean, and exit",
-} as const satisfies BooleanFlag;
-
-/** How usage names the file. */
-export const SCENARIO_ARGUMENT = "[scenario.yaml]";
-
-/**
- * Another program's flags that a program carries in one string flag of its own: the demo
- * passes ./server's flags in -server-args and ./client's in -client-args.
- */
-export interface PassThrough {
-  /** The carrying flag, e.g. "server-args". */
-  readonly flag: string;
-  /** The flags it may carry. */
-  readonly flags: readonly FlagSpec[];
-}
-
-/** A program that reads scenario files: its flag table, and what it passes through. */
-export interface ScenarioTarget {
-  readonly program: string;
-  /** The workload whose flags these are; `requests` when absent. */
-  readonly workload?: Workload;
-  readonly flags: readonly FlagSpec[];
-  readonly passThrough?: readonly PassThrough[];
 }
 
 /** What a file says about itself: none of it changes a run. */
@@ -119,6 +87,3 @@ export interface LoadedScenario extends ScenarioSource {
   /** The file's chain of tiers (`tiers:`), the edge first; undefined for one server. */
   readonly tiers?: readonly ScenarioTier[];
 }
-
-/** The workload a target's flags belong to. */
-export const workloadOf = (target: ScenarioTarget): Workload => target.workload ?? "requests";

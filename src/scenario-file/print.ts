@@ -2,16 +2,8 @@ import { formatDuration } from "../cli/duration.ts";
 import type { FlagSpec } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { TIER_SYSTEM_FLAGS, type ScenarioTier, UPSTREAM_FLAGS } from "./tiers.ts";
-import {
-  FAULTS_KEY,
-  SCENARIO_SECTIONS,
-  SCENARIO_VERSION,
-  type ScenarioMetadata,
-  type ScenarioTarget,
-  sectionOf,
-  WORKLOAD_KEY,
-  workloadOf,
-} from "./format.ts";
+import { FAULTS_KEY, SCENARIO_SECTIONS, SCENARIO_VERSION, type ScenarioMetadata, sectionOf, WORKLOAD_KEY } from "./format.ts";
+import { type ScenarioTarget, workloadOf } from "../options/scenario-target.ts";
 
 /** Parsed flag values, keyed by flag name, as parseFlags returns them. */
 export type FlagValueMap = Readonly<Record<string, unknown>>;

@@ -10,11 +10,10 @@ import {
   SCENARIO_SECTIONS,
   type ScenarioMetadata,
   type ScenarioSection,
-  type ScenarioTarget,
   sectionOf,
   WORKLOAD_KEY,
-  workloadOf,
 } from "./format.ts";
+import { type ScenarioTarget, workloadOf } from "../options/scenario-target.ts";
 import { carrierNames, MEASURED_KEYS, type ScenarioData, scenarioSchema, type SectionKey, sectionKeys } from "./schema.ts";
 import { SCENARIO_TARGETS } from "./targets.ts";
 import { documentProblem, firstAliasOffset, type Located, MAX_SCENARIO_BYTES, MAX_SCENARIO_DEPTH, sizeProblemLine } from "./document.ts";

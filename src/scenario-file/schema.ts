@@ -4,15 +4,8 @@ import { UsageError } from "../cli/usage-error.ts";
 import { WORKLOADS } from "../cli/workload.ts";
 import { MAX_FAULTS, TIER_NAME_PATTERN, TOO_MANY_FAULTS } from "../model/faults/fault-schedule.ts";
 import { MAX_FANOUT, MAX_TIERS, TIER_SYSTEM_FLAGS, UPSTREAM_FLAGS } from "./tiers.ts";
-import {
-  FAULTS_KEY,
-  SCENARIO_SECTIONS,
-  SCENARIO_VERSION,
-  type ScenarioSection,
-  type ScenarioTarget,
-  sectionOf,
-  WORKLOAD_KEY,
-} from "./format.ts";
+import { FAULTS_KEY, SCENARIO_SECTIONS, SCENARIO_VERSION, type ScenarioSection, sectionOf, WORKLOAD_KEY } from "./format.ts";
+import type { ScenarioTarget } from "../options/scenario-target.ts";
 
 /** zod's namespace, passed in: the caller imports it only when there is a file to read. */
 type Z = typeof Zod;

@@ -1,8 +1,8 @@
-import { CHOOSE_TARGET } from "../choose/options.ts";
-import { DEMO_TARGET } from "../demo/options.ts";
-import { OCC_SIM_TARGET } from "../sim/occ-options.ts";
-import { SIM_TARGET } from "../sim/options.ts";
-import type { ScenarioTarget } from "./format.ts";
+import { CHOOSE_TARGET } from "../options/choose.ts";
+import { DEMO_TARGET } from "../options/demo.ts";
+import { OCC_SIM_TARGET } from "../options/occ.ts";
+import { SIM_TARGET } from "../options/sim.ts";
+import type { ScenarioTarget } from "../options/scenario-target.ts";
 
 /**
  * Every program that reads scenario files. One file may be given to any of them: a key that

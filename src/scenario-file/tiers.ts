@@ -1,6 +1,6 @@
 import type { FlagSpec, IntegerFlag } from "../cli/flags.ts";
 import { LOAD_CONFIG_FLAGS } from "../config/load.ts";
-import { SERVER_FLAGS, SERVER_PROGRAM_FLAGS } from "../server/options.ts";
+import { SERVER_FLAGS, SERVER_PROGRAM_FLAGS } from "../options/server.ts";
 
 /*
  * A scenario file's chain of tiers (`tiers:`, docs/tiers.md): each tier's server flags (its

@@ -14,7 +14,7 @@ import { respondWithMetrics } from "../runtime/metrics-endpoint.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { metricsContentType, type ServerMetrics, serverMetrics } from "./metrics.ts";
 import { serverModelOf } from "../config/server-system.ts";
-import { type ServerOptions, serverFigures } from "./options.ts";
+import { type ServerOptions, serverFigures } from "../options/server.ts";
 import { serverLine } from "../contracts/server-line-writer.ts";
 import { type ActiveFault, conditionsOfActive } from "../model/faults/control.ts";
 

@@ -9,7 +9,7 @@ import { selectWorkload } from "../cli/workload.ts";
 import { occServerMain } from "./occ-main.ts";
 import { describeModel, modelDrawsRandom } from "../model/servers/model-flags.ts";
 import { serverModelOf } from "../config/server-system.ts";
-import { FIGURES_TIMEOUT_MS, parseServerArgs, resolveServerProgramOptions, type ServerOptions } from "./options.ts";
+import { FIGURES_TIMEOUT_MS, parseServerArgs, resolveServerProgramOptions, type ServerOptions } from "../options/server.ts";
 import { formatServerJson } from "../contracts/server-line-writer.ts";
 import { formatServerLine, formatServerTotals } from "../contracts/server-text.ts";
 import { describeUpstream } from "./upstream.ts";

@@ -8,7 +8,7 @@ import type { ProgramIo } from "../runtime/program-io.ts";
 import { randomSeed } from "../runtime/random-seed.ts";
 import { NETWORK_DELAY_FLAGS } from "../strategies/occ-flags.ts";
 import { OCC_PATH, startOccServer } from "./occ-server.ts";
-import { SERVER_FLAGS } from "./options.ts";
+import { SERVER_FLAGS } from "../options/server.ts";
 
 const serverFlag = <Name extends (typeof SERVER_FLAGS)[number]["name"]>(name: Name) =>
   SERVER_FLAGS.find((flag) => flag.name === name) as Extract<(typeof SERVER_FLAGS)[number], { name: Name }>;

@@ -7,7 +7,7 @@ import type { UpstreamPool } from "../model/servers/upstream-pool.ts";
 import { UpstreamCalls } from "../model/upstream-calls.ts";
 import { formatDuration } from "../cli/duration.ts";
 import { redactUrl } from "../cli/redact-url.ts";
-import type { UpstreamOptions } from "./upstream-flags.ts";
+import type { UpstreamOptions } from "../options/upstream.ts";
 
 /** How many times its -threads a middle tier's budget keeps per-call state for (a capacity fault above 1 adds threads). */
 const THREADS_HEADROOM = 64;

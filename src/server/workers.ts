@@ -7,7 +7,7 @@ import { modelOf, type ServerModelSpec } from "../model/servers/models.ts";
 import type { ServiceSnapshot } from "../model/servers/server-model.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { startHttpServer } from "./http-server.ts";
-import { FIGURES_TIMEOUT_MS, type ServerOptions, serverFigures } from "./options.ts";
+import { FIGURES_TIMEOUT_MS, type ServerOptions, serverFigures } from "../options/server.ts";
 import { processHooks, watchFileDescriptors } from "./process-hooks.ts";
 import { aggregateMetrics } from "./metrics.ts";
 import { formatServerLine, formatServerTotals } from "../contracts/server-text.ts";

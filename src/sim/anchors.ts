@@ -1,6 +1,6 @@
 import { UsageError } from "../cli/usage-error.ts";
 import type { ScenarioMetrics } from "../model/scenario-metrics.ts";
-import { parseSimArgs, type SimFlagValues } from "./options.ts";
+import { parseSimArgs, type SimFlagValues } from "../options/sim.ts";
 import { trialMetrics } from "./trial.ts";
 
 /*

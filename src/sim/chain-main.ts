@@ -6,7 +6,7 @@ import { type ScenarioTier, TIER_SYSTEM_FLAGS } from "../scenario-file/tiers.ts"
 import type { ChainConfig } from "../runner/chain.ts";
 import { type ChainReport, chainReport } from "../runner/chain-report.ts";
 import { chainConfigFrom } from "../scenario-file/chain-config.ts";
-import type { SimFlagValues } from "./options.ts";
+import type { SimFlagValues } from "../options/sim.ts";
 
 /** The flags of ./sim that a chain does not read: a server's (each tier has its own) and the single-server analyses. */
 const NOT_FOR_A_CHAIN = new Set([

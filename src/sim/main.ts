@@ -20,7 +20,7 @@ import { parseStrategies, type StrategyRun } from "../strategies/runs.ts";
 import { scenarioSettings, summaryJson } from "../report/summary-file.ts";
 import { provenance } from "../runtime/provenance.ts";
 import { bisectCriticalOutage } from "../runner/critical-outage.ts";
-import { configFrom, parseSimArgs, parseSweep, SIM_FLAGS, SIM_TARGET, type SimFlagValues } from "./options.ts";
+import { configFrom, parseSimArgs, parseSweep, SIM_FLAGS, SIM_TARGET, type SimFlagValues } from "../options/sim.ts";
 import { blamingScenarioFile, withScenarioFile } from "../scenario-file/arguments.ts";
 import type { LoadedScenario } from "../scenario-file/format.ts";
 import { retryLoadWhileDown } from "../runner/retry-load.ts";
@@ -31,7 +31,7 @@ import { selectWorkload } from "../cli/workload.ts";
 import { occSimMain } from "./occ-main.ts";
 import { chainMain } from "./chain-main.ts";
 import { chainConfigFrom } from "../scenario-file/chain-config.ts";
-import { OCC_SIM_TARGET } from "./occ-options.ts";
+import { OCC_SIM_TARGET } from "../options/occ.ts";
 import { figuresOf } from "../runner/simulate.ts";
 import { runStrategy, type SimRun, simRuns, trialMetrics, withStrategy } from "./trial.ts";
 

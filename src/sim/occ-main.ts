@@ -6,7 +6,7 @@ import { textTable } from "../report/text-table.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { type BlogRun, blogPolicy, parseBlogRuns } from "../strategies/blog-backoff.ts";
 import type { ScenarioMetadata } from "../scenario-file/format.ts";
-import { OCC_SIM_FLAGS, OCC_SIM_PROGRAM, OCC_SIM_TARGET, parseClientCounts } from "./occ-options.ts";
+import { OCC_SIM_FLAGS, OCC_SIM_PROGRAM, OCC_SIM_TARGET, parseClientCounts } from "../options/occ.ts";
 
 export interface OccSimFigures extends OccFigures {
   readonly strategy: string;

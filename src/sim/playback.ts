@@ -7,7 +7,7 @@ import { startAnnouncedDashboard } from "../dashboard/start.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import type { StrategyResult } from "../report/report.ts";
 import { explainVerdict } from "../report/verdict-why.ts";
-import type { SimFlagValues } from "./options.ts";
+import type { SimFlagValues } from "../options/sim.ts";
 import type { Outage } from "../config/simulation-config.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { serveTasks } from "../runtime/worker-pool.ts";
-import type { SimFlagValues } from "./options.ts";
+import type { SimFlagValues } from "../options/sim.ts";
 import { runStrategy, type SimRun, type StrategyRunOutput, trialMetrics } from "./trial.ts";
 
 /** A whole strategy run in a worker: its output comes back as text, for the main thread to print in order. */

@@ -8,7 +8,7 @@ import type { StrategyRun } from "../strategies/runs.ts";
 import { formatServerLine, formatServerTotals, serverTotalsReport } from "../contracts/server-text.ts";
 import { presetValues } from "../strategies/presets.ts";
 import { onlyParametersOf, presetOf, strategyOfRun } from "../strategies/registry.ts";
-import { configFrom, SIM_FLAGS, type SimFlagValues } from "./options.ts";
+import { configFrom, SIM_FLAGS, type SimFlagValues } from "../options/sim.ts";
 import type { SimulationEvent } from "../runner/simulate.ts";
 import type { Outage } from "../config/simulation-config.ts";
 import { runSimulation } from "../runner/trial.ts";

@@ -10,7 +10,7 @@ describe("root shims", () => {
     expect(await spawnCli("sim", ["-h"]).exited).toBe(0);
     const before = statSync(bundleOf("sim")).mtimeMs;
     // A source edited after the bundle was built: the next start rebuilds it.
-    const source = resolve(REPO_ROOT, "src/sim/options.ts");
+    const source = resolve(REPO_ROOT, "src/options/sim.ts");
     const future = new Date(Date.now() + 2_000);
     utimesSync(source, future, future);
     const run = spawnCli("sim", ["-h"]);

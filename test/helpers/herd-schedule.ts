@@ -1,6 +1,6 @@
 import { streamRandom } from "../../src/backoff/random.ts";
 import { ManualClock } from "../../src/clock/manual-clock.ts";
-import { parseClientArgs, resolveClientOptions } from "../../src/client/options.ts";
+import { parseClientArgs, resolveClientOptions } from "../../src/options/client.ts";
 import { partOf } from "../../src/client/shard.ts";
 import { Herd, type Transport } from "../../src/model/herd.ts";
 import { OK_RESULT } from "../../src/model/outcome.ts";

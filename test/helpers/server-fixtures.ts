@@ -1,5 +1,5 @@
 import type { ServiceSnapshot } from "../../src/model/service-queue.ts";
-import type { ServerOptions } from "../../src/server/options.ts";
+import type { ServerOptions } from "../../src/options/server.ts";
 
 /** A server snapshot with nothing going on: 100 ms delay, every total 0. */
 export const IDLE_SERVER: ServiceSnapshot = {

@@ -1,6 +1,6 @@
 import type { ServerModelSpec } from "../../src/model/servers/models.ts";
 import { serverModelOf } from "../../src/config/server-system.ts";
-import { parseServerArgs, resolveServerOptions } from "../../src/server/options.ts";
+import { parseServerArgs, resolveServerOptions } from "../../src/options/server.ts";
 
 /** The model ./server's flags describe, read as ./server reads them. */
 export function serverModelFromArgs(args: readonly string[]): ServerModelSpec {

@@ -10,7 +10,7 @@ import { type ProbeLimits, probeSteps } from "../../src/probe/probe-run.ts";
 import type { SaturationRule } from "../../src/probe/saturation.ts";
 import { type RunningServer, startHttpServer } from "../../src/server/http-server.ts";
 import { serverModelOf } from "../../src/config/server-system.ts";
-import { parseServerArgs, resolveServerOptions } from "../../src/server/options.ts";
+import { parseServerArgs, resolveServerOptions } from "../../src/options/server.ts";
 
 /** The real ./server in this process on a loopback port 0, with the model its flags set, and the probe's steps to run against it. */
 export interface ServerCurveCase {

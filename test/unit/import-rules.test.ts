@@ -14,7 +14,9 @@ import { sourceFiles, SRC } from "../helpers/source-files.ts";
 const FOUNDATION = ["backoff", "clock", "cli"];
 const PURE = [...FOUNDATION, "model"];
 const SHARED = [...PURE, "strategies", "contracts", "report"];
-const BELOW_PROGRAMS = [...SHARED, "config", "runtime", "dashboard", "runner"];
+const BELOW_OPTIONS = [...SHARED, "config", "runtime", "dashboard", "runner"];
+/** Every program's command line: read by the program, by the scenario files and by the demo, which starts ./server and ./client. */
+const BELOW_PROGRAMS = [...BELOW_OPTIONS, "options", "scenario-file", "recommend"];
 const PROGRAMS = ["server", "client", "sim", "demo", "choose", "merge", "probe", "check"];
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   backoff: [],
@@ -30,32 +32,14 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   dashboard: [...SHARED, "config", "runtime"],
   // The runner runs scenarios and shows none: starting the live view is a program's part.
   runner: [...SHARED, "config", "runtime"],
-  ...Object.fromEntries(PROGRAMS.map((program) => [program, [...BELOW_PROGRAMS, "scenario-file", "recommend"]])),
-  "scenario-file": BELOW_PROGRAMS,
+  options: BELOW_OPTIONS,
+  "scenario-file": [...BELOW_OPTIONS, "options"],
   // What choose and check share: candidates measured, ranked and written in other systems' words.
-  recommend: [...BELOW_PROGRAMS, "scenario-file"],
+  recommend: [...BELOW_OPTIONS, "options", "scenario-file"],
+  // Siblings: no program imports another.
+  ...Object.fromEntries(PROGRAMS.map((program) => [program, BELOW_PROGRAMS])),
   bin: [...BELOW_PROGRAMS, ...PROGRAMS],
 };
-
-/** Another program's public face: its flag table. */
-const PUBLIC_FILES = new Set(["options.ts", "occ-options.ts"]);
-
-/** Who reads another program's public faces, and why: no other folder does, and each must be in use. */
-interface PublicFaceReader {
-  readonly from: string;
-  readonly to: string;
-  readonly why: string;
-}
-
-const PUBLIC_FACE_READERS: readonly PublicFaceReader[] = [
-  { from: "demo", to: "client", why: "the demo checks the flags it passes on to the ./client it starts" },
-  { from: "demo", to: "server", why: "the demo checks the flags it passes on to the ./server it starts" },
-  ...["choose", "demo", "server", "sim"].map((to) => ({
-    from: "scenario-file",
-    to,
-    why: "a scenario file's keys are its programs' flags",
-  })),
-];
 
 /** An import the layers forbid that docs/design.md allows, and why; each must be in use. */
 interface Exception {
@@ -68,22 +52,14 @@ interface Exception {
 const EXCEPTIONS: readonly Exception[] = [];
 
 /** Why an import from one file to another breaks the rules; undefined when it does not. */
-function violation(
-  from: string,
-  to: string,
-  exceptions: readonly Exception[] = EXCEPTIONS,
-  readers: readonly PublicFaceReader[] = PUBLIC_FACE_READERS,
-): string | undefined {
+function violation(from: string, to: string, exceptions: readonly Exception[] = EXCEPTIONS): string | undefined {
   const [fromFolder, ...fromRest] = from.split("/");
-  const [toFolder, ...toRest] = to.split("/");
+  const [toFolder] = to.split("/");
   if (fromFolder === toFolder) return undefined;
   if (fromFolder === undefined || toFolder === undefined || fromRest.length === 0) return `${from} sits directly in src/`;
   const allowed = ALLOWED[fromFolder];
   if (allowed === undefined) return `src/${fromFolder} is in no layer of docs/design.md`;
   if (allowed.includes(toFolder)) return undefined;
-  // A program's public faces, read where PUBLIC_FACE_READERS says.
-  const publicFace = PROGRAMS.includes(toFolder) && toRest.length === 1 && PUBLIC_FILES.has(toRest[0]!);
-  if (publicFace && readers.some((reader) => reader.from === fromFolder && reader.to === toFolder)) return undefined;
   if (exceptions.some((exception) => exception.from.test(from) && exception.to.test(to))) return undefined;
   return `src/${fromFolder} may not import src/${toFolder}`;
 }
@@ -253,11 +229,6 @@ describe("the import rules of docs/design.md", () => {
     const needed = (exception: Exception) =>
       imports.some(({ from, to }) => exception.from.test(from) && exception.to.test(to) && violation(from, to, []) !== undefined);
     expect(EXCEPTIONS.filter((exception) => !needed(exception)).map((exception) => exception.why)).toEqual([]);
-    const read = (reader: PublicFaceReader) =>
-      imports.some(
-        ({ from, to }) => from.startsWith(`${reader.from}/`) && to.startsWith(`${reader.to}/`) && violation(from, to, [], []) !== undefined,
-      );
-    expect(PUBLIC_FACE_READERS.filter((reader) => !read(reader)).map((reader) => `${reader.from} -> ${reader.to}`)).toEqual([]);
   });
 
   it("has no circle of imports", () => {
@@ -267,11 +238,14 @@ describe("the import rules of docs/design.md", () => {
   it("would catch a forbidden import and a circle", () => {
     expect(violation("model/herd.ts", "report/report.ts")).toBe("src/model may not import src/report");
     expect(violation("demo/main.ts", "sim/trial.ts")).toBe("src/demo may not import src/sim");
-    expect(violation("demo/main.ts", "client/options.ts")).toBeUndefined();
-    // A program's public face, read where no reader is listed.
-    expect(violation("check/main.ts", "choose/options.ts")).toBe("src/check may not import src/choose");
+    // Programs are siblings: the demo reads the command lines of the programs it starts from src/options, not from them.
+    expect(violation("demo/main.ts", "client/herd.ts")).toBe("src/demo may not import src/client");
+    expect(violation("demo/main.ts", "options/client.ts")).toBeUndefined();
+    // The command lines are below the scenario files and every program: they import neither.
+    expect(violation("options/sim.ts", "scenario-file/read.ts")).toBe("src/options may not import src/scenario-file");
+    expect(violation("options/demo.ts", "sim/trial.ts")).toBe("src/options may not import src/sim");
     // The runner is below every program: it imports none.
-    expect(violation("runner/simulate.ts", "sim/options.ts")).toBe("src/runner may not import src/sim");
+    expect(violation("runner/simulate.ts", "options/sim.ts")).toBe("src/runner may not import src/options");
     expect(violation("choose/measure.ts", "sim/trial.ts")).toBe("src/choose may not import src/sim");
     expect(
       circles(

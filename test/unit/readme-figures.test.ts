@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { chooseCells, chooseHeadline } from "../../src/choose/readme-table.ts";
-import { DEFAULT_OUTAGES_MS } from "../../src/recommend/measure-options.ts";
+import { DEFAULT_OUTAGES_MS } from "../../src/options/measure.ts";
 import { rankingRule } from "../../src/recommend/ranking.ts";
 import { faultsCells } from "../../src/report/faults-table.ts";
 import { comparisonCells } from "../../src/report/readme-table.ts";

@@ -20,7 +20,7 @@ import { UsageError } from "../../../src/cli/usage-error.ts";
 import { parseDuration } from "../../../src/cli/duration.ts";
 import { parseFaults } from "../../../src/model/faults/fault-schedule.ts";
 import { parseScenario } from "../../../src/scenario-file/read.ts";
-import { parseSimArgs, SIM_TARGET } from "../../../src/sim/options.ts";
+import { parseSimArgs, SIM_TARGET } from "../../../src/options/sim.ts";
 import { capturedIo } from "../../helpers/captured-io.ts";
 
 /**

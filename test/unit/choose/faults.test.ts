@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { outageRun } from "../../../src/recommend/measure.ts";
-import { parseChooseArgs } from "../../../src/choose/options.ts";
-import { parseSchedules, scheduleText } from "../../../src/recommend/measure-options.ts";
+import { parseChooseArgs } from "../../../src/options/choose.ts";
+import { parseSchedules, scheduleText } from "../../../src/options/measure.ts";
 import { timelineSpec } from "../../../src/recommend/report.ts";
 import { renderSvg } from "../../../src/report/report.ts";
 import { main } from "../../../src/choose/main.ts";
 import { UsageError } from "../../../src/cli/usage-error.ts";
 import { anchorRun, capacityCut, METASTABLE_CAPACITY_CUT, simValues } from "../../../src/sim/anchors.ts";
-import { configFrom } from "../../../src/sim/options.ts";
+import { configFrom } from "../../../src/options/sim.ts";
 
 /*
  * choose -faults: each schedule (separated by semicolons, times from the run's start as in ./sim)

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../../src/choose/main.ts";
-import { SYSTEM_FLAGS } from "../../../src/recommend/measure-options.ts";
+import { SYSTEM_FLAGS } from "../../../src/options/measure.ts";
 import { rankingRule } from "../../../src/recommend/ranking.ts";
 import { flagsInGroups } from "../../../src/cli/flags.ts";
-import { SIM_FLAGS } from "../../../src/sim/options.ts";
+import { SIM_FLAGS } from "../../../src/options/sim.ts";
 import { UsageError } from "../../../src/cli/usage-error.ts";
 import type { ProgramIo } from "../../../src/runtime/program-io.ts";
 

@@ -1,7 +1,7 @@
 import { createServer, type AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { main } from "../../../src/choose/main.ts";
-import { parseChooseArgs } from "../../../src/choose/options.ts";
+import { parseChooseArgs } from "../../../src/options/choose.ts";
 import type { ValidationRow } from "../../../src/recommend/report.ts";
 import type { CandidateSummary } from "../../../src/recommend/summary.ts";
 import { orderOnService, validateTop } from "../../../src/choose/validate.ts";

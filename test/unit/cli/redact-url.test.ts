@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { redactCredentials, redactUrl } from "../../../src/cli/redact-url.ts";
 import { startLine } from "../../../src/client/main.ts";
-import { parseClientArgs, resolveClientOptions } from "../../../src/client/options.ts";
-import { parseServerArgs, resolveServerProgramOptions } from "../../../src/server/options.ts";
+import { parseClientArgs, resolveClientOptions } from "../../../src/options/client.ts";
+import { parseServerArgs, resolveServerProgramOptions } from "../../../src/options/server.ts";
 import { describeUpstream } from "../../../src/server/upstream.ts";
 
 describe("redactUrl", () => {

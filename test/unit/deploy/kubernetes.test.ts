@@ -3,9 +3,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadAll } from "js-yaml";
 import { describe, expect, it } from "vitest";
-import { parseClientArgs, resolveClientOptions } from "../../../src/client/options.ts";
+import { parseClientArgs, resolveClientOptions } from "../../../src/options/client.ts";
 import { partOf } from "../../../src/client/shard.ts";
-import { parseServerArgs } from "../../../src/server/options.ts";
+import { parseServerArgs } from "../../../src/options/server.ts";
 
 /*
  * The Kubernetes manifests are checked where they tie together: labels and selectors,

@@ -10,7 +10,7 @@ import { consecutiveBreaker } from "../../../src/backoff/circuit-breaker.ts";
 import { WindowStats } from "../../../src/model/window-stats.ts";
 import { retryConfig } from "../../helpers/retry-config.ts";
 import { resolveRetryPolicy } from "../../../src/config/load.ts";
-import { parseSimArgs } from "../../../src/sim/options.ts";
+import { parseSimArgs } from "../../../src/options/sim.ts";
 
 const SHED: AttemptResult = { outcome: "error", errorKind: "http-5xx" };
 const BAD_REQUEST: AttemptResult = { outcome: "error", errorKind: "http-4xx" };

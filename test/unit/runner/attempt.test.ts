@@ -7,7 +7,7 @@ import { processState } from "../../helpers/process-state.ts";
 import { createHttpTransport, type HttpTransport } from "../../../src/runner/attempt.ts";
 import { localShare } from "../../../src/client/herd-share.ts";
 import { createOccHttpTransport } from "../../../src/client/occ-transport.ts";
-import { parseClientArgs, resolveClientOptions } from "../../../src/client/options.ts";
+import { parseClientArgs, resolveClientOptions } from "../../../src/options/client.ts";
 import type { AttemptResult } from "../../../src/model/outcome.ts";
 import { eventually } from "../../helpers/eventually.ts";
 import {

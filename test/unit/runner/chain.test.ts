@@ -6,7 +6,7 @@ import { DEFAULT_THREAD_POOL } from "../../../src/model/servers/queue.ts";
 import { policyAmplification } from "../../../src/model/tiers/amplification.ts";
 import { UpstreamCalls } from "../../../src/model/upstream-calls.ts";
 import { buildChain, type ChainTierConfig, simulateChain, type UpstreamPolicy } from "../../../src/runner/chain.ts";
-import { parseSimArgs } from "../../../src/sim/options.ts";
+import { parseSimArgs } from "../../../src/options/sim.ts";
 import { main as simMain } from "../../../src/sim/main.ts";
 import { UsageError } from "../../../src/cli/usage-error.ts";
 import { capturedIo } from "../../helpers/captured-io.ts";

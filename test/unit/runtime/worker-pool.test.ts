@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { parseSimArgs } from "../../../src/sim/options.ts";
+import { parseSimArgs } from "../../../src/options/sim.ts";
 import { simulationConfigFrom } from "../../../src/config/simulation.ts";
 import { trialMetrics } from "../../../src/sim/trial.ts";
 import { WorkerPool, type WorkerRole, workerScript } from "../../../src/runtime/worker-pool.ts";

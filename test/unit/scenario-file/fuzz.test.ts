@@ -5,7 +5,7 @@ import { parseScenario } from "../../../src/scenario-file/read.ts";
 import { chainConfigFrom } from "../../../src/scenario-file/chain-config.ts";
 import type { Fault } from "../../../src/model/faults/fault-schedule.ts";
 import { MAX_ARRIVAL_RATE } from "../../../src/model/load.ts";
-import { configFrom, parseSimArgs, SIM_TARGET } from "../../../src/sim/options.ts";
+import { configFrom, parseSimArgs, SIM_TARGET } from "../../../src/options/sim.ts";
 import { MAX_CLIENTS, MAX_DURATION_MS } from "../../../src/config/simulation.ts";
 import type { SimulationConfig } from "../../../src/config/simulation-config.ts";
 import { FUZZ, oneLinePrintable } from "../../helpers/fuzz.ts";

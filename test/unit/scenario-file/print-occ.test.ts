@@ -7,8 +7,8 @@ import { printScenario } from "../../../src/scenario-file/print.ts";
 import { parseScenario, readScenarioFile } from "../../../src/scenario-file/read.ts";
 import { main as simMain } from "../../../src/sim/main.ts";
 import { occRun } from "../../../src/sim/occ-main.ts";
-import { OCC_SIM_PROGRAM, OCC_SIM_TARGET } from "../../../src/sim/occ-options.ts";
-import { SIM_TARGET } from "../../../src/sim/options.ts";
+import { OCC_SIM_PROGRAM, OCC_SIM_TARGET } from "../../../src/options/occ.ts";
+import { SIM_TARGET } from "../../../src/options/sim.ts";
 import { capturedIo } from "../../helpers/captured-io.ts";
 
 /** Every flag of the OCC workload's simulator away from its default. */

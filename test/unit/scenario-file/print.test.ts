@@ -9,7 +9,7 @@ import { sectionOf } from "../../../src/scenario-file/format.ts";
 import { printScenario } from "../../../src/scenario-file/print.ts";
 import { parseScenario } from "../../../src/scenario-file/read.ts";
 import { main as simMain } from "../../../src/sim/main.ts";
-import { SIM_FLAGS, SIM_PROGRAM, SIM_TARGET } from "../../../src/sim/options.ts";
+import { SIM_FLAGS, SIM_PROGRAM, SIM_TARGET } from "../../../src/options/sim.ts";
 import type { ProgramMain } from "../../../src/runtime/program-io.ts";
 
 const SIM_ARGS = [

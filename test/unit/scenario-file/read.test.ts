@@ -5,16 +5,17 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parseFlags } from "../../../src/cli/flags.ts";
 import { describeFailure, InputFileError, UsageError } from "../../../src/cli/usage-error.ts";
 import { main as chooseMain } from "../../../src/choose/main.ts";
-import { CHOOSE_TARGET } from "../../../src/choose/options.ts";
+import { CHOOSE_TARGET } from "../../../src/options/choose.ts";
 import { main as demoMain } from "../../../src/demo/main.ts";
-import { DEMO_TARGET } from "../../../src/demo/options.ts";
+import { DEMO_TARGET } from "../../../src/options/demo.ts";
 import { splitScenarioArgument, withScenarioFile } from "../../../src/scenario-file/arguments.ts";
-import { SCENARIO_SECTIONS, type ScenarioTarget, sectionOf } from "../../../src/scenario-file/format.ts";
+import { SCENARIO_SECTIONS, sectionOf } from "../../../src/scenario-file/format.ts";
+import type { ScenarioTarget } from "../../../src/options/scenario-target.ts";
 import { parseScenario, readScenarioFile } from "../../../src/scenario-file/read.ts";
 import { SCENARIO_TARGETS } from "../../../src/scenario-file/targets.ts";
 import { main as simMain } from "../../../src/sim/main.ts";
-import { OCC_SIM_PROGRAM, OCC_SIM_TARGET } from "../../../src/sim/occ-options.ts";
-import { SIM_FLAGS, SIM_PROGRAM, SIM_TARGET } from "../../../src/sim/options.ts";
+import { OCC_SIM_PROGRAM, OCC_SIM_TARGET } from "../../../src/options/occ.ts";
+import { SIM_FLAGS, SIM_PROGRAM, SIM_TARGET } from "../../../src/options/sim.ts";
 
 const FILE = "exp.yaml";
 

@@ -4,7 +4,7 @@ import { describeFailure, InputFileError, UsageError } from "../../../src/cli/us
 import { parseScenario } from "../../../src/scenario-file/read.ts";
 import { printScenario } from "../../../src/scenario-file/print.ts";
 import { main as simMain } from "../../../src/sim/main.ts";
-import { parseSimArgs, SIM_TARGET } from "../../../src/sim/options.ts";
+import { parseSimArgs, SIM_TARGET } from "../../../src/options/sim.ts";
 import type { ChainReport } from "../../../src/runner/chain-report.ts";
 import { capturedIo } from "../../helpers/captured-io.ts";
 

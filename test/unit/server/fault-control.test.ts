@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import { parseServerLine } from "../../../src/contracts/server-line.ts";
 import { type AdminServer, startAdminServer } from "../../../src/server/admin-server.ts";
-import { adminListenProblem } from "../../../src/server/admin-listen.ts";
+import { adminListenProblem } from "../../../src/options/admin-listen.ts";
 import {
   activeOf,
   conditionsOfActive,

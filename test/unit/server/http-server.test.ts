@@ -1,6 +1,6 @@
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ServerOptions } from "../../../src/server/options.ts";
+import type { ServerOptions } from "../../../src/options/server.ts";
 import { type RunningServer, startHttpServer } from "../../../src/server/http-server.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import { eventually } from "../../helpers/eventually.ts";

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { realClock } from "../../../src/clock/real-clock.ts";
 import { DEADLINE_HEADER } from "../../../src/model/protection-headers.ts";
 import { startHttpServer } from "../../../src/server/http-server.ts";
-import { parseServerArgs, resolveServerProgramOptions } from "../../../src/server/options.ts";
+import { parseServerArgs, resolveServerProgramOptions } from "../../../src/options/server.ts";
 import { eventually } from "../../helpers/eventually.ts";
 import { type HostileService, startHostileService } from "../../helpers/hostile-service.ts";
 import { startScriptedServer } from "../../helpers/scripted-server.ts";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import { type RunningServer, startHttpServer } from "../../../src/server/http-server.ts";
-import { parseServerArgs, resolveServerOptions } from "../../../src/server/options.ts";
+import { parseServerArgs, resolveServerOptions } from "../../../src/options/server.ts";
 import { eventually } from "../../helpers/eventually.ts";
 import { rawGet } from "../../helpers/raw-http.ts";
 

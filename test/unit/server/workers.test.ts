@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
 import { exponentialCurve } from "../../../src/model/servers/kinds/exponential.ts";
 import type { ServiceSnapshot } from "../../../src/model/servers/server-model.ts";
-import { parseServerArgs, resolveServerProgramOptions } from "../../../src/server/options.ts";
+import { parseServerArgs, resolveServerProgramOptions } from "../../../src/options/server.ts";
 import { wholeServer } from "../../../src/server/workers.ts";
 
 function resolve(args: string[]) {

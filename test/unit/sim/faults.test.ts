@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ServiceSnapshot } from "../../../src/model/service-queue.ts";
 import { main, run } from "../../../src/sim/main.ts";
-import { parseSimArgs, type SimFlagValues } from "../../../src/sim/options.ts";
+import { parseSimArgs, type SimFlagValues } from "../../../src/options/sim.ts";
 import type { SimulationEvent } from "../../../src/runner/simulate.ts";
 
 function values(args: readonly string[]): SimFlagValues {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseOccLine } from "../../../src/contracts/occ-line.ts";
 import { main } from "../../../src/sim/main.ts";
-import { parseClientCounts } from "../../../src/sim/occ-options.ts";
+import { parseClientCounts } from "../../../src/options/occ.ts";
 import { capturedIo } from "../../helpers/captured-io.ts";
 
 async function runSim(args: readonly string[]): Promise<{ code: unknown; stdout: string; stderr: string }> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { run } from "../../../src/sim/main.ts";
-import { parseSimArgs, type SimFlagValues } from "../../../src/sim/options.ts";
+import { parseSimArgs, type SimFlagValues } from "../../../src/options/sim.ts";
 
 function values(args: readonly string[]): SimFlagValues {
   const parsed = parseSimArgs(args);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CLIENT_FLAGS, parseClientArgs, resolveClientOptions } from "../../../src/client/options.ts";
+import { CLIENT_FLAGS, parseClientArgs, resolveClientOptions } from "../../../src/options/client.ts";
 import { parseStrategies } from "../../../src/strategies/runs.ts";
 import { PRESETS, presetValues } from "../../../src/strategies/presets.ts";
 import { parseStrategyList, STRATEGY_NAMES, strategyOfRun } from "../../../src/strategies/registry.ts";

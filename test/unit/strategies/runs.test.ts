@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { clientArgsOfRun, parseStrategies } from "../../../src/strategies/runs.ts";
-import { CLIENT_FLAGS, parseClientArgs, resolveClientOptions } from "../../../src/client/options.ts";
+import { CLIENT_FLAGS, parseClientArgs, resolveClientOptions } from "../../../src/options/client.ts";
 
 function clientOptions(args: readonly string[]) {
   const parsed = parseClientArgs(args);

@@ -4,7 +4,7 @@ import { parseDuration } from "../../../../src/cli/duration.ts";
 import { parseValue } from "../../../../src/cli/flags.ts";
 import { UsageError } from "../../../../src/cli/usage-error.ts";
 import { factorProblem, FaultSyntaxError, MAX_FAULTS, parseFaults } from "../../../../src/model/faults/fault-schedule.ts";
-import { SIM_FLAGS } from "../../../../src/sim/options.ts";
+import { SIM_FLAGS } from "../../../../src/options/sim.ts";
 import { FUZZ, oneLinePrintable } from "../../../helpers/fuzz.ts";
 
 /*

@@ -9,7 +9,7 @@ import { parseFaultControl } from "../../../../src/model/faults/control.ts";
 import { formatFault, parseFaults } from "../../../../src/model/faults/fault-schedule.ts";
 import { FAULT_KIND_DEFINITIONS } from "../../../../src/model/faults/kinds.ts";
 import { run } from "../../../../src/sim/main.ts";
-import { parseSimArgs } from "../../../../src/sim/options.ts";
+import { parseSimArgs } from "../../../../src/options/sim.ts";
 import { FAULTS_HELP } from "../../../../src/config/simulation.ts";
 import { IDLE_SERVER } from "../../../helpers/server-fixtures.ts";
 

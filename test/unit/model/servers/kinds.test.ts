@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../../src/clock/manual-clock.ts";
 import { modelOf, SERVER_MODEL_DEFINITIONS } from "../../../../src/model/servers/models.ts";
 import { run } from "../../../../src/sim/main.ts";
-import { parseSimArgs, SIM_FLAGS } from "../../../../src/sim/options.ts";
+import { parseSimArgs, SIM_FLAGS } from "../../../../src/options/sim.ts";
 import { type RunningServer, startHttpServer } from "../../../../src/server/http-server.ts";
 import { describeModelSpec } from "../../../../src/model/servers/model-flags.ts";
 import {
@@ -13,7 +13,7 @@ import {
   resolveServerProgramOptions,
   SERVER_PROGRAM_FLAGS,
   serverFigures,
-} from "../../../../src/server/options.ts";
+} from "../../../../src/options/server.ts";
 import { eventually } from "../../../helpers/eventually.ts";
 import { rawGet } from "../../../helpers/raw-http.ts";
 import { serverModelFromArgs, settingsArgs } from "../../../helpers/server-model-flags.ts";

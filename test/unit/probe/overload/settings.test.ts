@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseScenario } from "../../../../src/scenario-file/read.ts";
-import { SIM_TARGET } from "../../../../src/sim/options.ts";
+import { SIM_TARGET } from "../../../../src/options/sim.ts";
 import type { ServerModelSpec } from "../../../../src/model/servers/models.ts";
 import type { Fate } from "../../../../src/runtime/one-request.ts";
 import type { OverloadFindings } from "../../../../src/probe/overload/overload.ts";

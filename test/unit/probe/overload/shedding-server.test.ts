@@ -5,7 +5,7 @@ import { probeOverload } from "../../../../src/probe/overload/overload.ts";
 import { overloadScenario } from "../../../../src/probe/overload/settings.ts";
 import { type RunningServer, startHttpServer } from "../../../../src/server/http-server.ts";
 import { serverModelOf } from "../../../../src/config/server-system.ts";
-import { parseServerArgs, resolveServerOptions } from "../../../../src/server/options.ts";
+import { parseServerArgs, resolveServerOptions } from "../../../../src/options/server.ts";
 
 /*
  * The phase past saturation against the real HTTP server with the queue model on a virtual clock

@@ -11,17 +11,17 @@ import {
   outFlag,
   SYSTEM_FLAGS,
   systemValues,
-} from "../recommend/measure-options.ts";
+} from "./measure.ts";
 import { type TargetService } from "../runtime/target-service.ts";
 import { TARGET_FLAGS, targetOf } from "../runtime/target-run.ts";
-import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
+import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "./scenario-target.ts";
 
 /*
  * choose takes the flags of ./sim that describe the user's system (clients or arrival rate,
  * timeout, server model, everyday error rate, instances, …) and how it is measured (the
  * reporting windows): the flag groups system and observation. The strategy, protection and
  * run flags are choose's to set, per candidate; ./sim's output flags mean nothing here. The
- * system and the measure are check's too (src/recommend/measure-options.ts).
+ * system and the measure are check's too (src/options/measure.ts).
  */
 
 /** How far down the first seed's ranking candidates run every seed (-screen-top). */

@@ -23,7 +23,7 @@ import {
 } from "../config/server-system.ts";
 import { adminListenProblem } from "./admin-listen.ts";
 import { UsageError } from "../cli/usage-error.ts";
-import { resolveUpstream, UPSTREAM_FLAGS, type UpstreamOptions } from "./upstream-flags.ts";
+import { resolveUpstream, UPSTREAM_FLAGS, type UpstreamOptions } from "./upstream.ts";
 
 /**
  * Node's own headers timeout is off when the request timeout is (requests here may stay in
@@ -101,7 +101,7 @@ const WORKERS_FLAG = workersFlag(
 
 /**
  * ./server's own table: the server's flags (the simulator and the demo take those), and a
- * middle tier's (-upstream, src/server/upstream-flags.ts), which only a real server runs.
+ * middle tier's (-upstream, src/options/upstream.ts), which only a real server runs.
  */
 export const SERVER_PROGRAM_FLAGS = [...withoutFlags(SERVER_FLAGS, ["debug"]), ...UPSTREAM_FLAGS, WORKERS_FLAG, DEBUG_FLAG];
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { UsageError } from "../../../src/cli/usage-error.ts";
 import { serverModelOf } from "../../../src/config/server-system.ts";
-import { parseServerArgs, resolveServerOptions } from "../../../src/server/options.ts";
-import { parseSimArgs, resolveSimOptions } from "../../../src/sim/options.ts";
+import { parseServerArgs, resolveServerOptions } from "../../../src/options/server.ts";
+import { parseSimArgs, resolveSimOptions } from "../../../src/options/sim.ts";
 
 function serverModel(args: string[]) {
   const parsed = parseServerArgs(args);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { UsageError } from "../../../src/cli/usage-error.ts";
 import { RETRY_POLICY_FLAGS } from "../../../src/config/load.ts";
-import { parseServerArgs, resolveServerProgramOptions, SERVER_PROGRAM_FLAGS } from "../../../src/server/options.ts";
+import { parseServerArgs, resolveServerProgramOptions, SERVER_PROGRAM_FLAGS } from "../../../src/options/server.ts";
 import { seededRandom } from "../../../src/backoff/random.ts";
 import { ManualClock } from "../../../src/clock/manual-clock.ts";
 import { parseServerLine } from "../../../src/contracts/server-line.ts";

@@ -10,8 +10,8 @@ import { defaultBehindThresholdMs } from "../model/client-behind.ts";
 import { protectionHelp } from "../strategies/protection.ts";
 import { strategiesHelp } from "../strategies/registry.ts";
 import { type LoadConfig, POLICY_AND_LOAD_FLAGS, resolveLoadConfig, USERS_FLAGS } from "../config/load.ts";
-import { parseShard, type Shard, shardProblem } from "./shard.ts";
-import { autoWorkers, USERS_PER_THREAD } from "./workers.ts";
+import { parseShard, type Shard, shardProblem } from "../contracts/shard-label.ts";
+import { autoWorkers, USERS_PER_THREAD } from "./client-workers.ts";
 import { workersFlag } from "../cli/workers-flag.ts";
 import { MAX_BODY_FLAG } from "../runtime/http-body.ts";
 import { checkUrl } from "../cli/url.ts";
@@ -179,7 +179,7 @@ function checkShareCombinations(options: ClientOptions): void {
 
 /**
  * The thread count: as given, or for `auto`, from this process's share of the users and the
- * cores (src/client/workers.ts). What runs in one thread only (-metrics-listen, open-loop
+ * cores (src/options/client-workers.ts). What runs in one thread only (-metrics-listen, open-loop
  * arrivals) gets one.
  */
 function resolveWorkers(values: ClientFlagValues, fleet: RetryConfig["fleet"]): number {

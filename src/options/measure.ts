@@ -10,8 +10,8 @@ import { checkSpikeClients, PARALLEL_FLAG, SIMULATION_FLAGS } from "../config/si
  * How choose and check measure candidates on the user's system: the system itself (./sim's
  * flags of the groups system and observation), the outages or fault schedules it must survive,
  * the runs' phases, the users' deadline, the seeds and the worker threads. choose adds its
- * screening, stability, server levers and -validate (src/choose/options.ts); check adds the
- * configuration it grades (src/check/options.ts). Both read their flags into MeasureOptions here.
+ * screening, stability, server levers and -validate (src/options/choose.ts); check adds the
+ * configuration it grades (src/options/check.ts). Both read their flags into MeasureOptions here.
  */
 
 /**

@@ -12,8 +12,8 @@ import {
   outFlag,
   SYSTEM_FLAGS,
   systemValues,
-} from "../recommend/measure-options.ts";
-import type { ScenarioTarget } from "../scenario-file/format.ts";
+} from "./measure.ts";
+import type { ScenarioTarget } from "./scenario-target.ts";
 
 const CHECK_ONLY_FLAGS = [
   {
@@ -54,7 +54,7 @@ const CHECK_ONLY_FLAGS = [
   },
 ] as const satisfies readonly FlagSpec[];
 
-/** choose's system and measure (src/recommend/measure-options.ts): a policy is graded as choose grades its candidates. */
+/** choose's system and measure (src/options/measure.ts): a policy is graded as choose grades its candidates. */
 export const CHECK_FLAGS: readonly FlagSpec[] = [
   ...SYSTEM_FLAGS,
   ...MEASURE_RUN_FLAGS,

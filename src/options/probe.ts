@@ -5,7 +5,10 @@ import { isLoopback } from "../cli/loopback.ts";
 import { checkUrl } from "../cli/url.ts";
 import { LOAD_CONFIG_FLAGS } from "../config/load.ts";
 import { MAX_BODY_FLAG } from "../runtime/http-body.ts";
-import type { ProbeLoad } from "./scenario-out.ts";
+
+/** The user's load, as the client's flags state it. */
+export type ProbeLoad =
+  { readonly arrivals: "closed"; readonly clients: number; readonly lambda: number } | { readonly arrivals: "open"; readonly rate: number };
 
 /** The client's flag of that name, as it is (the probe writes the user's load into the scenario). */
 function clientFlag<N extends "clients" | "lambda" | "timeout" | "arrivals" | "rate">(

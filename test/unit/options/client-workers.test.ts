@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseClientArgs, resolveClientOptions } from "../../../src/client/options.ts";
-import { autoWorkers, behindWarning, cores, suggestedWorkers, USERS_PER_THREAD } from "../../../src/client/workers.ts";
+import { parseClientArgs, resolveClientOptions } from "../../../src/options/client.ts";
+import { autoWorkers, behindWarning, cores, suggestedWorkers, USERS_PER_THREAD } from "../../../src/options/client-workers.ts";
 
 const resolve = (args: string[]) => {
   const parsed = parseClientArgs(args);

@@ -1,7 +1,7 @@
 import { DEBUG_FLAG, type FlagSpec, type ProgramDescription, withoutFlags } from "../cli/flags.ts";
-import { CLIENT_FLAGS } from "../client/options.ts";
-import { SERVER_FLAGS } from "../server/options.ts";
-import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
+import { CLIENT_FLAGS } from "./client.ts";
+import { SERVER_FLAGS } from "./server.ts";
+import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "./scenario-target.ts";
 import { phaseFlag } from "../config/phase-flags.ts";
 import { DASHBOARD_FLAGS } from "../dashboard/options.ts";
 import { FAULTS_HELP, faultsProblem } from "../config/simulation.ts";

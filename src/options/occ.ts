@@ -1,7 +1,7 @@
 import { DEBUG_FLAG, type FlagSpec, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { OCC_WORKLOAD_FLAG } from "../cli/workload.ts";
-import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "../scenario-file/format.ts";
+import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "./scenario-target.ts";
 import { blogRunsHelp } from "../strategies/blog-backoff.ts";
 import { BLOG_BACKOFF_FLAGS, blogStrategiesFlag, NETWORK_DELAY_FLAGS } from "../strategies/occ-flags.ts";
 import { SIM_SEED_FLAG } from "../config/simulation.ts";
