@@ -7,10 +7,10 @@
  * figures, met or missed; asserts nothing. Each run is a child process stopped by its own pid (and
  * group) when it runs over its limit, on failure, or on Ctrl-C; the worktree is removed after.
  */
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { baselineCheckout } from "./baseline-checkout.ts";
 import { buildGrid, measurePlan } from "../src/recommend/grid-measure.ts";
 import { longestSurvived, outageRun } from "../src/recommend/measure.ts";
 import { parseChooseArgs } from "../src/options/choose.ts";
@@ -98,26 +98,6 @@ async function defaultRun(dir: string, label: string): Promise<Timed | undefined
   };
 }
 
-/** A checkout of the baseline beside this one, sharing its node_modules (the baseline's are a subset); undefined if git cannot make one. */
-function baselineCheckout(): { dir: string; remove: () => void } | undefined {
-  const dir = join(mkdtempSync(join(tmpdir(), "thundering-herd-bench-baseline-")), "checkout");
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
-  try {
-    git("worktree", "add", "--detach", dir, BASELINE);
-  } catch (error) {
-    process.stdout.write(`  no checkout of ${BASELINE}: ${((error as { stderr?: Buffer }).stderr ?? "").toString().trim()}\n`);
-    return undefined;
-  }
-  symlinkSync(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"));
-  return {
-    dir,
-    remove: () => {
-      git("worktree", "remove", "--force", dir);
-      rmSync(resolve(dir, ".."), { recursive: true, force: true });
-    },
-  };
-}
-
 const median = (values: readonly number[]) =>
   percentile(
     [...values].sort((a, b) => a - b),
@@ -133,7 +113,7 @@ async function defaultRunAgainstBaseline(): Promise<void> {
     `\nchoose's default run (the article's system: the client grid, the server's levers, the stability seeds) on ${cores} cores, ` +
       `this checkout beside ${BASELINE}, ${PAIRS} pairs in alternating order:\n`,
   );
-  const baseline = baselineCheckout();
+  const baseline = baselineCheckout(BASELINE, (text) => process.stdout.write(text));
   const ours: Timed[] = [];
   const theirs: Timed[] = [];
   try {

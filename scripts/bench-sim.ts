@@ -15,10 +15,17 @@
  * service grow without end: the default server, and the settings that store the most; then
  * every strategy at mid size on one worker thread and on every core (-parallel).
  *
- * `npm run bench -- sim [mid] [full] [never-back] [parallel]` runs only the sections named.
+ * The last, issue 37's target, runs the full-size scenario with fixed retry beside the commit
+ * the issue measured against, both built alike, in alternating pairs, and prints the ratio.
+ *
+ * `npm run bench -- sim [mid] [full] [never-back] [parallel] [beside]` runs only the sections named.
  */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { baselineCheckout } from "./baseline-checkout.ts";
+import { buildProgram } from "./build-program.mjs";
+import { percentile } from "../src/model/percentile.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { memoryMb } from "./proc-usage.ts";
 
@@ -52,9 +59,13 @@ interface SimRun {
 
 const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
 
-async function runSim(args: readonly string[]): Promise<SimRun> {
+/** Runs ./sim, or, given `bundle`, a simulator built by buildProgram (`node <bundle> args`). */
+async function runSim(args: readonly string[], bundle?: string): Promise<SimRun> {
   const started = performance.now();
-  const sim = new ChildProgram("sim", resolve(REPO_ROOT, "sim"), args, { cwd: REPO_ROOT });
+  const sim =
+    bundle === undefined
+      ? new ChildProgram("sim", resolve(REPO_ROOT, "sim"), args, { cwd: REPO_ROOT })
+      : new ChildProgram("sim", process.execPath, [bundle, ...args], { cwd: REPO_ROOT });
   running.add(sim);
   let peakMb = 0;
   let timedOut = false;
@@ -97,7 +108,7 @@ const millions = (value: number | undefined, digits = 2) => (value === undefined
 const perSecond = (run: SimRun) => (run.events === undefined || run.simulateS === undefined ? undefined : run.events / run.simulateS);
 const verdict = (ok: boolean) => (ok ? "meets" : "misses");
 
-const SECTIONS = ["mid", "full", "never-back", "parallel"];
+const SECTIONS = ["mid", "full", "never-back", "parallel", "beside"];
 const sections = process.argv.slice(2).filter((argument) => argument !== "--");
 const unknown = sections.filter((section) => !SECTIONS.includes(section));
 if (unknown.length > 0) {
@@ -111,6 +122,7 @@ async function main(): Promise<void> {
   if (wanted("full")) await fullSize();
   if (wanted("never-back")) await neverBack();
   if (wanted("parallel")) await parallelRuns();
+  if (wanted("beside")) await besideBaseline();
 }
 
 async function midSize(): Promise<void> {
@@ -226,6 +238,62 @@ async function parallelRuns(): Promise<void> {
         `${(sequential.wallS / run.wallS).toFixed(2).padStart(7)}x  ${run.outcome !== "ok" ? run.outcome : run.stdout.join("\n") === sequential.stdout.join("\n") ? "identical" : "DIFFERENT"}\n`,
     );
   }
+}
+
+/** The commit issue 37 set the simulator's speed against (65–69 s for the run below, beside 46 s then), and the goal. */
+const BASELINE = "de37896";
+const RATIO_GOAL = 0.5;
+const PAIRS = 3;
+/** The issue's run: 10⁶ users for 10 min on the scaled server, fixed retry, a 20 s outage at 15 s. */
+const BESIDE_ARGS = ["-clients", "1000000", "-limit", "30000", "-k", "15000", "-duration", "10m", "-quiet"];
+
+const median = (values: readonly number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  )!;
+
+/**
+ * This checkout beside BASELINE on the issue's run: both simulators built the same way (the
+ * shims' bundle) from a git worktree of the baseline sharing node_modules, run in alternating
+ * order so that a machine busier in one minute than the next weighs on both.
+ */
+async function besideBaseline(): Promise<void> {
+  const write = (text: string) => process.stdout.write(text);
+  write(`\nbeside ${BASELINE}: ./sim ${BESIDE_ARGS.join(" ")} (fixed retry), ${PAIRS} pairs in alternating order\n`);
+  const baseline = baselineCheckout(BASELINE, write);
+  if (baseline === undefined) return;
+  mkdirSync(resolve(REPO_ROOT, "node_modules/.cache"), { recursive: true });
+  const bundles = mkdtempSync(resolve(REPO_ROOT, "node_modules/.cache/thundering-herd-bench-sim-"));
+  const walls = { ours: [] as number[], baseline: [] as number[] };
+  try {
+    const builds = { ours: join(bundles, "ours"), baseline: join(bundles, "baseline") };
+    await buildProgram(REPO_ROOT, "sim", builds.ours);
+    await buildProgram(baseline.dir, "sim", builds.baseline);
+    for (let pair = 0; pair < PAIRS; pair++) {
+      for (const side of pair % 2 === 0 ? (["ours", "baseline"] as const) : (["baseline", "ours"] as const)) {
+        const run = await runSim(BESIDE_ARGS, join(builds[side], "sim.mjs"));
+        const name = side === "ours" ? "this checkout" : BASELINE;
+        if (run.outcome !== "ok") {
+          write(`  pair ${pair + 1}, ${name}: ${run.outcome}\n`);
+          return;
+        }
+        walls[side].push(run.wallS);
+        write(
+          `  pair ${pair + 1}, ${name}: ${run.wallS.toFixed(1)} s wall, ${millions(run.events)} M events, ${run.peakMb.toFixed(0)} MB peak; ` +
+            `${run.stdout.find((line) => line.startsWith("fixed: ")) ?? "?"}\n`,
+        );
+      }
+    }
+  } finally {
+    rmSync(bundles, { recursive: true, force: true });
+    baseline.remove();
+  }
+  const ratio = median(walls.ours) / median(walls.baseline);
+  write(
+    `  median ${median(walls.ours).toFixed(1)} s against ${median(walls.baseline).toFixed(1)} s: ratio ${ratio.toFixed(2)}x of ${BASELINE}, ` +
+      `goal at most ${RATIO_GOAL}x: ${ratio <= RATIO_GOAL ? "met" : "missed"}\n`,
+  );
 }
 
 await main();

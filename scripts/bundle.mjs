@@ -8,7 +8,7 @@
 import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { buildProgram } from "./build-program.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const name = process.argv[2];
@@ -19,20 +19,9 @@ if (!["server", "client", "sim", "merge", "probe"].includes(name ?? "")) {
 const outdir = resolve(root, "node_modules/.cache/thundering-herd");
 // Several shims may build at once (tests start many): each builds into its own directory, then renames.
 const temporary = join(outdir, `.build-${process.pid}`);
-const outputs = { [name]: resolve(root, "src/bin", `${name}.ts`), "worker-entry": resolve(root, "src/bin/worker-entry.ts") };
 try {
   mkdirSync(temporary, { recursive: true });
-  await build({
-    entryPoints: Object.entries(outputs).map(([out, input]) => ({ in: input, out })),
-    outdir: temporary,
-    outExtension: { ".js": ".mjs" },
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    logLevel: "error",
-  });
+  await buildProgram(root, name, temporary);
   // The worker entry first: a program that finds itself rebuilt also finds its workers' entry.
   for (const out of ["worker-entry", name]) renameSync(join(temporary, `${out}.mjs`), join(outdir, `${out}.mjs`));
   if (name === "sim") {
