@@ -27,12 +27,18 @@ export function baselineCheckout(commit: string, write: (text: string) => void):
     rmSync(parent, { recursive: true, force: true });
     return undefined;
   }
-  symlinkSync(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"));
-  return {
-    dir,
-    remove: () => {
+  const remove = () => {
+    try {
       git("worktree", "remove", "--force", dir);
+    } finally {
       rmSync(parent, { recursive: true, force: true });
-    },
+    }
   };
+  try {
+    symlinkSync(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"));
+  } catch (error) {
+    remove();
+    throw error;
+  }
+  return { dir, remove };
 }

@@ -25,8 +25,11 @@ const REPO_ROOT = resolve(import.meta.dirname, "..");
 const RUN_LIMIT_MS = 10 * 60_000;
 
 let running: ChildProgram | undefined;
+/** The baseline's worktree while one is checked out, removed also when interrupted. */
+let removeBaseline: (() => void) | undefined;
 process.on("SIGINT", () => {
   running?.kill();
+  removeBaseline?.();
   process.exit(130);
 });
 
@@ -114,6 +117,7 @@ async function defaultRunAgainstBaseline(): Promise<void> {
       `this checkout beside ${BASELINE}, ${PAIRS} pairs in alternating order:\n`,
   );
   const baseline = baselineCheckout(BASELINE, (text) => process.stdout.write(text));
+  removeBaseline = baseline?.remove;
   const ours: Timed[] = [];
   const theirs: Timed[] = [];
   try {
@@ -130,6 +134,7 @@ async function defaultRunAgainstBaseline(): Promise<void> {
       }
     }
   } finally {
+    removeBaseline = undefined;
     baseline?.remove();
   }
   const wall = median(ours.map((run) => run.wallS));

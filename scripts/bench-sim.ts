@@ -4,18 +4,19 @@
  * time with a 20 s outage in at most 40 s of wall time and 2 GB of memory; then how much
  * the worker threads gain on independent runs (-strategies all, -parallel 1 against
  * every core), whose output must be byte-identical. Prints figures; asserts nothing. Each
- * run is a `./sim` child, stopped by its own pid (and group) when it runs over its time
- * limit, on failure, or on Ctrl-C.
+ * run is a child process (`./sim`, or a simulator's bundle run by node), stopped by its own
+ * pid (and group) when it runs over its time limit, on failure, or on Ctrl-C; a worktree
+ * and the bundles a section made are removed on every path, Ctrl-C included.
  *
  * The full-size scenario is the article's scaled by 1000 (limit 30 000, K 15 000), so the
  * server is not swamped at baseline, and then on the queue model, 30 000 threads of 100 ms
  * (300 000 req/s, the exponential model's limit over its base delay); the mid-size one is
- * scaled by 100. The last section
+ * scaled by 100. The never-back section
  * runs a million clients against servers that never come back, where the requests in
  * service grow without end: the default server, and the settings that store the most; then
  * every strategy at mid size on one worker thread and on every core (-parallel).
  *
- * The last, issue 37's target, runs the full-size scenario with fixed retry beside the commit
+ * The beside section, issue 37's target, runs the full-size scenario with fixed retry beside the commit
  * the issue measured against, both built alike, in alternating pairs, and prints the ratio.
  *
  * `npm run bench -- sim [mid] [full] [never-back] [parallel] [beside]` runs only the sections named.
@@ -39,8 +40,11 @@ const RUN_LIMIT_MS = 10 * 60_000;
 const MEMORY_POLL_MS = 100;
 
 const running = new Set<ChildProgram>();
+/** What a section made and must remove also when interrupted (a worktree, a folder of bundles). */
+const cleanups = new Set<() => void>();
 process.on("SIGINT", () => {
   for (const program of running) program.kill();
+  for (const cleanup of cleanups) cleanup();
   process.exit(130);
 });
 
@@ -263,10 +267,16 @@ async function besideBaseline(): Promise<void> {
   write(`\nbeside ${BASELINE}: ./sim ${BESIDE_ARGS.join(" ")} (fixed retry), ${PAIRS} pairs in alternating order\n`);
   const baseline = baselineCheckout(BASELINE, write);
   if (baseline === undefined) return;
-  mkdirSync(resolve(REPO_ROOT, "node_modules/.cache"), { recursive: true });
-  const bundles = mkdtempSync(resolve(REPO_ROOT, "node_modules/.cache/thundering-herd-bench-sim-"));
+  cleanups.add(baseline.remove);
+  let bundles: string | undefined;
+  const removeBundles = () => {
+    if (bundles !== undefined) rmSync(bundles, { recursive: true, force: true });
+  };
+  cleanups.add(removeBundles);
   const walls = { ours: [] as number[], baseline: [] as number[] };
   try {
+    mkdirSync(resolve(REPO_ROOT, "node_modules/.cache"), { recursive: true });
+    bundles = mkdtempSync(resolve(REPO_ROOT, "node_modules/.cache/thundering-herd-bench-sim-"));
     const builds = { ours: join(bundles, "ours"), baseline: join(bundles, "baseline") };
     await buildProgram(REPO_ROOT, "sim", builds.ours);
     await buildProgram(baseline.dir, "sim", builds.baseline);
@@ -286,8 +296,13 @@ async function besideBaseline(): Promise<void> {
       }
     }
   } finally {
-    rmSync(bundles, { recursive: true, force: true });
-    baseline.remove();
+    cleanups.delete(removeBundles);
+    cleanups.delete(baseline.remove);
+    try {
+      removeBundles();
+    } finally {
+      baseline.remove();
+    }
   }
   const ratio = median(walls.ours) / median(walls.baseline);
   write(

@@ -13,7 +13,7 @@ fi
 bundle="$root/node_modules/.cache/thundering-herd/$name.mjs"
 # Worker threads start from worker-entry.mjs, built with every program.
 if [ ! -f "$bundle" ] || [ ! -f "$(dirname "$bundle")/worker-entry.mjs" ] ||
-  [ -n "$(find "$root/src" "$root/package-lock.json" -newer "$bundle" -print -quit)" ]; then
+  [ -n "$(find "$root/src" "$root/package-lock.json" "$root/scripts/bundle.mjs" "$root/scripts/build-program.mjs" -newer "$bundle" -print -quit)" ]; then
   node "$root/scripts/bundle.mjs" "$name" || exit 1
 fi
 exec node "$bundle" "$@"

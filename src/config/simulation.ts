@@ -42,7 +42,7 @@ const durationListProblem = (text: string) => {
   }
 };
 
-/** The -faults flag of ./sim and the demo (which reads this file, ./sim's public face): one reader and one check, with Go durations. */
+/** The -faults flag of ./sim and the demo: one reader and one check, with Go durations. */
 export const readFaults = (text: string): Fault[] => parseFaults(text, parseDuration);
 
 export const faultsProblem = (text: string): string | undefined => refusalOf(() => readFaults(text), FaultSyntaxError);

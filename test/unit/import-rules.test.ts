@@ -15,7 +15,6 @@ const FOUNDATION = ["backoff", "clock", "cli"];
 const PURE = [...FOUNDATION, "model"];
 const SHARED = [...PURE, "strategies", "contracts", "report"];
 const BELOW_OPTIONS = [...SHARED, "config", "runtime", "dashboard", "runner"];
-/** Every program's command line: read by the program, by the scenario files and by the demo, which starts ./server and ./client. */
 const BELOW_PROGRAMS = [...BELOW_OPTIONS, "options", "scenario-file", "recommend"];
 const PROGRAMS = ["server", "client", "sim", "demo", "choose", "merge", "probe", "check"];
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
@@ -32,6 +31,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   dashboard: [...SHARED, "config", "runtime"],
   // The runner runs scenarios and shows none: starting the live view is a program's part.
   runner: [...SHARED, "config", "runtime"],
+  // Every program's command line: read by the program, by the scenario files and by the demo, which starts ./server and ./client.
   options: BELOW_OPTIONS,
   "scenario-file": [...BELOW_OPTIONS, "options"],
   // What choose and check share: candidates measured, ranked and written in other systems' words.
