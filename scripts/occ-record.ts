@@ -14,7 +14,7 @@ import { resolve } from "node:path";
 import { parseOccLine, type OccLine } from "../src/contracts/occ-line.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { provenance } from "../src/runtime/provenance.ts";
-import { simulateOcc } from "../src/sim/occ-main.ts";
+import { simulateOcc } from "../src/runner/occ.ts";
 import { BLOG_BASE_MS, BLOG_CAP_MS, BLOG_RUNS } from "../src/strategies/blog-backoff.ts";
 import { BLOG_NETWORK } from "../src/model/occ/network-delay.ts";
 
@@ -35,12 +35,10 @@ const started = performance.now();
 const recordedBy = provenance();
 
 say(`simulator: ${SIM_SWEEP.length} client counts x ${BLOG_RUNS.length} strategies x ${TRIALS} runs`);
-const sim = simulateOcc(BLOG_RUNS, SIM_SWEEP, {
-  baseMs: BLOG_BASE_MS,
-  capMs: BLOG_CAP_MS,
-  network: BLOG_NETWORK,
-  trials: TRIALS,
-  seed: SEED,
+const sim = simulateOcc({
+  runs: BLOG_RUNS,
+  counts: SIM_SWEEP,
+  settings: { baseMs: BLOG_BASE_MS, capMs: BLOG_CAP_MS, network: BLOG_NETWORK, trials: TRIALS, seed: SEED },
 });
 
 /** One real run per strategy and client count, each on a fresh server (version 0). */

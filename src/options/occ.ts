@@ -1,8 +1,9 @@
-import { DEBUG_FLAG, type FlagSpec, type ProgramDescription } from "../cli/flags.ts";
+import { DEBUG_FLAG, type FlagSpec, type FlagValues, type ProgramDescription } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { OCC_WORKLOAD_FLAG } from "../cli/workload.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "./scenario-target.ts";
-import { blogRunsHelp } from "../strategies/blog-backoff.ts";
+import { blogRunsHelp, parseBlogRuns } from "../strategies/blog-backoff.ts";
+import type { OccRun } from "../runner/occ.ts";
 import { BLOG_BACKOFF_FLAGS, blogStrategiesFlag, NETWORK_DELAY_FLAGS } from "../strategies/occ-flags.ts";
 import { SIM_SEED_FLAG } from "../config/simulation.ts";
 
@@ -95,3 +96,18 @@ function clientCountsProblem(text: string): string | undefined {
 
 /** `./sim -workload occ` as a reader of scenario files. */
 export const OCC_SIM_TARGET: ScenarioTarget = { program: "sim", workload: "occ", flags: OCC_SIM_FLAGS };
+
+/** What the flags of `./sim -workload occ` ask to run. */
+export function occRun(values: FlagValues<typeof OCC_SIM_FLAGS>): OccRun {
+  return {
+    runs: parseBlogRuns(values.strategies),
+    counts: values["sweep-clients"] === undefined ? [values.clients] : parseClientCounts(values["sweep-clients"]),
+    settings: {
+      baseMs: values.base,
+      capMs: values.cap,
+      network: { meanMs: values["net-delay"], sdMs: values["net-delay-sd"] },
+      trials: values.trials,
+      seed: values.seed,
+    },
+  };
+}

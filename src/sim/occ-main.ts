@@ -1,33 +1,12 @@
-import { type FlagValues, parseFlags } from "../cli/flags.ts";
+import { parseFlags } from "../cli/flags.ts";
 import { formatDuration } from "../cli/duration.ts";
 import { formatOccJson } from "../contracts/occ-line-writer.ts";
-import { averageOccTrials, type OccFigures } from "../model/occ/occ-average.ts";
 import { textTable } from "../report/text-table.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
-import { type BlogRun, blogPolicy, parseBlogRuns } from "../strategies/blog-backoff.ts";
+import type { BlogRun } from "../strategies/blog-backoff.ts";
 import type { ScenarioMetadata } from "../scenario-file/format.ts";
-import { OCC_SIM_FLAGS, OCC_SIM_PROGRAM, OCC_SIM_TARGET, parseClientCounts } from "../options/occ.ts";
-
-export interface OccSimFigures extends OccFigures {
-  readonly strategy: string;
-}
-
-/** Every figure of a run of `./sim -workload occ`, by client count then strategy. */
-export function simulateOcc(
-  runs: readonly BlogRun[],
-  clientCounts: readonly number[],
-  settings: { baseMs: number; capMs: number; network: { meanMs: number; sdMs: number }; trials: number; seed: number },
-): OccSimFigures[] {
-  return clientCounts.flatMap((clients) =>
-    runs.map((run) => ({
-      strategy: run.name,
-      ...averageOccTrials(
-        { clients, policy: blogPolicy(run, settings.baseMs, settings.capMs), network: settings.network, seed: settings.seed },
-        settings.trials,
-      ),
-    })),
-  );
-}
+import { OCC_SIM_PROGRAM, OCC_SIM_TARGET, occRun } from "../options/occ.ts";
+import { type OccSimFigures, simulateOcc } from "../runner/occ.ts";
 
 const round = (value: number) => String(Math.round(value));
 
@@ -52,37 +31,6 @@ export function occTables(figures: readonly OccSimFigures[], runs: readonly Blog
   ].join("\n\n");
 }
 
-type OccSimValues = FlagValues<typeof OCC_SIM_FLAGS>;
-
-/** Everything that decides the figures of `./sim -workload occ`: the policies, the client counts, the backoff, the network, the runs. */
-export interface OccRun {
-  readonly runs: readonly BlogRun[];
-  readonly counts: readonly number[];
-  readonly settings: OccSettings;
-}
-type OccSettings = Parameters<typeof simulateOcc>[2];
-
-/** What the flags ask to run. */
-export function occRun(values: OccSimValues): OccRun {
-  return {
-    runs: parseBlogRuns(values.strategies),
-    counts: values["sweep-clients"] === undefined ? [values.clients] : parseClientCounts(values["sweep-clients"]),
-    settings: {
-      baseMs: values.base,
-      capMs: values.cap,
-      network: { meanMs: values["net-delay"], sdMs: values["net-delay-sd"] },
-      trials: values.trials,
-      seed: values.seed,
-    },
-  };
-}
-
-/** Every figure that `./sim -workload occ` with these flags prints. */
-export function simulateOccFlags(values: OccSimValues): OccSimFigures[] {
-  const { runs, counts, settings } = occRun(values);
-  return simulateOcc(runs, counts, settings);
-}
-
 /** `./sim -workload occ`, its flags after a scenario file's (whose metadata -print-scenario keeps). */
 export async function occSimMain(argv: readonly string[], io: ProgramIo, metadata?: ScenarioMetadata): Promise<number> {
   const parsed = parseFlags(OCC_SIM_PROGRAM, argv);
@@ -91,7 +39,8 @@ export async function occSimMain(argv: readonly string[], io: ProgramIo, metadat
     return 0;
   }
   const values = parsed.values;
-  const { runs, counts, settings } = occRun(values);
+  const run = occRun(values);
+  const { runs, counts, settings } = run;
   if (values["print-scenario"]) {
     const { printScenario } = await import("../scenario-file/print.ts");
     io.stdout.write(await printScenario(OCC_SIM_TARGET, values, {}, metadata));
@@ -103,7 +52,7 @@ export async function occSimMain(argv: readonly string[], io: ProgramIo, metadat
       `network |normal(${formatDuration(network.meanMs)}, ${formatDuration(network.sdMs)})| each way; ` +
       `${values.trials} runs per figure from seed ${values.seed}\n`,
   );
-  const figures = simulateOccFlags(values);
+  const figures = simulateOcc(run);
   if (values.json) {
     for (const figure of figures)
       io.stdout.write(

@@ -5,8 +5,8 @@ import type { ClientWindow, ServerSample } from "../../src/model/timeline.ts";
 import type { Counts } from "../../src/model/window-stats.ts";
 import type { ScenarioMetrics } from "../../src/model/scenario-metrics.ts";
 import { readScenarioFile } from "../../src/scenario-file/read.ts";
-import { type OccSimFigures, simulateOccFlags } from "../../src/sim/occ-main.ts";
-import { OCC_SIM_PROGRAM, OCC_SIM_TARGET } from "../../src/options/occ.ts";
+import { type OccSimFigures, simulateOcc } from "../../src/runner/occ.ts";
+import { OCC_SIM_PROGRAM, OCC_SIM_TARGET, occRun } from "../../src/options/occ.ts";
 import { parseSimArgs, resolveSimOptions, SIM_FLAGS, SIM_TARGET } from "../../src/options/sim.ts";
 import { runTrial, simRuns, withStrategy } from "../../src/sim/trial.ts";
 import { parseStrategies } from "../../src/strategies/runs.ts";
@@ -79,7 +79,7 @@ async function exampleOf(file: string, workload: Workload, overrides: Readonly<R
 export async function runOccExample(file: string, overrides: Readonly<Record<string, string | null>> = {}): Promise<OccSimFigures[]> {
   const parsed = parseFlags(OCC_SIM_PROGRAM, await exampleOf(file, "occ", overrides));
   if (parsed.kind !== "run") throw new Error(`${file}: not a run`);
-  return simulateOccFlags(parsed.values);
+  return simulateOcc(occRun(parsed.values));
 }
 
 export async function runExample(file: string, overrides: Readonly<Record<string, string | null>> = {}): Promise<StrategyOutcome[]> {

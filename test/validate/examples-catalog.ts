@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { expect } from "vitest";
-import type { OccSimFigures } from "../../src/sim/occ-main.ts";
+import type { OccSimFigures } from "../../src/runner/occ.ts";
 import { REALTIME_PREFIX } from "../../harness/realtime.ts";
 import { loadExample, runExample, runExampleReal, runOccExample, type StrategyOutcome } from "../helpers/examples.ts";
 

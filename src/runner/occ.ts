@@ -1,0 +1,42 @@
+import type { NetworkDelay } from "../model/occ/network-delay.ts";
+import { averageOccTrials, type OccFigures } from "../model/occ/occ-average.ts";
+import { type BlogRun, blogPolicy } from "../strategies/blog-backoff.ts";
+
+/*
+ * The OCC workload on the virtual clock: the blog's experiment (clients updating one row under
+ * optimistic concurrency, each retrying with its backoff) run for every client count and
+ * strategy, each figure averaged over seeded trials. `./sim -workload occ` is its front end, as
+ * simulate.ts is the request workload's; the real programs run the same workload on sockets.
+ */
+
+/** Everything that decides the figures: the strategies, the client counts, the backoff, the network, the runs. */
+export interface OccRun {
+  readonly runs: readonly BlogRun[];
+  readonly counts: readonly number[];
+  readonly settings: OccSettings;
+}
+
+export interface OccSettings {
+  readonly baseMs: number;
+  readonly capMs: number;
+  readonly network: NetworkDelay;
+  readonly trials: number;
+  readonly seed: number;
+}
+
+export interface OccSimFigures extends OccFigures {
+  readonly strategy: string;
+}
+
+/** Every figure of an OCC run, by client count then strategy. */
+export function simulateOcc({ runs, counts, settings }: OccRun): OccSimFigures[] {
+  return counts.flatMap((clients) =>
+    runs.map((run) => ({
+      strategy: run.name,
+      ...averageOccTrials(
+        { clients, policy: blogPolicy(run, settings.baseMs, settings.capMs), network: settings.network, seed: settings.seed },
+        settings.trials,
+      ),
+    })),
+  );
+}
