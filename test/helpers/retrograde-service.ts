@@ -44,7 +44,11 @@ export function hasDebianGunicorn(): boolean {
   return existsSync("/usr/bin/python3") && existsSync("/usr/lib/python3/dist-packages/gunicorn");
 }
 
-export async function startRetrogradeService(settings: RetrogradeSettings = RETROGRADE_SETTINGS): Promise<RetrogradeService> {
+/** `prefix`: a command the service runs under, e.g. harness/realtime.ts's REALTIME_PREFIX. */
+export async function startRetrogradeService(
+  settings: RetrogradeSettings = RETROGRADE_SETTINGS,
+  prefix: readonly string[] = [],
+): Promise<RetrogradeService> {
   const dir = mkdtempSync(join(tmpdir(), "thundering-herd-retrograde-"));
   const environment = {
     RETRO_STATE: join(dir, "state"),
@@ -54,7 +58,8 @@ export async function startRetrogradeService(settings: RetrogradeSettings = RETR
   };
   const args = ["-m", "gunicorn", "-w", String(settings.workers), "-k", "sync", "-b", "127.0.0.1:0"];
   for (const [name, value] of Object.entries(environment)) args.push("-e", `${name}=${value}`);
-  const program = new ChildProgram("gunicorn", "/usr/bin/python3", [...args, "--chdir", APP_DIR, "app:application"]);
+  const command = [...prefix, "/usr/bin/python3", ...args, "--chdir", APP_DIR, "app:application"];
+  const program = new ChildProgram("gunicorn", command[0]!, command.slice(1));
   const stop = async () => {
     await program.stop();
     rmSync(dir, { recursive: true, force: true });
