@@ -7,7 +7,10 @@ import type { OccRun } from "../runner/occ.ts";
 import { BLOG_BACKOFF_FLAGS, blogStrategiesFlag, NETWORK_DELAY_FLAGS } from "../strategies/occ-flags.ts";
 import { SIM_SEED_FLAG } from "../config/simulation.ts";
 
-/* The flag table of `./sim -workload occ`: a scenario file with `workload: occ` is read against it. */
+/*
+ * The flag table of `./sim -workload occ` (a scenario file with `workload: occ` is read against it),
+ * and its reading into the runner's OccRun.
+ */
 
 /** The blog's figures sweep 10 to 190 clients in steps of 10. */
 const BLOG_SWEEP = "10:190:10";

@@ -5,8 +5,9 @@ import { type BlogRun, blogPolicy } from "../strategies/blog-backoff.ts";
 /*
  * The OCC workload on the virtual clock: the blog's experiment (clients updating one row under
  * optimistic concurrency, each retrying with its backoff) run for every client count and
- * strategy, each figure averaged over seeded trials. `./sim -workload occ` is its front end, as
- * simulate.ts is the request workload's; the real programs run the same workload on sockets.
+ * strategy, over the model's seeded trials on its own virtual clock (src/model/occ), each figure
+ * their average. It is to the OCC workload what simulate.ts is to the requests: `./sim -workload
+ * occ` is its front end; the real programs run the same workload on sockets.
  */
 
 /** Everything that decides the figures: the strategies, the client counts, the backoff, the network, the runs. */

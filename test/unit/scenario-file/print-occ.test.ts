@@ -6,8 +6,7 @@ import { parseFlags } from "../../../src/cli/flags.ts";
 import { printScenario } from "../../../src/scenario-file/print.ts";
 import { parseScenario, readScenarioFile } from "../../../src/scenario-file/read.ts";
 import { main as simMain } from "../../../src/sim/main.ts";
-import { occRun } from "../../../src/options/occ.ts";
-import { OCC_SIM_PROGRAM, OCC_SIM_TARGET } from "../../../src/options/occ.ts";
+import { OCC_SIM_PROGRAM, OCC_SIM_TARGET, occRun } from "../../../src/options/occ.ts";
 import { SIM_TARGET } from "../../../src/options/sim.ts";
 import { capturedIo } from "../../helpers/captured-io.ts";
 
