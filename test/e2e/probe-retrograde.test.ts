@@ -29,7 +29,7 @@ import { temporaryDir } from "../helpers/temporary-dirs.ts";
  * probe in every run of the file alone; in a fourth, where it ran first, vitest's own processes used
  * 80 % and 66 % of a core as it began, and the probe found the peak at 5 users, not the 6.5 to 7 of
  * ten probes alone that day. Which work beside it bent the curve in the other runs was not measured.
- * At real-time priority it took one probe in each of three full runs (+3.2 %, -1.2 %, and a CI run's).
+ * At real-time priority it took one probe in three full runs of four (+3.2 %, -1.2 %, and a CI run's), two in the fourth.
  */
 
 /**
