@@ -6,7 +6,7 @@ import type { Fault } from "../model/faults/fault-schedule.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import type { LoadedScenario } from "../scenario-file/format.ts";
 import { scenarioSettings } from "../report/summary-file.ts";
-import type { ChainConfig } from "../runner/chain.ts";
+import type { ChainConfig } from "../config/chain-config.ts";
 import {
   type ChainCandidate,
   chainConfigFor,

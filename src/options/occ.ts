@@ -3,7 +3,7 @@ import { UsageError } from "../cli/usage-error.ts";
 import { OCC_WORKLOAD_FLAG } from "../cli/workload.ts";
 import { PRINT_SCENARIO_FLAG, SCENARIO_ARGUMENT, type ScenarioTarget } from "./scenario-target.ts";
 import { blogRunsHelp, parseBlogRuns } from "../strategies/blog-backoff.ts";
-import type { OccRun } from "../runner/occ.ts";
+import type { OccRun } from "../config/occ-run.ts";
 import { BLOG_BACKOFF_FLAGS, blogStrategiesFlag, NETWORK_DELAY_FLAGS } from "../strategies/occ-flags.ts";
 import { SIM_SEED_FLAG } from "../config/simulation.ts";
 

@@ -2,7 +2,7 @@ import type { FlagSpec } from "../cli/flags.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import type { Fault } from "../model/faults/fault-schedule.ts";
 import { playedAs } from "../model/faults/kinds.ts";
-import type { ChainConfig } from "../runner/chain.ts";
+import type { ChainConfig } from "../config/chain-config.ts";
 import { chainConfigFrom } from "../scenario-file/chain-config.ts";
 import type { SimulationFlagValues } from "../config/simulation.ts";
 import { type ScenarioTier, UPSTREAM_FLAGS } from "../scenario-file/tiers.ts";

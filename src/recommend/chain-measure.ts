@@ -1,4 +1,4 @@
-import type { ChainConfig } from "../runner/chain.ts";
+import type { ChainConfig } from "../config/chain-config.ts";
 import { type ChainReport, chainReport } from "../runner/chain-report.ts";
 
 /*

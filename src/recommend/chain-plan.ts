@@ -7,7 +7,7 @@ import type { LoadedScenario } from "../scenario-file/format.ts";
 import type { ScenarioTarget } from "../options/scenario-target.ts";
 import { USER_FLAG_NAMES } from "../scenario-file/tiers.ts";
 import { textTable } from "../report/text-table.ts";
-import type { ChainConfig } from "../runner/chain.ts";
+import type { ChainConfig } from "../config/chain-config.ts";
 import { checkFaultTiers, parseSimulationArgs, SIMULATION_FLAGS, type SimulationFlagValues } from "../config/simulation.ts";
 import type { ChainBase, ChainCandidate } from "./chain-candidates.ts";
 import type { ChainJob, ChainRunResult } from "./chain-measure.ts";

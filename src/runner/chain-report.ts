@@ -1,6 +1,7 @@
 import { policyAmplification } from "../model/tiers/amplification.ts";
 import { firstCollapsed, type TierFigures, tierFigures, type TierWindow, tierWindows } from "../model/tiers/tier-figures.ts";
-import { type ChainConfig, simulateChain } from "./chain.ts";
+import type { ChainConfig } from "../config/chain-config.ts";
+import { simulateChain } from "./chain.ts";
 import type { SimulationHooks } from "./simulate.ts";
 
 /** A chain's figures, as ./sim prints them (its `-json` line) and choose ranks them: the users' totals and each tier's figures. */

@@ -2,62 +2,18 @@ import { seededRandom, streamRandom } from "../backoff/random.ts";
 import type { Clock } from "../clock/clock.ts";
 import { ManualClock } from "../clock/manual-clock.ts";
 import type { AttemptSink, HerdObserver, Transport } from "../model/attempt.ts";
-import type { RetryConfig } from "../model/client-loop.ts";
 import { conditionsOf } from "../model/faults/conditions.ts";
-import type { Fault } from "../model/faults/fault-schedule.ts";
 import { faultKind, playedAs } from "../model/faults/kinds.ts";
-import { type Arrivals, createLoad } from "../model/load.ts";
-import { createServerModel, MIDDLE_TIER_MODELS, middleTierOf, type ServerModelSpec } from "../model/servers/models.ts";
+import { createLoad } from "../model/load.ts";
+import { createServerModel, MIDDLE_TIER_MODELS, middleTierOf } from "../model/servers/models.ts";
 import type { ServerModel } from "../model/servers/server-model.ts";
 import { countingTransport, type TierDoor } from "../model/tiers/counting-transport.ts";
 import type { TierSample } from "../model/tiers/tier-figures.ts";
 import { UpstreamCalls } from "../model/upstream-calls.ts";
 import { type WindowReport, WindowStats } from "../model/window-stats.ts";
 import { SimulatedNetwork } from "./network.ts";
+import type { ChainConfig, ChainTierConfig, UpstreamPolicy } from "../config/chain-config.ts";
 import { scheduleFaults, serverSeed, type SimulationHooks, spikeStarter } from "./simulate.ts";
-
-/** A caller's policy toward the tier below it: the tier's `upstream` (src/config/load.ts resolveRetryPolicy). */
-export interface UpstreamPolicy {
-  readonly timeoutMs: number;
-  readonly propagateDeadline: boolean;
-  readonly retry: RetryConfig;
-}
-
-/** One tier of a simulated chain: its server model and protections, and its policy toward the next tier. */
-export interface ChainTierConfig {
-  readonly name: string;
-  /** A tier that calls another is a queue model (its threads held during the call). */
-  readonly model: ServerModelSpec;
-  readonly cancelOnDisconnect: boolean;
-  readonly maxConcurrency: number;
-  readonly maxInService: number;
-  readonly backlog: number;
-  readonly errorRate: number;
-  readonly retryAfterMs: number;
-  readonly dropShed: boolean;
-  readonly deadlineAware: boolean;
-  /** Undefined for the bottom tier. */
-  readonly upstream: UpstreamPolicy | undefined;
-  /** Calls to the next tier per request. */
-  readonly fanout: number;
-  /** The faults that strike this tier (stops included; spikes are the users'). */
-  readonly faults: readonly Fault[];
-}
-
-/** A chain on the simulator's clock: the users, the tiers from the edge down, and the users' spikes. */
-export interface ChainConfig {
-  readonly users: number;
-  readonly arrivals?: Arrivals | undefined;
-  readonly timeoutMs: number;
-  readonly propagateDeadline: boolean;
-  readonly retry: RetryConfig;
-  readonly tiers: readonly ChainTierConfig[];
-  /** The users' spikes (spike faults of the edge). */
-  readonly spikes: readonly Fault[];
-  readonly intervalMs: number;
-  readonly durationMs: number;
-  readonly seed: number;
-}
 
 /** One tier built on a clock. */
 export interface BuiltTier {

@@ -1,6 +1,6 @@
-import type { NetworkDelay } from "../model/occ/network-delay.ts";
+import type { OccRun } from "../config/occ-run.ts";
 import { averageOccTrials, type OccFigures } from "../model/occ/occ-average.ts";
-import { type BlogRun, blogPolicy } from "../strategies/blog-backoff.ts";
+import { blogPolicy } from "../strategies/blog-backoff.ts";
 
 /*
  * The OCC workload on the virtual clock: the blog's experiment (clients updating one row under
@@ -9,21 +9,6 @@ import { type BlogRun, blogPolicy } from "../strategies/blog-backoff.ts";
  * their average. It is to the OCC workload what simulate.ts is to the requests: `./sim -workload
  * occ` is its front end; the real programs run the same workload on sockets.
  */
-
-/** Everything that decides the figures: the strategies, the client counts, the backoff, the network, the runs. */
-export interface OccRun {
-  readonly runs: readonly BlogRun[];
-  readonly counts: readonly number[];
-  readonly settings: OccSettings;
-}
-
-export interface OccSettings {
-  readonly baseMs: number;
-  readonly capMs: number;
-  readonly network: NetworkDelay;
-  readonly trials: number;
-  readonly seed: number;
-}
 
 export interface OccSimFigures extends OccFigures {
   readonly strategy: string;

@@ -7,7 +7,7 @@ import { playedAs } from "../model/faults/kinds.ts";
 import { MIDDLE_TIER_MODELS, middleTierOf } from "../model/servers/models.ts";
 import { DEFAULT_MAX_IN_SERVICE } from "../model/servers/bookkeeping.ts";
 import type { ScenarioTier } from "./tiers.ts";
-import type { ChainConfig, ChainTierConfig } from "../runner/chain.ts";
+import type { ChainConfig, ChainTierConfig } from "../config/chain-config.ts";
 import { parseSimulationArgs, resolveSimulation, type SimulationFlagValues } from "../config/simulation.ts";
 import { checkFaultTiers, checkSimulatorBounds, checkSpikeClients, checkSpikesAtEdge, readFaults } from "../config/simulation.ts";
 

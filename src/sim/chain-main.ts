@@ -3,7 +3,7 @@ import { UsageError } from "../cli/usage-error.ts";
 import type { ProgramIo } from "../runtime/program-io.ts";
 import { firstCollapsedText, tierText, tierWindowText } from "../report/tier-table.ts";
 import { type ScenarioTier, TIER_SYSTEM_FLAGS } from "../scenario-file/tiers.ts";
-import type { ChainConfig } from "../runner/chain.ts";
+import type { ChainConfig } from "../config/chain-config.ts";
 import { type ChainReport, chainReport } from "../runner/chain-report.ts";
 import { chainConfigFrom } from "../scenario-file/chain-config.ts";
 import type { SimFlagValues } from "../options/sim.ts";
