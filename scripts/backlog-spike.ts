@@ -24,7 +24,7 @@ import { connect } from "node:net";
 import { resolve } from "node:path";
 import { seededRandom } from "../src/backoff/random.ts";
 import { parseClientLine } from "../src/contracts/client-line.ts";
-import { percentile } from "../src/model/percentile.ts";
+import { median } from "../src/model/percentile.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { KERNEL_COUNTERS, kernelCounters } from "./real-service-runs.ts";
 
@@ -153,16 +153,10 @@ async function withOurClients(port: number, startedAt: number): Promise<void> {
 }
 
 function report(handled: readonly { atMs: number; ageMs: number }[], counters: Record<string, number>): void {
-  const median = (values: number[]) =>
-    String(
-      percentile(
-        values.sort((a, b) => a - b),
-        0.5,
-      ) ?? "-",
-    );
+  const medianText = (values: readonly number[]) => String(median(values) ?? "-");
   const lines = windows.map(
     (window, second) =>
-      `${String(second).padStart(3)} s  OK ${window.ok}  timed out ${window.timedOut}  errors ${window.errors}  p50 ${median(window.latenciesMs)} ms`,
+      `${String(second).padStart(3)} s  OK ${window.ok}  timed out ${window.timedOut}  errors ${window.errors}  p50 ${medianText(window.latenciesMs)} ms`,
   );
   const steady = windows.slice(5, SPIKE.fromMs / 1000);
   const baseline = steady.reduce((sum, window) => sum + window.ok, 0) / steady.length;

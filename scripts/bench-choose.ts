@@ -10,11 +10,11 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { baselineCheckout } from "./baseline-checkout.ts";
+import { baselineCheckout, removeOpenCheckouts } from "./baseline-checkout.ts";
 import { buildGrid, measurePlan } from "../src/recommend/grid-measure.ts";
 import { longestSurvived, outageRun } from "../src/recommend/measure.ts";
 import { parseChooseArgs } from "../src/options/choose.ts";
-import { percentile } from "../src/model/percentile.ts";
+import { median } from "../src/model/percentile.ts";
 import { serverIsBack } from "../src/model/verdict.ts";
 import { simValuesFor } from "../src/recommend/settings.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
@@ -25,11 +25,9 @@ const REPO_ROOT = resolve(import.meta.dirname, "..");
 const RUN_LIMIT_MS = 10 * 60_000;
 
 let running: ChildProgram | undefined;
-/** The baseline's worktree while one is checked out, removed also when interrupted. */
-let removeBaseline: (() => void) | undefined;
 process.on("SIGINT", () => {
   running?.kill();
-  removeBaseline?.();
+  removeOpenCheckouts();
   process.exit(130);
 });
 
@@ -101,13 +99,8 @@ async function defaultRun(dir: string, label: string): Promise<Timed | undefined
   };
 }
 
-const median = (values: readonly number[]) =>
-  percentile(
-    [...values].sort((a, b) => a - b),
-    0.5,
-  )!;
 const medianRss = (runs: readonly Timed[]) =>
-  runs.every((run) => run.rssMb !== undefined) ? median(runs.map((run) => run.rssMb!)) : undefined;
+  runs.every((run) => run.rssMb !== undefined) ? median(runs.map((run) => run.rssMb!))! : undefined;
 const megabytes = (value: number | undefined) => (value === undefined ? "-" : `${value.toFixed(0)} MB`);
 
 async function defaultRunAgainstBaseline(): Promise<void> {
@@ -117,7 +110,6 @@ async function defaultRunAgainstBaseline(): Promise<void> {
       `this checkout beside ${BASELINE}, ${PAIRS} pairs in alternating order:\n`,
   );
   const baseline = baselineCheckout(BASELINE, (text) => process.stdout.write(text));
-  removeBaseline = baseline?.remove;
   const ours: Timed[] = [];
   const theirs: Timed[] = [];
   try {
@@ -134,14 +126,13 @@ async function defaultRunAgainstBaseline(): Promise<void> {
       }
     }
   } finally {
-    removeBaseline = undefined;
     baseline?.remove();
   }
-  const wall = median(ours.map((run) => run.wallS));
+  const wall = median(ours.map((run) => run.wallS))!;
   const rss = medianRss(ours);
   process.stdout.write(`  this checkout: median ${wall.toFixed(1)} s, ${megabytes(rss)}\n`);
   if (theirs.length > 0) {
-    const baselineWall = median(theirs.map((run) => run.wallS));
+    const baselineWall = median(theirs.map((run) => run.wallS))!;
     const ratio = wall / baselineWall;
     process.stdout.write(
       `  ${BASELINE}: median ${baselineWall.toFixed(1)} s, ${megabytes(medianRss(theirs))}\n` +

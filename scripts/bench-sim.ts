@@ -5,8 +5,8 @@
  * the worker threads gain on independent runs (-strategies all, -parallel 1 against
  * every core), whose output must be byte-identical. Prints figures; asserts nothing. Each
  * run is a child process (`./sim`, or a simulator's bundle run by node), stopped by its own
- * pid (and group) when it runs over its time limit, on failure, or on Ctrl-C; a worktree
- * and the bundles a section made are removed on every path, Ctrl-C included.
+ * pid (and group) when it runs over its time limit, on failure, or on Ctrl-C; the beside
+ * section's worktree, its bundles inside, is removed on every path, Ctrl-C included.
  *
  * The full-size scenario is the article's scaled by 1000 (limit 30 000, K 15 000), so the
  * server is not swamped at baseline, and then on the queue model, 30 000 threads of 100 ms
@@ -21,12 +21,11 @@
  *
  * `npm run bench -- sim [mid] [full] [never-back] [parallel] [beside]` runs only the sections named.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
-import { baselineCheckout } from "./baseline-checkout.ts";
+import { baselineCheckout, removeOpenCheckouts } from "./baseline-checkout.ts";
 import { buildProgram } from "./build-program.mjs";
-import { percentile } from "../src/model/percentile.ts";
+import { median } from "../src/model/percentile.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { memoryMb } from "./proc-usage.ts";
 
@@ -40,11 +39,9 @@ const RUN_LIMIT_MS = 10 * 60_000;
 const MEMORY_POLL_MS = 100;
 
 const running = new Set<ChildProgram>();
-/** What a section made and must remove also when interrupted (a worktree, a folder of bundles). */
-const cleanups = new Set<() => void>();
 process.on("SIGINT", () => {
   for (const program of running) program.kill();
-  for (const cleanup of cleanups) cleanup();
+  removeOpenCheckouts();
   process.exit(130);
 });
 
@@ -251,12 +248,6 @@ const PAIRS = 3;
 /** The issue's run: 10⁶ users for 10 min on the scaled server, fixed retry, a 20 s outage at 15 s. */
 const BESIDE_ARGS = ["-clients", "1000000", "-limit", "30000", "-k", "15000", "-duration", "10m", "-quiet"];
 
-const median = (values: readonly number[]) =>
-  percentile(
-    [...values].sort((a, b) => a - b),
-    0.5,
-  )!;
-
 /**
  * This checkout beside BASELINE on the issue's run: both simulators built the same way (the
  * shims' bundle) from a git worktree of the baseline sharing node_modules, run in alternating
@@ -267,16 +258,10 @@ async function besideBaseline(): Promise<void> {
   write(`\nbeside ${BASELINE}: ./sim ${BESIDE_ARGS.join(" ")} (fixed retry), ${PAIRS} pairs in alternating order\n`);
   const baseline = baselineCheckout(BASELINE, write);
   if (baseline === undefined) return;
-  cleanups.add(baseline.remove);
-  let bundles: string | undefined;
-  const removeBundles = () => {
-    if (bundles !== undefined) rmSync(bundles, { recursive: true, force: true });
-  };
-  cleanups.add(removeBundles);
   const walls = { ours: [] as number[], baseline: [] as number[] };
   try {
-    mkdirSync(resolve(REPO_ROOT, "node_modules/.cache"), { recursive: true });
-    bundles = mkdtempSync(resolve(REPO_ROOT, "node_modules/.cache/thundering-herd-bench-sim-"));
+    // Both bundles inside the baseline's worktree, whose node_modules link resolves their packages; removed with it.
+    const bundles = join(baseline.dir, ".bench-bundles");
     const builds = { ours: join(bundles, "ours"), baseline: join(bundles, "baseline") };
     await buildProgram(REPO_ROOT, "sim", builds.ours);
     await buildProgram(baseline.dir, "sim", builds.baseline);
@@ -296,17 +281,12 @@ async function besideBaseline(): Promise<void> {
       }
     }
   } finally {
-    cleanups.delete(removeBundles);
-    cleanups.delete(baseline.remove);
-    try {
-      removeBundles();
-    } finally {
-      baseline.remove();
-    }
+    baseline.remove();
   }
-  const ratio = median(walls.ours) / median(walls.baseline);
+  const [ours, theirs] = [median(walls.ours)!, median(walls.baseline)!];
+  const ratio = ours / theirs;
   write(
-    `  median ${median(walls.ours).toFixed(1)} s against ${median(walls.baseline).toFixed(1)} s: ratio ${ratio.toFixed(2)}x of ${BASELINE}, ` +
+    `  median ${ours.toFixed(1)} s against ${theirs.toFixed(1)} s: ratio ${ratio.toFixed(2)}x of ${BASELINE}, ` +
       `goal at most ${RATIO_GOAL}x: ${ratio <= RATIO_GOAL ? "met" : "missed"}\n`,
   );
 }

@@ -26,7 +26,7 @@ import { SIM_SEED_FLAG } from "../src/config/simulation.ts";
 import { ChildProgram } from "../src/runtime/child-program.ts";
 import { parseClientLine } from "../src/contracts/client-line.ts";
 import { jsonLines } from "../src/contracts/json-line.ts";
-import { percentile } from "../src/model/percentile.ts";
+import { median } from "../src/model/percentile.ts";
 import { secondsText as seconds } from "../src/model/seconds.ts";
 import { openStalledConnections, sendHostileRequests } from "../harness/hostile-http.ts";
 import { memoryMb } from "./proc-usage.ts";
@@ -229,11 +229,7 @@ function say(text: string): void {
 
 const fmt = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : String(value));
 /** The nearest-rank median of unsorted values; NaN when there are none. */
-const median = (values: readonly number[]): number =>
-  percentile(
-    [...values].sort((a, b) => a - b),
-    0.5,
-  ) ?? Number.NaN;
+const medianOrNaN = (values: readonly number[]): number => median(values) ?? Number.NaN;
 
 // ---------------------------------------------------------------- 1 and 2: hostile input, stalled connections
 
@@ -286,7 +282,7 @@ async function hostileAndStalled(count: number, concurrency: number, stalledCoun
         const lifetimes = closes.map((closed, index) => closed.atMs - stalled[index]!.openedAt);
         const with408 = closes.filter((closed) => closed.statuses.length === 1 && closed.statuses[0] === 408).length;
         say(
-          `   closed after ${seconds(Math.min(...lifetimes))} (min), ${seconds(median(lifetimes))} (median), ${seconds(Math.max(...lifetimes))} (max); ` +
+          `   closed after ${seconds(Math.min(...lifetimes))} (min), ${seconds(medianOrNaN(lifetimes))} (median), ${seconds(Math.max(...lifetimes))} (max); ` +
             `${with408} answered 408`,
         );
         check("the headers timeout closes every stalled connection, with 408", with408 === stalledCount, `${with408} of ${stalledCount}`);
@@ -471,7 +467,7 @@ async function storm(values: {
         );
         continue;
       }
-      const medians = compared.map((cycle) => median(cycle.map((point) => point[key])));
+      const medians = compared.map((cycle) => medianOrNaN(cycle.map((point) => point[key])));
       const deviations = medians.map((median) => median / medians[0]! - 1);
       const worst = deviations.reduce((a, b) => (Math.abs(b) > Math.abs(a) ? b : a), 0);
       const ranges = compared.map(

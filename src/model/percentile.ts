@@ -10,3 +10,11 @@ export function percentile(sorted: ArrayLike<number>, fraction: number): number 
   const rank = Math.min(sorted.length, Math.max(1, Math.ceil(fraction * sorted.length)));
   return sorted[rank - 1];
 }
+
+/** The nearest-rank median (percentile 0.5) of values in any order; undefined when there are none. */
+export function median(values: readonly number[]): number | undefined {
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
+}
